@@ -1,0 +1,29 @@
+#!/bin/bash
+# Set up everything on a fresh machine and run the whole test suite:
+# unit tests, ABI checks and fuzzing (make check), then the integration tests
+# on a real local Slurm cluster. Run as root.
+set -uo pipefail
+src=$(cd "$(dirname "$0")/.." && pwd)
+export PMIXCPP_BUILD_DIR=${PMIXCPP_BUILD_DIR:-$src/_build}
+export PMIXCPP_PREFIX=${PMIXCPP_PREFIX:-$src/_install}
+t0=$(date +%s)
+
+"$src/contrib/build.sh" || { echo "test-all: build failed"; exit 1; }
+t1=$(date +%s)
+
+echo "=== make check (unit, ABI, fuzz)"
+make -C "$PMIXCPP_BUILD_DIR" -j"$(nproc)" check
+unit_rc=$?
+if [ $unit_rc -ne 0 ]; then
+    find "$PMIXCPP_BUILD_DIR" -name '*.log' -path '*tests*' -newer "$PMIXCPP_BUILD_DIR/Makefile" -exec grep -l -E 'FAIL|ERROR' {} \; | while read -r f; do
+        echo "--- $f"; tail -n 40 "$f"; done
+fi
+t2=$(date +%s)
+
+echo "=== integration tests on a real Slurm cluster"
+PMIXCPP_PLUGIN_DIR="$PMIXCPP_PREFIX/lib/slurm" "$src/tests/integration/run.sh"
+int_rc=$?
+t3=$(date +%s)
+
+echo "test-all: build $((t1 - t0)) s, make check $((t2 - t1)) s (rc $unit_rc), integration $((t3 - t2)) s (rc $int_rc)"
+[ $unit_rc -eq 0 ] && [ $int_rc -eq 0 ]

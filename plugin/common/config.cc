@@ -1,0 +1,197 @@
+#include "config.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <functional>
+
+namespace pmixcpp {
+
+const char *to_string(fence_algo a) {
+    switch (a) {
+    case fence_algo::automatic: return "auto";
+    case fence_algo::tree: return "tree";
+    case fence_algo::ring: return "ring";
+    }
+    return "?";
+}
+
+const char *to_string(transport_kind t) { return t == transport_kind::ucx ? "ucx" : "tcp"; }
+
+namespace {
+
+std::string lower(std::string s) {
+    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+    return s;
+}
+
+Status bad(const std::string &key, const std::string &value, const std::string &expected) {
+    return Status(PMIX_ERR_BAD_PARAM, key + "=" + value + " is invalid: expected " + expected);
+}
+
+Status parse_uint(const std::string &key, const std::string &value, uint32_t lo, uint32_t hi, uint32_t &out) {
+    uint32_t v = 0;
+    auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+    if (value.empty() || ec != std::errc() || end != value.data() + value.size() || v < lo || v > hi)
+        return bad(key, value, "an integer from " + std::to_string(lo) + " to " + std::to_string(hi));
+    out = v;
+    return Status::success();
+}
+
+Status parse_bool(const std::string &key, const std::string &value, bool &out) {
+    std::string v = lower(value);
+    if (v == "yes" || v == "true" || v == "1") { out = true; return Status::success(); }
+    if (v == "no" || v == "false" || v == "0") { out = false; return Status::success(); }
+    return bad(key, value, "yes or no");
+}
+
+Status parse_word(const std::string &key, const std::string &value, std::string &out) {
+    for (unsigned char c : value)
+        if (std::isspace(c) || c == ';' || c == '\'' || c == '"')
+            return bad(key, value, "a single word without spaces or quotes");
+    out = value;
+    return Status::success();
+}
+
+using setter = std::function<Status(plugin_config &, const std::string &, const std::string &)>;
+
+struct key_def {
+    const char *name;
+    setter set;
+    std::function<std::string(const plugin_config &)> raw;  // the value as mpi.conf spells it
+    const char *unset_text = "";                              // shown when raw is empty
+};
+
+const std::vector<key_def> &key_defs() {
+    static const std::vector<key_def> defs = {
+        {"PMIxCppDebug",
+         [](plugin_config &c, const std::string &k, const std::string &v) { return parse_uint(k, v, 0, 5, c.debug); },
+         [](const plugin_config &c) { return std::to_string(c.debug); }},
+        {"PMIxCppTimeout",
+         [](plugin_config &c, const std::string &k, const std::string &v) {
+             return parse_uint(k, v, 1, 86400, c.timeout_sec);
+         },
+         [](const plugin_config &c) { return std::to_string(c.timeout_sec); }},
+        {"PMIxCppTmpDirBase",
+         [](plugin_config &c, const std::string &k, const std::string &v) {
+             if (v.empty() || v[0] != '/') return bad(k, v, "an absolute directory path");
+             return parse_word(k, v, c.tmpdir_base);
+         },
+         [](const plugin_config &c) { return c.tmpdir_base; }, "(the node's TmpFS)"},
+        {"PMIxCppTransport",
+         [](plugin_config &c, const std::string &k, const std::string &v) {
+             std::string l = lower(v);
+             if (l == "ucx") c.transport = transport_kind::ucx;
+             else if (l == "tcp") c.transport = transport_kind::tcp;
+             else return bad(k, v, "ucx or tcp");
+             return Status::success();
+         },
+         [](const plugin_config &c) { return std::string(to_string(c.transport)); }},
+        {"PMIxCppUcxTls",
+         [](plugin_config &c, const std::string &k, const std::string &v) { return parse_word(k, v, c.ucx_tls); },
+         [](const plugin_config &c) { return c.ucx_tls; }, "(UCX default)"},
+        {"PMIxCppUcxDevices",
+         [](plugin_config &c, const std::string &k, const std::string &v) { return parse_word(k, v, c.ucx_devices); },
+         [](const plugin_config &c) { return c.ucx_devices; }, "(UCX default)"},
+        {"PMIxCppFence",
+         [](plugin_config &c, const std::string &k, const std::string &v) {
+             std::string l = lower(v);
+             if (l == "auto") c.fence = fence_algo::automatic;
+             else if (l == "tree") c.fence = fence_algo::tree;
+             else if (l == "ring") c.fence = fence_algo::ring;
+             else return bad(k, v, "auto, tree or ring");
+             return Status::success();
+         },
+         [](const plugin_config &c) { return std::string(to_string(c.fence)); }},
+        {"PMIxCppTreeWidth",
+         [](plugin_config &c, const std::string &k, const std::string &v) {
+             return parse_uint(k, v, 2, 64, c.tree_width);
+         },
+         [](const plugin_config &c) { return std::to_string(c.tree_width); }},
+        {"PMIxCppRingThreshold",
+         [](plugin_config &c, const std::string &k, const std::string &v) {
+             return parse_uint(k, v, 0, 1u << 30, c.ring_threshold);
+         },
+         [](const plugin_config &c) { return std::to_string(c.ring_threshold); }},
+        {"PMIxCppEagerConnect",
+         [](plugin_config &c, const std::string &k, const std::string &v) { return parse_bool(k, v, c.eager_connect); },
+         [](const plugin_config &c) { return std::string(c.eager_connect ? "yes" : "no"); }},
+        {"PMIxCppDmodexNode",
+         [](plugin_config &c, const std::string &k, const std::string &v) { return parse_bool(k, v, c.dmodex_node); },
+         [](const plugin_config &c) { return std::string(c.dmodex_node ? "yes" : "no"); }},
+        {"PMIxCppClientLib",
+         [](plugin_config &c, const std::string &k, const std::string &v) { return parse_bool(k, v, c.client_lib); },
+         [](const plugin_config &c) { return std::string(c.client_lib ? "yes" : "no"); }},
+        {"PMIxCppOmpiVaderDir",
+         [](plugin_config &c, const std::string &k, const std::string &v) {
+             return parse_bool(k, v, c.ompi_vader_dir);
+         },
+         [](const plugin_config &c) { return std::string(c.ompi_vader_dir ? "yes" : "no"); }},
+    };
+    return defs;
+}
+
+}  // namespace
+
+const std::vector<std::string> &config_keys() {
+    static const std::vector<std::string> keys = [] {
+        std::vector<std::string> k;
+        for (const auto &d : key_defs()) k.emplace_back(d.name);
+        return k;
+    }();
+    return keys;
+}
+
+std::string env_override_name(const std::string &key) {
+    std::string suffix = key.substr(std::string("PMIxCpp").size());
+    std::transform(suffix.begin(), suffix.end(), suffix.begin(), [](unsigned char c) { return std::toupper(c); });
+    return "SLURM_PMIXCPP_" + suffix;
+}
+
+Status plugin_config::set(const std::string &key, const std::string &value) {
+    for (const auto &d : key_defs()) {
+        if (lower(d.name) != lower(key)) continue;
+        plugin_config copy = *this;  // no side effect on failure
+        PMIXCPP_RETURN_IF_ERROR(d.set(copy, d.name, value).with_context("mpi.conf"));
+        *this = std::move(copy);
+        return Status::success();
+    }
+    return Status(PMIX_ERR_BAD_PARAM, "mpi.conf: unknown key " + key);
+}
+
+Status plugin_config::apply_env_overrides(const std::vector<std::string> &env) {
+    plugin_config copy = *this;
+    for (const auto &d : key_defs()) {
+        const std::string var = env_override_name(d.name) + "=";
+        for (const auto &entry : env) {
+            if (entry.compare(0, var.size(), var) != 0) continue;
+            Status st = d.set(copy, d.name, entry.substr(var.size()));
+            if (!st.ok())
+                return st.with_context("environment " + env_override_name(d.name) + " (overrides " +
+                                       d.name + ")");
+        }
+    }
+    *this = std::move(copy);
+    return Status::success();
+}
+
+std::vector<std::pair<std::string, std::string>> plugin_config::printable() const {
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const auto &d : key_defs()) {
+        std::string v = d.raw(*this);
+        out.emplace_back(d.name, v.empty() ? std::string(d.unset_text) : v);
+    }
+    return out;
+}
+
+std::vector<std::pair<std::string, std::string>> plugin_config::non_default() const {
+    const plugin_config defaults;
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const auto &d : key_defs()) {
+        std::string v = d.raw(*this);
+        if (v != d.raw(defaults)) out.emplace_back(d.name, v);
+    }
+    return out;
+}
+
+}  // namespace pmixcpp

@@ -1,0 +1,59 @@
+// The plugin's settings: mpi.conf keys, their defaults, validation, and the
+// per-step overrides a user may give through SLURM_PMIXCPP_* variables.
+// Knows nothing of Slurm: the glue feeds it key/value strings.
+#pragma once
+
+#include "status.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace pmixcpp {
+
+enum class fence_algo { automatic, tree, ring };
+enum class transport_kind { ucx, tcp };
+
+const char *to_string(fence_algo a);
+const char *to_string(transport_kind t);
+
+struct plugin_config {
+    uint32_t debug = 0;                   // PMIxCppDebug: 0 error, 1 warning, 2 info, 3 verbose, 4 debug, 5 trace
+    uint32_t timeout_sec = 300;           // PMIxCppTimeout: collectives and remote Gets
+    std::string tmpdir_base;              // PMIxCppTmpDirBase: empty = the node's TmpFS
+    transport_kind transport = transport_kind::ucx;  // PMIxCppTransport
+    std::string ucx_tls;                  // PMIxCppUcxTls: UCX_TLS for the node transport
+    std::string ucx_devices;              // PMIxCppUcxDevices: UCX_NET_DEVICES
+    fence_algo fence = fence_algo::automatic;  // PMIxCppFence
+    uint32_t tree_width = 8;              // PMIxCppTreeWidth: fan-out of the k-ary tree
+    uint32_t ring_threshold = 65536;      // PMIxCppRingThreshold: bytes per node above which auto picks the ring
+    bool eager_connect = false;           // PMIxCppEagerConnect: connect to all peers at start
+    bool dmodex_node = false;             // PMIxCppDmodexNode: a direct-modex answer carries the whole node's data
+    bool client_lib = true;               // PMIxCppClientLib: put our libpmix.so.2 first in the tasks' library path
+    bool ompi_vader_dir = true;           // PMIxCppOmpiVaderDir: per-node OpenMPI vader backing directory
+
+    // Set one key (mpi.conf spelling). Unknown key or bad value -> PMIX_ERR_BAD_PARAM
+    // with a message naming the key and the accepted values; *this unchanged on failure.
+    Status set(const std::string &key, const std::string &value);
+
+    // Apply SLURM_PMIXCPP_<NAME> overrides found in an environment (KEY=VALUE strings).
+    Status apply_env_overrides(const std::vector<std::string> &env);
+
+    // Every key with its current value, in mpi.conf spelling, for display.
+    std::vector<std::pair<std::string, std::string>> printable() const;
+
+    // The keys whose value differs from the default, as mpi.conf would spell them
+    // (what slurmd hands on to slurmstepd).
+    std::vector<std::pair<std::string, std::string>> non_default() const;
+};
+
+// The mpi.conf keys this plugin owns (all start with "PMIxCpp", so they never
+// collide with mpi/pmix's "PMIx*" keys).
+const std::vector<std::string> &config_keys();
+
+// The environment variable that overrides a key: PMIxCppTmpDirBase -> SLURM_PMIXCPP_TMPDIRBASE.
+std::string env_override_name(const std::string &key);
+
+}  // namespace pmixcpp

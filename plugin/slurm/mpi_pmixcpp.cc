@@ -1,0 +1,300 @@
+// mpi/pmixcpp: the symbols Slurm 22.05 looks up, and nothing else.
+// Each hook validates its arguments, calls C++ and maps any failure to a
+// Slurm return code here; no exception leaves this file.
+#include "slurm_api.h"
+
+#include "../common/config.h"
+#include "../common/step_env.h"
+#include "../server/step_info.h"
+#include "log.h"
+
+#include <unistd.h>
+
+#include <cstdarg>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#define PMIXCPP_EXPORT extern "C" __attribute__((visibility("default")))
+
+PMIXCPP_EXPORT const char plugin_name[] = "PMIx plugin with its own server (pmixcpp)";
+PMIXCPP_EXPORT const char plugin_type[] = "mpi/pmixcpp";
+// Built-in MPI plugins use 101-107; keep clear of that range.
+PMIXCPP_EXPORT const uint32_t plugin_id = 150;
+PMIXCPP_EXPORT const uint32_t plugin_version = SLURM_VERSION_NUMBER;
+
+namespace pmixcpp {
+namespace {
+
+// Everything this plugin instance holds. One per loading process (srun,
+// slurmd, slurmctld or slurmstepd); only slurmstepd fills the step part.
+struct plugin_state {
+    plugin_config config;
+    std::string config_error;  // set when mpi.conf had a bad value
+    bool have_step = false;
+    step_info step;
+};
+
+plugin_state &state() {
+    static plugin_state s;
+    return s;
+}
+
+void slurm_log_sink(const log_record &r) {
+    // Errors carry their origin, as Slurm's own plugins do.
+    switch (r.level) {
+    case log_level::error:
+        log_var(LOG_LEVEL_ERROR, "mpi/pmixcpp: %s (%s:%d %s)", r.message, r.file, r.line, r.function);
+        break;
+    case log_level::warning: log_var(LOG_LEVEL_INFO, "mpi/pmixcpp: warning: %s", r.message); break;
+    case log_level::info: log_var(LOG_LEVEL_INFO, "mpi/pmixcpp: %s", r.message); break;
+    case log_level::verbose: log_var(LOG_LEVEL_VERBOSE, "mpi/pmixcpp: %s", r.message); break;
+    case log_level::debug: log_var(LOG_LEVEL_DEBUG, "mpi/pmixcpp: %s", r.message); break;
+    default: log_var(LOG_LEVEL_DEBUG2, "mpi/pmixcpp: %s", r.message); break;
+    }
+}
+
+// PMIxCppDebug 0..5 = error, warning, info, verbose, debug, trace.
+void apply_log_level(const plugin_config &cfg) { set_log_level(static_cast<log_level>(cfg.debug)); }
+
+std::vector<std::string> env_vector(char **env) {
+    std::vector<std::string> out;
+    for (char **e = env; e && *e; ++e) out.emplace_back(*e);
+    return out;
+}
+
+std::string get_env(char **env, const char *name) {
+    const char *v = env ? getenvp(env, name) : nullptr;
+    return v ? std::string(v) : std::string();
+}
+
+void set_env(char ***env, const env_list &vars) {
+    for (const auto &[k, v] : vars) env_array_overwrite(env, k.c_str(), v.c_str());
+}
+
+Result<std::vector<std::string>> expand_nodelist(const char *list) {
+    if (!list || !*list) return Status(PMIX_ERR_BAD_PARAM, "the step has no node list");
+    hostlist_t hl = hostlist_create(list);
+    if (!hl) return Status(PMIX_ERR_BAD_PARAM, std::string("cannot parse node list ") + list);
+    std::vector<std::string> names;
+    while (char *h = hostlist_shift(hl)) {
+        names.emplace_back(h);
+        free(h);
+    }
+    hostlist_destroy(hl);
+    return names;
+}
+
+// stepd_step_rec_t -> step_info (plain C++).
+Result<step_info> step_from_slurm(const stepd_step_rec_t *job) {
+    if (!job) return Status(PMIX_ERR_BAD_PARAM, "no step record");
+    if (!job->msg) return Status(PMIX_ERR_NOT_SUPPORTED, "not a task launch (batch step?)");
+    const launch_tasks_request_msg_t *msg = job->msg;
+    const bool het = job->het_job_offset != NO_VAL && job->het_job_id && job->het_job_id != NO_VAL;
+    if (het) return Status(PMIX_ERR_NOT_SUPPORTED, "heterogeneous job steps are not supported yet");
+
+    step_info s;
+    s.job_id = job->step_id.job_id;
+    s.step_id = job->step_id.step_id;
+    s.nspace = make_namespace(s.job_id, s.step_id);
+    s.uid = job->uid;
+    s.gid = job->gid;
+    s.ntasks = job->ntasks;
+    s.node_id = job->nodeid;
+    s.cpus_per_task = job->cpus_per_task ? job->cpus_per_task : 1;
+
+    auto names = expand_nodelist(msg->complete_nodelist);
+    if (!names.ok()) return names.status();
+    s.node_names = std::move(names.value());
+    if (s.node_names.size() != job->nnodes)
+        return Status(PMIX_ERR_BAD_PARAM, "node list " + std::string(msg->complete_nodelist) + " has " +
+                                              std::to_string(s.node_names.size()) + " nodes, step has " +
+                                              std::to_string(job->nnodes));
+    if (s.node_id >= s.node_names.size())
+        return Status(PMIX_ERR_BAD_PARAM, "node id " + std::to_string(s.node_id) + " out of range");
+    if (!msg->tasks_to_launch || !msg->global_task_ids)
+        return Status(PMIX_ERR_BAD_PARAM, "launch message has no task map");
+
+    s.node_ranks.resize(job->nnodes);
+    uint32_t total = 0;
+    for (uint32_t n = 0; n < job->nnodes; ++n) {
+        for (uint32_t i = 0; i < msg->tasks_to_launch[n]; ++i) {
+            uint32_t r = msg->global_task_ids[n][i];
+            if (r >= job->ntasks)
+                return Status(PMIX_ERR_BAD_PARAM, "task id " + std::to_string(r) + " out of range");
+            s.node_ranks[n].push_back(r);
+        }
+        total += msg->tasks_to_launch[n];
+    }
+    if (total != job->ntasks)
+        return Status(PMIX_ERR_BAD_PARAM, "task map holds " + std::to_string(total) + " tasks, step has " +
+                                              std::to_string(job->ntasks));
+    s.universe_size = job->ntasks;
+
+    char host[256] = {};
+    gethostname(host, sizeof(host) - 1);
+    s.hostname = host;
+    s.job_env = env_vector(job->env);
+    return s;
+}
+
+std::string node_tmpfs(const stepd_step_rec_t *job) {
+    char *tmp = slurm_get_tmp_fs(job->node_name);
+    std::string out = tmp ? tmp : "/tmp";
+    xfree(tmp);
+    return out;
+}
+
+Status prefork(const stepd_step_rec_t *job, char ***env) {
+    plugin_state &st = state();
+    if (!st.config_error.empty()) return Status(PMIX_ERR_BAD_PARAM, st.config_error);
+
+    auto step = step_from_slurm(job);
+    if (!step.ok()) return step.status().with_context("step data");
+
+    plugin_config cfg = st.config;
+    PMIXCPP_RETURN_IF_ERROR(cfg.apply_env_overrides(step->job_env));
+    apply_log_level(cfg);
+
+    auto token = random_token();
+    if (!token.ok()) return token.status();
+    step->client_token = token.value();
+
+    const std::string base = cfg.tmpdir_base.empty() ? node_tmpfs(job) : cfg.tmpdir_base;
+    PMIXCPP_RETURN_IF_ERROR(prepare_step_dir(step.value(), base).with_context("step directory"));
+
+    set_env(env, step_task_env(step.value(), cfg, PMIXCPP_CLIENT_LIBDIR, get_env(*env, "LD_LIBRARY_PATH")));
+
+    PMIXCPP_LOG_VERBOSE("%s: node %u (%s) of %zu, %zu local ranks, server %s", step->nspace.c_str(),
+                        step->node_id, step->node_name().c_str(), step->node_names.size(),
+                        step->local_ranks().size(), step->server_socket.c_str());
+    st.config = cfg;
+    st.step = std::move(step.value());
+    st.have_step = true;
+    return Status::success();
+}
+
+// Run a hook body; map a failure Status or any exception to SLURM_ERROR with a log line.
+template <typename F>
+int guarded(const char *hook, F &&body) {
+    try {
+        Status s = body();
+        if (s.ok()) return SLURM_SUCCESS;
+        PMIXCPP_LOG_ERROR("%s: %s", hook, s.message().c_str());
+    } catch (const std::exception &e) {
+        PMIXCPP_LOG_ERROR("%s: internal error: %s", hook, e.what());
+    } catch (...) {
+        PMIXCPP_LOG_ERROR("%s: internal error", hook);
+    }
+    return SLURM_ERROR;
+}
+
+}  // namespace
+}  // namespace pmixcpp
+
+using namespace pmixcpp;
+
+PMIXCPP_EXPORT int init(void) {
+    set_log_sink(slurm_log_sink);
+    return SLURM_SUCCESS;
+}
+
+PMIXCPP_EXPORT int fini(void) {
+    plugin_state &st = state();
+    if (st.have_step) {
+        remove_step_dir(st.step);
+        st.have_step = false;
+    }
+    return SLURM_SUCCESS;
+}
+
+PMIXCPP_EXPORT int mpi_p_slurmstepd_prefork(const stepd_step_rec_t *job, char ***env) {
+    if (!env) return SLURM_ERROR;
+    return guarded("slurmstepd_prefork", [&] { return prefork(job, env); });
+}
+
+// Runs in the forked task, just before exec: only environment work here.
+PMIXCPP_EXPORT int mpi_p_slurmstepd_task(const mpi_plugin_task_info_t *task, char ***env) {
+    if (!task || !env) return SLURM_ERROR;
+    return guarded("slurmstepd_task", [&] {
+        if (!state().have_step) return Status(PMIX_ERR_INIT, "the step was not prepared by slurmstepd_prefork");
+        set_env(env, task_env(state().step, task->gtaskid, static_cast<uint32_t>(task->ltaskid)));
+        return Status::success();
+    });
+}
+
+PMIXCPP_EXPORT mpi_plugin_client_state_t *mpi_p_client_prelaunch(const mpi_plugin_client_info_t *job, char ***env) {
+    // srun side: refuse a bad SLURM_PMIXCPP_* override before anything is launched.
+    static int client_state;
+    int rc = guarded("client_prelaunch", [&] {
+        plugin_config cfg = state().config;
+        return cfg.apply_env_overrides(env_vector(env ? *env : nullptr));
+    });
+    return rc == SLURM_SUCCESS ? &client_state : nullptr;
+}
+
+PMIXCPP_EXPORT int mpi_p_client_fini(mpi_plugin_client_state_t *client_state) { return SLURM_SUCCESS; }
+
+// --- mpi.conf ------------------------------------------------------------
+
+namespace {
+// Our keys as a NULL-terminated Slurm option table; every value is a string
+// that plugin_config validates itself, so errors name our key.
+std::vector<s_p_options_t> option_table() {
+    std::vector<s_p_options_t> opts;
+    for (const auto &key : config_keys()) {
+        s_p_options_t o{};
+        o.key = const_cast<char *>(key.c_str());
+        o.type = S_P_STRING;
+        opts.push_back(o);
+    }
+    opts.push_back(s_p_options_t{});  // terminator
+    return opts;
+}
+}  // namespace
+
+PMIXCPP_EXPORT void mpi_p_conf_options(s_p_options_t **full_options, int *full_options_cnt) {
+    std::vector<s_p_options_t> opts = option_table();
+    transfer_s_p_options(full_options, opts.data(), full_options_cnt);
+}
+
+PMIXCPP_EXPORT void mpi_p_conf_set(s_p_hashtbl_t *tbl) {
+    plugin_state &st = state();
+    st.config = plugin_config{};
+    st.config_error.clear();
+    if (!tbl) return;
+    for (const auto &key : config_keys()) {
+        char *value = nullptr;
+        if (!s_p_get_string(&value, key.c_str(), tbl)) continue;
+        Status s = st.config.set(key, value ? value : "");
+        xfree(value);
+        if (!s.ok()) {
+            // The daemon reading mpi.conf refuses to start, as Slurm does for a bad
+            // slurm.conf value; a step launched with it would fail anyway.
+            st.config_error = s.message();
+            fatal("mpi/pmixcpp: %s", s.message().c_str());
+        }
+    }
+    apply_log_level(st.config);
+}
+
+PMIXCPP_EXPORT s_p_hashtbl_t *mpi_p_conf_get(void) {
+    // Re-create the table from the current settings so slurmd can pass it to slurmstepd.
+    std::vector<s_p_options_t> opts = option_table();
+    s_p_hashtbl_t *tbl = s_p_hashtbl_create(opts.data());
+    for (const auto &[key, value] : state().config.non_default())
+        s_p_parse_pair(tbl, key.c_str(), value.c_str());
+    return tbl;
+}
+
+PMIXCPP_EXPORT List mpi_p_conf_get_printable(void) {
+    List data = list_create(destroy_config_key_pair);
+    for (const auto &[name, value] : state().config.printable()) {
+        auto *pair = static_cast<config_key_pair_t *>(xmalloc(sizeof(config_key_pair_t)));
+        pair->name = xstrdup(name.c_str());
+        pair->value = xstrdup(value.c_str());
+        list_append(data, pair);
+    }
+    return data;
+}

@@ -1,0 +1,67 @@
+// Errors as values: a PMIx status code plus a message with context.
+#pragma once
+
+#include <pmix_common.h>
+
+#include <string>
+#include <utility>
+#include <variant>
+
+namespace pmixcpp {
+
+class Status {
+public:
+    Status() = default;  // success
+    Status(pmix_status_t code, std::string message) : _code(code), _message(std::move(message)) {}
+
+    static Status success() { return {}; }
+
+    bool ok() const { return _code == PMIX_SUCCESS; }
+    pmix_status_t code() const { return _code; }
+    const std::string &message() const { return _message; }
+
+    // Prefix the message with the caller's context: "decode info: key too long".
+    Status with_context(const std::string &context) const {
+        if (ok()) return *this;
+        return Status(_code, _message.empty() ? context : context + ": " + _message);
+    }
+
+private:
+    pmix_status_t _code = PMIX_SUCCESS;
+    std::string _message;
+};
+
+// A value or the Status that explains why there is none.
+template <typename T>
+class Result {
+public:
+    Result(T value) : _v(std::move(value)) {}
+    Result(Status status) : _v(std::move(status)) {}
+
+    bool ok() const { return std::holds_alternative<T>(_v); }
+    const Status &status() const {
+        static const Status success;
+        return ok() ? success : std::get<Status>(_v);
+    }
+    T &value() & { return std::get<T>(_v); }
+    const T &value() const & { return std::get<T>(_v); }
+    T &&value() && { return std::get<T>(std::move(_v)); }
+    T *operator->() { return &value(); }
+    const T *operator->() const { return &value(); }
+    T &operator*() & { return value(); }
+
+private:
+    std::variant<T, Status> _v;
+};
+
+}  // namespace pmixcpp
+
+#define PMIXCPP_CONCAT_INNER(a, b) a##b
+#define PMIXCPP_CONCAT(a, b) PMIXCPP_CONCAT_INNER(a, b)
+
+// Return the Status of `expr` from the enclosing function if it failed.
+#define PMIXCPP_RETURN_IF_ERROR(expr)                                  \
+    do {                                                               \
+        ::pmixcpp::Status _pmixcpp_st = (expr);                        \
+        if (!_pmixcpp_st.ok()) return _pmixcpp_st;                     \
+    } while (0)

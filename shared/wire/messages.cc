@@ -1,0 +1,221 @@
+#include "wire/messages.h"
+
+#include <cstring>
+
+namespace pmixcpp::wire {
+
+const char *to_string(msg_type t) {
+    switch (t) {
+    case msg_type::connect: return "connect";
+    case msg_type::finalize: return "finalize";
+    case msg_type::abort: return "abort";
+    case msg_type::commit: return "commit";
+    case msg_type::fence: return "fence";
+    case msg_type::get: return "get";
+    case msg_type::job_control: return "job_control";
+    case msg_type::log: return "log";
+    case msg_type::reply: return "reply";
+    }
+    return "unknown";
+}
+
+bool is_request_type(uint16_t t) {
+    return t >= static_cast<uint16_t>(msg_type::connect) && t <= static_cast<uint16_t>(msg_type::log);
+}
+
+namespace {
+
+Status encode_procs(Writer &w, const std::vector<pmix_proc_t> &procs) {
+    w.put_u32(static_cast<uint32_t>(procs.size()));
+    for (const auto &p : procs) PMIXCPP_RETURN_IF_ERROR(encode_proc(w, p));
+    return Status::success();
+}
+
+Status decode_procs(Reader &r, std::vector<pmix_proc_t> *procs) {
+    uint32_t n = 0;
+    PMIXCPP_RETURN_IF_ERROR(r.get_u32(&n));
+    // each proc takes at least 8 bytes (string length + rank)
+    if (n > kMaxElementCount || n > r.remaining() / 8)
+        return Status(PMIX_ERR_UNPACK_FAILURE, "proc count " + std::to_string(n) + " exceeds the payload");
+    std::vector<pmix_proc_t> out(n);
+    for (auto &p : out) PMIXCPP_RETURN_IF_ERROR(decode_proc(r, &p));
+    *procs = std::move(out);
+    return Status::success();
+}
+
+Status encode_infos(Writer &w, const InfoArray &a) { return encode_info_array(w, a.data(), a.size()); }
+
+}  // namespace
+
+Status encode(Writer &w, const connect_request &m) {
+    w.put_u32(m.protocol);
+    PMIXCPP_RETURN_IF_ERROR(w.put_string(m.nspace));
+    w.put_u32(m.rank);
+    PMIXCPP_RETURN_IF_ERROR(w.put_string(m.token));
+    w.put_u32(m.pid);
+    return Status::success();
+}
+Status decode(Reader &r, connect_request *m) {
+    PMIXCPP_RETURN_IF_ERROR(r.get_u32(&m->protocol));
+    PMIXCPP_RETURN_IF_ERROR(r.get_string(&m->nspace, PMIX_MAX_NSLEN).with_context("connect nspace"));
+    PMIXCPP_RETURN_IF_ERROR(r.get_u32(&m->rank));
+    PMIXCPP_RETURN_IF_ERROR(r.get_string(&m->token, 256).with_context("connect token"));
+    return r.get_u32(&m->pid);
+}
+
+Status encode(Writer &w, const connect_reply &m) {
+    PMIXCPP_RETURN_IF_ERROR(w.put_string(m.jobdata_path));
+    w.put_u64(m.jobdata_size);
+    w.put_u32(m.local_rank);
+    return Status::success();
+}
+Status decode(Reader &r, connect_reply *m) {
+    PMIXCPP_RETURN_IF_ERROR(r.get_string(&m->jobdata_path, 4096).with_context("connect reply path"));
+    PMIXCPP_RETURN_IF_ERROR(r.get_u64(&m->jobdata_size));
+    return r.get_u32(&m->local_rank);
+}
+
+Status encode(Writer &w, const finalize_request &m) { return encode_infos(w, m.infos); }
+Status decode(Reader &r, finalize_request *m) { return decode_info_array(r, &m->infos); }
+
+Status encode(Writer &w, const abort_request &m) {
+    w.put_i32(m.status);
+    PMIXCPP_RETURN_IF_ERROR(w.put_string(m.message));
+    return encode_procs(w, m.procs);
+}
+Status decode(Reader &r, abort_request *m) {
+    PMIXCPP_RETURN_IF_ERROR(r.get_i32(&m->status));
+    PMIXCPP_RETURN_IF_ERROR(r.get_string(&m->message, 1u << 20).with_context("abort message"));
+    return decode_procs(r, &m->procs);
+}
+
+Status encode(Writer &w, const commit_request &m) {
+    if (m.scopes.size() != m.infos.size())
+        return Status(PMIX_ERR_BAD_PARAM, "commit: scopes and infos differ in count");
+    w.put_u32(static_cast<uint32_t>(m.infos.size()));
+    for (size_t i = 0; i < m.infos.size(); ++i) {
+        w.put_u8(m.scopes[i]);
+        PMIXCPP_RETURN_IF_ERROR(encode_info(w, m.infos[i]));
+    }
+    return Status::success();
+}
+Status decode(Reader &r, commit_request *m) {
+    uint32_t n = 0;
+    PMIXCPP_RETURN_IF_ERROR(r.get_u32(&n));
+    // scope byte + key length + flags + type at least
+    if (n > kMaxElementCount || n > r.remaining() / 11)
+        return Status(PMIX_ERR_UNPACK_FAILURE, "commit count " + std::to_string(n) + " exceeds the payload");
+    auto *infos = static_cast<pmix_info_t *>(calloc(n ? n : 1, sizeof(pmix_info_t)));
+    if (!infos) return Status(PMIX_ERR_NOMEM, "commit: out of memory");
+    InfoArray holder(infos, n);  // frees whatever was decoded on failure
+    std::vector<uint8_t> scopes(n);
+    for (uint32_t i = 0; i < n; ++i) {
+        PMIXCPP_RETURN_IF_ERROR(r.get_u8(&scopes[i]));
+        if (scopes[i] < PMIX_LOCAL || scopes[i] > PMIX_INTERNAL)
+            return Status(PMIX_ERR_UNPACK_FAILURE, "commit: bad scope " + std::to_string(scopes[i]));
+        PMIXCPP_RETURN_IF_ERROR(decode_info(r, &infos[i]).with_context("commit"));
+    }
+    m->scopes = std::move(scopes);
+    m->infos = std::move(holder);
+    return Status::success();
+}
+
+Status encode(Writer &w, const fence_request &m) {
+    PMIXCPP_RETURN_IF_ERROR(encode_procs(w, m.procs));
+    return encode_infos(w, m.infos);
+}
+Status decode(Reader &r, fence_request *m) {
+    PMIXCPP_RETURN_IF_ERROR(decode_procs(r, &m->procs).with_context("fence procs"));
+    return decode_info_array(r, &m->infos);
+}
+
+Status encode(Writer &w, const get_request &m) {
+    PMIXCPP_RETURN_IF_ERROR(encode_proc(w, m.proc));
+    PMIXCPP_RETURN_IF_ERROR(w.put_string(m.key));
+    return encode_infos(w, m.infos);
+}
+Status decode(Reader &r, get_request *m) {
+    PMIXCPP_RETURN_IF_ERROR(decode_proc(r, &m->proc));
+    PMIXCPP_RETURN_IF_ERROR(r.get_string(&m->key, PMIX_MAX_KEYLEN).with_context("get key"));
+    return decode_info_array(r, &m->infos);
+}
+
+Status encode(Writer &w, const get_reply &m) { return encode_infos(w, m.data); }
+Status decode(Reader &r, get_reply *m) { return decode_info_array(r, &m->data); }
+
+Status encode(Writer &w, const job_control_request &m) {
+    PMIXCPP_RETURN_IF_ERROR(encode_procs(w, m.targets));
+    return encode_infos(w, m.infos);
+}
+Status decode(Reader &r, job_control_request *m) {
+    PMIXCPP_RETURN_IF_ERROR(decode_procs(r, &m->targets).with_context("job_control targets"));
+    return decode_info_array(r, &m->infos);
+}
+
+Status encode(Writer &w, const job_control_reply &m) { return encode_infos(w, m.results); }
+Status decode(Reader &r, job_control_reply *m) { return decode_info_array(r, &m->results); }
+
+Status encode(Writer &w, const log_request &m) {
+    PMIXCPP_RETURN_IF_ERROR(encode_infos(w, m.data));
+    return encode_infos(w, m.directives);
+}
+Status decode(Reader &r, log_request *m) {
+    PMIXCPP_RETURN_IF_ERROR(decode_info_array(r, &m->data));
+    return decode_info_array(r, &m->directives);
+}
+
+Status encode(Writer &w, const reply_header &m) {
+    w.put_i32(m.status);
+    if (m.status != PMIX_SUCCESS) PMIXCPP_RETURN_IF_ERROR(w.put_string(m.message));
+    return Status::success();
+}
+Status decode(Reader &r, reply_header *m) {
+    PMIXCPP_RETURN_IF_ERROR(r.get_i32(&m->status));
+    m->message.clear();
+    if (m->status != PMIX_SUCCESS)
+        PMIXCPP_RETURN_IF_ERROR(r.get_string(&m->message, 1u << 20).with_context("reply message"));
+    return Status::success();
+}
+
+Result<std::vector<uint8_t>> encode_jobdata(const std::vector<jobdata_entry> &entries) {
+    Writer body;
+    body.put_u32(static_cast<uint32_t>(entries.size()));
+    for (const auto &e : entries) {
+        body.put_u32(e.rank);
+        PMIXCPP_RETURN_IF_ERROR(encode_infos(body, e.infos).with_context("job data rank " + std::to_string(e.rank)));
+    }
+    Writer out;
+    out.put_u32(kJobdataMagic);
+    out.put_u32(kJobdataVersion);
+    out.put_u64(body.size());
+    out.put_raw(body.data().data(), body.size());
+    return out.take();
+}
+
+Status decode_jobdata(std::span<const uint8_t> bytes, std::vector<jobdata_entry> *entries) {
+    Reader r(bytes);
+    uint32_t magic = 0, version = 0;
+    uint64_t length = 0;
+    PMIXCPP_RETURN_IF_ERROR(r.get_u32(&magic).with_context("job data"));
+    if (magic != kJobdataMagic) return Status(PMIX_ERR_UNPACK_FAILURE, "job data: bad magic");
+    PMIXCPP_RETURN_IF_ERROR(r.get_u32(&version).with_context("job data"));
+    if (version != kJobdataVersion)
+        return Status(PMIX_ERR_UNPACK_FAILURE, "job data: unsupported version " + std::to_string(version));
+    PMIXCPP_RETURN_IF_ERROR(r.get_u64(&length).with_context("job data"));
+    if (length != r.remaining())
+        return Status(PMIX_ERR_UNPACK_FAILURE, "job data: length " + std::to_string(length) + " but " +
+                                                   std::to_string(r.remaining()) + " bytes follow");
+    uint32_t n = 0;
+    PMIXCPP_RETURN_IF_ERROR(r.get_u32(&n).with_context("job data"));
+    if (n > r.remaining() / 8) return Status(PMIX_ERR_UNPACK_FAILURE, "job data: entry count exceeds the data");
+    std::vector<jobdata_entry> out(n);
+    for (auto &e : out) {
+        PMIXCPP_RETURN_IF_ERROR(r.get_u32(&e.rank).with_context("job data"));
+        PMIXCPP_RETURN_IF_ERROR(decode_info_array(r, &e.infos).with_context("job data rank " + std::to_string(e.rank)));
+    }
+    PMIXCPP_RETURN_IF_ERROR(r.expect_end().with_context("job data"));
+    *entries = std::move(out);
+    return Status::success();
+}
+
+}  // namespace pmixcpp::wire

@@ -1,0 +1,141 @@
+// Client <-> server messages of shared/PROTOCOL.md: one struct per payload,
+// each with encode/decode over the codec. Decoders check every length and
+// type; a failed decode leaves the output in a destructible state.
+#pragma once
+
+#include <pmix_common.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "status.h"
+#include "value.h"
+#include "wire/codec.h"
+
+namespace pmixcpp::wire {
+
+inline constexpr uint32_t kClientProtocol = 1;
+
+enum class msg_type : uint16_t {
+    connect = 1,
+    finalize = 2,
+    abort = 3,
+    commit = 4,
+    fence = 5,
+    get = 6,
+    job_control = 7,
+    log = 8,
+    reply = 9,
+};
+const char *to_string(msg_type t);
+bool is_request_type(uint16_t t);
+
+struct connect_request {
+    uint32_t protocol = kClientProtocol;
+    std::string nspace;
+    uint32_t rank = PMIX_RANK_UNDEF;
+    std::string token;
+    uint32_t pid = 0;
+};
+struct connect_reply {
+    std::string jobdata_path;
+    uint64_t jobdata_size = 0;
+    uint32_t local_rank = 0;
+};
+
+struct finalize_request {
+    InfoArray infos;
+};
+
+struct abort_request {
+    int32_t status = 0;
+    std::string message;
+    std::vector<pmix_proc_t> procs;
+};
+
+// Everything Put since the last commit: scopes[i] belongs to infos[i].
+struct commit_request {
+    std::vector<uint8_t> scopes;
+    InfoArray infos;
+};
+
+// procs empty = every rank of the caller's namespace.
+struct fence_request {
+    std::vector<pmix_proc_t> procs;
+    InfoArray infos;
+};
+
+// key empty = all of the proc's data.
+struct get_request {
+    pmix_proc_t proc{};
+    std::string key;
+    InfoArray infos;
+};
+struct get_reply {
+    InfoArray data;  // all data of the proc visible to the requester
+};
+
+struct job_control_request {
+    std::vector<pmix_proc_t> targets;
+    InfoArray infos;
+};
+struct job_control_reply {
+    InfoArray results;
+};
+
+struct log_request {
+    InfoArray data;
+    InfoArray directives;
+};
+
+// Every reply payload starts with this; `message` is present only on failure.
+struct reply_header {
+    pmix_status_t status = PMIX_SUCCESS;
+    std::string message;
+};
+
+Status encode(Writer &w, const connect_request &m);
+Status decode(Reader &r, connect_request *m);
+Status encode(Writer &w, const connect_reply &m);
+Status decode(Reader &r, connect_reply *m);
+Status encode(Writer &w, const finalize_request &m);
+Status decode(Reader &r, finalize_request *m);
+Status encode(Writer &w, const abort_request &m);
+Status decode(Reader &r, abort_request *m);
+Status encode(Writer &w, const commit_request &m);
+Status decode(Reader &r, commit_request *m);
+Status encode(Writer &w, const fence_request &m);
+Status decode(Reader &r, fence_request *m);
+Status encode(Writer &w, const get_request &m);
+Status decode(Reader &r, get_request *m);
+Status encode(Writer &w, const get_reply &m);
+Status decode(Reader &r, get_reply *m);
+Status encode(Writer &w, const job_control_request &m);
+Status decode(Reader &r, job_control_request *m);
+Status encode(Writer &w, const job_control_reply &m);
+Status decode(Reader &r, job_control_reply *m);
+Status encode(Writer &w, const log_request &m);
+Status decode(Reader &r, log_request *m);
+Status encode(Writer &w, const reply_header &m);
+Status decode(Reader &r, reply_header *m);
+
+// Decode a whole payload: the message must consume every byte.
+template <typename M>
+Status decode_payload(std::span<const uint8_t> payload, M *m) {
+    Reader r(payload);
+    PMIXCPP_RETURN_IF_ERROR(decode(r, m));
+    return r.expect_end();
+}
+
+// Job data file of PROTOCOL.md ("PXJD"): per rank (PMIX_RANK_WILDCARD = job level) its infos.
+struct jobdata_entry {
+    uint32_t rank = PMIX_RANK_WILDCARD;
+    InfoArray infos;
+};
+inline constexpr uint32_t kJobdataMagic = 0x444a5850;  // "PXJD" little-endian
+inline constexpr uint32_t kJobdataVersion = 1;
+Result<std::vector<uint8_t>> encode_jobdata(const std::vector<jobdata_entry> &entries);
+Status decode_jobdata(std::span<const uint8_t> bytes, std::vector<jobdata_entry> *entries);
+
+}  // namespace pmixcpp::wire

@@ -1,0 +1,71 @@
+#!/bin/sh
+# Build the codec fuzzer with clang++ (libFuzzer + ASan + UBSan) from the shared sources and run
+# it for a bounded time.
+#   FUZZ_SECONDS  run time (default 20)
+#   CLANGXX       compiler (default clang++)
+#   FUZZ_KEEP     if set, keep the build directory
+# Exit: 0 no crash, 77 skipped (no clang++ / no libFuzzer runtime), other: build failure or crash.
+# Works from the source tree and under automake (srcdir set, VPATH build, make distcheck).
+set -u
+
+srcdir=${srcdir:-$(dirname "$0")/../..}
+case $srcdir in
+    */tests/fuzz) srcdir=$srcdir/../.. ;;
+esac
+seconds=${FUZZ_SECONDS:-20}
+cxx=${CLANGXX:-clang++}
+
+if ! command -v "$cxx" >/dev/null 2>&1; then
+    echo "run-fuzz: $cxx not found, skipping"
+    exit 77
+fi
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/pmixcpp-fuzz.XXXXXX") || exit 1
+if [ -z "${FUZZ_KEEP:-}" ]; then
+    trap 'rm -rf "$work"' EXIT
+fi
+
+# Our own pmix_common.h (shared/pmix) wins; OpenPMIx's identical header is the fallback until it exists.
+includes="-I$srcdir/shared -I$srcdir/shared/pmix"
+for dir in /usr/lib/x86_64-linux-gnu/pmix2/include; do
+    [ -d "$dir" ] && includes="$includes -I$dir"
+done
+flags="-std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined"
+
+printf 'extern "C" int LLVMFuzzerTestOneInput(const unsigned char *, unsigned long) { return 0; }\n' >"$work/probe.cc"
+if ! "$cxx" $flags "$work/probe.cc" -o "$work/probe" >"$work/probe.log" 2>&1; then
+    echo "run-fuzz: $cxx cannot build libFuzzer targets, skipping:"
+    cat "$work/probe.log"
+    exit 77
+fi
+
+sources="$srcdir/tests/fuzz/fuzz_codec.cc $srcdir/shared/value.cc $srcdir/shared/wire/codec.cc $srcdir/shared/wire/frame.cc"
+# shellcheck disable=SC2086
+if ! "$cxx" $flags $includes $sources -o "$work/fuzz_codec"; then
+    echo "run-fuzz: build failed"
+    exit 1
+fi
+
+# Copy the seeds: the source tree may be read-only (distcheck) and libFuzzer writes new inputs.
+mkdir -p "$work/corpus"
+cp "$srcdir"/tests/fuzz/corpus/* "$work/corpus/" 2>/dev/null || true
+
+echo "run-fuzz: fuzzing for ${seconds}s"
+cd "$work" || exit 1
+ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} \
+    ./fuzz_codec -max_total_time="$seconds" -max_len=4096 -rss_limit_mb=2048 -timeout=10 \
+    -print_final_stats=1 -artifact_prefix="$work/" corpus >fuzz.log 2>&1
+rc=$?
+tail -n 25 fuzz.log
+if [ $rc -ne 0 ]; then
+    echo "run-fuzz: fuzzer failed (exit $rc); crashing inputs:"
+    for f in "$work"/crash-* "$work"/leak-* "$work"/timeout-* "$work"/oom-*; do
+        [ -f "$f" ] || continue
+        echo "  $f"
+        od -A d -t x1 "$f" | head -n 20
+    done
+    trap - EXIT
+    echo "run-fuzz: build directory kept at $work"
+    exit 1
+fi
+exit 0

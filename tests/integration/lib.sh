@@ -1,0 +1,60 @@
+# Shared helpers for the integration tests: sourced by run.sh and each t-*.sh.
+# The tests run real srun against the real local cluster of contrib/cluster.sh.
+
+: "${PMIXCPP_CLUSTER_DIR:=/tmp/pmixcpp-cluster}"
+export PMIXCPP_CLUSTER_DIR
+
+t_failures=0
+
+fail() { echo "  FAIL: $*"; t_failures=$((t_failures + 1)); }
+pass() { echo "  ok: $*"; }
+
+# expect_eq WHAT EXPECTED ACTUAL
+expect_eq() {
+    if [ "$2" = "$3" ]; then pass "$1"; else fail "$1: expected '$2', got '$3'"; fi
+}
+
+# expect_match WHAT REGEX TEXT
+expect_match() {
+    if printf '%s\n' "$3" | grep -Eq -- "$2"; then pass "$1"; else fail "$1: no line matches /$2/ in: $(printf '%s' "$3" | head -c 2000)"; fi
+}
+
+expect_no_match() {
+    if printf '%s\n' "$3" | grep -Eq -- "$2"; then fail "$1: unexpected /$2/ in: $(printf '%s' "$3" | head -c 2000)"; else pass "$1"; fi
+}
+
+# run_srun SECONDS ARGS... : srun with a hard time limit; output in $out, status in $rc
+run_srun() {
+    local limit=$1; shift
+    out=$(timeout -k 5 "$limit" srun "$@" 2>&1)
+    rc=$?
+    if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+        echo "  srun $* timed out after ${limit}s"
+    fi
+    return 0
+}
+
+# The per-node slurmd log files of the cluster.
+slurmd_logs() { cat "$PMIXCPP_CLUSTER_DIR"/log/slurmd.*.log 2>/dev/null; }
+
+# Restart the cluster with a given mpi.conf content (or none) and MpiDefault.
+# usage: cluster_restart_with MPI_CONF_TEXT [MPI_DEFAULT]
+cluster_restart_with() {
+    local conf="$PMIXCPP_CLUSTER_DIR.mpi.conf"
+    printf '%s\n' "$1" > "$conf"
+    PMIXCPP_MPI_CONF="$conf" PMIXCPP_MPI_DEFAULT="${2:-}" "$PMIXCPP_SRCDIR/contrib/cluster.sh" restart >/dev/null 2>&1
+}
+
+# wait_gone PATH SECONDS: true once PATH no longer exists
+wait_gone() {
+    local i=0
+    while [ -e "$1" ]; do
+        [ $i -ge $(($2 * 10)) ] && return 1
+        sleep 0.1; i=$((i + 1))
+    done
+    return 0
+}
+
+t_done() {
+    [ "$t_failures" -eq 0 ]
+}

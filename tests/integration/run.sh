@@ -1,0 +1,40 @@
+#!/bin/bash
+# Integration tests on a real local Slurm cluster (slurmctld + several slurmd).
+#
+# usage: tests/integration/run.sh [t-name ...]
+#   PMIXCPP_PLUGIN_DIR  directory holding the installed mpi_pmixcpp.so (required)
+#   PMIXCPP_PREFIX      prefix pmixcpp was installed into (client library, test programs)
+#   PMIXCPP_NODES       cluster size (default 4)
+# Starts the cluster, runs every tests/integration/t-*.sh (or the ones named),
+# stops the cluster, and prints "N passed, N failed".
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+export PMIXCPP_SRCDIR=$(cd "$here/../.." && pwd)
+: "${PMIXCPP_PLUGIN_DIR:?set PMIXCPP_PLUGIN_DIR to the directory holding mpi_pmixcpp.so}"
+[ -f "$PMIXCPP_PLUGIN_DIR/mpi_pmixcpp.so" ] || { echo "no mpi_pmixcpp.so in $PMIXCPP_PLUGIN_DIR" >&2; exit 2; }
+export PMIXCPP_PLUGIN_DIR PMIXCPP_PREFIX="${PMIXCPP_PREFIX:-}"
+. "$here/lib.sh"
+
+cluster="$PMIXCPP_SRCDIR/contrib/cluster.sh"
+"$cluster" restart || { echo "cluster did not start" >&2; exit 2; }
+eval "$("$cluster" env)"
+trap '"$cluster" stop >/dev/null 2>&1' EXIT
+
+if [ $# -gt 0 ]; then tests=("$@"); else
+    tests=(); for f in "$here"/t-*.sh; do tests+=("$(basename "$f" .sh)"); done
+fi
+
+passed=0; failed=0; failed_names=""
+for t in "${tests[@]}"; do
+    echo "== $t"
+    start=$(date +%s.%N)
+    if bash "$here/$t.sh"; then
+        passed=$((passed + 1)); verdict=PASS
+    else
+        failed=$((failed + 1)); verdict=FAIL; failed_names="$failed_names $t"
+    fi
+    awk -v t="$t" -v v="$verdict" -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "== %s %s (%.1f s)\n", t, v, e - s }'
+done
+[ -n "$failed_names" ] && echo "failed:$failed_names"
+echo "integration: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,65 @@
+#include "plugin/common/config.h"
+
+#include <gtest/gtest.h>
+
+using namespace pmixcpp;
+
+TEST(PluginConfig, DefaultsArePrintable) {
+    plugin_config c;
+    auto p = c.printable();
+    ASSERT_EQ(p.size(), config_keys().size());
+    EXPECT_EQ(p[0].first, "PMIxCppDebug");
+    for (const auto &[k, v] : p) {
+        EXPECT_EQ(k.rfind("PMIxCpp", 0), 0u) << k;
+        EXPECT_FALSE(v.empty()) << k;
+    }
+    EXPECT_TRUE(c.non_default().empty());
+}
+
+TEST(PluginConfig, SetsValidValuesCaseInsensitively) {
+    plugin_config c;
+    ASSERT_TRUE(c.set("PMIxCppTimeout", "42").ok());
+    ASSERT_TRUE(c.set("pmixcppfence", "Ring").ok());
+    ASSERT_TRUE(c.set("PMIxCppEagerConnect", "yes").ok());
+    ASSERT_TRUE(c.set("PMIxCppTmpDirBase", "/var/tmp").ok());
+    EXPECT_EQ(c.timeout_sec, 42u);
+    EXPECT_EQ(c.fence, fence_algo::ring);
+    EXPECT_TRUE(c.eager_connect);
+    EXPECT_EQ(c.tmpdir_base, "/var/tmp");
+    auto nd = c.non_default();
+    ASSERT_EQ(nd.size(), 4u);
+    EXPECT_EQ(nd[0], (std::pair<std::string, std::string>("PMIxCppTimeout", "42")));
+}
+
+TEST(PluginConfig, BadValuesNameTheKeyAndChangeNothing) {
+    plugin_config c;
+    Status s = c.set("PMIxCppTimeout", "soon");
+    EXPECT_EQ(s.code(), PMIX_ERR_BAD_PARAM);
+    EXPECT_EQ(s.message(), "mpi.conf: PMIxCppTimeout=soon is invalid: expected an integer from 1 to 86400");
+    EXPECT_EQ(c.timeout_sec, 300u);
+    EXPECT_FALSE(c.set("PMIxCppTimeout", "0").ok());
+    EXPECT_FALSE(c.set("PMIxCppTimeout", "100000").ok());
+    EXPECT_FALSE(c.set("PMIxCppTimeout", "12x").ok());
+    EXPECT_FALSE(c.set("PMIxCppTimeout", "").ok());
+    EXPECT_FALSE(c.set("PMIxCppTransport", "carrier-pigeon").ok());
+    EXPECT_FALSE(c.set("PMIxCppTmpDirBase", "relative/dir").ok());
+    EXPECT_FALSE(c.set("PMIxCppUcxTls", "tcp self").ok());
+    EXPECT_FALSE(c.set("PMIxCppEagerConnect", "maybe").ok());
+    EXPECT_EQ(c.set("PMIxCppNoSuchKey", "1").code(), PMIX_ERR_BAD_PARAM);
+    EXPECT_TRUE(c.non_default().empty());
+}
+
+TEST(PluginConfig, EnvOverrides) {
+    EXPECT_EQ(env_override_name("PMIxCppTmpDirBase"), "SLURM_PMIXCPP_TMPDIRBASE");
+    plugin_config c;
+    ASSERT_TRUE(c.apply_env_overrides({"PATH=/bin", "SLURM_PMIXCPP_TIMEOUT=7", "SLURM_PMIXCPP_FENCE=tree"}).ok());
+    EXPECT_EQ(c.timeout_sec, 7u);
+    EXPECT_EQ(c.fence, fence_algo::tree);
+
+    plugin_config d;
+    Status s = d.apply_env_overrides({"SLURM_PMIXCPP_FENCE=ring", "SLURM_PMIXCPP_TIMEOUT=abc"});
+    EXPECT_FALSE(s.ok());
+    EXPECT_NE(s.message().find("SLURM_PMIXCPP_TIMEOUT"), std::string::npos) << s.message();
+    EXPECT_NE(s.message().find("PMIxCppTimeout=abc is invalid"), std::string::npos) << s.message();
+    EXPECT_EQ(d.fence, fence_algo::automatic) << "a failed override leaves the config unchanged";
+}

@@ -1,0 +1,98 @@
+#include "plugin/common/step_env.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <set>
+
+using namespace pmixcpp;
+
+namespace {
+step_info sample_step() {
+    step_info s;
+    s.job_id = 12;
+    s.step_id = 3;
+    s.nspace = make_namespace(12, 3);
+    s.uid = getuid();
+    s.gid = getgid();
+    s.ntasks = 4;
+    s.node_names = {"n1", "n2"};
+    s.node_ranks = {{0, 1}, {2, 3}};
+    s.node_id = 1;
+    return s;
+}
+
+std::string env_value(const env_list &env, const std::string &key) {
+    for (const auto &[k, v] : env)
+        if (k == key) return v;
+    return "<unset>";
+}
+}  // namespace
+
+TEST(StepEnv, NamespaceName) { EXPECT_EQ(make_namespace(12, 3), "pmixcpp.12.3"); }
+
+TEST(StepEnv, PrepareAndRemoveStepDir) {
+    char tmpl[] = "/tmp/pmixcpp-test-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    step_info s = sample_step();
+    ASSERT_TRUE(prepare_step_dir(s, tmpl).ok());
+    EXPECT_EQ(s.step_dir, std::string(tmpl) + "/pmixcpp." + std::to_string(getuid()) + ".12.3");
+    EXPECT_EQ(s.server_socket, s.step_dir + "/server.sock");
+    struct stat st {};
+    ASSERT_EQ(stat(s.step_dir.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0700u);
+    EXPECT_EQ(st.st_uid, getuid());
+    remove_step_dir(s);
+    EXPECT_NE(stat(s.step_dir.c_str(), &st), 0);
+    std::filesystem::remove_all(tmpl);
+}
+
+TEST(StepEnv, PrepareFailsClearly) {
+    step_info s = sample_step();
+    Status st = prepare_step_dir(s, "/nonexistent/base");
+    EXPECT_FALSE(st.ok());
+    EXPECT_NE(st.message().find("/nonexistent/base: No such file or directory"), std::string::npos) << st.message();
+    EXPECT_TRUE(s.step_dir.empty()) << "no side effect on failure";
+    EXPECT_FALSE(prepare_step_dir(s, "relative").ok());
+    EXPECT_FALSE(prepare_step_dir(s, "/etc/passwd").ok());
+    std::string long_base = "/tmp/" + std::string(120, 'x');
+    EXPECT_NE(prepare_step_dir(s, long_base).message().find("longer than"), std::string::npos);
+}
+
+TEST(StepEnv, RandomTokensDiffer) {
+    std::set<std::string> seen;
+    for (int i = 0; i < 50; ++i) {
+        auto t = random_token();
+        ASSERT_TRUE(t.ok());
+        EXPECT_EQ(t->size(), 32u);
+        EXPECT_EQ(t->find_first_not_of("0123456789abcdef"), std::string::npos);
+        seen.insert(t.value());
+    }
+    EXPECT_EQ(seen.size(), 50u);
+}
+
+TEST(StepEnv, TaskEnvironment) {
+    step_info s = sample_step();
+    s.step_dir = "/tmp/x/pmixcpp.0.12.3";
+    s.server_socket = s.step_dir + "/server.sock";
+    s.client_token = "abc";
+    plugin_config cfg;
+    env_list env = step_task_env(s, cfg, "/opt/pmixcpp/lib/pmixcpp", "/usr/lib/foo");
+    EXPECT_EQ(env_value(env, "PMIX_NAMESPACE"), "pmixcpp.12.3");
+    EXPECT_EQ(env_value(env, "PMIXCPP_SERVER_URI"), "unix:/tmp/x/pmixcpp.0.12.3/server.sock");
+    EXPECT_EQ(env_value(env, "PMIXCPP_CLIENT_TOKEN"), "abc");
+    EXPECT_EQ(env_value(env, "LD_LIBRARY_PATH"), "/opt/pmixcpp/lib/pmixcpp:/usr/lib/foo");
+    EXPECT_EQ(env_value(env, "OMPI_MCA_btl_vader_backing_directory"), s.step_dir);
+    EXPECT_EQ(env_value(env, "PMIXCPP_DEBUG"), "<unset>");
+    cfg.client_lib = false;
+    cfg.debug = 3;
+    env = step_task_env(s, cfg, "/opt/pmixcpp/lib/pmixcpp", "");
+    EXPECT_EQ(env_value(env, "LD_LIBRARY_PATH"), "<unset>");
+    EXPECT_EQ(env_value(env, "PMIXCPP_DEBUG"), "verbose");
+
+    env_list t = task_env(s, 3, 1);
+    EXPECT_EQ(env_value(t, "PMIX_RANK"), "3");
+    EXPECT_EQ(env_value(t, "PMIXCPP_LOCAL_RANK"), "1");
+}
