@@ -4,6 +4,7 @@
 #include "slurm_api.h"
 
 #include "../common/config.h"
+#include "../common/srun_agent.h"
 #include "../common/step_env.h"
 #include "../server/step_info.h"
 #include "log.h"
@@ -34,6 +35,16 @@ struct plugin_state {
     std::string config_error;  // set when mpi.conf had a bad value
     bool have_step = false;
     step_info step;
+
+    // srun side: the agent that hears from the step's slurmstepds.
+    std::unique_ptr<srun_agent> agent;
+
+    // slurmstepd side: where that agent listens.
+    bool have_agent = false;
+    sockaddr_storage agent_host{};
+    uint16_t agent_port = 0;
+    std::string agent_secret;
+    std::string node_name;
 };
 
 plugin_state &state() {
@@ -146,6 +157,35 @@ std::string node_tmpfs(const stepd_step_rec_t *job) {
     return out;
 }
 
+// Take the agent's address from the step environment (and hide it from the tasks).
+void take_agent_address(const stepd_step_rec_t *job, char ***env) {
+    plugin_state &st = state();
+    st.node_name = job && job->node_name ? job->node_name : "";
+    const std::string port = get_env(*env, kAgentPortEnv);
+    st.agent_secret = get_env(*env, kAgentSecretEnv);
+    unsetenvp(*env, kAgentPortEnv);
+    unsetenvp(*env, kAgentSecretEnv);
+    if (port.empty() || st.agent_secret.empty() || !job || !job->sruns) return;
+    auto *srun = static_cast<srun_info_t *>(list_peek(job->sruns));
+    if (!srun) return;
+    st.agent_host = srun->resp_addr;
+    st.agent_port = static_cast<uint16_t>(std::strtoul(port.c_str(), nullptr, 10));
+    st.have_agent = st.agent_port != 0;
+}
+
+// Tell srun (and so the user) what went wrong; srun exits with `status`.
+void report_to_srun(agent_report::kind what, int status, const std::string &message) {
+    plugin_state &st = state();
+    if (!st.have_agent) return;
+    agent_report r;
+    r.what = what;
+    r.status = status;
+    r.node = st.node_name;
+    r.message = message;
+    Status s = send_agent_report(st.agent_host, st.agent_port, st.agent_secret, r);
+    if (!s.ok()) PMIXCPP_LOG_ERROR("could not tell srun: %s", s.message().c_str());
+}
+
 Status prefork(const stepd_step_rec_t *job, char ***env) {
     plugin_state &st = state();
     if (!st.config_error.empty()) return Status(PMIX_ERR_BAD_PARAM, st.config_error);
@@ -211,7 +251,17 @@ PMIXCPP_EXPORT int fini(void) {
 
 PMIXCPP_EXPORT int mpi_p_slurmstepd_prefork(const stepd_step_rec_t *job, char ***env) {
     if (!env) return SLURM_ERROR;
-    return guarded("slurmstepd_prefork", [&] { return prefork(job, env); });
+    std::string failure;
+    int rc = guarded("slurmstepd_prefork", [&] {
+        take_agent_address(job, env);
+        Status s = prefork(job, env);
+        if (!s.ok()) failure = s.message();
+        return s;
+    });
+    if (rc != SLURM_SUCCESS)
+        report_to_srun(agent_report::kind::setup_failed, 1,
+                       "step setup failed: " + (failure.empty() ? std::string("internal error") : failure));
+    return rc;
 }
 
 // Runs in the forked task, just before exec: only environment work here.
@@ -225,16 +275,34 @@ PMIXCPP_EXPORT int mpi_p_slurmstepd_task(const mpi_plugin_task_info_t *task, cha
 }
 
 PMIXCPP_EXPORT mpi_plugin_client_state_t *mpi_p_client_prelaunch(const mpi_plugin_client_info_t *job, char ***env) {
-    // srun side: refuse a bad SLURM_PMIXCPP_* override before anything is launched.
-    static int client_state;
+    // srun side: refuse a bad SLURM_PMIXCPP_* override before anything is
+    // launched, then start the agent that hears from the step's daemons.
+    if (!env) return nullptr;
     int rc = guarded("client_prelaunch", [&] {
         plugin_config cfg = state().config;
-        return cfg.apply_env_overrides(env_vector(env ? *env : nullptr));
+        PMIXCPP_RETURN_IF_ERROR(cfg.apply_env_overrides(env_vector(environ)));
+        auto agent = srun_agent::start([](const agent_report &r) {
+            log_var(LOG_LEVEL_ERROR, "mpi/pmixcpp: node %s: %s", r.node.c_str(), r.message.c_str());
+        });
+        if (!agent.ok()) return agent.status().with_context("srun agent");
+        env_array_overwrite_fmt(env, kAgentPortEnv, "%u", static_cast<unsigned>(agent.value()->port()));
+        env_array_overwrite(env, kAgentSecretEnv, agent.value()->secret().c_str());
+        state().agent = std::move(agent.value());
+        return Status::success();
     });
-    return rc == SLURM_SUCCESS ? &client_state : nullptr;
+    return rc == SLURM_SUCCESS ? static_cast<mpi_plugin_client_state_t *>(state().agent.get()) : nullptr;
 }
 
-PMIXCPP_EXPORT int mpi_p_client_fini(mpi_plugin_client_state_t *client_state) { return SLURM_SUCCESS; }
+// srun side, after the step: the exit code srun returns (a PMIx_Abort status,
+// or 1 when a node could not set the step up; 0 otherwise).
+PMIXCPP_EXPORT int mpi_p_client_fini(mpi_plugin_client_state_t *client_state) {
+    plugin_state &st = state();
+    if (!st.agent) return SLURM_SUCCESS;
+    st.agent->stop();
+    int code = st.agent->exit_code();
+    st.agent.reset();
+    return code;
+}
 
 // --- mpi.conf ------------------------------------------------------------
 

@@ -25,6 +25,10 @@ expect_eq "two distinct nodes" 2 "$(echo "$lines" | sed 's/.*NODE=\([^ ]*\).*/\1
 expect_eq "two distinct tokens (one per node)" 2 "$(echo "$lines" | sed 's/.*TOKEN=\([^ ]*\).*/\1/' | sort -u | wc -l)"
 expect_eq "step directory exists, mode 700, owned by the user" 4 "$(echo "$out" | grep -c "DIR_OK 700:$uid")"
 
+# srun's agent secret is for the step's daemons, not for the tasks.
+run_srun 60 --mpi=pmixcpp -N1 -n1 bash -c 'echo "AGENT=${SLURM_PMIXCPP_AGENT_SECRET:-hidden}:${SLURM_PMIXCPP_AGENT_PORT:-hidden}"'
+expect_eq "the tasks do not see srun's agent secret" "AGENT=hidden:hidden" "$out"
+
 # The step directory is removed when the step ends.
 dir=$(echo "$lines" | head -1 | sed 's/.*DIR=\([^ ]*\).*/\1/')
 if wait_gone "$dir" 15; then pass "step directory removed after the step"; else fail "step directory $dir left behind"; fi

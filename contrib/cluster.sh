@@ -1,0 +1,586 @@
+#!/bin/bash
+# A private, real Slurm 22.05 cluster on one host: one munged, one slurmctld and
+# N slurmd ("virtual nodes" n1..nN, Debian's multiple-slurmd build), all state
+# under one directory.  See contrib/cluster.README.md.
+#
+# usage: contrib/cluster.sh start [N] | stop | restart [N] | status | env | conf-dir
+#
+#   start [N]   start (default N = $PMIXCPP_NODES or 4); waits until all N nodes
+#               are idle.  Does nothing if it already runs with the same N and
+#               the same configuration; restarts it otherwise.
+#   stop        cancel the jobs, stop exactly the daemons started here (by their
+#               recorded pids) and any slurmstepd of this cluster left behind.
+#   restart [N] stop + start (e.g. after changing the mpi.conf or the plugin).
+#   status      what runs (exit 0 if the whole cluster runs, 3 if nothing, 1 if partly)
+#   env         print "export SLURM_CONF=..." for eval
+#   conf-dir    print the configuration directory
+#
+# Environment:
+#   PMIXCPP_CLUSTER_DIR       state directory            [/tmp/pmixcpp-cluster]
+#   PMIXCPP_NODES             number of nodes            [4]
+#   PMIXCPP_NODE_CPUS         CPUs announced per node    [64]
+#   PMIXCPP_SLURMCTLD_PORT    slurmctld port             [16817]
+#   PMIXCPP_SLURMD_PORT_BASE  node nK listens on base+K  [16900]
+#   PMIXCPP_PLUGIN_DIR        directory searched first for plugins (our mpi_pmixcpp.so)
+#   PMIXCPP_SLURM_PLUGIN_DIR  Debian's plugin directory  [from dpkg, /usr/lib/<arch>/slurm-wlm]
+#   PMIXCPP_MPI_DEFAULT       MpiDefault                 [none]
+#   PMIXCPP_MPI_CONF          file copied to <conf-dir>/mpi.conf [empty mpi.conf]
+#   PMIXCPP_SLURM_DEBUG       SlurmctldDebug/SlurmdDebug [info]
+#   PMIXCPP_START_TIMEOUT     seconds to wait for idle nodes [60]
+set -eu
+
+PROG=cluster.sh
+CONTRIB_DIR=$(cd "$(dirname "$0")" && pwd)
+
+STATE=${PMIXCPP_CLUSTER_DIR:-/tmp/pmixcpp-cluster}
+case $STATE in /*) ;; *) STATE=$(pwd)/$STATE ;; esac
+STATE=${STATE%/}
+ETC=$STATE/etc
+CONF=$ETC/slurm.conf
+LOGDIR=$STATE/log
+SPOOL=$STATE/spool
+RUNDIR=$STATE/run          # pid files written by the daemons themselves
+PIDDIR=$STATE/pids         # pids recorded by this script (the truth for stop)
+MUNGEDIR=$STATE/munge
+MUNGE_SOCKET=$MUNGEDIR/munge.socket
+TMPROOT=$STATE/tmp
+
+CTLD_PORT=${PMIXCPP_SLURMCTLD_PORT:-16817}
+SLURMD_BASE=${PMIXCPP_SLURMD_PORT_BASE:-16900}
+NODE_CPUS=${PMIXCPP_NODE_CPUS:-64}
+DEBUG_LEVEL=${PMIXCPP_SLURM_DEBUG:-info}
+START_TIMEOUT=${PMIXCPP_START_TIMEOUT:-60}
+STOP_TIMEOUT=10
+
+MUNGED=/usr/sbin/munged
+SLURMCTLD=/usr/sbin/slurmctld
+SLURMD=/usr/sbin/slurmd
+SLURMSTEPD=/usr/sbin/slurmstepd
+
+say() { echo "$PROG: $*"; }
+warn() { echo "$PROG: $*" >&2; }
+die() { echo "$PROG: error: $*" >&2; exit 1; }
+
+is_uint() { case $1 in ''|*[!0-9]*) return 1 ;; *) return 0 ;; esac; }
+
+# ---------------------------------------------------------------- dependencies
+ensure_deps() {
+    local b missing=
+    for b in "$MUNGED" "$SLURMCTLD" "$SLURMD" "$SLURMSTEPD" /usr/bin/srun /usr/bin/sinfo \
+             /usr/bin/scontrol /usr/bin/squeue /usr/bin/scancel /usr/bin/ps; do
+        [ -x "$b" ] || missing="$missing $b"
+    done
+    [ -z "$missing" ] && return 0
+    say "missing:$missing; running install-deps.sh"
+    "$CONTRIB_DIR/install-deps.sh" || die "install-deps.sh failed"
+}
+
+slurm_plugin_dir() {
+    if [ -n "${PMIXCPP_SLURM_PLUGIN_DIR:-}" ]; then
+        echo "$PMIXCPP_SLURM_PLUGIN_DIR"; return
+    fi
+    local f
+    f=$(dpkg -L slurm-wlm-basic-plugins 2>/dev/null | grep '/mpi_none\.so$' | head -n1 || true)
+    if [ -n "$f" ]; then
+        dirname "$f"
+    else
+        echo "/usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || echo x86_64-linux-gnu)/slurm-wlm"
+    fi
+}
+
+# ---------------------------------------------------------------- pid records
+# A recorded pid counts as ours only if it is alive, runs the expected binary
+# and was started with our state directory on its command line (guards against
+# pid reuse after a reboot or a crash).
+pid_is_ours() { # pid binary
+    local pid=$1 exe cmd want
+    [ -n "$pid" ] && [ -d "/proc/$pid" ] || return 1
+    exe=$(readlink "/proc/$pid/exe" 2>/dev/null) || return 1
+    want=$(readlink -f "$2")     # Debian: /usr/sbin/slurmd -> alternatives -> slurmd-wlm
+    [ "$exe" = "$want" ] || [ "$exe" = "$want (deleted)" ] || return 1
+    cmd=$(tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null) || return 1
+    case $cmd in *"$STATE/"*) return 0 ;; esac
+    return 1
+}
+
+recorded_pid() { # name
+    if [ -r "$PIDDIR/$1.pid" ]; then tr -cd '0-9' < "$PIDDIR/$1.pid"; fi
+}
+
+daemon_binary() { # name
+    case $1 in
+        munged) echo "$MUNGED" ;;
+        slurmctld) echo "$SLURMCTLD" ;;
+        slurmd.*) echo "$SLURMD" ;;
+    esac
+}
+
+# names of the recorded daemons, slurmds first, munged last (stop order)
+recorded_names() {
+    local f n
+    [ -d "$PIDDIR" ] || return 0
+    for f in "$PIDDIR"/slurmd.*.pid; do
+        [ -e "$f" ] || continue
+        n=${f##*/}; echo "${n%.pid}"
+    done | sort -t n -k 2 -n
+    [ -e "$PIDDIR/slurmctld.pid" ] && echo slurmctld
+    [ -e "$PIDDIR/munged.pid" ] && echo munged
+    return 0
+}
+
+running_nodes() { # count of live recorded slurmd
+    local n c=0
+    for n in $(recorded_names); do
+        case $n in slurmd.*) pid_is_ours "$(recorded_pid "$n")" "$SLURMD" && c=$((c + 1)) ;; esac
+    done
+    echo $c
+}
+
+# 0: all recorded daemons alive (and there are some); 1: some dead; 3: none recorded
+cluster_state() {
+    local n any=0 dead=0
+    for n in $(recorded_names); do
+        any=1
+        pid_is_ours "$(recorded_pid "$n")" "$(daemon_binary "$n")" || dead=1
+    done
+    [ $any = 1 ] || return 3
+    [ $dead = 0 ] || return 1
+    [ -e "$PIDDIR/munged.pid" ] && [ -e "$PIDDIR/slurmctld.pid" ] || return 1
+    return 0
+}
+
+# ---------------------------------------------------------------- ports
+port_in_use() { # port
+    local hex
+    hex=$(printf '%04X' "$1")
+    # state 0A = LISTEN
+    awk -v p=":$hex" 'NR > 1 && $4 == "0A" && substr($2, length($2) - 4) == p { f = 1 } END { exit !f }' \
+        /proc/net/tcp /proc/net/tcp6 2>/dev/null
+}
+
+check_ports() { # N
+    local k p busy=
+    port_in_use "$CTLD_PORT" && busy="$busy $CTLD_PORT(slurmctld)"
+    for k in $(seq 1 "$1"); do
+        p=$((SLURMD_BASE + k))
+        port_in_use "$p" && busy="$busy $p(n$k)"
+    done
+    [ -z "$busy" ] || die "port(s) in use:$busy; choose others with PMIXCPP_SLURMCTLD_PORT / PMIXCPP_SLURMD_PORT_BASE"
+}
+
+# ---------------------------------------------------------------- configuration
+write_conf() { # N dir  -- writes slurm.conf, mpi.conf and plugstack.conf into dir
+    local n=$1 dir=$2 host plugindir k
+    host=$(hostname -s)
+    plugindir=$(slurm_plugin_dir)
+    [ -f "$plugindir/mpi_none.so" ] || die "no Slurm plugins in $plugindir (set PMIXCPP_SLURM_PLUGIN_DIR)"
+    if [ -n "${PMIXCPP_PLUGIN_DIR:-}" ]; then
+        [ -d "$PMIXCPP_PLUGIN_DIR" ] || die "PMIXCPP_PLUGIN_DIR=$PMIXCPP_PLUGIN_DIR is not a directory"
+        plugindir="$(cd "$PMIXCPP_PLUGIN_DIR" && pwd):$plugindir"
+    fi
+    {
+        cat <<EOF
+# Generated by contrib/cluster.sh -- do not edit; it is rewritten on start.
+ClusterName=pmixcpp
+MailProg=/bin/true
+SlurmctldHost=$host(127.0.0.1)
+SlurmctldPort=$CTLD_PORT
+SlurmdPort=$((SLURMD_BASE + 1))
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+CredType=cred/munge
+AuthInfo=socket=$MUNGE_SOCKET
+PluginDir=$plugindir
+PlugStackConfig=$ETC/plugstack.conf
+MpiDefault=${PMIXCPP_MPI_DEFAULT:-none}
+
+StateSaveLocation=$SPOOL/slurmctld
+SlurmctldPidFile=$RUNDIR/slurmctld.pid
+SlurmctldLogFile=$LOGDIR/slurmctld.log
+SlurmctldDebug=$DEBUG_LEVEL
+SlurmdSpoolDir=$SPOOL/%n
+SlurmdPidFile=$RUNDIR/slurmd.%n.pid
+SlurmdLogFile=$LOGDIR/slurmd.%n.log
+SlurmdDebug=$DEBUG_LEVEL
+TmpFS=$TMPROOT/%n
+
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+JobCompType=jobcomp/none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+SlurmdParameters=config_overrides
+SchedulerType=sched/backfill
+SchedulerParameters=permit_job_expansion
+
+ReturnToService=2
+InactiveLimit=0
+KillWait=5
+MessageTimeout=20
+SlurmctldTimeout=30
+SlurmdTimeout=60
+MinJobAge=60
+
+EOF
+        for k in $(seq 1 "$n"); do
+            echo "NodeName=n$k NodeHostname=$host NodeAddr=127.0.0.1 Port=$((SLURMD_BASE + k)) CPUs=$NODE_CPUS State=UNKNOWN"
+        done
+        echo "PartitionName=debug Nodes=n[1-$n] Default=YES OverSubscribe=YES DefaultTime=30 MaxTime=240 State=UP"
+    } > "$dir/slurm.conf"
+    if [ -n "${PMIXCPP_MPI_CONF:-}" ]; then
+        [ -r "$PMIXCPP_MPI_CONF" ] || die "PMIXCPP_MPI_CONF=$PMIXCPP_MPI_CONF is not readable"
+        cat "$PMIXCPP_MPI_CONF" > "$dir/mpi.conf"
+    else
+        : > "$dir/mpi.conf"
+    fi
+    : > "$dir/plugstack.conf"
+}
+
+# ---------------------------------------------------------------- helpers
+slurm() { SLURM_CONF=$CONF "$@"; }
+
+show_logs() {
+    local f
+    for f in "$LOGDIR"/munged.log "$LOGDIR"/munged.out "$LOGDIR"/slurmctld.log "$LOGDIR"/slurmctld.out \
+             "$LOGDIR"/slurmd.n*.log "$LOGDIR"/slurmd.n*.out; do
+        [ -s "$f" ] || continue
+        # with -D the daemons copy their log to stdout: show the .out only if no .log
+        case $f in *.out) [ -s "${f%.out}.log" ] && continue ;; esac
+        echo "---- tail $f" >&2
+        tail -n 15 "$f" >&2
+    done
+}
+
+fail_start() {
+    warn "error: $*"
+    show_logs
+    warn "stopping what was started"
+    do_stop >/dev/null 2>&1 || true
+    exit 1
+}
+
+# start_daemon name logfile cmd...  -- new session, background, pid recorded
+start_daemon() {
+    local name=$1 out=$2; shift 2
+    local pidfile=$PIDDIR/$name.pid
+    rm -f "$pidfile"
+    # setsid forks when the caller leads a process group, so $! is not reliable:
+    # the shell records its own pid in the new session, then execs the daemon.
+    # shellcheck disable=SC2016
+    # cwd: the log directory (core files land there; no user directory stays busy)
+    (cd "$LOGDIR" && PMIXCPP_CLUSTER_DIR=$STATE SLURM_CONF=$CONF \
+        exec setsid sh -c 'echo $$ > "$0"; exec "$@"' "$pidfile" "$@" </dev/null >>"$out" 2>&1) &
+    for _ in $(seq 1 50); do
+        [ -s "$pidfile" ] && return 0
+        sleep 0.1
+    done
+    fail_start "$name did not start"
+}
+
+wait_until() { # seconds cmd...   -- poll every 0.2 s; cmd returning 2 gives up at once
+    local deadline=$(( $(date +%s) + $1 )) rc; shift
+    while :; do
+        rc=0; "$@" || rc=$?
+        [ $rc != 0 ] || return 0
+        [ $rc != 2 ] || return 1
+        [ "$(date +%s)" -lt "$deadline" ] || return 1
+        sleep 0.2
+    done
+}
+
+# 2 if a recorded daemon of the given names died (start cannot succeed any more)
+daemons_died() { # names...
+    local name
+    for name in "$@"; do
+        pid_is_ours "$(recorded_pid "$name")" "$(daemon_binary "$name")" || return 2
+    done
+    return 0
+}
+
+munge_ready() {
+    daemons_died munged || return 2
+    [ -S "$MUNGE_SOCKET" ]
+}
+
+ctld_ready() {
+    daemons_died munged slurmctld || return 2
+    slurm scontrol ping >/dev/null 2>&1
+}
+
+nodes_ready() { # N
+    local k names="munged slurmctld"
+    for k in $(seq 1 "$1"); do names="$names slurmd.n$k"; done
+    # shellcheck disable=SC2086
+    daemons_died $names || return 2
+    idle_nodes_ok "$1"
+}
+
+idle_nodes_ok() { # N  -- all N nodes idle
+    local out
+    out=$(slurm sinfo -h -N -p debug -o '%N %t' 2>/dev/null) || return 1
+    [ "$(printf '%s\n' "$out" | awk '$2 == "idle"' | wc -l)" -eq "$1" ]
+}
+
+alive() { [ -d "/proc/$1" ] && ! grep -q '^State:[[:space:]]*Z' "/proc/$1/status" 2>/dev/null; }
+
+# terminate seconds pids...: TERM, wait up to the given seconds, then KILL
+terminate() {
+    local p left timeout=$1
+    shift
+    [ $# -gt 0 ] || return 0
+    kill -TERM "$@" 2>/dev/null || true
+    for _ in $(seq 1 $((timeout * 10))); do
+        left=
+        for p in "$@"; do alive "$p" && left="$left $p"; done
+        [ -n "$left" ] || return 0
+        sleep 0.1
+    done
+    warn "still alive after ${timeout}s, sending KILL:$left"
+    # shellcheck disable=SC2086
+    kill -KILL $left 2>/dev/null || true
+    for _ in $(seq 1 30); do
+        left=
+        for p in "$@"; do alive "$p" && left="$left $p"; done
+        [ -n "$left" ] || return 0
+        sleep 0.1
+    done
+    warn "could not kill:$left"
+}
+
+# slurmstepd processes of this cluster: the slurmstepd binary with a file of
+# our state directory open (its log file, SlurmdLogFile) or its working
+# directory there, or carrying the PMIXCPP_CLUSTER_DIR=<state> that
+# start_daemon gives the slurmd it forks from.  Never matched by name.
+our_stepds() {
+    local d pid exe want
+    want=$(readlink -f "$SLURMSTEPD")
+    for d in /proc/[0-9]*; do
+        pid=${d#/proc/}
+        exe=$(readlink "$d/exe" 2>/dev/null) || continue
+        [ "$exe" = "$want" ] || [ "$exe" = "$want (deleted)" ] || continue
+        if holds_state_file "$d" ||
+           tr '\0' '\n' < "$d/environ" 2>/dev/null | grep -qxF "PMIXCPP_CLUSTER_DIR=$STATE"; then
+            echo "$pid"
+        fi
+    done
+}
+
+holds_state_file() { # /proc/<pid>: an open file or the cwd under $STATE/
+    local f t
+    for f in "$1"/cwd "$1"/fd/*; do
+        t=$(readlink "$f" 2>/dev/null) || continue
+        case $t in "$STATE"/*) return 0 ;; esac
+    done
+    return 1
+}
+
+# all descendants of the given pids (not the pids themselves)
+descendants() {
+    [ $# -gt 0 ] || return 0
+    ps -e -o pid=,ppid= | awk -v roots=" $* " '
+        { parent[$1] = $2; pids[NR] = $1 }
+        END {
+            n = split(roots, r, " "); for (i = 1; i <= n; i++) mark[r[i]] = 1
+            changed = 1
+            while (changed) {
+                changed = 0
+                for (i in pids) { p = pids[i]
+                    if (!(p in mark) && (parent[p] in mark)) { mark[p] = 2; changed = 1 } }
+            }
+            for (p in mark) if (mark[p] == 2) print p
+        }'
+}
+
+# ---------------------------------------------------------------- commands
+do_stop() {
+    local n pid ids stepds tasks daemons='' ctld st=0
+    ensure_deps
+    cluster_state || st=$?
+    if [ $st = 3 ] && [ -z "$(our_stepds)" ]; then
+        say "not running ($STATE)"
+        rm -f "$PIDDIR"/*.pid 2>/dev/null || true
+        return 0
+    fi
+
+    # Cancel the jobs while slurmctld still runs, so steps end in order.
+    ctld=$(recorded_pid slurmctld)
+    if pid_is_ours "$ctld" "$SLURMCTLD"; then
+        ids=$(slurm squeue -h -o '%A' 2>/dev/null | tr '\n' ' ' || true)
+        if [ -n "${ids// /}" ]; then
+            say "cancelling jobs: $ids"
+            # shellcheck disable=SC2086
+            slurm scancel $ids 2>/dev/null || true
+            # shellcheck disable=SC2016
+            wait_until 15 sh -c '[ -z "$(SLURM_CONF='"$CONF"' squeue -h -o %A 2>/dev/null)" ]' ||
+                warn "jobs still listed after 15 s; stopping anyway"
+        fi
+    fi
+
+    # slurmd and slurmctld first (munged last: the daemons talk to it on the way out)
+    for n in $(recorded_names); do
+        [ "$n" = munged ] && continue
+        pid=$(recorded_pid "$n")
+        if pid_is_ours "$pid" "$(daemon_binary "$n")"; then
+            daemons="$daemons $pid"
+        fi
+    done
+    if [ -n "$daemons" ]; then
+        say "stopping slurm daemons:$daemons"
+        # shellcheck disable=SC2086
+        terminate "$STOP_TIMEOUT" $daemons
+    fi
+
+    # slurmstepd processes outlive slurmd by design; end them and their tasks.
+    stepds=$(our_stepds | tr '\n' ' ')
+    if [ -n "${stepds// /}" ]; then
+        # shellcheck disable=SC2086
+        tasks=$(descendants $stepds | tr '\n' ' ')
+        say "stopping leftover slurmstepd: ${stepds% }${tasks:+ (tasks: ${tasks% })}"
+        # tasks first (TERM, then KILL), then the slurmstepds, which ignore TERM
+        # shellcheck disable=SC2086
+        terminate 3 $tasks
+        # shellcheck disable=SC2086
+        terminate 1 $stepds
+    fi
+
+    pid=$(recorded_pid munged)
+    if pid_is_ours "$pid" "$MUNGED"; then
+        say "stopping munged: $pid"
+        terminate "$STOP_TIMEOUT" "$pid"
+    fi
+    rm -f "$PIDDIR"/*.pid
+    say "stopped ($STATE)"
+}
+
+do_start() {
+    local n=$1 k tmpd same=1 st=0 v f name
+    if ! is_uint "$n" || [ "$n" -lt 1 ]; then die "bad node count '$n'"; fi
+    for v in "$CTLD_PORT" "$SLURMD_BASE" "$NODE_CPUS" "$START_TIMEOUT"; do
+        is_uint "$v" || die "not a number: '$v' (ports, CPUs, timeout)"
+    done
+    ensure_deps
+    [ "$(id -u)" = 0 ] || die "must run as root (SlurmUser=root, private munged)"
+
+    mkdir -p "$STATE"
+    tmpd=$(mktemp -d "$STATE/.conf.XXXXXX")
+    write_conf "$n" "$tmpd"
+
+    cluster_state || st=$?
+    if [ $st = 0 ]; then
+        for f in slurm.conf mpi.conf plugstack.conf; do
+            cmp -s "$tmpd/$f" "$ETC/$f" || same=0
+        done
+        if [ $same = 1 ] && [ "$(running_nodes)" = "$n" ]; then
+            rm -rf "$tmpd"
+            say "already running with $n nodes ($STATE); nothing to do"
+            say "export SLURM_CONF=$CONF"
+            return 0
+        fi
+        if [ "$(running_nodes)" != "$n" ]; then
+            say "running with $(running_nodes) nodes, $n wanted: restarting"
+        else
+            say "configuration changed (slurm.conf/mpi.conf/plugin dir): restarting"
+        fi
+        do_stop
+    elif [ $st = 1 ]; then
+        say "partly running (some daemon died): cleaning up first"
+        do_stop
+    elif [ -n "$(our_stepds)" ]; then
+        do_stop
+    fi
+
+    check_ports "$n"
+
+    # fresh directories; the munge key survives restarts
+    mkdir -p "$ETC" "$LOGDIR" "$SPOOL" "$RUNDIR" "$PIDDIR" "$MUNGEDIR" "$TMPROOT"
+    chmod 755 "$STATE" "$ETC" "$LOGDIR" "$SPOOL" "$RUNDIR" "$TMPROOT"
+    chmod 700 "$PIDDIR"
+    chmod 755 "$MUNGEDIR"     # socket must be reachable; munged rejects group/other-writable dirs
+    rm -f "$PIDDIR"/*.pid "$RUNDIR"/*.pid
+    rm -rf "$SPOOL"/n[0-9]* "$TMPROOT"/n[0-9]*
+    for f in "$LOGDIR"/*; do [ -e "$f" ] && mv -f "$f" "$f.old"; done 2>/dev/null || true
+    rm -f "$LOGDIR"/*.old.old 2>/dev/null || true
+    for f in slurm.conf mpi.conf plugstack.conf; do mv -f "$tmpd/$f" "$ETC/$f"; done
+    rmdir "$tmpd"
+    chmod 644 "$ETC"/*.conf
+    mkdir -p "$SPOOL/slurmctld"
+    for k in $(seq 1 "$n"); do
+        mkdir -p "$SPOOL/n$k" "$TMPROOT/n$k"
+        chmod 1777 "$TMPROOT/n$k"
+    done
+
+    # munge: private key, socket, pid, log, seed
+    if [ ! -s "$MUNGEDIR/munge.key" ]; then
+        (umask 077 && dd if=/dev/urandom of="$MUNGEDIR/munge.key" bs=1024 count=1 2>/dev/null)
+    fi
+    chmod 600 "$MUNGEDIR/munge.key"
+    rm -f "$MUNGE_SOCKET" "$MUNGE_SOCKET.lock"
+    start_daemon munged "$LOGDIR/munged.out" "$MUNGED" --foreground --force \
+        --socket="$MUNGE_SOCKET" --key-file="$MUNGEDIR/munge.key" \
+        --pid-file="$RUNDIR/munged.pid" --log-file="$LOGDIR/munged.log" \
+        --seed-file="$MUNGEDIR/munged.seed" --num-threads=4
+    wait_until 10 munge_ready || fail_start "munged exited or did not create $MUNGE_SOCKET"
+
+    start_daemon slurmctld "$LOGDIR/slurmctld.out" "$SLURMCTLD" -D -c -f "$CONF"
+    wait_until 20 ctld_ready || fail_start "slurmctld exited or does not answer (port $CTLD_PORT)"
+
+    for k in $(seq 1 "$n"); do
+        start_daemon "slurmd.n$k" "$LOGDIR/slurmd.n$k.out" "$SLURMD" -D -N "n$k" -f "$CONF"
+    done
+
+    if ! wait_until "$START_TIMEOUT" nodes_ready "$n"; then
+        slurm sinfo -N >&2 || true
+        # shellcheck disable=SC2046
+        daemons_died $(recorded_names) || fail_start "a daemon exited during start"
+        fail_start "not all $n nodes idle after ${START_TIMEOUT}s"
+    fi
+    for name in $(recorded_names); do
+        pid_is_ours "$(recorded_pid "$name")" "$(daemon_binary "$name")" ||
+            fail_start "$name exited during start"
+    done
+    say "running: $n nodes n[1-$n], slurmctld port $CTLD_PORT, slurmd ports $((SLURMD_BASE + 1))-$((SLURMD_BASE + n)), state $STATE"
+    say "export SLURM_CONF=$CONF"
+}
+
+do_status() {
+    local n pid st=0 stepds
+    cluster_state || st=$?
+    echo "state directory: $STATE"
+    if [ $st = 3 ]; then
+        stepds=$(our_stepds | tr '\n' ' ')
+        echo "not running${stepds:+ (leftover slurmstepd: $stepds)}"
+        return 3
+    fi
+    for n in $(recorded_names); do
+        pid=$(recorded_pid "$n")
+        if pid_is_ours "$pid" "$(daemon_binary "$n")"; then
+            printf '  %-12s pid %-8s running\n' "$n" "$pid"
+        else
+            printf '  %-12s pid %-8s DEAD\n' "$n" "$pid"
+        fi
+    done
+    stepds=$(our_stepds | tr '\n' ' ')
+    [ -z "${stepds// /}" ] || echo "  slurmstepd:  ${stepds% }"
+    echo "SLURM_CONF=$CONF"
+    if pid_is_ours "$(recorded_pid slurmctld)" "$SLURMCTLD"; then
+        slurm sinfo -N -o '%10N %10P %6t %5c %O' || true
+        slurm squeue || true
+    fi
+    return $st
+}
+
+cmd=${1:-}
+[ $# -gt 0 ] && shift
+case $cmd in
+    start)    do_start "${1:-${PMIXCPP_NODES:-4}}" ;;
+    stop)     do_stop ;;
+    restart)  do_stop; do_start "${1:-${PMIXCPP_NODES:-4}}" ;;
+    status)   do_status ;;
+    env)      echo "export SLURM_CONF=$CONF" ;;
+    conf-dir) echo "$ETC" ;;
+    -h|--help|help) sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//' ;;
+    *) sed -n '6,6p' "$0" | sed 's/^# //' >&2; exit 2 ;;
+esac
