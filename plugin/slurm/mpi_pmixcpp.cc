@@ -6,16 +6,20 @@
 #include "../common/config.h"
 #include "../common/srun_agent.h"
 #include "../common/step_env.h"
+#include "../server/server.h"
 #include "../server/step_info.h"
+#include "../server/topology.h"
 #include "log.h"
 
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdarg>
 #include <exception>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 
 #define PMIXCPP_EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -45,6 +49,10 @@ struct plugin_state {
     uint16_t agent_port = 0;
     std::string agent_secret;
     std::string node_name;
+
+    // slurmstepd side: the node's PMIx server and its host (abort, log).
+    std::unique_ptr<server::server_host> host;
+    std::unique_ptr<server::pmix_server> server;
 };
 
 plugin_state &state() {
@@ -186,6 +194,51 @@ void report_to_srun(agent_report::kind what, int status, const std::string &mess
     if (!s.ok()) PMIXCPP_LOG_ERROR("could not tell srun: %s", s.message().c_str());
 }
 
+// The server's host in slurmstepd. PMIx_Abort: logged with error() (slurmd log), reported to
+// srun's agent (srun prints it and exits with the status), and the step is killed through
+// slurmctld. The slow parts (TCP to srun, RPC to slurmctld) run on a thread of their own,
+// never on the server's loop thread; the client is released as soon as the request is queued.
+class slurm_host : public server::server_host {
+public:
+    slurm_host(uint32_t job_id, uint32_t step_id) : _job_id(job_id), _step_id(step_id) {}
+    ~slurm_host() override {
+        std::lock_guard<std::mutex> lock(_mutex);
+        if (_killer.joinable()) _killer.join();
+    }
+
+    Status abort(const std::string &nspace, uint32_t rank, int status, const std::string &message,
+                 const std::vector<pmix_proc_t> &procs) override {
+        log_var(LOG_LEVEL_ERROR, "mpi/pmixcpp: %s: rank %u called PMIx_Abort (status %d%s): %s; killing step %u.%u",
+                nspace.c_str(), rank, status, procs.empty() ? "" : ", procs named: the whole step is killed",
+                message.c_str(), _job_id, _step_id);
+        std::lock_guard<std::mutex> lock(_mutex);
+        if (_killer.joinable()) return Status::success();  // already on its way
+        try {
+            std::string text = "rank " + std::to_string(rank) + " called PMIx_Abort: " + message;
+            _killer = std::thread([job = _job_id, step = _step_id, status, text] {
+                report_to_srun(agent_report::kind::abort, status, text);
+                if (slurm_kill_job_step(job, step, SIGKILL) != SLURM_SUCCESS)
+                    log_var(LOG_LEVEL_ERROR, "mpi/pmixcpp: slurm_kill_job_step(%u, %u, SIGKILL) failed: %s", job,
+                            step, slurm_strerror(slurm_get_errno()));
+            });
+        } catch (const std::exception &e) {
+            return Status(PMIX_ERROR, std::string("cannot start the kill request: ") + e.what());
+        }
+        return Status::success();
+    }
+
+    void log(const std::string &nspace, uint32_t rank, const std::string &channel,
+             const std::string &message) override {
+        log_var(LOG_LEVEL_INFO, "mpi/pmixcpp: %s: rank %u logs (%s): %s", nspace.c_str(), rank, channel.c_str(),
+                message.c_str());
+    }
+
+private:
+    uint32_t _job_id, _step_id;
+    std::mutex _mutex;
+    std::thread _killer;
+};
+
 Status prefork(const stepd_step_rec_t *job, char ***env) {
     plugin_state &st = state();
     if (!st.config_error.empty()) return Status(PMIX_ERR_BAD_PARAM, st.config_error);
@@ -204,6 +257,21 @@ Status prefork(const stepd_step_rec_t *job, char ***env) {
     const std::string base = cfg.tmpdir_base.empty() ? node_tmpfs(job) : cfg.tmpdir_base;
     PMIXCPP_RETURN_IF_ERROR(prepare_step_dir(step.value(), base).with_context("step directory"));
 
+    // hwloc once, here, before any task exists: no client ever waits for it.
+    auto topo = server::load_node_topology();
+    if (!topo.ok()) {
+        remove_step_dir(step.value());
+        return topo.status().with_context("node topology");
+    }
+    PMIXCPP_LOG_DEBUG("%s: topology loaded in %.1f ms: cpuset %s, locality %s", step->nspace.c_str(),
+                      topo->load_ms, topo->cpuset.c_str(), topo->locality.c_str());
+    auto host = std::make_unique<slurm_host>(step->job_id, step->step_id);
+    auto server = server::pmix_server::start(step.value(), topo.value(), host.get());
+    if (!server.ok()) {
+        remove_step_dir(step.value());
+        return server.status();
+    }
+
     set_env(env, step_task_env(step.value(), cfg, PMIXCPP_CLIENT_LIBDIR, get_env(*env, "LD_LIBRARY_PATH")));
 
     PMIXCPP_LOG_VERBOSE("%s: node %u (%s) of %zu, %zu local ranks, server %s", step->nspace.c_str(),
@@ -211,6 +279,8 @@ Status prefork(const stepd_step_rec_t *job, char ***env) {
                         step->local_ranks().size(), step->server_socket.c_str());
     st.config = cfg;
     st.step = std::move(step.value());
+    st.host = std::move(host);
+    st.server = std::move(server.value());
     st.have_step = true;
     return Status::success();
 }
@@ -242,6 +312,15 @@ PMIXCPP_EXPORT int init(void) {
 
 PMIXCPP_EXPORT int fini(void) {
     plugin_state &st = state();
+    try {
+        if (st.server) {
+            st.server->stop();  // joins the loop thread, removes the socket
+            st.server.reset();
+        }
+        st.host.reset();  // waits for a pending abort's kill request
+    } catch (...) {
+        PMIXCPP_LOG_ERROR("fini: internal error while stopping the server");
+    }
     if (st.have_step) {
         remove_step_dir(st.step);
         st.have_step = false;

@@ -1,7 +1,7 @@
 #!/bin/sh
-# Build the codec fuzzer with clang++ (libFuzzer + ASan + UBSan) from the shared sources and run
+# Build the codec and message fuzzers with clang++ (libFuzzer + ASan + UBSan) from the shared sources and run
 # it for a bounded time.
-#   FUZZ_SECONDS  run time (default 20)
+#   FUZZ_SECONDS  run time of each target (default 15)
 #   CLANGXX       compiler (default clang++)
 #   FUZZ_KEEP     if set, keep the build directory
 # Exit: 0 no crash, 77 skipped (no clang++ / no libFuzzer runtime), other: build failure or crash.
@@ -12,7 +12,7 @@ srcdir=${srcdir:-$(dirname "$0")/../..}
 case $srcdir in
     */tests/fuzz) srcdir=$srcdir/../.. ;;
 esac
-seconds=${FUZZ_SECONDS:-20}
+seconds=${FUZZ_SECONDS:-15}
 cxx=${CLANGXX:-clang++}
 
 if ! command -v "$cxx" >/dev/null 2>&1; then
@@ -39,33 +39,51 @@ if ! "$cxx" $flags "$work/probe.cc" -o "$work/probe" >"$work/probe.log" 2>&1; th
     exit 77
 fi
 
-sources="$srcdir/tests/fuzz/fuzz_codec.cc $srcdir/shared/value.cc $srcdir/shared/wire/codec.cc $srcdir/shared/wire/frame.cc"
+common="$srcdir/shared/value.cc $srcdir/shared/wire/codec.cc $srcdir/shared/wire/frame.cc"
 # shellcheck disable=SC2086
-if ! "$cxx" $flags $includes $sources -o "$work/fuzz_codec"; then
-    echo "run-fuzz: build failed"
+if ! "$cxx" $flags $includes "$srcdir/tests/fuzz/fuzz_codec.cc" $common -o "$work/fuzz_codec"; then
+    echo "run-fuzz: build of fuzz_codec failed"
     exit 1
+fi
+# The client -> server messages (server input); needs shared/wire/messages.cc.
+have_messages=
+if [ -f "$srcdir/shared/wire/messages.cc" ]; then
+    # shellcheck disable=SC2086
+    if ! "$cxx" $flags $includes "$srcdir/tests/fuzz/fuzz_messages.cc" "$srcdir/shared/wire/messages.cc" $common \
+        -o "$work/fuzz_messages"; then
+        echo "run-fuzz: build of fuzz_messages failed"
+        exit 1
+    fi
+    have_messages=1
 fi
 
 # Copy the seeds: the source tree may be read-only (distcheck) and libFuzzer writes new inputs.
 mkdir -p "$work/corpus"
 cp "$srcdir"/tests/fuzz/corpus/* "$work/corpus/" 2>/dev/null || true
 
-echo "run-fuzz: fuzzing for ${seconds}s"
 cd "$work" || exit 1
-ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} \
-    ./fuzz_codec -max_total_time="$seconds" -max_len=4096 -rss_limit_mb=2048 -timeout=10 \
-    -print_final_stats=1 -artifact_prefix="$work/" corpus >fuzz.log 2>&1
-rc=$?
-tail -n 25 fuzz.log
-if [ $rc -ne 0 ]; then
-    echo "run-fuzz: fuzzer failed (exit $rc); crashing inputs:"
-    for f in "$work"/crash-* "$work"/leak-* "$work"/timeout-* "$work"/oom-*; do
-        [ -f "$f" ] || continue
-        echo "  $f"
-        od -A d -t x1 "$f" | head -n 20
-    done
-    trap - EXIT
-    echo "run-fuzz: build directory kept at $work"
-    exit 1
+run_one() {  # name corpus-dir
+    echo "run-fuzz: $1 for ${seconds}s"
+    ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} \
+        "./$1" -max_total_time="$seconds" -max_len=4096 -rss_limit_mb=2048 -timeout=10 \
+        -print_final_stats=1 -artifact_prefix="$work/$1-" "$2" >"$1.log" 2>&1
+    rc=$?
+    tail -n 25 "$1.log"
+    if [ $rc -ne 0 ]; then
+        echo "run-fuzz: $1 failed (exit $rc); crashing inputs:"
+        for f in "$work/$1"-crash-* "$work/$1"-leak-* "$work/$1"-timeout-* "$work/$1"-oom-*; do
+            [ -f "$f" ] || continue
+            echo "  $f"
+            od -A d -t x1 "$f" | head -n 20
+        done
+        trap - EXIT
+        echo "run-fuzz: build directory kept at $work"
+        exit 1
+    fi
+}
+run_one fuzz_codec "$work/corpus"
+if [ -n "$have_messages" ]; then
+    mkdir -p "$work/corpus-messages"
+    run_one fuzz_messages "$work/corpus-messages"
 fi
 exit 0

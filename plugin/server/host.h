@@ -1,0 +1,30 @@
+// What the server asks of the resource manager that hosts it (implemented by the Slurm glue).
+// Calls come on the server's loop thread and must return quickly (queue slow work).
+#pragma once
+
+#include <pmix_common.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "status.h"
+
+namespace pmixcpp::server {
+
+class server_host {
+public:
+    virtual ~server_host() = default;
+
+    // PMIx_Abort from `rank`: terminate the procs (empty = the whole namespace) and report
+    // `message` where the administrator and user see it. Return success once the request is
+    // accepted (the client is released then); a failure is reported to the client.
+    virtual Status abort(const std::string &nspace, uint32_t rank, int status, const std::string &message,
+                         const std::vector<pmix_proc_t> &procs) = 0;
+
+    // PMIx_Log from `rank`: forward one message to the resource manager's log.
+    virtual void log(const std::string &nspace, uint32_t rank, const std::string &channel,
+                     const std::string &message) = 0;
+};
+
+}  // namespace pmixcpp::server

@@ -1,0 +1,203 @@
+#include "jobdata.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+namespace pmixcpp::server {
+
+namespace {
+
+// Collects (key, value) pairs and turns them into an InfoArray.
+class info_builder {
+public:
+    info_builder() = default;
+    info_builder(const info_builder &) = delete;
+    ~info_builder() {
+        for (auto &i : _infos) value_destruct(&i.value);
+    }
+
+    void u32(const char *key, uint32_t v) { add(key, &v, PMIX_UINT32); }
+    void u16(const char *key, uint16_t v) { add(key, &v, PMIX_UINT16); }
+    void rank(const char *key, uint32_t v) {
+        pmix_rank_t r = v;
+        add(key, &r, PMIX_PROC_RANK);
+    }
+    void flag(const char *key, bool v) { add(key, &v, PMIX_BOOL); }
+    void str(const char *key, const std::string &v) { add(key, v.c_str(), PMIX_STRING); }
+
+    Result<InfoArray> take() {
+        if (!_error.ok()) return _error;
+        auto *arr = static_cast<pmix_info_t *>(calloc(_infos.size() ? _infos.size() : 1, sizeof(pmix_info_t)));
+        if (!arr) return Status(PMIX_ERR_NOMEM, "out of memory building job data");
+        for (size_t i = 0; i < _infos.size(); ++i) arr[i] = _infos[i];  // ownership moves
+        size_t n = _infos.size();
+        _infos.clear();
+        return InfoArray(arr, n);
+    }
+
+private:
+    void add(const char *key, const void *data, pmix_data_type_t type) {
+        if (!_error.ok()) return;
+        pmix_info_t info{};
+        strncpy(info.key, key, sizeof(info.key) - 1);
+        Status st = value_load(&info.value, data, type);
+        if (!st.ok()) {
+            _error = st.with_context(std::string("job data key ") + key);
+            return;
+        }
+        _infos.push_back(info);
+    }
+
+    std::vector<pmix_info_t> _infos;
+    Status _error;
+};
+
+std::string join(const std::vector<uint32_t> &v, const char *sep) {
+    std::string s;
+    for (size_t i = 0; i < v.size(); ++i) {
+        if (i) s += sep;
+        s += std::to_string(v[i]);
+    }
+    return s;
+}
+
+// PMI-1 style process mapping (what Slurm's mpi/pmix gives as PMIX_ANL_MAP): "(vector,(s,n,k),...)"
+// with block runs of consecutive ranks on consecutive nodes.
+std::string anl_map(const step_info &step) {
+    std::string out = "(vector";
+    size_t nodes = step.node_ranks.size();
+    size_t n = 0;
+    while (n < nodes) {
+        size_t k = step.node_ranks[n].size();
+        size_t count = 1;
+        while (n + count < nodes && step.node_ranks[n + count].size() == k) ++count;
+        out += ",(" + std::to_string(n) + "," + std::to_string(count) + "," + std::to_string(k) + ")";
+        n += count;
+    }
+    return out + ")";
+}
+
+}  // namespace
+
+std::string proc_dir(const step_info &step, uint32_t rank) { return step.step_dir + "/rank." + std::to_string(rank); }
+
+Result<std::vector<wire::jobdata_entry>> build_jobdata(const step_info &step, const node_topology &topo) {
+    if (step.node_id >= step.node_ranks.size() || step.node_names.size() != step.node_ranks.size())
+        return Status(PMIX_ERR_BAD_PARAM, "step map: node id " + std::to_string(step.node_id) + " of " +
+                                              std::to_string(step.node_ranks.size()) + " nodes");
+    const auto &local = step.local_ranks();
+    const uint32_t universe = step.universe_size ? step.universe_size : step.ntasks;
+
+    // Node of every rank, and its rank on that node.
+    std::vector<uint32_t> node_of(step.ntasks, UINT32_MAX), lrank_of(step.ntasks, 0);
+    for (uint32_t n = 0; n < step.node_ranks.size(); ++n)
+        for (uint32_t i = 0; i < step.node_ranks[n].size(); ++i) {
+            uint32_t r = step.node_ranks[n][i];
+            if (r >= step.ntasks) return Status(PMIX_ERR_BAD_PARAM, "rank " + std::to_string(r) + " out of range");
+            node_of[r] = n;
+            lrank_of[r] = i;
+        }
+    for (uint32_t r = 0; r < step.ntasks; ++r)
+        if (node_of[r] == UINT32_MAX)
+            return Status(PMIX_ERR_BAD_PARAM, "rank " + std::to_string(r) + " is on no node of the step map");
+
+    std::string node_list, proc_map;
+    for (size_t n = 0; n < step.node_names.size(); ++n) {
+        if (n) {
+            node_list += ",";
+            proc_map += ";";
+        }
+        node_list += step.node_names[n];
+        proc_map += join(step.node_ranks[n], ",");
+    }
+
+    std::vector<wire::jobdata_entry> entries;
+    entries.reserve(step.ntasks + 1);
+    {
+        info_builder b;
+        b.str(PMIX_NSPACE, step.nspace);
+        b.str(PMIX_JOBID, std::to_string(step.job_id) + "." + std::to_string(step.step_id));
+        b.u32("slurm.jobid", step.job_id);
+        b.u32("slurm.stepid", step.step_id);
+        b.u32(PMIX_JOB_SIZE, step.ntasks);
+        b.u32(PMIX_UNIV_SIZE, universe);
+        b.u32(PMIX_MAX_PROCS, universe);
+        b.u32(PMIX_NUM_NODES, static_cast<uint32_t>(step.node_names.size()));
+        b.u32(PMIX_JOB_NUM_APPS, 1);
+        b.u32(PMIX_APP_SIZE, step.ntasks);
+        b.str(PMIX_NODE_LIST, node_list);
+        b.str(PMIX_NODE_MAP, node_list);
+        b.str(PMIX_PROC_MAP, proc_map);
+        b.str(PMIX_ANL_MAP, anl_map(step));
+        b.u32(PMIX_LOCAL_SIZE, static_cast<uint32_t>(local.size()));
+        b.u32(PMIX_NODE_SIZE, static_cast<uint32_t>(local.size()));
+        b.str(PMIX_LOCAL_PEERS, join(local, ","));
+        if (!local.empty()) b.rank(PMIX_LOCALLDR, local.front());
+        b.u32(PMIX_NODEID, step.node_id);
+        b.str(PMIX_HOSTNAME, step.node_name());
+        b.str(PMIX_TMPDIR, step.step_dir);
+        b.str(PMIX_NSDIR, step.step_dir);
+        b.flag(PMIX_TDIR_RMCLEAN, true);
+        b.flag(PMIX_SPAWNED, false);
+        if (!topo.cpuset.empty()) {
+            b.str(PMIX_CPUSET, topo.cpuset);
+            b.str(PMIX_LOCAL_CPUSETS, topo.cpuset + ":" + join(local, ","));
+        }
+        auto infos = b.take();
+        if (!infos.ok()) return infos.status();
+        entries.push_back({PMIX_RANK_WILDCARD, std::move(infos.value())});
+    }
+    for (uint32_t r = 0; r < step.ntasks; ++r) {
+        info_builder b;
+        const uint32_t n = node_of[r];
+        b.rank(PMIX_RANK, r);
+        b.rank(PMIX_GLOBAL_RANK, r);
+        b.rank(PMIX_APP_RANK, r);
+        b.u32(PMIX_APPNUM, 0);
+        b.rank(PMIX_APPLDR, 0);
+        b.u16(PMIX_LOCAL_RANK, static_cast<uint16_t>(lrank_of[r]));
+        b.u16(PMIX_NODE_RANK, static_cast<uint16_t>(lrank_of[r]));
+        b.u32(PMIX_NODEID, n);
+        b.str(PMIX_HOSTNAME, step.node_names[n]);
+        if (n == step.node_id) {
+            if (!topo.locality.empty()) b.str(PMIX_LOCALITY_STRING, topo.locality);
+            if (!topo.cpuset.empty()) b.str(PMIX_CPUSET, topo.cpuset);
+            b.str(PMIX_PROCDIR, proc_dir(step, r));
+        }
+        auto infos = b.take();
+        if (!infos.ok()) return infos.status();
+        entries.push_back({r, std::move(infos.value())});
+    }
+    return entries;
+}
+
+Status write_jobdata_file(const std::string &path, const std::vector<uint8_t> &bytes) {
+    unlink(path.c_str());
+    int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
+    if (fd < 0) return Status(PMIX_ERROR, "create " + path + ": " + strerror(errno));
+    size_t done = 0;
+    while (done < bytes.size()) {
+        ssize_t n = write(fd, bytes.data() + done, bytes.size() - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            Status st(PMIX_ERROR, "write " + path + ": " + strerror(errno));
+            close(fd);
+            unlink(path.c_str());
+            return st;
+        }
+        done += static_cast<size_t>(n);
+    }
+    if (fchmod(fd, 0444) != 0 || close(fd) != 0) {
+        Status st(PMIX_ERROR, "finish " + path + ": " + strerror(errno));
+        unlink(path.c_str());
+        return st;
+    }
+    return Status::success();
+}
+
+}  // namespace pmixcpp::server

@@ -1,0 +1,40 @@
+// The namespace's job, node and process data (the "job-data" of PROTOCOL.md): built from
+// step_info and the node topology, written to <step_dir>/jobdata for clients to map read-only,
+// and loaded into the server's key-value store. No Slurm, no sockets.
+//
+// Keys and types (job level, rank PMIX_RANK_WILDCARD):
+//   pmix.nspace STRING, pmix.jobid STRING "<job>.<step>", slurm.jobid UINT32, slurm.stepid UINT32,
+//   pmix.job.size UINT32, pmix.univ.size UINT32, pmix.max.size UINT32, pmix.num.nodes UINT32,
+//   pmix.job.napps UINT32 (1), pmix.app.size UINT32, pmix.nlist STRING "n1,n2",
+//   pmix.nmap STRING "n1,n2", pmix.pmap STRING "0,1;2,3" (ranks per node, ';' between nodes),
+//   pmix.anlmap STRING (PMI_process_mapping "(vector,(0,2,1))" style),
+//   pmix.local.size UINT32, pmix.node.size UINT32, pmix.lpeers STRING "0,1",
+//   pmix.lldr PROC_RANK, pmix.nodeid UINT32 (this node), pmix.hname STRING (this node),
+//   pmix.tmpdir STRING, pmix.nsdir STRING, pmix.tdir.rmclean BOOL true, pmix.spawned BOOL false,
+//   pmix.cpuset STRING (the node's cpuset for the step), pmix.lcpus STRING "<cpuset>:<ranks>".
+// Process level, for EVERY rank of the namespace:
+//   pmix.rank PROC_RANK, pmix.grank PROC_RANK, pmix.apprank PROC_RANK, pmix.appnum UINT32 (0),
+//   pmix.aldr PROC_RANK (0), pmix.lrank UINT16, pmix.nrank UINT16, pmix.nodeid UINT32,
+//   pmix.hname STRING (the Slurm node name),
+// and for the ranks on this node also
+//   pmix.locstr STRING, pmix.cpuset STRING, pmix.pdir STRING (<step_dir>/rank.<r>).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "step_info.h"
+#include "topology.h"
+#include "wire/messages.h"
+
+namespace pmixcpp::server {
+
+Result<std::vector<wire::jobdata_entry>> build_jobdata(const step_info &step, const node_topology &topo);
+
+// The per-rank process directory named by pmix.pdir.
+std::string proc_dir(const step_info &step, uint32_t rank);
+
+// Write the encoded job data to `path` (mode 0444, never following a symlink).
+Status write_jobdata_file(const std::string &path, const std::vector<uint8_t> &bytes);
+
+}  // namespace pmixcpp::server

@@ -1,0 +1,136 @@
+#include "kvs.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+namespace pmixcpp::server {
+
+const char *to_string(relation r) {
+    switch (r) {
+    case relation::self: return "self";
+    case relation::same_node: return "same node";
+    case relation::other_node: return "other node";
+    }
+    return "unknown";
+}
+
+stored_value &stored_value::operator=(stored_value &&o) noexcept {
+    if (this != &o) {
+        value_destruct(&_v);
+        _v = o._v;
+        o._v = pmix_value_t{};
+        o._v.type = PMIX_UNDEF;
+    }
+    return *this;
+}
+
+Result<stored_value> stored_value::copy_of(const pmix_value_t &v) {
+    stored_value out;
+    Status st = value_xfer(&out._v, &v);
+    if (!st.ok()) return st;
+    return out;
+}
+
+namespace {
+std::string info_key(const pmix_info_t &info) {
+    return std::string(info.key, strnlen(info.key, sizeof(info.key)));
+}
+}  // namespace
+
+Status kv_store::add_job_data(uint32_t rank, const pmix_info_t *infos, size_t count) {
+    std::vector<std::pair<std::string, stored_value>> copies;
+    copies.reserve(count);
+    for (size_t i = 0; i < count; ++i) {
+        std::string key = info_key(infos[i]);
+        if (key.empty()) return Status(PMIX_ERR_BAD_PARAM, "job data with an empty key");
+        auto v = stored_value::copy_of(infos[i].value);
+        if (!v.ok()) return v.status().with_context("job data key " + key);
+        copies.emplace_back(std::move(key), std::move(v.value()));
+    }
+    auto &job = _ranks[rank].job;
+    for (auto &[k, v] : copies) job.insert_or_assign(std::move(k), std::move(v));
+    return Status::success();
+}
+
+Status kv_store::commit(uint32_t rank, const uint8_t *scopes, const pmix_info_t *infos, size_t count) {
+    std::vector<std::pair<std::string, entry>> copies;
+    copies.reserve(count);
+    for (size_t i = 0; i < count; ++i) {
+        std::string key = info_key(infos[i]);
+        if (key.empty()) return Status(PMIX_ERR_BAD_PARAM, "commit of an empty key");
+        if (scopes[i] > PMIX_INTERNAL)
+            return Status(PMIX_ERR_BAD_PARAM, "commit of key " + key + " with unknown scope " +
+                                                  std::to_string(scopes[i]));
+        auto v = stored_value::copy_of(infos[i].value);
+        if (!v.ok()) return v.status().with_context("commit of key " + key);
+        entry e;
+        e.scope = scopes[i] == PMIX_SCOPE_UNDEF ? PMIX_GLOBAL : scopes[i];
+        e.value = std::move(v.value());
+        copies.emplace_back(std::move(key), std::move(e));
+    }
+    auto &committed = _ranks[rank].committed;
+    for (auto &[k, e] : copies) committed.insert_or_assign(std::move(k), std::move(e));
+    return Status::success();
+}
+
+bool kv_store::scope_visible(uint8_t scope, relation rel) {
+    switch (rel) {
+    case relation::self: return true;
+    case relation::same_node: return scope == PMIX_LOCAL || scope == PMIX_GLOBAL;
+    case relation::other_node: return scope == PMIX_REMOTE || scope == PMIX_GLOBAL;
+    }
+    return false;
+}
+
+bool kv_store::has(uint32_t rank, const std::string &key, relation rel) const {
+    auto it = _ranks.find(rank);
+    if (it == _ranks.end()) return false;
+    auto c = it->second.committed.find(key);
+    if (c != it->second.committed.end() && scope_visible(c->second.scope, rel)) return true;
+    return it->second.job.count(key) != 0;
+}
+
+bool kv_store::has_committed(uint32_t rank) const {
+    auto it = _ranks.find(rank);
+    return it != _ranks.end() && !it->second.committed.empty();
+}
+
+size_t kv_store::committed_keys(uint32_t rank) const {
+    auto it = _ranks.find(rank);
+    return it == _ranks.end() ? 0 : it->second.committed.size();
+}
+
+void kv_store::forget_committed(uint32_t rank) {
+    auto it = _ranks.find(rank);
+    if (it != _ranks.end()) it->second.committed.clear();
+}
+
+Result<InfoArray> kv_store::visible_data(uint32_t rank, relation rel) const {
+    auto it = _ranks.find(rank);
+    if (it == _ranks.end()) return InfoArray();
+    const rank_data &d = it->second;
+
+    std::vector<std::pair<const std::string *, const pmix_value_t *>> picked;
+    for (const auto &[k, e] : d.committed)
+        if (scope_visible(e.scope, rel)) picked.emplace_back(&k, &e.value.get());
+    for (const auto &[k, v] : d.job) {
+        auto c = d.committed.find(k);
+        if (c != d.committed.end() && scope_visible(c->second.scope, rel)) continue;
+        picked.emplace_back(&k, &v.get());
+    }
+    if (picked.empty()) return InfoArray();
+
+    auto *infos = static_cast<pmix_info_t *>(calloc(picked.size(), sizeof(pmix_info_t)));
+    if (!infos) return Status(PMIX_ERR_NOMEM, "out of memory copying data of rank " + std::to_string(rank));
+    InfoArray out(infos, picked.size());  // frees what was filled so far on failure
+    for (size_t i = 0; i < picked.size(); ++i) {
+        const std::string &key = *picked[i].first;
+        memcpy(infos[i].key, key.data(), std::min(key.size(), sizeof(infos[i].key) - 1));
+        Status st = value_xfer(&infos[i].value, picked[i].second);
+        if (!st.ok()) return st.with_context("copy of key " + key + " of rank " + std::to_string(rank));
+    }
+    return out;
+}
+
+}  // namespace pmixcpp::server

@@ -1,0 +1,78 @@
+// The server's key-value store: job data (from the job-data builder) and the data each rank
+// committed, with the scope rules of PROTOCOL.md. No I/O; owned by the loop thread.
+#pragma once
+
+#include <pmix_common.h>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <unordered_map>
+
+#include "status.h"
+#include "value.h"
+
+namespace pmixcpp::server {
+
+// How the requester relates to the proc whose data it reads.
+enum class relation { self, same_node, other_node };
+const char *to_string(relation r);
+
+// A deep-copied, owned pmix_value_t (move-only).
+class stored_value {
+public:
+    stored_value() { _v.type = PMIX_UNDEF; }
+    ~stored_value() { value_destruct(&_v); }
+    stored_value(stored_value &&o) noexcept : _v(o._v) {
+        o._v = pmix_value_t{};
+        o._v.type = PMIX_UNDEF;
+    }
+    stored_value &operator=(stored_value &&o) noexcept;
+    stored_value(const stored_value &) = delete;
+    stored_value &operator=(const stored_value &) = delete;
+
+    static Result<stored_value> copy_of(const pmix_value_t &v);
+    const pmix_value_t &get() const { return _v; }
+
+private:
+    pmix_value_t _v{};
+};
+
+class kv_store {
+public:
+    // Job data of `rank` (PMIX_RANK_WILDCARD = job level): visible to everyone.
+    Status add_job_data(uint32_t rank, const pmix_info_t *infos, size_t count);
+
+    // Data committed by `rank`; scopes[i] is the scope of infos[i]. A later commit of a key
+    // replaces it. All-or-nothing: on failure nothing changes.
+    Status commit(uint32_t rank, const uint8_t *scopes, const pmix_info_t *infos, size_t count);
+
+    // Is `key` of `rank` visible to a requester with relation `rel`? (job data or committed)
+    bool has(uint32_t rank, const std::string &key, relation rel) const;
+    // Has `rank` committed anything at all?
+    bool has_committed(uint32_t rank) const;
+
+    // Deep copy of every datum of `rank` visible under `rel` (committed data wins over job data
+    // of the same key).
+    Result<InfoArray> visible_data(uint32_t rank, relation rel) const;
+
+    // Drop the committed data of `rank` (job data stays).
+    void forget_committed(uint32_t rank);
+
+    size_t committed_keys(uint32_t rank) const;
+
+private:
+    struct entry {
+        uint8_t scope = PMIX_GLOBAL;
+        stored_value value;
+    };
+    struct rank_data {
+        std::map<std::string, stored_value> job;
+        std::map<std::string, entry> committed;
+    };
+    static bool scope_visible(uint8_t scope, relation rel);
+
+    std::unordered_map<uint32_t, rank_data> _ranks;
+};
+
+}  // namespace pmixcpp::server

@@ -1,0 +1,51 @@
+// The PMIx server of one job step on one node: a Unix socket in the step directory, its own
+// libevent loop thread that owns every piece of server state (clients, key-value store, fences,
+// waiting Gets), and the job-data file. Other threads only start, stop, or post work to it.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "fence_tracker.h"
+#include "host.h"
+#include "status.h"
+#include "step_info.h"
+#include "topology.h"
+
+namespace pmixcpp::server {
+
+struct server_options {
+    // Multi-node fence backend; nullptr = refuse multi-node fences (PMIX_ERR_NOT_SUPPORTED).
+    remote_fences *remote = nullptr;
+    // Largest frame payload a client may send.
+    uint32_t max_payload = 64u << 20;
+};
+
+class server_impl;
+
+class pmix_server {
+public:
+    // Write the job data, create and listen on step.server_socket, start the loop thread.
+    // `host` must outlive the server. Nothing is left behind on failure.
+    static Result<std::unique_ptr<pmix_server>> start(const step_info &step, const node_topology &topo,
+                                                      server_host *host, server_options options = {});
+    ~pmix_server();  // stop()
+    pmix_server(const pmix_server &) = delete;
+    pmix_server &operator=(const pmix_server &) = delete;
+
+    // Stop the loop, join the thread, close every connection, remove the socket and the
+    // registered clean-up paths. Idempotent; call from any thread but the loop thread.
+    void stop();
+
+    // Run `fn` on the loop thread (thread safe). Dropped if the server is stopping.
+    void post(std::function<void()> fn);
+
+    const std::string &jobdata_path() const;
+
+private:
+    explicit pmix_server(std::unique_ptr<server_impl> impl);
+    std::unique_ptr<server_impl> _impl;
+};
+
+}  // namespace pmixcpp::server

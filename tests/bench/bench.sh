@@ -1,0 +1,61 @@
+#!/bin/bash
+# Side by side: mpi/pmix_v4 (the anchor, OpenPMIx) and mpi/pmixcpp, same
+# cluster, same binary, same run. Prints medians over runs of the maximum
+# across ranks, and the ratio pmixcpp/pmix_v4 (lower is better for pmixcpp).
+#
+# usage: tests/bench/bench.sh [layouts] e.g. "1x8 1x64" (nodes x tasks per node)
+#   BENCH_RUNS (default 5)  PMIXCPP_PREFIX, PMIXCPP_PLUGIN_DIR as for the tests
+# Needs a running cluster (contrib/cluster.sh start) with SLURM_CONF set, or
+# starts one itself.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+src=$(cd "$here/../.." && pwd)
+layouts=${*:-"1x8 1x64"}
+runs=${BENCH_RUNS:-5}
+prefix=${PMIXCPP_PREFIX:-$src/_install}
+export PMIXCPP_PLUGIN_DIR=${PMIXCPP_PLUGIN_DIR:-$prefix/lib/slurm}
+work=$(mktemp -d /tmp/pmixcpp-bench.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+
+# One binary, built against OpenPMIx's pmix.h: under pmixcpp it runs on our
+# libpmix.so.2 (the plugin puts it first in LD_LIBRARY_PATH).
+ompix=/usr/lib/x86_64-linux-gnu/pmix2
+[ -f "$ompix/include/pmix.h" ] || { echo "bench: libpmix-dev (OpenPMIx) is needed for the anchor" >&2; exit 77; }
+cc -O2 -o "$work/pmix_bench" "$here/pmix_bench.c" -I"$ompix/include" -L"$ompix/lib" -Wl,-rpath,"$ompix/lib" -lpmix
+
+if [ -z "${SLURM_CONF:-}" ]; then
+    "$src/contrib/cluster.sh" start >/dev/null
+    eval "$("$src/contrib/cluster.sh" env)"
+fi
+# the binary must be visible to the tasks
+cp "$work/pmix_bench" "$PMIXCPP_CLUSTER_DIR/pmix_bench" 2>/dev/null || cp "$work/pmix_bench" /tmp/pmix_bench.$$
+bin="$PMIXCPP_CLUSTER_DIR/pmix_bench"; [ -x "$bin" ] || bin=/tmp/pmix_bench.$$
+
+median() { sort -g | awk '{a[NR]=$1} END {if (NR == 0) print "nan"; else if (NR % 2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
+
+metrics="wall_ms init_us get_ns fence_data_us fence_empty_us peer_get_us fini_us stepd_hwm_kb"
+for layout in $layouts; do
+    nodes=${layout%x*}; ppn=${layout#*x}; n=$((nodes * ppn))
+    for mpi in pmix_v4 pmixcpp; do
+        : > "$work/$mpi.$layout"
+        for r in $(seq "$runs"); do
+            t0=$(date +%s%N)
+            out=$(OMPI_MCA_btl=self,tcp timeout 300 srun --mpi=$mpi -N"$nodes" -n"$n" --ntasks-per-node="$ppn" "$bin" 2>&1) || {
+                echo "bench: $mpi $layout run $r failed:"; echo "$out" | tail -5; continue; }
+            t1=$(date +%s%N)
+            echo "$out" | grep '^BENCH' | awk -v wall="$(( (t1 - t0) / 1000000 ))" '
+                { for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] + 0;
+                      if (!(kv[1] in m) || v[kv[1]] > m[kv[1]]) m[kv[1]] = v[kv[1]] } }
+                END { printf "wall_ms=%s", wall; for (k in m) if (k != "rank" && k != "size") printf " %s=%s", k, m[k]; print "" }' >> "$work/$mpi.$layout"
+        done
+    done
+    echo
+    echo "== ${nodes} node(s) x ${ppn} tasks: median of $runs runs, max across ranks"
+    printf '%-16s %14s %14s %8s\n' metric pmix_v4 pmixcpp ratio
+    for m in $metrics; do
+        a=$(grep -o "$m=[0-9.e+-]*" "$work/pmix_v4.$layout" | cut -d= -f2 | median)
+        b=$(grep -o "$m=[0-9.e+-]*" "$work/pmixcpp.$layout" | cut -d= -f2 | median)
+        ratio=$(awk -v a="$a" -v b="$b" 'BEGIN { if (a > 0 && b == b) printf "%.2f", b / a; else print "-" }')
+        printf '%-16s %14s %14s %8s\n' "$m" "$a" "$b" "$ratio"
+    done
+done

@@ -1,0 +1,117 @@
+/* Side-by-side PMIx micro-benchmark: the same binary runs under
+ * srun --mpi=pmix_v4 (OpenPMIx) and srun --mpi=pmixcpp (our server and, through
+ * the plugin's LD_LIBRARY_PATH, our libpmix.so.2). Built against the standard
+ * pmix.h. Each rank prints one line:
+ *   BENCH rank=R init_us=.. get_ns=.. fence_data_us=.. fence_empty_us=.. peer_get_us=.. fini_us=.. stepd_hwm_kb=..
+ */
+#define _GNU_SOURCE
+#include <pmix.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static double now_us(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+static long stepd_hwm_kb(void) {
+    char path[64], line[256];
+    long kb = -1;
+    snprintf(path, sizeof(path), "/proc/%d/status", (int)getppid());
+    FILE *f = fopen(path, "r");
+    if (!f) return -1;
+    while (fgets(line, sizeof(line), f))
+        if (sscanf(line, "VmHWM: %ld kB", &kb) == 1) break;
+    fclose(f);
+    return kb;
+}
+
+#define CHECK(call)                                                                  \
+    do {                                                                             \
+        pmix_status_t rc_ = (call);                                                  \
+        if (rc_ != PMIX_SUCCESS) {                                                   \
+            fprintf(stderr, "bench: %s failed: %s\n", #call, PMIx_Error_string(rc_)); \
+            exit(2);                                                                 \
+        }                                                                            \
+    } while (0)
+
+int main(int argc, char **argv) {
+    int get_iters = argc > 1 ? atoi(argv[1]) : 20000;
+    int fence_iters = argc > 2 ? atoi(argv[2]) : 10;
+    pmix_proc_t me, wild, peer;
+    pmix_value_t *val = NULL;
+    pmix_info_t collect;
+    double t0, init_us, get_ns, fence_data_us, fence_empty_us, peer_get_us, fini_us;
+    uint32_t size;
+    char data[1024];
+    int i;
+
+    t0 = now_us();
+    CHECK(PMIx_Init(&me, NULL, 0));
+    init_us = now_us() - t0;
+
+    PMIX_PROC_CONSTRUCT(&wild);
+    memcpy(wild.nspace, me.nspace, sizeof(me.nspace));
+    wild.rank = PMIX_RANK_WILDCARD;
+    CHECK(PMIx_Get(&wild, PMIX_JOB_SIZE, NULL, 0, &val));
+    size = val->data.uint32;
+    PMIX_VALUE_RELEASE(val);
+
+    /* job-level Get: local lookup, no round trip expected */
+    t0 = now_us();
+    for (i = 0; i < get_iters; i++) {
+        CHECK(PMIx_Get(&wild, PMIX_JOB_SIZE, NULL, 0, &val));
+        PMIX_VALUE_RELEASE(val);
+    }
+    get_ns = (now_us() - t0) * 1000.0 / get_iters;
+
+    /* Put + Commit + Fence(collect) of 1 KiB */
+    memset(data, 'a' + (me.rank % 26), sizeof(data));
+    PMIX_INFO_LOAD(&collect, PMIX_COLLECT_DATA, NULL, PMIX_BOOL);
+    CHECK(PMIx_Fence(NULL, 0, NULL, 0)); /* line up before timing */
+    t0 = now_us();
+    for (i = 0; i < fence_iters; i++) {
+        pmix_value_t v;
+        char key[64];
+        snprintf(key, sizeof(key), "bench.data.%d", i);
+        v.type = PMIX_BYTE_OBJECT;
+        v.data.bo.bytes = data;
+        v.data.bo.size = sizeof(data);
+        CHECK(PMIx_Put(PMIX_GLOBAL, key, &v));
+        CHECK(PMIx_Commit());
+        CHECK(PMIx_Fence(NULL, 0, &collect, 1));
+    }
+    fence_data_us = (now_us() - t0) / fence_iters;
+
+    /* Get of a peer's key after the collecting fence */
+    PMIX_PROC_CONSTRUCT(&peer);
+    memcpy(peer.nspace, me.nspace, sizeof(me.nspace));
+    peer.rank = (me.rank + 1) % size;
+    t0 = now_us();
+    CHECK(PMIx_Get(&peer, "bench.data.0", NULL, 0, &val));
+    peer_get_us = now_us() - t0;
+    if (val->type != PMIX_BYTE_OBJECT || val->data.bo.size != sizeof(data) ||
+        val->data.bo.bytes[0] != 'a' + (char)(peer.rank % 26)) {
+        fprintf(stderr, "bench: rank %u got wrong data from rank %u\n", me.rank, peer.rank);
+        exit(3);
+    }
+    PMIX_VALUE_RELEASE(val);
+
+    /* empty fence */
+    t0 = now_us();
+    for (i = 0; i < fence_iters * 2; i++) CHECK(PMIx_Fence(NULL, 0, NULL, 0));
+    fence_empty_us = (now_us() - t0) / (fence_iters * 2);
+
+    long hwm = stepd_hwm_kb();
+    t0 = now_us();
+    CHECK(PMIx_Finalize(NULL, 0));
+    fini_us = now_us() - t0;
+    printf("BENCH rank=%u size=%u init_us=%.1f get_ns=%.1f fence_data_us=%.1f fence_empty_us=%.1f "
+           "peer_get_us=%.1f fini_us=%.1f stepd_hwm_kb=%ld\n",
+           me.rank, size, init_us, get_ns, fence_data_us, fence_empty_us, peer_get_us, fini_us, hwm);
+    return 0;
+}

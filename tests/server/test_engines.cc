@@ -1,0 +1,278 @@
+// The server's engines without sockets: key-value store, fence tracker, get waits, job data.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "../../plugin/server/fence_tracker.h"
+#include "../../plugin/server/get_waits.h"
+#include "../../plugin/server/jobdata.h"
+#include "../../plugin/server/kvs.h"
+#include "client_util.h"
+
+using namespace pmixcpp;
+using namespace pmixcpp::server;
+using pmixcpp::testing::make_infos;
+using pmixcpp::testing::set_info;
+
+namespace {
+
+const pmix_info_t *find(const InfoArray &a, const char *key) {
+    for (size_t i = 0; i < a.size(); ++i)
+        if (strcmp(a[i].key, key) == 0) return &a[i];
+    return nullptr;
+}
+
+}  // namespace
+
+// --- kv_store ------------------------------------------------------------------------------
+
+TEST(KvStore, ScopesDecideVisibility) {
+    kv_store kvs;
+    auto infos = make_infos(3);
+    uint32_t v = 7;
+    set_info(infos[0], "loc", &v, PMIX_UINT32);
+    set_info(infos[1], "rem", &v, PMIX_UINT32);
+    set_info(infos[2], "glob", &v, PMIX_UINT32);
+    uint8_t scopes[] = {PMIX_LOCAL, PMIX_REMOTE, PMIX_GLOBAL};
+    ASSERT_TRUE(kvs.commit(1, scopes, infos.data(), infos.size()).ok());
+
+    EXPECT_TRUE(kvs.has(1, "loc", relation::same_node));
+    EXPECT_FALSE(kvs.has(1, "rem", relation::same_node));
+    EXPECT_TRUE(kvs.has(1, "glob", relation::same_node));
+    EXPECT_FALSE(kvs.has(1, "loc", relation::other_node));
+    EXPECT_TRUE(kvs.has(1, "rem", relation::other_node));
+    EXPECT_TRUE(kvs.has(1, "loc", relation::self));
+    EXPECT_TRUE(kvs.has(1, "rem", relation::self));
+    EXPECT_FALSE(kvs.has(2, "glob", relation::same_node));
+
+    auto local = kvs.visible_data(1, relation::same_node);
+    ASSERT_TRUE(local.ok());
+    EXPECT_EQ(local->size(), 2u);
+    EXPECT_NE(find(local.value(), "loc"), nullptr);
+    EXPECT_EQ(find(local.value(), "rem"), nullptr);
+}
+
+TEST(KvStore, LaterCommitReplacesAndJobDataIsShared) {
+    kv_store kvs;
+    auto job = make_infos(1);
+    set_info(job[0], PMIX_HOSTNAME, "n1", PMIX_STRING);
+    ASSERT_TRUE(kvs.add_job_data(0, job.data(), job.size()).ok());
+    EXPECT_TRUE(kvs.has(0, PMIX_HOSTNAME, relation::other_node));
+    EXPECT_FALSE(kvs.has_committed(0));
+
+    auto a = make_infos(1);
+    set_info(a[0], "k", "first", PMIX_STRING);
+    uint8_t g = PMIX_GLOBAL;
+    ASSERT_TRUE(kvs.commit(0, &g, a.data(), 1).ok());
+    auto b = make_infos(1);
+    set_info(b[0], "k", "second", PMIX_STRING);
+    ASSERT_TRUE(kvs.commit(0, &g, b.data(), 1).ok());
+    auto data = kvs.visible_data(0, relation::same_node);
+    ASSERT_TRUE(data.ok());
+    ASSERT_EQ(data->size(), 2u);
+    const pmix_info_t *k = find(data.value(), "k");
+    ASSERT_NE(k, nullptr);
+    EXPECT_STREQ(k->value.data.string, "second");
+}
+
+TEST(KvStore, BadScopeChangesNothing) {
+    kv_store kvs;
+    auto a = make_infos(2);
+    uint32_t v = 1;
+    set_info(a[0], "ok", &v, PMIX_UINT32);
+    set_info(a[1], "bad", &v, PMIX_UINT32);
+    uint8_t scopes[] = {PMIX_GLOBAL, 9};
+    Status st = kvs.commit(0, scopes, a.data(), 2);
+    EXPECT_EQ(st.code(), PMIX_ERR_BAD_PARAM);
+    EXPECT_FALSE(kvs.has(0, "ok", relation::self));
+}
+
+// --- fence_tracker -------------------------------------------------------------------------
+
+namespace {
+struct counting_remote : remote_fences {
+    int started = 0;
+    Status start(uint64_t, const std::vector<uint32_t> &, bool) override {
+        ++started;
+        return Status::success();
+    }
+};
+}  // namespace
+
+TEST(FenceTracker, CompletesWhenAllLocalRanksEnter) {
+    fence_tracker t("ns", 3, {0, 1, 2}, nullptr);
+    auto all = t.normalise({});
+    ASSERT_TRUE(all.ok());
+    EXPECT_TRUE(t.enter(all.value(), {10, 1, 0}, false, std::nullopt).empty());
+    EXPECT_TRUE(t.enter(all.value(), {11, 1, 1}, false, std::nullopt).empty());
+    auto out = t.enter(all.value(), {12, 1, 2}, true, std::nullopt);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0].status, PMIX_SUCCESS);
+    EXPECT_EQ(out[0].waiters.size(), 3u);
+    EXPECT_EQ(t.pending(), 0u);
+}
+
+TEST(FenceTracker, DistinctSetsInFlightAndRepeatedEntries) {
+    fence_tracker t("ns", 4, {0, 1, 2, 3}, nullptr);
+    auto pair01 = t.normalise({1, 0, 1}).value();
+    ASSERT_EQ(pair01, (std::vector<uint32_t>{0, 1}));
+    auto all = t.normalise({PMIX_RANK_WILDCARD}).value();
+    EXPECT_TRUE(t.enter(all, {1, 1, 0}, false, std::nullopt).empty());
+    EXPECT_TRUE(t.enter(pair01, {1, 2, 0}, false, std::nullopt).empty());
+    EXPECT_TRUE(t.enter(pair01, {1, 3, 0}, false, std::nullopt).empty());  // second instance of {0,1}
+    EXPECT_EQ(t.pending(), 3u);
+    auto done = t.enter(pair01, {2, 2, 1}, false, std::nullopt);
+    ASSERT_EQ(done.size(), 1u);
+    EXPECT_EQ(done[0].waiters[0].request_id, 2u);  // the first instance completes first
+    done = t.enter(pair01, {2, 3, 1}, false, std::nullopt);
+    ASSERT_EQ(done.size(), 1u);
+    EXPECT_EQ(done[0].waiters[0].request_id, 3u);
+    EXPECT_EQ(t.pending(), 1u);
+}
+
+TEST(FenceTracker, DeadRankFailsPendingAndLaterFences) {
+    fence_tracker t("ns", 2, {0, 1}, nullptr);
+    auto all = t.normalise({}).value();
+    EXPECT_TRUE(t.enter(all, {1, 5, 0}, false, std::nullopt).empty());
+    auto out = t.rank_gone(1, PMIX_ERR_PROC_ABORTED);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0].status, PMIX_ERR_PROC_ABORTED);
+    ASSERT_EQ(out[0].waiters.size(), 1u);
+    EXPECT_EQ(out[0].waiters[0].request_id, 5u);
+    out = t.enter(all, {1, 6, 0}, false, std::nullopt);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0].status, PMIX_ERR_PROC_ABORTED);
+    t.rank_back(1);
+    EXPECT_TRUE(t.enter(all, {1, 7, 0}, false, std::nullopt).empty());
+}
+
+TEST(FenceTracker, TimeoutAndRemoteHook) {
+    fence_tracker t("ns", 2, {0, 1}, nullptr);
+    auto all = t.normalise({}).value();
+    auto now = server_clock::now();
+    EXPECT_TRUE(t.enter(all, {1, 1, 0}, false, now + std::chrono::seconds(1)).empty());
+    ASSERT_TRUE(t.next_deadline().has_value());
+    EXPECT_TRUE(t.expire(now).empty());
+    auto out = t.expire(now + std::chrono::seconds(2));
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0].status, PMIX_ERR_TIMEOUT);
+
+    no_remote_fences refuse;
+    fence_tracker multi("ns", 3, {0, 1}, &refuse);  // rank 2 lives elsewhere
+    auto every = multi.normalise({}).value();
+    EXPECT_TRUE(multi.enter(every, {1, 1, 0}, false, std::nullopt).empty());
+    out = multi.enter(every, {1, 2, 1}, false, std::nullopt);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0].status, PMIX_ERR_NOT_SUPPORTED);
+
+    counting_remote remote;
+    fence_tracker hooked("ns", 3, {0, 1}, &remote);
+    EXPECT_TRUE(hooked.enter(every, {1, 1, 0}, false, std::nullopt).empty());
+    EXPECT_TRUE(hooked.enter(every, {1, 2, 1}, false, std::nullopt).empty());
+    EXPECT_EQ(remote.started, 1);
+    out = hooked.remote_done(1, PMIX_SUCCESS, "");
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0].waiters.size(), 2u);
+}
+
+TEST(FenceTracker, RejectsNonParticipantsAndBadRanks) {
+    fence_tracker t("ns", 3, {0, 1, 2}, nullptr);
+    EXPECT_FALSE(t.normalise({5}).ok());
+    auto out = t.enter(t.normalise({0, 1}).value(), {1, 1, 2}, false, std::nullopt);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0].status, PMIX_ERR_BAD_PARAM);
+    EXPECT_EQ(t.pending(), 0u);
+}
+
+// --- get_waits -----------------------------------------------------------------------------
+
+TEST(GetWaits, ReadyTargetConnectionAndTimeout) {
+    get_waits g;
+    auto now = server_clock::now();
+    g.add({1, 1, 0, 1, "a", std::nullopt});
+    g.add({1, 2, 0, 1, "b", std::nullopt});
+    g.add({2, 3, 2, 1, "a", now + std::chrono::seconds(1)});
+    g.add({3, 4, 0, 2, "x", std::nullopt});
+    auto ready = g.take_ready(1, [](const get_waiter &w) { return w.key == "a"; });
+    EXPECT_EQ(ready.size(), 2u);
+    EXPECT_EQ(g.size(), 2u);
+    EXPECT_EQ(g.drop_connection(3), 1u);
+    g.add({2, 5, 2, 1, "c", now + std::chrono::seconds(1)});
+    EXPECT_EQ(g.take_expired(now + std::chrono::seconds(2)).size(), 1u);
+    EXPECT_EQ(g.take_target(1).size(), 1u);
+    EXPECT_EQ(g.size(), 0u);
+}
+
+// --- job data ------------------------------------------------------------------------------
+
+namespace {
+step_info sample_step() {
+    step_info s;
+    s.nspace = make_namespace(42, 3);
+    s.job_id = 42;
+    s.step_id = 3;
+    s.ntasks = 5;
+    s.node_id = 1;
+    s.node_names = {"n1", "n2"};
+    s.node_ranks = {{0, 1, 2}, {3, 4}};
+    s.universe_size = 5;
+    s.step_dir = "/tmp/stepdir";
+    return s;
+}
+
+const pmix_info_t *entry_key(const std::vector<wire::jobdata_entry> &e, uint32_t rank, const char *key) {
+    for (const auto &x : e)
+        if (x.rank == rank) return find(x.infos, key);
+    return nullptr;
+}
+}  // namespace
+
+TEST(JobData, KeysAndTypesMatchTheOpenMpiContract) {
+    node_topology topo{"0-1", "SK0:L30:L20-1:L10-1:CR0-1:HT0-1", 0};
+    auto e = build_jobdata(sample_step(), topo);
+    ASSERT_TRUE(e.ok()) << e.status().message();
+    ASSERT_EQ(e->size(), 6u);
+    const uint32_t W = PMIX_RANK_WILDCARD;
+    struct {
+        uint32_t rank;
+        const char *key;
+        pmix_data_type_t type;
+    } expect[] = {
+        {W, PMIX_JOB_SIZE, PMIX_UINT32},     {W, PMIX_MAX_PROCS, PMIX_UINT32},   {W, PMIX_UNIV_SIZE, PMIX_UINT32},
+        {W, PMIX_LOCAL_SIZE, PMIX_UINT32},   {W, PMIX_LOCAL_PEERS, PMIX_STRING}, {W, PMIX_NUM_NODES, PMIX_UINT32},
+        {W, PMIX_TMPDIR, PMIX_STRING},       {W, PMIX_NSDIR, PMIX_STRING},       {W, PMIX_TDIR_RMCLEAN, PMIX_BOOL},
+        {W, "slurm.jobid", PMIX_UINT32},     {W, "slurm.stepid", PMIX_UINT32},   {W, PMIX_NODE_MAP, PMIX_STRING},
+        {W, PMIX_PROC_MAP, PMIX_STRING},     {W, PMIX_ANL_MAP, PMIX_STRING},     {W, PMIX_JOBID, PMIX_STRING},
+        {3, PMIX_LOCAL_RANK, PMIX_UINT16},   {3, PMIX_NODE_RANK, PMIX_UINT16},   {3, PMIX_APPNUM, PMIX_UINT32},
+        {3, PMIX_LOCALITY_STRING, PMIX_STRING}, {3, PMIX_CPUSET, PMIX_STRING},   {3, PMIX_PROCDIR, PMIX_STRING},
+        {0, PMIX_HOSTNAME, PMIX_STRING},     {0, PMIX_NODEID, PMIX_UINT32},      {0, PMIX_LOCAL_RANK, PMIX_UINT16},
+        {4, PMIX_GLOBAL_RANK, PMIX_PROC_RANK},
+    };
+    for (const auto &x : expect) {
+        const pmix_info_t *i = entry_key(e.value(), x.rank, x.key);
+        ASSERT_NE(i, nullptr) << x.key << " of rank " << x.rank;
+        EXPECT_EQ(i->value.type, x.type) << x.key;
+    }
+    EXPECT_STREQ(entry_key(e.value(), W, PMIX_LOCAL_PEERS)->value.data.string, "3,4");
+    EXPECT_EQ(entry_key(e.value(), W, PMIX_LOCAL_SIZE)->value.data.uint32, 2u);
+    EXPECT_STREQ(entry_key(e.value(), 1, PMIX_HOSTNAME)->value.data.string, "n1");
+    EXPECT_EQ(entry_key(e.value(), 1, PMIX_LOCAL_RANK)->value.data.uint16, 1);
+    EXPECT_EQ(entry_key(e.value(), 4, PMIX_NODE_RANK)->value.data.uint16, 1);
+    EXPECT_EQ(entry_key(e.value(), 1, PMIX_LOCALITY_STRING), nullptr);  // remote: no locality
+    EXPECT_STREQ(entry_key(e.value(), W, PMIX_PROC_MAP)->value.data.string, "0,1,2;3,4");
+    EXPECT_STREQ(entry_key(e.value(), W, PMIX_ANL_MAP)->value.data.string, "(vector,(0,1,3),(1,1,2))");
+
+    auto bytes = wire::encode_jobdata(e.value());
+    ASSERT_TRUE(bytes.ok());
+    std::vector<wire::jobdata_entry> back;
+    ASSERT_TRUE(wire::decode_jobdata(bytes.value(), &back).ok());
+    EXPECT_EQ(back.size(), 6u);
+}
+
+TEST(JobData, RejectsBrokenMaps) {
+    step_info s = sample_step();
+    s.node_ranks = {{0, 1}, {3, 4}};  // rank 2 nowhere
+    EXPECT_FALSE(build_jobdata(s, {}).ok());
+    s.node_ranks = {{0, 1, 2}, {3, 9}};
+    EXPECT_FALSE(build_jobdata(s, {}).ok());
+}

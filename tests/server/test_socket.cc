@@ -1,0 +1,376 @@
+// The server in-process on a temporary directory, driven with raw frames over its socket.
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <mutex>
+
+#include "../../plugin/server/server.h"
+#include "client_util.h"
+
+using namespace pmixcpp;
+using namespace pmixcpp::server;
+using pmixcpp::testing::make_infos;
+using pmixcpp::testing::make_proc;
+using pmixcpp::testing::raw_client;
+using pmixcpp::testing::set_info;
+
+namespace {
+
+struct fake_host : server_host {
+    std::mutex m;
+    int aborts = 0;
+    int abort_status = 0;
+    std::string abort_message;
+    std::vector<std::string> logs;
+    Status abort(const std::string &, uint32_t, int status, const std::string &message,
+                 const std::vector<pmix_proc_t> &) override {
+        std::lock_guard<std::mutex> l(m);
+        ++aborts;
+        abort_status = status;
+        abort_message = message;
+        return Status::success();
+    }
+    void log(const std::string &, uint32_t, const std::string &, const std::string &message) override {
+        std::lock_guard<std::mutex> l(m);
+        logs.push_back(message);
+    }
+};
+
+class ServerSocket : public ::testing::Test {
+protected:
+    void SetUp() override {
+        char tmpl[] = "/tmp/pmixcpp-server-test.XXXXXX";
+        ASSERT_NE(mkdtemp(tmpl), nullptr);
+        step.step_dir = tmpl;
+        step.server_socket = step.step_dir + "/server.sock";
+        step.nspace = make_namespace(7, 0);
+        step.job_id = 7;
+        step.uid = getuid();
+        step.gid = getgid();
+        step.ntasks = 4;
+        step.node_id = 0;
+        step.node_names = {"n1", "n2"};
+        step.node_ranks = {{0, 1, 2}, {3}};  // rank 3 lives on another node
+        step.universe_size = 4;
+        step.client_token = "0123456789abcdef";
+        auto s = pmix_server::start(step, node_topology{"0", "SK0:CR0:HT0", 0}, &host);
+        ASSERT_TRUE(s.ok()) << s.status().message();
+        srv = std::move(s.value());
+    }
+    void TearDown() override {
+        if (srv) srv->stop();
+        srv.reset();
+        std::filesystem::remove_all(step.step_dir);
+    }
+    // A connected client for `rank`.
+    std::unique_ptr<raw_client> client(uint32_t rank) {
+        auto c = std::make_unique<raw_client>();
+        EXPECT_TRUE(c->open(step.server_socket));
+        EXPECT_EQ(c->do_connect(step.nspace, rank, step.client_token), PMIX_SUCCESS);
+        return c;
+    }
+    bool send_fence(raw_client &c, uint32_t id, std::vector<uint32_t> ranks, int timeout = 0) {
+        wire::fence_request f;
+        for (uint32_t r : ranks) f.procs.push_back(make_proc(step.nspace, r));
+        if (timeout) {
+            f.infos = make_infos(1);
+            set_info(f.infos[0], PMIX_TIMEOUT, &timeout, PMIX_INT);
+        }
+        return c.send_msg(wire::msg_type::fence, id, f);
+    }
+    bool send_get(raw_client &c, uint32_t id, uint32_t rank, const std::string &key, const char *flag = nullptr,
+                  int timeout = 0) {
+        wire::get_request g;
+        g.proc = make_proc(step.nspace, rank);
+        g.key = key;
+        if (flag) {
+            g.infos = make_infos(1);
+            bool t = true;
+            set_info(g.infos[0], flag, &t, PMIX_BOOL);
+        } else if (timeout) {
+            g.infos = make_infos(1);
+            set_info(g.infos[0], PMIX_TIMEOUT, &timeout, PMIX_INT);
+        }
+        return c.send_msg(wire::msg_type::get, id, g);
+    }
+    bool send_commit(raw_client &c, uint32_t id, const char *key, const char *value, uint8_t scope = PMIX_GLOBAL) {
+        wire::commit_request m;
+        m.infos = make_infos(1);
+        set_info(m.infos[0], key, value, PMIX_STRING);
+        m.scopes = {scope};
+        return c.send_msg(wire::msg_type::commit, id, m);
+    }
+
+    step_info step;
+    fake_host host;
+    std::unique_ptr<pmix_server> srv;
+};
+
+const pmix_info_t *find(const InfoArray &a, const char *key) {
+    for (size_t i = 0; i < a.size(); ++i)
+        if (strcmp(a[i].key, key) == 0) return &a[i];
+    return nullptr;
+}
+
+}  // namespace
+
+TEST_F(ServerSocket, ConnectRepliesWithJobData) {
+    raw_client c;
+    ASSERT_TRUE(c.open(step.server_socket));
+    wire::connect_reply r;
+    ASSERT_EQ(c.do_connect(step.nspace, 2, step.client_token, &r), PMIX_SUCCESS);
+    EXPECT_EQ(r.local_rank, 2u);
+    EXPECT_EQ(r.jobdata_path, step.step_dir + "/jobdata");
+    struct stat st {};
+    ASSERT_EQ(stat(r.jobdata_path.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0444u);
+    EXPECT_EQ(static_cast<uint64_t>(st.st_size), r.jobdata_size);
+    std::ifstream in(r.jobdata_path, std::ios::binary);
+    std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::vector<wire::jobdata_entry> entries;
+    ASSERT_TRUE(wire::decode_jobdata(bytes, &entries).ok());
+    EXPECT_EQ(entries.size(), 5u);  // wildcard + 4 ranks
+}
+
+TEST_F(ServerSocket, RefusesBadTokenForeignRankAndDuplicates) {
+    raw_client bad;
+    ASSERT_TRUE(bad.open(step.server_socket));
+    EXPECT_EQ(bad.do_connect(step.nspace, 0, "wrong"), PMIX_ERR_NO_PERMISSIONS);
+    EXPECT_TRUE(bad.wait_closed());
+
+    raw_client remote;
+    ASSERT_TRUE(remote.open(step.server_socket));
+    EXPECT_EQ(remote.do_connect(step.nspace, 3, step.client_token), PMIX_ERR_NO_PERMISSIONS);
+
+    raw_client other_ns;
+    ASSERT_TRUE(other_ns.open(step.server_socket));
+    EXPECT_EQ(other_ns.do_connect("pmixcpp.8.0", 0, step.client_token), PMIX_ERR_NO_PERMISSIONS);
+
+    auto first = client(0);
+    raw_client dup;
+    ASSERT_TRUE(dup.open(step.server_socket));
+    EXPECT_EQ(dup.do_connect(step.nspace, 0, step.client_token), PMIX_ERR_NO_PERMISSIONS);
+
+    // Anything but connect first closes the connection.
+    raw_client early;
+    ASSERT_TRUE(early.open(step.server_socket));
+    ASSERT_TRUE(send_get(early, 1, 0, PMIX_HOSTNAME));
+    EXPECT_TRUE(early.wait_closed());
+}
+
+TEST_F(ServerSocket, MalformedFrameClosesOnlyThatConnection) {
+    auto good = client(0);
+    auto victim = client(1);
+    const char junk[] = "this is not a frame at all, not even close";
+    ASSERT_TRUE(victim->send_raw(junk, sizeof(junk)));
+    EXPECT_TRUE(victim->wait_closed());
+
+    // A well-framed but malformed payload closes too.
+    auto third = client(2);
+    uint8_t payload[] = {1, 2, 3};
+    auto f = wire::encode_frame(static_cast<uint16_t>(wire::msg_type::get), 0, 9, payload);
+    ASSERT_TRUE(f.ok());
+    ASSERT_TRUE(third->send_raw(f->data(), f->size()));
+    EXPECT_TRUE(third->wait_closed());
+
+    ASSERT_TRUE(send_get(*good, 2, 3, PMIX_HOSTNAME));
+    auto r = good->recv_reply();
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->id, 2u);
+    ASSERT_EQ(r->status, PMIX_SUCCESS) << r->message;
+    wire::get_reply g;
+    ASSERT_TRUE(raw_client::body(*r, &g));
+    const pmix_info_t *h = find(g.data, PMIX_HOSTNAME);
+    ASSERT_NE(h, nullptr);
+    EXPECT_STREQ(h->value.data.string, "n2");
+}
+
+TEST_F(ServerSocket, FenceOfTwoClients) {
+    auto a = client(0);
+    auto b = client(1);
+    ASSERT_TRUE(send_fence(*a, 5, {0, 1}));
+    EXPECT_FALSE(a->recv_reply(200));  // not complete yet
+    ASSERT_TRUE(send_fence(*b, 6, {1, 0}));
+    auto rb = b->recv_reply();
+    ASSERT_TRUE(rb);
+    EXPECT_EQ(rb->id, 6u);
+    EXPECT_EQ(rb->status, PMIX_SUCCESS);
+    auto ra = a->recv_reply();
+    ASSERT_TRUE(ra);
+    EXPECT_EQ(ra->id, 5u);
+    EXPECT_EQ(ra->status, PMIX_SUCCESS);
+}
+
+TEST_F(ServerSocket, FenceTimesOut) {
+    auto a = client(0);
+    ASSERT_TRUE(send_fence(*a, 5, {0, 1}, 1));
+    auto r = a->recv_reply(3000);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, PMIX_ERR_TIMEOUT);
+}
+
+TEST_F(ServerSocket, MultiNodeFenceAndRemoteGetAreNotSupported) {
+    auto a = client(0);
+    auto b = client(1);
+    auto c = client(2);
+    for (auto *x : {a.get(), b.get(), c.get()}) ASSERT_TRUE(send_fence(*x, 3, {}));
+    for (auto *x : {a.get(), b.get(), c.get()}) {
+        auto r = x->recv_reply();
+        ASSERT_TRUE(r);
+        EXPECT_EQ(r->status, PMIX_ERR_NOT_SUPPORTED);
+    }
+    ASSERT_TRUE(send_get(*a, 4, 3, "btl.tcp.4.1"));
+    auto r = a->recv_reply();
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, PMIX_ERR_NOT_SUPPORTED);
+    ASSERT_TRUE(send_get(*a, 5, 3, "btl.tcp.4.1", PMIX_OPTIONAL));
+    r = a->recv_reply();
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, PMIX_ERR_NOT_FOUND);
+}
+
+TEST_F(ServerSocket, GetWaitsForCommit) {
+    auto a = client(0);
+    auto b = client(1);
+    ASSERT_TRUE(send_get(*a, 7, 1, "btl.vader.4.1"));
+    EXPECT_FALSE(a->recv_reply(200));
+    ASSERT_TRUE(send_commit(*b, 8, "btl.vader.4.1", "endpoint", PMIX_LOCAL));
+    auto rb = b->recv_reply();
+    ASSERT_TRUE(rb);
+    EXPECT_EQ(rb->status, PMIX_SUCCESS);
+    auto ra = a->recv_reply();
+    ASSERT_TRUE(ra);
+    EXPECT_EQ(ra->id, 7u);
+    ASSERT_EQ(ra->status, PMIX_SUCCESS) << ra->message;
+    wire::get_reply g;
+    ASSERT_TRUE(raw_client::body(*ra, &g));
+    const pmix_info_t *v = find(g.data, "btl.vader.4.1");
+    ASSERT_NE(v, nullptr);
+    EXPECT_STREQ(v->value.data.string, "endpoint");
+    EXPECT_NE(find(g.data, PMIX_HOSTNAME), nullptr);  // the proc's job data comes along
+}
+
+TEST_F(ServerSocket, ImmediateGetAndTimeoutAndJobLevel) {
+    auto a = client(0);
+    ASSERT_TRUE(send_get(*a, 1, 1, "nothing", PMIX_IMMEDIATE));
+    auto r = a->recv_reply();
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, PMIX_ERR_NOT_FOUND);
+    ASSERT_TRUE(send_get(*a, 2, 1, "nothing", nullptr, 1));
+    r = a->recv_reply(3000);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, PMIX_ERR_TIMEOUT);
+    ASSERT_TRUE(send_get(*a, 3, PMIX_RANK_WILDCARD, PMIX_JOB_SIZE));
+    r = a->recv_reply();
+    ASSERT_TRUE(r);
+    ASSERT_EQ(r->status, PMIX_SUCCESS);
+    wire::get_reply g;
+    ASSERT_TRUE(raw_client::body(*r, &g));
+    const pmix_info_t *js = find(g.data, PMIX_JOB_SIZE);
+    ASSERT_NE(js, nullptr);
+    EXPECT_EQ(js->value.type, PMIX_UINT32);
+    EXPECT_EQ(js->value.data.uint32, 4u);
+    ASSERT_TRUE(send_get(*a, 4, PMIX_RANK_WILDCARD, "no.such.key"));
+    r = a->recv_reply();
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, PMIX_ERR_NOT_FOUND);
+}
+
+TEST_F(ServerSocket, DeadClientFailsPendingFenceAndGets) {
+    auto a = client(0);
+    auto b = client(1);
+    ASSERT_TRUE(send_fence(*a, 5, {0, 1}));
+    ASSERT_TRUE(send_get(*a, 6, 1, "never"));
+    EXPECT_FALSE(a->recv_reply(200));
+    b->close_fd();  // rank 1 dies
+    bool fence_failed = false, get_failed = false;
+    for (int i = 0; i < 2; ++i) {
+        auto r = a->recv_reply();
+        ASSERT_TRUE(r);
+        if (r->id == 5) fence_failed = r->status == PMIX_ERR_PROC_ABORTED;
+        if (r->id == 6) get_failed = r->status == PMIX_ERR_NOT_FOUND;
+    }
+    EXPECT_TRUE(fence_failed);
+    EXPECT_TRUE(get_failed);
+    // A new fence including the dead rank fails at once.
+    ASSERT_TRUE(send_fence(*a, 7, {0, 1}));
+    auto r = a->recv_reply();
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, PMIX_ERR_PROC_ABORTED);
+}
+
+TEST_F(ServerSocket, AbortLogAndJobControl) {
+    auto a = client(0);
+    wire::abort_request ab;
+    ab.status = 3;
+    ab.message = "bye";
+    ASSERT_TRUE(a->send_msg(wire::msg_type::abort, 1, ab));
+    auto r = a->recv_reply();
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, PMIX_SUCCESS);
+    {
+        std::lock_guard<std::mutex> l(host.m);
+        EXPECT_EQ(host.aborts, 1);
+        EXPECT_EQ(host.abort_status, 3);
+        EXPECT_EQ(host.abort_message, "bye");
+    }
+
+    wire::log_request lg;
+    lg.data = make_infos(1);
+    pmix_byte_object_t bo{const_cast<char *>("early failure"), 13};
+    set_info(lg.data[0], PMIX_LOG_MSG, &bo, PMIX_BYTE_OBJECT);
+    ASSERT_TRUE(a->send_msg(wire::msg_type::log, 2, lg));
+    r = a->recv_reply();
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, PMIX_SUCCESS);
+    {
+        std::lock_guard<std::mutex> l(host.m);
+        ASSERT_EQ(host.logs.size(), 1u);
+        EXPECT_EQ(host.logs[0], "early failure");
+    }
+
+    std::string dir = step.step_dir + "/ompi-session";
+    ASSERT_EQ(mkdir(dir.c_str(), 0700), 0);
+    wire::job_control_request jc;
+    jc.infos = make_infos(2);
+    set_info(jc.infos[0], PMIX_REGISTER_CLEANUP_DIR, dir.c_str(), PMIX_STRING);
+    bool t = true;
+    set_info(jc.infos[1], PMIX_CLEANUP_RECURSIVE, &t, PMIX_BOOL);
+    ASSERT_TRUE(a->send_msg(wire::msg_type::job_control, 3, jc));
+    r = a->recv_reply();
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, PMIX_SUCCESS);
+
+    wire::job_control_request other;
+    other.infos = make_infos(1);
+    set_info(other.infos[0], "pmix.jctrl.kill", &t, PMIX_BOOL);
+    ASSERT_TRUE(a->send_msg(wire::msg_type::job_control, 4, other));
+    r = a->recv_reply();
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, PMIX_ERR_NOT_SUPPORTED);
+
+    srv->stop();
+    EXPECT_FALSE(std::filesystem::exists(dir));
+    EXPECT_FALSE(std::filesystem::exists(step.server_socket));
+}
+
+TEST_F(ServerSocket, FinalizedRankIsNotADeath) {
+    auto a = client(0);
+    auto b = client(1);
+    ASSERT_TRUE(b->send_msg(wire::msg_type::finalize, 2, wire::finalize_request{}));
+    auto r = b->recv_reply();
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, PMIX_SUCCESS);
+    b->close_fd();
+    // Its data request answers NOT_FOUND at once (it will never commit).
+    ASSERT_TRUE(send_get(*a, 3, 1, "late"));
+    r = a->recv_reply();
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, PMIX_ERR_NOT_FOUND);
+}
