@@ -1,0 +1,62 @@
+// The thin C boundary: argument checks and the one place where failures (Status values and C++
+// exceptions) become PMIx status codes. Every extern "C" function of the library goes through
+// api_guard so that no exception crosses into the caller.
+#pragma once
+
+#include <pmix_common.h>
+
+#include <cstring>
+#include <new>
+#include <utility>
+
+#include "client.h"
+#include "log.h"
+#include "status.h"
+
+namespace pmixcpp::client {
+
+// Log (at debug level: statuses are returned, the caller decides what is an error) and return
+// the status code of `st`.
+pmix_status_t to_code(const char *function, const Status &st);
+
+// Run `body` (returning pmix_status_t or Status); map exceptions to statuses.
+template <typename F>
+pmix_status_t api_guard(const char *function, F &&body) noexcept {
+    try {
+        if constexpr (std::is_same_v<decltype(body()), Status>)
+            return to_code(function, body());
+        else
+            return body();
+    } catch (const std::bad_alloc &) {
+        return to_code(function, Status(PMIX_ERR_NOMEM, "out of memory"));
+    } catch (const std::exception &e) {
+        return to_code(function, Status(PMIX_ERROR, std::string("internal error: ") + e.what()));
+    } catch (...) {
+        return to_code(function, Status(PMIX_ERROR, "internal error"));
+    }
+}
+
+// Key: not NULL, 1..PMIX_MAX_KEYLEN characters.
+Status check_key(const char *key);
+// Namespace: terminated within PMIX_MAX_NSLEN + 1 bytes (may be empty = own namespace where noted).
+Status check_nspace(const char *nspace);
+Status check_proc(const pmix_proc_t *proc);
+// An info array argument: count 0 or a non-NULL array of well-formed keys.
+Status check_infos(const pmix_info_t *info, size_t ninfo);
+// Scope of a Put.
+Status check_scope(pmix_scope_t scope);
+
+// Lookups in caller-supplied directive arrays.
+const pmix_info_t *find_info(const pmix_info_t *info, size_t ninfo, const char *key);
+// A boolean directive present and true (PMIX_UNDEF counts as true, as in the standard).
+bool info_true(const pmix_info_t *info, size_t ninfo, const char *key);
+// pmix.timeout in seconds (0 = none); BAD_PARAM if not a number or negative.
+Result<double> info_timeout(const pmix_info_t *info, size_t ninfo);
+
+// The live client or PMIX_ERR_INIT.
+Result<Client *> require_client();
+
+// Blocking calls made on the progress thread would wait for themselves.
+inline bool on_progress_thread(Client *c) { return c != nullptr && c->loop().on_thread(); }
+
+}  // namespace pmixcpp::client

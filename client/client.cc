@@ -1,0 +1,353 @@
+// Client core: connection handshake, request/reply matching, job data (see client.h).
+#include "client.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+#include <pmix.h>
+
+#include "log.h"
+
+namespace pmixcpp::client {
+
+namespace {
+std::atomic<Client *> g_client{nullptr};
+
+constexpr auto kConnectTimeout = std::chrono::seconds(30);
+constexpr auto kFinalizeTimeout = std::chrono::seconds(10);
+// Extra time a local timer gives the server to answer with its own timeout status.
+constexpr double kTimeoutGrace = 1.0;
+
+// RAII for a read-only mapping of the job-data file.
+class Mapping {
+public:
+    ~Mapping() {
+        if (_p != MAP_FAILED && _p != nullptr) munmap(_p, _len);
+    }
+    Status map(const std::string &path, uint64_t expected) {
+        int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+        if (fd < 0) return Status(PMIX_ERR_INIT, "open job data " + path + ": " + strerror(errno));
+        struct stat st {};
+        if (fstat(fd, &st) != 0) {
+            close(fd);
+            return Status(PMIX_ERR_INIT, "stat job data " + path + ": " + strerror(errno));
+        }
+        _len = static_cast<size_t>(st.st_size);
+        if (expected != 0 && expected != _len)
+            PMIXCPP_LOG_WARNING("job data %s: size %zu, server announced %llu", path.c_str(), _len,
+                                static_cast<unsigned long long>(expected));
+        if (_len == 0) {
+            close(fd);
+            return Status(PMIX_ERR_INIT, "job data " + path + " is empty");
+        }
+        _p = mmap(nullptr, _len, PROT_READ, MAP_SHARED, fd, 0);
+        int err = errno;
+        close(fd);
+        if (_p == MAP_FAILED) return Status(PMIX_ERR_INIT, "mmap job data " + path + ": " + strerror(err));
+        return Status::success();
+    }
+    std::span<const uint8_t> bytes() const { return {static_cast<const uint8_t *>(_p), _len}; }
+
+private:
+    void *_p = MAP_FAILED;
+    size_t _len = 0;
+};
+}  // namespace
+
+Client *current() { return g_client.load(std::memory_order_acquire); }
+void set_current(Client *client) { g_client.store(client, std::memory_order_release); }
+
+Result<ClientEnv> read_client_env() {
+    ClientEnv env;
+    const char *ns = getenv("PMIX_NAMESPACE");
+    const char *rank = getenv("PMIX_RANK");
+    const char *uri = getenv("PMIXCPP_SERVER_URI");
+    const char *token = getenv("PMIXCPP_CLIENT_TOKEN");
+    std::string missing;
+    if (ns == nullptr || *ns == '\0') missing += " PMIX_NAMESPACE";
+    if (rank == nullptr || *rank == '\0') missing += " PMIX_RANK";
+    if (uri == nullptr || *uri == '\0') missing += " PMIXCPP_SERVER_URI";
+    if (token == nullptr) missing += " PMIXCPP_CLIENT_TOKEN";
+    if (!missing.empty())
+        return Status(PMIX_ERR_INIT,
+                      "not started by a pmixcpp server (srun --mpi=pmixcpp): missing" + missing);
+    if (strlen(ns) > PMIX_MAX_NSLEN) return Status(PMIX_ERR_INIT, "PMIX_NAMESPACE is too long");
+    env.nspace = ns;
+    char *end = nullptr;
+    errno = 0;
+    unsigned long r = strtoul(rank, &end, 10);
+    if (errno != 0 || end == rank || *end != '\0' || r >= PMIX_RANK_VALID)
+        return Status(PMIX_ERR_INIT, std::string("PMIX_RANK is not a rank: ") + rank);
+    env.rank = static_cast<pmix_rank_t>(r);
+    if (strncmp(uri, "unix:", 5) != 0)
+        return Status(PMIX_ERR_INIT, std::string("PMIXCPP_SERVER_URI is not unix:<path>: ") + uri);
+    env.socket_path = uri + 5;
+    if (env.socket_path.size() >= sizeof(sockaddr_un::sun_path))
+        return Status(PMIX_ERR_INIT, "server socket path too long: " + env.socket_path);
+    env.token = token;
+    return env;
+}
+
+Client::~Client() { _loop.stop(); }
+
+Status Client::start(const ClientEnv &env) {
+    memset(&_self, 0, sizeof(_self));
+    memcpy(_self.nspace, env.nspace.data(), env.nspace.size());
+    _self.rank = env.rank;
+    _data.set_self(env.nspace, env.rank);
+
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return Status(PMIX_ERR_INIT, std::string("socket: ") + strerror(errno));
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    memcpy(addr.sun_path, env.socket_path.data(), env.socket_path.size());
+    int rc;
+    do {
+        rc = ::connect(fd, reinterpret_cast<sockaddr *>(&addr), sizeof(addr));
+    } while (rc != 0 && errno == EINTR);
+    if (rc != 0) {
+        Status st(PMIX_ERR_UNREACH, "connect to " + env.socket_path + ": " + strerror(errno));
+        close(fd);
+        return st;
+    }
+    PMIXCPP_RETURN_IF_ERROR(_loop.start());
+    _loop.attach(
+        fd, [this](wire::Frame &&f) { on_frame(std::move(f)); },
+        [this](const Status &why) { on_close(why); });
+
+    wire::connect_request req;
+    req.nspace = env.nspace;
+    req.rank = env.rank;
+    req.token = env.token;
+    req.pid = static_cast<uint32_t>(getpid());
+    wire::Writer w;
+    PMIXCPP_RETURN_IF_ERROR(wire::encode(w, req));
+
+    struct Outcome {
+        Status status;
+        wire::connect_reply reply;
+    };
+    auto sync = std::make_shared<Sync<Outcome>>();
+    Status st = request(wire::msg_type::connect, w,
+                        [sync](pmix_status_t status, const std::string &msg, wire::Reader &body) {
+                            Outcome out;
+                            if (status != PMIX_SUCCESS) {
+                                out.status = Status(status, "server refused the connection: " + msg);
+                            } else {
+                                Status d = wire::decode(body, &out.reply);
+                                if (d.ok()) d = body.expect_end();
+                                out.status = d.with_context("connect reply");
+                            }
+                            sync->set(std::move(out));
+                        });
+    if (!st.ok()) {
+        _loop.stop();
+        return st;
+    }
+    if (!sync->wait_for(kConnectTimeout)) {
+        _loop.stop();
+        return Status(PMIX_ERR_TIMEOUT, "no answer from the server to connect");
+    }
+    Outcome &out = sync->value();
+    if (!out.status.ok()) {
+        _loop.stop();
+        return out.status;
+    }
+    _local_rank = out.reply.local_rank;
+
+    Mapping map;
+    st = map.map(out.reply.jobdata_path, out.reply.jobdata_size);
+    std::vector<wire::jobdata_entry> entries;
+    if (st.ok()) st = wire::decode_jobdata(map.bytes(), &entries).with_context(out.reply.jobdata_path);
+    if (!st.ok()) {
+        _loop.stop();
+        return st;
+    }
+    _data.load_jobdata(entries);
+    PMIXCPP_LOG_DEBUG("connected as %s:%u (local rank %u), %zu job-data entries", _self.nspace, _self.rank,
+                      _local_rank, entries.size());
+    return Status::success();
+}
+
+void Client::stop() {
+    if (_loop.connected()) {
+        wire::finalize_request req;
+        wire::Writer w;
+        if (wire::encode(w, req).ok()) {
+            auto sync = std::make_shared<Sync<int>>();
+            Status st =
+                request(wire::msg_type::finalize, w,
+                        [sync](pmix_status_t status, const std::string &msg, wire::Reader &) {
+                            if (status != PMIX_SUCCESS)
+                                PMIXCPP_LOG_DEBUG("finalize: %s %s", PMIx_Error_string(status), msg.c_str());
+                            sync->set(1);
+                        });
+            if (st.ok() && !sync->wait_for(kFinalizeTimeout))
+                PMIXCPP_LOG_WARNING("finalize: no answer from the server");
+        }
+    }
+    _loop.stop();
+    // Anything still pending is answered (the loop is gone, so run the handlers here).
+    std::unordered_map<uint32_t, PendingRequest> left;
+    {
+        std::lock_guard<std::mutex> g(_req_lock);
+        left.swap(_pending);
+        _closed = true;
+    }
+    for (auto &[id, p] : left) {
+        wire::Reader empty(nullptr, 0);
+        p.handler(PMIX_ERR_LOST_CONNECTION, "finalized", empty);
+    }
+}
+
+Status Client::request(wire::msg_type type, const wire::Writer &payload, ReplyHandler handler,
+                       double timeout_s) {
+    uint32_t id;
+    {
+        std::lock_guard<std::mutex> g(_req_lock);
+        if (_closed || !_loop.connected())
+            return Status(PMIX_ERR_LOST_CONNECTION, "not connected to the server");
+        do {
+            id = _next_id++;
+        } while (id == 0 || _pending.count(id) != 0);
+        _pending.emplace(id, PendingRequest{std::move(handler), 0});
+    }
+    auto frame = wire::encode_frame(static_cast<uint16_t>(type), 0, id, payload.data());
+    if (!frame.ok()) {
+        std::lock_guard<std::mutex> g(_req_lock);
+        _pending.erase(id);
+        return frame.status();
+    }
+    if (timeout_s > 0) {
+        auto delay = std::chrono::duration_cast<ProgressLoop::Clock::duration>(
+            std::chrono::duration<double>(timeout_s + kTimeoutGrace));
+        uint64_t timer = _loop.add_timer(delay, [this, id] {
+            wire::Reader empty(nullptr, 0);
+            complete(id, PMIX_ERR_TIMEOUT, "timed out (client side)", empty);
+        });
+        std::lock_guard<std::mutex> g(_req_lock);
+        auto it = _pending.find(id);
+        if (it != _pending.end()) it->second.timer = timer;
+    }
+    if (!_loop.send(std::move(frame.value()))) {
+        // The connection died in between: answer on the progress thread like any other failure.
+        _loop.post([this, id] {
+            wire::Reader empty(nullptr, 0);
+            complete(id, PMIX_ERR_LOST_CONNECTION, "connection to the server lost", empty);
+        });
+    }
+    PMIXCPP_LOG_TRACE("request %s id %u (%zu bytes)", wire::to_string(type), id, payload.size());
+    return Status::success();
+}
+
+void Client::complete(uint32_t id, pmix_status_t status, const std::string &message, wire::Reader &body) {
+    PendingRequest p;
+    {
+        std::lock_guard<std::mutex> g(_req_lock);
+        auto it = _pending.find(id);
+        if (it == _pending.end()) return;  // already answered (e.g. timed out locally)
+        p = std::move(it->second);
+        _pending.erase(it);
+    }
+    if (p.timer != 0) _loop.cancel_timer(p.timer);
+    try {
+        p.handler(status, message, body);
+    } catch (const std::exception &e) {
+        PMIXCPP_LOG_ERROR("reply handler for request %u failed: %s", id, e.what());
+    } catch (...) {
+        PMIXCPP_LOG_ERROR("reply handler for request %u failed", id);
+    }
+}
+
+void Client::on_frame(wire::Frame &&frame) {
+    if (frame.type != static_cast<uint16_t>(wire::msg_type::reply)) {
+        PMIXCPP_LOG_DEBUG("ignoring unexpected message type %u (id %u) from the server", frame.type,
+                          frame.id);
+        return;
+    }
+    if (frame.id == 0) {
+        PMIXCPP_LOG_DEBUG("ignoring unsolicited message from the server");
+        return;
+    }
+    wire::Reader r(frame.payload);
+    wire::reply_header hdr;
+    Status st = wire::decode(r, &hdr);
+    if (!st.ok()) {
+        PMIXCPP_LOG_ERROR("malformed reply %u from the server: %s", frame.id, st.message().c_str());
+        wire::Reader empty(nullptr, 0);
+        complete(frame.id, PMIX_ERR_UNPACK_FAILURE, st.message(), empty);
+        return;
+    }
+    complete(frame.id, hdr.status, hdr.message, r);
+}
+
+void Client::on_close(const Status &why) {
+    std::unordered_map<uint32_t, PendingRequest> left;
+    {
+        std::lock_guard<std::mutex> g(_req_lock);
+        left.swap(_pending);
+    }
+    if (!left.empty())
+        PMIXCPP_LOG_ERROR("lost the connection to the pmixcpp server (%s); failing %zu pending requests",
+                          why.message().c_str(), left.size());
+    for (auto &[id, p] : left) {
+        if (p.timer != 0) _loop.cancel_timer(p.timer);
+        wire::Reader empty(nullptr, 0);
+        try {
+            p.handler(PMIX_ERR_LOST_CONNECTION, why.message(), empty);
+        } catch (...) {
+        }
+    }
+}
+
+size_t Client::add_event_handler(EventHandler h, bool prepend) {
+    std::lock_guard<std::mutex> g(_ev_lock);
+    h.ref = _next_handler_ref++;
+    size_t ref = h.ref;
+    if (prepend)
+        _handlers.insert(_handlers.begin(), std::move(h));
+    else
+        _handlers.push_back(std::move(h));
+    return ref;
+}
+
+bool Client::remove_event_handler(size_t ref) {
+    std::lock_guard<std::mutex> g(_ev_lock);
+    auto it = std::find_if(_handlers.begin(), _handlers.end(),
+                           [ref](const EventHandler &h) { return h.ref == ref; });
+    if (it == _handlers.end()) return false;
+    _handlers.erase(it);
+    return true;
+}
+
+std::vector<EventHandler> Client::event_handlers_for(pmix_status_t status) {
+    std::vector<EventHandler> specific, generic;
+    std::lock_guard<std::mutex> g(_ev_lock);
+    for (auto &h : _handlers) {
+        if (h.codes.empty())
+            generic.push_back(h);
+        else if (std::find(h.codes.begin(), h.codes.end(), status) != h.codes.end())
+            specific.push_back(h);
+    }
+    // Handlers for specific codes run before default handlers, as in the standard.
+    specific.insert(specific.end(), generic.begin(), generic.end());
+    return specific;
+}
+
+std::vector<size_t> Client::event_handler_refs() {
+    std::lock_guard<std::mutex> g(_ev_lock);
+    std::vector<size_t> out;
+    for (auto &h : _handlers) out.push_back(h.ref);
+    return out;
+}
+
+}  // namespace pmixcpp::client

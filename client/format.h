@@ -1,0 +1,15 @@
+// Human-readable text of PMIx values (PMIx_Value_string, PMIx_Info_string, PMIx_Data_print).
+#pragma once
+
+#include <pmix_common.h>
+
+#include <string>
+
+namespace pmixcpp::client {
+
+// "Data type: PMIX_UINT32 Value: 42"
+std::string format_value(const pmix_value_t *value);
+// Just the value part ("42", "\"text\"", "nspace:3", "[1, 2]" ...).
+std::string format_value_data(const pmix_value_t *value);
+
+}  // namespace pmixcpp::client

@@ -1,0 +1,32 @@
+// The PMIx_Get engine: local lookup first (store.h order), then a get request to the server.
+#pragma once
+
+#include <pmix_common.h>
+
+#include <functional>
+
+#include "client.h"
+
+namespace pmixcpp::client {
+
+struct GetOptions {
+    bool optional = false;  // pmix.optional or pmix.immediate: local data only
+    bool refresh = false;   // pmix.get.refresh: skip the cache of fetched data
+    double timeout = 0;     // pmix.timeout (s), 0 = none
+};
+Result<GetOptions> parse_get_options(const pmix_info_t *info, size_t ninfo);
+
+enum class local_outcome { found, not_found, ask_server };
+
+// Try to answer from local data. key == nullptr asks for all of the proc's data (a
+// PMIX_DATA_ARRAY of PMIX_INFO). On `found` *out holds a copy.
+local_outcome get_local(Client &c, const pmix_proc_t &target, const char *key, const GetOptions &opt,
+                        pmix_value_t *out, Status *error);
+
+// Ask the server; `done` runs once on the progress thread with the status and (on success) the
+// value, which `done` may take over (it is destructed afterwards).
+using GetDone = std::function<void(pmix_status_t status, pmix_value_t *value)>;
+Status get_remote(Client &c, const pmix_proc_t &target, const char *key, const pmix_info_t *info,
+                  size_t ninfo, const GetOptions &opt, GetDone done);
+
+}  // namespace pmixcpp::client

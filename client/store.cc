@@ -1,0 +1,260 @@
+// Client-local key/value data (see store.h).
+#include "store.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+
+namespace pmixcpp::client {
+
+OwnedValue &OwnedValue::operator=(OwnedValue &&o) noexcept {
+    if (this != &o) {
+        value_destruct(&v);
+        v = o.v;
+        o.v = pmix_value_t{};
+        o.v.type = PMIX_UNDEF;
+    }
+    return *this;
+}
+
+OwnedValue OwnedValue::adopt(pmix_value_t *src) {
+    OwnedValue out;
+    out.v = *src;
+    *src = pmix_value_t{};
+    src->type = PMIX_UNDEF;
+    return out;
+}
+
+const char *to_string(lookup_source s) {
+    switch (s) {
+        case lookup_source::none:
+            return "none";
+        case lookup_source::internal:
+            return "internal";
+        case lookup_source::own:
+            return "own";
+        case lookup_source::job:
+            return "job";
+        case lookup_source::cache:
+            return "cache";
+    }
+    return "?";
+}
+
+// --- ProcStore ---------------------------------------------------------------------------------
+Status ProcStore::store(std::string_view nspace, pmix_rank_t rank, std::string_view key,
+                        const pmix_value_t *value) {
+    OwnedValue copy;
+    PMIXCPP_RETURN_IF_ERROR(value_xfer(&copy.v, value));
+    auto ns = _ns.find(nspace);
+    if (ns == _ns.end()) ns = _ns.emplace(std::string(nspace), RankMap{}).first;
+    auto &keys = ns->second[rank];
+    auto it = keys.find(key);
+    if (it != keys.end())
+        it->second = std::move(copy);
+    else
+        keys.emplace(std::string(key), std::move(copy));
+    return Status::success();
+}
+
+void ProcStore::adopt(std::string_view nspace, pmix_rank_t rank, std::string_view key, pmix_value_t *value) {
+    OwnedValue owned = OwnedValue::adopt(value);
+    auto ns = _ns.find(nspace);
+    if (ns == _ns.end()) ns = _ns.emplace(std::string(nspace), RankMap{}).first;
+    auto &keys = ns->second[rank];
+    auto it = keys.find(key);
+    if (it != keys.end())
+        it->second = std::move(owned);
+    else
+        keys.emplace(std::string(key), std::move(owned));
+}
+
+const KeyMap *ProcStore::proc(std::string_view nspace, pmix_rank_t rank) const {
+    auto ns = _ns.find(nspace);
+    if (ns == _ns.end()) return nullptr;
+    auto r = ns->second.find(rank);
+    return r == ns->second.end() ? nullptr : &r->second;
+}
+
+const pmix_value_t *ProcStore::find(std::string_view nspace, pmix_rank_t rank, std::string_view key) const {
+    const KeyMap *keys = proc(nspace, rank);
+    if (keys == nullptr) return nullptr;
+    auto it = keys->find(key);
+    return it == keys->end() ? nullptr : &it->second.v;
+}
+
+void ProcStore::erase_proc(std::string_view nspace, pmix_rank_t rank) {
+    auto ns = _ns.find(nspace);
+    if (ns != _ns.end()) ns->second.erase(rank);
+}
+
+std::vector<pmix_rank_t> ProcStore::ranks(std::string_view nspace) const {
+    std::vector<pmix_rank_t> out;
+    auto ns = _ns.find(nspace);
+    if (ns == _ns.end()) return out;
+    for (auto &[rank, keys] : ns->second)
+        if (!keys.empty()) out.push_back(rank);
+    return out;
+}
+
+// --- LocalData ---------------------------------------------------------------------------------
+void LocalData::set_self(std::string_view nspace, pmix_rank_t rank) {
+    _nspace.assign(nspace);
+    _rank = rank;
+}
+
+void LocalData::load_jobdata(std::vector<wire::jobdata_entry> &entries) {
+    for (auto &entry : entries) {
+        for (size_t i = 0; i < entry.infos.size(); ++i) {
+            pmix_info_t &info = entry.infos[i];
+            _job.adopt(_nspace, entry.rank, std::string_view(info.key, strnlen(info.key, PMIX_MAX_KEYLEN)),
+                       &info.value);
+        }
+    }
+}
+
+Status LocalData::store_internal(const pmix_proc_t &proc, std::string_view key, const pmix_value_t *value) {
+    std::string_view ns = proc.nspace[0] == '\0' ? std::string_view(_nspace) : std::string_view(proc.nspace);
+    std::unique_lock<std::shared_mutex> g(_lock);
+    return _internal.store(ns, proc.rank, key, value);
+}
+
+Status LocalData::put(pmix_scope_t scope, std::string_view key, const pmix_value_t *value) {
+    OwnedValue queued;
+    if (scope != PMIX_INTERNAL) PMIXCPP_RETURN_IF_ERROR(value_xfer(&queued.v, value));
+    std::unique_lock<std::shared_mutex> g(_lock);
+    PMIXCPP_RETURN_IF_ERROR(_own.store(_nspace, _rank, key, value));
+    if (scope == PMIX_INTERNAL) return Status::success();
+    for (auto &p : _pending) {
+        if (p.key == key) {
+            p.scope = static_cast<uint8_t>(scope);
+            p.value = std::move(queued);
+            return Status::success();
+        }
+    }
+    _pending.push_back(Pending{static_cast<uint8_t>(scope), std::string(key), std::move(queued)});
+    return Status::success();
+}
+
+size_t LocalData::pending_count() const {
+    std::shared_lock<std::shared_mutex> g(_lock);
+    return _pending.size();
+}
+
+wire::commit_request LocalData::take_pending() {
+    std::vector<Pending> pending;
+    {
+        std::unique_lock<std::shared_mutex> g(_lock);
+        pending.swap(_pending);
+    }
+    wire::commit_request req;
+    if (pending.empty()) return req;
+    auto *infos = static_cast<pmix_info_t *>(calloc(pending.size(), sizeof(pmix_info_t)));
+    if (infos == nullptr) throw std::bad_alloc();
+    for (size_t i = 0; i < pending.size(); ++i) {
+        memcpy(infos[i].key, pending[i].key.data(), pending[i].key.size());
+        infos[i].value = pending[i].value.v;
+        pending[i].value.v = pmix_value_t{};
+        pending[i].value.v.type = PMIX_UNDEF;
+        req.scopes.push_back(pending[i].scope);
+    }
+    req.infos = InfoArray(infos, pending.size());
+    return req;
+}
+
+void LocalData::cache_proc(const pmix_proc_t &proc, wire::get_reply &reply) {
+    std::string_view ns = proc.nspace[0] == '\0' ? std::string_view(_nspace) : std::string_view(proc.nspace);
+    std::unique_lock<std::shared_mutex> g(_lock);
+    _cache.erase_proc(ns, proc.rank);
+    for (size_t i = 0; i < reply.data.size(); ++i) {
+        pmix_info_t &info = reply.data[i];
+        _cache.adopt(ns, proc.rank, std::string_view(info.key, strnlen(info.key, PMIX_MAX_KEYLEN)),
+                     &info.value);
+    }
+}
+
+void LocalData::clear_cache() {
+    std::unique_lock<std::shared_mutex> g(_lock);
+    _cache.clear();
+}
+
+const pmix_value_t *LocalData::find_locked(std::string_view ns, pmix_rank_t rank, std::string_view key,
+                                           bool use_cache, lookup_source *src) const {
+    bool own_ns = ns == _nspace;
+    if (const pmix_value_t *v = _internal.find(ns, rank, key)) {
+        *src = lookup_source::internal;
+        return v;
+    }
+    if (own_ns && rank == _rank) {
+        if (const pmix_value_t *v = _own.find(ns, rank, key)) {
+            *src = lookup_source::own;
+            return v;
+        }
+    }
+    if (own_ns) {
+        if (const pmix_value_t *v = _job.find(ns, rank, key)) {
+            *src = lookup_source::job;
+            return v;
+        }
+        if (rank != PMIX_RANK_WILDCARD) {
+            if (const pmix_value_t *v = _job.find(ns, PMIX_RANK_WILDCARD, key)) {
+                *src = lookup_source::job;
+                return v;
+            }
+        }
+    }
+    if (use_cache) {
+        if (const pmix_value_t *v = _cache.find(ns, rank, key)) {
+            *src = lookup_source::cache;
+            return v;
+        }
+    }
+    *src = lookup_source::none;
+    return nullptr;
+}
+
+Result<lookup_source> LocalData::lookup(const pmix_proc_t &proc, std::string_view key, bool use_cache,
+                                        pmix_value_t *out) const {
+    std::string_view ns = proc.nspace[0] == '\0' ? std::string_view(_nspace) : std::string_view(proc.nspace);
+    lookup_source src = lookup_source::none;
+    std::shared_lock<std::shared_mutex> g(_lock);
+    const pmix_value_t *v;
+    if (proc.rank == PMIX_RANK_UNDEF) {
+        v = find_locked(ns, PMIX_RANK_WILDCARD, key, use_cache, &src);
+        if (v == nullptr && ns == _nspace) v = find_locked(ns, _rank, key, use_cache, &src);
+    } else {
+        v = find_locked(ns, proc.rank, key, use_cache, &src);
+    }
+    if (v == nullptr) return lookup_source::none;
+    PMIXCPP_RETURN_IF_ERROR(value_xfer(out, v));
+    return src;
+}
+
+Result<InfoArray> LocalData::collect(const pmix_proc_t &proc) const {
+    std::string_view ns = proc.nspace[0] == '\0' ? std::string_view(_nspace) : std::string_view(proc.nspace);
+    pmix_rank_t rank = proc.rank == PMIX_RANK_UNDEF ? PMIX_RANK_WILDCARD : proc.rank;
+    std::shared_lock<std::shared_mutex> g(_lock);
+    // Later sources do not override earlier ones (same order as lookup).
+    std::unordered_map<std::string_view, const pmix_value_t *> seen;
+    std::vector<std::pair<std::string_view, const pmix_value_t *>> order;
+    auto add_all = [&](const KeyMap *keys) {
+        if (keys == nullptr) return;
+        for (auto &[k, v] : *keys)
+            if (seen.emplace(k, &v.v).second) order.emplace_back(k, &v.v);
+    };
+    add_all(_internal.proc(ns, rank));
+    if (ns == _nspace && rank == _rank) add_all(_own.proc(ns, rank));
+    if (ns == _nspace) add_all(_job.proc(ns, rank));
+    add_all(_cache.proc(ns, rank));
+    if (order.empty()) return Status(PMIX_ERR_NOT_FOUND, "no data for that proc");
+    auto *infos = static_cast<pmix_info_t *>(calloc(order.size(), sizeof(pmix_info_t)));
+    if (infos == nullptr) return Status(PMIX_ERR_NOMEM, "out of memory");
+    InfoArray arr(infos, order.size());
+    for (size_t i = 0; i < order.size(); ++i) {
+        memcpy(infos[i].key, order[i].first.data(), std::min<size_t>(order[i].first.size(), PMIX_MAX_KEYLEN));
+        PMIXCPP_RETURN_IF_ERROR(value_xfer(&infos[i].value, order[i].second));
+    }
+    return arr;
+}
+
+}  // namespace pmixcpp::client

@@ -1,0 +1,135 @@
+// Client-local key/value data and the PMIx_Get lookup order. No I/O: unit-tested on its own.
+//
+// Lookup order (first hit wins):
+//   1. values stored with PMIx_Store_internal (any proc);
+//   2. this process's own Puts (only when the target is this process);
+//   3. job data of this namespace from the server's job-data file: the rank's own entry, then the
+//      job-level (PMIX_RANK_WILDCARD) entry;
+//   4. the cache of data fetched from the server (unless the caller asks for a refresh).
+// A target rank of PMIX_RANK_UNDEF searches the job level first, then this process.
+//
+// Threading: job data is written once during PMIx_Init (before other threads can see the store)
+// and read without locks afterwards; the other tables are guarded by a shared mutex.
+#pragma once
+
+#include <pmix_common.h>
+
+#include <cstdint>
+#include <functional>
+#include <shared_mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "status.h"
+#include "value.h"
+#include "wire/messages.h"
+
+namespace pmixcpp::client {
+
+// A pmix_value_t that owns its content and can be moved (shallowly) between tables.
+struct OwnedValue {
+    pmix_value_t v{};
+    OwnedValue() { v.type = PMIX_UNDEF; }
+    ~OwnedValue() { value_destruct(&v); }
+    OwnedValue(OwnedValue &&o) noexcept : v(o.v) {
+        o.v = pmix_value_t{};
+        o.v.type = PMIX_UNDEF;
+    }
+    OwnedValue &operator=(OwnedValue &&o) noexcept;
+    OwnedValue(const OwnedValue &) = delete;
+    OwnedValue &operator=(const OwnedValue &) = delete;
+    // Take over what `src` owns, leaving it PMIX_UNDEF.
+    static OwnedValue adopt(pmix_value_t *src);
+};
+
+struct StringHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+};
+using KeyMap = std::unordered_map<std::string, OwnedValue, StringHash, std::equal_to<>>;
+
+// (namespace, rank, key) -> value.
+class ProcStore {
+public:
+    // Deep copy of `value` under (nspace, rank, key), replacing an older value.
+    Status store(std::string_view nspace, pmix_rank_t rank, std::string_view key, const pmix_value_t *value);
+    // Same, taking over `value`'s content (left PMIX_UNDEF).
+    void adopt(std::string_view nspace, pmix_rank_t rank, std::string_view key, pmix_value_t *value);
+    const pmix_value_t *find(std::string_view nspace, pmix_rank_t rank, std::string_view key) const;
+    // Every key of one proc (nullptr if none).
+    const KeyMap *proc(std::string_view nspace, pmix_rank_t rank) const;
+    void erase_proc(std::string_view nspace, pmix_rank_t rank);
+    void clear() { _ns.clear(); }
+    bool empty() const { return _ns.empty(); }
+    // Ranks (of nspace) that have at least one key, unsorted.
+    std::vector<pmix_rank_t> ranks(std::string_view nspace) const;
+
+private:
+    using RankMap = std::unordered_map<pmix_rank_t, KeyMap>;
+    std::unordered_map<std::string, RankMap, StringHash, std::equal_to<>> _ns;
+};
+
+enum class lookup_source { none, internal, own, job, cache };
+const char *to_string(lookup_source s);
+
+class LocalData {
+public:
+    void set_self(std::string_view nspace, pmix_rank_t rank);
+    const std::string &nspace() const { return _nspace; }
+    pmix_rank_t rank() const { return _rank; }
+    bool is_own_nspace(const char *nspace) const {
+        return nspace == nullptr || nspace[0] == '\0' || _nspace == nspace;
+    }
+
+    // Install the decoded job-data file (values are taken over, not copied). Call once, before
+    // the store is shared between threads.
+    void load_jobdata(std::vector<wire::jobdata_entry> &entries);
+    // Job data of this namespace (immutable after load_jobdata: no lock needed).
+    const pmix_value_t *job_value(pmix_rank_t rank, std::string_view key) const {
+        return _job.find(_nspace, rank, key);
+    }
+    const KeyMap *job_proc(pmix_rank_t rank) const { return _job.proc(_nspace, rank); }
+    std::vector<pmix_rank_t> job_ranks() const { return _job.ranks(_nspace); }
+
+    Status store_internal(const pmix_proc_t &proc, std::string_view key, const pmix_value_t *value);
+    // PMIx_Put: visible to this process at once; queued for the next commit unless PMIX_INTERNAL.
+    Status put(pmix_scope_t scope, std::string_view key, const pmix_value_t *value);
+    // Everything put since the last commit (the queue is emptied).
+    wire::commit_request take_pending();
+    size_t pending_count() const;
+
+    // Replace the cached data of one proc with what a get reply carried (values taken over).
+    void cache_proc(const pmix_proc_t &proc, wire::get_reply &reply);
+    void clear_cache();
+
+    // Find `key` for `proc` (nspace "" = this namespace) and deep-copy it into *out (which must
+    // be empty). Returns where it was found, lookup_source::none if nowhere.
+    Result<lookup_source> lookup(const pmix_proc_t &proc, std::string_view key, bool use_cache,
+                                 pmix_value_t *out) const;
+
+    // All keys of a proc visible locally, as a calloc'ed info array (for a Get with a NULL key).
+    Result<InfoArray> collect(const pmix_proc_t &proc) const;
+
+private:
+    const pmix_value_t *find_locked(std::string_view ns, pmix_rank_t rank, std::string_view key,
+                                    bool use_cache, lookup_source *src) const;
+
+    std::string _nspace;
+    pmix_rank_t _rank = PMIX_RANK_UNDEF;
+    ProcStore _job;  // immutable after load_jobdata
+
+    mutable std::shared_mutex _lock;
+    ProcStore _internal;
+    ProcStore _own;
+    ProcStore _cache;
+    struct Pending {
+        uint8_t scope;
+        std::string key;
+        OwnedValue value;
+    };
+    std::vector<Pending> _pending;
+};
+
+}  // namespace pmixcpp::client

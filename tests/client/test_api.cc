@@ -1,0 +1,208 @@
+// The C API without a server: PMIX_ERR_INIT everywhere, argument checks, value/info/list
+// helpers, data pack/unpack, names.
+#include <gtest/gtest.h>
+#include <pmix.h>
+#include <pmix_server.h>
+#include <pmix_tool.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+TEST(ApiNoServer, VersionAndNames) {
+    const char *v = PMIx_Get_version();
+    ASSERT_NE(v, nullptr);
+    EXPECT_EQ(std::string(v).substr(0, 2), "4.");
+    EXPECT_STREQ(PMIx_Error_string(PMIX_ERR_NOT_FOUND), "PMIX_ERR_NOT_FOUND");
+    EXPECT_STREQ(PMIx_Data_type_string(PMIX_BYTE_OBJECT), "PMIX_BYTE_OBJECT");
+    EXPECT_STREQ(PMIx_Get_attribute_string("PMIX_JOB_SIZE"), "pmix.job.size");
+    EXPECT_STREQ(PMIx_Get_attribute_name("pmix.job.size"), "PMIX_JOB_SIZE");
+    EXPECT_STREQ(PMIx_Get_attribute_string("not.an.attribute"), "not.an.attribute");
+    char *s = PMIx_Info_directives_string(PMIX_INFO_REQD);
+    ASSERT_NE(s, nullptr);
+    free(s);
+}
+
+TEST(ApiNoServer, EverythingNeedsInit) {
+    unsetenv("PMIX_NAMESPACE");
+    pmix_proc_t me;
+    EXPECT_EQ(PMIx_Init(&me, nullptr, 0), PMIX_ERR_INIT);  // not started by our server
+    EXPECT_EQ(PMIx_Initialized(), 0);
+    pmix_value_t val;
+    uint32_t u = 1;
+    PMIX_VALUE_LOAD(&val, &u, PMIX_UINT32);
+    pmix_value_t *out = nullptr;
+    EXPECT_EQ(PMIx_Put(PMIX_GLOBAL, "k", &val), PMIX_ERR_INIT);
+    EXPECT_EQ(PMIx_Commit(), PMIX_ERR_INIT);
+    EXPECT_EQ(PMIx_Get(nullptr, "k", nullptr, 0, &out), PMIX_ERR_INIT);
+    EXPECT_EQ(PMIx_Fence(nullptr, 0, nullptr, 0), PMIX_ERR_INIT);
+    EXPECT_EQ(PMIx_Fence_nb(nullptr, 0, nullptr, 0, nullptr, nullptr), PMIX_ERR_INIT);
+    EXPECT_EQ(PMIx_Store_internal(&me, "k", &val), PMIX_ERR_INIT);
+    EXPECT_EQ(PMIx_Finalize(nullptr, 0), PMIX_ERR_INIT);
+    EXPECT_EQ(PMIx_Abort(1, "x", nullptr, 0), PMIX_ERR_INIT);
+    EXPECT_EQ(PMIx_Register_event_handler(nullptr, 0, nullptr, 0, nullptr, nullptr, nullptr), PMIX_ERR_INIT);
+    EXPECT_EQ(PMIx_Job_control_nb(nullptr, 0, nullptr, 0, nullptr, nullptr), PMIX_ERR_INIT);
+    pmix_proc_t *procs;
+    size_t n;
+    EXPECT_EQ(PMIx_Resolve_peers(nullptr, nullptr, &procs, &n), PMIX_ERR_INIT);
+    // Unsupported calls answer at once.
+    EXPECT_EQ(PMIx_Publish(nullptr, 0), PMIX_ERR_NOT_SUPPORTED);
+    EXPECT_EQ(PMIx_Query_info_nb(nullptr, 0, nullptr, nullptr), PMIX_ERR_NOT_SUPPORTED);
+    EXPECT_EQ(PMIx_server_init(nullptr, nullptr, 0), PMIX_ERR_NOT_SUPPORTED);
+    EXPECT_EQ(PMIx_tool_init(nullptr, nullptr, 0), PMIX_ERR_NOT_SUPPORTED);
+}
+
+TEST(ApiNoServer, LogBeforeInitStillPrints) {
+    pmix_info_t i;
+    PMIX_INFO_LOAD(&i, PMIX_LOG_MSG, "early error text", PMIX_STRING);
+    testing::internal::CaptureStderr();
+    EXPECT_EQ(PMIx_Log_nb(&i, 1, nullptr, 0, nullptr, nullptr), PMIX_ERR_INIT);
+    std::string err = testing::internal::GetCapturedStderr();
+    EXPECT_NE(err.find("early error text"), std::string::npos);
+    PMIX_INFO_DESTRUCT(&i);
+}
+
+TEST(ValueHelpers, LoadUnloadXferCompare) {
+    pmix_value_t a, b;
+    PMIX_VALUE_LOAD(&a, "text", PMIX_STRING);
+    ASSERT_EQ(PMIx_Value_xfer(&b, &a), PMIX_SUCCESS);
+    EXPECT_EQ(PMIx_Value_compare(&a, &b), PMIX_EQUAL);
+    EXPECT_NE(a.data.string, b.data.string);
+    void *data = nullptr;
+    size_t sz = 0;
+    ASSERT_EQ(PMIx_Value_unload(&b, &data, &sz), PMIX_SUCCESS);
+    EXPECT_STREQ(static_cast<char *>(data), "text");
+    free(data);
+    char *str = PMIx_Value_string(&a);
+    ASSERT_NE(str, nullptr);
+    EXPECT_NE(std::string(str).find("text"), std::string::npos);
+    free(str);
+    PMIx_Value_destruct(&a);
+    PMIx_Value_destruct(&b);
+    EXPECT_EQ(PMIx_Value_xfer(nullptr, &a), PMIX_ERR_BAD_PARAM);
+    EXPECT_EQ(PMIx_Value_load(nullptr, "x", PMIX_STRING), PMIX_ERR_BAD_PARAM);
+}
+
+TEST(InfoHelpers, LoadRejectsBadKeys) {
+    pmix_info_t i;
+    uint32_t u = 3;
+    std::string longkey(PMIX_MAX_KEYLEN + 1, 'k');
+    EXPECT_EQ(PMIx_Info_load(&i, nullptr, &u, PMIX_UINT32), PMIX_ERR_BAD_PARAM);
+    EXPECT_EQ(PMIx_Info_load(&i, longkey.c_str(), &u, PMIX_UINT32), PMIX_ERR_BAD_PARAM);
+    std::string maxkey(PMIX_MAX_KEYLEN, 'k');
+    ASSERT_EQ(PMIx_Info_load(&i, maxkey.c_str(), &u, PMIX_UINT32), PMIX_SUCCESS);
+    EXPECT_EQ(strlen(i.key), static_cast<size_t>(PMIX_MAX_KEYLEN));
+    PMIX_INFO_DESTRUCT(&i);
+}
+
+TEST(InfoList, AddXferInsertConvert) {
+    void *list = PMIx_Info_list_start();
+    ASSERT_NE(list, nullptr);
+    pmix_data_array_t empty;
+    EXPECT_EQ(PMIx_Info_list_convert(list, &empty), PMIX_ERR_EMPTY);
+    uint32_t u = 7;
+    ASSERT_EQ(PMIx_Info_list_add(list, "a", &u, PMIX_UINT32), PMIX_SUCCESS);
+    ASSERT_EQ(PMIx_Info_list_add(list, "b", "str", PMIX_STRING), PMIX_SUCCESS);
+    EXPECT_EQ(PMIx_Info_list_add(list, nullptr, &u, PMIX_UINT32), PMIX_ERR_BAD_PARAM);
+    pmix_info_t x;
+    PMIX_INFO_LOAD(&x, "c", "copied", PMIX_STRING);
+    ASSERT_EQ(PMIx_Info_list_xfer(list, &x), PMIX_SUCCESS);
+    ASSERT_EQ(PMIx_Info_list_insert(list, &x), PMIX_SUCCESS);  // caller keeps ownership
+    pmix_data_array_t arr;
+    ASSERT_EQ(PMIx_Info_list_convert(list, &arr), PMIX_SUCCESS);
+    PMIx_Info_list_release(list);
+    ASSERT_EQ(arr.type, PMIX_INFO);
+    ASSERT_EQ(arr.size, 4u);
+    auto *infos = static_cast<pmix_info_t *>(arr.array);
+    EXPECT_STREQ(infos[0].key, "a");
+    EXPECT_EQ(infos[0].value.data.uint32, 7u);
+    EXPECT_STREQ(infos[1].value.data.string, "str");
+    EXPECT_STREQ(infos[2].value.data.string, "copied");
+    EXPECT_STREQ(infos[3].value.data.string, "copied");
+    EXPECT_EQ(infos[3].flags & PMIX_INFO_PERSISTENT, 0u);
+    PMIx_Data_array_destruct(&arr);
+    PMIX_INFO_DESTRUCT(&x);
+}
+
+TEST(DataBuffer, PackUnpackRoundTrip) {
+    pmix_data_buffer_t *buf;
+    PMIX_DATA_BUFFER_CREATE(buf);
+    int32_t ints[3] = {1, -2, 3};
+    ASSERT_EQ(PMIx_Data_pack(nullptr, buf, ints, 3, PMIX_INT32), PMIX_SUCCESS);
+    const char *strs[2] = {"one", "two"};
+    ASSERT_EQ(PMIx_Data_pack(nullptr, buf, strs, 2, PMIX_STRING), PMIX_SUCCESS);
+    pmix_proc_t p{};
+    strcpy(p.nspace, "ns");
+    p.rank = 5;
+    ASSERT_EQ(PMIx_Data_pack(nullptr, buf, &p, 1, PMIX_PROC), PMIX_SUCCESS);
+    pmix_value_t v;
+    PMIX_VALUE_LOAD(&v, "val", PMIX_STRING);
+    ASSERT_EQ(PMIx_Data_pack(nullptr, buf, &v, 1, PMIX_VALUE), PMIX_SUCCESS);
+    PMIX_VALUE_DESTRUCT(&v);
+    EXPECT_EQ(PMIx_Data_pack(nullptr, buf, nullptr, 1, PMIX_INT32), PMIX_ERR_BAD_PARAM);
+
+    // Move the payload through a byte object, as a transport would.
+    pmix_byte_object_t bo;
+    PMIX_DATA_BUFFER_UNLOAD(buf, bo.bytes, bo.size);
+    PMIX_DATA_BUFFER_RELEASE(buf);
+    pmix_data_buffer_t rb;
+    PMIX_DATA_BUFFER_CONSTRUCT(&rb);
+    PMIX_DATA_BUFFER_LOAD(&rb, bo.bytes, bo.size);
+
+    int32_t got[3];
+    int32_t n = 2;
+    EXPECT_EQ(PMIx_Data_unpack(nullptr, &rb, got, &n, PMIX_INT32), PMIX_ERR_UNPACK_INADEQUATE_SPACE);
+    n = 3;
+    EXPECT_EQ(PMIx_Data_unpack(nullptr, &rb, got, &n, PMIX_STRING),
+              PMIX_ERR_UNPACK_FAILURE);  // type mismatch
+    ASSERT_EQ(PMIx_Data_unpack(nullptr, &rb, got, &n, PMIX_INT32), PMIX_SUCCESS);
+    EXPECT_EQ(n, 3);
+    EXPECT_EQ(got[1], -2);
+    char *gs[2];
+    n = 2;
+    ASSERT_EQ(PMIx_Data_unpack(nullptr, &rb, gs, &n, PMIX_STRING), PMIX_SUCCESS);
+    EXPECT_STREQ(gs[0], "one");
+    EXPECT_STREQ(gs[1], "two");
+    free(gs[0]);
+    free(gs[1]);
+
+    // copy_payload moves the unread rest into another buffer
+    pmix_data_buffer_t rest;
+    PMIX_DATA_BUFFER_CONSTRUCT(&rest);
+    ASSERT_EQ(PMIx_Data_copy_payload(&rest, &rb), PMIX_SUCCESS);
+    pmix_proc_t gp;
+    n = 1;
+    ASSERT_EQ(PMIx_Data_unpack(nullptr, &rest, &gp, &n, PMIX_PROC), PMIX_SUCCESS);
+    EXPECT_STREQ(gp.nspace, "ns");
+    EXPECT_EQ(gp.rank, 5u);
+    pmix_value_t gv;
+    n = 1;
+    ASSERT_EQ(PMIx_Data_unpack(nullptr, &rest, &gv, &n, PMIX_VALUE), PMIX_SUCCESS);
+    EXPECT_STREQ(gv.data.string, "val");
+    PMIX_VALUE_DESTRUCT(&gv);
+    n = 1;
+    EXPECT_EQ(PMIx_Data_unpack(nullptr, &rest, &gv, &n, PMIX_VALUE), PMIX_ERR_UNPACK_READ_PAST_END_OF_BUFFER);
+    PMIX_DATA_BUFFER_DESTRUCT(&rest);
+    PMIX_DATA_BUFFER_DESTRUCT(&rb);
+}
+
+TEST(DataBuffer, CopyAndPrint) {
+    uint64_t x = 42;
+    void *copy = nullptr;
+    ASSERT_EQ(PMIx_Data_copy(&copy, &x, PMIX_UINT64), PMIX_SUCCESS);
+    EXPECT_EQ(*static_cast<uint64_t *>(copy), 42u);
+    free(copy);
+    char s[] = "abc";
+    ASSERT_EQ(PMIx_Data_copy(&copy, s, PMIX_STRING), PMIX_SUCCESS);
+    EXPECT_STREQ(static_cast<char *>(copy), "abc");
+    free(copy);
+    char *out = nullptr;
+    char prefix[] = ">> ";
+    ASSERT_EQ(PMIx_Data_print(&out, prefix, &x, PMIX_UINT64), PMIX_SUCCESS);
+    EXPECT_NE(std::string(out).find("42"), std::string::npos);
+    EXPECT_EQ(std::string(out).substr(0, 3), ">> ");
+    free(out);
+    uint8_t *cz = nullptr;
+    size_t nz = 0;
+    EXPECT_FALSE(PMIx_Data_compress(reinterpret_cast<const uint8_t *>("aaaa"), 4, &cz, &nz));
+}

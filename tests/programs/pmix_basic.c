@@ -1,0 +1,205 @@
+/* Basic client behaviour: init, job data with exact types, put/commit/fence/get in every scope
+ * across the local ranks, Store_internal, Resolve_peers/nodes, version and name strings.
+ * Run with: srun --mpi=pmixcpp -N1 -n8 pmix_basic */
+#include <unistd.h>
+
+#include "ptest.h"
+
+static pmix_proc_t me;
+
+static void check_key(pmix_rank_t rank, const char *key, pmix_data_type_t type, int required) {
+    pmix_proc_t p = me;
+    pmix_value_t *v = NULL;
+    pmix_info_t *opt = ptest_bool_info(PMIX_OPTIONAL, 1);
+    p.rank = rank;
+    pmix_status_t rc = PMIx_Get(&p, key, opt, 1, &v);
+    if (rc != PMIX_SUCCESS) {
+        CHECK(!required, "get %s (rank %d): %s", key, (int)rank, PMIx_Error_string(rc));
+        return;
+    }
+    CHECK(v->type == type, "get %s (rank %d) type %s (want %s)", key, (int)rank, PMIx_Data_type_string(v->type),
+          PMIx_Data_type_string(type));
+    PMIX_VALUE_RELEASE(v);
+}
+
+static pmix_status_t get_u32(pmix_rank_t rank, const char *key, uint32_t *out) {
+    pmix_proc_t p = me;
+    pmix_value_t *v = NULL;
+    p.rank = rank;
+    pmix_status_t rc = PMIx_Get(&p, key, NULL, 0, &v);
+    if (rc != PMIX_SUCCESS) return rc;
+    if (v->type != PMIX_UINT32) rc = PMIX_ERR_TYPE_MISMATCH;
+    else *out = v->data.uint32;
+    PMIX_VALUE_RELEASE(v);
+    return rc;
+}
+
+int main(void) {
+    pmix_status_t rc;
+    const char *ver = PMIx_Get_version();
+    CHECK(ver != NULL && ver[0] == '4' && ver[1] == '.', "version %s starts with 4.", ver ? ver : "(null)");
+    CHECK(!PMIx_Initialized(), "not initialized before PMIx_Init");
+
+    rc = PMIx_Init(&me, NULL, 0);
+    if (rc != PMIX_SUCCESS) {
+        printf("FAIL rank ?: PMIx_Init: %s\n", PMIx_Error_string(rc));
+        return 1;
+    }
+    ptest_rank = (int)me.rank;
+    CHECK(PMIx_Initialized(), "initialized");
+    const char *env_rank = getenv("PMIX_RANK");
+    CHECK(env_rank && (pmix_rank_t)atoi(env_rank) == me.rank, "rank %u matches PMIX_RANK", me.rank);
+    CHECK(strcmp(me.nspace, getenv("PMIX_NAMESPACE")) == 0, "namespace %s", me.nspace);
+
+    /* Job data, exact types as OpenMPI checks them */
+    check_key(PMIX_RANK_WILDCARD, PMIX_JOB_SIZE, PMIX_UINT32, 1);
+    check_key(PMIX_RANK_WILDCARD, PMIX_MAX_PROCS, PMIX_UINT32, 1);
+    check_key(PMIX_RANK_WILDCARD, PMIX_LOCAL_SIZE, PMIX_UINT32, 1);
+    check_key(PMIX_RANK_WILDCARD, PMIX_LOCAL_PEERS, PMIX_STRING, 1);
+    check_key(PMIX_RANK_WILDCARD, PMIX_NUM_NODES, PMIX_UINT32, 1);
+    check_key(PMIX_RANK_WILDCARD, PMIX_UNIV_SIZE, PMIX_UINT32, 1);
+    check_key(PMIX_RANK_WILDCARD, PMIX_TMPDIR, PMIX_STRING, 1);
+    check_key(PMIX_RANK_WILDCARD, PMIX_NSDIR, PMIX_STRING, 1);
+    check_key(PMIX_RANK_WILDCARD, PMIX_TDIR_RMCLEAN, PMIX_BOOL, 1);
+    check_key(me.rank, PMIX_LOCAL_RANK, PMIX_UINT16, 1);
+    check_key(me.rank, PMIX_NODE_RANK, PMIX_UINT16, 1);
+    check_key(me.rank, PMIX_APPNUM, PMIX_UINT32, 1);
+    check_key(me.rank, PMIX_RANK, PMIX_PROC_RANK, 1);
+    check_key(me.rank, PMIX_JOB_SIZE, PMIX_UINT32, 1); /* job-level key asked with a rank */
+
+    uint32_t size = 0, lsize = 0;
+    CHECK_RC(PMIX_SUCCESS, get_u32(PMIX_RANK_WILDCARD, PMIX_JOB_SIZE, &size));
+    CHECK_RC(PMIX_SUCCESS, get_u32(PMIX_RANK_WILDCARD, PMIX_LOCAL_SIZE, &lsize));
+    CHECK(size >= 1 && me.rank < size, "job size %u", size);
+    for (pmix_rank_t r = 0; r < size; r++) check_key(r, PMIX_HOSTNAME, PMIX_STRING, 1);
+
+    /* Put in every scope, commit, fence with collect, read the peers' values */
+    pmix_value_t val;
+    char key[64], text[64];
+    uint32_t u = 1000 + me.rank;
+    PMIX_VALUE_LOAD(&val, &u, PMIX_UINT32);
+    CHECK_RC(PMIX_SUCCESS, PMIx_Put(PMIX_GLOBAL, "basic.global", &val));
+    snprintf(text, sizeof(text), "local-%u", me.rank);
+    PMIX_VALUE_LOAD(&val, text, PMIX_STRING);
+    CHECK_RC(PMIX_SUCCESS, PMIx_Put(PMIX_LOCAL, "basic.local", &val));
+    PMIX_VALUE_DESTRUCT(&val);
+    PMIX_VALUE_LOAD(&val, text, PMIX_STRING);
+    CHECK_RC(PMIX_SUCCESS, PMIx_Put(PMIX_REMOTE, "basic.remote", &val));
+    PMIX_VALUE_DESTRUCT(&val);
+    PMIX_VALUE_LOAD(&val, text, PMIX_STRING);
+    CHECK_RC(PMIX_SUCCESS, PMIx_Put(PMIX_INTERNAL, "basic.internal", &val));
+    PMIX_VALUE_DESTRUCT(&val);
+    pmix_byte_object_t bo;
+    char blob[100];
+    for (int i = 0; i < 100; i++) blob[i] = (char)(i + me.rank);
+    bo.bytes = blob;
+    bo.size = sizeof(blob);
+    PMIX_VALUE_LOAD(&val, &bo, PMIX_BYTE_OBJECT);
+    CHECK_RC(PMIX_SUCCESS, PMIx_Put(PMIX_GLOBAL, "basic.blob", &val));
+    PMIX_VALUE_DESTRUCT(&val);
+    CHECK_RC(PMIX_SUCCESS, PMIx_Commit());
+
+    /* Own values are visible at once, even INTERNAL ones */
+    pmix_value_t *v = NULL;
+    CHECK_RC(PMIX_SUCCESS, PMIx_Get(&me, "basic.internal", NULL, 0, &v));
+    if (v) PMIX_VALUE_RELEASE(v);
+
+    pmix_info_t *collect = ptest_bool_info(PMIX_COLLECT_DATA, 1);
+    CHECK_RC(PMIX_SUCCESS, PMIx_Fence(NULL, 0, collect, 1));
+
+    for (pmix_rank_t r = 0; r < size; r++) {
+        pmix_proc_t p = me;
+        p.rank = r;
+        v = NULL;
+        rc = PMIx_Get(&p, "basic.global", NULL, 0, &v);
+        CHECK(rc == PMIX_SUCCESS && v && v->type == PMIX_UINT32 && v->data.uint32 == 1000 + r,
+              "global value of rank %u: %s", r, PMIx_Error_string(rc));
+        if (v) PMIX_VALUE_RELEASE(v);
+        v = NULL;
+        rc = PMIx_Get(&p, "basic.local", NULL, 0, &v);
+        snprintf(text, sizeof(text), "local-%u", r);
+        CHECK(rc == PMIX_SUCCESS && v && v->type == PMIX_STRING && strcmp(v->data.string, text) == 0,
+              "local value of rank %u: %s", r, PMIx_Error_string(rc));
+        if (v) PMIX_VALUE_RELEASE(v);
+        v = NULL;
+        rc = PMIx_Get(&p, "basic.blob", NULL, 0, &v);
+        int ok = rc == PMIX_SUCCESS && v && v->type == PMIX_BYTE_OBJECT && v->data.bo.size == 100;
+        for (int i = 0; ok && i < 100; i++) ok = v->data.bo.bytes[i] == (char)(i + r);
+        CHECK(ok, "byte object of rank %u: %s", r, PMIx_Error_string(rc));
+        if (v) PMIX_VALUE_RELEASE(v);
+        if (r == (me.rank + 1) % size && r != me.rank) {
+            /* all ranks share one node: REMOTE and INTERNAL values of a peer stay invisible */
+            pmix_info_t tmo;
+            int secs = 2;
+            PMIX_INFO_LOAD(&tmo, PMIX_TIMEOUT, &secs, PMIX_INT);
+            v = NULL;
+            rc = PMIx_Get(&p, "basic.remote", &tmo, 1, &v);
+            CHECK(rc == PMIX_ERR_NOT_FOUND || rc == PMIX_ERR_TIMEOUT, "remote-scope value of local rank %u hidden: %s", r,
+                  PMIx_Error_string(rc));
+            if (v) PMIX_VALUE_RELEASE(v);
+            v = NULL;
+            rc = PMIx_Get(&p, "basic.internal", &tmo, 1, &v);
+            CHECK(rc == PMIX_ERR_NOT_FOUND || rc == PMIX_ERR_TIMEOUT, "internal value of rank %u hidden: %s", r,
+                  PMIx_Error_string(rc));
+            if (v) PMIX_VALUE_RELEASE(v);
+        }
+    }
+
+    /* Store_internal: visible to later Gets, for any proc */
+    pmix_proc_t peer = me;
+    peer.rank = (me.rank + 1) % size;
+    uint16_t loc = 42;
+    PMIX_VALUE_LOAD(&val, &loc, PMIX_UINT16);
+    CHECK_RC(PMIX_SUCCESS, PMIx_Store_internal(&peer, PMIX_LOCALITY, &val));
+    v = NULL;
+    rc = PMIx_Get(&peer, PMIX_LOCALITY, NULL, 0, &v);
+    CHECK(rc == PMIX_SUCCESS && v && v->type == PMIX_UINT16 && v->data.uint16 == 42, "Store_internal value visible: %s",
+          PMIx_Error_string(rc));
+    if (v) PMIX_VALUE_RELEASE(v);
+    snprintf(text, sizeof(text), "SK0:L30:L20:L10:CR%u:HT%u", me.rank, me.rank);
+    PMIX_VALUE_LOAD(&val, text, PMIX_STRING);
+    CHECK_RC(PMIX_SUCCESS, PMIx_Store_internal(&me, PMIX_LOCALITY_STRING, &val));
+    PMIX_VALUE_DESTRUCT(&val);
+    v = NULL;
+    rc = PMIx_Get(&me, PMIX_LOCALITY_STRING, NULL, 0, &v);
+    CHECK(rc == PMIX_SUCCESS && v && v->type == PMIX_STRING && strcmp(v->data.string, text) == 0,
+          "Store_internal overrides job data: %s", PMIx_Error_string(rc));
+    if (v) PMIX_VALUE_RELEASE(v);
+
+    /* Resolve peers / nodes */
+    char host[256] = "";
+    v = NULL;
+    if (PMIx_Get(&me, PMIX_HOSTNAME, NULL, 0, &v) == PMIX_SUCCESS && v->type == PMIX_STRING)
+        snprintf(host, sizeof(host), "%s", v->data.string);
+    if (v) PMIX_VALUE_RELEASE(v);
+    pmix_proc_t *procs = NULL;
+    size_t nprocs = 0;
+    rc = PMIx_Resolve_peers(host, me.nspace, &procs, &nprocs);
+    CHECK(rc == PMIX_SUCCESS && nprocs == lsize, "Resolve_peers(%s): %s, %zu procs (local size %u)", host,
+          PMIx_Error_string(rc), nprocs, lsize);
+    int mine = 0;
+    for (size_t i = 0; i < nprocs; i++) mine |= procs[i].rank == me.rank;
+    CHECK(mine, "Resolve_peers includes myself");
+    PMIX_PROC_FREE(procs, nprocs);
+    rc = PMIx_Resolve_peers(NULL, NULL, &procs, &nprocs);
+    CHECK(rc == PMIX_SUCCESS && nprocs == lsize, "Resolve_peers(NULL): %s, %zu procs", PMIx_Error_string(rc), nprocs);
+    if (rc == PMIX_SUCCESS) PMIX_PROC_FREE(procs, nprocs);
+    char *nodes = NULL;
+    rc = PMIx_Resolve_nodes(me.nspace, &nodes);
+    CHECK(rc == PMIX_SUCCESS && nodes && strstr(nodes, host) != NULL, "Resolve_nodes: %s (%s)", PMIx_Error_string(rc),
+          nodes ? nodes : "NULL");
+    free(nodes);
+
+    /* names */
+    CHECK(strcmp(PMIx_Error_string(PMIX_ERR_NOT_FOUND), "PMIX_ERR_NOT_FOUND") == 0, "error string");
+    CHECK(strcmp(PMIx_Error_string(PMIX_SUCCESS), "PMIX_SUCCESS") == 0, "success string");
+    CHECK(strcmp(PMIx_Data_type_string(PMIX_UINT32), "PMIX_UINT32") == 0, "data type string");
+    CHECK(strcmp(PMIx_Scope_string(PMIX_GLOBAL), "PMIX_GLOBAL") == 0, "scope string");
+    CHECK(strcmp(PMIx_Get_attribute_string("PMIX_JOB_SIZE"), "pmix.job.size") == 0, "attribute string");
+    CHECK(strcmp(PMIx_Get_attribute_name("pmix.job.size"), "PMIX_JOB_SIZE") == 0, "attribute name");
+
+    CHECK_RC(PMIX_SUCCESS, PMIx_Fence(NULL, 0, NULL, 0));
+    CHECK_RC(PMIX_SUCCESS, PMIx_Finalize(NULL, 0));
+    CHECK(!PMIx_Initialized(), "not initialized after PMIx_Finalize");
+    return ptest_exit();
+}
