@@ -76,12 +76,33 @@ void ProgressLoop::attach(int fd, FrameHandler on_frame, CloseHandler on_close) 
 }
 
 bool ProgressLoop::send(std::vector<uint8_t> bytes) {
+    bool flushed = false;
     {
         std::lock_guard<std::mutex> g(_lock);
         if (!_connected.load()) return false;
         _out.push_back(std::move(bytes));
+        // Write from the caller's thread when nothing is queued ahead: a request
+        // then reaches the server without waking the progress thread (which
+        // already polls the socket for the reply). Errors are left to that thread.
+        if (_out.size() == 1 && _fd >= 0) flushed = try_write_locked();
     }
-    if (!on_thread()) wake();
+    if (!flushed && !on_thread()) wake();
+    return true;
+}
+
+bool ProgressLoop::try_write_locked() {
+    while (!_out.empty()) {
+        auto &front = _out.front();
+        ssize_t n = ::send(_fd, front.data() + _out_offset, front.size() - _out_offset, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return false;  // EAGAIN or an error: the progress thread takes over
+        }
+        _out_offset += static_cast<size_t>(n);
+        if (_out_offset < front.size()) return false;
+        _out.pop_front();
+        _out_offset = 0;
+    }
     return true;
 }
 

@@ -61,6 +61,8 @@ private:
     void run();
     void wake();
     void handle_readable();
+    // Write queued frames without blocking; true if everything went out. Caller holds _lock.
+    bool try_write_locked();
     void handle_writable();
     void close_socket(const Status &why);
     int next_poll_timeout_ms();
