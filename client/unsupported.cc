@@ -195,10 +195,6 @@ PMIX_EXPORT pmix_status_t PMIx_IOF_push(const pmix_proc_t targets[], size_t ntar
                                         void *cbdata) {
     return PMIX_ERR_NOT_SUPPORTED;
 }
-PMIX_EXPORT pmix_status_t PMIx_server_init(pmix_server_module_t *module, pmix_info_t info[], size_t ninfo) {
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-PMIX_EXPORT pmix_status_t PMIx_server_finalize(void) { return PMIX_ERR_NOT_SUPPORTED; }
 PMIX_EXPORT pmix_status_t PMIx_generate_regex(const char *input, char **regex) {
     return PMIX_ERR_NOT_SUPPORTED;
 }
@@ -237,15 +233,6 @@ PMIX_EXPORT pmix_status_t PMIx_server_setup_local_support(const pmix_nspace_t ns
 PMIX_EXPORT pmix_status_t PMIx_server_IOF_deliver(const pmix_proc_t *source, pmix_iof_channel_t channel,
                                                   const pmix_byte_object_t *bo, const pmix_info_t info[],
                                                   size_t ninfo, pmix_op_cbfunc_t cbfunc, void *cbdata) {
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-PMIX_EXPORT pmix_status_t PMIx_server_collect_inventory(pmix_info_t directives[], size_t ndirs,
-                                                        pmix_info_cbfunc_t cbfunc, void *cbdata) {
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-PMIX_EXPORT pmix_status_t PMIx_server_deliver_inventory(pmix_info_t info[], size_t ninfo,
-                                                        pmix_info_t directives[], size_t ndirs,
-                                                        pmix_op_cbfunc_t cbfunc, void *cbdata) {
     return PMIX_ERR_NOT_SUPPORTED;
 }
 PMIX_EXPORT pmix_status_t PMIx_server_register_resources(pmix_info_t info[], size_t ninfo,

@@ -25,6 +25,8 @@
 #   PMIXCPP_SLURM_PLUGIN_DIR  Debian's plugin directory  [from dpkg, /usr/lib/<arch>/slurm-wlm]
 #   PMIXCPP_MPI_DEFAULT       MpiDefault                 [none]
 #   PMIXCPP_MPI_CONF          file copied to <conf-dir>/mpi.conf [empty mpi.conf]
+#   PMIXCPP_SLURM_CONF_EXTRA  lines appended to slurm.conf (e.g. TopologyPlugin=topology/tree) [none]
+#   PMIXCPP_TOPOLOGY_CONF     file copied to <conf-dir>/topology.conf [no topology.conf]
 #   PMIXCPP_SLURM_DEBUG       SlurmctldDebug/SlurmdDebug [info]
 #   PMIXCPP_START_TIMEOUT     seconds to wait for idle nodes [60]
 set -eu
@@ -229,7 +231,12 @@ EOF
             echo "NodeName=n$k NodeHostname=$host NodeAddr=127.0.0.1 Port=$((SLURMD_BASE + k)) CPUs=$NODE_CPUS State=UNKNOWN"
         done
         echo "PartitionName=debug Nodes=n[1-$n] Default=YES OverSubscribe=YES DefaultTime=30 MaxTime=240 State=UP"
+        [ -z "${PMIXCPP_SLURM_CONF_EXTRA:-}" ] || printf '%s\n' "$PMIXCPP_SLURM_CONF_EXTRA"
     } > "$dir/slurm.conf"
+    if [ -n "${PMIXCPP_TOPOLOGY_CONF:-}" ]; then
+        [ -r "$PMIXCPP_TOPOLOGY_CONF" ] || die "PMIXCPP_TOPOLOGY_CONF=$PMIXCPP_TOPOLOGY_CONF is not readable"
+        cat "$PMIXCPP_TOPOLOGY_CONF" > "$dir/topology.conf"
+    fi
     if [ -n "${PMIXCPP_MPI_CONF:-}" ]; then
         [ -r "$PMIXCPP_MPI_CONF" ] || die "PMIXCPP_MPI_CONF=$PMIXCPP_MPI_CONF is not readable"
         cat "$PMIXCPP_MPI_CONF" > "$dir/mpi.conf"
@@ -470,7 +477,8 @@ do_start() {
 
     cluster_state || st=$?
     if [ $st = 0 ]; then
-        for f in slurm.conf mpi.conf plugstack.conf; do
+        for f in slurm.conf mpi.conf plugstack.conf topology.conf; do
+            [ -e "$tmpd/$f" ] || [ -e "$ETC/$f" ] || continue
             cmp -s "$tmpd/$f" "$ETC/$f" || same=0
         done
         if [ $same = 1 ] && [ "$(running_nodes)" = "$n" ]; then
@@ -504,6 +512,7 @@ do_start() {
     for f in "$LOGDIR"/*; do [ -e "$f" ] && mv -f "$f" "$f.old"; done 2>/dev/null || true
     rm -f "$LOGDIR"/*.old.old 2>/dev/null || true
     for f in slurm.conf mpi.conf plugstack.conf; do mv -f "$tmpd/$f" "$ETC/$f"; done
+    if [ -e "$tmpd/topology.conf" ]; then mv -f "$tmpd/topology.conf" "$ETC/"; else rm -f "$ETC/topology.conf"; fi
     rmdir "$tmpd"
     chmod 644 "$ETC"/*.conf
     mkdir -p "$SPOOL/slurmctld"

@@ -216,6 +216,25 @@ PMIX_EXPORT pmix_status_t PMIx_server_register_resources(pmix_info_t info[], siz
 PMIX_EXPORT pmix_status_t PMIx_server_deregister_resources(pmix_info_t info[], size_t ninfo,
                                                            pmix_op_cbfunc_t cbfunc, void *cbdata);
 
+/* ---- scheduler side: fabric (PMIx v4; pmixcpp implements them in a scheduler-mode context:
+ *      PMIx_server_init with PMIX_SERVER_SCHEDULER; without it they return
+ *      PMIX_ERR_NOT_SUPPORTED). The cost matrix is reported in fabric->info:
+ *      PMIX_FABRIC_COST_MATRIX (PMIX_POINTER to uint16_t *rows[nverts], row-major, not assumed
+ *      symmetric) and PMIX_FABRIC_NUM_VERTICES (PMIX_SIZE). ---- */
+#ifndef PMIX_NETWORK_PLANE
+#define PMIX_NETWORK_PLANE                      "pmix.net.plane"            /* char* */
+#endif
+#ifndef PMIX_FABRIC_NUM_VERTICES
+#define PMIX_FABRIC_NUM_VERTICES                "pmix.fab.nverts"           /* size_t */
+#endif
+PMIX_EXPORT pmix_status_t PMIx_server_register_fabric(pmix_fabric_t *fabric,
+                                                      const pmix_info_t directives[], size_t ndirs);
+PMIX_EXPORT pmix_status_t PMIx_server_deregister_fabric(pmix_fabric_t *fabric);
+PMIX_EXPORT pmix_status_t PMIx_server_get_vertex_info(pmix_fabric_t *fabric, uint32_t i,
+                                                      pmix_value_t *vertex, char **nodename);
+PMIX_EXPORT pmix_status_t PMIx_server_get_index(pmix_fabric_t *fabric, pmix_value_t *vertex,
+                                                uint32_t *i);
+
 /* ---- attributes, locality, process sets ---- */
 PMIX_EXPORT pmix_status_t PMIx_Register_attributes(char *function, char *attrs[]);
 PMIX_EXPORT pmix_status_t PMIx_server_generate_locality_string(const pmix_cpuset_t *cpuset,

@@ -48,7 +48,6 @@ TEST(ApiNoServer, EverythingNeedsInit) {
     // Unsupported calls answer at once.
     EXPECT_EQ(PMIx_Publish(nullptr, 0), PMIX_ERR_NOT_SUPPORTED);
     EXPECT_EQ(PMIx_Query_info_nb(nullptr, 0, nullptr, nullptr), PMIX_ERR_NOT_SUPPORTED);
-    EXPECT_EQ(PMIx_server_init(nullptr, nullptr, 0), PMIX_ERR_NOT_SUPPORTED);
     EXPECT_EQ(PMIx_tool_init(nullptr, nullptr, 0), PMIX_ERR_NOT_SUPPORTED);
 }
 

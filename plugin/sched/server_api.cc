@@ -1,0 +1,190 @@
+// The C boundary of the scheduler context: PMIx_server_init/finalize, the scheduler-side fabric
+// calls and the inventory calls. Every function validates, calls C++ and maps failures (Status
+// values and exceptions) to a status here. Other PMIx_server_* stay in client/unsupported.cc.
+#include <pmix.h>
+#include <pmix_server.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "inventory.h"
+#include "log.h"
+#include "sched.h"
+
+using namespace pmixcpp;
+using namespace pmixcpp::sched;
+
+namespace {
+
+std::mutex g_ctx_lock;
+std::unique_ptr<scheduler_context> g_ctx;
+
+pmix_status_t to_code(const char *function, const Status &st) {
+    if (!st.ok()) PMIXCPP_LOG_DEBUG("%s: %s: %s", function, PMIx_Error_string(st.code()), st.message().c_str());
+    return st.code();
+}
+
+template <typename F>
+pmix_status_t guard(const char *function, F &&body) noexcept {
+    try {
+        return to_code(function, body());
+    } catch (const std::bad_alloc &) {
+        return to_code(function, Status(PMIX_ERR_NOMEM, "out of memory"));
+    } catch (const std::exception &e) {
+        return to_code(function, Status(PMIX_ERROR, std::string("internal error: ") + e.what()));
+    } catch (...) {
+        return to_code(function, Status(PMIX_ERROR, "internal error"));
+    }
+}
+
+bool info_true(const pmix_info_t *info, size_t n, const char *key) {
+    for (size_t i = 0; info != nullptr && i < n; ++i) {
+        if (strncmp(info[i].key, key, PMIX_MAX_KEYLEN) != 0) continue;
+        return info[i].value.type == PMIX_UNDEF || (info[i].value.type == PMIX_BOOL && info[i].value.data.flag);
+    }
+    return false;
+}
+
+Result<unsigned> poll_seconds(const pmix_info_t *info, size_t n) {
+    for (size_t i = 0; info != nullptr && i < n; ++i) {
+        if (strncmp(info[i].key, PMIXCPP_SCHED_POLL, PMIX_MAX_KEYLEN) != 0) continue;
+        auto v = value_to_number<uint32_t>(info[i].value);
+        if (!v.ok()) return Status(PMIX_ERR_BAD_PARAM, PMIXCPP_SCHED_POLL " must be a number of seconds");
+        return unsigned(v.value());
+    }
+    if (const char *e = getenv("PMIXCPP_FABRIC_POLL"); e != nullptr && *e != '\0') {
+        char *end = nullptr;
+        unsigned long v = strtoul(e, &end, 10);
+        if (end == e || *end != '\0' || v > 86400)
+            return Status(PMIX_ERR_BAD_PARAM, std::string("PMIXCPP_FABRIC_POLL=") + e + " is not 0..86400");
+        return unsigned(v);
+    }
+    return 10u;
+}
+
+// The scheduler context, or the status refusing the call.
+Result<scheduler_context *> require_scheduler() {
+    if (!g_ctx) return Status(PMIX_ERR_INIT, "PMIx_server_init was not called");
+    if (!g_ctx->scheduler())
+        return Status(PMIX_ERR_NOT_SUPPORTED, "needs PMIx_server_init with PMIX_SERVER_SCHEDULER");
+    return g_ctx.get();
+}
+
+void release_infos(void *cbdata) { delete static_cast<InfoArray *>(cbdata); }
+
+}  // namespace
+
+namespace pmixcpp::sched {
+scheduler_context *current_context() { return g_ctx.get(); }
+}  // namespace pmixcpp::sched
+
+extern "C" {
+
+PMIX_EXPORT pmix_status_t PMIx_server_init(pmix_server_module_t *module, pmix_info_t info[], size_t ninfo) {
+    return guard(__func__, [&]() -> Status {
+        if (ninfo > 0 && info == nullptr) return Status(PMIX_ERR_BAD_PARAM, "info is NULL");
+        std::lock_guard<std::mutex> g(g_ctx_lock);
+        if (g_ctx) return Status(PMIX_ERR_INIT, "PMIx_server_init called twice");
+        log_init_from_env("PMIXCPP_DEBUG");
+        auto poll = poll_seconds(info, ninfo);
+        if (!poll.ok()) return poll.status();
+        g_ctx = std::make_unique<scheduler_context>(info_true(info, ninfo, PMIX_SERVER_SCHEDULER), poll.value());
+        return Status::success();
+    });
+}
+
+PMIX_EXPORT pmix_status_t PMIx_server_finalize(void) {
+    return guard(__func__, [&]() -> Status {
+        std::unique_ptr<scheduler_context> ctx;
+        {
+            std::lock_guard<std::mutex> g(g_ctx_lock);
+            if (!g_ctx) return Status(PMIX_ERR_INIT, "not initialized");
+            ctx = std::move(g_ctx);
+        }
+        ctx.reset();
+        return Status::success();
+    });
+}
+
+PMIX_EXPORT pmix_status_t PMIx_server_register_fabric(pmix_fabric_t *fabric, const pmix_info_t directives[],
+                                                      size_t ndirs) {
+    return guard(__func__, [&]() -> Status {
+        auto ctx = require_scheduler();
+        if (!ctx.ok()) return ctx.status();
+        if (ndirs > 0 && directives == nullptr) return Status(PMIX_ERR_BAD_PARAM, "directives is NULL");
+        return ctx.value()->register_fabric(fabric, directives, ndirs);
+    });
+}
+
+PMIX_EXPORT pmix_status_t PMIx_server_deregister_fabric(pmix_fabric_t *fabric) {
+    return guard(__func__, [&]() -> Status {
+        auto ctx = require_scheduler();
+        if (!ctx.ok()) return ctx.status();
+        return ctx.value()->deregister_fabric(fabric);
+    });
+}
+
+PMIX_EXPORT pmix_status_t PMIx_server_get_vertex_info(pmix_fabric_t *fabric, uint32_t i, pmix_value_t *vertex,
+                                                      char **nodename) {
+    return guard(__func__, [&]() -> Status {
+        auto ctx = require_scheduler();
+        if (!ctx.ok()) return ctx.status();
+        return ctx.value()->vertex_info(fabric, i, vertex, nodename);
+    });
+}
+
+PMIX_EXPORT pmix_status_t PMIx_server_get_index(pmix_fabric_t *fabric, pmix_value_t *vertex, uint32_t *i) {
+    return guard(__func__, [&]() -> Status {
+        auto ctx = require_scheduler();
+        if (!ctx.ok()) return ctx.status();
+        return ctx.value()->vertex_index(fabric, vertex, i);
+    });
+}
+
+PMIX_EXPORT pmix_status_t PMIx_server_collect_inventory(pmix_info_t directives[], size_t ndirs,
+                                                        pmix_info_cbfunc_t cbfunc, void *cbdata) {
+    return guard(__func__, [&]() -> Status {
+        if (cbfunc == nullptr) return Status(PMIX_ERR_BAD_PARAM, "cbfunc is NULL");
+        if (ndirs > 0 && directives == nullptr) return Status(PMIX_ERR_BAD_PARAM, "directives is NULL");
+        std::unique_ptr<InfoArray> result;
+        {
+            std::lock_guard<std::mutex> g(g_ctx_lock);
+            if (!g_ctx) return Status(PMIX_ERR_INIT, "PMIx_server_init was not called");
+            if (info_true(directives, ndirs, PMIXCPP_INV_ALL)) {
+                if (!g_ctx->scheduler())
+                    return Status(PMIX_ERR_NOT_SUPPORTED, PMIXCPP_INV_ALL " needs PMIX_SERVER_SCHEDULER");
+                auto all = g_ctx->delivered_inventories();
+                if (!all.ok()) return all.status();
+                result = std::make_unique<InfoArray>(std::move(all.value()));
+            }
+        }
+        if (!result) {
+            auto inv = collect_local_inventory();
+            if (!inv.ok()) return inv.status();
+            result = std::make_unique<InfoArray>(std::move(inv.value()));
+        }
+        // The answer comes from another thread, never from inside this call.
+        InfoArray *keep = result.release();
+        std::thread([keep, cbfunc, cbdata] {
+            cbfunc(PMIX_SUCCESS, keep->data(), keep->size(), cbdata, release_infos, keep);
+        }).detach();
+        return Status::success();
+    });
+}
+
+PMIX_EXPORT pmix_status_t PMIx_server_deliver_inventory(pmix_info_t info[], size_t ninfo, pmix_info_t directives[],
+                                                        size_t ndirs, pmix_op_cbfunc_t cbfunc, void *cbdata) {
+    return guard(__func__, [&]() -> Status {
+        std::lock_guard<std::mutex> g(g_ctx_lock);
+        auto ctx = require_scheduler();
+        if (!ctx.ok()) return ctx.status();
+        PMIXCPP_RETURN_IF_ERROR(ctx.value()->deliver_inventory(info, ninfo));
+        // Stored at once: PMIX_OPERATION_SUCCEEDED, the callback is not called.
+        return Status(PMIX_OPERATION_SUCCEEDED, "stored");
+    });
+}
+
+}  // extern "C"
