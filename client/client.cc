@@ -104,6 +104,7 @@ Status Client::start(const ClientEnv &env) {
     memcpy(_self.nspace, env.nspace.data(), env.nspace.size());
     _self.rank = env.rank;
     _data.set_self(env.nspace, env.rank);
+    _events = event_registry(_self, [this](const pmix_proc_t &p) { return is_local_peer(p); });
 
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) return Status(PMIX_ERR_INIT, std::string("socket: ") + strerror(errno));
@@ -173,6 +174,20 @@ Status Client::start(const ClientEnv &env) {
         return st;
     }
     _data.load_jobdata(entries);
+    if (const pmix_value_t *lp = _data.job_value(PMIX_RANK_WILDCARD, PMIX_LOCAL_PEERS);
+        lp != nullptr && lp->type == PMIX_STRING && lp->data.string != nullptr) {
+        std::vector<pmix_rank_t> peers;
+        for (const char *p = lp->data.string; *p != '\0';) {
+            char *end = nullptr;
+            unsigned long r = strtoul(p, &end, 10);
+            if (end == p) break;
+            peers.push_back(static_cast<pmix_rank_t>(r));
+            p = *end == ',' ? end + 1 : end;
+        }
+        std::sort(peers.begin(), peers.end());
+        std::lock_guard<std::mutex> g(_ev_lock);
+        _local_peers = std::move(peers);
+    }
     PMIXCPP_LOG_DEBUG("connected as %s:%u (local rank %u), %zu job-data entries", _self.nspace, _self.rank,
                       _local_rank, entries.size());
     return Status::success();
@@ -269,6 +284,16 @@ void Client::complete(uint32_t id, pmix_status_t status, const std::string &mess
 }
 
 void Client::on_frame(wire::Frame &&frame) {
+    if (frame.type == static_cast<uint16_t>(wire::msg_type::event) && frame.id == 0) {
+        auto ev = std::make_shared<wire::event_notification>();
+        Status st = wire::decode_payload(frame.payload, ev.get());
+        if (!st.ok()) {
+            PMIXCPP_LOG_ERROR("malformed event from the server: %s", st.message().c_str());
+            return;
+        }
+        run_server_event(*this, std::move(ev));
+        return;
+    }
     if (frame.type != static_cast<uint16_t>(wire::msg_type::reply)) {
         PMIXCPP_LOG_DEBUG("ignoring unexpected message type %u (id %u) from the server", frame.type,
                           frame.id);
@@ -309,44 +334,55 @@ void Client::on_close(const Status &why) {
     }
 }
 
-size_t Client::add_event_handler(EventHandler h, bool prepend) {
+Result<size_t> Client::add_event_handler(const pmix_status_t *codes, size_t ncodes, const pmix_info_t *info,
+                                         size_t ninfo, pmix_notification_fn_t fn, std::vector<shared_event> *replay) {
     std::lock_guard<std::mutex> g(_ev_lock);
-    h.ref = _next_handler_ref++;
-    size_t ref = h.ref;
-    if (prepend)
-        _handlers.insert(_handlers.begin(), std::move(h));
-    else
-        _handlers.push_back(std::move(h));
+    auto ref = _events.add(codes, ncodes, info, ninfo, fn);
+    if (!ref.ok() || replay == nullptr) return ref;
+    for (const auto &ev : _event_cache)
+        if (_events.accepts(ref.value(), ev->status, ev->source, ev->infos.data(), ev->infos.size()))
+            replay->push_back(ev);
     return ref;
 }
 
 bool Client::remove_event_handler(size_t ref) {
     std::lock_guard<std::mutex> g(_ev_lock);
-    auto it = std::find_if(_handlers.begin(), _handlers.end(),
-                           [ref](const EventHandler &h) { return h.ref == ref; });
-    if (it == _handlers.end()) return false;
-    _handlers.erase(it);
-    return true;
+    return _events.remove(ref);
 }
 
-std::vector<EventHandler> Client::event_handlers_for(pmix_status_t status) {
-    std::vector<EventHandler> specific, generic;
+std::vector<event_handler_entry> Client::event_chain_for(pmix_status_t status, const pmix_proc_t &source,
+                                                         const pmix_info_t *info, size_t ninfo) {
     std::lock_guard<std::mutex> g(_ev_lock);
-    for (auto &h : _handlers) {
-        if (h.codes.empty())
-            generic.push_back(h);
-        else if (std::find(h.codes.begin(), h.codes.end(), status) != h.codes.end())
-            specific.push_back(h);
+    return _events.chain_for(status, source, info, ninfo);
+}
+
+std::vector<event_handler_entry> Client::take_server_event(const shared_event &ev) {
+    std::lock_guard<std::mutex> g(_ev_lock);
+    bool no_cache = false;
+    for (size_t i = 0; i < ev->infos.size(); ++i)
+        if (strncmp(ev->infos[i].key, PMIX_EVENT_DO_NOT_CACHE, PMIX_MAX_KEYLEN) == 0)
+            no_cache = ev->infos[i].value.type != PMIX_BOOL || ev->infos[i].value.data.flag;
+    if (!no_cache) {
+        _event_cache.push_back(ev);
+        if (_event_cache.size() > kEventCacheSize) _event_cache.pop_front();
     }
-    // Handlers for specific codes run before default handlers, as in the standard.
-    specific.insert(specific.end(), generic.begin(), generic.end());
-    return specific;
+    return _events.chain_for(ev->status, ev->source, ev->infos.data(), ev->infos.size());
+}
+
+bool Client::has_event_handler(size_t ref) {
+    std::lock_guard<std::mutex> g(_ev_lock);
+    return _events.has(ref);
+}
+
+bool Client::is_local_peer(const pmix_proc_t &p) const {
+    if (strncmp(p.nspace, _self.nspace, PMIX_MAX_NSLEN) != 0) return false;
+    return std::binary_search(_local_peers.begin(), _local_peers.end(), p.rank);
 }
 
 std::vector<size_t> Client::event_handler_refs() {
     std::lock_guard<std::mutex> g(_ev_lock);
     std::vector<size_t> out;
-    for (auto &h : _handlers) out.push_back(h.ref);
+    for (size_t r : _events.refs_in_order()) out.push_back(r);
     return out;
 }
 

@@ -8,12 +8,15 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "event_chain.h"
 #include "progress.h"
 #include "status.h"
 #include "store.h"
@@ -27,12 +30,8 @@ namespace pmixcpp::client {
 using ReplyHandler =
     std::function<void(pmix_status_t status, const std::string &message, wire::Reader &body)>;
 
-struct EventHandler {
-    size_t ref = 0;
-    std::vector<pmix_status_t> codes;  // empty = default handler (every event)
-    pmix_notification_fn_t fn = nullptr;
-    std::string name;
-};
+// An event received from the server, shared between the chains that run it and the replay cache.
+using shared_event = std::shared_ptr<const wire::event_notification>;
 
 // Settings read from the environment by PMIx_Init.
 struct ClientEnv {
@@ -67,12 +66,22 @@ public:
     uint32_t local_rank() const { return _local_rank; }
     bool connected() const { return _loop.connected(); }
 
-    // Event handlers (registration order; prepend puts a handler first).
-    size_t add_event_handler(EventHandler h, bool prepend);
+    // Event handlers (order and filters: event_chain.h). add_event_handler also returns, in
+    // `replay`, the cached server events the new handler accepts: they reached this process before
+    // the handler existed (events.cc runs them for it alone).
+    Result<size_t> add_event_handler(const pmix_status_t *codes, size_t ncodes, const pmix_info_t *info,
+                                     size_t ninfo, pmix_notification_fn_t fn, std::vector<shared_event> *replay);
     bool remove_event_handler(size_t ref);
-    // Handlers interested in `status`, in call order.
-    std::vector<EventHandler> event_handlers_for(pmix_status_t status);
+    // The handlers for this event, in call order.
+    std::vector<event_handler_entry> event_chain_for(pmix_status_t status, const pmix_proc_t &source,
+                                                     const pmix_info_t *info, size_t ninfo);
+    // Same, for an event from the server, which is also kept for handlers registered later
+    // (the last kEventCacheSize events, unless it carries PMIX_EVENT_DO_NOT_CACHE).
+    std::vector<event_handler_entry> take_server_event(const shared_event &ev);
     std::vector<size_t> event_handler_refs();
+    bool has_event_handler(size_t ref);
+    bool is_local_peer(const pmix_proc_t &p) const;
+    static constexpr size_t kEventCacheSize = 64;
 
 private:
     void on_frame(wire::Frame &&frame);
@@ -94,9 +103,13 @@ private:
     bool _closed = false;
 
     std::mutex _ev_lock;
-    std::vector<EventHandler> _handlers;
-    size_t _next_handler_ref = 1;
+    event_registry _events;
+    std::deque<shared_event> _event_cache;
+    std::vector<pmix_rank_t> _local_peers;  // sorted; from pmix.lpeers
 };
+
+// Run an event the server sent through this process's handler chain (events.cc; progress thread).
+void run_server_event(Client &c, shared_event ev);
 
 // The live client, or nullptr before PMIx_Init / after the last PMIx_Finalize.
 Client *current();

@@ -67,6 +67,11 @@ local_outcome get_local(Client &c, const pmix_proc_t &target, const char *key, c
         if (target.rank == d.rank() || target.rank == PMIX_RANK_WILDCARD || target.rank == PMIX_RANK_UNDEF)
             return local_outcome::not_found;
         if (reserved_key(key)) return local_outcome::not_found;
+        // After a collecting fence the peer's data is in the node's snapshot: no round trip.
+        if (!opt.refresh && d.fill_from_snapshot(target.rank)) {
+            auto again = d.lookup(target, key, true, out);
+            if (again.ok() && again.value() != lookup_source::none) return local_outcome::found;
+        }
     }
     return local_outcome::ask_server;
 }
@@ -188,11 +193,20 @@ Status send_fence(Client &c, const wire::Writer &w, double timeout, std::functio
     Client *cp = &c;
     return c.request(
         wire::msg_type::fence, w,
-        [cp, done](pmix_status_t status, const std::string &msg, wire::Reader &) {
+        [cp, done](pmix_status_t status, const std::string &msg, wire::Reader &body) {
             if (status != PMIX_SUCCESS)
                 PMIXCPP_LOG_DEBUG("fence: %s %s", PMIx_Error_string(status), msg.c_str());
-            // Data committed before the fence may have changed what peers have: fetch again.
+            // Data committed before the fence may have changed what peers have: fetch again,
+            // from the snapshot the server wrote if the fence collected data.
             cp->data().clear_cache();
+            std::shared_ptr<const MappedSnapshot> snapshot;
+            std::string path;
+            if (status == PMIX_SUCCESS && !body.at_end() && body.get_string(&path, 4096).ok() && !path.empty()) {
+                auto m = MappedSnapshot::map(path);
+                if (m.ok()) snapshot = m.value();
+                else PMIXCPP_LOG_DEBUG("fence: %s", m.status().message().c_str());
+            }
+            cp->data().set_snapshot(std::move(snapshot));
             done(status);
         },
         timeout);

@@ -1,7 +1,9 @@
-// Event handler registration, PMIx_Notify_event (this process's own handlers only, range
-// PMIX_RANGE_PROC_LOCAL), PMIx_Log(_nb), PMIx_Job_control(_nb).
+// Event handler registration and PMIx_Notify_event (the C shell around event_chain.h: chains run
+// on the progress thread; events beyond PMIX_RANGE_PROC_LOCAL go through the server, which sends
+// them back to every process in range, this one included), PMIx_Log(_nb), PMIx_Job_control(_nb).
 #include <pmix.h>
 
+#include <atomic>
 #include <cstdio>
 #include <memory>
 
@@ -12,45 +14,83 @@ using namespace pmixcpp::client;
 
 namespace {
 
-// One notification walking the handler chain on the progress thread.
-struct EventChain {
+// One event walking its handler chain; owned by whoever runs the current step (the progress
+// thread, or the handler until it calls its completion function).
+struct running_chain {
     Client *client = nullptr;
-    pmix_status_t status = PMIX_SUCCESS;
-    pmix_proc_t source{};
-    InfoArray info;
-    std::vector<EventHandler> handlers;
-    size_t next = 0;
-    pmix_op_cbfunc_t cbfunc = nullptr;
+    event_chain chain;
+    pmix_op_cbfunc_t cbfunc = nullptr;  // PMIx_Notify_event's callback (local delivery)
     void *cbdata = nullptr;
+
+    // A handler that calls its completion function before returning (the common case) lets the
+    // chain go on in chain_step's loop: no post, no recursion.
+    bool in_call = false;
+    bool completed_in_call = false;
+
+    running_chain(Client *c, event_chain ch) : client(c), chain(std::move(ch)) {}
 };
 
-void chain_step(EventChain *chain);
+// Chains started but not finished: bounded, so a flood of events cannot grow memory without end
+// when handlers do not complete (events beyond it are dropped with a log line).
+constexpr size_t kMaxRunningChains = 4096;
+std::atomic<size_t> g_running_chains{0};
+std::atomic<uint64_t> g_dropped_events{0};
 
-void chain_finish(EventChain *chain) {
-    if (chain->cbfunc) chain->cbfunc(PMIX_SUCCESS, chain->cbdata);
-    delete chain;
+void chain_step(running_chain *rc);
+
+void chain_finish(running_chain *rc) {
+    if (rc->cbfunc) rc->cbfunc(PMIX_SUCCESS, rc->cbdata);
+    delete rc;
+    g_running_chains.fetch_sub(1);
 }
 
-// The completion function a handler calls when it is done with the event.
-void chain_handler_done(pmix_status_t status, pmix_info_t *, size_t, pmix_op_cbfunc_t cbfunc,
+// The completion function a handler calls when it is done with the event (any thread).
+void chain_handler_done(pmix_status_t status, pmix_info_t *results, size_t nresults, pmix_op_cbfunc_t cbfunc,
                         void *thiscbdata, void *notification_cbdata) {
-    auto *chain = static_cast<EventChain *>(notification_cbdata);
+    auto *rc = static_cast<running_chain *>(notification_cbdata);
+    if (rc == nullptr) return;
+    Status st = rc->chain.handler_done(status, results, nresults);
+    if (!st.ok()) PMIXCPP_LOG_ERROR("event %d: %s", rc->chain.status(), st.message().c_str());
+    // The handler may release its results now: they were copied.
     if (cbfunc) cbfunc(PMIX_SUCCESS, thiscbdata);
-    if (status == PMIX_EVENT_ACTION_COMPLETE) {
-        chain->next = chain->handlers.size();
-    }
-    // Continue on the progress thread, never recursively inside the handler.
-    chain->client->loop().post([chain] { chain_step(chain); });
-}
-
-void chain_step(EventChain *chain) {
-    if (chain->next >= chain->handlers.size()) {
-        chain_finish(chain);
+    if (rc->in_call && rc->client->loop().on_thread()) {
+        rc->completed_in_call = true;  // chain_step continues once the handler returns
         return;
     }
-    const EventHandler &h = chain->handlers[chain->next++];
-    h.fn(h.ref, chain->status, &chain->source, chain->info.data(), chain->info.size(), nullptr, 0,
-         chain_handler_done, chain);
+    // Continue on the progress thread, never recursively inside the handler.
+    rc->client->loop().post([rc] { chain_step(rc); });
+}
+
+void chain_step(running_chain *rc) {
+    while (true) {
+        auto h = rc->chain.next();
+        if (!h) {
+            chain_finish(rc);
+            return;
+        }
+        // A handler deregistered since the chain was built is not called any more.
+        if (!rc->client->has_event_handler(h->ref)) {
+            (void)rc->chain.handler_done(rc->chain.last_handler_status(), nullptr, 0);
+            continue;
+        }
+        InfoArray &results = rc->chain.results();
+        rc->in_call = true;
+        rc->completed_in_call = false;
+        h->fn(h->ref, rc->chain.status(), &rc->chain.source(), rc->chain.info().data(), rc->chain.info().size(),
+              results.data(), results.size(), chain_handler_done, rc);
+        rc->in_call = false;
+        if (!rc->completed_in_call) return;  // completes later, from wherever the handler chooses
+    }
+}
+
+// Start a chain on the progress thread (the caller is on it).
+void start_chain(Client *c, pmix_status_t status, const pmix_proc_t &source, InfoArray info,
+                 std::vector<event_handler_entry> handlers, pmix_op_cbfunc_t cbfunc, void *cbdata) {
+    g_running_chains.fetch_add(1);
+    auto *rc = new running_chain(c, event_chain(status, source, std::move(info), std::move(handlers)));
+    rc->cbfunc = cbfunc;
+    rc->cbdata = cbdata;
+    chain_step(rc);
 }
 
 Status copy_infos(const pmix_info_t *info, size_t ninfo, InfoArray *out) {
@@ -118,6 +158,25 @@ Status send_job_control(Client &c, const pmix_proc_t targets[], size_t ntargets,
 
 }  // namespace
 
+namespace pmixcpp::client {
+
+void run_server_event(Client &c, shared_event ev) {
+    auto handlers = c.take_server_event(ev);
+    if (handlers.empty()) return;
+    if (g_running_chains.load() >= kMaxRunningChains) {
+        uint64_t n = g_dropped_events.fetch_add(1) + 1;
+        if ((n & (n - 1)) == 0)  // 1, 2, 4, 8, ...: a flood does not flood the log too
+            PMIXCPP_LOG_ERROR("event %d dropped: %zu event chains are still running (%llu dropped so far)",
+                              ev->status, kMaxRunningChains, static_cast<unsigned long long>(n));
+        return;
+    }
+    auto info = copy_info_array(ev->infos.data(), ev->infos.size());
+    if (!info.ok()) return;
+    start_chain(&c, ev->status, ev->source, std::move(info.value()), std::move(handlers), nullptr, nullptr);
+}
+
+}  // namespace pmixcpp::client
+
 extern "C" {
 
 PMIX_EXPORT pmix_status_t PMIx_Register_event_handler(pmix_status_t codes[], size_t ncodes,
@@ -130,16 +189,27 @@ PMIX_EXPORT pmix_status_t PMIx_Register_event_handler(pmix_status_t codes[], siz
         if (evhdlr == nullptr) return PMIX_ERR_BAD_PARAM;
         if (ncodes > 0 && codes == nullptr) return PMIX_ERR_BAD_PARAM;
         if (!check_infos(info, ninfo).ok()) return PMIX_ERR_BAD_PARAM;
-        EventHandler h;
-        h.codes.assign(codes, codes + ncodes);
-        h.fn = evhdlr;
-        if (const pmix_info_t *n = find_info(info, ninfo, PMIX_EVENT_HDLR_NAME))
-            if (n->value.type == PMIX_STRING && n->value.data.string) h.name = n->value.data.string;
-        bool prepend =
-            info_true(info, ninfo, PMIX_EVENT_HDLR_PREPEND) || info_true(info, ninfo, PMIX_EVENT_HDLR_FIRST);
-        size_t ref = c.value()->add_event_handler(std::move(h), prepend);
-        if (cbfunc == nullptr) return static_cast<pmix_status_t>(ref);  // blocking form: the reference
-        c.value()->loop().post([cbfunc, ref, cbdata] { cbfunc(PMIX_SUCCESS, ref, cbdata); });
+        Client *cl = c.value();
+        std::vector<shared_event> replay;
+        auto ref = cl->add_event_handler(codes, ncodes, info, ninfo, evhdlr, &replay);
+        if (!ref.ok()) {
+            PMIXCPP_LOG_DEBUG("event handler registration refused: %s", ref.status().message().c_str());
+            return ref.status().code();
+        }
+        size_t r = ref.value();
+        // Registration callback first, then the cached events this handler missed, to it alone.
+        cl->loop().post([cl, cbfunc, r, cbdata, replay = std::move(replay)] {
+            if (cbfunc) cbfunc(PMIX_SUCCESS, r, cbdata);
+            for (const auto &ev : replay) {
+                auto handlers = cl->event_chain_for(ev->status, ev->source, ev->infos.data(), ev->infos.size());
+                std::erase_if(handlers, [r](const event_handler_entry &h) { return h.ref != r; });
+                auto info = copy_info_array(ev->infos.data(), ev->infos.size());
+                if (handlers.empty() || !info.ok()) continue;
+                start_chain(cl, ev->status, ev->source, std::move(info.value()), std::move(handlers), nullptr,
+                            nullptr);
+            }
+        });
+        if (cbfunc == nullptr) return static_cast<pmix_status_t>(r);  // blocking form: the reference
         return PMIX_SUCCESS;
     });
 }
@@ -156,8 +226,9 @@ PMIX_EXPORT pmix_status_t PMIx_Deregister_event_handler(size_t evhdlr_ref, pmix_
     });
 }
 
-// Delivery to other processes needs server support (a later issue): only PMIX_RANGE_PROC_LOCAL
-// is served, by running this process's own handlers.
+// PMIX_RANGE_PROC_LOCAL runs this process's own handlers; every other range goes to the server,
+// which delivers to the processes in range (this one included) and answers once it has routed
+// the event: the callback then carries the server's status.
 PMIX_EXPORT pmix_status_t PMIx_Notify_event(pmix_status_t status, const pmix_proc_t *source,
                                             pmix_data_range_t range, const pmix_info_t info[], size_t ninfo,
                                             pmix_op_cbfunc_t cbfunc, void *cbdata) {
@@ -166,20 +237,36 @@ PMIX_EXPORT pmix_status_t PMIx_Notify_event(pmix_status_t status, const pmix_pro
         if (!c.ok()) return c.status();
         PMIXCPP_RETURN_IF_ERROR(check_infos(info, ninfo));
         if (source != nullptr) PMIXCPP_RETURN_IF_ERROR(check_proc(source));
-        if (range != PMIX_RANGE_PROC_LOCAL)
-            return Status(PMIX_ERR_NOT_SUPPORTED,
-                          "events beyond PMIX_RANGE_PROC_LOCAL are not supported yet");
-        auto chain = std::make_unique<EventChain>();
-        chain->client = c.value();
-        chain->status = status;
-        chain->source = source != nullptr ? *source : c.value()->self();
-        PMIXCPP_RETURN_IF_ERROR(copy_infos(info, ninfo, &chain->info));
-        chain->handlers = c.value()->event_handlers_for(status);
-        chain->cbfunc = cbfunc;
-        chain->cbdata = cbdata;
-        EventChain *p = chain.release();
-        c.value()->loop().post([p] { chain_step(p); });
-        return Status::success();
+        if (range == PMIX_RANGE_INVALID || range > PMIX_RANGE_PROC_LOCAL)
+            return Status(PMIX_ERR_BAD_PARAM, "invalid range " + std::to_string(range));
+        if (range == PMIX_RANGE_CUSTOM && find_info(info, ninfo, PMIX_EVENT_CUSTOM_RANGE) == nullptr)
+            return Status(PMIX_ERR_BAD_PARAM, "PMIX_RANGE_CUSTOM needs PMIX_EVENT_CUSTOM_RANGE");
+        Client *cl = c.value();
+        const pmix_proc_t src = source != nullptr ? *source : cl->self();
+        auto copy = copy_info_array(info, ninfo);
+        if (!copy.ok()) return copy.status();
+        if (range == PMIX_RANGE_PROC_LOCAL) {
+            auto handlers = cl->event_chain_for(status, src, info, ninfo);
+            auto held = std::make_shared<InfoArray>(std::move(copy.value()));
+            cl->loop().post([cl, status, src, held, handlers = std::move(handlers), cbfunc, cbdata]() mutable {
+                start_chain(cl, status, src, std::move(*held), std::move(handlers), cbfunc, cbdata);
+            });
+            return Status::success();
+        }
+        wire::event_notification ev;
+        ev.status = status;
+        ev.source = src;
+        ev.range = range;
+        ev.infos = std::move(copy.value());
+        wire::Writer w;
+        PMIXCPP_RETURN_IF_ERROR(wire::encode(w, ev));
+        return cl->request(wire::msg_type::notify, w,
+                           [cbfunc, cbdata](pmix_status_t st, const std::string &msg, wire::Reader &) {
+                               if (st != PMIX_SUCCESS)
+                                   PMIXCPP_LOG_DEBUG("notify: server answered %s %s", PMIx_Error_string(st),
+                                                     msg.c_str());
+                               if (cbfunc) cbfunc(st, cbdata);
+                           });
     });
 }
 

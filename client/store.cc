@@ -1,6 +1,17 @@
 // Client-local key/value data (see store.h).
 #include "store.h"
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "log.h"
+
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -176,6 +187,61 @@ void LocalData::cache_proc(const pmix_proc_t &proc, wire::get_reply &reply) {
 void LocalData::clear_cache() {
     std::unique_lock<std::shared_mutex> g(_lock);
     _cache.clear();
+    _snapshot_filled.clear();
+}
+
+Result<std::shared_ptr<const MappedSnapshot>> MappedSnapshot::map(const std::string &path) {
+    int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return Status(PMIX_ERR_NOT_FOUND, "open modex snapshot " + path + ": " + strerror(errno));
+    struct stat st {};
+    if (fstat(fd, &st) != 0 || st.st_size <= 0) {
+        close(fd);
+        return Status(PMIX_ERR_UNPACK_FAILURE, "modex snapshot " + path + " is empty");
+    }
+    std::shared_ptr<MappedSnapshot> m(new MappedSnapshot());
+    m->_len = static_cast<size_t>(st.st_size);
+    m->_addr = mmap(nullptr, m->_len, PROT_READ, MAP_SHARED, fd, 0);
+    int err = errno;
+    close(fd);
+    if (m->_addr == MAP_FAILED) {
+        m->_addr = nullptr;
+        return Status(PMIX_ERR_NOMEM, "mmap modex snapshot " + path + ": " + strerror(err));
+    }
+    auto view = wire::snapshot_view::parse(
+        std::span<const uint8_t>(static_cast<const uint8_t *>(m->_addr), m->_len));
+    if (!view.ok()) return view.status().with_context(path);
+    m->_view = view.value();
+    return std::shared_ptr<const MappedSnapshot>(std::move(m));
+}
+
+MappedSnapshot::~MappedSnapshot() {
+    if (_addr) munmap(_addr, _len);
+}
+
+void LocalData::set_snapshot(std::shared_ptr<const MappedSnapshot> snapshot) {
+    std::unique_lock<std::shared_mutex> g(_lock);
+    _snapshot = std::move(snapshot);
+    _snapshot_filled.clear();
+}
+
+bool LocalData::fill_from_snapshot(pmix_rank_t rank) {
+    std::shared_ptr<const MappedSnapshot> snap;
+    {
+        std::unique_lock<std::shared_mutex> g(_lock);
+        if (!_snapshot || !_snapshot->view().has(rank) || !_snapshot_filled.insert(rank).second) return false;
+        snap = _snapshot;
+    }
+    wire::get_reply reply;
+    Status st = snap->view().rank_data(rank, &reply.data);
+    if (!st.ok()) {
+        PMIXCPP_LOG_ERROR("modex snapshot: %s", st.message().c_str());
+        return false;
+    }
+    pmix_proc_t proc{};
+    memcpy(proc.nspace, _nspace.c_str(), std::min(_nspace.size(), sizeof(proc.nspace) - 1));
+    proc.rank = rank;
+    cache_proc(proc, reply);
+    return true;
 }
 
 const pmix_value_t *LocalData::find_locked(std::string_view ns, pmix_rank_t rank, std::string_view key,

@@ -25,6 +25,10 @@
 #include "status.h"
 #include "value.h"
 #include "wire/messages.h"
+#include "wire/snapshot.h"
+
+#include <memory>
+#include <set>
 
 namespace pmixcpp::client {
 
@@ -74,6 +78,22 @@ private:
 enum class lookup_source { none, internal, own, job, cache };
 const char *to_string(lookup_source s);
 
+// A modex snapshot file (shared/wire/snapshot.h) mapped read-only.
+class MappedSnapshot {
+public:
+    static Result<std::shared_ptr<const MappedSnapshot>> map(const std::string &path);
+    ~MappedSnapshot();
+    MappedSnapshot(const MappedSnapshot &) = delete;
+    MappedSnapshot &operator=(const MappedSnapshot &) = delete;
+    const wire::snapshot_view &view() const { return _view; }
+
+private:
+    MappedSnapshot() = default;
+    void *_addr = nullptr;
+    size_t _len = 0;
+    wire::snapshot_view _view;
+};
+
 class LocalData {
 public:
     void set_self(std::string_view nspace, pmix_rank_t rank);
@@ -104,6 +124,12 @@ public:
     void cache_proc(const pmix_proc_t &proc, wire::get_reply &reply);
     void clear_cache();
 
+    // The snapshot the server wrote for the last collecting fence (nullptr: none).
+    void set_snapshot(std::shared_ptr<const MappedSnapshot> snapshot);
+    // Copy `rank`'s data from the snapshot into the cache, once per snapshot; false if the
+    // snapshot has no data of that rank or it was copied already.
+    bool fill_from_snapshot(pmix_rank_t rank);
+
     // Find `key` for `proc` (nspace "" = this namespace) and deep-copy it into *out (which must
     // be empty). Returns where it was found, lookup_source::none if nowhere.
     Result<lookup_source> lookup(const pmix_proc_t &proc, std::string_view key, bool use_cache,
@@ -124,6 +150,8 @@ private:
     ProcStore _internal;
     ProcStore _own;
     ProcStore _cache;
+    std::shared_ptr<const MappedSnapshot> _snapshot;
+    std::set<pmix_rank_t> _snapshot_filled;  // ranks copied from _snapshot into _cache
     struct Pending {
         uint8_t scope;
         std::string key;

@@ -54,22 +54,6 @@ PMIX_EXPORT pmix_status_t PMIx_Disconnect_nb(const pmix_proc_t ranges[], size_t 
                                              void *cbdata) {
     return PMIX_ERR_NOT_SUPPORTED;
 }
-PMIX_EXPORT pmix_status_t PMIx_Query_info(pmix_query_t queries[], size_t nqueries, pmix_info_t **results,
-                                          size_t *nresults) {
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-PMIX_EXPORT pmix_status_t PMIx_Query_info_nb(pmix_query_t queries[], size_t nqueries,
-                                             pmix_info_cbfunc_t cbfunc, void *cbdata) {
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-PMIX_EXPORT pmix_status_t PMIx_Allocation_request(pmix_alloc_directive_t directive, pmix_info_t *info,
-                                                  size_t ninfo, pmix_info_t **results, size_t *nresults) {
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-PMIX_EXPORT pmix_status_t PMIx_Allocation_request_nb(pmix_alloc_directive_t directive, pmix_info_t *info,
-                                                     size_t ninfo, pmix_info_cbfunc_t cbfunc, void *cbdata) {
-    return PMIX_ERR_NOT_SUPPORTED;
-}
 PMIX_EXPORT pmix_status_t PMIx_Process_monitor(const pmix_info_t *monitor, pmix_status_t error,
                                                const pmix_info_t directives[], size_t ndirs,
                                                pmix_info_t **results, size_t *nresults) {

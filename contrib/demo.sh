@@ -1,6 +1,6 @@
 #!/bin/bash
-# Set up everything on a fresh machine and run a job under srun --mpi=pmixcpp
-# on a local four-node Slurm cluster. Run as root.
+# Set up everything on a fresh machine and run an MPI program under
+# srun --mpi=pmixcpp on a local four-node Slurm cluster. Run as root.
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 export PMIXCPP_PREFIX=${PMIXCPP_PREFIX:-$src/_install}
@@ -12,6 +12,13 @@ export PMIXCPP_PLUGIN_DIR="$PMIXCPP_PREFIX/lib/slurm"
 trap '"$src/contrib/cluster.sh" stop' EXIT
 eval "$("$src/contrib/cluster.sh" env)"
 
-echo "=== srun --mpi=pmixcpp -N4 --ntasks-per-node=2: each task's PMIx environment"
+# Debian's unmodified OpenMPI; under --mpi=pmixcpp it runs on pmixcpp's libpmix.so.2.
+hello="$PMIXCPP_CLUSTER_DIR/mpi_hello"
+mpicc -o "$hello" "$PMIXCPP_PREFIX/libexec/pmixcpp/tests/mpi_hello.c"
+
+echo "=== srun --mpi=pmixcpp -N4 --ntasks-per-node=2: the PMIx environment of each task"
 srun --mpi=pmixcpp -N4 --ntasks-per-node=2 -l \
-    bash -c 'echo "node=$SLURMD_NODENAME namespace=$PMIX_NAMESPACE rank=$PMIX_RANK local_rank=$PMIXCPP_LOCAL_RANK server=$PMIXCPP_SERVER_URI"' | sort -n
+    bash -c 'echo "node=$SLURMD_NODENAME namespace=$PMIX_NAMESPACE rank=$PMIX_RANK server=$PMIXCPP_SERVER_URI"' | sort -n
+
+echo "=== srun --mpi=pmixcpp -N1 -n4 mpi_hello (OpenMPI 4.1 on pmixcpp)"
+srun --mpi=pmixcpp -N1 -n4 "$hello"

@@ -20,6 +20,9 @@ namespace pmixcpp {
 namespace {
 
 constexpr uint16_t kReportFrame = 1;
+constexpr uint16_t kRendezvousFrame = 2;
+constexpr uint16_t kTableFrame = 3;
+constexpr uint32_t kMaxTable = 16u << 20;
 constexpr uint8_t kAck = 0x06;
 constexpr int kServeTimeoutMs = 5000;
 constexpr uint32_t kMaxReport = 1u << 16;
@@ -66,6 +69,7 @@ Result<std::unique_ptr<srun_agent>> srun_agent::start(report_fn on_report) {
 
 srun_agent::~srun_agent() {
     stop();
+    for (auto &[n, c] : _rdv) close(c.first);
     if (_listen_fd >= 0) close(_listen_fd);
     for (int fd : _wake_fd)
         if (fd >= 0) close(fd);
@@ -92,20 +96,76 @@ void srun_agent::run() {
         if (!(fds[0].revents & POLLIN)) continue;
         int fd = accept4(_listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
         if (fd < 0) continue;
-        serve(fd);  // reports are rare and small: one at a time, each bounded in time
-        close(fd);
+        if (!serve(fd)) close(fd);  // reports are rare and small: one at a time, each bounded in time
     }
 }
 
-void srun_agent::serve(int fd) {
+void srun_agent::rendezvous_complete() {
+    wire::Writer w;
+    w.put_u32(_rdv_nodes);
+    for (auto &[n, c] : _rdv) (void)w.put_string(c.second);
+    auto frame = wire::encode_frame(kTableFrame, 0, 1, w.data(), kMaxTable);
+    for (auto &[n, c] : _rdv) {
+        if (frame.ok()) {
+            size_t off = 0;
+            while (off < frame->size()) {
+                ssize_t k = send(c.first, frame->data() + off, frame->size() - off, MSG_NOSIGNAL);
+                if (k < 0 && errno == EINTR) continue;
+                if (k <= 0) break;
+                off += static_cast<size_t>(k);
+            }
+        }
+        close(c.first);
+    }
+    PMIXCPP_LOG_DEBUG("srun agent: address table of %u nodes sent", _rdv_nodes);
+    _rdv.clear();
+}
+
+bool srun_agent::serve(int fd) {
     auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kServeTimeoutMs);
-    wire::FrameReader reader(kMaxReport);
+    wire::FrameReader reader(kMaxTable);
     uint8_t buf[4096];
     for (;;) {
         auto frame = reader.next();
         if (!frame.ok()) {
             PMIXCPP_LOG_ERROR("srun agent: dropped a malformed report: %s", frame.status().message().c_str());
-            return;
+            return false;
+        }
+        if (frame.value() && frame.value()->type == kRendezvousFrame) {
+            const wire::Frame &f = *frame.value();
+            wire::Reader r(f.payload.data(), f.payload.size());
+            std::string secret, address;
+            uint32_t node = 0, nnodes = 0;
+            Status st = r.get_string(&secret, 256);
+            if (st.ok()) st = r.get_u32(&node);
+            if (st.ok()) st = r.get_u32(&nnodes);
+            if (st.ok()) st = r.get_string(&address, 1u << 16);
+            if (st.ok()) st = r.expect_end();
+            if (!st.ok() || nnodes == 0 || node >= nnodes) {
+                PMIXCPP_LOG_ERROR("srun agent: dropped a malformed rendezvous: %s", st.message().c_str());
+                return false;
+            }
+            if (secret != _secret) {
+                PMIXCPP_LOG_ERROR("srun agent: dropped a rendezvous with a wrong step secret");
+                return false;
+            }
+            if ((_rdv_nodes && nnodes != _rdv_nodes) || _rdv.count(node)) {
+                PMIXCPP_LOG_ERROR("srun agent: dropped a rendezvous of node %u of %u (conflicts with earlier reports)",
+                                  node, nnodes);
+                return false;
+            }
+            if (address.rfind("tcp:*:", 0) == 0) {
+                sockaddr_storage peer{};
+                socklen_t len = sizeof(peer);
+                char ip[INET6_ADDRSTRLEN] = "127.0.0.1";
+                if (getpeername(fd, reinterpret_cast<sockaddr *>(&peer), &len) == 0 && peer.ss_family == AF_INET)
+                    inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in *>(&peer)->sin_addr, ip, sizeof(ip));
+                address = std::string("tcp:") + ip + address.substr(5);
+            }
+            _rdv_nodes = nnodes;
+            _rdv[node] = {fd, address};
+            if (_rdv.size() == _rdv_nodes) rendezvous_complete();
+            return true;
         }
         if (frame.value()) {
             const wire::Frame &f = *frame.value();
@@ -121,11 +181,11 @@ void srun_agent::serve(int fd) {
             if (st.ok()) st = r.expect_end();
             if (!st.ok() || f.type != kReportFrame || (what != 1 && what != 2)) {
                 PMIXCPP_LOG_ERROR("srun agent: dropped a malformed report: %s", st.message().c_str());
-                return;
+                return false;
             }
             if (secret != _secret) {
                 PMIXCPP_LOG_ERROR("srun agent: dropped a report with a wrong step secret");
-                return;
+                return false;
             }
             rep.what = static_cast<agent_report::kind>(what);
             if (rep.status == 0) rep.status = 1;
@@ -134,17 +194,17 @@ void srun_agent::serve(int fd) {
             if (_on_report) _on_report(rep);
             uint8_t ack = kAck;
             (void)!write(fd, &ack, 1);
-            return;
+            return false;
         }
         if (!wait_fd(fd, POLLIN, deadline).ok()) {
             PMIXCPP_LOG_ERROR("srun agent: a reporter sent an incomplete report within %d ms", kServeTimeoutMs);
-            return;
+            return false;
         }
         ssize_t n = read(fd, buf, sizeof(buf));
-        if (n <= 0) return;
+        if (n <= 0) return false;
         if (!reader.feed(buf, static_cast<size_t>(n)).ok()) {
             PMIXCPP_LOG_ERROR("srun agent: dropped a malformed report: %s", reader.error().message().c_str());
-            return;
+            return false;
         }
     }
 }
@@ -209,6 +269,89 @@ Status send_agent_report(const sockaddr_storage &agent_host, uint16_t port, cons
         if (n == 1 && ack == kAck) return Status::success();
         if (n < 0 && (errno == EAGAIN || errno == EINTR)) continue;
         return Status(PMIX_ERR_UNREACH, "srun agent: report refused");
+    }
+}
+
+Result<std::vector<std::string>> agent_rendezvous(const sockaddr_storage &agent_host, uint16_t port,
+                                                  const std::string &secret, uint32_t node_id, uint32_t nnodes,
+                                                  const std::string &address, int timeout_ms,
+                                                  const std::atomic<bool> *cancel) {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+    sockaddr_storage addr = agent_host;
+    socklen_t len = 0;
+    if (addr.ss_family == AF_INET) {
+        reinterpret_cast<sockaddr_in *>(&addr)->sin_port = htons(port);
+        len = sizeof(sockaddr_in);
+    } else if (addr.ss_family == AF_INET6) {
+        reinterpret_cast<sockaddr_in6 *>(&addr)->sin6_port = htons(port);
+        len = sizeof(sockaddr_in6);
+    } else {
+        return Status(PMIX_ERR_BAD_PARAM, "srun agent: unsupported address family");
+    }
+    wire::Writer w;
+    PMIXCPP_RETURN_IF_ERROR(w.put_string(secret));
+    w.put_u32(node_id);
+    w.put_u32(nnodes);
+    PMIXCPP_RETURN_IF_ERROR(w.put_string(address));
+    auto frame = wire::encode_frame(kRendezvousFrame, 0, 1, w.data(), kMaxTable);
+    if (!frame.ok()) return frame.status();
+
+    int fd = socket(addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0) return sys_error("rendezvous: socket");
+    struct closer {
+        int fd;
+        ~closer() { close(fd); }
+    } guard{fd};
+    if (connect(fd, reinterpret_cast<sockaddr *>(&addr), len) != 0 && errno != EINPROGRESS)
+        return sys_error("rendezvous: connect");
+    PMIXCPP_RETURN_IF_ERROR(wait_fd(fd, POLLOUT, deadline).with_context("rendezvous: connect"));
+    int err = 0;
+    socklen_t elen = sizeof(err);
+    getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &elen);
+    if (err) {
+        errno = err;
+        return sys_error("rendezvous: connect");
+    }
+    size_t off = 0;
+    while (off < frame->size()) {
+        ssize_t n = send(fd, frame->data() + off, frame->size() - off, MSG_NOSIGNAL);
+        if (n < 0) {
+            if (errno == EAGAIN || errno == EINTR) {
+                PMIXCPP_RETURN_IF_ERROR(wait_fd(fd, POLLOUT, deadline).with_context("rendezvous: send"));
+                continue;
+            }
+            return sys_error("rendezvous: send");
+        }
+        off += static_cast<size_t>(n);
+    }
+    wire::FrameReader reader(kMaxTable);
+    uint8_t buf[8192];
+    for (;;) {
+        if (cancel && cancel->load()) return Status(PMIX_ERR_TIMEOUT, "rendezvous: cancelled");
+        auto slice = std::min(deadline, std::chrono::steady_clock::now() + std::chrono::milliseconds(100));
+        Status ws = wait_fd(fd, POLLIN, slice);
+        if (!ws.ok()) {
+            if (std::chrono::steady_clock::now() >= deadline)
+                return Status(PMIX_ERR_TIMEOUT, "rendezvous: no address table within " + std::to_string(timeout_ms) +
+                                                    " ms (a node of the step never reported)");
+            continue;
+        }
+        ssize_t n = read(fd, buf, sizeof(buf));
+        if (n < 0 && (errno == EAGAIN || errno == EINTR)) continue;
+        if (n <= 0) return Status(PMIX_ERR_UNREACH, "rendezvous: the srun agent closed the connection");
+        PMIXCPP_RETURN_IF_ERROR(reader.feed(buf, static_cast<size_t>(n)));
+        auto f = reader.next();
+        if (!f.ok()) return f.status();
+        if (!f->has_value()) continue;
+        wire::Reader r((*f)->payload.data(), (*f)->payload.size());
+        uint32_t count = 0;
+        PMIXCPP_RETURN_IF_ERROR(r.get_u32(&count));
+        if ((*f)->type != kTableFrame || count != nnodes)
+            return Status(PMIX_ERR_BAD_PARAM, "rendezvous: unexpected answer from the srun agent");
+        std::vector<std::string> table(count);
+        for (auto &a : table) PMIXCPP_RETURN_IF_ERROR(r.get_string(&a, 1u << 16));
+        PMIXCPP_RETURN_IF_ERROR(r.expect_end());
+        return table;
     }
 }
 

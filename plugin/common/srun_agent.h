@@ -3,6 +3,11 @@
 // see and what srun's exit code must say: a step that failed to set up on a
 // node, or a PMIx_Abort (status and message). Only reporters that present the
 // step's secret are heard. Knows nothing of Slurm.
+//
+// It is also the rendezvous of the step's node servers: each slurmstepd reports (node id, node
+// count, its node-transport address) on a connection it keeps open; once every node has
+// reported, each gets the full address table on that connection. A TCP address "tcp:*:<port>"
+// gets its '*' replaced by the IP the agent sees the node connect from.
 #pragma once
 
 #include <netinet/in.h>
@@ -10,6 +15,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
@@ -47,7 +53,8 @@ public:
 private:
     srun_agent() = default;
     void run();
-    void serve(int fd);
+    bool serve(int fd);  // true: the agent keeps the connection (rendezvous)
+    void rendezvous_complete();
 
     int _listen_fd = -1;
     int _wake_fd[2] = {-1, -1};
@@ -56,12 +63,21 @@ private:
     std::atomic<int> _exit_code{0};
     report_fn _on_report;
     std::thread _thread;
+    uint32_t _rdv_nodes = 0;
+    std::map<uint32_t, std::pair<int, std::string>> _rdv;  // node id -> (connection, address)
 };
 
 // slurmstepd side: deliver one report to the agent at host:port and wait for its
 // acknowledgement (bounded by timeout_ms), so that the caller knows srun has it.
 Status send_agent_report(const sockaddr_storage &agent_host, uint16_t port, const std::string &secret,
                          const agent_report &report, int timeout_ms = 10000);
+
+// slurmstepd side: report node `node_id` of `nnodes` with its transport `address` and wait for
+// everyone's addresses (index = node id). Polls `cancel` so a stopping daemon is not held.
+Result<std::vector<std::string>> agent_rendezvous(const sockaddr_storage &agent_host, uint16_t port,
+                                                  const std::string &secret, uint32_t node_id, uint32_t nnodes,
+                                                  const std::string &address, int timeout_ms,
+                                                  const std::atomic<bool> *cancel = nullptr);
 
 // Environment variables srun hands to slurmstepd (removed from the tasks' environment).
 inline constexpr const char *kAgentPortEnv = "SLURM_PMIXCPP_AGENT_PORT";

@@ -65,6 +65,7 @@ fence_outcome fence_tracker::finish(instance &inst, pmix_status_t status, std::s
     o.instance = inst.id;
     o.status = status;
     o.message = std::move(message);
+    o.collect = inst.collect;
     o.waiters = std::move(inst.waiters);
     inst.waiters.clear();
     inst.state = fence_state::done;
@@ -195,6 +196,13 @@ std::vector<fence_outcome> fence_tracker::expire(server_clock::time_point now) {
     std::vector<fence_outcome> out;
     for (auto &inst : _instances) {
         if (inst.state == fence_state::done || !inst.deadline || *inst.deadline > now) continue;
+        if (inst.state == fence_state::remote && _remote) {
+            std::string nodes = _remote->describe_missing(inst.id);
+            _remote->cancel(inst.id);
+            out.push_back(finish(inst, PMIX_ERR_TIMEOUT,
+                                 "timed out waiting for other nodes" + (nodes.empty() ? std::string() : ": " + nodes)));
+            continue;
+        }
         std::string missing;
         size_t n = 0;
         for (uint32_t r : inst.local_participants) {

@@ -39,6 +39,7 @@ struct fence_outcome {
     uint64_t instance = 0;
     pmix_status_t status = PMIX_SUCCESS;
     std::string message;  // why it failed (empty on success)
+    bool collect = false;  // some participant asked for PMIX_COLLECT_DATA
     std::vector<fence_waiter> waiters;
 };
 
@@ -51,6 +52,9 @@ class remote_fences {
 public:
     virtual ~remote_fences() = default;
     virtual Status start(uint64_t instance, const std::vector<uint32_t> &participants, bool collect) = 0;
+    // What the remote part of `instance` still waits for (for the timeout message), and forget it.
+    virtual std::string describe_missing(uint64_t /*instance*/) { return {}; }
+    virtual void cancel(uint64_t /*instance*/) {}
 };
 
 class fence_tracker {

@@ -106,7 +106,7 @@ void kv_store::forget_committed(uint32_t rank) {
     if (it != _ranks.end()) it->second.committed.clear();
 }
 
-Result<InfoArray> kv_store::visible_data(uint32_t rank, relation rel) const {
+Result<InfoArray> kv_store::visible_data(uint32_t rank, relation rel, bool with_job_data) const {
     auto it = _ranks.find(rank);
     if (it == _ranks.end()) return InfoArray();
     const rank_data &d = it->second;
@@ -115,6 +115,7 @@ Result<InfoArray> kv_store::visible_data(uint32_t rank, relation rel) const {
     for (const auto &[k, e] : d.committed)
         if (scope_visible(e.scope, rel)) picked.emplace_back(&k, &e.value.get());
     for (const auto &[k, v] : d.job) {
+        if (!with_job_data) break;
         auto c = d.committed.find(k);
         if (c != d.committed.end() && scope_visible(c->second.scope, rel)) continue;
         picked.emplace_back(&k, &v.get());

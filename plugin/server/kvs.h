@@ -53,8 +53,8 @@ public:
     bool has_committed(uint32_t rank) const;
 
     // Deep copy of every datum of `rank` visible under `rel` (committed data wins over job data
-    // of the same key).
-    Result<InfoArray> visible_data(uint32_t rank, relation rel) const;
+    // of the same key). Without job data: only what the rank committed (what other nodes need).
+    Result<InfoArray> visible_data(uint32_t rank, relation rel, bool with_job_data = true) const;
 
     // Drop the committed data of `rank` (job data stays).
     void forget_committed(uint32_t rank);

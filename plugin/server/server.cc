@@ -1,6 +1,7 @@
 // The I/O shell of the server: sockets, frames, the loop thread. The protocol decisions live in
 // the engines (kv_store, fence_tracker, get_waits); this file decodes, dispatches and replies.
 #include "server.h"
+#include "modex_snapshot.h"
 
 #include <event2/event.h>
 #include <fcntl.h>
@@ -20,6 +21,9 @@
 #include <optional>
 #include <thread>
 
+#include "../coll/fence_manager.h"
+#include "../net/transport.h"
+#include "events.h"
 #include "get_waits.h"
 #include "jobdata.h"
 #include "kvs.h"
@@ -133,6 +137,14 @@ struct connection {
 
 enum class rank_state { not_connected, connected, finalized, died };
 
+// Get waiters whose requester is another node's server (direct modex): conn = kRemoteConn | node.
+constexpr uint64_t kRemoteConn = 1ull << 63;
+
+// Bodies of the direct-modex messages:
+//   request  u32 request id, u32 target rank, str key
+//   reply    u32 request id, u32 target rank, i32 status, str message, rank data (see encode_ranks)
+// Rank data (also a node's fence contribution): u32 n, n x (u32 rank, info[]).
+
 struct cleanup_entry {
     std::string path;
     bool dir = false;
@@ -144,8 +156,10 @@ struct cleanup_entry {
 class server_impl {
 public:
     server_impl(const step_info &step, server_host *host, server_options opts)
-        : _step(step), _host(host), _opts(opts), _remote_default(),
-          _fences(step.nspace, step.ntasks, step.local_ranks(), opts.remote ? opts.remote : &_remote_default) {
+        : _step(step), _host(host), _opts(opts), _remote_default(), _backend(this),
+          _multinode(opts.multinode.enabled && step.node_names.size() > 1),
+          _fences(step.nspace, step.ntasks, step.local_ranks(),
+                  opts.remote ? opts.remote : _multinode ? static_cast<remote_fences *>(&_backend) : &_remote_default) {
         _local_index.assign(step.ntasks, UINT32_MAX);
         const auto &local = step.local_ranks();
         for (uint32_t i = 0; i < local.size(); ++i)
@@ -154,8 +168,15 @@ public:
         for (uint32_t n = 0; n < step.node_ranks.size(); ++n)
             for (uint32_t r : step.node_ranks[n])
                 if (r < step.ntasks) _node_of[r] = n;
+        _snapshots = std::make_unique<modex_snapshot_writer>(step.step_dir, step.uid, step.gid, _node_of, step.node_id);
         _rank_state.assign(step.ntasks, rank_state::not_connected);
         _rank_conn.assign(step.ntasks, 0);
+        event_ops eops;
+        eops.send_to_rank = [this](uint32_t rank, std::span<const uint8_t> frame) {
+            return queue_event_frame(rank, frame);
+        };
+        eops.remote = opts.event_forwarder;
+        _events = std::make_unique<event_engine>(step, std::move(eops));
     }
 
     Status setup(const node_topology &topo);
@@ -193,6 +214,8 @@ private:
     void handle_get(connection &c, const wire::Frame &f);
     void handle_job_control(connection &c, const wire::Frame &f);
     void handle_log(connection &c, const wire::Frame &f);
+    void handle_notify(connection &c, const wire::Frame &f);  // events: see events.h
+    bool queue_event_frame(uint32_t rank, std::span<const uint8_t> frame);
 
     void send_reply(uint64_t conn_id, uint32_t request_id, pmix_status_t status, const std::string &message,
                     const std::function<Status(wire::Writer &)> &body = {});
@@ -204,19 +227,63 @@ private:
     bool is_local(uint32_t rank) const { return rank < _local_index.size() && _local_index[rank] != UINT32_MAX; }
     void remove_cleanup_paths();
 
+    // Multi-node: transport, collectives, direct modex.
+    class coll_backend : public remote_fences {
+    public:
+        explicit coll_backend(server_impl *s) : _s(s) {}
+        Status start(uint64_t instance, const std::vector<uint32_t> &participants, bool collect) override {
+            return _s->start_remote_fence(instance, participants, collect);
+        }
+        std::string describe_missing(uint64_t instance) override { return _s->missing_nodes(instance); }
+        void cancel(uint64_t instance) override {
+            if (_s->_coll) _s->_coll->cancel(instance);
+        }
+
+    private:
+        server_impl *_s;
+    };
+    Status setup_multinode();
+    void start_bootstrap();
+    Status start_remote_fence(uint64_t instance, const std::vector<uint32_t> &participants, bool collect);
+    std::string missing_nodes(uint64_t instance) const;
+    void finish_remote_fence(uint64_t instance, std::vector<coll::node_blob> &&result);
+    void on_node_message(net::envelope &&env);
+    void handle_dmodex_request(uint32_t from, const std::vector<uint8_t> &body);
+    void handle_dmodex_reply(uint32_t from, const std::vector<uint8_t> &body);
+    void request_dmodex(uint32_t target, const std::string &key);
+    void send_dmodex_reply(uint32_t node, uint32_t request_id, uint32_t target, pmix_status_t status,
+                           const std::string &message);
+    Result<std::vector<uint8_t>> encode_ranks(const std::vector<uint32_t> &ranks) const;
+    Status store_ranks(uint32_t from_node, std::span<const uint8_t> bytes, std::vector<uint32_t> *ranks);
+    void answer_ready_gets(uint32_t rank);
+    std::optional<server_clock::time_point> remote_deadline(std::optional<server_clock::time_point> asked) const;
+
     step_info _step;
     server_host *_host;
     server_options _opts;
     no_remote_fences _remote_default;
+    coll_backend _backend;
+    bool _multinode;
+    std::unique_ptr<net::node_transport> _net;
+    std::unique_ptr<coll::fence_manager> _coll;
+    std::string _net_error;  // set when the transport or the bootstrap failed
+    struct dmodex_pending {
+        uint32_t request_id = 0;
+        server_clock::time_point sent;
+    };
+    std::map<uint32_t, dmodex_pending> _dmodex_pending;  // remote target rank -> outstanding request
+    uint32_t _next_dmodex = 1;
 
     // Loop-thread state.
     kv_store _kvs;
     fence_tracker _fences;
     get_waits _gets;
+    std::unique_ptr<event_engine> _events;
     std::map<uint64_t, std::unique_ptr<connection>> _conns;
     uint64_t _next_conn = 1;
     std::vector<uint32_t> _local_index;  // rank -> local rank, UINT32_MAX if remote
     std::vector<uint32_t> _node_of;
+    std::unique_ptr<modex_snapshot_writer> _snapshots;
     std::vector<rank_state> _rank_state;
     std::vector<uint64_t> _rank_conn;
     std::vector<cleanup_entry> _cleanups;
@@ -293,12 +360,14 @@ Status server_impl::setup(const node_topology &topo) {
     if (!_ev_listen || !_ev_wake || !_ev_timer) return Status(PMIX_ERROR, "event_new failed");
     if (event_add(_ev_listen.get(), nullptr) != 0 || event_add(_ev_wake.get(), nullptr) != 0)
         return Status(PMIX_ERROR, "event_add failed");
+    if (_multinode) PMIXCPP_RETURN_IF_ERROR(setup_multinode());
     return Status::success();
 }
 
 Status server_impl::launch() {
     try {
         _thread = std::thread([this] { loop_main(); });
+        if (_multinode) post([this] { start_bootstrap(); });
     } catch (const std::exception &e) {
         return Status(PMIX_ERROR, std::string("cannot start the server thread: ") + e.what());
     }
@@ -342,6 +411,8 @@ void server_impl::stop() {
     // The loop thread is gone: its state is ours now.
     size_t nconn = _conns.size();
     _conns.clear();  // closes the sockets; clients see the server go away
+    _coll.reset();
+    _net.reset();  // before the event base its events live in
     _ev_listen.reset();
     _ev_wake.reset();
     _ev_timer.reset();
@@ -567,6 +638,8 @@ void server_impl::close_connection(uint64_t conn_id, const std::string &reason) 
     if (c->rank < _rank_conn.size() && _rank_conn[c->rank] == conn_id) {
         _rank_conn[c->rank] = 0;
         if (c->state == conn_state::active) rank_left(c->rank, true);
+        if (c->state != conn_state::awaiting_connect)
+            _events->rank_terminated(c->rank, c->state == conn_state::finalized);
     }
     // `c` (events, socket) is released here.
 }
@@ -647,11 +720,31 @@ void server_impl::send_reply(uint64_t conn_id, uint32_t request_id, pmix_status_
 }
 
 void server_impl::send_fence_outcomes(const std::vector<fence_outcome> &outcomes) {
-    for (const auto &o : outcomes)
-        for (const auto &w : o.waiters) send_reply(w.conn, w.request_id, o.status, o.message);
+    for (const auto &o : outcomes) {
+        // A collecting fence leaves the node's data in a snapshot the clients map (PROTOCOL.md);
+        // without one they simply ask for what they need.
+        std::string snapshot;
+        if (o.status == PMIX_SUCCESS && o.collect && !o.waiters.empty()) {
+            auto path = _snapshots->write(_kvs);
+            if (path.ok()) snapshot = path.value();
+            else PMIXCPP_LOG_WARNING("%s: %s", _step.nspace.c_str(), path.status().message().c_str());
+        }
+        for (const auto &w : o.waiters) {
+            if (snapshot.empty()) {
+                send_reply(w.conn, w.request_id, o.status, o.message);
+                continue;
+            }
+            send_reply(w.conn, w.request_id, o.status, o.message,
+                       [&](wire::Writer &wr) { return wr.put_string(snapshot); });
+        }
+    }
 }
 
 void server_impl::answer_get(const get_waiter &w) {
+    if (w.conn & kRemoteConn) {
+        send_dmodex_reply(static_cast<uint32_t>(w.conn & ~kRemoteConn), w.request_id, w.target, PMIX_SUCCESS, {});
+        return;
+    }
     relation rel = relation_of(w.requester, w.target);
     uint32_t data_rank = w.target;
     auto data = _kvs.visible_data(data_rank, rel);
@@ -665,6 +758,10 @@ void server_impl::answer_get(const get_waiter &w) {
 }
 
 void server_impl::fail_get(const get_waiter &w, pmix_status_t status, const std::string &message) {
+    if (w.conn & kRemoteConn) {
+        send_dmodex_reply(static_cast<uint32_t>(w.conn & ~kRemoteConn), w.request_id, w.target, status, message);
+        return;
+    }
     send_reply(w.conn, w.request_id, status, message);
 }
 
@@ -709,6 +806,7 @@ bool server_impl::dispatch(connection &c, const wire::Frame &f) {
     case wire::msg_type::get: handle_get(c, f); break;
     case wire::msg_type::job_control: handle_job_control(c, f); break;
     case wire::msg_type::log: handle_log(c, f); break;
+    case wire::msg_type::notify: handle_notify(c, f); break;
     default: close_connection(id, "unexpected message type " + std::to_string(f.type)); break;
     }
     connection *still = find(id);
@@ -759,6 +857,7 @@ void server_impl::handle_connect(connection &c, const wire::Frame &f) {
     r.jobdata_size = _jobdata_size;
     r.local_rank = _local_index[m.rank];
     send_reply(c.id, f.id, PMIX_SUCCESS, {}, [&](wire::Writer &w) { return wire::encode(w, r); });
+    _events->rank_connected(m.rank);  // cached events in its range, after the connect reply
 }
 
 void server_impl::handle_finalize(connection &c, const wire::Frame &f) {
@@ -775,6 +874,7 @@ void server_impl::handle_abort(connection &c, const wire::Frame &f) {
     DECODE_OR_CLOSE(wire::abort_request, "abort");
     PMIXCPP_LOG_ERROR("%s: rank %u (pid %d) called PMIx_Abort(status %d, %zu procs): %s", _step.nspace.c_str(),
                       c.rank, static_cast<int>(c.pid), m.status, m.procs.size(), m.message.c_str());
+    _events->job_aborting(c.rank, m.status, m.message);  // queued before the host starts killing
     Status st = _host ? _host->abort(_step.nspace, c.rank, m.status, m.message, m.procs)
                       : Status(PMIX_ERR_NOT_SUPPORTED, "no host to abort the job");
     if (!st.ok())
@@ -823,8 +923,9 @@ void server_impl::handle_fence(connection &c, const wire::Frame &f) {
         return;
     }
     fence_waiter w{c.id, f.id, c.rank};
-    send_fence_outcomes(_fences.enter(participants.value(), w, info_flag(m.infos, PMIX_COLLECT_DATA),
-                                      info_deadline(m.infos)));
+    auto deadline = info_deadline(m.infos);
+    if (_multinode) deadline = remote_deadline(deadline);
+    send_fence_outcomes(_fences.enter(participants.value(), w, info_flag(m.infos, PMIX_COLLECT_DATA), deadline));
 }
 
 void server_impl::handle_get(connection &c, const wire::Frame &f) {
@@ -879,11 +980,20 @@ void server_impl::handle_get(connection &c, const wire::Frame &f) {
         _gets.add(std::move(w));
         return;
     }
-    // The data lives on another node: direct modex (the node transport's job).
-    PMIXCPP_LOG_ERROR("%s: rank %u asked for %s of rank %u on node %s: direct modex across nodes is not supported yet",
-                      ns, w.requester, what.c_str(), w.target, _step.node_names.at(_node_of[w.target]).c_str());
-    fail_get(w, PMIX_ERR_NOT_SUPPORTED,
-             "rank " + std::to_string(w.target) + " is on another node and direct modex is not implemented yet");
+    // The data lives on another node: direct modex. Also for a new key of a rank whose earlier
+    // data came with a collecting fence: what we hold may be older than what it committed since.
+    if (!_multinode || !_net) {
+        fail_get(w, PMIX_ERR_NOT_SUPPORTED,
+                 "rank " + std::to_string(w.target) + " is on another node and the node transport is not running" +
+                     (_net_error.empty() ? std::string() : ": " + _net_error));
+        return;
+    }
+    PMIXCPP_LOG_TRACE("%s: rank %u waits for %s of remote rank %u", ns, w.requester, what.c_str(), w.target);
+    w.deadline = remote_deadline(w.deadline);
+    uint32_t target = w.target;
+    std::string key = w.key;
+    _gets.add(std::move(w));
+    request_dmodex(target, key);
 }
 
 void server_impl::handle_job_control(connection &c, const wire::Frame &f) {
@@ -941,7 +1051,329 @@ void server_impl::handle_log(connection &c, const wire::Frame &f) {
     send_reply(c.id, f.id, PMIX_SUCCESS, {});
 }
 
+void server_impl::handle_notify(connection &c, const wire::Frame &f) {
+    DECODE_OR_CLOSE(wire::event_notification, "notify");
+    Status st = _events->notify_from_client(c.rank, std::move(m));
+    if (!st.ok())
+        PMIXCPP_LOG_VERBOSE("%s: notify from rank %u refused: %s", _step.nspace.c_str(), c.rank, st.message().c_str());
+    send_reply(c.id, f.id, st.ok() ? PMIX_SUCCESS : st.code(), st.message());
+}
+
+// An event frame for a local rank: queued, written when the socket is writable (never closes a
+// connection from inside the event engine). A client that stops reading loses events beyond
+// kMaxEventBacklog of unsent bytes instead of growing our memory.
+bool server_impl::queue_event_frame(uint32_t rank, std::span<const uint8_t> frame) {
+    constexpr size_t kMaxEventBacklog = 8u << 20;
+    if (rank >= _rank_conn.size() || _rank_conn[rank] == 0) return false;
+    connection *c = find(_rank_conn[rank]);
+    if (!c || c->state != conn_state::active) return false;
+    if (c->out.size() - c->out_sent + frame.size() > kMaxEventBacklog) return false;
+    c->out.insert(c->out.end(), frame.begin(), frame.end());
+    event_add(c->ev_write.get(), nullptr);
+    return true;
+}
+
 #undef DECODE_OR_CLOSE
+
+// ------------------------------------------------------------------------------------------
+// Multi-node: node transport, fence collectives, direct modex (loop thread)
+
+Status server_impl::setup_multinode() {
+    const multinode_options &mo = _opts.multinode;
+    net::transport_options to;
+    to.id = {_step.nspace, mo.secret};
+    to.node_id = _step.node_id;
+    to.node_names = _step.node_names;
+    to.eager_connect = mo.eager_connect;
+    to.ucx_tls = mo.ucx_tls;
+    to.ucx_devices = mo.ucx_devices;
+    to.on_receive = [this](net::envelope &&e) { on_node_message(std::move(e)); };
+    if (mo.secret.empty()) return Status(PMIX_ERR_NO_PERMISSIONS, "no step secret for the node transport");
+    if (mo.ucx) {
+        auto t = net::make_ucx_transport(_base.get(), to);
+        if (t.ok())
+            _net = std::move(t.value());
+        else
+            PMIXCPP_LOG_WARNING("%s: UCX node transport unavailable (%s); using TCP", _step.nspace.c_str(),
+                                t.status().message().c_str());
+    }
+    if (!_net) {
+        auto t = net::make_tcp_transport(_base.get(), to);
+        if (!t.ok()) return t.status().with_context("node transport");
+        _net = std::move(t.value());
+    }
+    coll::manager_options co;
+    co.self_node = _step.node_id;
+    co.nnodes = static_cast<uint32_t>(_step.node_names.size());
+    co.algo = static_cast<coll::algorithm>(mo.fence_algo);
+    co.tree_width = mo.tree_width;
+    co.ring_threshold = mo.ring_threshold;
+    co.send = [this](uint32_t node, std::vector<uint8_t> &&body) { _net->send(node, net::channel::coll, body); };
+    co.on_done = [this](uint64_t instance, std::vector<coll::node_blob> &&result) {
+        // Never re-entrantly into the fence tracker (it may be inside start()).
+        auto shared = std::make_shared<std::vector<coll::node_blob>>(std::move(result));
+        post([this, instance, shared] { finish_remote_fence(instance, std::move(*shared)); });
+    };
+    _coll = std::make_unique<coll::fence_manager>(std::move(co));
+    PMIXCPP_LOG_VERBOSE("%s: node transport %s at %s", _step.nspace.c_str(), _net->kind(), _net->address().c_str());
+    return Status::success();
+}
+
+void server_impl::start_bootstrap() {
+    if (!_opts.multinode.bootstrap) {
+        _net_error = "no bootstrap to learn the other nodes' addresses";
+        PMIXCPP_LOG_ERROR("%s: %s", _step.nspace.c_str(), _net_error.c_str());
+        return;
+    }
+    auto t0 = server_clock::now();
+    _opts.multinode.bootstrap(_net->address(), [this, t0](Result<std::vector<std::string>> table) {
+        auto shared = std::make_shared<Result<std::vector<std::string>>>(std::move(table));
+        post([this, t0, shared] {
+            Status st = shared->ok() ? _net->set_peers(shared->value()) : shared->status();
+            double ms = std::chrono::duration<double, std::milli>(server_clock::now() - t0).count();
+            if (!st.ok()) {
+                _net_error = st.message();
+                PMIXCPP_LOG_ERROR("%s: node address exchange failed after %.1f ms: %s", _step.nspace.c_str(), ms,
+                                  st.message().c_str());
+                return;
+            }
+            PMIXCPP_LOG_DEBUG("%s: addresses of %zu nodes known after %.1f ms", _step.nspace.c_str(),
+                              shared->value().size(), ms);
+        });
+    });
+}
+
+std::optional<server_clock::time_point> server_impl::remote_deadline(std::optional<server_clock::time_point> asked) const {
+    auto limit = server_clock::now() + std::chrono::seconds(_opts.multinode.timeout_sec);
+    if (!asked || *asked > limit) return limit;
+    return asked;
+}
+
+Result<std::vector<uint8_t>> server_impl::encode_ranks(const std::vector<uint32_t> &ranks) const {
+    wire::Writer w;
+    size_t count_at = w.size();
+    w.put_u32(0);
+    uint32_t n = 0;
+    for (uint32_t r : ranks) {
+        if (!_kvs.has_committed(r)) continue;
+        auto data = _kvs.visible_data(r, relation::other_node, false);
+        if (!data.ok()) return data.status();
+        if (data->empty()) continue;
+        w.put_u32(r);
+        PMIXCPP_RETURN_IF_ERROR(wire::encode_info_array(w, data->data(), data->size()));
+        ++n;
+    }
+    std::vector<uint8_t> out = w.take();
+    for (int i = 0; i < 4; ++i) out[count_at + i] = static_cast<uint8_t>(n >> (8 * i));
+    return out;
+}
+
+Status server_impl::store_ranks(uint32_t from_node, std::span<const uint8_t> bytes, std::vector<uint32_t> *ranks) {
+    if (bytes.empty()) return Status::success();  // a fence without data
+    wire::Reader r(bytes);
+    uint32_t n = 0;
+    PMIXCPP_RETURN_IF_ERROR(r.get_u32(&n));
+    for (uint32_t i = 0; i < n; ++i) {
+        uint32_t rank = 0;
+        InfoArray infos;
+        PMIXCPP_RETURN_IF_ERROR(r.get_u32(&rank));
+        PMIXCPP_RETURN_IF_ERROR(wire::decode_info_array(r, &infos));
+        if (rank >= _step.ntasks || _node_of[rank] != from_node)
+            return Status(PMIX_ERR_BAD_PARAM, "data of rank " + std::to_string(rank) + " from node " +
+                                                  std::to_string(from_node) + ", which does not host it");
+        std::vector<uint8_t> scopes(infos.size(), PMIX_GLOBAL);
+        PMIXCPP_RETURN_IF_ERROR(_kvs.commit(rank, scopes.data(), infos.data(), infos.size()));
+        if (ranks) ranks->push_back(rank);
+    }
+    return r.expect_end();
+}
+
+Status server_impl::start_remote_fence(uint64_t instance, const std::vector<uint32_t> &participants, bool collect) {
+    if (!_net || !_coll)
+        return Status(PMIX_ERR_NOT_SUPPORTED, "the node transport is not running" +
+                                                  (_net_error.empty() ? std::string() : ": " + _net_error));
+    std::vector<uint32_t> nodes, local;
+    for (uint32_t r : participants) {
+        nodes.push_back(_node_of[r]);
+        if (is_local(r)) local.push_back(r);
+    }
+    std::sort(nodes.begin(), nodes.end());
+    nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+    std::vector<uint8_t> blob;
+    if (collect) {
+        auto b = encode_ranks(local);
+        if (!b.ok()) return b.status().with_context("fence contribution");
+        blob = std::move(b.value());
+    }
+    _coll->start(instance, coll::signature_of(participants), std::move(nodes), std::move(blob), collect);
+    return Status::success();
+}
+
+std::string server_impl::missing_nodes(uint64_t instance) const {
+    if (!_coll) return {};
+    std::string out;
+    for (uint32_t n : _coll->missing(instance))
+        out += (out.empty() ? "" : ",") + _step.node_names.at(n);
+    if (!_net_error.empty()) out += (out.empty() ? "" : "; ") + ("node transport: " + _net_error);
+    else if (_net && !_net->has_peers()) out += (out.empty() ? "" : "; ") + std::string("node addresses never arrived");
+    return out;
+}
+
+void server_impl::finish_remote_fence(uint64_t instance, std::vector<coll::node_blob> &&result) {
+    pmix_status_t status = PMIX_SUCCESS;
+    std::string message;
+    std::vector<uint32_t> ranks;
+    for (const auto &b : result) {
+        if (b.node == _step.node_id) continue;
+        Status st = store_ranks(b.node, b.data, &ranks);
+        if (!st.ok()) {
+            status = st.code() == PMIX_SUCCESS ? PMIX_ERROR : st.code();
+            message = "data from node " + _step.node_names.at(b.node) + ": " + st.message();
+            PMIXCPP_LOG_ERROR("%s: fence %llu: %s", _step.nspace.c_str(), static_cast<unsigned long long>(instance),
+                              message.c_str());
+        }
+    }
+    send_fence_outcomes(_fences.remote_done(instance, status, message));
+    for (uint32_t r : ranks) answer_ready_gets(r);
+}
+
+void server_impl::answer_ready_gets(uint32_t rank) {
+    auto ready = _gets.take_ready(rank, [&](const get_waiter &w) {
+        return (w.key.empty() && _kvs.has_committed(rank)) || (!w.key.empty() && _kvs.has(rank, w.key, relation_of(w.requester, rank)));
+    });
+    for (const auto &w : ready) answer_get(w);
+}
+
+void server_impl::on_node_message(net::envelope &&env) {
+    switch (static_cast<net::channel>(env.chan)) {
+    case net::channel::coll:
+        if (_coll) _coll->receive(env.src_node, env.body);
+        break;
+    case net::channel::dmodex_request: handle_dmodex_request(env.src_node, env.body); break;
+    case net::channel::dmodex_reply: handle_dmodex_reply(env.src_node, env.body); break;
+    }
+    rearm_timer();
+}
+
+void server_impl::request_dmodex(uint32_t target, const std::string &key) {
+    auto now = server_clock::now();
+    auto it = _dmodex_pending.find(target);
+    if (it != _dmodex_pending.end() && now - it->second.sent < std::chrono::seconds(_opts.multinode.timeout_sec))
+        return;  // coalesced with the request in flight
+    uint32_t id = _next_dmodex++;
+    if (_next_dmodex == 0) _next_dmodex = 1;
+    _dmodex_pending[target] = {id, now};
+    wire::Writer w;
+    w.put_u32(id);
+    w.put_u32(target);
+    if (!w.put_string(key).ok()) return;
+    PMIXCPP_LOG_TRACE("%s: dmodex request %u for %s of rank %u to node %s", _step.nspace.c_str(), id,
+                      key.empty() ? "(all data)" : key.c_str(), target, _step.node_names.at(_node_of[target]).c_str());
+    _net->send(_node_of[target], net::channel::dmodex_request, w.data());
+}
+
+void server_impl::handle_dmodex_request(uint32_t from, const std::vector<uint8_t> &body) {
+    wire::Reader r(body.data(), body.size());
+    uint32_t id = 0, target = 0;
+    std::string key;
+    Status st = r.get_u32(&id);
+    if (st.ok()) st = r.get_u32(&target);
+    if (st.ok()) st = r.get_string(&key, PMIX_MAX_KEYLEN);
+    if (st.ok()) st = r.expect_end();
+    if (!st.ok()) {
+        PMIXCPP_LOG_ERROR("%s: malformed dmodex request from node %u dropped: %s", _step.nspace.c_str(), from,
+                          st.message().c_str());
+        return;
+    }
+    get_waiter w;
+    w.conn = kRemoteConn | from;
+    w.request_id = id;
+    w.requester = PMIX_RANK_UNDEF;  // another node: relation_of() says other_node
+    w.target = target;
+    w.key = key;
+    if (!is_local(target)) {
+        fail_get(w, PMIX_ERR_NOT_FOUND, "rank " + std::to_string(target) + " is not served by node " + _step.node_name());
+        return;
+    }
+    if (key.empty() ? _kvs.has_committed(target) : _kvs.has(target, key, relation::other_node)) {
+        answer_get(w);
+        return;
+    }
+    rank_state rs = _rank_state[target];
+    if (rs == rank_state::finalized || rs == rank_state::died) {
+        fail_get(w, PMIX_ERR_NOT_FOUND, "rank " + std::to_string(target) + (rs == rank_state::died ? " died" : " finalized") +
+                                            " without committing " + (key.empty() ? "anything" : key));
+        return;
+    }
+    w.deadline = remote_deadline(std::nullopt);
+    _gets.add(std::move(w));  // answered when the rank commits the key
+}
+
+void server_impl::send_dmodex_reply(uint32_t node, uint32_t request_id, uint32_t target, pmix_status_t status,
+                                    const std::string &message) {
+    wire::Writer w;
+    w.put_u32(request_id);
+    w.put_u32(target);
+    w.put_i32(status);
+    (void)w.put_string(message);
+    if (status == PMIX_SUCCESS) {
+        std::vector<uint32_t> ranks{target};
+        if (_opts.multinode.dmodex_node) ranks = _step.local_ranks();
+        auto data = encode_ranks(ranks);
+        if (!data.ok()) {
+            send_dmodex_reply(node, request_id, target, data.status().code(), data.status().message());
+            return;
+        }
+        w.put_raw(data->data(), data->size());
+    }
+    if (_net) _net->send(node, net::channel::dmodex_reply, w.data());
+}
+
+void server_impl::handle_dmodex_reply(uint32_t from, const std::vector<uint8_t> &body) {
+    wire::Reader r(body.data(), body.size());
+    uint32_t id = 0, target = 0;
+    int32_t status = 0;
+    std::string message;
+    Status st = r.get_u32(&id);
+    if (st.ok()) st = r.get_u32(&target);
+    if (st.ok()) st = r.get_i32(&status);
+    if (st.ok()) st = r.get_string(&message, 1u << 16);
+    std::vector<uint32_t> ranks;
+    if (st.ok() && (target >= _step.ntasks || _node_of[target] != from))
+        st = Status(PMIX_ERR_BAD_PARAM, "reply about rank " + std::to_string(target) + ", not hosted there");
+    if (st.ok() && status == PMIX_SUCCESS) {
+        const uint8_t *rest = nullptr;
+        size_t n = r.remaining();
+        st = r.get_raw(n, &rest);
+        if (st.ok()) st = store_ranks(from, std::span<const uint8_t>(rest, n), &ranks);
+    }
+    if (!st.ok()) {
+        PMIXCPP_LOG_ERROR("%s: malformed dmodex reply from node %s dropped: %s", _step.nspace.c_str(),
+                          _step.node_names.at(from).c_str(), st.message().c_str());
+        return;
+    }
+    auto p = _dmodex_pending.find(target);
+    if (p != _dmodex_pending.end() && p->second.request_id == id) _dmodex_pending.erase(p);
+    for (uint32_t rk : ranks) answer_ready_gets(rk);
+    if (status != PMIX_SUCCESS) {
+        for (const auto &w : _gets.take_target(target)) {
+            if (w.conn & kRemoteConn) {  // not ours to fail: put back
+                _gets.add(w);
+                continue;
+            }
+            fail_get(w, status, message);
+        }
+        return;
+    }
+    // Waiters for keys the reply did not hold: ask again.
+    std::optional<std::string> again;
+    auto remaining = _gets.take_target(target);
+    for (auto &w : remaining) {
+        if (!(w.conn & kRemoteConn) && !again) again = w.key;
+        _gets.add(std::move(w));
+    }
+    if (again) request_dmodex(target, *again);
+}
 
 // ------------------------------------------------------------------------------------------
 // pmix_server

@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 
+#include "events.h"
 #include "fence_tracker.h"
 #include "host.h"
 #include "status.h"
@@ -15,9 +16,32 @@
 
 namespace pmixcpp::server {
 
+// The multi-node part: node transport, collectives, direct modex. Used when the step spans
+// several nodes and `enabled`.
+struct multinode_options {
+    bool enabled = false;
+    bool ucx = true;               // try UCX first; TCP if UCX cannot start
+    std::string secret;            // per-step secret of the step's daemons (never seen by tasks)
+    std::string ucx_tls, ucx_devices;
+    bool eager_connect = false;
+    int fence_algo = 0;            // 0 auto, 1 tree, 2 ring (coll::algorithm)
+    uint32_t tree_width = 8;
+    uint32_t ring_threshold = 65536;
+    bool dmodex_node = false;      // a direct-modex answer carries every rank of the node
+    uint32_t timeout_sec = 300;    // collectives and remote Gets
+    // Publish our transport address and learn everyone's (index = node id). Called once on the
+    // loop thread; must return at once and call `ready` exactly once, from any thread.
+    using table_fn = std::function<void(Result<std::vector<std::string>>)>;
+    std::function<void(const std::string &address, table_fn ready)> bootstrap;
+};
+
 struct server_options {
-    // Multi-node fence backend; nullptr = refuse multi-node fences (PMIX_ERR_NOT_SUPPORTED).
+    // Multi-node fence backend; nullptr = the built-in one (multinode below), or refuse
+    // multi-node fences (PMIX_ERR_NOT_SUPPORTED) when multinode is not enabled.
     remote_fences *remote = nullptr;
+    multinode_options multinode;
+    // Cross-node events (events.h); nullptr = events reach this node's processes only.
+    remote_events *event_forwarder = nullptr;
     // Largest frame payload a client may send.
     uint32_t max_payload = 64u << 20;
 };

@@ -13,6 +13,7 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <csignal>
 #include <cstdarg>
 #include <exception>
@@ -53,6 +54,10 @@ struct plugin_state {
     // slurmstepd side: the node's PMIx server and its host (abort, log).
     std::unique_ptr<server::server_host> host;
     std::unique_ptr<server::pmix_server> server;
+
+    // slurmstepd side: the rendezvous with the other nodes' servers through srun's agent.
+    std::thread rendezvous;
+    std::atomic<bool> rendezvous_cancel{false};
 };
 
 plugin_state &state() {
@@ -266,7 +271,36 @@ Status prefork(const stepd_step_rec_t *job, char ***env) {
     PMIXCPP_LOG_DEBUG("%s: topology loaded in %.1f ms: cpuset %s, locality %s", step->nspace.c_str(),
                       topo->load_ms, topo->cpuset.c_str(), topo->locality.c_str());
     auto host = std::make_unique<slurm_host>(step->job_id, step->step_id);
-    auto server = server::pmix_server::start(step.value(), topo.value(), host.get());
+    server::server_options options;
+    server::multinode_options &mo = options.multinode;
+    mo.enabled = st.have_agent && step->node_names.size() > 1;
+    mo.ucx = cfg.transport == transport_kind::ucx;
+    mo.secret = st.agent_secret;
+    mo.ucx_tls = cfg.ucx_tls;
+    mo.ucx_devices = cfg.ucx_devices;
+    mo.eager_connect = cfg.eager_connect;
+    mo.fence_algo = cfg.fence == fence_algo::tree ? 1 : cfg.fence == fence_algo::ring ? 2 : 0;
+    mo.tree_width = cfg.tree_width;
+    mo.ring_threshold = cfg.ring_threshold;
+    mo.dmodex_node = cfg.dmodex_node;
+    mo.timeout_sec = cfg.timeout_sec;
+    // Address exchange through srun's agent, on a thread of its own: prefork never waits for
+    // other nodes; a fence simply waits until the table is there.
+    mo.bootstrap = [node_id = step->node_id, nnodes = static_cast<uint32_t>(step->node_names.size()),
+                    timeout_ms = static_cast<int>(std::min<uint32_t>(cfg.timeout_sec, 86400) * 1000)](
+                       const std::string &address, server::multinode_options::table_fn ready) {
+        plugin_state &ps = state();
+        if (ps.rendezvous.joinable()) return ready(Status(PMIX_ERROR, "rendezvous started twice"));
+        try {
+            ps.rendezvous = std::thread([=, &ps] {
+                ready(agent_rendezvous(ps.agent_host, ps.agent_port, ps.agent_secret, node_id, nnodes, address,
+                                       timeout_ms, &ps.rendezvous_cancel));
+            });
+        } catch (const std::exception &e) {
+            ready(Status(PMIX_ERROR, std::string("cannot start the rendezvous thread: ") + e.what()));
+        }
+    };
+    auto server = server::pmix_server::start(step.value(), topo.value(), host.get(), options);
     if (!server.ok()) {
         remove_step_dir(step.value());
         return server.status();
@@ -313,6 +347,8 @@ PMIXCPP_EXPORT int init(void) {
 PMIXCPP_EXPORT int fini(void) {
     plugin_state &st = state();
     try {
+        st.rendezvous_cancel = true;
+        if (st.rendezvous.joinable()) st.rendezvous.join();  // polls the flag every 100 ms
         if (st.server) {
             st.server->stop();  // joins the loop thread, removes the socket
             st.server.reset();

@@ -434,6 +434,7 @@ typedef uint8_t pmix_alloc_directive_t;
 #define PMIX_ALLOC_EXTEND    2
 #define PMIX_ALLOC_RELEASE   3
 #define PMIX_ALLOC_REAQUIRE  4  /* spelling is the standard's */
+#define PMIX_ALLOC_REQ_CANCEL 5  /* PMIx v5: withdraw a pending allocation request */
 #define PMIX_ALLOC_EXTERNAL  128
 
 /* I/O forwarding channels (bit mask). */

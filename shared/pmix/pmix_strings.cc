@@ -283,7 +283,7 @@ constexpr named<pmix_data_range_t> range_names[] = {
 constexpr named<pmix_alloc_directive_t> alloc_directive_names[] = {
     PMIXCPP_NAMED(PMIX_ALLOC_NEW),      PMIXCPP_NAMED(PMIX_ALLOC_EXTEND),
     PMIXCPP_NAMED(PMIX_ALLOC_RELEASE),  PMIXCPP_NAMED(PMIX_ALLOC_REAQUIRE),
-    PMIXCPP_NAMED(PMIX_ALLOC_EXTERNAL),
+    PMIXCPP_NAMED(PMIX_ALLOC_REQ_CANCEL), PMIXCPP_NAMED(PMIX_ALLOC_EXTERNAL),
 };
 
 constexpr named<pmix_job_state_t> job_state_names[] = {

@@ -15,12 +15,18 @@ const char *to_string(msg_type t) {
     case msg_type::job_control: return "job_control";
     case msg_type::log: return "log";
     case msg_type::reply: return "reply";
+    case msg_type::notify: return "notify";
+    case msg_type::event: return "event";
+    case msg_type::alloc: return "alloc";
+    case msg_type::query: return "query";
     }
     return "unknown";
 }
 
 bool is_request_type(uint16_t t) {
-    return t >= static_cast<uint16_t>(msg_type::connect) && t <= static_cast<uint16_t>(msg_type::log);
+    return (t >= static_cast<uint16_t>(msg_type::connect) && t <= static_cast<uint16_t>(msg_type::log)) ||
+           t == static_cast<uint16_t>(msg_type::notify) || t == static_cast<uint16_t>(msg_type::alloc) ||
+           t == static_cast<uint16_t>(msg_type::query);
 }
 
 namespace {
@@ -164,6 +170,23 @@ Status decode(Reader &r, log_request *m) {
     return decode_info_array(r, &m->directives);
 }
 
+Status encode(Writer &w, const event_notification &m) {
+    w.put_u64(m.id);
+    w.put_i32(m.status);
+    PMIXCPP_RETURN_IF_ERROR(encode_proc(w, m.source));
+    w.put_u8(m.range);
+    return encode_infos(w, m.infos);
+}
+Status decode(Reader &r, event_notification *m) {
+    PMIXCPP_RETURN_IF_ERROR(r.get_u64(&m->id));
+    PMIXCPP_RETURN_IF_ERROR(r.get_i32(&m->status));
+    PMIXCPP_RETURN_IF_ERROR(decode_proc(r, &m->source).with_context("event source"));
+    PMIXCPP_RETURN_IF_ERROR(r.get_u8(&m->range));
+    if (m->range > PMIX_RANGE_PROC_LOCAL)
+        return Status(PMIX_ERR_UNPACK_FAILURE, "event: bad range " + std::to_string(m->range));
+    return decode_info_array(r, &m->infos).with_context("event infos");
+}
+
 Status encode(Writer &w, const reply_header &m) {
     w.put_i32(m.status);
     if (m.status != PMIX_SUCCESS) PMIXCPP_RETURN_IF_ERROR(w.put_string(m.message));
@@ -217,5 +240,52 @@ Status decode_jobdata(std::span<const uint8_t> bytes, std::vector<jobdata_entry>
     *entries = std::move(out);
     return Status::success();
 }
+
+// --- allocation requests and queries --------------------------------------------------------
+
+namespace {
+constexpr size_t kMaxQueryKeys = 256;
+}  // namespace
+
+Status encode(Writer &w, const alloc_request &m) {
+    w.put_u8(m.directive);
+    return encode_infos(w, m.infos);
+}
+Status decode(Reader &r, alloc_request *m) {
+    PMIXCPP_RETURN_IF_ERROR(r.get_u8(&m->directive));
+    return decode_info_array(r, &m->infos).with_context("alloc infos");
+}
+
+Status encode(Writer &w, const query_request &m) {
+    w.put_u32(static_cast<uint32_t>(m.queries.size()));
+    for (const auto &q : m.queries) {
+        w.put_u32(static_cast<uint32_t>(q.keys.size()));
+        for (const auto &k : q.keys) PMIXCPP_RETURN_IF_ERROR(w.put_string(k));
+        PMIXCPP_RETURN_IF_ERROR(encode_infos(w, q.qualifiers));
+    }
+    return Status::success();
+}
+Status decode(Reader &r, query_request *m) {
+    uint32_t n = 0;
+    PMIXCPP_RETURN_IF_ERROR(r.get_u32(&n));
+    // a query takes at least 8 bytes (key count + qualifier count)
+    if (n > kMaxQueryKeys || n > r.remaining() / 8)
+        return Status(PMIX_ERR_UNPACK_FAILURE, "query count " + std::to_string(n) + " exceeds the payload");
+    std::vector<query_entry> out(n);
+    for (auto &q : out) {
+        uint32_t nkeys = 0;
+        PMIXCPP_RETURN_IF_ERROR(r.get_u32(&nkeys));
+        if (nkeys > kMaxQueryKeys || nkeys > r.remaining() / 4)
+            return Status(PMIX_ERR_UNPACK_FAILURE, "query key count " + std::to_string(nkeys) + " exceeds the payload");
+        q.keys.resize(nkeys);
+        for (auto &k : q.keys) PMIXCPP_RETURN_IF_ERROR(r.get_string(&k, PMIX_MAX_KEYLEN).with_context("query key"));
+        PMIXCPP_RETURN_IF_ERROR(decode_info_array(r, &q.qualifiers).with_context("query qualifiers"));
+    }
+    m->queries = std::move(out);
+    return Status::success();
+}
+
+Status encode(Writer &w, const info_reply &m) { return encode_infos(w, m.results); }
+Status decode(Reader &r, info_reply *m) { return decode_info_array(r, &m->results); }
 
 }  // namespace pmixcpp::wire

@@ -27,6 +27,10 @@ enum class msg_type : uint16_t {
     job_control = 7,
     log = 8,
     reply = 9,
+    notify = 10,  // c->s: PMIx_Notify_event beyond PMIX_RANGE_PROC_LOCAL
+    event = 11,   // s->c, unsolicited (request id 0): an event for the client's handlers
+    alloc = 12,   // c->s: PMIx_Allocation_request(_nb)
+    query = 13,   // c->s: PMIx_Query_info(_nb)
 };
 const char *to_string(msg_type t);
 bool is_request_type(uint16_t t);
@@ -89,6 +93,17 @@ struct log_request {
     InfoArray directives;
 };
 
+// notify (c->s request) and event (s->c, request id 0): one event notification. `id` is the
+// server's sequence number (0 in a request; the server fills it in). range is a
+// pmix_data_range_t; custom range and affected procs travel in infos as the standard's keys.
+struct event_notification {
+    uint64_t id = 0;
+    int32_t status = 0;
+    pmix_proc_t source{};
+    uint8_t range = PMIX_RANGE_UNDEF;
+    InfoArray infos;
+};
+
 // Every reply payload starts with this; `message` is present only on failure.
 struct reply_header {
     pmix_status_t status = PMIX_SUCCESS;
@@ -117,6 +132,8 @@ Status encode(Writer &w, const job_control_reply &m);
 Status decode(Reader &r, job_control_reply *m);
 Status encode(Writer &w, const log_request &m);
 Status decode(Reader &r, log_request *m);
+Status encode(Writer &w, const event_notification &m);
+Status decode(Reader &r, event_notification *m);
 Status encode(Writer &w, const reply_header &m);
 Status decode(Reader &r, reply_header *m);
 
@@ -137,5 +154,33 @@ inline constexpr uint32_t kJobdataMagic = 0x444a5850;  // "PXJD" little-endian
 inline constexpr uint32_t kJobdataVersion = 1;
 Result<std::vector<uint8_t>> encode_jobdata(const std::vector<jobdata_entry> &entries);
 Status decode_jobdata(std::span<const uint8_t> bytes, std::vector<jobdata_entry> *entries);
+
+// --- allocation requests and queries (PROTOCOL.md: alloc, query) -----------------------------
+
+// PMIx_Allocation_request: the directive (pmix_alloc_directive_t) and the caller's infos, with
+// their PMIX_INFO_REQD flags. The reply carries the result infos.
+struct alloc_request {
+    uint8_t directive = 0;
+    InfoArray infos;
+};
+// PMIx_Query_info: each query is its keys and its qualifiers.
+struct query_entry {
+    std::vector<std::string> keys;
+    InfoArray qualifiers;
+};
+struct query_request {
+    std::vector<query_entry> queries;
+};
+// Reply of alloc and query: result infos.
+struct info_reply {
+    InfoArray results;
+};
+
+Status encode(Writer &w, const alloc_request &m);
+Status decode(Reader &r, alloc_request *m);
+Status encode(Writer &w, const query_request &m);
+Status decode(Reader &r, query_request *m);
+Status encode(Writer &w, const info_reply &m);
+Status decode(Reader &r, info_reply *m);
 
 }  // namespace pmixcpp::wire

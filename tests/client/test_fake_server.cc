@@ -168,6 +168,20 @@ private:
                         reply(fd, fr.id, PMIX_SUCCESS, &w);
                         break;
                     }
+                    case wire::msg_type::notify: {
+                        // Like the real server with the sender in range: answer, then send the
+                        // event back unsolicited (request id 0).
+                        wire::event_notification ev;
+                        ASSERT_TRUE(wire::decode_payload(fr.payload, &ev).ok());
+                        reply(fd, fr.id, PMIX_SUCCESS);
+                        ev.id = ++_events;
+                        wire::Writer w;
+                        ASSERT_TRUE(wire::encode(w, ev).ok());
+                        auto f = wire::encode_frame(static_cast<uint16_t>(wire::msg_type::event), 0, 0, w.data());
+                        ssize_t n = write(fd, f.value().data(), f.value().size());
+                        (void)n;
+                        break;
+                    }
                     default:
                         reply(fd, fr.id, PMIX_SUCCESS);
                         break;
@@ -182,6 +196,7 @@ private:
     int _listen = -1;
     std::thread _thread;
     std::atomic<int> _gets{0}, _commits{0};
+    uint64_t _events = 0;
     std::mutex _m;
     std::string _last_key;
 };
@@ -377,8 +392,30 @@ TEST(FakeServer, EventHandlersAndBlockingFromCallback) {
     for (int i = 0; i < 2000 && !s.notified.load(); ++i) std::this_thread::sleep_for(1ms);
     EXPECT_EQ(s.events.load(), 1);
     EXPECT_EQ(s.nested.load(), PMIX_ERR_WOULD_BLOCK);
-    EXPECT_EQ(PMIx_Notify_event(code, nullptr, PMIX_RANGE_GLOBAL, nullptr, 0, nullptr, nullptr),
-              PMIX_ERR_NOT_SUPPORTED);
+    // Other ranges go through the server, which sends the event back: the handler runs again.
+    s.notified = 0;
+    EXPECT_EQ(PMIx_Notify_event(
+                  code, nullptr, PMIX_RANGE_GLOBAL, nullptr, 0,
+                  [](pmix_status_t st, void *) { sp->notified = st == PMIX_SUCCESS ? 1 : 2; }, nullptr),
+              PMIX_SUCCESS);
+    for (int i = 0; i < 2000 && s.events.load() < 2; ++i) std::this_thread::sleep_for(1ms);
+    EXPECT_EQ(s.notified.load(), 1);
+    EXPECT_EQ(s.events.load(), 2);
+    // A handler registered later gets the cached server event replayed, to it alone.
+    static std::atomic<int> late{0};
+    pmix_status_t late_ref = PMIx_Register_event_handler(
+        &code, 1, nullptr, 0,
+        [](size_t, pmix_status_t, const pmix_proc_t *, pmix_info_t *, size_t, pmix_info_t *, size_t,
+           pmix_event_notification_cbfunc_fn_t cbfunc, void *cbdata) {
+            late++;
+            cbfunc(PMIX_SUCCESS, nullptr, 0, nullptr, nullptr, cbdata);
+        },
+        nullptr, nullptr);
+    EXPECT_GT(late_ref, 0);
+    for (int i = 0; i < 2000 && late.load() < 1; ++i) std::this_thread::sleep_for(1ms);
+    EXPECT_EQ(late.load(), 1);
+    EXPECT_EQ(s.events.load(), 2);
+    EXPECT_EQ(PMIx_Deregister_event_handler(static_cast<size_t>(late_ref), nullptr, nullptr), PMIX_SUCCESS);
     ASSERT_EQ(PMIx_Deregister_event_handler(
                   s.ref, [](pmix_status_t, void *) { sp->dereg = 1; }, nullptr),
               PMIX_SUCCESS);

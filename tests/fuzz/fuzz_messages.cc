@@ -26,7 +26,7 @@ void roundtrip(std::span<const uint8_t> body) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (size == 0) return 0;
     std::span<const uint8_t> body(data + 1, size - 1);
-    switch (data[0] % 10) {
+    switch (data[0] % 11) {
     case 0: roundtrip<connect_request>(body); break;
     case 1: roundtrip<finalize_request>(body); break;
     case 2: roundtrip<abort_request>(body); break;
@@ -36,6 +36,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     case 6: roundtrip<job_control_request>(body); break;
     case 7: roundtrip<log_request>(body); break;
     case 8: roundtrip<reply_header>(body); break;
+    case 9: roundtrip<event_notification>(body); break;
     default: {
         std::vector<jobdata_entry> entries;
         (void)decode_jobdata(body, &entries);

@@ -57,6 +57,18 @@ if [ -f "$srcdir/shared/wire/messages.cc" ]; then
     have_messages=1
 fi
 
+# Node-to-node input (plugin/net envelope, plugin/coll messages).
+have_node=
+if [ -f "$srcdir/plugin/net/envelope.cc" ]; then
+    # shellcheck disable=SC2086
+    if ! "$cxx" $flags $includes -I"$srcdir" "$srcdir/tests/fuzz/fuzz_node.cc" "$srcdir/plugin/net/envelope.cc" \
+        "$srcdir/plugin/coll/coll_message.cc" $common -o "$work/fuzz_node"; then
+        echo "run-fuzz: build of fuzz_node failed"
+        exit 1
+    fi
+    have_node=1
+fi
+
 # Copy the seeds: the source tree may be read-only (distcheck) and libFuzzer writes new inputs.
 mkdir -p "$work/corpus"
 cp "$srcdir"/tests/fuzz/corpus/* "$work/corpus/" 2>/dev/null || true
@@ -85,5 +97,9 @@ run_one fuzz_codec "$work/corpus"
 if [ -n "$have_messages" ]; then
     mkdir -p "$work/corpus-messages"
     run_one fuzz_messages "$work/corpus-messages"
+fi
+if [ -n "$have_node" ]; then
+    mkdir -p "$work/corpus-node"
+    run_one fuzz_node "$work/corpus-node"
 fi
 exit 0

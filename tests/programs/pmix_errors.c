@@ -147,7 +147,8 @@ int main(void) {
     CHECK_RC(PMIX_ERR_NOT_SUPPORTED, PMIx_Group_construct("g", &me, 1, NULL, 0, NULL, NULL));
     CHECK_RC(PMIX_ERR_NOT_SUPPORTED, PMIx_Allocation_request(PMIX_ALLOC_NEW, NULL, 0, NULL, NULL));
     CHECK_RC(PMIX_ERR_NOT_SUPPORTED, PMIx_tool_init(NULL, NULL, 0));
-    CHECK_RC(PMIX_ERR_NOT_SUPPORTED, PMIx_Notify_event(-2000, &me, PMIX_RANGE_GLOBAL, NULL, 0, NULL, NULL));
+    CHECK_RC(PMIX_SUCCESS, PMIx_Notify_event(-2000, &me, PMIX_RANGE_GLOBAL, NULL, 0, NULL, NULL)); /* through the server (issue #5) */
+    CHECK_RC(PMIX_ERR_BAD_PARAM, PMIx_Notify_event(-2000, &me, PMIX_RANGE_CUSTOM, NULL, 0, NULL, NULL));
 
     /* events: registration callback, local notification, deregistration callback */
     pmix_status_t code = -2000;

@@ -94,8 +94,15 @@ public:
         std::vector<uint8_t> payload;
         size_t body_offset = 0;
     };
+    // Unsolicited event frames (request id 0) that arrived while waiting for a reply.
+    std::vector<wire::Frame> events;
+
     std::optional<reply> recv_reply(int timeout_ms = 5000) {
         auto f = recv_frame(timeout_ms);
+        while (f && f->type == static_cast<uint16_t>(wire::msg_type::event) && f->id == 0) {
+            events.push_back(std::move(*f));
+            f = recv_frame(timeout_ms);
+        }
         if (!f || f->type != static_cast<uint16_t>(wire::msg_type::reply)) return std::nullopt;
         reply r;
         r.id = f->id;

@@ -161,3 +161,36 @@ TEST(Messages, JobdataRoundTrip) {
         EXPECT_FALSE(decode_jobdata(std::span<const uint8_t>(bytes->data(), n), &t).ok()) << n;
     }
 }
+
+TEST(Messages, EventNotificationRoundTrip) {
+    event_notification e;
+    e.id = 77;
+    e.status = PMIX_ERR_PROC_ABORTED;
+    e.source = proc("ns", 3);
+    e.range = PMIX_RANGE_CUSTOM;
+    e.infos = make_infos({{"k", 9}});
+    auto b = bytes_of(e);
+    event_notification d;
+    ASSERT_TRUE(decode_payload(b, &d).ok());
+    EXPECT_EQ(d.id, 77u);
+    EXPECT_EQ(d.status, PMIX_ERR_PROC_ABORTED);
+    EXPECT_EQ(d.source.rank, 3u);
+    EXPECT_STREQ(d.source.nspace, "ns");
+    EXPECT_EQ(d.range, PMIX_RANGE_CUSTOM);
+    ASSERT_EQ(d.infos.size(), 1u);
+    EXPECT_EQ(d.infos[0].value.data.uint32, 9u);
+    expect_truncations_rejected<event_notification>(b);
+    // Golden bytes of the fixed part: u64 id, i32 status, proc (str nspace, u32 rank), u8 range.
+    ASSERT_GE(b.size(), 12u);
+    EXPECT_EQ(b[0], 77);
+    EXPECT_EQ(b[8], static_cast<uint8_t>(PMIX_ERR_PROC_ABORTED & 0xff));
+    // A range beyond PMIX_RANGE_PROC_LOCAL is refused.
+    e.range = PMIX_RANGE_PROC_LOCAL + 1;
+    event_notification bad;
+    EXPECT_FALSE(decode_payload(bytes_of(e), &bad).ok());
+    // notify is a request type, event (server -> client only) is not.
+    EXPECT_TRUE(is_request_type(static_cast<uint16_t>(msg_type::notify)));
+    EXPECT_FALSE(is_request_type(static_cast<uint16_t>(msg_type::event)));
+    EXPECT_FALSE(is_request_type(static_cast<uint16_t>(msg_type::reply)));
+    EXPECT_STREQ(to_string(msg_type::event), "event");
+}

@@ -1,0 +1,47 @@
+// Messages of the fence collectives between node servers (the body of a `coll` envelope).
+//   u8 kind, u64 signature, u32 sequence, u32 nblobs, nblobs x (u32 origin node, bytes data)
+// A fence is known on every node by its key: the signature of its participant set and the
+// sequence number of that set's instance (the k-th fence over one set on every node).
+#pragma once
+
+#include <compare>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "status.h"
+
+namespace pmixcpp::coll {
+
+using blob = std::vector<uint8_t>;
+
+struct node_blob {
+    uint32_t node = 0;  // step node id the data comes from
+    blob data;
+};
+
+struct coll_key {
+    uint64_t signature = 0;
+    uint32_t seq = 0;
+    auto operator<=>(const coll_key &) const = default;
+};
+std::string to_string(const coll_key &k);
+
+enum class msg_kind : uint8_t { tree_up = 1, tree_down = 2, ring = 3 };
+const char *to_string(msg_kind k);
+
+struct coll_message {
+    msg_kind kind = msg_kind::tree_up;
+    coll_key key;
+    std::vector<node_blob> blobs;
+};
+
+std::vector<uint8_t> encode(const coll_message &m);
+// Validates kind, counts and lengths; `nnodes` bounds the origin node ids.
+Status decode(std::span<const uint8_t> bytes, uint32_t nnodes, coll_message *out);
+
+// 64-bit FNV-1a over a sorted rank list: the signature of a participant set.
+uint64_t signature_of(const std::vector<uint32_t> &ranks);
+
+}  // namespace pmixcpp::coll

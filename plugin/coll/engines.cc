@@ -1,0 +1,167 @@
+#include "engines.h"
+
+#include <algorithm>
+
+namespace pmixcpp::coll {
+
+const char *to_string(engine_state s) {
+    switch (s) {
+    case engine_state::waiting: return "waiting";
+    case engine_state::started: return "started";
+    case engine_state::done: return "done";
+    }
+    return "unknown";
+}
+
+namespace {
+uint32_t index_of(const std::vector<uint32_t> &nodes, uint32_t node) {
+    auto it = std::lower_bound(nodes.begin(), nodes.end(), node);
+    return it != nodes.end() && *it == node ? static_cast<uint32_t>(it - nodes.begin()) : UINT32_MAX;
+}
+}  // namespace
+
+// ---------------------------------------------------------------- tree
+
+tree_engine::tree_engine(coll_key key, std::vector<uint32_t> nodes, uint32_t self_node, uint32_t width)
+    : _key(key), _nodes(std::move(nodes)), _self(self_node), _width(std::max<uint32_t>(width, 1)) {
+    _index = index_of(_nodes, _self);
+}
+
+uint32_t tree_engine::parent() const { return _nodes[(_index - 1) / _width]; }
+
+std::vector<uint32_t> tree_engine::children() const {
+    std::vector<uint32_t> out;
+    for (uint64_t c = uint64_t(_index) * _width + 1; c <= uint64_t(_index) * _width + _width && c < _nodes.size(); ++c)
+        out.push_back(_nodes[c]);
+    return out;
+}
+
+void tree_engine::start(blob local, actions &out) {
+    if (_state != engine_state::waiting) return;
+    _state = engine_state::started;
+    _gathered.push_back({_self, std::move(local)});
+    maybe_up(out);
+}
+
+void tree_engine::maybe_up(actions &out) {
+    if (_state != engine_state::started || _sent_up) return;
+    if (_children_heard.size() < children().size()) return;
+    _sent_up = true;
+    if (_index == 0) {
+        finish(std::move(_gathered), out);
+        return;
+    }
+    coll_message m;
+    m.kind = msg_kind::tree_up;
+    m.key = _key;
+    m.blobs = std::move(_gathered);
+    _gathered.clear();
+    out.sends.push_back({parent(), std::move(m)});
+}
+
+void tree_engine::finish(std::vector<node_blob> all, actions &out) {
+    for (uint32_t c : children()) {
+        coll_message m;
+        m.kind = msg_kind::tree_down;
+        m.key = _key;
+        m.blobs = all;
+        out.sends.push_back({c, std::move(m)});
+    }
+    _state = engine_state::done;
+    out.done = true;
+    out.result = std::move(all);
+}
+
+Status tree_engine::receive(uint32_t from, coll_message &&m, actions &out) {
+    if (_state == engine_state::done) return Status(PMIX_ERR_BAD_PARAM, "tree message after completion");
+    if (m.kind == msg_kind::tree_up) {
+        auto ch = children();
+        if (std::find(ch.begin(), ch.end(), from) == ch.end())
+            return Status(PMIX_ERR_BAD_PARAM, "tree fan-in from node " + std::to_string(from) + ", not a child");
+        if (!_children_heard.insert(from).second)
+            return Status(PMIX_ERR_BAD_PARAM, "second tree fan-in from node " + std::to_string(from));
+        for (auto &b : m.blobs) _gathered.push_back(std::move(b));
+        maybe_up(out);
+        return Status::success();
+    }
+    if (m.kind == msg_kind::tree_down) {
+        if (_index == 0 || from != parent())
+            return Status(PMIX_ERR_BAD_PARAM, "tree fan-out from node " + std::to_string(from) + ", not the parent");
+        if (!_sent_up) return Status(PMIX_ERR_BAD_PARAM, "tree fan-out before our fan-in");
+        finish(std::move(m.blobs), out);
+        return Status::success();
+    }
+    return Status(PMIX_ERR_BAD_PARAM, "ring message given to a tree engine");
+}
+
+std::vector<uint32_t> tree_engine::missing() const {
+    std::vector<uint32_t> out;
+    if (_state == engine_state::done) return out;
+    for (uint32_t c : children())
+        if (!_children_heard.count(c)) out.push_back(c);
+    if (out.empty() && _index != 0) out.push_back(parent());
+    return out;
+}
+
+// ---------------------------------------------------------------- ring
+
+ring_engine::ring_engine(coll_key key, std::vector<uint32_t> nodes, uint32_t self_node)
+    : _key(key), _nodes(std::move(nodes)), _self(self_node) {
+    uint32_t i = index_of(_nodes, _self);
+    uint32_t m = static_cast<uint32_t>(_nodes.size());
+    if (i != UINT32_MAX && m > 0) {
+        _next = _nodes[(i + 1) % m];
+        _prev = _nodes[(i + m - 1) % m];
+    }
+}
+
+void ring_engine::start(blob local, actions &out) {
+    if (_state != engine_state::waiting) return;
+    _state = engine_state::started;
+    if (_nodes.size() > 1) {
+        coll_message m;
+        m.kind = msg_kind::ring;
+        m.key = _key;
+        m.blobs.push_back({_self, local});
+        out.sends.push_back({_next, std::move(m)});
+    }
+    _have[_self] = std::move(local);
+    maybe_done(out);
+}
+
+Status ring_engine::receive(uint32_t from, coll_message &&m, actions &out) {
+    if (m.kind != msg_kind::ring) return Status(PMIX_ERR_BAD_PARAM, "tree message given to a ring engine");
+    if (from != _prev) return Status(PMIX_ERR_BAD_PARAM, "ring message from node " + std::to_string(from) + ", not our predecessor");
+    if (m.blobs.size() != 1) return Status(PMIX_ERR_BAD_PARAM, "ring message without exactly one blob");
+    node_blob &b = m.blobs[0];
+    if (b.node == _self || !std::binary_search(_nodes.begin(), _nodes.end(), b.node) || _have.count(b.node))
+        return Status(PMIX_ERR_BAD_PARAM, "ring message with unexpected origin node " + std::to_string(b.node));
+    if (_next != b.node) {  // pass it on unless the next node is where it came from
+        coll_message fwd;
+        fwd.kind = msg_kind::ring;
+        fwd.key = _key;
+        fwd.blobs.push_back(b);
+        out.sends.push_back({_next, std::move(fwd)});
+    }
+    _have[b.node] = std::move(b.data);
+    maybe_done(out);
+    return Status::success();
+}
+
+void ring_engine::maybe_done(actions &out) {
+    if (_state != engine_state::started || _have.size() < _nodes.size()) return;
+    _state = engine_state::done;
+    out.done = true;
+    for (auto &[n, d] : _have) out.result.push_back({n, std::move(d)});
+    _have.clear();
+}
+
+std::vector<uint32_t> ring_engine::missing() const {
+    std::vector<uint32_t> out;
+    if (_state == engine_state::done) return out;
+    for (uint32_t n : _nodes)
+        if (!_have.count(n) && n != _self) out.push_back(n);
+    return out;
+}
+
+}  // namespace pmixcpp::coll

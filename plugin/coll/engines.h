@@ -1,0 +1,83 @@
+// Fence collective engines: no I/O. Each engine runs one fence instance among the nodes that
+// host its participants (`nodes`, sorted step node ids). It is fed the local contribution
+// (start) and the peers' messages (receive) and answers with actions: messages to send and,
+// once complete, every participating node's contribution.
+//
+//  tree_engine  k-ary tree rooted at nodes[0]: fan-in of contributions, fan-out of the union.
+//               2 * depth message hops; best for small payloads.
+//  ring_engine  ring allgather: each node passes on what it received from its predecessor;
+//               m-1 hops of one contribution each; best for large payloads (no root hot spot).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "coll_message.h"
+
+namespace pmixcpp::coll {
+
+struct send_action {
+    uint32_t node = 0;
+    coll_message msg;
+};
+
+struct actions {
+    std::vector<send_action> sends;
+    bool done = false;
+    std::vector<node_blob> result;  // when done: one blob per participating node
+};
+
+enum class engine_state { waiting, started, done };
+const char *to_string(engine_state s);
+
+class tree_engine {
+public:
+    tree_engine(coll_key key, std::vector<uint32_t> nodes, uint32_t self_node, uint32_t width);
+    void start(blob local, actions &out);
+    // Fails for a message this engine cannot take (wrong kind or sender, duplicate).
+    Status receive(uint32_t from, coll_message &&m, actions &out);
+    std::vector<uint32_t> missing() const;  // nodes we still wait for
+    engine_state state() const { return _state; }
+
+    uint32_t parent() const;                 // step node id; only for a non-root
+    std::vector<uint32_t> children() const;  // step node ids
+
+private:
+    void maybe_up(actions &out);
+    void finish(std::vector<node_blob> all, actions &out);
+
+    coll_key _key;
+    std::vector<uint32_t> _nodes;
+    uint32_t _self;
+    uint32_t _index = 0;
+    uint32_t _width;
+    engine_state _state = engine_state::waiting;
+    bool _sent_up = false;
+    std::set<uint32_t> _children_heard;
+    std::vector<node_blob> _gathered;
+};
+
+class ring_engine {
+public:
+    ring_engine(coll_key key, std::vector<uint32_t> nodes, uint32_t self_node);
+    void start(blob local, actions &out);
+    Status receive(uint32_t from, coll_message &&m, actions &out);
+    std::vector<uint32_t> missing() const;
+    engine_state state() const { return _state; }
+
+private:
+    void maybe_done(actions &out);
+
+    coll_key _key;
+    std::vector<uint32_t> _nodes;
+    uint32_t _self;
+    uint32_t _next = 0, _prev = 0;
+    engine_state _state = engine_state::waiting;
+    std::map<uint32_t, blob> _have;  // origin node -> data
+};
+
+}  // namespace pmixcpp::coll

@@ -1,0 +1,131 @@
+#include "fence_manager.h"
+
+#include <algorithm>
+
+#include "log.h"
+
+namespace pmixcpp::coll {
+
+void fence_manager::start(uint64_t instance, uint64_t signature, std::vector<uint32_t> nodes, blob local,
+                          bool collect) {
+    coll_key key{signature, _next_seq[signature]++};
+    fence f;
+    f.instance = instance;
+    f.nodes = std::move(nodes);
+    f.local = std::move(local);
+    bool ring = _opts.algo == algorithm::ring ||
+                (_opts.algo == algorithm::automatic && collect && f.nodes.size() >= 3 &&
+                 f.local.size() > _opts.ring_threshold);
+    auto [it, inserted] = _active.emplace(key, std::move(f));
+    if (!inserted) {
+        PMIXCPP_LOG_ERROR("collective %s started twice", to_string(key).c_str());
+        return;
+    }
+    PMIXCPP_LOG_DEBUG("collective %s (fence %llu): %s over %zu nodes, %zu bytes local", to_string(key).c_str(),
+                      static_cast<unsigned long long>(instance), ring ? "ring" : "tree", it->second.nodes.size(),
+                      it->second.local.size());
+    run_engine(it->second, ring ? msg_kind::ring : msg_kind::tree_up);
+    // Messages that came before we started.
+    auto early = _early.find(key);
+    if (early != _early.end()) {
+        auto msgs = std::move(early->second);
+        _early.erase(early);
+        for (auto &[from, m] : msgs) deliver(key, from, std::move(m));
+    }
+}
+
+void fence_manager::run_engine(fence &f, msg_kind kind) {
+    coll_key key;
+    for (auto &[k, v] : _active)
+        if (&v == &f) key = k;
+    actions a;
+    if (kind == msg_kind::ring) {
+        if (f.ring) return;
+        f.ring = std::make_unique<ring_engine>(key, f.nodes, _opts.self_node);
+        f.ring->start(f.local, a);
+    } else {
+        if (f.tree) return;
+        f.tree = std::make_unique<tree_engine>(key, f.nodes, _opts.self_node, _opts.tree_width);
+        f.tree->start(f.local, a);
+    }
+    apply(key, std::move(a));
+}
+
+void fence_manager::receive(uint32_t from, std::span<const uint8_t> body) {
+    coll_message m;
+    Status st = decode(body, _opts.nnodes, &m);
+    if (!st.ok()) {
+        PMIXCPP_LOG_ERROR("collective message from node %u dropped: %s", from, st.message().c_str());
+        return;
+    }
+    coll_key key = m.key;
+    if (_finished.count(key)) {
+        PMIXCPP_LOG_TRACE("collective %s: late %s message from node %u ignored", to_string(key).c_str(),
+                          to_string(m.kind), from);
+        return;
+    }
+    if (!_active.count(key)) {
+        _early[key].emplace_back(from, std::move(m));
+        return;
+    }
+    deliver(key, from, std::move(m));
+}
+
+void fence_manager::deliver(const coll_key &key, uint32_t from, coll_message &&m) {
+    auto it = _active.find(key);
+    if (it == _active.end()) return;  // finished meanwhile
+    fence &f = it->second;
+    if (!std::binary_search(f.nodes.begin(), f.nodes.end(), from)) {
+        PMIXCPP_LOG_ERROR("collective %s: message from node %u, which takes no part; dropped", to_string(key).c_str(), from);
+        return;
+    }
+    const msg_kind kind = m.kind;
+    if (kind == msg_kind::ring && !f.ring) run_engine(f, msg_kind::ring);
+    if (kind != msg_kind::ring && !f.tree) run_engine(f, msg_kind::tree_up);
+    it = _active.find(key);
+    if (it == _active.end()) return;  // joining completed it
+    fence &g = it->second;
+    actions a;
+    Status st = kind == msg_kind::ring ? g.ring->receive(from, std::move(m), a) : g.tree->receive(from, std::move(m), a);
+    if (!st.ok()) {
+        PMIXCPP_LOG_ERROR("collective %s: %s message from node %u dropped: %s", to_string(key).c_str(),
+                          to_string(kind), from, st.message().c_str());
+        return;
+    }
+    apply(key, std::move(a));
+}
+
+void fence_manager::apply(const coll_key &key, actions &&a) {
+    for (auto &s : a.sends) _opts.send(s.node, encode(s.msg));
+    if (!a.done) return;
+    auto it = _active.find(key);
+    if (it == _active.end()) return;
+    uint64_t instance = it->second.instance;
+    _active.erase(it);
+    _finished.insert(key);
+    _early.erase(key);
+    if (_opts.on_done) _opts.on_done(instance, std::move(a.result));
+}
+
+std::vector<uint32_t> fence_manager::missing(uint64_t instance) const {
+    for (const auto &[k, f] : _active) {
+        if (f.instance != instance) continue;
+        std::vector<uint32_t> out;
+        if (f.ring) out = f.ring->missing();
+        if (f.tree && (out.empty() || !f.ring)) out = f.tree->missing();
+        return out;
+    }
+    return {};
+}
+
+void fence_manager::cancel(uint64_t instance) {
+    for (auto it = _active.begin(); it != _active.end(); ++it) {
+        if (it->second.instance != instance) continue;
+        _finished.insert(it->first);
+        _early.erase(it->first);
+        _active.erase(it);
+        return;
+    }
+}
+
+}  // namespace pmixcpp::coll

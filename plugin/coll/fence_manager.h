@@ -1,0 +1,74 @@
+// The fence collectives of one step on one node: fences in flight by key, the choice of
+// algorithm, messages that arrive before the local part started, completed keys. No I/O: sends go
+// through a callback (the node transport in the server), completions through another.
+//
+// Algorithm choice (PMIxCppFence): tree or ring when forced; `auto` takes the ring for a
+// collecting fence over >= 3 nodes whose local contribution exceeds the ring threshold, the tree
+// otherwise. Nodes may disagree under `auto` (contributions differ in size): a node that receives
+// a message of the other algorithm for a fence it runs joins that algorithm too, with the same
+// contribution, and the fence completes by whichever finishes first. The ring then always
+// finishes (every node joins it as it travels round), so no disagreement can hang a fence.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "engines.h"
+
+namespace pmixcpp::coll {
+
+enum class algorithm { automatic, tree, ring };
+
+struct manager_options {
+    uint32_t self_node = 0;
+    uint32_t nnodes = 1;
+    algorithm algo = algorithm::automatic;
+    uint32_t tree_width = 8;
+    uint32_t ring_threshold = 65536;
+    std::function<void(uint32_t node, std::vector<uint8_t> &&body)> send;
+    // (instance, contributions of every participating node)
+    std::function<void(uint64_t instance, std::vector<node_blob> &&result)> on_done;
+};
+
+class fence_manager {
+public:
+    explicit fence_manager(manager_options opts) : _opts(std::move(opts)) {}
+
+    // Our local part of fence `instance` is complete. `nodes`: the sorted step node ids that
+    // host participants (includes us), `signature`: of the participant set.
+    void start(uint64_t instance, uint64_t signature, std::vector<uint32_t> nodes, blob local, bool collect);
+    // A collective message from node `from` (already authenticated by the transport).
+    // Malformed or unexpected messages are logged and dropped.
+    void receive(uint32_t from, std::span<const uint8_t> body);
+    // Nodes the fence still waits for (step node ids), for the timeout message.
+    std::vector<uint32_t> missing(uint64_t instance) const;
+    // Forget a fence that failed locally (timeout); its late messages are dropped.
+    void cancel(uint64_t instance);
+    size_t active() const { return _active.size(); }
+
+private:
+    struct fence {
+        uint64_t instance = 0;
+        std::vector<uint32_t> nodes;
+        blob local;
+        std::unique_ptr<tree_engine> tree;
+        std::unique_ptr<ring_engine> ring;
+    };
+    void run_engine(fence &f, msg_kind kind);  // create + start the engine for a kind
+    void deliver(const coll_key &key, uint32_t from, coll_message &&m);
+    void apply(const coll_key &key, actions &&a);
+
+    manager_options _opts;
+    std::map<uint64_t, uint32_t> _next_seq;  // signature -> next sequence number
+    std::map<coll_key, fence> _active;
+    std::map<coll_key, std::vector<std::pair<uint32_t, coll_message>>> _early;
+    std::set<coll_key> _finished;
+};
+
+}  // namespace pmixcpp::coll

@@ -1,0 +1,71 @@
+#include "envelope.h"
+
+#include "wire/codec.h"
+#include "wire/frame.h"
+
+namespace pmixcpp::net {
+
+const char *to_string(channel c) {
+    switch (c) {
+    case channel::coll: return "collective";
+    case channel::dmodex_request: return "dmodex request";
+    case channel::dmodex_reply: return "dmodex reply";
+    }
+    return "unknown";
+}
+
+Result<std::vector<uint8_t>> encode_node_frame(const step_identity &id, uint32_t src_node, channel chan,
+                                               std::span<const uint8_t> body) {
+    wire::Writer w;
+    PMIXCPP_RETURN_IF_ERROR(w.put_string(id.nspace));
+    PMIXCPP_RETURN_IF_ERROR(w.put_string(id.secret));
+    w.put_u32(src_node);
+    w.put_u16(static_cast<uint16_t>(chan));
+    PMIXCPP_RETURN_IF_ERROR(w.put_bytes(body.data(), body.size()));
+    return wire::encode_frame(kNodeFrameType, 0, 0, w.data(), kMaxNodePayload);
+}
+
+namespace {
+bool same_secret(const std::string &a, const std::string &b) {
+    if (a.size() != b.size()) return false;
+    unsigned char diff = 0;
+    for (size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
+    return diff == 0;
+}
+}  // namespace
+
+Status decode_node_payload(std::span<const uint8_t> payload, const step_identity &id, uint32_t nnodes,
+                           envelope *out) {
+    wire::Reader r(payload);
+    std::string nspace, secret;
+    uint32_t src = 0;
+    uint16_t chan = 0;
+    std::span<const uint8_t> body;
+    PMIXCPP_RETURN_IF_ERROR(r.get_string(&nspace, 256));
+    PMIXCPP_RETURN_IF_ERROR(r.get_string(&secret, 256));
+    PMIXCPP_RETURN_IF_ERROR(r.get_u32(&src));
+    PMIXCPP_RETURN_IF_ERROR(r.get_u16(&chan));
+    PMIXCPP_RETURN_IF_ERROR(r.get_bytes(&body));
+    PMIXCPP_RETURN_IF_ERROR(r.expect_end());
+    if (nspace != id.nspace) return Status(PMIX_ERR_NO_PERMISSIONS, "message for another step (" + nspace + ")");
+    if (!same_secret(secret, id.secret)) return Status(PMIX_ERR_NO_PERMISSIONS, "wrong step secret");
+    if (src >= nnodes) return Status(PMIX_ERR_BAD_PARAM, "source node " + std::to_string(src) + " out of range");
+    if (chan < static_cast<uint16_t>(channel::coll) || chan > static_cast<uint16_t>(channel::dmodex_reply))
+        return Status(PMIX_ERR_BAD_PARAM, "unknown channel " + std::to_string(chan));
+    out->src_node = src;
+    out->chan = chan;
+    out->body.assign(body.begin(), body.end());
+    return Status::success();
+}
+
+Status decode_node_frame(std::span<const uint8_t> frame, const step_identity &id, uint32_t nnodes, envelope *out) {
+    if (frame.size() < wire::kFrameHeaderSize) return Status(PMIX_ERR_BAD_PARAM, "short frame");
+    wire::FrameHeader h;
+    PMIXCPP_RETURN_IF_ERROR(wire::decode_frame_header(frame.first(wire::kFrameHeaderSize), &h, kMaxNodePayload));
+    if (h.type != kNodeFrameType) return Status(PMIX_ERR_BAD_PARAM, "not a node frame (type " + std::to_string(h.type) + ")");
+    if (frame.size() - wire::kFrameHeaderSize != h.length)
+        return Status(PMIX_ERR_BAD_PARAM, "frame length does not match its header");
+    return decode_node_payload(frame.subspan(wire::kFrameHeaderSize), id, nnodes, out);
+}
+
+}  // namespace pmixcpp::net

@@ -1,0 +1,48 @@
+// The envelope of every node-to-node message: one frame (shared/wire/frame.h) of type
+// kNodeFrameType whose payload is
+//   str nspace, str secret, u32 source node, u16 channel, bytes body
+// The receiver checks the namespace and the per-step secret (which only the step's daemons know)
+// before the body reaches anyone; a message that fails a check is dropped by the transport with a
+// logged reason. No I/O here: pure encode/decode, fuzzed by tests/fuzz/fuzz_node.cc.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "status.h"
+
+namespace pmixcpp::net {
+
+inline constexpr uint16_t kNodeFrameType = 0x100;
+inline constexpr uint32_t kMaxNodePayload = 256u << 20;
+
+// What a body is for; the transport does not look inside.
+enum class channel : uint16_t { coll = 1, dmodex_request = 2, dmodex_reply = 3 };
+const char *to_string(channel c);
+
+struct step_identity {
+    std::string nspace;
+    std::string secret;
+};
+
+struct envelope {
+    uint32_t src_node = 0;
+    uint16_t chan = 0;
+    std::vector<uint8_t> body;
+};
+
+// A complete frame (header + payload), ready to send.
+Result<std::vector<uint8_t>> encode_node_frame(const step_identity &id, uint32_t src_node, channel chan,
+                                               std::span<const uint8_t> body);
+
+// Check and decode the payload of a kNodeFrameType frame: right namespace, right secret (compared
+// in constant time), source node < nnodes, known channel, nothing trailing.
+Status decode_node_payload(std::span<const uint8_t> payload, const step_identity &id, uint32_t nnodes,
+                           envelope *out);
+
+// A whole frame in one buffer (UCX active messages carry exactly one).
+Status decode_node_frame(std::span<const uint8_t> frame, const step_identity &id, uint32_t nnodes, envelope *out);
+
+}  // namespace pmixcpp::net

@@ -1,0 +1,320 @@
+// UCX node transport: one ucp worker per server, its event fd in the server's libevent loop,
+// one active-message id carrying whole node frames (envelope.h). Endpoints are created from the
+// peers' worker addresses (exchanged by the rendezvous), lazily on first send or eagerly.
+// UCX_TLS / UCX_NET_DEVICES come from PMIxCppUcxTls / PMIxCppUcxDevices.
+#include <ucp/api/ucp.h>
+
+#include <cstring>
+#include <deque>
+
+#include "log.h"
+#include "transport.h"
+
+namespace pmixcpp::net {
+
+namespace {
+
+constexpr unsigned kAmId = 17;
+
+struct event_deleter {
+    void operator()(event *e) const { event_free(e); }
+};
+using event_ptr = std::unique_ptr<event, event_deleter>;
+
+std::string to_hex(const void *p, size_t n) {
+    static const char *d = "0123456789abcdef";
+    std::string s;
+    s.reserve(2 * n);
+    for (size_t i = 0; i < n; ++i) {
+        uint8_t b = static_cast<const uint8_t *>(p)[i];
+        s += d[b >> 4];
+        s += d[b & 15];
+    }
+    return s;
+}
+
+bool from_hex(const std::string &s, std::vector<uint8_t> *out) {
+    if (s.size() % 2) return false;
+    out->resize(s.size() / 2);
+    for (size_t i = 0; i < out->size(); ++i) {
+        auto v = [](char c) { return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1; };
+        int hi = v(s[2 * i]), lo = v(s[2 * i + 1]);
+        if (hi < 0 || lo < 0) return false;
+        (*out)[i] = static_cast<uint8_t>(hi << 4 | lo);
+    }
+    return true;
+}
+
+class ucx_transport;
+
+struct send_req {
+    std::vector<uint8_t> frame;
+    ucx_transport *owner;
+};
+
+struct recv_req {
+    std::vector<uint8_t> frame;
+    ucx_transport *owner;
+};
+
+class ucx_transport : public node_transport {
+public:
+    ucx_transport(event_base *base, transport_options opts) : _base(base), _opts(std::move(opts)) {
+        _eps.assign(_opts.node_names.size(), nullptr);
+        _peer_addr.resize(_opts.node_names.size());
+        _queued.resize(_opts.node_names.size());
+    }
+
+    ~ucx_transport() override {
+        _ev.reset();
+        _ev_progress.reset();
+        if (_worker) {
+            for (auto &ep : _eps) {
+                if (!ep) continue;
+                ucp_request_param_t p{};
+                p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+                p.flags = UCP_EP_CLOSE_FLAG_FORCE;
+                ucs_status_ptr_t r = ucp_ep_close_nbx(ep, &p);
+                if (UCS_PTR_IS_PTR(r)) {
+                    for (int i = 0; i < 10000 && ucp_request_check_status(r) == UCS_INPROGRESS; ++i)
+                        ucp_worker_progress(_worker);
+                    ucp_request_free(r);
+                }
+            }
+            if (_addr) ucp_worker_release_address(_worker, _addr);
+            ucp_worker_destroy(_worker);
+        }
+        if (_ctx) ucp_cleanup(_ctx);
+    }
+
+    Status init() {
+        ucp_config_t *cfg = nullptr;
+        ucs_status_t s = ucp_config_read(nullptr, nullptr, &cfg);
+        if (s != UCS_OK) return fail("ucp_config_read", s);
+        if (!_opts.ucx_tls.empty() && (s = ucp_config_modify(cfg, "TLS", _opts.ucx_tls.c_str())) != UCS_OK) {
+            ucp_config_release(cfg);
+            return fail("UCX_TLS=" + _opts.ucx_tls, s);
+        }
+        if (!_opts.ucx_devices.empty() &&
+            (s = ucp_config_modify(cfg, "NET_DEVICES", _opts.ucx_devices.c_str())) != UCS_OK) {
+            ucp_config_release(cfg);
+            return fail("UCX_NET_DEVICES=" + _opts.ucx_devices, s);
+        }
+        ucp_params_t params{};
+        params.field_mask = UCP_PARAM_FIELD_FEATURES;
+        params.features = UCP_FEATURE_AM | UCP_FEATURE_WAKEUP;
+        s = ucp_init(&params, cfg, &_ctx);
+        ucp_config_release(cfg);
+        if (s != UCS_OK) return fail("ucp_init", s);
+        ucp_worker_params_t wp{};
+        wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
+        wp.thread_mode = UCS_THREAD_MODE_SINGLE;
+        if ((s = ucp_worker_create(_ctx, &wp, &_worker)) != UCS_OK) return fail("ucp_worker_create", s);
+        size_t len = 0;
+        if ((s = ucp_worker_get_address(_worker, &_addr, &len)) != UCS_OK) return fail("ucp_worker_get_address", s);
+        _address = "ucx:" + to_hex(_addr, len);
+        ucp_am_handler_param_t hp{};
+        hp.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB | UCP_AM_HANDLER_PARAM_FIELD_ARG;
+        hp.id = kAmId;
+        hp.cb = on_am;
+        hp.arg = this;
+        if ((s = ucp_worker_set_am_recv_handler(_worker, &hp)) != UCS_OK) return fail("set_am_recv_handler", s);
+        int fd = -1;
+        if ((s = ucp_worker_get_efd(_worker, &fd)) != UCS_OK) return fail("ucp_worker_get_efd", s);
+        _ev.reset(event_new(_base, fd, EV_READ | EV_PERSIST, on_event, this));
+        _ev_progress.reset(evtimer_new(_base, on_event, this));
+        if (!_ev || !_ev_progress || event_add(_ev.get(), nullptr) != 0) return Status(PMIX_ERROR, "ucx: event_add failed");
+        progress();
+        return Status::success();
+    }
+
+    const char *kind() const override { return "ucx"; }
+    std::string address() const override { return _address; }
+    bool has_peers() const override { return _have_peers; }
+
+    Status set_peers(const std::vector<std::string> &addresses) override {
+        if (addresses.size() != _eps.size())
+            return Status(PMIX_ERR_BAD_PARAM, "address table has " + std::to_string(addresses.size()) +
+                                                  " entries for " + std::to_string(_eps.size()) + " nodes");
+        for (uint32_t i = 0; i < addresses.size(); ++i) {
+            if (addresses[i].rfind("ucx:", 0) != 0 || !from_hex(addresses[i].substr(4), &_peer_addr[i]))
+                return Status(PMIX_ERR_BAD_PARAM, "node " + _opts.node_names[i] + " has no UCX address (" +
+                                                      addresses[i].substr(0, 16) + "...): all nodes must use the same transport");
+        }
+        _have_peers = true;
+        for (uint32_t i = 0; i < _eps.size(); ++i) {
+            if (i == _opts.node_id) continue;
+            if (_opts.eager_connect || !_queued[i].empty()) connect(i);
+            auto q = std::move(_queued[i]);
+            _queued[i].clear();
+            for (auto &f : q) post_send(i, std::move(f));
+        }
+        progress();
+        return Status::success();
+    }
+
+    void send(uint32_t node, channel chan, std::span<const uint8_t> body) override {
+        if (node >= _eps.size() || node == _opts.node_id) {
+            PMIXCPP_LOG_ERROR("ucx transport: send to node %u dropped", node);
+            return;
+        }
+        auto frame = encode_node_frame(_opts.id, _opts.node_id, chan, body);
+        if (!frame.ok()) {
+            PMIXCPP_LOG_ERROR("ucx transport: cannot encode a %s message: %s", to_string(chan),
+                              frame.status().message().c_str());
+            return;
+        }
+        if (!_have_peers) {
+            _queued[node].push_back(std::move(frame.value()));
+            return;
+        }
+        post_send(node, std::move(frame.value()));
+        progress();
+    }
+
+private:
+    Status fail(const std::string &what, ucs_status_t s) {
+        return Status(PMIX_ERR_NOT_AVAILABLE, "ucx: " + what + ": " + ucs_status_string(s));
+    }
+
+    bool connect(uint32_t node) {
+        if (_eps[node]) return true;
+        ucp_ep_params_t ep{};
+        ep.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE;
+        ep.address = reinterpret_cast<const ucp_address_t *>(_peer_addr[node].data());
+        ep.err_mode = UCP_ERR_HANDLING_MODE_PEER;
+        ucs_status_t s = ucp_ep_create(_worker, &ep, &_eps[node]);
+        if (s != UCS_OK) {
+            PMIXCPP_LOG_ERROR("ucx transport: endpoint to node %s: %s", _opts.node_names[node].c_str(),
+                              ucs_status_string(s));
+            _eps[node] = nullptr;
+            return false;
+        }
+        return true;
+    }
+
+    void post_send(uint32_t node, std::vector<uint8_t> &&frame) {
+        if (!connect(node)) return;
+        auto *req = new send_req{std::move(frame), this};
+        ucp_request_param_t p{};
+        // Eager for every size: the receiver gets whole messages in its callback, no rendezvous
+        // round trips (node messages are modest; collectives pipeline them).
+        p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS;
+        p.flags = UCP_AM_SEND_FLAG_EAGER;
+        p.cb.send = on_sent;
+        p.user_data = req;
+        ucs_status_ptr_t r = ucp_am_send_nbx(_eps[node], kAmId, nullptr, 0, req->frame.data(), req->frame.size(), &p);
+        if (r == nullptr) {
+            delete req;
+        } else if (UCS_PTR_IS_ERR(r)) {
+            PMIXCPP_LOG_ERROR("ucx transport: send to node %s: %s", _opts.node_names[node].c_str(),
+                              ucs_status_string(UCS_PTR_STATUS(r)));
+            delete req;
+        } else {
+            ++_inflight;
+            ucp_request_free(r);  // the callback still runs; it owns `req`
+        }
+    }
+
+    static void on_sent(void *, ucs_status_t status, void *user) {
+        auto *req = static_cast<send_req *>(user);
+        if (status != UCS_OK) PMIXCPP_LOG_ERROR("ucx transport: send failed: %s", ucs_status_string(status));
+        --req->owner->_inflight;
+        delete req;
+    }
+
+    static ucs_status_t on_am(void *arg, const void *, size_t, void *data, size_t length, const ucp_am_recv_param_t *param) {
+        auto *self = static_cast<ucx_transport *>(arg);
+        if (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) {
+            auto *req = new recv_req{std::vector<uint8_t>(length), self};
+            ucp_request_param_t p{};
+            p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+            p.cb.recv_am = on_rndv_done;
+            p.user_data = req;
+            ucs_status_ptr_t r = ucp_am_recv_data_nbx(self->_worker, data, req->frame.data(), length, &p);
+            if (r == nullptr) {
+                self->_received.push_back(std::move(req->frame));
+                delete req;
+            } else if (UCS_PTR_IS_ERR(r)) {
+                PMIXCPP_LOG_ERROR("ucx transport: receive: %s", ucs_status_string(UCS_PTR_STATUS(r)));
+                delete req;
+            } else {
+                ++self->_inflight;
+                ucp_request_free(r);
+            }
+            return UCS_OK;
+        }
+        const auto *p = static_cast<const uint8_t *>(data);
+        self->_received.emplace_back(p, p + length);
+        return UCS_OK;
+    }
+
+    static void on_rndv_done(void *, ucs_status_t status, size_t, void *user) {
+        auto *req = static_cast<recv_req *>(user);
+        --req->owner->_inflight;
+        if (status == UCS_OK)
+            req->owner->_received.push_back(std::move(req->frame));
+        else
+            PMIXCPP_LOG_ERROR("ucx transport: receive failed: %s", ucs_status_string(status));
+        delete req;
+    }
+
+    static void on_event(evutil_socket_t, short, void *arg) { static_cast<ucx_transport *>(arg)->progress(); }
+
+    // Progress until UCX has nothing more, deliver what arrived, re-arm the event fd. While
+    // requests are in flight, poll on a short timer too (not every completion signals the fd).
+    void progress() {
+        if (_in_progress) return;
+        _in_progress = true;
+        for (;;) {
+            while (ucp_worker_progress(_worker) != 0) {
+            }
+            while (!_received.empty()) {
+                std::vector<uint8_t> f = std::move(_received.front());
+                _received.pop_front();
+                envelope env;
+                Status st = decode_node_frame(f, _opts.id, static_cast<uint32_t>(_eps.size()), &env);
+                if (!st.ok()) {
+                    PMIXCPP_LOG_ERROR("ucx transport: message refused: %s", st.message().c_str());
+                    continue;
+                }
+                if (_opts.on_receive) _opts.on_receive(std::move(env));  // may send (re-entry guarded)
+                while (ucp_worker_progress(_worker) != 0) {
+                }
+            }
+            ucs_status_t s = ucp_worker_arm(_worker);
+            if (s == UCS_ERR_BUSY) continue;
+            break;
+        }
+        _in_progress = false;
+        if (_inflight > 0) {
+            timeval tv{0, 200};
+            evtimer_add(_ev_progress.get(), &tv);
+        }
+    }
+
+    event_base *_base;
+    transport_options _opts;
+    ucp_context_h _ctx = nullptr;
+    ucp_worker_h _worker = nullptr;
+    ucp_address_t *_addr = nullptr;
+    std::string _address;
+    event_ptr _ev, _ev_progress;
+    bool _have_peers = false;
+    bool _in_progress = false;
+    long _inflight = 0;
+    std::vector<ucp_ep_h> _eps;
+    std::vector<std::vector<uint8_t>> _peer_addr;
+    std::vector<std::vector<std::vector<uint8_t>>> _queued;
+    std::deque<std::vector<uint8_t>> _received;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<node_transport>> make_ucx_transport(event_base *base, transport_options opts) {
+    auto t = std::make_unique<ucx_transport>(base, std::move(opts));
+    PMIXCPP_RETURN_IF_ERROR(t->init());
+    return std::unique_ptr<node_transport>(std::move(t));
+}
+
+}  // namespace pmixcpp::net

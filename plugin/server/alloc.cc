@@ -1,0 +1,353 @@
+#include "alloc.h"
+
+#include <unistd.h>
+
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+
+#include "../common/alloc_request.h"
+#include "log.h"
+#include "pmix_strings.h"
+
+namespace pmixcpp::server {
+
+namespace {
+
+
+pmix_info_t make_info(const char *key, const void *data, pmix_data_type_t type) {
+    pmix_info_t i{};
+    strncpy(i.key, key, PMIX_MAX_KEYLEN);
+    if (!value_load(&i.value, data, type).ok()) i.value.type = PMIX_UNDEF;
+    return i;
+}
+
+InfoArray to_array(std::vector<pmix_info_t> &infos) {
+    size_t n = infos.size();
+    auto *out = static_cast<pmix_info_t *>(calloc(n ? n : 1, sizeof(pmix_info_t)));
+    if (out == nullptr) {
+        for (auto &i : infos) info_destruct(&i);
+        infos.clear();
+        return InfoArray();
+    }
+    for (size_t k = 0; k < n; ++k) out[k] = infos[k];
+    infos.clear();
+    return InfoArray(out, n);
+}
+
+Result<InfoArray> copy_infos(const InfoArray &src) {
+    size_t n = src.size();
+    auto *out = static_cast<pmix_info_t *>(calloc(n ? n : 1, sizeof(pmix_info_t)));
+    if (out == nullptr) return Status(PMIX_ERR_NOMEM, "out of memory");
+    InfoArray holder(out, n);
+    for (size_t k = 0; k < n; ++k) PMIXCPP_RETURN_IF_ERROR(info_xfer(&out[k], &src[k]));
+    return holder;
+}
+
+// pmix.timeout of a request, in seconds (0 = none).
+int timeout_of(const InfoArray &infos) {
+    const pmix_info_t *t = alloc::find_info(infos, PMIX_TIMEOUT);
+    if (t == nullptr) return 0;
+    auto v = value_to_number<int64_t>(t->value);
+    if (!v.ok() || v.value() <= 0) return 0;
+    return static_cast<int>(std::min<int64_t>(v.value(), INT_MAX / 1000));
+}
+
+std::string executable_of(pid_t pid) {
+    if (pid <= 0) return {};
+    char buf[PATH_MAX];
+    std::string link = "/proc/" + std::to_string(pid) + "/exe";
+    ssize_t n = readlink(link.c_str(), buf, sizeof(buf) - 1);
+    if (n <= 0) return {};
+    return std::string(buf, static_cast<size_t>(n));
+}
+
+}  // namespace
+
+struct alloc_service::gate {
+    std::mutex mutex;
+    alloc_service *service = nullptr;  // nullptr once the service is gone
+};
+
+// One PMIx_Query_info in flight: the local answers and the bridge's, gathered.
+struct alloc_service::query_state {
+    uint64_t conn = 0;
+    uint32_t request_id = 0;
+    size_t keys = 0;        // keys asked in all
+    size_t outstanding = 0; // bridge requests not answered yet
+    std::vector<pmix_info_t> results;
+    std::string message;
+    ~query_state() {
+        for (auto &i : results) info_destruct(&i);
+    }
+};
+
+const std::vector<std::string> &alloc_service::local_keys() {
+    static const std::vector<std::string> keys = {
+        PMIX_QUERY_NAMESPACES,     PMIX_QUERY_JOB_STATUS,  PMIX_QUERY_PROC_TABLE, PMIX_QUERY_LOCAL_PROC_TABLE,
+        PMIX_QUERY_SPAWN_SUPPORT,  PMIX_QUERY_DEBUG_SUPPORT, PMIX_QUERY_NUM_PSETS, PMIX_QUERY_PSET_NAMES,
+        PMIX_QUERY_SUPPORTED_KEYS,
+    };
+    return keys;
+}
+
+const std::vector<std::string> &alloc_service::host_keys() {
+    static const std::vector<std::string> keys = {PMIX_QUERY_ALLOC_STATUS, PMIX_TIME_REMAINING};
+    return keys;
+}
+
+alloc_service::alloc_service(const step_info &step, alloc_host *host, alloc_ops ops)
+    : _step(step), _host(host), _ops(std::move(ops)), _gate(std::make_shared<gate>()) {
+    _gate->service = this;
+    _node_of.assign(step.ntasks, UINT32_MAX);
+    for (uint32_t n = 0; n < step.node_ranks.size(); ++n)
+        for (uint32_t r : step.node_ranks[n])
+            if (r < step.ntasks) _node_of[r] = n;
+}
+
+alloc_service::~alloc_service() {
+    std::lock_guard<std::mutex> lock(_gate->mutex);
+    _gate->service = nullptr;
+}
+
+void alloc_service::allocate(uint64_t conn, uint32_t request_id, uint32_t rank, wire::alloc_request &&m) {
+    auto spec = alloc::parse_spec(m.directive, m.infos.data(), m.infos.size());
+    if (!spec.ok()) {
+        PMIXCPP_LOG_DEBUG("%s: rank %u: allocation request refused: %s", _step.nspace.c_str(), rank,
+                          spec.status().message().c_str());
+        _ops.reply(conn, request_id, spec.status().code(), spec.status().message(), InfoArray());
+        return;
+    }
+    if (_host == nullptr) {
+        _ops.reply(conn, request_id, PMIX_ERR_NOT_SUPPORTED,
+                   "allocation requests need srun's agent (the step was not started by srun with mpi/pmixcpp)",
+                   InfoArray());
+        return;
+    }
+    PMIXCPP_LOG_VERBOSE("%s: rank %u asks %s", _step.nspace.c_str(), rank, alloc::describe(spec.value()).c_str());
+    alloc::agent_request req;
+    req.op = alloc::agent_op::allocate;
+    req.nspace = _step.nspace;
+    req.rank = rank;
+    req.node = _step.node_name();
+    req.directive = m.directive;
+    const int timeout = timeout_of(m.infos);
+    req.infos = std::move(m.infos);
+    auto bytes = alloc::encode_request(req);
+    if (!bytes.ok()) {
+        _ops.reply(conn, request_id, bytes.status().code(), bytes.status().message(), InfoArray());
+        return;
+    }
+    std::string name = spec->request_id;
+    uint8_t directive = m.directive;
+    std::shared_ptr<gate> g = _gate;
+    auto post = _ops.post;
+    _host->forward_alloc(std::move(bytes.value()), timeout,
+                         [g, post, conn, request_id, rank, directive, name](Result<std::vector<uint8_t>> answer) {
+                             auto shared = std::make_shared<Result<std::vector<uint8_t>>>(std::move(answer));
+                             std::lock_guard<std::mutex> alive(g->mutex);  // the server exists while the service does
+                             if (g->service == nullptr) return;
+                             post([g, conn, request_id, rank, directive, name, shared] {
+                                 std::lock_guard<std::mutex> lock(g->mutex);
+                                 if (g->service == nullptr) return;
+                                 g->service->complete_allocation(conn, request_id, rank, directive, name,
+                                                                 std::move(*shared));
+                             });
+                         });
+}
+
+void alloc_service::complete_allocation(uint64_t conn, uint32_t request_id, uint32_t rank, uint8_t directive,
+                                        const std::string &request_name, Result<std::vector<uint8_t>> &&answer) {
+    alloc::agent_reply rep;
+    if (!answer.ok()) {
+        rep.status = answer.status().code() == PMIX_SUCCESS ? PMIX_ERROR : answer.status().code();
+        rep.message = answer.status().message();
+    } else {
+        wire::Reader r(answer.value().data(), answer.value().size());
+        Status st = alloc::decode(r, &rep);
+        if (st.ok()) st = r.expect_end();
+        if (!st.ok()) {
+            rep = alloc::agent_reply();
+            rep.status = PMIX_ERR_UNPACK_FAILURE;
+            rep.message = "malformed answer from the srun agent: " + st.message();
+        }
+    }
+    PMIXCPP_LOG_VERBOSE("%s: rank %u: allocation request %s: %s %s", _step.nspace.c_str(), rank,
+                        alloc::info_string(rep.results, PMIX_ALLOC_ID).value_or("(no id)").c_str(),
+                        status_name(rep.status), rep.message.c_str());
+
+    // The completion event for every process that registered for it (not for CANCEL itself).
+    if (directive != PMIX_ALLOC_REQ_CANCEL && _ops.notify) {
+        std::vector<pmix_info_t> infos;
+        for (size_t k = 0; k < rep.results.size(); ++k) {
+            pmix_info_t i{};
+            if (info_xfer(&i, &rep.results[k]).ok()) infos.push_back(i);
+        }
+        if (!request_name.empty() && !alloc::find_info(rep.results, PMIX_ALLOC_REQ_ID))
+            infos.push_back(make_info(PMIX_ALLOC_REQ_ID, request_name.c_str(), PMIX_STRING));
+        pmix_status_t st = rep.status;
+        infos.push_back(make_info("pmixcpp.alloc.status", &st, PMIX_STATUS));
+        if (rep.status != PMIX_SUCCESS && !rep.message.empty())
+            infos.push_back(make_info(PMIX_EVENT_TEXT_MESSAGE, rep.message.c_str(), PMIX_STRING));
+        wire::event_notification ev;
+        ev.status = PMIX_NOTIFY_ALLOC_COMPLETE;
+        strncpy(ev.source.nspace, _step.nspace.c_str(), PMIX_MAX_NSLEN);
+        ev.source.rank = rank;
+        ev.range = PMIX_RANGE_NAMESPACE;
+        ev.infos = to_array(infos);
+        _ops.notify(rank, std::move(ev));
+    }
+    _ops.reply(conn, request_id, rep.status, rep.message, std::move(rep.results));
+}
+
+bool alloc_service::answer_locally(const std::string &key, const InfoArray &qualifiers,
+                                   std::vector<pmix_info_t> *out) const {
+    // A qualifier naming another namespace: not ours to answer.
+    if (auto ns = alloc::info_string(qualifiers, PMIX_NSPACE); ns && *ns != _step.nspace) return false;
+    if (key == PMIX_QUERY_NAMESPACES) {
+        out->push_back(make_info(key.c_str(), _step.nspace.c_str(), PMIX_STRING));
+    } else if (key == PMIX_QUERY_JOB_STATUS) {
+        pmix_status_t st = PMIX_SUCCESS;
+        out->push_back(make_info(key.c_str(), &st, PMIX_STATUS));
+    } else if (key == PMIX_QUERY_PROC_TABLE || key == PMIX_QUERY_LOCAL_PROC_TABLE) {
+        const bool local_only = key == PMIX_QUERY_LOCAL_PROC_TABLE;
+        std::vector<uint32_t> ranks;
+        if (local_only)
+            ranks = _step.local_ranks();
+        else
+            for (uint32_t r = 0; r < _step.ntasks; ++r) ranks.push_back(r);
+        pmix_data_array_t da{};
+        da.type = PMIX_PROC_INFO;
+        da.size = ranks.size();
+        auto *pi = static_cast<pmix_proc_info_t *>(calloc(ranks.size() ? ranks.size() : 1, sizeof(pmix_proc_info_t)));
+        if (pi == nullptr) return false;
+        da.array = pi;
+        for (size_t k = 0; k < ranks.size(); ++k) {
+            uint32_t r = ranks[k];
+            strncpy(pi[k].proc.nspace, _step.nspace.c_str(), PMIX_MAX_NSLEN);
+            pi[k].proc.rank = r;
+            uint32_t node = r < _node_of.size() ? _node_of[r] : UINT32_MAX;
+            pi[k].hostname = strdup(node < _step.node_names.size() ? _step.node_names[node].c_str() : "");
+            pid_t pid = (node == _step.node_id && _ops.pid_of) ? _ops.pid_of(r) : 0;
+            pi[k].pid = pid;
+            std::string exe = executable_of(pid);
+            pi[k].executable_name = exe.empty() ? nullptr : strdup(exe.c_str());
+            pi[k].state = PMIX_PROC_STATE_RUNNING;
+        }
+        pmix_data_array_t *p = &da;
+        out->push_back(make_info(key.c_str(), p, PMIX_DATA_ARRAY));
+        data_array_destruct(&da);
+    } else if (key == PMIX_QUERY_SPAWN_SUPPORT || key == PMIX_QUERY_DEBUG_SUPPORT || key == PMIX_QUERY_PSET_NAMES) {
+        out->push_back(make_info(key.c_str(), "", PMIX_STRING));
+    } else if (key == PMIX_QUERY_NUM_PSETS) {
+        size_t zero = 0;
+        out->push_back(make_info(key.c_str(), &zero, PMIX_SIZE));
+    } else if (key == PMIX_QUERY_SUPPORTED_KEYS) {
+        std::string all;
+        for (const auto &k : local_keys()) all += (all.empty() ? "" : ",") + k;
+        if (_host != nullptr)
+            for (const auto &k : host_keys()) all += "," + k;
+        out->push_back(make_info(key.c_str(), all.c_str(), PMIX_STRING));
+    } else {
+        return false;
+    }
+    return true;
+}
+
+void alloc_service::query(uint64_t conn, uint32_t request_id, uint32_t rank, wire::query_request &&m) {
+    auto q = std::make_shared<query_state>();
+    q->conn = conn;
+    q->request_id = request_id;
+    if (m.queries.empty()) {
+        _ops.reply(conn, request_id, PMIX_ERR_BAD_PARAM, "no queries", InfoArray());
+        return;
+    }
+    std::vector<alloc::agent_request> to_host;
+    for (auto &entry : m.queries) {
+        alloc::agent_request hr;
+        for (const auto &key : entry.keys) {
+            ++q->keys;
+            bool is_host_key = false;
+            for (const auto &h : host_keys()) is_host_key |= key == h;
+            if (is_host_key) {
+                if (_host != nullptr) hr.keys.push_back(key);
+                continue;
+            }
+            answer_locally(key, entry.qualifiers, &q->results);
+        }
+        if (!hr.keys.empty()) {
+            hr.op = alloc::agent_op::query;
+            hr.nspace = _step.nspace;
+            hr.rank = rank;
+            hr.node = _step.node_name();
+            auto quals = copy_infos(entry.qualifiers);
+            if (quals.ok()) hr.infos = std::move(quals.value());
+            to_host.push_back(std::move(hr));
+        }
+    }
+    q->outstanding = to_host.size();
+    if (q->outstanding == 0) return finish_query(q);
+    std::shared_ptr<gate> g = _gate;
+    auto post = _ops.post;
+    for (auto &hr : to_host) {
+        auto bytes = alloc::encode_request(hr);
+        if (!bytes.ok()) {
+            --q->outstanding;
+            continue;
+        }
+        _host->forward_alloc(std::move(bytes.value()), 60, [g, post, q](Result<std::vector<uint8_t>> answer) {
+            auto shared = std::make_shared<Result<std::vector<uint8_t>>>(std::move(answer));
+            std::lock_guard<std::mutex> alive(g->mutex);  // the server exists while the service does
+            if (g->service == nullptr) return;
+            post([g, q, shared] {
+                std::lock_guard<std::mutex> lock(g->mutex);
+                if (g->service == nullptr) return;
+                alloc::agent_reply rep;
+                if (shared->ok()) {
+                    wire::Reader r(shared->value().data(), shared->value().size());
+                    Status st = alloc::decode(r, &rep);
+                    if (!st.ok()) {
+                        rep.status = PMIX_ERR_UNPACK_FAILURE;
+                        rep.message = st.message();
+                    }
+                } else {
+                    rep.status = shared->status().code();
+                    rep.message = shared->status().message();
+                }
+                for (size_t k = 0; k < rep.results.size(); ++k) {
+                    pmix_info_t i{};
+                    if (info_xfer(&i, &rep.results[k]).ok()) q->results.push_back(i);
+                }
+                if (rep.status != PMIX_SUCCESS && !rep.message.empty()) q->message = rep.message;
+                if (--q->outstanding == 0) g->service->finish_query(q);
+            });
+        });
+    }
+    if (q->outstanding == 0) finish_query(q);
+}
+
+void alloc_service::finish_query(const std::shared_ptr<query_state> &q) {
+    size_t answered = q->results.size();
+    pmix_status_t status = answered == 0              ? PMIX_ERR_NOT_FOUND
+                           : answered < q->keys       ? PMIX_QUERY_PARTIAL_SUCCESS
+                                                      : PMIX_SUCCESS;
+    std::string message = q->message.empty() && answered == 0 ? "no query could be answered" : q->message;
+    InfoArray results = to_array(q->results);
+    // PMIX_QUERY_PARTIAL_SUCCESS carries results: the wire reply only does for PMIX_SUCCESS, so the
+    // partial status travels as a result info the client turns back into the status.
+    if (status == PMIX_QUERY_PARTIAL_SUCCESS) {
+        std::vector<pmix_info_t> all;
+        for (size_t k = 0; k < results.size(); ++k) {
+            pmix_info_t i{};
+            if (info_xfer(&i, &results[k]).ok()) all.push_back(i);
+        }
+        pmix_status_t st = PMIX_QUERY_PARTIAL_SUCCESS;
+        all.push_back(make_info("pmixcpp.query.status", &st, PMIX_STATUS));
+        results = to_array(all);
+        status = PMIX_SUCCESS;
+    }
+    _ops.reply(q->conn, q->request_id, status, message, std::move(results));
+}
+
+}  // namespace pmixcpp::server

@@ -1,0 +1,99 @@
+// Allocation requests and queries in the server (PROTOCOL.md: alloc, query).
+//
+// PMIx_Allocation_request: the infos are checked here (plugin/common/alloc_request.h: a bad type
+// or value is PMIX_ERR_BAD_PARAM, a required attribute Slurm cannot honour PMIX_ERR_NOT_SUPPORTED)
+// before anything leaves the node; then the request goes, encoded, to the host's `alloc_host`,
+// which carries it to the srun-side bridge (plugin/slurm/alloc_bridge.h). The bridge talks to
+// slurmctld from srun, so with the user's own credential: this server never asks slurmctld for
+// anything. The answer comes back on any thread; the service hops onto the loop thread, replies
+// to the caller and delivers PMIX_NOTIFY_ALLOC_COMPLETE (source: the requester, range NAMESPACE,
+// infos: the result infos with PMIX_ALLOC_ID, PMIX_ALLOC_REQ_ID if the caller named the request,
+// pmixcpp.alloc.status and, on failure, PMIX_EVENT_TEXT_MESSAGE). The loop never waits: many
+// requests may be outstanding; a pending one is answered when Slurm grants it, refuses it or it
+// is cancelled.
+//
+// PMIx_Query_info: answered here, with no round trip, for what the step knows of itself:
+//   PMIX_QUERY_NAMESPACES (string: the step's namespace), PMIX_QUERY_JOB_STATUS (PMIX_STATUS
+//   PMIX_SUCCESS while the step runs; qualifier PMIX_NSPACE), PMIX_QUERY_PROC_TABLE and
+//   PMIX_QUERY_LOCAL_PROC_TABLE (data array of pmix_proc_info_t; pid and executable of local
+//   ranks that connected), PMIX_QUERY_SPAWN_SUPPORT and PMIX_QUERY_DEBUG_SUPPORT (string: the
+//   supported attributes, empty: neither is supported), PMIX_QUERY_NUM_PSETS (size_t 0) and
+//   PMIX_QUERY_PSET_NAMES (empty string: no process sets), PMIX_QUERY_SUPPORTED_KEYS.
+// Asked of the bridge: PMIX_QUERY_ALLOC_STATUS (qualifier PMIX_ALLOC_ID or PMIX_ALLOC_REQ_ID, else
+// every request of the caller; string, a line per request) and PMIX_TIME_REMAINING (uint32
+// seconds, from slurmctld with the user's credential).
+// Results are a flat list of (query key, value) infos. Status: PMIX_SUCCESS when every key was
+// answered, PMIX_QUERY_PARTIAL_SUCCESS when some were, PMIX_ERR_NOT_FOUND when none was.
+#pragma once
+
+#include <pmix_common.h>
+#include <sys/types.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "status.h"
+#include "step_info.h"
+#include "value.h"
+#include "wire/messages.h"
+
+namespace pmixcpp::server {
+
+// Implemented by the host (the Slurm glue): carry an encoded alloc::agent_request to the
+// srun-side bridge and hand back its encoded alloc::agent_reply. Called on the loop thread; must
+// return at once. `done` runs exactly once, on any thread (also after a failure to reach srun).
+class alloc_host {
+public:
+    virtual ~alloc_host() = default;
+    using reply_fn = std::function<void(Result<std::vector<uint8_t>>)>;
+    virtual void forward_alloc(std::vector<uint8_t> request, int timeout_sec, reply_fn done) = 0;
+};
+
+struct alloc_ops {
+    // Answer request `request_id` of connection `conn` (results only on success).
+    std::function<void(uint64_t conn, uint32_t request_id, pmix_status_t status, const std::string &message,
+                       InfoArray &&results)>
+        reply;
+    // Route an event as if local rank `rank` had notified it.
+    std::function<void(uint32_t rank, wire::event_notification &&ev)> notify;
+    // Run `fn` on the loop thread (thread safe; dropped when the server stops).
+    std::function<void(std::function<void()>)> post;
+    // pid of a connected local rank, 0 if none.
+    std::function<pid_t(uint32_t rank)> pid_of;
+};
+
+class alloc_service {
+public:
+    // `host` may be nullptr: allocation requests are PMIX_ERR_NOT_SUPPORTED then and the keys the
+    // bridge answers stay unanswered.
+    alloc_service(const step_info &step, alloc_host *host, alloc_ops ops);
+    ~alloc_service();  // answers arriving later are dropped
+    alloc_service(const alloc_service &) = delete;
+    alloc_service &operator=(const alloc_service &) = delete;
+
+    void allocate(uint64_t conn, uint32_t request_id, uint32_t rank, wire::alloc_request &&m);
+    void query(uint64_t conn, uint32_t request_id, uint32_t rank, wire::query_request &&m);
+
+    // Keys answered locally, without the bridge (for pmixcpp_info and tests).
+    static const std::vector<std::string> &local_keys();
+    static const std::vector<std::string> &host_keys();
+
+private:
+    struct gate;
+    struct query_state;
+    bool answer_locally(const std::string &key, const InfoArray &qualifiers, std::vector<pmix_info_t> *out) const;
+    void finish_query(const std::shared_ptr<query_state> &q);
+    void complete_allocation(uint64_t conn, uint32_t request_id, uint32_t rank, uint8_t directive,
+                             const std::string &request_name, Result<std::vector<uint8_t>> &&answer);
+
+    step_info _step;
+    alloc_host *_host;
+    alloc_ops _ops;
+    std::vector<uint32_t> _node_of;
+    std::shared_ptr<gate> _gate;
+};
+
+}  // namespace pmixcpp::server

@@ -1,0 +1,248 @@
+#include "events.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+#include "log.h"
+#include "value.h"
+#include "wire/frame.h"
+
+namespace pmixcpp::server {
+
+namespace {
+
+const pmix_info_t *find_key(const InfoArray &infos, const char *key) {
+    for (size_t i = 0; i < infos.size(); ++i)
+        if (strncmp(infos[i].key, key, PMIX_MAX_KEYLEN) == 0) return &infos[i];
+    return nullptr;
+}
+
+bool flag(const InfoArray &infos, const char *key) {
+    const pmix_info_t *i = find_key(infos, key);
+    if (i == nullptr) return false;
+    if (i->value.type == PMIX_UNDEF) return true;
+    if (i->value.type == PMIX_BOOL) return i->value.data.flag;
+    auto n = value_to_number<int64_t>(i->value);
+    return n.ok() && n.value() != 0;
+}
+
+std::vector<pmix_proc_t> procs_of(const pmix_value_t &v) {
+    std::vector<pmix_proc_t> out;
+    if (v.type == PMIX_PROC && v.data.proc != nullptr) {
+        out.push_back(*v.data.proc);
+    } else if (v.type == PMIX_DATA_ARRAY && v.data.darray != nullptr && v.data.darray->type == PMIX_PROC &&
+               v.data.darray->array != nullptr) {
+        const auto *p = static_cast<const pmix_proc_t *>(v.data.darray->array);
+        out.assign(p, p + v.data.darray->size);
+    }
+    return out;
+}
+
+void sort_unique(std::vector<uint32_t> &v) {
+    std::sort(v.begin(), v.end());
+    v.erase(std::unique(v.begin(), v.end()), v.end());
+}
+
+pmix_info_t make_info(const char *key, const void *data, pmix_data_type_t type) {
+    pmix_info_t i{};
+    strncpy(i.key, key, PMIX_MAX_KEYLEN);
+    if (!value_load(&i.value, data, type).ok()) i.value.type = PMIX_UNDEF;
+    return i;
+}
+
+const char *range_name(uint8_t r) {
+    switch (r) {
+    case PMIX_RANGE_UNDEF: return "undef";
+    case PMIX_RANGE_RM: return "rm";
+    case PMIX_RANGE_LOCAL: return "local";
+    case PMIX_RANGE_NAMESPACE: return "namespace";
+    case PMIX_RANGE_SESSION: return "session";
+    case PMIX_RANGE_GLOBAL: return "global";
+    case PMIX_RANGE_CUSTOM: return "custom";
+    case PMIX_RANGE_PROC_LOCAL: return "proc-local";
+    }
+    return "invalid";
+}
+
+}  // namespace
+
+event_engine::event_engine(const step_info &step, event_ops ops, size_t cache_capacity)
+    : _step(step), _ops(std::move(ops)), _capacity(cache_capacity) {
+    _node_of.assign(step.ntasks, UINT32_MAX);
+    for (uint32_t n = 0; n < step.node_ranks.size(); ++n)
+        for (uint32_t r : step.node_ranks[n])
+            if (r < step.ntasks) _node_of[r] = n;
+}
+
+bool event_engine::in_step(const pmix_proc_t &p) const {
+    return strncmp(p.nspace, _step.nspace.c_str(), PMIX_MAX_NSLEN) == 0;
+}
+
+Result<event_targets> event_engine::route(const wire::event_notification &ev, bool from_remote) const {
+    event_targets t;
+    auto all_local = [&] {
+        const auto &l = _step.local_ranks();
+        t.local_ranks.insert(t.local_ranks.end(), l.begin(), l.end());
+    };
+    auto all_nodes = [&] {
+        for (uint32_t n = 0; n < _step.node_ranks.size(); ++n)
+            if (n != _step.node_id && !_step.node_ranks[n].empty()) t.nodes.push_back(n);
+    };
+    switch (ev.range) {
+    case PMIX_RANGE_PROC_LOCAL:
+        return Status(PMIX_ERR_BAD_PARAM, "PMIX_RANGE_PROC_LOCAL events never leave the process");
+    case PMIX_RANGE_RM: break;
+    case PMIX_RANGE_LOCAL:
+        if (!from_remote) all_local();
+        break;
+    case PMIX_RANGE_UNDEF:
+    case PMIX_RANGE_NAMESPACE:
+    case PMIX_RANGE_SESSION:
+    case PMIX_RANGE_GLOBAL:
+        all_local();
+        all_nodes();
+        break;
+    case PMIX_RANGE_CUSTOM: {
+        const pmix_info_t *cr = find_key(ev.infos, PMIX_EVENT_CUSTOM_RANGE);
+        auto procs = cr ? procs_of(cr->value) : std::vector<pmix_proc_t>{};
+        if (procs.empty())
+            return Status(PMIX_ERR_BAD_PARAM, "PMIX_RANGE_CUSTOM needs PMIX_EVENT_CUSTOM_RANGE with procs");
+        for (const auto &p : procs) {
+            if (!in_step(p)) continue;
+            if (p.rank == PMIX_RANK_WILDCARD) {
+                all_local();
+                all_nodes();
+            } else if (p.rank < _step.ntasks) {
+                if (local(p.rank))
+                    t.local_ranks.push_back(p.rank);
+                else if (_node_of[p.rank] != UINT32_MAX)
+                    t.nodes.push_back(_node_of[p.rank]);
+            }
+        }
+        break;
+    }
+    default: return Status(PMIX_ERR_BAD_PARAM, "invalid range " + std::to_string(ev.range));
+    }
+    if (from_remote) t.nodes.clear();
+    sort_unique(t.local_ranks);
+    sort_unique(t.nodes);
+    return t;
+}
+
+Status event_engine::deliver(wire::event_notification &ev, bool from_remote) {
+    auto targets = route(ev, from_remote);
+    if (!targets.ok()) return targets.status();
+    ++_stats.routed;
+    ev.id = _next_id++;
+    if (ev.range == PMIX_RANGE_RM)
+        PMIXCPP_LOG_VERBOSE("%s: event %d for the resource manager from %s:%u", _step.nspace.c_str(), ev.status,
+                            ev.source.nspace, ev.source.rank);
+    wire::Writer w;
+    PMIXCPP_RETURN_IF_ERROR(wire::encode(w, ev).with_context("event"));
+    if (!targets->nodes.empty() && _ops.remote != nullptr) {
+        for (uint32_t n : targets->nodes) {
+            _ops.remote->forward_event(n, w.data());
+            ++_stats.forwarded;
+        }
+    }
+    if (targets->local_ranks.empty()) return Status::success();
+    auto frame = wire::encode_frame(static_cast<uint16_t>(wire::msg_type::event), 0, 0, w.data());
+    if (!frame.ok()) return frame.status().with_context("event");
+    cached_event c;
+    c.id = ev.id;
+    for (uint32_t r : targets->local_ranks) {
+        bool sent = _ops.send_to_rank && _ops.send_to_rank(r, frame.value());
+        if (sent)
+            ++_stats.delivered;
+        else {
+            ++_stats.dropped;
+            c.pending.push_back(r);
+        }
+    }
+    if (_capacity > 0 && !flag(ev.infos, PMIX_EVENT_DO_NOT_CACHE)) {
+        c.frame = std::move(frame.value());
+        _cache.push_back(std::move(c));
+        while (_cache.size() > _capacity) _cache.pop_front();
+    }
+    PMIXCPP_LOG_TRACE("%s: event %d (range %s) from %s:%u: %zu local ranks, %zu nodes", _step.nspace.c_str(),
+                      ev.status, range_name(ev.range), ev.source.nspace, ev.source.rank, targets->local_ranks.size(),
+                      targets->nodes.size());
+    return Status::success();
+}
+
+Status event_engine::notify_from_client(uint32_t rank, wire::event_notification &&ev) {
+    (void)rank;
+    return deliver(ev, false);
+}
+
+Status event_engine::from_remote(std::span<const uint8_t> payload) {
+    wire::event_notification ev;
+    PMIXCPP_RETURN_IF_ERROR(wire::decode_payload(payload, &ev).with_context("event from another node"));
+    return deliver(ev, true);
+}
+
+void event_engine::rank_connected(uint32_t rank) {
+    for (auto &c : _cache) {
+        auto it = std::find(c.pending.begin(), c.pending.end(), rank);
+        if (it == c.pending.end()) continue;
+        if (_ops.send_to_rank && _ops.send_to_rank(rank, c.frame)) {
+            ++_stats.replayed;
+            c.pending.erase(it);
+        }
+    }
+}
+
+void event_engine::generate(pmix_status_t status, uint32_t affected_rank, std::vector<pmix_info_t> extra,
+                            bool non_default) {
+    pmix_proc_t affected{};
+    strncpy(affected.nspace, _step.nspace.c_str(), PMIX_MAX_NSLEN);
+    affected.rank = affected_rank;
+    size_t n = extra.size() + 1 + (non_default ? 1 : 0);
+    auto *infos = static_cast<pmix_info_t *>(calloc(n, sizeof(pmix_info_t)));
+    if (infos == nullptr) {
+        for (auto &i : extra) info_destruct(&i);
+        return;
+    }
+    wire::event_notification ev;
+    ev.infos = InfoArray(infos, n);
+    size_t k = 0;
+    infos[k++] = make_info(PMIX_EVENT_AFFECTED_PROC, &affected, PMIX_PROC);
+    for (auto &i : extra) infos[k++] = i;  // ownership moves into the array
+    if (non_default) {
+        bool t = true;
+        infos[k++] = make_info(PMIX_EVENT_NON_DEFAULT, &t, PMIX_BOOL);
+    }
+    ev.status = status;
+    strncpy(ev.source.nspace, _step.nspace.c_str(), PMIX_MAX_NSLEN);
+    ev.source.rank = PMIX_RANK_UNDEF;
+    ev.range = PMIX_RANGE_NAMESPACE;
+    Status st = deliver(ev, false);
+    if (!st.ok())
+        PMIXCPP_LOG_ERROR("%s: cannot send event %d about rank %u: %s", _step.nspace.c_str(), status, affected_rank,
+                          st.message().c_str());
+}
+
+void event_engine::rank_terminated(uint32_t rank, bool finalized) {
+    pmix_status_t term = finalized ? PMIX_SUCCESS : PMIX_ERR_PROC_ABORTED;
+    if (!finalized) {
+        std::string text = "rank " + std::to_string(rank) + " on node " + _step.node_name() +
+                           " terminated without calling PMIx_Finalize";
+        generate(PMIX_ERR_PROC_ABORTED, rank,
+                 {make_info(PMIX_PROC_TERM_STATUS, &term, PMIX_STATUS),
+                  make_info(PMIX_EVENT_TEXT_MESSAGE, text.c_str(), PMIX_STRING)},
+                 false);
+    }
+    generate(PMIX_EVENT_PROC_TERMINATED, rank, {make_info(PMIX_PROC_TERM_STATUS, &term, PMIX_STATUS)}, true);
+}
+
+void event_engine::job_aborting(uint32_t rank, int status, const std::string &message) {
+    pmix_status_t st = status;
+    std::string text = "rank " + std::to_string(rank) + " called PMIx_Abort: " + message;
+    generate(PMIX_ERR_JOB_TERMINATED, rank,
+             {make_info(PMIX_JOB_TERM_STATUS, &st, PMIX_STATUS),
+              make_info(PMIX_EVENT_TEXT_MESSAGE, text.c_str(), PMIX_STRING)},
+             false);
+}
+
+}  // namespace pmixcpp::server

@@ -1,0 +1,124 @@
+// Events in the server: who gets an event, the cache for processes that come later, and the
+// events the server generates itself. An engine without I/O: the server shell (server.cc) hands it
+// notifications and connection changes, and it answers through `event_ops` (queue a frame to a
+// local rank, forward to another node's server).
+//
+// Routing by range (the notification's pmix_data_range_t):
+//   PROC_LOCAL   never reaches the server (the client runs its own handlers); refused.
+//   LOCAL        every local rank of this node.
+//   NAMESPACE, SESSION, GLOBAL, UNDEF
+//                every rank of the step: local ranks here, and forwarded to every other node.
+//   CUSTOM       the procs of PMIX_EVENT_CUSTOM_RANGE (a proc or an array of procs; rank
+//                PMIX_RANK_WILDCARD = the whole namespace); procs of other namespaces are ignored.
+//   RM           for the resource manager: logged, delivered to no process.
+// The originator is included when it is in range (its handlers then run from the server's copy).
+// Filters a handler registered with (source range, PMIX_EVENT_AFFECTED_PROC(S)) are applied by
+// the client (client/event_chain.h).
+//
+// Cache: every delivered event except those carrying PMIX_EVENT_DO_NOT_CACHE is kept (the last
+// `cache_capacity`); a local rank that connects later receives the cached events in its range at
+// connect time, and the client replays them to handlers it registers afterwards.
+//
+// Events the server generates (source: {nspace, PMIX_RANK_UNDEF}, range NAMESPACE):
+//   a local rank lost its connection without PMIx_Finalize (killed, crashed, exited):
+//     PMIX_ERR_PROC_ABORTED with PMIX_EVENT_AFFECTED_PROC, PMIX_PROC_TERM_STATUS, PMIX_EVENT_TEXT_MESSAGE
+//   every termination of a local rank (also after PMIx_Finalize):
+//     PMIX_EVENT_PROC_TERMINATED with PMIX_EVENT_AFFECTED_PROC, PMIX_PROC_TERM_STATUS and
+//     PMIX_EVENT_NON_DEFAULT (so default handlers, e.g. OpenMPI's, which abort, do not see it)
+//   PMIx_Abort by a local rank, before the host kills the step:
+//     PMIX_ERR_JOB_TERMINATED (== PMIX_EVENT_JOB_END) with PMIX_EVENT_AFFECTED_PROC (the caller),
+//     PMIX_JOB_TERM_STATUS (its status) and PMIX_EVENT_TEXT_MESSAGE (its message)
+//
+// Cross-node: the engine calls `remote_events::forward_event(node, payload)` for every other
+// node in range; the transport delivers the payload to that node's server, which calls
+// `event_engine::from_remote(payload)` on its loop thread. Without a `remote_events` (single
+// node, or no transport yet) the event reaches this node's processes only.
+#pragma once
+
+#include <pmix_common.h>
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "status.h"
+#include "step_info.h"
+#include "wire/messages.h"
+
+namespace pmixcpp::server {
+
+// Cross-node delivery of events, implemented by the node transport (plugin/net) on the loop thread.
+class remote_events {
+public:
+    virtual ~remote_events() = default;
+    // Deliver `payload` (an encoded wire::event_notification) to the server of `node`; it calls
+    // event_engine::from_remote(payload) there. Best effort.
+    virtual void forward_event(uint32_t node, std::span<const uint8_t> payload) = 0;
+};
+
+struct event_ops {
+    // Queue an encoded event frame for local rank `rank`. false: not delivered (rank not connected,
+    // or its connection's backlog is full: the event is dropped for it).
+    std::function<bool(uint32_t rank, std::span<const uint8_t> frame)> send_to_rank;
+    // nullptr: no other node is reached.
+    remote_events *remote = nullptr;
+};
+
+struct event_targets {
+    std::vector<uint32_t> local_ranks;  // sorted, unique
+    std::vector<uint32_t> nodes;        // other nodes to forward to, sorted, unique
+};
+
+struct event_stats {
+    uint64_t routed = 0;       // events routed (from clients, other nodes, or generated)
+    uint64_t delivered = 0;    // frames queued to local ranks
+    uint64_t dropped = 0;      // not queued: rank not connected or backlog full
+    uint64_t forwarded = 0;    // payloads handed to the transport
+    uint64_t replayed = 0;     // cached events sent at connect
+};
+
+class event_engine {
+public:
+    event_engine(const step_info &step, event_ops ops, size_t cache_capacity = 256);
+
+    // PMIx_Notify_event of local rank `rank` (range beyond PROC_LOCAL). The answer is the reply's status.
+    Status notify_from_client(uint32_t rank, wire::event_notification &&ev);
+    // An event forwarded by another node's server.
+    Status from_remote(std::span<const uint8_t> payload);
+    // Local rank `rank` connected: send it the cached events in its range it has not had.
+    void rank_connected(uint32_t rank);
+    // Local rank `rank` is gone: `finalized` = it called PMIx_Finalize first.
+    void rank_terminated(uint32_t rank, bool finalized);
+    // Local rank `rank` called PMIx_Abort: tell every process before the host kills the step.
+    void job_aborting(uint32_t rank, int status, const std::string &message);
+
+    // Routing decision alone (no side effects). from_remote: never forward again.
+    Result<event_targets> route(const wire::event_notification &ev, bool from_remote) const;
+
+    const event_stats &stats() const { return _stats; }
+    size_t cached() const { return _cache.size(); }
+
+private:
+    struct cached_event {
+        uint64_t id = 0;
+        std::vector<uint8_t> frame;
+        std::vector<uint32_t> pending;  // local ranks in range that have not received it
+    };
+    Status deliver(wire::event_notification &ev, bool from_remote);
+    void generate(pmix_status_t status, uint32_t affected_rank, std::vector<pmix_info_t> extra, bool non_default);
+    bool in_step(const pmix_proc_t &p) const;
+    bool local(uint32_t rank) const { return rank < _node_of.size() && _node_of[rank] == _step.node_id; }
+
+    step_info _step;
+    event_ops _ops;
+    size_t _capacity;
+    std::vector<uint32_t> _node_of;
+    uint64_t _next_id = 1;
+    std::deque<cached_event> _cache;
+    event_stats _stats;
+};
+
+}  // namespace pmixcpp::server

@@ -1,0 +1,37 @@
+// Writes the modex snapshot of shared/PROTOCOL.md after a collecting fence:
+// every rank's committed data as this node's processes may see it, in one
+// read-only file the clients map (shared/wire/snapshot.h). No sockets; file I/O
+// only.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kvs.h"
+#include "status.h"
+
+namespace pmixcpp::server {
+
+class modex_snapshot_writer {
+public:
+    // `node_of[rank]` is the node index of each rank; `node_id` is this node's.
+    modex_snapshot_writer(std::string step_dir, uid_t uid, gid_t gid, std::vector<uint32_t> node_of, uint32_t node_id)
+        : _dir(std::move(step_dir)), _uid(uid), _gid(gid), _node_of(std::move(node_of)), _node_id(node_id) {}
+
+    // Write a new snapshot of `kvs` and return its path; the one before the previous is removed
+    // (clients keep their mapping of an unlinked file).
+    Result<std::string> write(const kv_store &kvs);
+
+private:
+    std::string path_of(uint64_t seq) const { return _dir + "/modex." + std::to_string(seq); }
+
+    std::string _dir;
+    uid_t _uid;
+    gid_t _gid;
+    std::vector<uint32_t> _node_of;
+    uint32_t _node_id;
+    uint64_t _seq = 0;
+};
+
+}  // namespace pmixcpp::server

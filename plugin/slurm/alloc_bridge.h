@@ -1,0 +1,142 @@
+// Allocation requests, Slurm side. Two halves:
+//
+// alloc_bridge (runs in srun, as the user): takes the requests that the step's node servers send
+// through srun's agent (plugin/common/alloc_agent.h) and executes them with the Slurm API from
+// srun's own process, so every RPC carries the user's munge credential and slurmctld applies the
+// user's permissions and limits. Nothing is ever asked of slurmctld from slurmstepd (root).
+//   NEW        slurm_allocate_resources: a separate allocation with its own job id
+//              (nodes, CPUs, memory per node, time, node list, partition); pending until Slurm
+//              grants it. The answer carries PMIX_ALLOC_ID, PMIX_JOBID (the new job id) and
+//              PMIX_ALLOC_NODE_LIST.
+//   EXTEND     with resources: Slurm's job expansion. A helper allocation with
+//              dependency expand:<job> (pending until its resources are free), then the
+//              documented merge: update the helper NumNodes=0 (its nodes move into the job),
+//              update the job NumNodes=ALL. Needs SchedulerParameters=permit_job_expansion.
+//              With PMIX_ALLOC_TIME: slurm_update_job(time_limit = current + time); slurmctld
+//              grants or refuses by its own rules (a user may not raise a limit unless an
+//              operator): the refusal comes back with Slurm's reason.
+//   RELEASE    shrink the job (slurm_update_job with the nodes it keeps) by a node list or a
+//              count; never a node of the requesting step (which includes the requester's
+//              node) nor the batch host. With PMIX_ALLOC_TIME the nodes are lent for that many
+//              seconds: REACQUIRE may take them back. With PMIX_ALLOC_ID of a NEW allocation:
+//              that allocation is given back (slurm_kill_job).
+//   REACQUIRE  ask again, through the expansion path, for the nodes lent by a RELEASE
+//              (PMIX_ALLOC_ID of that RELEASE, or every lease of the step).
+//   CANCEL     withdraw an open request (PMIX_ALLOC_ID / PMIX_ALLOC_REQ_ID), or all of the
+//              requester's open ones: its pending Slurm job is cancelled and it ends with
+//              PMIX_ERR_JOB_CANCELED.
+// One worker thread does the Slurm calls; pending requests are polled every second
+// (slurm_load_job); pmix.timeout bounds how long one may stay pending (PMIX_ERR_TIMEOUT).
+// A request Slurm refuses ends at once with the Slurm error text.
+//
+// agent_alloc_host (runs in slurmstepd): the server's alloc_host. Each request is carried to the
+// agent on a thread of its own (bounded), never on the server's loop thread.
+#pragma once
+
+#include <sys/socket.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <list>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "../common/alloc_request.h"
+#include "../common/alloc_table.h"
+#include "../server/alloc.h"
+#include "status.h"
+
+namespace pmixcpp {
+
+class alloc_bridge {
+public:
+    struct job_context {
+        uint32_t job_id = 0;
+        uint32_t step_id = 0;
+        std::vector<std::string> step_nodes;  // nodes of the srun step (never released)
+    };
+    static Result<std::unique_ptr<alloc_bridge>> start(job_context ctx);
+    ~alloc_bridge();  // stop(): open requests are answered PMIX_ERR_JOB_CANCELED (Slurm jobs cancelled)
+    alloc_bridge(const alloc_bridge &) = delete;
+    alloc_bridge &operator=(const alloc_bridge &) = delete;
+
+    // From the agent's thread: one request body; the bridge owns `fd` and answers on it.
+    void submit(int fd, std::vector<uint8_t> body);
+    void stop();
+
+private:
+    explicit alloc_bridge(job_context ctx);
+    struct incoming {
+        int fd = -1;
+        std::vector<uint8_t> body;
+    };
+    void run();
+    void handle(incoming &&in);
+    void handle_allocate(int fd, alloc::agent_request &&req);
+    void handle_query(int fd, alloc::agent_request &&req);
+    void poll_pending();
+    void check_pending(alloc::request_record &r);
+
+    void do_new(alloc::request_record &r);
+    void do_extend(alloc::request_record &r);
+    void start_expansion(alloc::request_record &r, uint64_t nodes, const std::string &node_list,
+                         std::optional<uint64_t> cpus);
+    void merge_expansion(alloc::request_record &r);
+    void do_release(alloc::request_record &r);
+    void do_reacquire(alloc::request_record &r);
+    void do_cancel(alloc::request_record &r);
+
+    // Final answers.
+    void grant(alloc::request_record &r, InfoArray &&extra);
+    void fail(alloc::request_record &r, pmix_status_t status, const std::string &message,
+              alloc::req_state to = alloc::req_state::failed);
+    void answer(int fd, const alloc::agent_reply &rep);
+    InfoArray id_infos(const alloc::request_record &r);
+
+    job_context _ctx;
+    alloc::request_table _table;
+    std::map<uint64_t, int> _waiters;  // waiter id -> connection of the node server waiting
+    uint64_t _next_waiter = 1;
+    std::map<std::string, int> _timeouts;  // request id -> pmix.timeout seconds
+
+    std::mutex _mutex;
+    std::condition_variable _cv;
+    std::deque<incoming> _queue;
+    bool _stopping = false;
+    std::thread _thread;
+};
+
+namespace server {
+
+// slurmstepd side: carry requests to srun's agent.
+class agent_alloc_host : public alloc_host {
+public:
+    agent_alloc_host(const sockaddr_storage &agent_host, uint16_t port, std::string secret)
+        : _host(agent_host), _port(port), _secret(std::move(secret)) {}
+    ~agent_alloc_host() override;  // cancels and joins the calls in flight
+    void forward_alloc(std::vector<uint8_t> request, int timeout_sec, reply_fn done) override;
+
+    static constexpr size_t kMaxInFlight = 256;
+
+private:
+    void reap();  // join finished threads (under _mutex)
+    sockaddr_storage _host;
+    uint16_t _port;
+    std::string _secret;
+    std::atomic<bool> _cancel{false};
+    std::mutex _mutex;
+    struct call {
+        std::thread thread;
+        std::shared_ptr<std::atomic<bool>> done;
+    };
+    std::list<call> _calls;
+};
+
+}  // namespace server
+}  // namespace pmixcpp

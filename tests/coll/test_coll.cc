@@ -1,0 +1,193 @@
+// The fence collectives without I/O: engines and the manager over an in-memory network that
+// delivers messages in random order.
+#include <gtest/gtest.h>
+
+#include <deque>
+#include <random>
+
+#include "plugin/coll/fence_manager.h"
+
+using namespace pmixcpp::coll;
+
+namespace {
+
+blob bytes_of(uint32_t node, size_t n = 3) { return blob(n, static_cast<uint8_t>(node + 1)); }
+
+void expect_full(const std::vector<node_blob> &result, const std::vector<uint32_t> &nodes, size_t n = 3) {
+    ASSERT_EQ(result.size(), nodes.size());
+    std::vector<uint32_t> seen;
+    for (const auto &b : result) {
+        seen.push_back(b.node);
+        EXPECT_EQ(b.data, bytes_of(b.node, n));
+    }
+    std::sort(seen.begin(), seen.end());
+    EXPECT_EQ(seen, nodes);
+}
+
+// Drive one engine kind over `nodes` to completion; messages delivered FIFO per run.
+template <typename Make>
+void run_engines(const std::vector<uint32_t> &nodes, Make make) {
+    std::map<uint32_t, decltype(make(0u))> eng;
+    for (uint32_t n : nodes) eng[n] = make(n);
+    std::deque<std::pair<uint32_t, send_action>> q;  // (from, action)
+    std::map<uint32_t, std::vector<node_blob>> done;
+    auto take = [&](uint32_t from, actions &a) {
+        for (auto &s : a.sends) q.emplace_back(from, std::move(s));
+        if (a.done) done[from] = std::move(a.result);
+    };
+    for (uint32_t n : nodes) {
+        actions a;
+        eng[n]->start(bytes_of(n), a);
+        take(n, a);
+    }
+    while (!q.empty()) {
+        auto [from, s] = std::move(q.front());
+        q.pop_front();
+        actions a;
+        ASSERT_TRUE(eng[s.node]->receive(from, std::move(s.msg), a).ok());
+        take(s.node, a);
+    }
+    ASSERT_EQ(done.size(), nodes.size());
+    for (auto &[n, r] : done) expect_full(r, nodes);
+}
+
+}  // namespace
+
+TEST(coll_message, round_trip_and_rejects) {
+    coll_message m;
+    m.kind = msg_kind::tree_up;
+    m.key = {0x1234, 7};
+    m.blobs = {{2, {1, 2}}, {0, {}}};
+    auto bytes = encode(m);
+    coll_message d;
+    ASSERT_TRUE(decode(bytes, 4, &d).ok());
+    EXPECT_EQ(d.key, m.key);
+    ASSERT_EQ(d.blobs.size(), 2u);
+    EXPECT_EQ(d.blobs[0].data, (blob{1, 2}));
+    EXPECT_FALSE(decode(bytes, 2, &d).ok());  // origin node 2 out of range
+    bytes.push_back(0);
+    EXPECT_FALSE(decode(bytes, 4, &d).ok());  // trailing byte
+    m.blobs = {{1, {}}, {1, {}}};
+    EXPECT_FALSE(decode(encode(m), 4, &d).ok());  // duplicate origin
+}
+
+TEST(tree_engine, shapes) {
+    tree_engine t({1, 0}, {0, 2, 5, 7, 9}, 0, 2);
+    EXPECT_EQ(t.children(), (std::vector<uint32_t>{2, 5}));
+    tree_engine u({1, 0}, {0, 2, 5, 7, 9}, 2, 2);
+    EXPECT_EQ(u.parent(), 0u);
+    EXPECT_EQ(u.children(), (std::vector<uint32_t>{7, 9}));
+}
+
+TEST(tree_engine, completes_for_many_sizes_and_widths) {
+    for (uint32_t m : {2u, 3u, 4u, 7u, 17u})
+        for (uint32_t w : {1u, 2u, 8u}) {
+            std::vector<uint32_t> nodes;
+            for (uint32_t i = 0; i < m; ++i) nodes.push_back(i * 3);
+            run_engines(nodes, [&](uint32_t n) { return std::make_unique<tree_engine>(coll_key{9, 1}, nodes, n, w); });
+        }
+}
+
+TEST(ring_engine, completes_for_many_sizes) {
+    for (uint32_t m : {2u, 3u, 5u, 16u}) {
+        std::vector<uint32_t> nodes;
+        for (uint32_t i = 0; i < m; ++i) nodes.push_back(i + 1);
+        run_engines(nodes, [&](uint32_t n) { return std::make_unique<ring_engine>(coll_key{9, 1}, nodes, n); });
+    }
+}
+
+TEST(tree_engine, refuses_strangers_and_reports_missing) {
+    tree_engine t({1, 0}, {0, 1, 2}, 0, 2);
+    actions a;
+    t.start({}, a);
+    EXPECT_TRUE(a.sends.empty());
+    EXPECT_EQ(t.missing(), (std::vector<uint32_t>{1, 2}));
+    coll_message m;
+    m.kind = msg_kind::tree_down;
+    m.key = {1, 0};
+    EXPECT_FALSE(t.receive(1, std::move(m), a).ok());  // the root has no parent
+}
+
+// N managers, several fences over different node sets started in different orders per node,
+// messages delivered in random order, algorithms chosen differently per node (auto with sizes
+// on both sides of the threshold): every fence completes everywhere with every contribution.
+TEST(fence_manager, concurrent_fences_random_order_mixed_algorithms) {
+    for (int seed = 0; seed < 50; ++seed) {
+        std::mt19937 rng(seed);
+        const uint32_t nnodes = 5;
+        struct msg {
+            uint32_t from, to;
+            std::vector<uint8_t> body;
+        };
+        std::vector<msg> net;
+        std::map<std::pair<uint32_t, uint64_t>, std::vector<node_blob>> done;  // (node, instance)
+        std::vector<std::unique_ptr<fence_manager>> mgr;
+        for (uint32_t n = 0; n < nnodes; ++n) {
+            manager_options o;
+            o.self_node = n;
+            o.nnodes = nnodes;
+            o.algo = algorithm::automatic;
+            o.tree_width = 2;
+            o.ring_threshold = 4;
+            o.send = [&, n](uint32_t to, std::vector<uint8_t> &&b) { net.push_back({n, to, std::move(b)}); };
+            o.on_done = [&, n](uint64_t inst, std::vector<node_blob> &&r) { done[{n, inst}] = std::move(r); };
+            mgr.push_back(std::make_unique<fence_manager>(o));
+        }
+        // fences: instance id -> (signature, nodes); two instances share a signature (same set twice)
+        struct f {
+            uint64_t inst, sig;
+            std::vector<uint32_t> nodes;
+        };
+        std::vector<f> fences = {{1, 100, {0, 1, 2, 3, 4}}, {2, 200, {0, 2, 4}}, {3, 300, {1, 3}},
+                                 {4, 100, {0, 1, 2, 3, 4}}, {5, 500, {0, 1, 2, 3, 4}}};
+        for (uint32_t n = 0; n < nnodes; ++n) {
+            std::vector<f> order;
+            for (auto &x : fences)
+                if (std::binary_search(x.nodes.begin(), x.nodes.end(), n)) order.push_back(x);
+            // the two instances of signature 100 keep their order; others shuffle
+            std::stable_sort(order.begin(), order.end(), [&](const f &a, const f &b) {
+                if (a.sig == b.sig) return a.inst < b.inst;
+                return ((a.inst * 7 + n + seed) % 5) < ((b.inst * 7 + n + seed) % 5);
+            });
+            for (auto &x : order) {
+                size_t sz = (n + seed + x.inst) % 2 ? 8 : 3;  // both sides of the threshold
+                mgr[n]->start(x.inst, x.sig, x.nodes, bytes_of(n, sz), true);
+                // deliver a few random messages in between
+                for (int k = 0; k < 3 && !net.empty(); ++k) {
+                    size_t i = rng() % net.size();
+                    msg m = std::move(net[i]);
+                    net.erase(net.begin() + i);
+                    mgr[m.to]->receive(m.from, m.body);
+                }
+            }
+        }
+        while (!net.empty()) {
+            size_t i = rng() % net.size();
+            msg m = std::move(net[i]);
+            net.erase(net.begin() + i);
+            mgr[m.to]->receive(m.from, m.body);
+        }
+        for (auto &x : fences)
+            for (uint32_t n : x.nodes) {
+                auto it = done.find({n, x.inst});
+                ASSERT_NE(it, done.end()) << "seed " << seed << " fence " << x.inst << " node " << n;
+                ASSERT_EQ(it->second.size(), x.nodes.size());
+                for (auto &b : it->second) EXPECT_EQ(b.data[0], b.node + 1);
+            }
+        for (auto &m : mgr) EXPECT_EQ(m->active(), 0u);
+    }
+}
+
+TEST(fence_manager, missing_and_cancel) {
+    std::vector<std::vector<uint8_t>> sent;
+    manager_options o;
+    o.self_node = 0;
+    o.nnodes = 3;
+    o.send = [&](uint32_t, std::vector<uint8_t> &&b) { sent.push_back(std::move(b)); };
+    fence_manager m(o);
+    m.start(7, 1, {0, 1, 2}, {}, false);
+    EXPECT_EQ(m.missing(7), (std::vector<uint32_t>{1, 2}));
+    m.cancel(7);
+    EXPECT_EQ(m.active(), 0u);
+    EXPECT_TRUE(m.missing(7).empty());
+}

@@ -1,0 +1,38 @@
+// libFuzzer target: arbitrary bytes as node-to-node input, as a server receives it from another
+// node: a whole node frame (envelope with namespace and secret checks), and the body of a
+// collective message. The first byte picks the target. Nothing may crash, leak or read out of
+// bounds; a collective message that decodes must re-encode to the same bytes.
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <span>
+
+#include "plugin/coll/coll_message.h"
+#include "plugin/net/envelope.h"
+
+using namespace pmixcpp;
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    if (size == 0) return 0;
+    std::span<const uint8_t> body(data + 1, size - 1);
+    switch (data[0] % 3) {
+    case 0: {
+        net::envelope e;
+        (void)net::decode_node_frame(body, {"pmixcpp.1.0", "secret"}, 4, &e);
+        break;
+    }
+    case 1: {
+        net::envelope e;
+        (void)net::decode_node_payload(body, {"pmixcpp.1.0", "secret"}, 4, &e);
+        break;
+    }
+    case 2: {
+        coll::coll_message m;
+        if (!coll::decode(body, 8, &m).ok()) break;
+        auto again = coll::encode(m);
+        if (again.size() != body.size() || !std::equal(again.begin(), again.end(), body.begin())) abort();
+        break;
+    }
+    }
+    return 0;
+}

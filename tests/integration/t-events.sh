@@ -1,0 +1,20 @@
+# Event notification (issue #5) on one node, 4 ranks: the handler chain order (all classes and
+# positions, results handed on, ACTION_COMPLETE, refused second FIRST/LAST), then delivery and
+# non-delivery across the local ranks for each range, the source and affected-proc filters,
+# non-default events, and a handler registered after the event (cache replay).
+. "$(dirname "$0")/lib.sh"
+prog="${PMIXCPP_PREFIX:?set PMIXCPP_PREFIX}/libexec/pmixcpp/tests/pmix_events"
+[ -x "$prog" ] || { fail "$prog not installed"; t_done; exit; }
+
+run_srun 60 --mpi=pmixcpp -N1 -n2 "$prog" chain
+echo "$out" | grep -E '^(FAIL|RESULT)' | sed 's/^/    /'
+expect_eq "chain: srun status" 0 "$rc"
+expect_eq "chain: both ranks passed" 2 "$(echo "$out" | grep -c '^RESULT-PASS rank')"
+expect_match "chain order checked" '^PASS rank 0: chain order for a single-code event' "$out"
+
+run_srun 60 --mpi=pmixcpp -N1 -n4 "$prog" ranges
+echo "$out" | grep -E '^(FAIL|RESULT)' | sed 's/^/    /'
+expect_eq "ranges: srun status" 0 "$rc"
+expect_eq "ranges: all 4 ranks passed" 4 "$(echo "$out" | grep -c '^RESULT-PASS rank')"
+expect_no_match "ranges: no failed check" '^FAIL ' "$out"
+t_done

@@ -1,0 +1,140 @@
+// Node transport: the envelope checks, TCP between two transports in one event loop, and the
+// address rendezvous through the srun agent.
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+
+#include "plugin/common/srun_agent.h"
+#include "plugin/net/transport.h"
+#include "wire/frame.h"
+
+using namespace pmixcpp;
+using namespace pmixcpp::net;
+
+TEST(envelope, round_trip_and_checks) {
+    step_identity id{"pmixcpp.1.0", "s3cret"};
+    std::vector<uint8_t> body{1, 2, 3};
+    auto frame = encode_node_frame(id, 2, channel::dmodex_request, body);
+    ASSERT_TRUE(frame.ok());
+    envelope e;
+    ASSERT_TRUE(decode_node_frame(*frame, id, 4, &e).ok());
+    EXPECT_EQ(e.src_node, 2u);
+    EXPECT_EQ(e.chan, static_cast<uint16_t>(channel::dmodex_request));
+    EXPECT_EQ(e.body, body);
+    EXPECT_EQ(decode_node_frame(*frame, {"pmixcpp.1.0", "s3creT"}, 4, &e).code(), PMIX_ERR_NO_PERMISSIONS);
+    EXPECT_EQ(decode_node_frame(*frame, {"pmixcpp.2.0", "s3cret"}, 4, &e).code(), PMIX_ERR_NO_PERMISSIONS);
+    EXPECT_FALSE(decode_node_frame(*frame, id, 2, &e).ok());  // source node out of range
+    auto cut = *frame;
+    cut.pop_back();
+    EXPECT_FALSE(decode_node_frame(cut, id, 4, &e).ok());
+}
+
+namespace {
+struct loop {
+    event_base *base = event_base_new();
+    ~loop() { event_base_free(base); }
+    template <typename Pred>
+    bool run_until(Pred done, int ms = 3000) {
+        for (int i = 0; i < ms && !done(); ++i) {
+            event_base_loop(base, EVLOOP_NONBLOCK);
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
+        return done();
+    }
+};
+std::string port_of(const node_transport &t) { return t.address().substr(t.address().rfind(':') + 1); }
+}  // namespace
+
+TEST(tcp_transport, delivers_both_ways_and_drops_wrong_secret) {
+    loop l;
+    std::vector<envelope> got0, got1;
+    auto make = [&](uint32_t node, std::string secret, std::vector<envelope> *sink) {
+        transport_options o;
+        o.id = {"pmixcpp.1.0", secret};
+        o.node_id = node;
+        o.node_names = {"n1", "n2", "n3"};
+        o.on_receive = [sink](envelope &&e) { sink->push_back(std::move(e)); };
+        auto t = make_tcp_transport(l.base, o);
+        EXPECT_TRUE(t.ok());
+        return std::move(t.value());
+    };
+    auto t0 = make(0, "good", &got0);
+    auto t1 = make(1, "good", &got1);
+    std::vector<envelope> got2;
+    auto t2 = make(2, "evil", &got2);
+    std::vector<std::string> table = {"tcp:127.0.0.1:" + port_of(*t0), "tcp:127.0.0.1:" + port_of(*t1),
+                                      "tcp:127.0.0.1:" + port_of(*t2)};
+    std::vector<uint8_t> big(1 << 20, 7);
+    t0->send(1, channel::coll, big);  // queued until the table is known
+    ASSERT_TRUE(t0->set_peers(table).ok());
+    ASSERT_TRUE(t1->set_peers(table).ok());
+    ASSERT_TRUE(t2->set_peers(table).ok());
+    t1->send(0, channel::dmodex_reply, std::vector<uint8_t>{9});
+    t2->send(0, channel::coll, std::vector<uint8_t>{6});  // wrong secret: dropped by node 0
+    ASSERT_TRUE(l.run_until([&] { return got1.size() == 1 && got0.size() == 1; }));
+    EXPECT_EQ(got1[0].body, big);
+    EXPECT_EQ(got1[0].src_node, 0u);
+    EXPECT_EQ(got0[0].body, std::vector<uint8_t>{9});
+    l.run_until([] { return false; }, 100);
+    EXPECT_EQ(got0.size(), 1u);
+    EXPECT_FALSE(t0->set_peers({"tcp:127.0.0.1:1"}).ok());  // wrong size
+}
+
+TEST(ucx_transport, delivers_small_and_large) {
+    loop l;
+    std::vector<envelope> got[2];
+    std::unique_ptr<node_transport> t[2];
+    for (uint32_t n = 0; n < 2; ++n) {
+        transport_options o;
+        o.id = {"pmixcpp.1.0", "good"};
+        o.node_id = n;
+        o.node_names = {"n1", "n2"};
+        o.ucx_tls = "tcp";
+        o.on_receive = [&, n](envelope &&e) { got[n].push_back(std::move(e)); };
+        auto r = make_ucx_transport(l.base, o);
+        if (!r.ok()) GTEST_SKIP() << "UCX unavailable: " << r.status().message();
+        t[n] = std::move(r.value());
+    }
+    std::vector<std::string> table = {t[0]->address(), t[1]->address()};
+    std::vector<uint8_t> big(4 << 20, 5);
+    t[0]->send(1, channel::coll, big);  // queued until the table is known; rendezvous-size
+    ASSERT_TRUE(t[0]->set_peers(table).ok());
+    ASSERT_TRUE(t[1]->set_peers(table).ok());
+    t[1]->send(0, channel::dmodex_request, std::vector<uint8_t>{1, 2});
+    bool ok = l.run_until([&] { return got[0].size() == 1 && got[1].size() == 1; }, 10000);
+    ASSERT_TRUE(ok) << got[0].size() << " " << got[1].size();
+    EXPECT_EQ(got[1][0].body, big);
+    EXPECT_EQ(got[0][0].body, (std::vector<uint8_t>{1, 2}));
+    EXPECT_FALSE(t[0]->set_peers({"tcp:127.0.0.1:5", "tcp:127.0.0.1:6"}).ok());
+}
+
+TEST(rendezvous, every_node_gets_the_table) {
+    auto agent = srun_agent::start(nullptr);
+    ASSERT_TRUE(agent.ok());
+    sockaddr_storage host{};
+    auto *in = reinterpret_cast<sockaddr_in *>(&host);
+    in->sin_family = AF_INET;
+    in->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    const uint32_t n = 3;
+    std::vector<Result<std::vector<std::string>>> results(n, Status(PMIX_ERROR, "not run"));
+    std::vector<std::thread> threads;
+    for (uint32_t i = 0; i < n; ++i)
+        threads.emplace_back([&, i] {
+            results[i] = agent_rendezvous(host, (*agent)->port(), (*agent)->secret(), i, n,
+                                          i == 1 ? "ucx:abcd" : "tcp:*:" + std::to_string(1000 + i), 5000);
+        });
+    for (auto &t : threads) t.join();
+    for (uint32_t i = 0; i < n; ++i) {
+        ASSERT_TRUE(results[i].ok()) << results[i].status().message();
+        EXPECT_EQ(results[i].value(), (std::vector<std::string>{"tcp:127.0.0.1:1000", "ucx:abcd", "tcp:127.0.0.1:1002"}));
+    }
+    // wrong secret: refused, the caller sees the connection close
+    auto bad = agent_rendezvous(host, (*agent)->port(), "nope", 0, 1, "tcp:*:1", 2000);
+    EXPECT_FALSE(bad.ok());
+    // cancel: returns promptly
+    std::atomic<bool> cancel{true};
+    auto c = agent_rendezvous(host, (*agent)->port(), (*agent)->secret(), 0, 2, "tcp:*:1", 5000, &cancel);
+    EXPECT_FALSE(c.ok());
+}

@@ -1,0 +1,465 @@
+/* Event notification on a real step. One mode per run (argv[1]):
+ *   chain    handlers in every class and position; the order the chain ran, results handed on,
+ *            PMIX_EVENT_ACTION_COMPLETE, refused second FIRST/LAST (local, PMIX_RANGE_PROC_LOCAL)
+ *   ranges   delivery and non-delivery across the local ranks for each range, source and
+ *            affected-proc filters, non-default events, a handler registered after the event
+ *   kill     the last rank kills itself with SIGKILL: the others get PMIX_ERR_PROC_ABORTED and
+ *            PMIX_EVENT_PROC_TERMINATED naming it, within a second
+ *   abort    rank 0 calls PMIx_Abort; the others print the PMIX_ERR_JOB_TERMINATED they got
+ *   flood    rank 0 sends N events (argv[2], default 100000) to every local rank
+ *   latency  rank 0 <-> rank 1 ping-pong of events; notify -> server ack time
+ * Run with: srun --mpi=pmixcpp -N1 -n4 pmix_events <mode> */
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ptest.h"
+
+static pmix_proc_t me;
+static uint32_t nprocs = 1;
+
+static double now_us(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+/* ---- registration helpers ---- */
+static pmix_status_t reg_done_status;
+static size_t reg_done_ref;
+static volatile int reg_done;
+static void reg_cb(pmix_status_t st, size_t ref, void *cbdata) {
+    reg_done_status = st;
+    reg_done_ref = ref;
+    reg_done = 1;
+}
+
+/* Register and wait for the callback; returns the reference or (size_t)-1 with *rc set. */
+static size_t reg(pmix_status_t *codes, size_t ncodes, pmix_info_t *info, size_t ninfo, pmix_notification_fn_t fn,
+                  pmix_status_t *rc_out) {
+    reg_done = 0;
+    pmix_status_t rc = PMIx_Register_event_handler(codes, ncodes, info, ninfo, fn, reg_cb, NULL);
+    if (rc_out) *rc_out = rc;
+    if (rc != PMIX_SUCCESS) return (size_t)-1;
+    while (!reg_done) usleep(100);
+    return reg_done_ref;
+}
+
+static void op_done(pmix_status_t st, void *cbdata) {
+    if (cbdata) *(volatile int *)cbdata = st == PMIX_SUCCESS ? 1 : 2;
+}
+
+static void fence(void) { PMIx_Fence(NULL, 0, NULL, 0); }
+
+/* =========================== chain =========================== */
+#define C1 -5001
+#define C2 -5002
+static int order[32];
+static atomic_int norder;
+static int results_seen_by_last = -1;
+
+#define HANDLER(tag)                                                                                        \
+    static void h_##tag(size_t ref, pmix_status_t st, const pmix_proc_t *src, pmix_info_t info[], size_t ni, \
+                        pmix_info_t *results, size_t nres, pmix_event_notification_cbfunc_fn_t cb, void *cbd) { \
+        order[atomic_fetch_add(&norder, 1)] = tag;                                                           \
+        results_seen_by_last = (int)nres;                                                                    \
+        pmix_info_t *out = calloc(1, sizeof(pmix_info_t));                                                   \
+        int v = tag;                                                                                         \
+        PMIx_Info_load(out, "ptest.result", &v, PMIX_INT);                                                   \
+        cb(st == C2 && tag == 30 ? PMIX_EVENT_ACTION_COMPLETE : PMIX_SUCCESS, out, 1, NULL, NULL, cbd);       \
+        PMIX_INFO_FREE(out, 1);                                                                            \
+    }
+HANDLER(1)
+HANDLER(2)
+HANDLER(10)
+HANDLER(11)
+HANDLER(12)
+HANDLER(13)
+HANDLER(20)
+HANDLER(21)
+HANDLER(30)
+HANDLER(31)
+HANDLER(32)
+HANDLER(40)
+
+static int mode_chain(void) {
+    pmix_status_t single[1] = {C1}, multi[2] = {C1, C2}, rc;
+    pmix_info_t info[2];
+    /* registration order deliberately scrambled */
+    reg(NULL, 0, NULL, 0, h_31, NULL);                                                      /* default */
+    reg(single, 1, ptest_bool_info(PMIX_EVENT_HDLR_LAST, 1), 1, h_40, NULL);                /* last overall */
+    PMIx_Info_load(&info[0], PMIX_EVENT_HDLR_NAME, "eleven", PMIX_STRING);
+    reg(single, 1, info, 1, h_11, NULL);                                                    /* single */
+    reg(multi, 2, NULL, 0, h_21, NULL);                                                     /* multi */
+    reg(NULL, 0, ptest_bool_info(PMIX_EVENT_HDLR_FIRST, 1), 1, h_1, NULL);                  /* first overall */
+    reg(single, 1, ptest_bool_info(PMIX_EVENT_HDLR_LAST_IN_CATEGORY, 1), 1, h_13, NULL);    /* last single */
+    PMIx_Info_load(&info[1], PMIX_EVENT_HDLR_BEFORE, "eleven", PMIX_STRING);
+    reg(single, 1, &info[1], 1, h_10, NULL);                                                /* before "eleven" */
+    reg(multi, 2, ptest_bool_info(PMIX_EVENT_HDLR_PREPEND, 1), 1, h_20, NULL);              /* prepend multi */
+    reg(NULL, 0, ptest_bool_info(PMIX_EVENT_HDLR_FIRST_IN_CATEGORY, 1), 1, h_30, NULL);     /* first default */
+    reg(NULL, 0, NULL, 0, h_32, NULL);                                                      /* default */
+    reg(single, 1, NULL, 0, h_12, NULL);                                                    /* single, appended */
+    size_t r = reg(single, 1, ptest_bool_info(PMIX_EVENT_HDLR_FIRST, 1), 1, h_2, &rc);
+    CHECK(r == (size_t)-1 && rc == PMIX_ERR_EVENT_REGISTRATION, "second FIRST handler refused: %s",
+          PMIx_Error_string(rc));
+    r = reg(NULL, 0, ptest_bool_info(PMIX_EVENT_HDLR_LAST, 1), 1, h_2, &rc);
+    CHECK(r == (size_t)-1 && rc == PMIX_ERR_EVENT_REGISTRATION, "second LAST handler refused: %s",
+          PMIx_Error_string(rc));
+
+    volatile int done = 0;
+    atomic_store(&norder, 0);
+    CHECK_RC(PMIX_SUCCESS, PMIx_Notify_event(C1, &me, PMIX_RANGE_PROC_LOCAL, NULL, 0, op_done, (void *)&done));
+    for (int i = 0; i < 5000 && !done; ++i) usleep(1000);
+    int want[] = {1, 10, 11, 12, 13, 20, 21, 30, 31, 32, 40};
+    int n = atomic_load(&norder), ok = n == 11;
+    char got[256] = "";
+    for (int i = 0; i < n; ++i) {
+        snprintf(got + strlen(got), sizeof(got) - strlen(got), "%d ", order[i]);
+        if (i < 11 && order[i] != want[i]) ok = 0;
+    }
+    CHECK(ok, "chain order for a single-code event: %s(want 1 10 11 12 13 20 21 30 31 32 40)", got);
+    CHECK(results_seen_by_last == 10, "last handler saw the results of the 10 before it: %d", results_seen_by_last);
+
+    /* C2: multi-code handlers, then default 30 ends the chain with PMIX_EVENT_ACTION_COMPLETE. */
+    done = 0;
+    atomic_store(&norder, 0);
+    PMIx_Notify_event(C2, &me, PMIX_RANGE_PROC_LOCAL, NULL, 0, op_done, (void *)&done);
+    for (int i = 0; i < 5000 && !done; ++i) usleep(1000);
+    n = atomic_load(&norder);
+    got[0] = 0;
+    for (int i = 0; i < n; ++i) snprintf(got + strlen(got), sizeof(got) - strlen(got), "%d ", order[i]);
+    CHECK(n == 4 && order[0] == 1 && order[1] == 20 && order[2] == 21 && order[3] == 30,
+          "ACTION_COMPLETE ends the chain: %s(want 1 20 21 30)", got);
+    PMIX_INFO_DESTRUCT(&info[0]);
+    PMIX_INFO_DESTRUCT(&info[1]);
+    return 0;
+}
+
+/* =========================== ranges =========================== */
+enum { E_LOCAL, E_NS, E_CUSTOM, E_RM, E_PROCLOCAL, E_SRCFILTER, E_AFFECTED, E_LATE, E_NONDEF, E_GLOBAL, E_N };
+static const pmix_status_t codes[E_N] = {-5101, -5102, -5103, -5104, -5105, -5106, -5107, -5108, -5109, -5110};
+static atomic_int count[E_N];
+static atomic_int default_count_nondef;
+
+static int idx_of(pmix_status_t st) {
+    for (int i = 0; i < E_N; ++i)
+        if (codes[i] == st) return i;
+    return -1;
+}
+
+static void h_count(size_t ref, pmix_status_t st, const pmix_proc_t *src, pmix_info_t info[], size_t ni,
+                    pmix_info_t *results, size_t nres, pmix_event_notification_cbfunc_fn_t cb, void *cbd) {
+    int i = idx_of(st);
+    if (i >= 0) atomic_fetch_add(&count[i], 1);
+    cb(PMIX_SUCCESS, NULL, 0, NULL, NULL, cbd);
+}
+static void h_default(size_t ref, pmix_status_t st, const pmix_proc_t *src, pmix_info_t info[], size_t ni,
+                      pmix_info_t *results, size_t nres, pmix_event_notification_cbfunc_fn_t cb, void *cbd) {
+    if (st == codes[E_NONDEF]) atomic_fetch_add(&default_count_nondef, 1);
+    cb(PMIX_SUCCESS, NULL, 0, NULL, NULL, cbd);
+}
+
+static void notify_wait(pmix_status_t code, pmix_data_range_t range, pmix_info_t *info, size_t ninfo) {
+    volatile int done = 0;
+    pmix_status_t rc = PMIx_Notify_event(code, &me, range, info, ninfo, op_done, (void *)&done);
+    if (rc != PMIX_SUCCESS) {
+        CHECK(0, "notify %d range %d: %s", code, range, PMIx_Error_string(rc));
+        return;
+    }
+    for (int i = 0; i < 5000 && !done; ++i) usleep(1000);
+    CHECK(done == 1, "notify %d range %s acknowledged", code, PMIx_Data_range_string(range));
+}
+
+static int mode_ranges(void) {
+    for (int i = 0; i < E_N; ++i) {
+        if (i == E_SRCFILTER || i == E_AFFECTED || i == E_LATE) continue;
+        pmix_status_t c = codes[i];
+        reg(&c, 1, NULL, 0, h_count, NULL);
+    }
+    reg(NULL, 0, NULL, 0, h_default, NULL);
+    /* source filter: only events from rank 0 */
+    pmix_proc_t r0 = me, r2 = me, r3 = me;
+    r0.rank = 0;
+    r2.rank = 2;
+    r3.rank = 3;
+    pmix_info_t fi;
+    PMIx_Info_load(&fi, PMIX_EVENT_CUSTOM_RANGE, &r0, PMIX_PROC);
+    pmix_status_t c = codes[E_SRCFILTER];
+    reg(&c, 1, &fi, 1, h_count, NULL);
+    /* affected-proc filter: only events about rank 2 */
+    pmix_info_t ai;
+    PMIx_Info_load(&ai, PMIX_EVENT_AFFECTED_PROC, &r2, PMIX_PROC);
+    c = codes[E_AFFECTED];
+    reg(&c, 1, &ai, 1, h_count, NULL);
+    fence();
+
+    if (me.rank == 0) {
+        notify_wait(codes[E_LOCAL], PMIX_RANGE_LOCAL, NULL, 0);
+        notify_wait(codes[E_NS], PMIX_RANGE_NAMESPACE, NULL, 0);
+        notify_wait(codes[E_GLOBAL], PMIX_RANGE_GLOBAL, NULL, 0);
+        pmix_proc_t one = me;
+        one.rank = 1;
+        pmix_info_t cr;
+        PMIx_Info_load(&cr, PMIX_EVENT_CUSTOM_RANGE, &one, PMIX_PROC);
+        notify_wait(codes[E_CUSTOM], PMIX_RANGE_CUSTOM, &cr, 1);
+        notify_wait(codes[E_RM], PMIX_RANGE_RM, NULL, 0);
+        notify_wait(codes[E_PROCLOCAL], PMIX_RANGE_PROC_LOCAL, NULL, 0);
+        notify_wait(codes[E_SRCFILTER], PMIX_RANGE_NAMESPACE, NULL, 0);
+        pmix_info_t af;
+        PMIx_Info_load(&af, PMIX_EVENT_AFFECTED_PROC, &r3, PMIX_PROC);
+        notify_wait(codes[E_AFFECTED], PMIX_RANGE_NAMESPACE, &af, 1);
+        PMIx_Info_load(&af, PMIX_EVENT_AFFECTED_PROC, &r2, PMIX_PROC);
+        notify_wait(codes[E_AFFECTED], PMIX_RANGE_NAMESPACE, &af, 1);
+        notify_wait(codes[E_LATE], PMIX_RANGE_NAMESPACE, NULL, 0);
+        pmix_info_t nd;
+        bool t = true;
+        PMIx_Info_load(&nd, PMIX_EVENT_NON_DEFAULT, &t, PMIX_BOOL);
+        notify_wait(codes[E_NONDEF], PMIX_RANGE_NAMESPACE, &nd, 1);
+    }
+    if (me.rank == 1) notify_wait(codes[E_SRCFILTER], PMIX_RANGE_NAMESPACE, NULL, 0); /* filtered out everywhere */
+    fence(); /* events were queued before the fence replies: the handlers have run */
+    usleep(100000);
+    /* the late handler: registered after the event was delivered */
+    c = codes[E_LATE];
+    reg(&c, 1, NULL, 0, h_count, NULL);
+    for (int i = 0; i < 1000 && atomic_load(&count[E_LATE]) == 0; ++i) usleep(1000);
+
+    int local_all = 1;
+    CHECK(atomic_load(&count[E_LOCAL]) == local_all, "LOCAL event received %d time(s)", atomic_load(&count[E_LOCAL]));
+    CHECK(atomic_load(&count[E_NS]) == 1, "NAMESPACE event received %d time(s)", atomic_load(&count[E_NS]));
+    CHECK(atomic_load(&count[E_GLOBAL]) == 1, "GLOBAL event received %d time(s)", atomic_load(&count[E_GLOBAL]));
+    CHECK(atomic_load(&count[E_CUSTOM]) == (me.rank == 1), "CUSTOM {rank 1} event received %d time(s) (want %d)",
+          atomic_load(&count[E_CUSTOM]), me.rank == 1);
+    CHECK(atomic_load(&count[E_RM]) == 0, "RM event reached no process: %d", atomic_load(&count[E_RM]));
+    CHECK(atomic_load(&count[E_PROCLOCAL]) == (me.rank == 0), "PROC_LOCAL event received %d time(s) (want %d)",
+          atomic_load(&count[E_PROCLOCAL]), me.rank == 0);
+    CHECK(atomic_load(&count[E_SRCFILTER]) == 1, "source-filtered handler ran %d time(s) (want 1: rank 0's only)",
+          atomic_load(&count[E_SRCFILTER]));
+    CHECK(atomic_load(&count[E_AFFECTED]) == 1, "affected-proc handler ran %d time(s) (want 1: about rank 2)",
+          atomic_load(&count[E_AFFECTED]));
+    CHECK(atomic_load(&count[E_LATE]) == 1, "handler registered later got the cached event %d time(s)",
+          atomic_load(&count[E_LATE]));
+    CHECK(atomic_load(&count[E_NONDEF]) == 1 && atomic_load(&default_count_nondef) == 0,
+          "non-default event: specific handler %d, default handler %d (want 1, 0)", atomic_load(&count[E_NONDEF]),
+          atomic_load(&default_count_nondef));
+    return 0;
+}
+
+/* =========================== kill =========================== */
+static atomic_int aborted_rank = -1, terminated_rank = -1;
+static double t_aborted;
+static void h_dead(size_t ref, pmix_status_t st, const pmix_proc_t *src, pmix_info_t info[], size_t ni,
+                   pmix_info_t *results, size_t nres, pmix_event_notification_cbfunc_fn_t cb, void *cbd) {
+    int rank = -1;
+    pmix_status_t term = PMIX_SUCCESS;
+    for (size_t i = 0; i < ni; ++i) {
+        if (PMIX_CHECK_KEY(&info[i], PMIX_EVENT_AFFECTED_PROC) && info[i].value.type == PMIX_PROC)
+            rank = (int)info[i].value.data.proc->rank;
+        if (PMIX_CHECK_KEY(&info[i], PMIX_PROC_TERM_STATUS)) term = info[i].value.data.status;
+    }
+    if (st == PMIX_ERR_PROC_ABORTED) {
+        t_aborted = now_us();
+        atomic_store(&aborted_rank, rank);
+    } else if (st == PMIX_EVENT_PROC_TERMINATED && term != PMIX_SUCCESS) {
+        /* (peers that finalize normally are reported too, with status PMIX_SUCCESS) */
+        atomic_store(&terminated_rank, rank);
+    }
+    cb(PMIX_SUCCESS, NULL, 0, NULL, NULL, cbd);
+}
+
+static int mode_kill(void) {
+    pmix_status_t c[2] = {PMIX_ERR_PROC_ABORTED, PMIX_EVENT_PROC_TERMINATED};
+    reg(c, 2, NULL, 0, h_dead, NULL);
+    fence();
+    if (me.rank == nprocs - 1) {
+        printf("DYING rank %u: SIGKILL\n", me.rank);
+        fflush(stdout);
+        kill(getpid(), SIGKILL);
+    }
+    double t0 = now_us();
+    for (int i = 0; i < 5000 && (atomic_load(&aborted_rank) < 0 || atomic_load(&terminated_rank) < 0); ++i)
+        usleep(1000);
+    double ms = atomic_load(&aborted_rank) >= 0 ? (t_aborted - t0) / 1000.0 : 1e9;
+    CHECK(atomic_load(&aborted_rank) == (int)nprocs - 1, "PMIX_ERR_PROC_ABORTED names rank %d (want %u)",
+          atomic_load(&aborted_rank), nprocs - 1);
+    CHECK(atomic_load(&terminated_rank) == (int)nprocs - 1, "PMIX_EVENT_PROC_TERMINATED names rank %d",
+          atomic_load(&terminated_rank));
+    /* (negative: the event arrived before this rank got out of the fence) */
+    CHECK(atomic_load(&aborted_rank) >= 0 && ms < 1000, "the death was reported %.2f ms after the fence", ms);
+    printf("KILL-LATENCY rank %u: %.2f ms\n", me.rank, ms);
+    return 0;
+}
+
+/* =========================== abort =========================== */
+static void h_abort(size_t ref, pmix_status_t st, const pmix_proc_t *src, pmix_info_t info[], size_t ni,
+                    pmix_info_t *results, size_t nres, pmix_event_notification_cbfunc_fn_t cb, void *cbd) {
+    const char *text = "";
+    int status = 0;
+    for (size_t i = 0; i < ni; ++i) {
+        if (PMIX_CHECK_KEY(&info[i], PMIX_EVENT_TEXT_MESSAGE) && info[i].value.type == PMIX_STRING)
+            text = info[i].value.data.string;
+        if (PMIX_CHECK_KEY(&info[i], PMIX_JOB_TERM_STATUS)) status = info[i].value.data.status;
+    }
+    printf("TOLD rank %u: %s status %d: %s\n", me.rank, PMIx_Error_string(st), status, text);
+    fflush(stdout);
+    cb(PMIX_SUCCESS, NULL, 0, NULL, NULL, cbd);
+}
+
+static int mode_abort(void) {
+    pmix_status_t c = PMIX_ERR_JOB_TERMINATED;
+    reg(&c, 1, NULL, 0, h_abort, NULL);
+    fence();
+    if (me.rank == 0) {
+        usleep(100000);
+        PMIx_Abort(42, "events test abort", NULL, 0);
+    }
+    sleep(30);
+    return 1;
+}
+
+/* =========================== flood =========================== */
+#define FLOOD -5201
+static atomic_long flood_got;
+static atomic_int inflight;
+static void h_flood(size_t ref, pmix_status_t st, const pmix_proc_t *src, pmix_info_t info[], size_t ni,
+                    pmix_info_t *results, size_t nres, pmix_event_notification_cbfunc_fn_t cb, void *cbd) {
+    atomic_fetch_add(&flood_got, 1);
+    cb(PMIX_SUCCESS, NULL, 0, NULL, NULL, cbd);
+}
+static void flood_done(pmix_status_t st, void *cbdata) { atomic_fetch_sub(&inflight, 1); }
+
+static int mode_flood(long n) {
+    pmix_status_t c = FLOOD;
+    reg(&c, 1, NULL, 0, h_flood, NULL);
+    fence();
+    if (me.rank == 0) {
+        pmix_info_t nc;
+        bool t = true;
+        PMIx_Info_load(&nc, PMIX_EVENT_DO_NOT_CACHE, &t, PMIX_BOOL);
+        double t0 = now_us();
+        for (long i = 0; i < n; ++i) {
+            while (atomic_load(&inflight) >= 256) usleep(50); /* a bounded window of outstanding notifies */
+            atomic_fetch_add(&inflight, 1);
+            pmix_status_t rc = PMIx_Notify_event(FLOOD, &me, PMIX_RANGE_LOCAL, &nc, 1, flood_done, NULL);
+            if (rc != PMIX_SUCCESS) {
+                atomic_fetch_sub(&inflight, 1);
+                CHECK(0, "notify %ld: %s", i, PMIx_Error_string(rc));
+                break;
+            }
+        }
+        while (atomic_load(&inflight) > 0) usleep(100);
+        double s = (now_us() - t0) / 1e6;
+        printf("FLOOD rank 0: %ld events sent in %.2f s (%.0f events/s)\n", n, s, n / s);
+    }
+    fence();
+    for (int i = 0; i < 10000 && atomic_load(&flood_got) < n; ++i) usleep(1000);
+    long got = atomic_load(&flood_got);
+    printf("FLOOD-GOT rank %u: %ld of %ld\n", me.rank, got, n);
+    CHECK(got == n, "received %ld of %ld flood events", got, n);
+    return 0;
+}
+
+/* =========================== latency =========================== */
+#define PING -5301
+#define PONG -5302
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+static int pongs;
+static pmix_info_t to_rank0, to_rank1;
+static void h_ping(size_t ref, pmix_status_t st, const pmix_proc_t *src, pmix_info_t info[], size_t ni,
+                   pmix_info_t *results, size_t nres, pmix_event_notification_cbfunc_fn_t cb, void *cbd) {
+    if (st == PING) {
+        PMIx_Notify_event(PONG, &me, PMIX_RANGE_CUSTOM, &to_rank0, 1, NULL, NULL);
+    } else {
+        pthread_mutex_lock(&mu);
+        pongs++;
+        pthread_cond_signal(&cv);
+        pthread_mutex_unlock(&mu);
+    }
+    cb(PMIX_SUCCESS, NULL, 0, NULL, NULL, cbd);
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int mode_latency(int iters) {
+    pmix_proc_t p0 = me, p1 = me;
+    p0.rank = 0;
+    p1.rank = 1;
+    PMIx_Info_load(&to_rank0, PMIX_EVENT_CUSTOM_RANGE, &p0, PMIX_PROC);
+    PMIx_Info_load(&to_rank1, PMIX_EVENT_CUSTOM_RANGE, &p1, PMIX_PROC);
+    pmix_status_t c[2] = {PING, PONG};
+    pmix_info_t nc;
+    bool t = true;
+    PMIx_Info_load(&nc, PMIX_EVENT_DO_NOT_CACHE, &t, PMIX_BOOL);
+    reg(c, 2, NULL, 0, h_ping, NULL);
+    fence();
+    if (me.rank == 0) {
+        double *rt = calloc((size_t)iters, sizeof(double)), *ack = calloc((size_t)iters, sizeof(double));
+        pmix_info_t ping_info[2];
+        PMIx_Info_xfer(&ping_info[0], &to_rank1);
+        PMIx_Info_xfer(&ping_info[1], &nc);
+        for (int i = 0; i < iters; ++i) {
+            volatile int done = 0;
+            double t0 = now_us();
+            PMIx_Notify_event(PING, &me, PMIX_RANGE_CUSTOM, ping_info, 2, op_done, (void *)&done);
+            pthread_mutex_lock(&mu);
+            while (pongs <= i) pthread_cond_wait(&cv, &mu);
+            pthread_mutex_unlock(&mu);
+            rt[i] = now_us() - t0;
+            while (!done) sched_yield();
+            /* notify -> ack alone */
+            done = 0;
+            t0 = now_us();
+            PMIx_Notify_event(PING - 1000, &me, PMIX_RANGE_RM, NULL, 0, op_done, (void *)&done);
+            while (!done) sched_yield();
+            ack[i] = now_us() - t0;
+        }
+        qsort(rt, (size_t)iters, sizeof(double), cmp_double);
+        qsort(ack, (size_t)iters, sizeof(double), cmp_double);
+        printf("LATENCY rank 0: event round trip (notify -> delivered to rank 1 -> its notify delivered back) "
+               "median %.1f us, p90 %.1f us, min %.1f us over %d\n",
+               rt[iters / 2], rt[iters * 9 / 10], rt[0], iters);
+        printf("LATENCY rank 0: notify -> server ack median %.1f us, p90 %.1f us, min %.1f us\n", ack[iters / 2],
+               ack[iters * 9 / 10], ack[0]);
+        CHECK(rt[iters / 2] > 0, "round trips measured");
+    }
+    fence();
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    const char *mode = argc > 1 ? argv[1] : "chain";
+    pmix_status_t rc = PMIx_Init(&me, NULL, 0);
+    if (rc != PMIX_SUCCESS) {
+        printf("FAIL rank ?: PMIx_Init: %s\n", PMIx_Error_string(rc));
+        return 1;
+    }
+    ptest_rank = (int)me.rank;
+    pmix_proc_t wild = me;
+    pmix_value_t *v = NULL;
+    wild.rank = PMIX_RANK_WILDCARD;
+    if (PMIx_Get(&wild, PMIX_JOB_SIZE, NULL, 0, &v) == PMIX_SUCCESS) nprocs = v->data.uint32;
+    if (v) PMIX_VALUE_RELEASE(v);
+
+    if (!strcmp(mode, "chain"))
+        mode_chain();
+    else if (!strcmp(mode, "ranges"))
+        mode_ranges();
+    else if (!strcmp(mode, "kill"))
+        mode_kill();
+    else if (!strcmp(mode, "abort"))
+        mode_abort();
+    else if (!strcmp(mode, "flood"))
+        mode_flood(argc > 2 ? atol(argv[2]) : 100000);
+    else if (!strcmp(mode, "latency"))
+        mode_latency(argc > 2 ? atoi(argv[2]) : 2000);
+    else
+        CHECK(0, "unknown mode %s", mode);
+    PMIx_Finalize(NULL, 0);
+    return ptest_exit();
+}

@@ -1,0 +1,188 @@
+/* Multi-node PMIx: fences over the whole job and over subsets spanning nodes, several fences in
+ * flight entered in different orders, full modex (collect), direct modex (no collect; a peer that
+ * commits late; a new key of a peer whose earlier data came with a collecting fence).
+ * Run with: srun --mpi=pmixcpp -N2..4 --ntasks-per-node=K pmix_multinode
+ * Optional argument: number of rounds of the whole sequence (default 1), or "timeout": rank 0
+ * prints READY after a first fence, then every rank enters a second one, the last rank 3 s late
+ * (t-multinode-timeout.sh stops a node meanwhile); rank 0 expects PMIX_ERR_TIMEOUT. */
+#include <unistd.h>
+
+#include "ptest.h"
+
+static pmix_proc_t me;
+static uint32_t size;
+
+struct nb_state {
+    volatile int done;
+    volatile pmix_status_t status;
+};
+
+static void fence_cb(pmix_status_t status, void *cbdata) {
+    struct nb_state *s = cbdata;
+    s->status = status;
+    __sync_synchronize();
+    s->done = 1;
+}
+
+static int wait_all(struct nb_state *s, int n, int seconds) {
+    for (int t = 0; t < seconds * 1000; t++) {
+        int all = 1;
+        for (int i = 0; i < n; i++) all &= s[i].done;
+        if (all) return 1;
+        usleep(1000);
+    }
+    return 0;
+}
+
+static int get_int(pmix_rank_t r, const char *key, int32_t *out) {
+    pmix_proc_t p = me;
+    pmix_value_t *v = NULL;
+    p.rank = r;
+    pmix_status_t rc = PMIx_Get(&p, key, NULL, 0, &v);
+    int ok = rc == PMIX_SUCCESS && v && v->type == PMIX_INT32;
+    if (ok) *out = v->data.int32;
+    if (v) PMIX_VALUE_RELEASE(v);
+    return ok ? PMIX_SUCCESS : (rc == PMIX_SUCCESS ? PMIX_ERR_TYPE_MISMATCH : rc);
+}
+
+static void put_int(const char *key, int32_t x) {
+    pmix_value_t val;
+    PMIX_VALUE_LOAD(&val, &x, PMIX_INT32);
+    CHECK_RC(PMIX_SUCCESS, PMIx_Put(PMIX_GLOBAL, key, &val));
+}
+
+/* every rank of `step` (0 = all) must hold key = base + rank */
+static void check_all(const char *key, int base, int step, int first) {
+    int bad = 0;
+    for (pmix_rank_t r = first; r < size; r += step) {
+        int32_t x = -1;
+        pmix_status_t rc = get_int(r, key, &x);
+        if (rc != PMIX_SUCCESS || x != base + (int)r) {
+            if (bad++ < 4) CHECK(0, "%s of rank %u: %s, value %d", key, r, PMIx_Error_string(rc), x);
+        }
+    }
+    CHECK(bad == 0, "%s readable from all %s ranks (%d bad)", key, step == 2 ? (first ? "odd" : "even") : "", bad);
+}
+
+static pmix_status_t fence_over(const pmix_rank_t *ranks, int n, int collect) {
+    pmix_proc_t procs[n];
+    for (int i = 0; i < n; i++) {
+        procs[i] = me;
+        procs[i].rank = ranks[i];
+    }
+    return PMIx_Fence(procs, n, collect ? ptest_bool_info(PMIX_COLLECT_DATA, 1) : NULL, collect ? 1 : 0);
+}
+
+static void round_of_tests(int round) {
+    char key[64];
+    const pmix_rank_t r = me.rank;
+
+    /* 1. empty fences, whole job */
+    CHECK_RC(PMIX_SUCCESS, PMIx_Fence(NULL, 0, NULL, 0));
+    CHECK_RC(PMIX_SUCCESS, PMIx_Fence(NULL, 0, NULL, 0));
+
+    /* 2. full modex: put, commit, collecting fence; every rank's data is then local */
+    snprintf(key, sizeof(key), "mn.full.%d", round);
+    put_int(key, 1000 + (int)r);
+    CHECK_RC(PMIX_SUCCESS, PMIx_Commit());
+    CHECK_RC(PMIX_SUCCESS, PMIx_Fence(NULL, 0, ptest_bool_info(PMIX_COLLECT_DATA, 1), 1));
+    check_all(key, 1000, 1, 0);
+
+    /* 3. direct modex: a NEW key of peers whose earlier data came with the collecting fence;
+     * odd ranks commit late, so some Gets wait for the commit */
+    snprintf(key, sizeof(key), "mn.direct.%d", round);
+    if (r % 2) usleep(200000);
+    put_int(key, 2000 + (int)r);
+    CHECK_RC(PMIX_SUCCESS, PMIx_Commit());
+    check_all(key, 2000, 1, 0);
+    CHECK_RC(PMIX_SUCCESS, PMIx_Fence(NULL, 0, NULL, 0));
+
+    /* 4. fence without collect, then direct modex of all ranks */
+    snprintf(key, sizeof(key), "mn.nocollect.%d", round);
+    put_int(key, 3000 + (int)r);
+    CHECK_RC(PMIX_SUCCESS, PMIx_Commit());
+    CHECK_RC(PMIX_SUCCESS, PMIx_Fence(NULL, 0, NULL, 0));
+    check_all(key, 3000, 1, 0);
+
+    /* 5. subsets: evens / odds (span every node) and pairs across the job, collecting */
+    snprintf(key, sizeof(key), "mn.sub.%d", round);
+    put_int(key, 4000 + (int)r);
+    CHECK_RC(PMIX_SUCCESS, PMIx_Commit());
+    {
+        pmix_rank_t set[size];
+        int n = 0;
+        for (pmix_rank_t q = r % 2; q < size; q += 2) set[n++] = q;
+        CHECK_RC(PMIX_SUCCESS, fence_over(set, n, 1));
+        check_all(key, 4000, 2, (int)(r % 2));
+        /* pairs r <-> r + size/2 (crossing nodes); with an odd size the last rank sits out */
+        pmix_rank_t half = size / 2, partner = r;
+        if (r < half) partner = r + half;
+        else if (r < 2 * half) partner = r - half;
+        if (partner != r) {
+            pmix_rank_t pair[2] = {r < partner ? r : partner, r < partner ? partner : r};
+            CHECK_RC(PMIX_SUCCESS, fence_over(pair, 2, 0));
+        }
+    }
+
+    /* 6. several fences in flight, entered in different orders: evens enter (evens, all),
+     * odds enter (all, odds) */
+    {
+        pmix_proc_t procs[size], wild = me;
+        int n = 0;
+        for (pmix_rank_t q = r % 2; q < size; q += 2) {
+            procs[n] = me;
+            procs[n++].rank = q;
+        }
+        wild.rank = PMIX_RANK_WILDCARD;
+        struct nb_state st[2] = {{0, 0}, {0, 0}};
+        if (r % 2 == 0) {
+            CHECK_RC(PMIX_SUCCESS, PMIx_Fence_nb(procs, n, NULL, 0, fence_cb, &st[0]));
+            CHECK_RC(PMIX_SUCCESS, PMIx_Fence_nb(&wild, 1, NULL, 0, fence_cb, &st[1]));
+        } else {
+            CHECK_RC(PMIX_SUCCESS, PMIx_Fence_nb(&wild, 1, NULL, 0, fence_cb, &st[1]));
+            CHECK_RC(PMIX_SUCCESS, PMIx_Fence_nb(procs, n, NULL, 0, fence_cb, &st[0]));
+        }
+        int done = wait_all(st, 2, 60);
+        CHECK(done && st[0].status == PMIX_SUCCESS && st[1].status == PMIX_SUCCESS,
+              "concurrent fences: done %d, %s, %s", done, PMIx_Error_string(st[0].status),
+              PMIx_Error_string(st[1].status));
+    }
+}
+
+int main(int argc, char **argv) {
+    int rounds = argc > 1 ? atoi(argv[1]) : 1;
+    pmix_status_t rc = PMIx_Init(&me, NULL, 0);
+    if (rc != PMIX_SUCCESS) {
+        printf("FAIL rank ?: PMIx_Init: %s\n", PMIx_Error_string(rc));
+        return 1;
+    }
+    ptest_rank = (int)me.rank;
+    pmix_proc_t wild = me;
+    wild.rank = PMIX_RANK_WILDCARD;
+    pmix_value_t *v = NULL;
+    rc = PMIx_Get(&wild, PMIX_JOB_SIZE, NULL, 0, &v);
+    CHECK(rc == PMIX_SUCCESS, "job size: %s", PMIx_Error_string(rc));
+    size = rc == PMIX_SUCCESS ? v->data.uint32 : 1;
+    if (v) PMIX_VALUE_RELEASE(v);
+
+    if (argc > 1 && strcmp(argv[1], "timeout") == 0) {
+        CHECK_RC(PMIX_SUCCESS, PMIx_Fence(NULL, 0, NULL, 0));
+        if (me.rank == 0) {
+            printf("READY\n");
+            fflush(stdout);
+        }
+        if (me.rank == size - 1) sleep(3);
+        rc = PMIx_Fence(NULL, 0, NULL, 0);
+        if (me.rank == 0) {
+            CHECK(rc == PMIX_ERR_TIMEOUT, "fence with a stopped node: %s", PMIx_Error_string(rc));
+            if (rc == PMIX_ERR_TIMEOUT) printf("TIMEOUT-OK rank 0\n");
+        }
+        fflush(stdout);
+        _exit(0);
+    }
+    for (int i = 0; i < rounds; i++) round_of_tests(i);
+
+    CHECK_RC(PMIX_SUCCESS, PMIx_Fence(NULL, 0, NULL, 0));
+    CHECK_RC(PMIX_SUCCESS, PMIx_Finalize(NULL, 0));
+    return ptest_exit();
+}
