@@ -4,7 +4,8 @@
 # across ranks, and the ratio pmixcpp/pmix_v4 (lower is better for pmixcpp).
 #
 # usage: tests/bench/bench.sh [layouts] e.g. "1x8 1x64" (nodes x tasks per node)
-#   BENCH_RUNS (default 5)  PMIXCPP_PREFIX, PMIXCPP_PLUGIN_DIR as for the tests
+#   BENCH_RUNS (default 5), BENCH_ARGS ("GET_ITERS FENCE_ITERS", default "20000 10"),
+#   PMIXCPP_PREFIX, PMIXCPP_PLUGIN_DIR as for the tests
 # Needs a running cluster (contrib/cluster.sh start) with SLURM_CONF set, or
 # starts one itself.
 set -euo pipefail
@@ -40,7 +41,7 @@ for layout in $layouts; do
         : > "$work/$mpi.$layout"
         for r in $(seq "$runs"); do
             t0=$(date +%s%N)
-            out=$(OMPI_MCA_btl=self,tcp timeout 300 srun --mpi=$mpi -N"$nodes" -n"$n" --ntasks-per-node="$ppn" "$bin" 2>&1) || {
+            out=$(OMPI_MCA_btl=self,tcp timeout 300 srun --mpi=$mpi -N"$nodes" -n"$n" --ntasks-per-node="$ppn" "$bin" ${BENCH_ARGS:-} 2>&1) || {
                 echo "bench: $mpi $layout run $r failed:"; echo "$out" | tail -5; continue; }
             t1=$(date +%s%N)
             echo "$out" | grep '^BENCH' | awk -v wall="$(( (t1 - t0) / 1000000 ))" '
