@@ -20,5 +20,5 @@ echo "=== srun --mpi=pmixcpp -N4 --ntasks-per-node=2: the PMIx environment of ea
 srun --mpi=pmixcpp -N4 --ntasks-per-node=2 -l \
     bash -c 'echo "node=$SLURMD_NODENAME namespace=$PMIX_NAMESPACE rank=$PMIX_RANK server=$PMIXCPP_SERVER_URI"' | sort -n
 
-echo "=== srun --mpi=pmixcpp -N1 -n4 mpi_hello (OpenMPI 4.1 on pmixcpp)"
-srun --mpi=pmixcpp -N1 -n4 "$hello"
+echo "=== srun --mpi=pmixcpp -N4 --ntasks-per-node=2 mpi_hello (Debian's OpenMPI 4.1 on pmixcpp)"
+srun --mpi=pmixcpp -N4 --ntasks-per-node=2 "$hello" | sort -k4 -n

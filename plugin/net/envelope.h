@@ -19,7 +19,7 @@ inline constexpr uint16_t kNodeFrameType = 0x100;
 inline constexpr uint32_t kMaxNodePayload = 256u << 20;
 
 // What a body is for; the transport does not look inside.
-enum class channel : uint16_t { coll = 1, dmodex_request = 2, dmodex_reply = 3 };
+enum class channel : uint16_t { coll = 1, dmodex_request = 2, dmodex_reply = 3, event = 4 };
 const char *to_string(channel c);
 
 struct step_identity {

@@ -175,7 +175,7 @@ public:
         eops.send_to_rank = [this](uint32_t rank, std::span<const uint8_t> frame) {
             return queue_event_frame(rank, frame);
         };
-        eops.remote = opts.event_forwarder;
+        eops.remote = opts.event_forwarder ? opts.event_forwarder : _multinode ? &_event_backend : nullptr;
         _events = std::make_unique<event_engine>(step, std::move(eops));
     }
 
@@ -242,6 +242,18 @@ private:
     private:
         server_impl *_s;
     };
+    // Events leave the node over the node transport (channel event); the receiving server
+    // delivers them to its own ranks and never forwards again.
+    class event_backend : public remote_events {
+    public:
+        explicit event_backend(server_impl *s) : _s(s) {}
+        void forward_event(uint32_t node, std::span<const uint8_t> payload) override {
+            if (_s->_net) _s->_net->send(node, net::channel::event, payload);
+        }
+
+    private:
+        server_impl *_s;
+    };
     Status setup_multinode();
     void start_bootstrap();
     Status start_remote_fence(uint64_t instance, const std::vector<uint32_t> &participants, bool collect);
@@ -263,6 +275,7 @@ private:
     server_options _opts;
     no_remote_fences _remote_default;
     coll_backend _backend;
+    event_backend _event_backend{this};
     bool _multinode;
     std::unique_ptr<net::node_transport> _net;
     std::unique_ptr<coll::fence_manager> _coll;
@@ -672,7 +685,8 @@ void server_impl::expire_deadlines() {
     auto now = server_clock::now();
     send_fence_outcomes(_fences.expire(now));
     for (const auto &w : _gets.take_expired(now)) {
-        PMIXCPP_LOG_ERROR("%s: get of %s of rank %u by rank %u timed out", _step.nspace.c_str(),
+        // A Get that times out is an answer the application asked for, not a server error.
+        PMIXCPP_LOG_DEBUG("%s: get of %s of rank %u by rank %u timed out", _step.nspace.c_str(),
                           w.key.empty() ? "(all data)" : w.key.c_str(), w.target, w.requester);
         fail_get(w, PMIX_ERR_TIMEOUT, "timed out waiting for rank " + std::to_string(w.target) + " to commit " + w.key);
     }
@@ -1251,6 +1265,13 @@ void server_impl::on_node_message(net::envelope &&env) {
         break;
     case net::channel::dmodex_request: handle_dmodex_request(env.src_node, env.body); break;
     case net::channel::dmodex_reply: handle_dmodex_reply(env.src_node, env.body); break;
+    case net::channel::event: {
+        Status st = _events->from_remote(env.body);
+        if (!st.ok())
+            PMIXCPP_LOG_ERROR("%s: event from node %u dropped: %s", _step.nspace.c_str(), env.src_node,
+                              st.message().c_str());
+        break;
+    }
     }
     rearm_timer();
 }

@@ -26,9 +26,11 @@ expect_no_match() {
 # run_srun SECONDS ARGS... : srun with a hard time limit; output in $out, status in $rc
 run_srun() {
     local limit=$1; shift
+    local t0=$SECONDS
     out=$(timeout -k 5 "$limit" srun "$@" 2>&1)
     rc=$?
-    if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+    # 137 is also how srun reports a task killed by SIGKILL: a timeout only if the limit passed
+    if [ $rc -eq 124 ] || { [ $rc -eq 137 ] && [ $((SECONDS - t0)) -ge "$limit" ]; }; then
         echo "  srun $* timed out after ${limit}s"
     fi
     return 0

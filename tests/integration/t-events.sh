@@ -17,4 +17,17 @@ echo "$out" | grep -E '^(FAIL|RESULT)' | sed 's/^/    /'
 expect_eq "ranges: srun status" 0 "$rc"
 expect_eq "ranges: all 4 ranks passed" 4 "$(echo "$out" | grep -c '^RESULT-PASS rank')"
 expect_no_match "ranges: no failed check" '^FAIL ' "$out"
+
+# Across nodes: ranges over the node transport (LOCAL stays on the sender's node), and a rank
+# killed with SIGKILL on one node becomes an event at its peers on the other nodes within a second.
+run_srun 60 --mpi=pmixcpp -N2 --ntasks-per-node=2 "$prog" ranges
+echo "$out" | grep -E '^(FAIL|RESULT)' | sed 's/^/    /'
+expect_eq "ranges -N2: srun status" 0 "$rc"
+expect_eq "ranges -N2: all 4 ranks passed" 4 "$(echo "$out" | grep -c '^RESULT-PASS rank')"
+run_srun 60 --mpi=pmixcpp -N4 --ntasks-per-node=2 "$prog" kill
+expect_eq "kill -N4: the 7 survivors got the events in time" 7 "$(echo "$out" | grep -c '^RESULT-PASS rank')"
+expect_no_match "kill -N4: no failed check" '^FAIL ' "$out"
+run_srun 60 --mpi=pmixcpp -N2 --ntasks-per-node=1 "$prog" latency
+echo "$out" | grep '^LATENCY' | sed 's/^/    /'
+expect_eq "latency -N2: both ranks passed" 2 "$(echo "$out" | grep -c '^RESULT-PASS rank')"
 t_done
