@@ -34,9 +34,23 @@ bin="$PMIXCPP_CLUSTER_DIR/pmix_bench"; [ -x "$bin" ] || bin=/tmp/pmix_bench.$$
 
 median() { sort -g | awk '{a[NR]=$1} END {if (NR == 0) print "nan"; else if (NR % 2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
 
-metrics="wall_ms init_us get_ns fence_data_us fence_empty_us peer_get_us fini_us stepd_hwm_kb"
+metrics="launch_ms wall_ms init_us get_ns fence_data_us fence_empty_us peer_get_us dmodex_get_us fini_us stepd_hwm_kb"
 for layout in $layouts; do
     nodes=${layout%x*}; ppn=${layout#*x}; n=$((nodes * ppn))
+    # launch overhead: srun wall of Init/Fence/Finalize minus `--mpi=none /bin/true` of the same shape
+    walls() {  # mpi, program...: median wall ms of $runs runs
+        local mpi=$1; shift
+        for r in $(seq "$runs"); do
+            local t0=$(date +%s%N)
+            timeout 300 srun --mpi=$mpi -N"$nodes" -n"$n" --ntasks-per-node="$ppn" "$@" >/dev/null 2>&1
+            echo $(( ($(date +%s%N) - t0) / 1000000 ))
+        done | median
+    }
+    floor=$(walls none /bin/true)
+    for mpi in pmix_v4 pmixcpp; do
+        launch=$(walls $mpi "$bin" ift)
+        echo "launch_ms=$(awk -v a="$launch" -v b="$floor" 'BEGIN { print a - b }')" > "$work/$mpi.$layout.launch"
+    done
     for mpi in pmix_v4 pmixcpp; do
         : > "$work/$mpi.$layout"
         for r in $(seq "$runs"); do
@@ -50,8 +64,9 @@ for layout in $layouts; do
                 END { printf "wall_ms=%s", wall; for (k in m) if (k != "rank" && k != "size") printf " %s=%s", k, m[k]; print "" }' >> "$work/$mpi.$layout"
         done
     done
+    for mpi in pmix_v4 pmixcpp; do cat "$work/$mpi.$layout.launch" >> "$work/$mpi.$layout"; done
     echo
-    echo "== ${nodes} node(s) x ${ppn} tasks: median of $runs runs, max across ranks"
+    echo "== ${nodes} node(s) x ${ppn} tasks: median of $runs runs, max across ranks (launch: srun floor ${floor} ms subtracted)"
     printf '%-16s %14s %14s %8s\n' metric pmix_v4 pmixcpp ratio
     for m in $metrics; do
         a=$(grep -o "$m=[0-9.e+-]*" "$work/pmix_v4.$layout" | cut -d= -f2 | median)

@@ -2,7 +2,9 @@
  * srun --mpi=pmix_v4 (OpenPMIx) and srun --mpi=pmixcpp (our server and, through
  * the plugin's LD_LIBRARY_PATH, our libpmix.so.2). Built against the standard
  * pmix.h. Each rank prints one line:
- *   BENCH rank=R init_us=.. get_ns=.. fence_data_us=.. fence_empty_us=.. peer_get_us=.. fini_us=.. stepd_hwm_kb=..
+ *   BENCH rank=R init_us=.. get_ns=.. fence_data_us=.. fence_empty_us=.. peer_get_us=.. dmodex_get_us=..
+ *         fini_us=.. stepd_hwm_kb=..
+ * `pmix_bench ift` only does PMIx_Init, PMIx_Fence, PMIx_Finalize (the launch benchmark).
  */
 #define _GNU_SOURCE
 #include <pmix.h>
@@ -40,6 +42,11 @@ static long stepd_hwm_kb(void) {
     } while (0)
 
 int main(int argc, char **argv) {
+    if (argc > 1 && !strcmp(argv[1], "ift")) { /* the launch benchmark: Init, Fence, Finalize only */
+        pmix_proc_t p;
+        if (PMIx_Init(&p, NULL, 0) != PMIX_SUCCESS || PMIx_Fence(NULL, 0, NULL, 0) != PMIX_SUCCESS) return 2;
+        return PMIx_Finalize(NULL, 0) == PMIX_SUCCESS ? 0 : 2;
+    }
     int get_iters = argc > 1 ? atoi(argv[1]) : 20000;
     int fence_iters = argc > 2 ? atoi(argv[2]) : 10;
     pmix_proc_t me, wild, peer;
@@ -69,6 +76,34 @@ int main(int argc, char **argv) {
     }
     get_ns = (now_us() - t0) * 1000.0 / get_iters;
 
+    /* first direct-modex Get of a remote rank (no collecting fence yet): a peer on another node
+       when there is one (block distribution) */
+    double dmodex_us;
+    {
+        pmix_value_t v, *lv = NULL;
+        uint32_t lsize = 1;
+        if (PMIx_Get(&wild, PMIX_LOCAL_SIZE, NULL, 0, &lv) == PMIX_SUCCESS) {
+            lsize = lv->data.uint32;
+            PMIX_VALUE_RELEASE(lv);
+        }
+        v.type = PMIX_UINT32;
+        v.data.uint32 = me.rank;
+        CHECK(PMIx_Put(PMIX_GLOBAL, "bench.dm", &v));
+        CHECK(PMIx_Commit());
+        CHECK(PMIx_Fence(NULL, 0, NULL, 0));
+        PMIX_PROC_CONSTRUCT(&peer);
+        memcpy(peer.nspace, me.nspace, sizeof(me.nspace));
+        peer.rank = (me.rank + lsize) % size;
+        t0 = now_us();
+        CHECK(PMIx_Get(&peer, "bench.dm", NULL, 0, &val));
+        dmodex_us = now_us() - t0;
+        if (val->data.uint32 != peer.rank) {
+            fprintf(stderr, "bench: rank %u got wrong dmodex data from rank %u\n", me.rank, peer.rank);
+            exit(3);
+        }
+        PMIX_VALUE_RELEASE(val);
+    }
+
     /* Put + Commit + Fence(collect) of 1 KiB */
     memset(data, 'a' + (me.rank % 26), sizeof(data));
     PMIX_INFO_LOAD(&collect, PMIX_COLLECT_DATA, NULL, PMIX_BOOL);
@@ -88,8 +123,6 @@ int main(int argc, char **argv) {
     fence_data_us = (now_us() - t0) / fence_iters;
 
     /* Get of a peer's key after the collecting fence */
-    PMIX_PROC_CONSTRUCT(&peer);
-    memcpy(peer.nspace, me.nspace, sizeof(me.nspace));
     peer.rank = (me.rank + 1) % size;
     t0 = now_us();
     CHECK(PMIx_Get(&peer, "bench.data.0", NULL, 0, &val));
@@ -111,7 +144,7 @@ int main(int argc, char **argv) {
     CHECK(PMIx_Finalize(NULL, 0));
     fini_us = now_us() - t0;
     printf("BENCH rank=%u size=%u init_us=%.1f get_ns=%.1f fence_data_us=%.1f fence_empty_us=%.1f "
-           "peer_get_us=%.1f fini_us=%.1f stepd_hwm_kb=%ld\n",
-           me.rank, size, init_us, get_ns, fence_data_us, fence_empty_us, peer_get_us, fini_us, hwm);
+           "peer_get_us=%.1f dmodex_get_us=%.1f fini_us=%.1f stepd_hwm_kb=%ld\n",
+           me.rank, size, init_us, get_ns, fence_data_us, fence_empty_us, peer_get_us, dmodex_us, fini_us, hwm);
     return 0;
 }
