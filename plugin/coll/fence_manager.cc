@@ -13,9 +13,13 @@ void fence_manager::start(uint64_t instance, uint64_t signature, std::vector<uin
     f.instance = instance;
     f.nodes = std::move(nodes);
     f.local = std::move(local);
+    // auto: with two nodes the ring is a single exchange (one hop) where the tree needs two
+    // (fan-in, fan-out); from three nodes on, the ring only for large collecting fences. Every
+    // node decides from the same node count, so they agree.
     bool ring = _opts.algo == algorithm::ring ||
-                (_opts.algo == algorithm::automatic && collect && f.nodes.size() >= 3 &&
-                 f.local.size() > _opts.ring_threshold);
+                (_opts.algo == algorithm::automatic &&
+                 (f.nodes.size() == 2 ||
+                  (collect && f.nodes.size() >= 3 && f.local.size() > _opts.ring_threshold)));
     auto [it, inserted] = _active.emplace(key, std::move(f));
     if (!inserted) {
         PMIXCPP_LOG_ERROR("collective %s started twice", to_string(key).c_str());
