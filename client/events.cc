@@ -3,6 +3,8 @@
 // them back to every process in range, this one included), PMIx_Log(_nb), PMIx_Job_control(_nb).
 #include <pmix.h>
 
+#include <syslog.h>
+
 #include <atomic>
 #include <cstdio>
 #include <memory>
@@ -102,9 +104,31 @@ Status copy_infos(const pmix_info_t *info, size_t ninfo, InfoArray *out) {
     return Status::success();
 }
 
-// Print the messages of a log request locally.
-void print_log(const pmix_info_t *data, size_t ndata, bool *printed) {
-    for (size_t i = 0; i < ndata; ++i) {
+// Syslog priority of a log request: PMIX_LOG_SYSLOG_PRI, else LOG_INFO.
+int syslog_priority(const pmix_info_t *dirs, size_t ndirs) {
+    const pmix_info_t *p = find_info(dirs, ndirs, PMIX_LOG_SYSLOG_PRI);
+    if (p == nullptr) return LOG_INFO;
+    auto n = value_to_number<int>(p->value);
+    return n.ok() && n.value() >= 0 && n.value() <= LOG_DEBUG ? n.value() : LOG_INFO;
+}
+
+// Send the syslog channels of a log request to this node's syslog (as the process's own user).
+void syslog_log(const pmix_info_t *data, size_t ndata, const pmix_info_t *dirs, size_t ndirs, bool once,
+                bool *printed) {
+    for (size_t i = 0; i < ndata && !(once && *printed); ++i) {
+        const pmix_info_t &d = data[i];
+        if (strncmp(d.key, PMIX_LOG_SYSLOG, PMIX_MAX_KEYLEN) != 0 &&
+            strncmp(d.key, PMIX_LOG_LOCAL_SYSLOG, PMIX_MAX_KEYLEN) != 0)
+            continue;
+        if (d.value.type != PMIX_STRING || d.value.data.string == nullptr) continue;
+        syslog(syslog_priority(dirs, ndirs) | LOG_USER, "%s", d.value.data.string);
+        *printed = true;
+    }
+}
+
+// Print the messages of a log request locally (with `once`, only the first).
+void print_log(const pmix_info_t *data, size_t ndata, bool *printed, bool once = false) {
+    for (size_t i = 0; i < ndata && !(once && *printed); ++i) {
         const pmix_info_t &d = data[i];
         FILE *to = nullptr;
         if (strncmp(d.key, PMIX_LOG_MSG, PMIX_MAX_KEYLEN) == 0 ||
@@ -277,9 +301,17 @@ PMIX_EXPORT pmix_status_t PMIx_Log_nb(const pmix_info_t data[], size_t ndata, co
         PMIXCPP_RETURN_IF_ERROR(check_infos(directives, ndirs));
         if (ndata == 0) return Status(PMIX_ERR_BAD_PARAM, "nothing to log");
         bool printed = false;
-        print_log(data, ndata, &printed);  // even before init: the user must see early errors
+        // PMIX_LOG_ONCE: the first channel that can take the message gets it, in the order
+        // stderr/stdout, syslog, then the server's host log (Slurm's log of the step).
+        const bool once = info_true(directives, ndirs, PMIX_LOG_ONCE);
+        print_log(data, ndata, &printed, once);  // even before init: the user must see early errors
+        syslog_log(data, ndata, directives, ndirs, once, &printed);
         auto c = require_client();
         if (!c.ok()) return c.status();
+        if (once && printed) {
+            if (cbfunc) c.value()->loop().post([cbfunc, cbdata] { cbfunc(PMIX_SUCCESS, cbdata); });
+            return Status::success();
+        }
         wire::log_request req;
         PMIXCPP_RETURN_IF_ERROR(copy_infos(data, ndata, &req.data));
         PMIXCPP_RETURN_IF_ERROR(copy_infos(directives, ndirs, &req.directives));

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "alloc_agent.h"
 #include "log.h"
 #include "step_env.h"
 #include "wire/codec.h"
@@ -165,6 +166,17 @@ bool srun_agent::serve(int fd) {
             _rdv_nodes = nnodes;
             _rdv[node] = {fd, address};
             if (_rdv.size() == _rdv_nodes) rendezvous_complete();
+            return true;
+        }
+        if (frame.value() && frame.value()->type == kAgentAllocFrame) {
+            // An allocation request: the bridge takes the connection and answers when done.
+            auto body = open_alloc_frame(frame.value()->payload, _secret);
+            if (!body.ok()) {
+                PMIXCPP_LOG_ERROR("srun agent: dropped an allocation request: %s", body.status().message().c_str());
+                return false;
+            }
+            if (!_on_alloc) return false;
+            _on_alloc(fd, std::move(body.value()));
             return true;
         }
         if (frame.value()) {

@@ -19,6 +19,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "status.h"
 
@@ -39,6 +40,11 @@ public:
     // Listen on an ephemeral TCP port on every interface and serve reports on
     // a thread of its own. `on_report` runs on that thread.
     static Result<std::unique_ptr<srun_agent>> start(report_fn on_report);
+    // Allocation requests (alloc_agent.h): `on_alloc` gets the connection (it owns `fd` and answers
+    // on it) and the request body, on the agent's thread; it must return at once. Set before any
+    // daemon can connect (right after start); without it such connections are closed.
+    using alloc_fn = std::function<void(int fd, std::vector<uint8_t> body)>;
+    void set_alloc_handler(alloc_fn on_alloc) { _on_alloc = std::move(on_alloc); }
     ~srun_agent();
     srun_agent(const srun_agent &) = delete;
     srun_agent &operator=(const srun_agent &) = delete;
@@ -62,6 +68,7 @@ private:
     std::string _secret;
     std::atomic<int> _exit_code{0};
     report_fn _on_report;
+    alloc_fn _on_alloc;
     std::thread _thread;
     uint32_t _rdv_nodes = 0;
     std::map<uint32_t, std::pair<int, std::string>> _rdv;  // node id -> (connection, address)

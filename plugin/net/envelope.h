@@ -20,6 +20,10 @@ inline constexpr uint32_t kMaxNodePayload = 256u << 20;
 
 // What a body is for; the transport does not look inside.
 enum class channel : uint16_t { coll = 1, dmodex_request = 2, dmodex_reply = 3, event = 4 };
+// Dynamic-process channels (plugin/server/dyn.h), numbered apart from the core ones.
+inline constexpr uint16_t kChannelPubsubRequest = 16;  // a publish/lookup/unpublish for node 0
+inline constexpr uint16_t kChannelPubsubReply = 17;    // node 0's answer
+inline constexpr uint16_t kChannelJobControl = 18;     // signal ranks of the receiving node
 const char *to_string(channel c);
 
 struct step_identity {

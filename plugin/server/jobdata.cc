@@ -29,6 +29,12 @@ public:
     }
     void flag(const char *key, bool v) { add(key, &v, PMIX_BOOL); }
     void str(const char *key, const std::string &v) { add(key, v.c_str(), PMIX_STRING); }
+    void proc(const char *key, const std::string &nspace, uint32_t rank) {
+        pmix_proc_t p{};
+        strncpy(p.nspace, nspace.c_str(), PMIX_MAX_NSLEN);
+        p.rank = rank;
+        add(key, &p, PMIX_PROC);
+    }
 
     Result<InfoArray> take() {
         if (!_error.ok()) return _error;
@@ -143,7 +149,19 @@ Result<std::vector<wire::jobdata_entry>> build_jobdata(const step_info &step, co
         b.str(PMIX_TMPDIR, step.step_dir);
         b.str(PMIX_NSDIR, step.step_dir);
         b.flag(PMIX_TDIR_RMCLEAN, true);
-        b.flag(PMIX_SPAWNED, false);
+        // A step started by PMIx_Spawn carries its parent in PMIXCPP_SPAWN_PARENT=<nspace>:<rank>.
+        std::string parent;
+        for (const auto &e : step.job_env)
+            if (e.rfind("PMIXCPP_SPAWN_PARENT=", 0) == 0) parent = e.substr(strlen("PMIXCPP_SPAWN_PARENT="));
+        auto colon = parent.rfind(':');
+        if (colon != std::string::npos && colon > 0 && colon + 1 < parent.size() &&
+            parent.find_first_not_of("0123456789", colon + 1) == std::string::npos) {
+            b.flag(PMIX_SPAWNED, true);
+            b.proc(PMIX_PARENT_ID, parent.substr(0, colon),
+                   static_cast<uint32_t>(strtoul(parent.c_str() + colon + 1, nullptr, 10)));
+        } else {
+            b.flag(PMIX_SPAWNED, false);
+        }
         if (!topo.cpuset.empty()) {
             b.str(PMIX_CPUSET, topo.cpuset);
             b.str(PMIX_LOCAL_CPUSETS, topo.cpuset + ":" + join(local, ","));

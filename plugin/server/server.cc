@@ -23,6 +23,7 @@
 
 #include "../coll/fence_manager.h"
 #include "../net/transport.h"
+#include "dyn.h"
 #include "events.h"
 #include "get_waits.h"
 #include "jobdata.h"
@@ -177,6 +178,26 @@ public:
         };
         eops.remote = opts.event_forwarder ? opts.event_forwarder : _multinode ? &_event_backend : nullptr;
         _events = std::make_unique<event_engine>(step, std::move(eops));
+        alloc_ops aops;
+        aops.reply = [this](uint64_t conn, uint32_t id, pmix_status_t st, const std::string &msg, InfoArray &&r) {
+            send_reply(conn, id, st, msg, [&r](wire::Writer &w) {
+                wire::info_reply rep;
+                rep.results = std::move(r);
+                return wire::encode(w, rep);
+            });
+        };
+        aops.notify = [this](uint32_t rank, wire::event_notification &&ev) {
+            Status st = _events->notify_from_client(rank, std::move(ev));
+            if (!st.ok()) PMIXCPP_LOG_ERROR("%s: allocation event: %s", _step.nspace.c_str(), st.message().c_str());
+        };
+        aops.post = [this](std::function<void()> fn) { post(std::move(fn)); };
+        aops.pid_of = [this](uint32_t rank) -> pid_t {
+            if (rank >= _rank_conn.size() || _rank_conn[rank] == 0) return 0;
+            connection *c = find(_rank_conn[rank]);
+            return c ? c->pid : 0;
+        };
+        _alloc = std::make_unique<alloc_service>(step, opts.alloc, std::move(aops));
+        _dyn = std::make_unique<dyn_service>(step, _node_of, make_dyn_ops());
     }
 
     Status setup(const node_topology &topo);
@@ -215,6 +236,8 @@ private:
     void handle_job_control(connection &c, const wire::Frame &f);
     void handle_log(connection &c, const wire::Frame &f);
     void handle_notify(connection &c, const wire::Frame &f);  // events: see events.h
+    void handle_alloc(connection &c, const wire::Frame &f);   // allocation requests: see alloc.h
+    void handle_query(connection &c, const wire::Frame &f);
     bool queue_event_frame(uint32_t rank, std::span<const uint8_t> frame);
 
     void send_reply(uint64_t conn_id, uint32_t request_id, pmix_status_t status, const std::string &message,
@@ -292,6 +315,9 @@ private:
     fence_tracker _fences;
     get_waits _gets;
     std::unique_ptr<event_engine> _events;
+    std::unique_ptr<alloc_service> _alloc;
+    std::unique_ptr<dyn_service> _dyn;  // publish/lookup, job control actions (dyn.h)
+    dyn_ops make_dyn_ops();
     std::map<uint64_t, std::unique_ptr<connection>> _conns;
     uint64_t _next_conn = 1;
     std::vector<uint32_t> _local_index;  // rank -> local rank, UINT32_MAX if remote
@@ -660,6 +686,7 @@ void server_impl::close_connection(uint64_t conn_id, const std::string &reason) 
 void server_impl::rank_left(uint32_t rank, bool died) {
     _rank_state[rank] = died ? rank_state::died : rank_state::finalized;
     send_fence_outcomes(_fences.rank_gone(rank, died ? PMIX_ERR_PROC_ABORTED : PMIX_ERR_LOST_CONNECTION));
+    _dyn->rank_left(rank);
     for (const auto &w : _gets.take_target(rank))
         fail_get(w, PMIX_ERR_NOT_FOUND,
                  "rank " + std::to_string(rank) + (died ? " died" : " finalized") + " without committing " + w.key);
@@ -669,6 +696,8 @@ void server_impl::rearm_timer() {
     std::optional<server_clock::time_point> next = _fences.next_deadline();
     auto g = _gets.next_deadline();
     if (g && (!next || *g < *next)) next = g;
+    auto d = _dyn->next_deadline();
+    if (d && (!next || *d < *next)) next = d;
     if (!next) {
         event_del(_ev_timer.get());
         return;
@@ -684,6 +713,7 @@ void server_impl::rearm_timer() {
 void server_impl::expire_deadlines() {
     auto now = server_clock::now();
     send_fence_outcomes(_fences.expire(now));
+    _dyn->expire(now);
     for (const auto &w : _gets.take_expired(now)) {
         // A Get that times out is an answer the application asked for, not a server error.
         PMIXCPP_LOG_DEBUG("%s: get of %s of rank %u by rank %u timed out", _step.nspace.c_str(),
@@ -787,6 +817,45 @@ relation server_impl::relation_of(uint32_t requester, uint32_t target) const {
     return relation::other_node;
 }
 
+dyn_ops server_impl::make_dyn_ops() {
+    dyn_ops ops;
+    ops.reply = [this](uint64_t conn, uint32_t request_id, pmix_status_t status, const std::string &message,
+                       std::span<const uint8_t> body) {
+        std::vector<uint8_t> bytes(body.begin(), body.end());
+        send_reply(conn, request_id, status, message, [bytes](wire::Writer &w) {
+            w.put_raw(bytes.data(), bytes.size());
+            return Status::success();
+        });
+    };
+    ops.send_node = [this](uint32_t node, uint16_t channel, std::span<const uint8_t> body) {
+        if (_net) _net->send(node, static_cast<net::channel>(channel), body);
+        else PMIXCPP_LOG_ERROR("%s: no node transport for a message to node %u", _step.nspace.c_str(), node);
+    };
+    if (_opts.spawn) {
+        ops.spawn = [this](std::vector<uint8_t> body, dyn_ops::spawn_done done) {
+            // The answer comes on another thread: back to the loop with it.
+            _opts.spawn(std::move(body), [this, done](int status, const std::string &message, const std::string &ns) {
+                post([done, status, message, ns] { done(status, message, ns); });
+            });
+        };
+    }
+    if (_opts.session) {
+        ops.session = [this](std::vector<uint8_t> body, int timeout_ms, dyn_ops::session_done done) {
+            _opts.session(std::move(body), timeout_ms,
+                          [this, done](int status, const std::string &message, std::vector<uint8_t> reply) {
+                              auto held = std::make_shared<std::vector<uint8_t>>(std::move(reply));
+                              post([done, status, message, held] { done(status, message, std::move(*held)); });
+                          });
+        };
+    }
+    ops.pid_of = [this](uint32_t rank) -> pid_t {
+        if (rank >= _rank_conn.size()) return 0;
+        connection *c = find(_rank_conn[rank]);
+        return c ? c->pid : 0;
+    };
+    return ops;
+}
+
 // ------------------------------------------------------------------------------------------
 // Dispatch
 
@@ -821,6 +890,12 @@ bool server_impl::dispatch(connection &c, const wire::Frame &f) {
     case wire::msg_type::job_control: handle_job_control(c, f); break;
     case wire::msg_type::log: handle_log(c, f); break;
     case wire::msg_type::notify: handle_notify(c, f); break;
+    case wire::msg_type::alloc: handle_alloc(c, f); break;
+    case wire::msg_type::query: handle_query(c, f); break;
+    case wire::msg_type::publish:
+    case wire::msg_type::lookup:
+    case wire::msg_type::unpublish: _dyn->on_client(c.id, c.rank, f.type, f.id, f.payload); break;
+    case wire::msg_type::spawn: _dyn->on_spawn(c.id, c.rank, f.id, f.payload); break;
     default: close_connection(id, "unexpected message type " + std::to_string(f.type)); break;
     }
     connection *still = find(id);
@@ -1012,6 +1087,7 @@ void server_impl::handle_get(connection &c, const wire::Frame &f) {
 
 void server_impl::handle_job_control(connection &c, const wire::Frame &f) {
     DECODE_OR_CLOSE(wire::job_control_request, "job_control");
+    if (_dyn->job_control(c.id, c.rank, f.id, m)) return;  // kill, terminate, signal
     bool recursive = info_flag(m.infos, PMIX_CLEANUP_RECURSIVE);
     size_t registered = 0;
     std::string unsupported;
@@ -1071,6 +1147,16 @@ void server_impl::handle_notify(connection &c, const wire::Frame &f) {
     if (!st.ok())
         PMIXCPP_LOG_VERBOSE("%s: notify from rank %u refused: %s", _step.nspace.c_str(), c.rank, st.message().c_str());
     send_reply(c.id, f.id, st.ok() ? PMIX_SUCCESS : st.code(), st.message());
+}
+
+void server_impl::handle_alloc(connection &c, const wire::Frame &f) {
+    DECODE_OR_CLOSE(wire::alloc_request, "alloc");
+    _alloc->allocate(c.id, f.id, c.rank, std::move(m));
+}
+
+void server_impl::handle_query(connection &c, const wire::Frame &f) {
+    DECODE_OR_CLOSE(wire::query_request, "query");
+    _alloc->query(c.id, f.id, c.rank, std::move(m));
 }
 
 // An event frame for a local rank: queued, written when the socket is writable (never closes a
@@ -1265,6 +1351,7 @@ void server_impl::on_node_message(net::envelope &&env) {
         break;
     case net::channel::dmodex_request: handle_dmodex_request(env.src_node, env.body); break;
     case net::channel::dmodex_reply: handle_dmodex_reply(env.src_node, env.body); break;
+    default: _dyn->on_node(env.src_node, env.chan, env.body); break;
     case net::channel::event: {
         Status st = _events->from_remote(env.body);
         if (!st.ok())

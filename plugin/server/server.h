@@ -6,7 +6,9 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
+#include "alloc.h"
 #include "events.h"
 #include "fence_tracker.h"
 #include "host.h"
@@ -42,8 +44,20 @@ struct server_options {
     multinode_options multinode;
     // Cross-node events (events.h); nullptr = events reach this node's processes only.
     remote_events *event_forwarder = nullptr;
+    // PMIx_Spawn (plugin/common/spawn_request.h): carry an encoded agent_spawn_request to srun's
+    // side; `done` (status, message, children's namespace) may run on any thread. Empty = refused
+    // with PMIX_ERR_NOT_SUPPORTED.
+    using spawn_done_fn = std::function<void(int status, const std::string &message, const std::string &nspace)>;
+    std::function<void(std::vector<uint8_t> body, spawn_done_fn done)> spawn;
+    // Session-range publish/lookup (plugin/common/session_store.h): carry an encoded agent request
+    // to srun's side; `done` (status, message, reply body) may run on any thread. Empty = the
+    // session is the step.
+    using session_done_fn = std::function<void(int status, const std::string &message, std::vector<uint8_t> body)>;
+    std::function<void(std::vector<uint8_t> body, int timeout_ms, session_done_fn done)> session;
     // Largest frame payload a client may send.
     uint32_t max_payload = 64u << 20;
+    // Allocation requests and resource-manager queries (alloc.h); nullptr = not supported.
+    alloc_host *alloc = nullptr;
 };
 
 class server_impl;

@@ -272,6 +272,11 @@ void alloc_bridge::handle_allocate(int fd, alloc::agent_request &&req) {
         return answer(fd, rep);
     }
     const std::string requester = req.nspace + ":" + std::to_string(req.rank);
+    if (spec->dir == alloc::directive::cancel && spec->alloc_id.empty() && !spec->request_id.empty()) {
+        // CANCEL with PMIX_ALLOC_REQ_ID names the request to withdraw, not the CANCEL itself.
+        spec->alloc_id = std::move(spec->request_id);
+        spec->request_id.clear();
+    }
     auto rec = _table.add(std::move(spec.value()), requester, alloc::alloc_clock::now());
     if (!rec.ok()) {
         alloc::agent_reply rep;
@@ -300,6 +305,7 @@ void alloc_bridge::handle_allocate(int fd, alloc::agent_request &&req) {
 
 void alloc_bridge::grant(alloc::request_record &r, InfoArray &&extra) {
     if (!_table.transition(r, alloc::req_state::granted).ok()) return;
+    _timeouts.erase(r.id);
     alloc::agent_reply rep;
     alloc::info_builder b;
     b.add_string(PMIX_ALLOC_ID, r.id);
@@ -319,6 +325,7 @@ void alloc_bridge::grant(alloc::request_record &r, InfoArray &&extra) {
 void alloc_bridge::fail(alloc::request_record &r, pmix_status_t status, const std::string &message,
                         alloc::req_state to) {
     if (!_table.transition(r, to, status, message).ok()) return;
+    _timeouts.erase(r.id);
     alloc::agent_reply rep;
     rep.status = status;
     rep.message = "allocation request " + r.id + ": " + message;
@@ -417,7 +424,6 @@ void alloc_bridge::start_expansion(alloc::request_record &r, uint64_t nodes, con
     alloc::spec s = r.what;
     s.num_cpus = cpus;
     s.time_sec.reset();
-    if (!nodes && node_list.empty() && cpus) nodes = 0;  // CPUs only: Slurm picks the nodes
     fill_desc(d, s, nodes, node_list);
     if (job->time_limit != INFINITE && job->time_limit != NO_VAL) d.time_limit = job->time_limit;
     resource_allocation_response_msg_t *resp = nullptr;
@@ -548,15 +554,10 @@ void alloc_bridge::do_release(alloc::request_record &r) {
 
 void alloc_bridge::do_cancel(alloc::request_record &r) {
     std::vector<alloc::request_record *> targets;
-    const std::string name = !r.what.alloc_id.empty() ? r.what.alloc_id : r.what.request_id;
+    const std::string &name = r.what.alloc_id;
     if (!name.empty()) {
         alloc::request_record *t = _table.find(name);
-        if (t == &r) t = nullptr;  // a CANCEL's own PMIX_ALLOC_REQ_ID names the target, not itself
-        if (t == nullptr && !r.what.request_id.empty() && r.what.alloc_id.empty()) {
-            for (auto *o : _table.open_requests())
-                if (o != &r && o->what.request_id == r.what.request_id) t = o;
-        }
-        if (t == nullptr) return fail(r, PMIX_ERR_NOT_FOUND, "no request " + name);
+        if (t == nullptr || t == &r) return fail(r, PMIX_ERR_NOT_FOUND, "no request " + name);
         if (alloc::is_final(t->state))
             return fail(r, PMIX_ERR_NOT_FOUND, "request " + t->id + " is already " + alloc::to_string(t->state));
         targets.push_back(t);

@@ -4,6 +4,9 @@
 #include "slurm_api.h"
 
 #include "../common/config.h"
+#include "alloc_bridge.h"
+#include "../common/session_store.h"
+#include "../common/spawn_request.h"
 #include "../common/srun_agent.h"
 #include "../common/step_env.h"
 #include "../server/server.h"
@@ -41,8 +44,13 @@ struct plugin_state {
     bool have_step = false;
     step_info step;
 
-    // srun side: the agent that hears from the step's slurmstepds.
+    // srun side: the agent that hears from the step's slurmstepds, and the bridge that runs
+    // their allocation requests with the user's credential (alloc_bridge.h).
     std::unique_ptr<srun_agent> agent;
+    std::unique_ptr<alloc_bridge> bridge;
+    std::unique_ptr<spawn::spawn_launcher> launcher;  // PMIx_Spawn: runs srun as the user
+    std::unique_ptr<session::job_store> job_store;    // session-range published data
+    std::string step_nspace;
 
     // slurmstepd side: where that agent listens.
     bool have_agent = false;
@@ -53,6 +61,8 @@ struct plugin_state {
 
     // slurmstepd side: the node's PMIx server and its host (abort, log).
     std::unique_ptr<server::server_host> host;
+    std::unique_ptr<server::agent_alloc_host> alloc_host;  // allocation requests -> srun's agent
+    std::unique_ptr<spawn::agent_spawn_host> spawn_host;   // spawn requests -> srun's agent
     std::unique_ptr<server::pmix_server> server;
 
     // slurmstepd side: the rendezvous with the other nodes' servers through srun's agent.
@@ -300,6 +310,27 @@ Status prefork(const stepd_step_rec_t *job, char ***env) {
             ready(Status(PMIX_ERROR, std::string("cannot start the rendezvous thread: ") + e.what()));
         }
     };
+    std::unique_ptr<server::agent_alloc_host> alloc_host;
+    if (st.have_agent) {
+        alloc_host = std::make_unique<server::agent_alloc_host>(st.agent_host, st.agent_port, st.agent_secret);
+        options.alloc = alloc_host.get();
+        st.spawn_host = std::make_unique<spawn::agent_spawn_host>(st.agent_host, st.agent_port, st.agent_secret);
+        options.spawn = [sh = st.spawn_host.get()](std::vector<uint8_t> body, server::server_options::spawn_done_fn done) {
+            sh->spawn(std::move(body), [done](Result<spawn::agent_spawn_reply> r) {
+                if (!r.ok()) done(r.status().code() == PMIX_SUCCESS ? PMIX_ERROR : r.status().code(), r.status().message(), {});
+                else done(r->status, r->message, r->nspace);
+            });
+        };
+        options.session = [sh = st.spawn_host.get()](std::vector<uint8_t> body, int timeout_ms,
+                                                     server::server_options::session_done_fn done) {
+            sh->call(std::move(body), timeout_ms, [done](Result<std::vector<uint8_t>> r) {
+                session::agent_reply rep;
+                Status st = r.ok() ? session::decode_reply(r.value(), &rep) : r.status();
+                if (!st.ok()) done(st.code() == PMIX_SUCCESS ? PMIX_ERROR : st.code(), st.message(), {});
+                else done(rep.status, rep.message, std::move(rep.body));
+            });
+        };
+    }
     auto server = server::pmix_server::start(step.value(), topo.value(), host.get(), options);
     if (!server.ok()) {
         remove_step_dir(step.value());
@@ -314,6 +345,7 @@ Status prefork(const stepd_step_rec_t *job, char ***env) {
     st.config = cfg;
     st.step = std::move(step.value());
     st.host = std::move(host);
+    st.alloc_host = std::move(alloc_host);
     st.server = std::move(server.value());
     st.have_step = true;
     return Status::success();
@@ -349,11 +381,13 @@ PMIXCPP_EXPORT int fini(void) {
     try {
         st.rendezvous_cancel = true;
         if (st.rendezvous.joinable()) st.rendezvous.join();  // polls the flag every 100 ms
+        st.spawn_host.reset();  // before the server: its answers are posted to the server's loop
         if (st.server) {
             st.server->stop();  // joins the loop thread, removes the socket
             st.server.reset();
         }
-        st.host.reset();  // waits for a pending abort's kill request
+        st.host.reset();        // waits for a pending abort's kill request
+        st.alloc_host.reset();  // cancels and joins allocation requests in flight
     } catch (...) {
         PMIXCPP_LOG_ERROR("fini: internal error while stopping the server");
     }
@@ -400,6 +434,38 @@ PMIXCPP_EXPORT mpi_plugin_client_state_t *mpi_p_client_prelaunch(const mpi_plugi
             log_var(LOG_LEVEL_ERROR, "mpi/pmixcpp: node %s: %s", r.node.c_str(), r.message.c_str());
         });
         if (!agent.ok()) return agent.status().with_context("srun agent");
+        // Allocation requests of the step's processes: executed here, in srun, as the user.
+        alloc_bridge::job_context ctx;
+        ctx.job_id = job->step_id.job_id;
+        ctx.step_id = job->step_id.step_id;
+        if (job->step_layout && job->step_layout->node_list) {
+            auto nodes = expand_nodelist(job->step_layout->node_list);
+            if (nodes.ok()) ctx.step_nodes = std::move(nodes.value());
+        }
+        auto bridge = alloc_bridge::start(std::move(ctx));
+        if (!bridge.ok()) return bridge.status();
+        state().launcher = std::make_unique<spawn::spawn_launcher>(job->step_id.job_id);
+        auto store = session::job_store::open(job->step_id.job_id, getuid());
+        if (!store.ok())
+            log_var(LOG_LEVEL_ERROR, "mpi/pmixcpp: %s", store.status().message().c_str());  // publish: step only
+        else state().job_store = std::move(store.value());
+        state().step_nspace = make_namespace(job->step_id.job_id, job->step_id.step_id);
+        agent.value()->set_alloc_handler([b = bridge.value().get(), l = state().launcher.get(),
+                                          js = state().job_store.get()](int fd, std::vector<uint8_t> body) {
+            if (spawn::is_spawn_body(body)) l->submit(fd, std::move(body));  // PMIx_Spawn (spawn_request.h)
+            else if (session::is_session_body(body) && js) js->submit(fd, std::move(body));  // session_store.h
+            else b->submit(fd, std::move(body));
+        });
+        // A step started by PMIx_Spawn: tell the parent's srun which step this is.
+        if (const char *fd = getenv(spawn::kReportFdEnv)) {
+            std::string ns = make_namespace(job->step_id.job_id, job->step_id.step_id) + "\n";
+            int f = atoi(fd);
+            if (f > 2 && write(f, ns.data(), ns.size()) < 0)
+                log_var(LOG_LEVEL_ERROR, "mpi/pmixcpp: cannot report the spawned step: %m");
+            if (f > 2) close(f);
+            unsetenv(spawn::kReportFdEnv);
+        }
+        state().bridge = std::move(bridge.value());
         env_array_overwrite_fmt(env, kAgentPortEnv, "%u", static_cast<unsigned>(agent.value()->port()));
         env_array_overwrite(env, kAgentSecretEnv, agent.value()->secret().c_str());
         state().agent = std::move(agent.value());
@@ -414,6 +480,11 @@ PMIXCPP_EXPORT int mpi_p_client_fini(mpi_plugin_client_state_t *client_state) {
     plugin_state &st = state();
     if (!st.agent) return SLURM_SUCCESS;
     st.agent->stop();
+    if (st.bridge) st.bridge->stop();  // withdraws what still waits in Slurm
+    st.bridge.reset();
+    st.launcher.reset();  // joins spawn requests in flight (the agent is stopped)
+    if (st.job_store) st.job_store->step_ended(st.step_nspace);
+    st.job_store.reset();
     int code = st.agent->exit_code();
     st.agent.reset();
     return code;

@@ -1,5 +1,6 @@
 #include "wire/messages.h"
 
+#include <cstdlib>
 #include <cstring>
 
 namespace pmixcpp::wire {
@@ -19,6 +20,10 @@ const char *to_string(msg_type t) {
     case msg_type::event: return "event";
     case msg_type::alloc: return "alloc";
     case msg_type::query: return "query";
+    case msg_type::publish: return "publish";
+    case msg_type::lookup: return "lookup";
+    case msg_type::unpublish: return "unpublish";
+    case msg_type::spawn: return "spawn";
     }
     return "unknown";
 }
@@ -26,7 +31,8 @@ const char *to_string(msg_type t) {
 bool is_request_type(uint16_t t) {
     return (t >= static_cast<uint16_t>(msg_type::connect) && t <= static_cast<uint16_t>(msg_type::log)) ||
            t == static_cast<uint16_t>(msg_type::notify) || t == static_cast<uint16_t>(msg_type::alloc) ||
-           t == static_cast<uint16_t>(msg_type::query);
+           t == static_cast<uint16_t>(msg_type::query) ||
+           (t >= static_cast<uint16_t>(msg_type::publish) && t <= static_cast<uint16_t>(msg_type::spawn));
 }
 
 namespace {
@@ -287,5 +293,129 @@ Status decode(Reader &r, query_request *m) {
 
 Status encode(Writer &w, const info_reply &m) { return encode_infos(w, m.results); }
 Status decode(Reader &r, info_reply *m) { return decode_info_array(r, &m->results); }
+
+// --- publish / lookup / unpublish ----------------------------------------------------------
+
+namespace {
+constexpr size_t kMaxLookupKeys = 1024;
+}  // namespace
+
+Status encode(Writer &w, const publish_request &m) {
+    PMIXCPP_RETURN_IF_ERROR(encode_infos(w, m.data));
+    return encode_infos(w, m.directives);
+}
+Status decode(Reader &r, publish_request *m) {
+    PMIXCPP_RETURN_IF_ERROR(decode_info_array(r, &m->data).with_context("publish data"));
+    return decode_info_array(r, &m->directives).with_context("publish directives");
+}
+
+Status encode(Writer &w, const lookup_request &m) {
+    w.put_u32(static_cast<uint32_t>(m.keys.size()));
+    for (const auto &k : m.keys) PMIXCPP_RETURN_IF_ERROR(w.put_string(k));
+    return encode_infos(w, m.directives);
+}
+Status decode(Reader &r, lookup_request *m) {
+    uint32_t n = 0;
+    PMIXCPP_RETURN_IF_ERROR(r.get_u32(&n));
+    if (n > kMaxLookupKeys || n > r.remaining() / 4)
+        return Status(PMIX_ERR_UNPACK_FAILURE, "key count " + std::to_string(n) + " exceeds the payload");
+    std::vector<std::string> keys(n);
+    for (auto &k : keys) {
+        PMIXCPP_RETURN_IF_ERROR(r.get_string(&k, PMIX_MAX_KEYLEN).with_context("lookup key"));
+        if (k.empty()) return Status(PMIX_ERR_UNPACK_FAILURE, "empty lookup key");
+    }
+    m->keys = std::move(keys);
+    return decode_info_array(r, &m->directives).with_context("lookup directives");
+}
+
+Status encode(Writer &w, const lookup_reply &m) {
+    if (m.owners.size() != m.data.size()) return Status(PMIX_ERR_BAD_PARAM, "lookup reply: owners and data differ");
+    w.put_u32(static_cast<uint32_t>(m.owners.size()));
+    for (size_t i = 0; i < m.owners.size(); ++i) {
+        PMIXCPP_RETURN_IF_ERROR(encode_proc(w, m.owners[i]));
+        PMIXCPP_RETURN_IF_ERROR(encode_info(w, m.data[i]));
+    }
+    return Status::success();
+}
+Status decode(Reader &r, lookup_reply *m) {
+    uint32_t n = 0;
+    PMIXCPP_RETURN_IF_ERROR(r.get_u32(&n));
+    // a proc takes at least 8 bytes, an info at least 6
+    if (n > kMaxLookupKeys || n > r.remaining() / 14)
+        return Status(PMIX_ERR_UNPACK_FAILURE, "lookup entry count " + std::to_string(n) + " exceeds the payload");
+    std::vector<pmix_proc_t> owners(n);
+    InfoArray data;
+    if (n > 0) {
+        auto *infos = static_cast<pmix_info_t *>(calloc(n, sizeof(pmix_info_t)));
+        if (infos == nullptr) return Status(PMIX_ERR_NOMEM, "out of memory");
+        data = InfoArray(infos, n);
+    }
+    for (uint32_t i = 0; i < n; ++i) {
+        PMIXCPP_RETURN_IF_ERROR(decode_proc(r, &owners[i]).with_context("lookup owner"));
+        PMIXCPP_RETURN_IF_ERROR(decode_info(r, &data[i]).with_context("lookup data"));
+    }
+    m->owners = std::move(owners);
+    m->data = std::move(data);
+    return Status::success();
+}
+
+// --- spawn -----------------------------------------------------------------------------------
+
+namespace {
+constexpr size_t kMaxSpawnApps = 64;
+constexpr size_t kMaxSpawnStrings = 4096;
+
+Status encode_strings(Writer &w, const std::vector<std::string> &v) {
+    w.put_u32(static_cast<uint32_t>(v.size()));
+    for (const auto &s : v) PMIXCPP_RETURN_IF_ERROR(w.put_string(s));
+    return Status::success();
+}
+Status decode_strings(Reader &r, std::vector<std::string> *v) {
+    uint32_t n = 0;
+    PMIXCPP_RETURN_IF_ERROR(r.get_u32(&n));
+    if (n > kMaxSpawnStrings || n > r.remaining() / 4)
+        return Status(PMIX_ERR_UNPACK_FAILURE, "string count " + std::to_string(n) + " exceeds the payload");
+    std::vector<std::string> out(n);
+    for (auto &s : out) PMIXCPP_RETURN_IF_ERROR(r.get_string(&s, 1u << 20));
+    *v = std::move(out);
+    return Status::success();
+}
+}  // namespace
+
+Status encode(Writer &w, const spawn_request &m) {
+    PMIXCPP_RETURN_IF_ERROR(encode_infos(w, m.job_info));
+    w.put_u32(static_cast<uint32_t>(m.apps.size()));
+    for (const auto &a : m.apps) {
+        PMIXCPP_RETURN_IF_ERROR(w.put_string(a.cmd));
+        PMIXCPP_RETURN_IF_ERROR(encode_strings(w, a.argv));
+        PMIXCPP_RETURN_IF_ERROR(encode_strings(w, a.env));
+        PMIXCPP_RETURN_IF_ERROR(w.put_string(a.cwd));
+        w.put_i32(a.maxprocs);
+        PMIXCPP_RETURN_IF_ERROR(encode_infos(w, a.info));
+    }
+    return Status::success();
+}
+Status decode(Reader &r, spawn_request *m) {
+    PMIXCPP_RETURN_IF_ERROR(decode_info_array(r, &m->job_info).with_context("spawn job info"));
+    uint32_t n = 0;
+    PMIXCPP_RETURN_IF_ERROR(r.get_u32(&n));
+    // an app takes at least 24 bytes
+    if (n > kMaxSpawnApps || n > r.remaining() / 24)
+        return Status(PMIX_ERR_UNPACK_FAILURE, "app count " + std::to_string(n) + " exceeds the payload");
+    std::vector<spawn_app> apps(n);
+    for (auto &a : apps) {
+        PMIXCPP_RETURN_IF_ERROR(r.get_string(&a.cmd, 4096).with_context("spawn cmd"));
+        PMIXCPP_RETURN_IF_ERROR(decode_strings(r, &a.argv).with_context("spawn argv"));
+        PMIXCPP_RETURN_IF_ERROR(decode_strings(r, &a.env).with_context("spawn env"));
+        PMIXCPP_RETURN_IF_ERROR(r.get_string(&a.cwd, 4096).with_context("spawn cwd"));
+        PMIXCPP_RETURN_IF_ERROR(r.get_i32(&a.maxprocs));
+        PMIXCPP_RETURN_IF_ERROR(decode_info_array(r, &a.info).with_context("spawn app info"));
+    }
+    m->apps = std::move(apps);
+    return Status::success();
+}
+
+Status encode(Writer &w, const spawn_reply &m) { return w.put_string(m.nspace); }
+Status decode(Reader &r, spawn_reply *m) { return r.get_string(&m->nspace, PMIX_MAX_NSLEN); }
 
 }  // namespace pmixcpp::wire

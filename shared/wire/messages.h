@@ -31,6 +31,10 @@ enum class msg_type : uint16_t {
     event = 11,   // s->c, unsolicited (request id 0): an event for the client's handlers
     alloc = 12,   // c->s: PMIx_Allocation_request(_nb)
     query = 13,   // c->s: PMIx_Query_info(_nb)
+    publish = 20,    // c->s: PMIx_Publish(_nb)
+    lookup = 21,     // c->s: PMIx_Lookup(_nb)
+    unpublish = 22,  // c->s: PMIx_Unpublish(_nb)
+    spawn = 23,      // c->s: PMIx_Spawn(_nb)
 };
 const char *to_string(msg_type t);
 bool is_request_type(uint16_t t);
@@ -182,5 +186,54 @@ Status encode(Writer &w, const query_request &m);
 Status decode(Reader &r, query_request *m);
 Status encode(Writer &w, const info_reply &m);
 Status decode(Reader &r, info_reply *m);
+
+// --- publish / lookup / unpublish (PROTOCOL.md: "Publish and lookup") ------------------------
+
+struct publish_request {
+    InfoArray data;        // the (key, value) pairs to publish
+    InfoArray directives;  // PMIX_RANGE, PMIX_PERSISTENCE, PMIX_TIMEOUT
+};
+// keys empty = (unpublish) every key of the caller.
+struct lookup_request {
+    std::vector<std::string> keys;
+    InfoArray directives;  // PMIX_RANGE, PMIX_WAIT, PMIX_TIMEOUT
+};
+// Reply of lookup: owners[i] published data[i] (key and value).
+struct lookup_reply {
+    std::vector<pmix_proc_t> owners;
+    InfoArray data;
+};
+using unpublish_request = lookup_request;
+
+Status encode(Writer &w, const publish_request &m);
+Status decode(Reader &r, publish_request *m);
+Status encode(Writer &w, const lookup_request &m);
+Status decode(Reader &r, lookup_request *m);
+Status encode(Writer &w, const lookup_reply &m);
+Status decode(Reader &r, lookup_reply *m);
+
+// --- spawn (PROTOCOL.md: "Spawn") ----------------------------------------------------------
+
+struct spawn_app {
+    std::string cmd;
+    std::vector<std::string> argv;  // argv[0] included
+    std::vector<std::string> env;   // KEY=VALUE added to the children's environment
+    std::string cwd;
+    int32_t maxprocs = 0;
+    InfoArray info;
+};
+struct spawn_request {
+    InfoArray job_info;
+    std::vector<spawn_app> apps;
+};
+// Reply of spawn: the children's namespace.
+struct spawn_reply {
+    std::string nspace;
+};
+
+Status encode(Writer &w, const spawn_request &m);
+Status decode(Reader &r, spawn_request *m);
+Status encode(Writer &w, const spawn_reply &m);
+Status decode(Reader &r, spawn_reply *m);
 
 }  // namespace pmixcpp::wire

@@ -26,7 +26,15 @@ void roundtrip(std::span<const uint8_t> body) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (size == 0) return 0;
     std::span<const uint8_t> body(data + 1, size - 1);
-    switch (data[0] % 11) {
+    // Publish / lookup / spawn messages: selector bytes 0xf0..0xf3.
+    if (data[0] >= 0xf0 && data[0] <= 0xf3) {
+        if (data[0] == 0xf0) roundtrip<publish_request>(body);
+        else if (data[0] == 0xf1) roundtrip<lookup_request>(body);
+        else if (data[0] == 0xf3) roundtrip<spawn_request>(body);
+        else roundtrip<lookup_reply>(body);
+        return 0;
+    }
+    switch (data[0] % 13) {
     case 0: roundtrip<connect_request>(body); break;
     case 1: roundtrip<finalize_request>(body); break;
     case 2: roundtrip<abort_request>(body); break;
@@ -37,6 +45,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     case 7: roundtrip<log_request>(body); break;
     case 8: roundtrip<reply_header>(body); break;
     case 9: roundtrip<event_notification>(body); break;
+    case 10: roundtrip<alloc_request>(body); break;
+    case 11: roundtrip<query_request>(body); break;
     default: {
         std::vector<jobdata_entry> entries;
         (void)decode_jobdata(body, &entries);

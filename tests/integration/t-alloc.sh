@@ -8,7 +8,9 @@
 #  - an sbatch job of 4 nodes releases 2 with a lease and takes them back with REACQUIRE
 #  - EXTEND with PMIX_ALLOC_TIME: granted for root (an operator), refused for user nobody with
 #    Slurm's reason, and slurmctld saw nobody's uid (the request ran with the user's credential)
-#  - the PMIx allocation proposal's example (new allocation, completion event, polling)
+#  - the PMIx allocation proposal's example (new allocation, completion event, polling), on one
+#    node and with the event crossing nodes
+#  - slurmctld stopped (SIGSTOP) during a request: PMIX_ERR_UNREACH, no hang
 . "$(dirname "$0")/lib.sh"
 prog="${PMIXCPP_PREFIX:?set PMIXCPP_PREFIX}/libexec/pmixcpp/tests/pmix_alloc"
 [ -x "$prog" ] || { fail "$prog not installed"; t_done; exit; }
@@ -95,6 +97,28 @@ run_srun 120 --mpi=pmixcpp -N2 --ntasks-per-node=2 "$prog" proposal
 echo "$out" | grep -E '^(FAIL|RESULT)' | sed 's/^/    /'
 expect_eq "proposal: srun status" 0 "$rc"
 expect_eq "proposal: all 4 ranks passed" 4 "$(echo "$out" | grep -c '^RESULT-PASS rank')"
+# the same with the event crossing nodes (ranks 0 and 1 on different nodes)
+run_srun 120 --mpi=pmixcpp -N2 -n4 -m cyclic "$prog" proposal
+echo "$out" | grep -E '^(FAIL|RESULT)' | sed 's/^/    /'
+expect_eq "proposal across nodes: all 4 ranks passed" 4 "$(echo "$out" | grep -c '^RESULT-PASS rank')"
+
+# 6. slurmctld stops answering (SIGSTOP) while a request is on its way: a clear PMIX_ERR_UNREACH
+# with Slurm's text after Slurm's own timeouts, never a hang.
+ctld=$(cat "$PMIXCPP_CLUSTER_DIR/pids/slurmctld.pid" 2>/dev/null)
+if [ -n "$ctld" ] && kill -0 "$ctld" 2>/dev/null; then
+    o="$work/down.out"
+    jid=$(cd "$work" && PMIX_ALLOC_WAIT=4 PMIX_ALLOC_EXPECT_UNREACH=1 sbatch --parsable -N1 -o "$o" "$work/job.sbatch" time-denied)
+    # stop slurmctld once the step runs (the program waits 4 s before its request)
+    for _ in $(seq 200); do squeue -h -s -j "$jid" 2>/dev/null | grep -q "$jid\.0 " && break; sleep 0.1; done
+    sleep 0.5
+    kill -STOP "$ctld"
+    for _ in $(seq 120); do grep -q '^RESULT' "$o" 2>/dev/null && break; sleep 1; done
+    kill -CONT "$ctld"
+    out=$(cat "$o")
+    echo "$out" | grep -E '^(FAIL|RESULT|UNREACH)' | sed 's/^/    /'
+    expect_match "slurmctld stopped: the caller gets PMIX_ERR_UNREACH" '^RESULT-PASS rank 0' "$out"
+    for _ in $(seq 60); do squeue -h -j "$jid" 2>/dev/null | grep -q . || break; sleep 1; done
+fi
 
 expect_eq "no allocation or expansion job left behind" "" "$(squeue -h -o '%j %T' | grep -E '^pmixcpp-(alloc|expand)')"
 rm -rf "$work"

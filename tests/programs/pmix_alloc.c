@@ -3,14 +3,16 @@
  *   pmix_alloc queries          self-queries (one or more ranks)
  *   pmix_alloc grow             one rank inside an sbatch job of 2 exclusive nodes with 2+ idle
  *                               nodes left: EXTEND by 2 (and its event), RELEASE of the own node
- *                               refused, NEW + status + give back, a pending NEW cancelled,
- *                               a request beyond the partition, bad attributes
+ *                               refused, NEW + status + give back, pending NEWs cancelled (by
+ *                               id, by name, all of mine), pmix.timeout on a pending request, a
+ *                               request beyond the partition, an unknown partition, bad attributes
  *   pmix_alloc shrink           one rank inside an sbatch job of 4 exclusive nodes: RELEASE 2 with
  *                               a lease, REACQUIRE them, RELEASE again
  *   pmix_alloc time-ok|time-denied
  *                               EXTEND with PMIX_ALLOC_TIME: granted (operator) or refused with
- *                               Slurm's reason (an ordinary user)
- *   pmix_alloc proposal         the PMIx allocation proposal's example, 4 ranks on one node:
+ *                               Slurm's reason (an ordinary user); with PMIX_ALLOC_EXPECT_UNREACH
+ *                               (and PMIX_ALLOC_WAIT, to stop slurmctld first): PMIX_ERR_UNREACH
+ *   pmix_alloc proposal         the PMIx allocation proposal's example, 4 ranks:
  *                               rank 0 asks for a new allocation, rank 1 waits for the completion
  *                               event, the others poll with PMIx_Query_info
  * Lines "NODELIST <what> <list>" and "ALLOC <what> <id> <jobid>" let the script check Slurm's
@@ -151,6 +153,38 @@ static pmix_status_t query1(const char *key, const char *qual_key, const char *q
     return rc;
 }
 
+/* --- grow and shrink -------------------------------------------------------------------------- */
+
+typedef struct {
+    pmix_status_t status;
+    int done;
+    char text[512];
+} nb_result_t;
+
+static void nb_cb(pmix_status_t status, pmix_info_t *info, size_t ninfo, void *cbdata, pmix_release_cbfunc_t release,
+                  void *release_cbdata) {
+    nb_result_t *r = (nb_result_t *)cbdata;
+    pthread_mutex_lock(&ev_lock);
+    r->status = status;
+    snprintf(r->text, sizeof(r->text), "%s", str_of(info, ninfo, PMIX_EVENT_TEXT_MESSAGE));
+    r->done = 1;
+    pthread_cond_broadcast(&ev_cond);
+    pthread_mutex_unlock(&ev_lock);
+    if (release) release(release_cbdata);
+}
+
+static int wait_nb(nb_result_t *r, int seconds) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += seconds;
+    pthread_mutex_lock(&ev_lock);
+    while (!r->done)
+        if (pthread_cond_timedwait(&ev_cond, &ev_lock, &ts) != 0) break;
+    int done = r->done;
+    pthread_mutex_unlock(&ev_lock);
+    return done;
+}
+
 static int run_queries(void) {
     char *keys0[] = {PMIX_QUERY_NAMESPACES, PMIX_QUERY_JOB_STATUS, PMIX_QUERY_PROC_TABLE, PMIX_QUERY_LOCAL_PROC_TABLE,
                      NULL};
@@ -189,6 +223,22 @@ static int run_queries(void) {
     printf("TIME_REMAINING %u\n", tr ? tr->value.data.uint32 : 0);
     if (res) PMIX_INFO_FREE(res, nres);
 
+    /* many queries at once, each answered by srun's side */
+    enum { kConcurrent = 32 };
+    static nb_result_t many[kConcurrent];
+    static char *tr_keys[] = {PMIX_TIME_REMAINING, NULL};
+    static pmix_query_t tq[kConcurrent];
+    for (int i = 0; i < kConcurrent; ++i) {
+        memset(&tq[i], 0, sizeof(tq[i]));
+        tq[i].keys = tr_keys;
+        many[i].done = 0;
+        rc = PMIx_Query_info_nb(&tq[i], 1, nb_cb, &many[i]);
+        if (rc != PMIX_SUCCESS) many[i].done = -1;
+    }
+    int answered = 0;
+    for (int i = 0; i < kConcurrent; ++i) answered += wait_nb(&many[i], 30) == 1 && many[i].status == PMIX_SUCCESS;
+    CHECK(answered == kConcurrent, "%d concurrent PMIX_TIME_REMAINING queries answered (of %d)", answered, kConcurrent);
+
     /* one unknown key among known ones: partial success */
     char *keys2[] = {PMIX_QUERY_NAMESPACES, "pmix.qry.nosuch", NULL};
     pmix_query_t q2[1];
@@ -198,38 +248,6 @@ static int run_queries(void) {
     CHECK(rc == PMIX_QUERY_PARTIAL_SUCCESS && nres == 1, "partial answer -> %s, %zu result(s)", PMIx_Error_string(rc), nres);
     if (res) PMIX_INFO_FREE(res, nres);
     return 0;
-}
-
-/* --- grow and shrink -------------------------------------------------------------------------- */
-
-typedef struct {
-    pmix_status_t status;
-    int done;
-    char text[512];
-} nb_result_t;
-
-static void nb_cb(pmix_status_t status, pmix_info_t *info, size_t ninfo, void *cbdata, pmix_release_cbfunc_t release,
-                  void *release_cbdata) {
-    nb_result_t *r = (nb_result_t *)cbdata;
-    pthread_mutex_lock(&ev_lock);
-    r->status = status;
-    snprintf(r->text, sizeof(r->text), "%s", str_of(info, ninfo, PMIX_EVENT_TEXT_MESSAGE));
-    r->done = 1;
-    pthread_cond_broadcast(&ev_cond);
-    pthread_mutex_unlock(&ev_lock);
-    if (release) release(release_cbdata);
-}
-
-static int wait_nb(nb_result_t *r, int seconds) {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_sec += seconds;
-    pthread_mutex_lock(&ev_lock);
-    while (!r->done)
-        if (pthread_cond_timedwait(&ev_cond, &ev_lock, &ts) != 0) break;
-    int done = r->done;
-    pthread_mutex_unlock(&ev_lock);
-    return done;
 }
 
 static const char *my_node(void) {
@@ -352,6 +370,51 @@ static int run_grow(void) {
     CHECK(wait_nb(&pending, 10) && pending.status == PMIX_ERR_JOB_CANCELED,
           "the pending request ends PMIX_ERR_JOB_CANCELED (got %s: %s)", PMIx_Error_string(pending.status),
           pending.text);
+    /* the same by the request's name (PMIX_ALLOC_REQ_ID) */
+    nb_result_t pending2 = {PMIX_ERROR, 0, ""};
+    infos_init(&in, 2);
+    infos_add(&in, PMIX_ALLOC_NODE_LIST, my_node(), PMIX_STRING);
+    infos_add(&in, PMIX_ALLOC_REQ_ID, "blocked2", PMIX_STRING);
+    rc = PMIx_Allocation_request_nb(PMIX_ALLOC_NEW, in.info, in.n, nb_cb, &pending2);
+    infos_free(&in, 2);
+    sleep(1);
+    infos_init(&in, 1);
+    infos_add(&in, PMIX_ALLOC_REQ_ID, "blocked2", PMIX_STRING);
+    rc = alloc_req(PMIX_ALLOC_REQ_CANCEL, &in, &res, &nres);
+    infos_free(&in, 1);
+    CHECK(rc == PMIX_SUCCESS, "CANCEL by PMIX_ALLOC_REQ_ID blocked2 -> %s %s", PMIx_Error_string(rc),
+          str_of(res, nres, PMIX_EVENT_TEXT_MESSAGE));
+    if (res) PMIX_INFO_FREE(res, nres);
+    CHECK(wait_nb(&pending2, 10) && pending2.status == PMIX_ERR_JOB_CANCELED, "blocked2 ends PMIX_ERR_JOB_CANCELED (%s)",
+          PMIx_Error_string(pending2.status));
+    /* CANCEL without an id: every open request of mine */
+    nb_result_t p3 = {PMIX_ERROR, 0, ""}, p4 = {PMIX_ERROR, 0, ""};
+    infos_init(&in, 1);
+    infos_add(&in, PMIX_ALLOC_NODE_LIST, my_node(), PMIX_STRING);
+    PMIx_Allocation_request_nb(PMIX_ALLOC_NEW, in.info, in.n, nb_cb, &p3);
+    PMIx_Allocation_request_nb(PMIX_ALLOC_NEW, in.info, in.n, nb_cb, &p4);
+    infos_free(&in, 1);
+    sleep(1);
+    rc = alloc_req(PMIX_ALLOC_REQ_CANCEL, NULL, &res, &nres);
+    const pmix_info_t *nc = find(res, nres, "pmixcpp.alloc.ncancelled");
+    CHECK(rc == PMIX_SUCCESS && nc && nc->value.data.size == 2, "CANCEL of all my open requests -> %s, %zu cancelled",
+          PMIx_Error_string(rc), nc ? nc->value.data.size : (size_t)0);
+    if (res) PMIX_INFO_FREE(res, nres);
+    CHECK(wait_nb(&p3, 10) && wait_nb(&p4, 10) && p3.status == PMIX_ERR_JOB_CANCELED &&
+              p4.status == PMIX_ERR_JOB_CANCELED,
+          "both end PMIX_ERR_JOB_CANCELED");
+
+    /* pmix.timeout bounds how long a request may stay pending */
+    int tmo = 3;
+    infos_init(&in, 2);
+    infos_add(&in, PMIX_ALLOC_NODE_LIST, my_node(), PMIX_STRING);
+    infos_add(&in, PMIX_TIMEOUT, &tmo, PMIX_INT);
+    double t1 = now_ms();
+    rc = alloc_req(PMIX_ALLOC_NEW, &in, &res, &nres);
+    infos_free(&in, 2);
+    CHECK(rc == PMIX_ERR_TIMEOUT && now_ms() - t1 < 15000, "pending NEW with pmix.timeout=3 -> %s after %.1f s",
+          PMIx_Error_string(rc), (now_ms() - t1) / 1000);
+    if (res) PMIX_INFO_FREE(res, nres);
     /* CANCEL of nothing */
     infos_init(&in, 1);
     infos_add(&in, PMIX_ALLOC_ID, pending_id, PMIX_STRING);
@@ -370,6 +433,15 @@ static int run_grow(void) {
     CHECK(strstr(str_of(res, nres, PMIX_EVENT_TEXT_MESSAGE), "slurmctld") != NULL, "with Slurm's reason: %s",
           str_of(res, nres, PMIX_EVENT_TEXT_MESSAGE));
     printf("REFUSED %s\n", str_of(res, nres, PMIX_EVENT_TEXT_MESSAGE));
+    if (res) PMIX_INFO_FREE(res, nres);
+
+    /* a partition that does not exist: Slurm's refusal */
+    infos_init(&in, 1);
+    infos_add(&in, PMIX_ALLOC_QUEUE, "nosuchpartition", PMIX_STRING);
+    rc = alloc_req(PMIX_ALLOC_NEW, &in, &res, &nres);
+    infos_free(&in, 1);
+    CHECK(rc == PMIX_ERR_BAD_PARAM && strstr(str_of(res, nres, PMIX_EVENT_TEXT_MESSAGE), "partition"),
+          "NEW in an unknown partition -> %s: %s", PMIx_Error_string(rc), str_of(res, nres, PMIX_EVENT_TEXT_MESSAGE));
     if (res) PMIX_INFO_FREE(res, nres);
 
     /* 9. Bad attribute: refused before Slurm */
@@ -471,6 +543,10 @@ static int run_time(int expect_ok) {
         CHECK(rc == PMIX_SUCCESS, "EXTEND time by 600 s -> %s", PMIx_Error_string(rc));
         CHECK(t && t->value.data.uint32 > 600, "new limit %u s", t ? t->value.data.uint32 : 0);
         printf("TIMELIMIT %u\n", t ? t->value.data.uint32 : 0);
+    } else if (getenv("PMIX_ALLOC_EXPECT_UNREACH")) {
+        CHECK(rc == PMIX_ERR_UNREACH, "EXTEND time with slurmctld stopped -> %s: %s", PMIx_Error_string(rc),
+              str_of(res, nres, PMIX_EVENT_TEXT_MESSAGE));
+        printf("UNREACH %s\n", str_of(res, nres, PMIX_EVENT_TEXT_MESSAGE));
     } else {
         CHECK(rc == PMIX_ERR_NO_PERMISSIONS, "EXTEND time by 600 s refused -> %s", PMIx_Error_string(rc));
         const char *why = str_of(res, nres, PMIX_EVENT_TEXT_MESSAGE);
@@ -542,6 +618,7 @@ int main(int argc, char **argv) {
         return 2;
     }
     ptest_rank = (int)self.rank;
+    if (getenv("PMIX_ALLOC_WAIT")) sleep(atoi(getenv("PMIX_ALLOC_WAIT")));  /* lets a script stop slurmctld first */
     if (strcmp(mode, "queries") == 0)
         run_queries();
     else if (strcmp(mode, "grow") == 0)

@@ -134,18 +134,20 @@ int main(void) {
     CHECK_RC(PMIX_ERR_BAD_PARAM, PMIx_Info_load(&info, NULL, &u, PMIX_UINT32));
     CHECK_RC(PMIX_ERR_BAD_PARAM, PMIx_Info_load(&info, longkey, &u, PMIX_UINT32));
 
-    /* not supported: exported, immediate error, no callback */
-    CHECK_RC(PMIX_ERR_NOT_SUPPORTED, PMIx_Publish(NULL, 0));
-    CHECK_RC(PMIX_ERR_NOT_SUPPORTED, PMIx_Unpublish(NULL, NULL, 0));
+    /* publish/lookup and spawn are real (issue #8): their error paths */
+    CHECK_RC(PMIX_ERR_BAD_PARAM, PMIx_Publish(NULL, 0));
+    CHECK_RC(PMIX_SUCCESS, PMIx_Unpublish(NULL, NULL, 0)); /* all of mine: none */
     pmix_pdata_t pd;
     memset(&pd, 0, sizeof(pd));
-    CHECK_RC(PMIX_ERR_NOT_SUPPORTED, PMIx_Lookup(&pd, 1, NULL, 0));
+    CHECK_RC(PMIX_ERR_BAD_PARAM, PMIx_Lookup(&pd, 1, NULL, 0));
     pmix_nspace_t newns;
-    CHECK_RC(PMIX_ERR_NOT_SUPPORTED, PMIx_Spawn(NULL, 0, NULL, 0, newns));
+    CHECK_RC(PMIX_ERR_BAD_PARAM, PMIx_Spawn(NULL, 0, NULL, 0, newns));
+    /* not supported: exported, immediate error, no callback */
     CHECK_RC(PMIX_ERR_NOT_SUPPORTED, PMIx_Connect(&me, 1, NULL, 0));
     CHECK_RC(PMIX_ERR_NOT_SUPPORTED, PMIx_Disconnect(&me, 1, NULL, 0));
     CHECK_RC(PMIX_ERR_NOT_SUPPORTED, PMIx_Group_construct("g", &me, 1, NULL, 0, NULL, NULL));
-    CHECK_RC(PMIX_ERR_NOT_SUPPORTED, PMIx_Allocation_request(PMIX_ALLOC_NEW, NULL, 0, NULL, NULL));
+    /* allocation requests are real (issue #6): an unknown directive is refused before Slurm */
+    CHECK_RC(PMIX_ERR_BAD_PARAM, PMIx_Allocation_request((pmix_alloc_directive_t)99, NULL, 0, NULL, NULL));
     CHECK_RC(PMIX_ERR_NOT_SUPPORTED, PMIx_tool_init(NULL, NULL, 0));
     CHECK_RC(PMIX_SUCCESS, PMIx_Notify_event(-2000, &me, PMIX_RANGE_GLOBAL, NULL, 0, NULL, NULL)); /* through the server (issue #5) */
     CHECK_RC(PMIX_ERR_BAD_PARAM, PMIx_Notify_event(-2000, &me, PMIX_RANGE_CUSTOM, NULL, 0, NULL, NULL));

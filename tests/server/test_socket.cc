@@ -4,7 +4,9 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include <csignal>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -347,13 +349,30 @@ TEST_F(ServerSocket, AbortLogAndJobControl) {
     ASSERT_TRUE(r);
     EXPECT_EQ(r->status, PMIX_SUCCESS);
 
+    // Kill of another namespace: refused (the actions themselves are tested in tests/dyn).
     wire::job_control_request other;
+    pmix_proc_t elsewhere{};
+    strcpy(elsewhere.nspace, "other.ns");
+    other.targets.push_back(elsewhere);
     other.infos = make_infos(1);
     set_info(other.infos[0], "pmix.jctrl.kill", &t, PMIX_BOOL);
     ASSERT_TRUE(a->send_msg(wire::msg_type::job_control, 4, other));
     r = a->recv_reply();
     ASSERT_TRUE(r);
     EXPECT_EQ(r->status, PMIX_ERR_NOT_SUPPORTED);
+
+    // A signal to rank 0 (this process; SIGURG is ignored by default) reaches its pid.
+    wire::job_control_request sig;
+    pmix_proc_t rank0{};
+    strcpy(rank0.nspace, step.nspace.c_str());
+    sig.targets.push_back(rank0);
+    sig.infos = make_infos(1);
+    int urg = SIGURG;
+    set_info(sig.infos[0], "pmix.jctrl.sig", &urg, PMIX_INT);
+    ASSERT_TRUE(a->send_msg(wire::msg_type::job_control, 5, sig));
+    r = a->recv_reply();
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, PMIX_SUCCESS);
 
     srv->stop();
     EXPECT_FALSE(std::filesystem::exists(dir));
@@ -373,4 +392,48 @@ TEST_F(ServerSocket, FinalizedRankIsNotADeath) {
     r = a->recv_reply();
     ASSERT_TRUE(r);
     EXPECT_EQ(r->status, PMIX_ERR_NOT_FOUND);
+}
+
+// Publish / lookup through the real server (single node: node 0 keeps the data; the engine and
+// the forwarding between nodes are tested in tests/dyn).
+TEST_F(ServerSocket, PublishLookupThroughTheServer) {
+    auto a = client(0);
+    auto b = client(1);
+    wire::lookup_request lk;
+    lk.keys = {"svc"};
+    lk.directives = make_infos(1);
+    bool t = true;
+    set_info(lk.directives[0], PMIX_WAIT, &t, PMIX_BOOL);
+    ASSERT_TRUE(b->send_msg(wire::msg_type::lookup, 2, lk));
+    EXPECT_FALSE(b->recv_reply(100));  // waits for the data
+
+    wire::publish_request pub;
+    pub.data = make_infos(1);
+    set_info(pub.data[0], "svc", "port-0", PMIX_STRING);
+    ASSERT_TRUE(a->send_msg(wire::msg_type::publish, 3, pub));
+    auto r = a->recv_reply();
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, PMIX_SUCCESS);
+    r = b->recv_reply();
+    ASSERT_TRUE(r);
+    ASSERT_EQ(r->status, PMIX_SUCCESS);
+    wire::lookup_reply found;
+    ASSERT_TRUE(raw_client::body(*r, &found));
+    ASSERT_EQ(found.owners.size(), 1u);
+    EXPECT_EQ(found.owners[0].rank, 0u);
+    EXPECT_STREQ(found.data[0].value.data.string, "port-0");
+
+    // The publisher dies: its (default PMIX_PERSIST_PROC) data goes.
+    a->close_fd();
+    wire::lookup_request now;
+    now.keys = {"svc"};
+    pmix_status_t st = PMIX_SUCCESS;
+    for (int i = 0; i < 50 && st == PMIX_SUCCESS; ++i) {
+        ASSERT_TRUE(b->send_msg(wire::msg_type::lookup, 10 + i, now));
+        r = b->recv_reply();
+        ASSERT_TRUE(r);
+        st = r->status;
+        if (st == PMIX_SUCCESS) usleep(10000);
+    }
+    EXPECT_EQ(st, PMIX_ERR_NOT_FOUND);
 }

@@ -1,0 +1,319 @@
+#include "session_store.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <optional>
+
+#include "alloc_agent.h"
+#include "log.h"
+#include "value.h"
+
+namespace pmixcpp::session {
+
+Result<std::vector<uint8_t>> encode_request(const agent_request &r) {
+    wire::Writer w;
+    w.put_u32(kSessionMagic);
+    w.put_u8(r.type);
+    PMIXCPP_RETURN_IF_ERROR(w.put_string(r.nspace));
+    w.put_u32(r.rank);
+    PMIXCPP_RETURN_IF_ERROR(w.put_bytes(r.payload.data(), r.payload.size()));
+    return w.data();
+}
+bool is_session_body(std::span<const uint8_t> body) {
+    wire::Reader r(body.data(), body.size());
+    uint32_t magic = 0;
+    return r.get_u32(&magic).ok() && magic == kSessionMagic;
+}
+Status decode_request(std::span<const uint8_t> body, agent_request *out) {
+    wire::Reader r(body.data(), body.size());
+    uint32_t magic = 0;
+    std::span<const uint8_t> payload;
+    PMIXCPP_RETURN_IF_ERROR(r.get_u32(&magic));
+    if (magic != kSessionMagic) return Status(PMIX_ERR_UNPACK_FAILURE, "not a session request");
+    PMIXCPP_RETURN_IF_ERROR(r.get_u8(&out->type));
+    PMIXCPP_RETURN_IF_ERROR(r.get_string(&out->nspace, PMIX_MAX_NSLEN));
+    PMIXCPP_RETURN_IF_ERROR(r.get_u32(&out->rank));
+    PMIXCPP_RETURN_IF_ERROR(r.get_bytes(&payload));
+    out->payload.assign(payload.begin(), payload.end());
+    return r.expect_end();
+}
+Result<std::vector<uint8_t>> encode_reply(const agent_reply &r) {
+    wire::Writer w;
+    w.put_i32(r.status);
+    PMIXCPP_RETURN_IF_ERROR(w.put_string(r.message));
+    PMIXCPP_RETURN_IF_ERROR(w.put_bytes(r.body.data(), r.body.size()));
+    return w.data();
+}
+Status decode_reply(std::span<const uint8_t> body, agent_reply *out) {
+    wire::Reader r(body.data(), body.size());
+    std::span<const uint8_t> b;
+    PMIXCPP_RETURN_IF_ERROR(r.get_i32(&out->status));
+    PMIXCPP_RETURN_IF_ERROR(r.get_string(&out->message, 64 * 1024));
+    PMIXCPP_RETURN_IF_ERROR(r.get_bytes(&b));
+    out->body.assign(b.begin(), b.end());
+    return r.expect_end();
+}
+
+namespace {
+
+std::string hex(const std::string &s) {
+    static const char *d = "0123456789abcdef";
+    std::string out;
+    for (unsigned char c : s) {
+        out += d[c >> 4];
+        out += d[c & 15];
+    }
+    return out;
+}
+
+// One key's file: str owner nspace, u32 owner rank, u8 persistence, info.
+struct entry {
+    std::string owner;
+    uint32_t rank = 0;
+    uint8_t persistence = PMIX_PERSIST_PROC;
+    std::vector<uint8_t> info;  // encoded pmix_info_t
+};
+
+std::optional<entry> read_entry(const std::string &path) {
+    std::ifstream f(path, std::ios::binary);
+    if (!f) return std::nullopt;
+    std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    wire::Reader r(bytes.data(), bytes.size());
+    entry e;
+    if (!r.get_string(&e.owner, PMIX_MAX_NSLEN).ok() || !r.get_u32(&e.rank).ok() || !r.get_u8(&e.persistence).ok())
+        return std::nullopt;
+    e.info.assign(bytes.begin() + static_cast<long>(r.position()), bytes.end());
+    return e;
+}
+
+std::optional<int64_t> number_of(const pmix_value_t &v) {
+    switch (v.type) {
+    case PMIX_DATA_RANGE: return v.data.range;
+    case PMIX_PERSIST: return v.data.persist;
+    case PMIX_BOOL: return v.data.flag ? 1 : 0;
+    case PMIX_UNDEF: return 1;
+    default: break;
+    }
+    auto n = value_to_number<int64_t>(v);
+    if (!n.ok()) return std::nullopt;
+    return n.value();
+}
+const pmix_info_t *find(const InfoArray &a, const char *key) {
+    for (size_t i = 0; i < a.size(); ++i)
+        if (strncmp(a[i].key, key, PMIX_MAX_KEYLEN + 1) == 0) return &a[i];
+    return nullptr;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<job_store>> job_store::open(uint32_t job_id, uid_t uid, std::string dir) {
+    if (dir.empty()) {
+        const char *tmp = getenv("TMPDIR");
+        dir = std::string(tmp && *tmp ? tmp : "/tmp") + "/pmixcpp-u" + std::to_string(uid) + "-job" +
+              std::to_string(job_id);
+    }
+    if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
+        return Status(PMIX_ERR_NO_PERMISSIONS, "session store " + dir + ": " + strerror(errno));
+    struct stat st{};
+    if (lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != uid || (st.st_mode & 077) != 0)
+        return Status(PMIX_ERR_NO_PERMISSIONS, "session store " + dir + " is not a private directory of uid " +
+                                                   std::to_string(uid));
+    return std::unique_ptr<job_store>(new job_store(dir));
+}
+
+job_store::~job_store() {
+    _stopping = true;
+    std::vector<std::thread> threads;
+    {
+        std::lock_guard<std::mutex> g(_mutex);
+        threads.swap(_threads);
+    }
+    for (auto &t : threads)
+        if (t.joinable()) t.join();
+}
+
+void job_store::submit(int fd, std::vector<uint8_t> body) {
+    std::lock_guard<std::mutex> g(_mutex);
+    try {
+        _threads.emplace_back([this, fd, body = std::move(body)] {
+            agent_request req;
+            agent_reply rep;
+            if (Status st = decode_request(body, &req); !st.ok()) {
+                rep.status = PMIX_ERR_UNPACK_FAILURE;
+                rep.message = "malformed session request: " + st.message();
+            } else {
+                rep = handle(req);
+            }
+            auto bytes = encode_reply(rep);
+            if (!bytes.ok() || !send_alloc_reply_and_close(fd, bytes.value()).ok()) close(fd);
+        });
+    } catch (const std::exception &) {
+        close(fd);
+    }
+}
+
+agent_reply job_store::handle(const agent_request &r) {
+    switch (static_cast<wire::msg_type>(r.type)) {
+    case wire::msg_type::publish: return publish(r);
+    case wire::msg_type::lookup: return lookup(r);
+    case wire::msg_type::unpublish: return unpublish(r);
+    default: break;
+    }
+    if (r.type == 0) {  // a rank left
+        remove_owned(r.nspace, r.rank, true, {});
+        return {};
+    }
+    return agent_reply{PMIX_ERR_BAD_PARAM, "unknown session request", {}};
+}
+
+agent_reply job_store::publish(const agent_request &r) {
+    wire::publish_request m;
+    if (Status st = wire::decode_payload(r.payload, &m); !st.ok())
+        return agent_reply{PMIX_ERR_UNPACK_FAILURE, "malformed publish: " + st.message(), {}};
+    if (m.data.empty()) return agent_reply{PMIX_ERR_BAD_PARAM, "nothing to publish", {}};
+    uint8_t persistence = PMIX_PERSIST_PROC;
+    if (const pmix_info_t *p = find(m.directives, PMIX_PERSISTENCE)) {
+        auto n = number_of(p->value);
+        if (!n || *n < 0 || *n > PMIX_PERSIST_SESSION) return agent_reply{PMIX_ERR_BAD_PARAM, "invalid PMIX_PERSISTENCE", {}};
+        persistence = static_cast<uint8_t>(*n);
+    }
+    std::vector<std::string> linked;
+    for (size_t i = 0; i < m.data.size(); ++i) {
+        std::string key(m.data[i].key, strnlen(m.data[i].key, PMIX_MAX_KEYLEN + 1));
+        wire::Writer w;
+        if (!w.put_string(r.nspace).ok()) return agent_reply{PMIX_ERROR, "encode", {}};
+        w.put_u32(r.rank);
+        w.put_u8(persistence);
+        if (Status st = wire::encode_info(w, m.data[i]); !st.ok()) return agent_reply{st.code(), st.message(), {}};
+        std::string tmp = _dir + "/.tmp." + std::to_string(getpid()) + "." + std::to_string(gettid()) + "." +
+                          std::to_string(i);
+        std::string final_path = _dir + "/" + hex(key);
+        int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+        bool ok = fd >= 0 && write(fd, w.data().data(), w.data().size()) == static_cast<ssize_t>(w.data().size());
+        if (fd >= 0) close(fd);
+        int link_rc = ok ? link(tmp.c_str(), final_path.c_str()) : -1;
+        int err = errno;
+        unlink(tmp.c_str());
+        if (link_rc != 0) {
+            for (const auto &p : linked) unlink(p.c_str());  // all or nothing
+            if (ok && err == EEXIST) {
+                auto e = read_entry(final_path);
+                return agent_reply{PMIX_ERR_DUPLICATE_KEY,
+                                   "key " + key + " is already published" +
+                                       (e ? " by " + e->owner + ":" + std::to_string(e->rank) : std::string()),
+                                   {}};
+            }
+            return agent_reply{PMIX_ERROR, "session store " + _dir + ": " + strerror(err), {}};
+        }
+        linked.push_back(final_path);
+    }
+    return {};
+}
+
+agent_reply job_store::lookup(const agent_request &r) {
+    wire::lookup_request m;
+    if (Status st = wire::decode_payload(r.payload, &m); !st.ok())
+        return agent_reply{PMIX_ERR_UNPACK_FAILURE, "malformed lookup: " + st.message(), {}};
+    if (m.keys.empty()) return agent_reply{PMIX_ERR_BAD_PARAM, "no keys to look up", {}};
+    size_t wait_for = 0;
+    if (const pmix_info_t *w = find(m.directives, PMIX_WAIT)) {
+        auto n = number_of(w->value);
+        if (!n || *n < 0) return agent_reply{PMIX_ERR_BAD_PARAM, "invalid PMIX_WAIT", {}};
+        if (w->value.type == PMIX_BOOL || w->value.type == PMIX_UNDEF) wait_for = *n ? m.keys.size() : 0;
+        else wait_for = *n == 0 ? m.keys.size() : std::min<size_t>(static_cast<size_t>(*n), m.keys.size());
+    }
+    int timeout = kMaxWaitSec;
+    if (const pmix_info_t *t = find(m.directives, PMIX_TIMEOUT)) {
+        auto n = number_of(t->value);
+        if (n && *n > 0) timeout = static_cast<int>(std::min<int64_t>(*n, kMaxWaitSec));
+    }
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout);
+    for (;;) {
+        size_t present = 0;
+        for (const auto &k : m.keys) {
+            struct stat st{};
+            if (stat((_dir + "/" + hex(k)).c_str(), &st) == 0) ++present;
+        }
+        if (present >= wait_for) break;
+        if (_stopping || std::chrono::steady_clock::now() >= deadline)
+            return agent_reply{PMIX_ERR_TIMEOUT, "timed out waiting for " + std::to_string(wait_for) +
+                                                     " published key(s)", {}};
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    // Collect; FIRST_READ entries are consumed (renamed away first, so one reader wins).
+    wire::Writer w;
+    uint32_t n = 0;
+    wire::Writer items;
+    for (const auto &k : m.keys) {
+        std::string path = _dir + "/" + hex(k);
+        auto e = read_entry(path);
+        if (!e) continue;
+        if (e->persistence == PMIX_PERSIST_FIRST_READ) {
+            std::string taken = _dir + "/.taken." + std::to_string(gettid()) + "." + hex(k);
+            if (rename(path.c_str(), taken.c_str()) != 0) continue;  // another reader took it
+            unlink(taken.c_str());
+        }
+        pmix_proc_t owner{};
+        strncpy(owner.nspace, e->owner.c_str(), PMIX_MAX_NSLEN);
+        owner.rank = e->rank;
+        if (!wire::encode_proc(items, owner).ok()) continue;
+        items.put_raw(e->info.data(), e->info.size());
+        ++n;
+    }
+    if (n == 0) return agent_reply{PMIX_ERR_NOT_FOUND, "no published data for the keys asked", {}};
+    w.put_u32(n);
+    w.put_raw(items.data().data(), items.data().size());
+    return agent_reply{PMIX_SUCCESS, {}, w.data()};
+}
+
+agent_reply job_store::unpublish(const agent_request &r) {
+    wire::unpublish_request m;
+    if (Status st = wire::decode_payload(r.payload, &m); !st.ok())
+        return agent_reply{PMIX_ERR_UNPACK_FAILURE, "malformed unpublish: " + st.message(), {}};
+    size_t before = 0;
+    for (const auto &k : m.keys) {
+        auto e = read_entry(_dir + "/" + hex(k));
+        if (e && e->owner == r.nspace && e->rank == r.rank) ++before;
+    }
+    remove_owned(r.nspace, r.rank, false, m.keys);
+    if (!m.keys.empty() && before == 0)
+        return agent_reply{PMIX_ERR_NOT_FOUND, "none of the keys is published by this rank", {}};
+    return {};
+}
+
+void job_store::remove_owned(const std::string &nspace, uint32_t rank, bool proc_only,
+                             const std::vector<std::string> &keys) {
+    DIR *d = opendir(_dir.c_str());
+    if (d == nullptr) return;
+    std::vector<std::string> wanted;
+    for (const auto &k : keys) wanted.push_back(hex(k));
+    while (dirent *de = readdir(d)) {
+        std::string name = de->d_name;
+        if (name.empty() || name[0] == '.') continue;
+        if (!wanted.empty() && std::find(wanted.begin(), wanted.end(), name) == wanted.end()) continue;
+        auto e = read_entry(_dir + "/" + name);
+        if (!e || e->owner != nspace) continue;
+        if (rank != PMIX_RANK_WILDCARD && e->rank != rank) continue;
+        if (proc_only && e->persistence != PMIX_PERSIST_PROC &&
+            !(rank == PMIX_RANK_WILDCARD && e->persistence == PMIX_PERSIST_APP))
+            continue;
+        unlink((_dir + "/" + name).c_str());
+    }
+    closedir(d);
+}
+
+void job_store::step_ended(const std::string &nspace) {
+    remove_owned(nspace, PMIX_RANK_WILDCARD, true, {});
+    rmdir(_dir.c_str());  // only if empty: the last step of the job leaves nothing behind
+}
+
+}  // namespace pmixcpp::session

@@ -1,0 +1,75 @@
+// Published data of PMIX_RANGE_SESSION (the default range): shared by every step of a job. It
+// lives beside the job's srun processes (which, in a batch script or an salloc shell, run on one
+// host, as the user): one directory per job, `${TMPDIR:-/tmp}/pmixcpp-u<uid>-job<job>/`, mode
+// 0700, one file per key created with link() so a duplicate is refused atomically. Each step's
+// node servers reach it through their own srun's agent (the allocation channel, magic "PXPB").
+// No Slurm here; the file operations run on the agent's side, on threads of their own.
+#pragma once
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <memory>
+#include <cstdint>
+#include <mutex>
+#include <span>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "status.h"
+#include "wire/messages.h"
+
+namespace pmixcpp::session {
+
+inline constexpr uint32_t kSessionMagic = 0x42505850;  // "PXPB"
+inline constexpr int kMaxWaitSec = 3600;                 // a PMIX_WAIT lookup without timeout
+
+// Agent request: u32 magic, u8 type (20 publish, 21 lookup, 22 unpublish, 0 rank left), str nspace,
+// u32 rank, bytes the client's payload. Reply: i32 status, str message, bytes the reply body.
+struct agent_request {
+    uint8_t type = 0;
+    std::string nspace;
+    uint32_t rank = 0;
+    std::vector<uint8_t> payload;
+};
+struct agent_reply {
+    int32_t status = 0;
+    std::string message;
+    std::vector<uint8_t> body;
+};
+Result<std::vector<uint8_t>> encode_request(const agent_request &r);
+bool is_session_body(std::span<const uint8_t> body);
+Status decode_request(std::span<const uint8_t> body, agent_request *r);
+Result<std::vector<uint8_t>> encode_reply(const agent_reply &r);
+Status decode_reply(std::span<const uint8_t> body, agent_reply *r);
+
+// The job's store (srun side). Thread safe; lookups that wait poll the directory.
+class job_store {
+public:
+    // `dir` empty = the default directory for (uid, job).
+    static Result<std::unique_ptr<job_store>> open(uint32_t job_id, uid_t uid, std::string dir = {});
+    ~job_store();  // joins request threads
+    const std::string &dir() const { return _dir; }
+
+    agent_reply handle(const agent_request &r);
+    // srun side, taking the agent connection: answer on a thread (send_alloc_reply_and_close).
+    void submit(int fd, std::vector<uint8_t> body);
+    // The step `nspace` ended: its data that does not outlive it (PROC, APP) goes.
+    void step_ended(const std::string &nspace);
+
+private:
+    explicit job_store(std::string dir) : _dir(std::move(dir)) {}
+    agent_reply publish(const agent_request &r);
+    agent_reply lookup(const agent_request &r);
+    agent_reply unpublish(const agent_request &r);
+    void remove_owned(const std::string &nspace, uint32_t rank, bool proc_only, const std::vector<std::string> &keys);
+
+    std::string _dir;
+    std::atomic<bool> _stopping{false};
+    std::mutex _mutex;
+    std::vector<std::thread> _threads;
+    std::atomic<int> _waiting{0};
+};
+
+}  // namespace pmixcpp::session

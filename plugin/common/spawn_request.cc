@@ -1,0 +1,384 @@
+#include "spawn_request.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <optional>
+#include <chrono>
+#include <cstring>
+
+#include "alloc_agent.h"
+#include "log.h"
+#include "value.h"
+
+extern char **environ;
+
+namespace pmixcpp::spawn {
+
+// ------------------------------------------------------------------------------------------
+// Messages: u32 magic, str parent nspace, u32 parent rank, spawn_request | i32 status, str message, str nspace
+
+Result<std::vector<uint8_t>> encode_request(const agent_spawn_request &r) {
+    wire::Writer w;
+    w.put_u32(kSpawnMagic);
+    PMIXCPP_RETURN_IF_ERROR(w.put_string(r.parent_nspace));
+    w.put_u32(r.parent_rank);
+    PMIXCPP_RETURN_IF_ERROR(wire::encode(w, r.request));
+    return w.data();
+}
+
+bool is_spawn_body(std::span<const uint8_t> body) {
+    wire::Reader r(body.data(), body.size());
+    uint32_t magic = 0;
+    return r.get_u32(&magic).ok() && magic == kSpawnMagic;
+}
+
+Status decode_request(std::span<const uint8_t> body, agent_spawn_request *out) {
+    wire::Reader r(body.data(), body.size());
+    uint32_t magic = 0;
+    PMIXCPP_RETURN_IF_ERROR(r.get_u32(&magic));
+    if (magic != kSpawnMagic) return Status(PMIX_ERR_UNPACK_FAILURE, "not a spawn request");
+    PMIXCPP_RETURN_IF_ERROR(r.get_string(&out->parent_nspace, PMIX_MAX_NSLEN));
+    PMIXCPP_RETURN_IF_ERROR(r.get_u32(&out->parent_rank));
+    PMIXCPP_RETURN_IF_ERROR(wire::decode(r, &out->request));
+    return r.expect_end();
+}
+
+Result<std::vector<uint8_t>> encode_reply(const agent_spawn_reply &r) {
+    wire::Writer w;
+    w.put_i32(r.status);
+    PMIXCPP_RETURN_IF_ERROR(w.put_string(r.message));
+    PMIXCPP_RETURN_IF_ERROR(w.put_string(r.nspace));
+    return w.data();
+}
+
+Status decode_reply(std::span<const uint8_t> body, agent_spawn_reply *out) {
+    wire::Reader r(body.data(), body.size());
+    PMIXCPP_RETURN_IF_ERROR(r.get_i32(&out->status));
+    PMIXCPP_RETURN_IF_ERROR(r.get_string(&out->message, 64 * 1024));
+    PMIXCPP_RETURN_IF_ERROR(r.get_string(&out->nspace, PMIX_MAX_NSLEN));
+    return r.expect_end();
+}
+
+// ------------------------------------------------------------------------------------------
+// The plan
+
+namespace {
+
+std::string key_of(const pmix_info_t &i) { return std::string(i.key, strnlen(i.key, PMIX_MAX_KEYLEN + 1)); }
+
+Result<std::string> string_of(const pmix_info_t &i) {
+    if (i.value.type != PMIX_STRING || i.value.data.string == nullptr)
+        return Status(PMIX_ERR_BAD_PARAM, key_of(i) + " must be a string");
+    return std::string(i.value.data.string);
+}
+
+bool all_digits(const std::string &s) {
+    return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos;
+}
+
+// "N:node" (PMIX_PPR) or "ppr:N:node" (PMIX_MAPBY) -> N
+std::optional<std::string> ppr_per_node(std::string s) {
+    if (s.rfind("ppr:", 0) == 0) s = s.substr(4);
+    auto colon = s.find(':');
+    if (colon == std::string::npos) return std::nullopt;
+    std::string n = s.substr(0, colon), what = s.substr(colon + 1);
+    if (!all_digits(n) || what.rfind("node", 0) != 0) return std::nullopt;
+    return n;
+}
+
+Status apply_info(const pmix_info_t &i, spawn_plan *p, std::vector<std::string> *opts, std::string *nodelist) {
+    const std::string key = key_of(i);
+    const bool required = (i.flags & PMIX_INFO_REQD) != 0;
+    if (key == PMIX_HOST || key == PMIX_ADD_HOST) {
+        auto s = string_of(i);
+        if (!s.ok()) return s.status();
+        *nodelist += (nodelist->empty() ? "" : ",") + s.value();
+    } else if (key == PMIX_WDIR) {
+        auto s = string_of(i);
+        if (!s.ok()) return s.status();
+        p->cwd = s.value();
+    } else if (key == PMIX_PPR || key == PMIX_MAPBY) {
+        auto s = string_of(i);
+        if (!s.ok()) return s.status();
+        std::string v = s.value();
+        for (auto &ch : v) ch = static_cast<char>(tolower(ch));
+        if (auto n = ppr_per_node(v)) opts->push_back("--ntasks-per-node=" + *n);
+        else if (v == "node") opts->push_back("--distribution=cyclic");
+        else if (v == "slot" || v == "core" || v == "hwthread" || v == "socket" || v == "numa")
+            opts->push_back("--distribution=block");
+        else if (required) return Status(PMIX_ERR_NOT_SUPPORTED, key + " \"" + s.value() + "\" cannot be given to srun");
+    } else if (key == PMIX_PREFIX) {
+        auto s = string_of(i);
+        if (!s.ok()) return s.status();
+        const char *path = getenv("PATH");
+        p->env.push_back("PATH=" + s.value() + "/bin" + (path ? std::string(":") + path : std::string()));
+    } else if (key == PMIX_SET_ENVAR) {
+        if (i.value.type != PMIX_ENVAR || i.value.data.envar.envar == nullptr)
+            return Status(PMIX_ERR_BAD_PARAM, key + " must be a pmix_envar_t");
+        p->env.push_back(std::string(i.value.data.envar.envar) + "=" +
+                         (i.value.data.envar.value ? i.value.data.envar.value : ""));
+    } else if (key == PMIX_FWD_STDOUT || key == PMIX_FWD_STDERR || key == PMIX_NOTIFY_COMPLETION ||
+               key == PMIX_SPAWNED || key == PMIX_TIMEOUT) {
+        // srun forwards the children's output to the parent's srun; completion is not notified
+    } else if (required) {
+        return Status(PMIX_ERR_NOT_SUPPORTED, "required spawn attribute " + key + " is not supported under Slurm");
+    }
+    return Status::success();
+}
+
+}  // namespace
+
+Result<spawn_plan> plan_spawn(const agent_spawn_request &r, uint32_t job_id) {
+    const auto &req = r.request;
+    if (req.apps.empty()) return Status(PMIX_ERR_BAD_PARAM, "no apps to spawn");
+    if (req.apps.size() > 1)
+        return Status(PMIX_ERR_NOT_SUPPORTED, "spawning several apps in one call is not supported yet");
+    const auto &app = req.apps[0];
+    if (app.maxprocs <= 0) return Status(PMIX_ERR_BAD_PARAM, "maxprocs must be > 0");
+    spawn_plan p;
+    p.cwd = app.cwd;
+    std::vector<std::string> opts;
+    std::string nodelist;
+    for (size_t i = 0; i < req.job_info.size(); ++i) PMIXCPP_RETURN_IF_ERROR(apply_info(req.job_info[i], &p, &opts, &nodelist));
+    for (size_t i = 0; i < app.info.size(); ++i) PMIXCPP_RETURN_IF_ERROR(apply_info(app.info[i], &p, &opts, &nodelist));
+    for (const auto &e : app.env) {
+        if (e.find('=') == std::string::npos || e[0] == '=') return Status(PMIX_ERR_BAD_PARAM, "app env entry without '='");
+        p.env.push_back(e);
+    }
+    p.env.push_back(std::string(kParentEnv) + "=" + r.parent_nspace + ":" + std::to_string(r.parent_rank));
+    p.exe = app.cmd;
+    // The children share the job's CPUs with their parents (--overlap), as mpirun's spawn does.
+    p.argv = {"srun", "--jobid=" + std::to_string(job_id), "--mpi=pmixcpp", "--overlap",
+              "--ntasks=" + std::to_string(app.maxprocs), "--kill-on-bad-exit=0"};
+    if (!nodelist.empty()) p.argv.push_back("--nodelist=" + nodelist);
+    if (!p.cwd.empty()) p.argv.push_back("--chdir=" + p.cwd);
+    for (auto &o : opts) p.argv.push_back(std::move(o));
+    p.argv.push_back(app.cmd);
+    for (size_t i = 1; i < app.argv.size(); ++i) p.argv.push_back(app.argv[i]);
+    return p;
+}
+
+Result<std::string> resolve_exe(const std::string &cmd, const std::string &cwd, const std::string &path_env) {
+    auto executable = [](const std::string &f) {
+        struct stat st{};
+        return stat(f.c_str(), &st) == 0 && S_ISREG(st.st_mode) && access(f.c_str(), X_OK) == 0;
+    };
+    if (cmd.find('/') != std::string::npos) {
+        std::string f = cmd[0] == '/' || cwd.empty() ? cmd : cwd + "/" + cmd;
+        if (executable(f)) return f;
+        return Status(PMIX_ERR_JOB_EXE_NOT_FOUND, "no executable " + f);
+    }
+    size_t start = 0;
+    while (start <= path_env.size()) {
+        size_t end = path_env.find(':', start);
+        if (end == std::string::npos) end = path_env.size();
+        std::string dir = path_env.substr(start, end - start);
+        if (dir.empty()) dir = ".";
+        if (executable(dir + "/" + cmd)) return dir + "/" + cmd;
+        start = end + 1;
+    }
+    return Status(PMIX_ERR_JOB_EXE_NOT_FOUND, "no executable " + cmd + " in PATH");
+}
+
+// ------------------------------------------------------------------------------------------
+// srun side
+
+spawn_launcher::~spawn_launcher() {
+    std::vector<std::thread> threads;
+    {
+        std::lock_guard<std::mutex> g(_mutex);
+        threads.swap(_threads);
+    }
+    for (auto &t : threads)
+        if (t.joinable()) t.join();
+}
+
+void spawn_launcher::submit(int fd, std::vector<uint8_t> body) {
+    std::lock_guard<std::mutex> g(_mutex);
+    try {
+        _threads.emplace_back([this, fd, body = std::move(body)]() mutable { handle(fd, std::move(body)); });
+    } catch (const std::exception &) {
+        agent_spawn_reply r;
+        r.status = PMIX_ERR_OUT_OF_RESOURCE;
+        r.message = "srun cannot start a spawn thread";
+        auto bytes = encode_reply(r);
+        if (bytes.ok()) (void)send_alloc_reply_and_close(fd, bytes.value());
+        else close(fd);
+    }
+}
+
+void spawn_launcher::handle(int fd, std::vector<uint8_t> body) {
+    agent_spawn_reply reply;
+    agent_spawn_request req;
+    if (Status st = decode_request(body, &req); !st.ok()) {
+        reply.status = PMIX_ERR_UNPACK_FAILURE;
+        reply.message = "malformed spawn request: " + st.message();
+    } else {
+        reply = launch(req);
+    }
+    auto bytes = encode_reply(reply);
+    if (!bytes.ok() || !send_alloc_reply_and_close(fd, bytes.value()).ok()) close(fd);
+}
+
+agent_spawn_reply spawn_launcher::launch(const agent_spawn_request &r) {
+    agent_spawn_reply out;
+    auto fail = [&](const Status &st) {
+        out.status = st.code() == PMIX_SUCCESS ? PMIX_ERROR : st.code();
+        out.message = st.message();
+        return out;
+    };
+    auto plan = plan_spawn(r, _job_id);
+    if (!plan.ok()) return fail(plan.status());
+    const char *path = getenv("PATH");
+    std::string path_env = path ? path : "/usr/bin:/bin";
+    for (const auto &e : plan->env)
+        if (e.rfind("PATH=", 0) == 0) path_env = e.substr(5);
+    auto exe = resolve_exe(plan->exe, plan->cwd, path_env);
+    if (!exe.ok()) return fail(exe.status());
+
+    int report[2];
+    if (pipe2(report, O_CLOEXEC) != 0) return fail(Status(PMIX_ERR_OUT_OF_RESOURCE, std::string("pipe: ") + strerror(errno)));
+    // Everything the child needs, built before fork.
+    std::vector<std::string> env_strings;
+    static const char *drop[] = {"SLURM_NTASKS=", "SLURM_NPROCS=", "SLURM_NNODES=", "SLURM_NTASKS_PER_NODE=",
+                                 "SLURM_TASKS_PER_NODE=", "SLURM_STEP_", "SLURM_DISTRIBUTION=", "SLURM_NODELIST=",
+                                 "SLURM_JOB_NODELIST=", "SLURM_SRUN_COMM_", "SLURM_STEPID=", "SLURM_MPI_TYPE=",
+                                 "SLURM_CPUS_PER_TASK=", "SLURM_OVERLAP=", "SLURM_EXCLUSIVE=", kReportFdEnv,
+                                 nullptr};
+    for (char **e = environ; e && *e; ++e) {
+        bool skip = false;
+        for (const char **d = drop; *d && !skip; ++d) skip = strncmp(*e, *d, strlen(*d)) == 0;
+        if (!skip) env_strings.emplace_back(*e);
+    }
+    for (const auto &e : plan->env) {
+        std::string name = e.substr(0, e.find('=') + 1);
+        std::erase_if(env_strings, [&](const std::string &x) { return x.rfind(name, 0) == 0; });
+        env_strings.push_back(e);
+    }
+    env_strings.push_back(std::string(kReportFdEnv) + "=" + std::to_string(report[1]));
+    std::vector<char *> envp, argv;
+    for (auto &e : env_strings) envp.push_back(e.data());
+    envp.push_back(nullptr);
+    std::vector<std::string> args = plan->argv;
+    for (auto &a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+
+    auto t0 = std::chrono::steady_clock::now();
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(report[0]);
+        close(report[1]);
+        return fail(Status(PMIX_ERR_OUT_OF_RESOURCE, std::string("fork: ") + strerror(errno)));
+    }
+    if (pid == 0) {
+        // The child: keep the report pipe across exec, own process group (a signal to the
+        // parent's srun is not the children's), then srun.
+        fcntl(report[1], F_SETFD, 0);
+        setpgid(0, 0);
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, nullptr);
+        execvpe("srun", argv.data(), envp.data());
+        _exit(127);
+    }
+    close(report[1]);
+    PMIXCPP_LOG_VERBOSE("spawn for %s:%u: srun pid %d: %s ...", r.parent_nspace.c_str(), r.parent_rank,
+                        static_cast<int>(pid), plan->argv.size() > 5 ? plan->argv[4].c_str() : "");
+    // Wait for the child srun's plugin to name the step (or for srun to end first).
+    std::string got;
+    auto deadline = t0 + std::chrono::seconds(kStepStartTimeoutSec);
+    bool eof = false;
+    while (!eof && got.find('\n') == std::string::npos) {
+        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+        if (left.count() <= 0) break;
+        pollfd p{report[0], POLLIN, 0};
+        int n = poll(&p, 1, static_cast<int>(std::min<int64_t>(left.count(), 1000)));
+        if (n < 0 && errno != EINTR) break;
+        if (n <= 0) continue;
+        char buf[256];
+        ssize_t k = read(report[0], buf, sizeof(buf));
+        if (k <= 0) eof = true;
+        else got.append(buf, static_cast<size_t>(k));
+    }
+    close(report[0]);
+    auto nl = got.find('\n');
+    if (nl != std::string::npos && got.rfind("pmixcpp.", 0) == 0) {
+        out.nspace = got.substr(0, nl);
+        double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+        PMIXCPP_LOG_VERBOSE("spawn for %s:%u: step %s started in %.1f ms", r.parent_nspace.c_str(), r.parent_rank,
+                            out.nspace.c_str(), ms);
+        // Reap the child srun when it ends.
+        std::thread([pid] {
+            int status = 0;
+            while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+            }
+        }).detach();
+        return out;
+    }
+    int status = 0;
+    if (!eof) {
+        kill(-pid, SIGTERM);
+        waitpid(pid, &status, 0);
+        return fail(Status(PMIX_ERR_TIMEOUT, "the spawned step did not start within " +
+                                                 std::to_string(kStepStartTimeoutSec) + " s"));
+    }
+    waitpid(pid, &status, 0);
+    int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return fail(Status(code == 127 ? PMIX_ERR_JOB_EXE_NOT_FOUND : PMIX_ERR_JOB_FAILED_TO_LAUNCH,
+                       "srun of the spawned step ended with status " + std::to_string(code) +
+                           " before the step started (see srun's messages)"));
+}
+
+// ------------------------------------------------------------------------------------------
+// slurmstepd side
+
+agent_spawn_host::~agent_spawn_host() {
+    _cancel = true;
+    std::vector<std::thread> threads;
+    {
+        std::lock_guard<std::mutex> g(_mutex);
+        threads.swap(_threads);
+    }
+    for (auto &t : threads)
+        if (t.joinable()) t.join();
+}
+
+void agent_spawn_host::spawn(std::vector<uint8_t> body, std::function<void(Result<agent_spawn_reply>)> done) {
+    std::lock_guard<std::mutex> g(_mutex);
+    try {
+        _threads.emplace_back([this, body = std::move(body), done = std::move(done)] {
+            auto bytes = agent_alloc_call(_host, _port, _secret, body, (kStepStartTimeoutSec + 30) * 1000, &_cancel);
+            if (!bytes.ok()) {
+                done(bytes.status().with_context("spawn through srun"));
+                return;
+            }
+            agent_spawn_reply r;
+            Status st = decode_reply(bytes.value(), &r);
+            if (!st.ok()) done(st.with_context("spawn reply from srun"));
+            else done(std::move(r));
+        });
+    } catch (const std::exception &e) {
+        done(Status(PMIX_ERR_OUT_OF_RESOURCE, std::string("cannot start a spawn thread: ") + e.what()));
+    }
+}
+
+void agent_spawn_host::call(std::vector<uint8_t> body, int timeout_ms,
+                            std::function<void(Result<std::vector<uint8_t>>)> done) {
+    std::lock_guard<std::mutex> g(_mutex);
+    try {
+        _threads.emplace_back([this, body = std::move(body), timeout_ms, done = std::move(done)] {
+            done(agent_alloc_call(_host, _port, _secret, body, timeout_ms, &_cancel));
+        });
+    } catch (const std::exception &e) {
+        done(Status(PMIX_ERR_OUT_OF_RESOURCE, std::string("cannot start an agent thread: ") + e.what()));
+    }
+}
+
+}  // namespace pmixcpp::spawn

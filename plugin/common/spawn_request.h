@@ -1,0 +1,102 @@
+// PMIx_Spawn as a new Slurm step of the same job. Three pieces, none of them Slurm-specific:
+//  - the request slurmstepd sends through srun's agent (the allocation channel of alloc_agent.h,
+//    told apart by its magic): the parent proc and the client's spawn payload;
+//  - spawn_plan: the srun command line and environment for the apps and their infos;
+//  - spawn_launcher (in srun, as the user): runs `srun --jobid=<job> --mpi=pmixcpp ...`, learns
+//    the new step's namespace from the child srun's plugin (through an inherited pipe named by
+//    PMIXCPP_SPAWN_REPORT_FD) and answers; a failure before the step exists comes back as a status.
+#pragma once
+
+#include <sys/socket.h>
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <span>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "status.h"
+#include "wire/messages.h"
+
+namespace pmixcpp::spawn {
+
+inline constexpr uint32_t kSpawnMagic = 0x50535850;  // "PXSP"
+// Set in the child srun's environment by the launcher.
+inline constexpr const char *kReportFdEnv = "PMIXCPP_SPAWN_REPORT_FD";
+inline constexpr const char *kParentEnv = "PMIXCPP_SPAWN_PARENT";  // "<nspace>:<rank>"
+// How long the launcher waits for the new step to exist.
+inline constexpr int kStepStartTimeoutSec = 120;
+
+struct agent_spawn_request {
+    std::string parent_nspace;
+    uint32_t parent_rank = 0;
+    wire::spawn_request request;
+};
+struct agent_spawn_reply {
+    int32_t status = 0;
+    std::string message;
+    std::string nspace;
+};
+
+Result<std::vector<uint8_t>> encode_request(const agent_spawn_request &r);
+bool is_spawn_body(std::span<const uint8_t> body);
+Status decode_request(std::span<const uint8_t> body, agent_spawn_request *r);
+Result<std::vector<uint8_t>> encode_reply(const agent_spawn_reply &r);
+Status decode_reply(std::span<const uint8_t> body, agent_spawn_reply *r);
+
+// What to run: srun's argv (argv[0] = "srun") and the variables to set in its environment (they
+// reach the children, srun exporting its environment).
+struct spawn_plan {
+    std::vector<std::string> argv;
+    std::vector<std::string> env;  // KEY=VALUE
+    std::string exe;               // the app's command, checked before srun runs
+    std::string cwd;
+};
+// PMIX_ERR_NOT_SUPPORTED: several apps, or a required attribute Slurm cannot honour;
+// PMIX_ERR_BAD_PARAM: a malformed one. Optional unknown attributes are ignored.
+Result<spawn_plan> plan_spawn(const agent_spawn_request &r, uint32_t job_id);
+
+// The command resolved like execvp would (PATH of `path_env`), or PMIX_ERR_JOB_EXE_NOT_FOUND.
+Result<std::string> resolve_exe(const std::string &cmd, const std::string &cwd, const std::string &path_env);
+
+// srun side: one thread per request (bounded), answers on the request's connection.
+class spawn_launcher {
+public:
+    explicit spawn_launcher(uint32_t job_id) : _job_id(job_id) {}
+    ~spawn_launcher();  // joins the request threads (a child srun keeps running)
+    // Takes `fd` (answered with send_alloc_reply_and_close) and the request body.
+    void submit(int fd, std::vector<uint8_t> body);
+
+private:
+    void handle(int fd, std::vector<uint8_t> body);
+    agent_spawn_reply launch(const agent_spawn_request &r);
+
+    uint32_t _job_id;
+    std::mutex _mutex;
+    std::vector<std::thread> _threads;
+};
+
+// slurmstepd side: carry one request to srun's agent on a thread of its own and hand the reply
+// to `done` (from that thread). Threads are joined on destruction.
+class agent_spawn_host {
+public:
+    agent_spawn_host(const sockaddr_storage &agent_host, uint16_t port, std::string secret)
+        : _host(agent_host), _port(port), _secret(std::move(secret)) {}
+    ~agent_spawn_host();
+    void spawn(std::vector<uint8_t> body, std::function<void(Result<agent_spawn_reply>)> done);
+    // Any other request of the allocation channel (session_store.h): the raw reply body.
+    void call(std::vector<uint8_t> body, int timeout_ms, std::function<void(Result<std::vector<uint8_t>>)> done);
+
+private:
+    sockaddr_storage _host;
+    uint16_t _port;
+    std::string _secret;
+    std::atomic<bool> _cancel{false};
+    std::mutex _mutex;
+    std::vector<std::thread> _threads;
+};
+
+}  // namespace pmixcpp::spawn

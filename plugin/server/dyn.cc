@@ -1,0 +1,503 @@
+#include "dyn.h"
+
+#include <signal.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "log.h"
+#include "../common/session_store.h"
+#include "../common/spawn_request.h"
+#include "../net/envelope.h"
+#include "value.h"
+#include "wire/codec.h"
+
+namespace pmixcpp::server {
+
+namespace {
+
+std::string key_of(const pmix_info_t &i) { return std::string(i.key, strnlen(i.key, PMIX_MAX_KEYLEN + 1)); }
+
+const pmix_info_t *find(const InfoArray &a, const char *key) {
+    for (size_t i = 0; i < a.size(); ++i)
+        if (strncmp(a[i].key, key, PMIX_MAX_KEYLEN + 1) == 0) return &a[i];
+    return nullptr;
+}
+
+// A small integer directive in any integer type (or the PMIx enum types of one byte).
+std::optional<int64_t> number_of(const pmix_value_t &v) {
+    switch (v.type) {
+    case PMIX_DATA_RANGE: return v.data.range;
+    case PMIX_PERSIST: return v.data.persist;
+    case PMIX_BOOL: return v.data.flag ? 1 : 0;
+    default: break;
+    }
+    auto n = value_to_number<int64_t>(v);
+    if (!n.ok()) return std::nullopt;
+    return n.value();
+}
+
+// A boolean directive: present and true (or PMIX_UNDEF, as the standard says).
+bool flag_of(const pmix_info_t *i) {
+    if (i == nullptr) return false;
+    if (i->value.type == PMIX_UNDEF) return true;
+    auto n = number_of(i->value);
+    return n && *n != 0;
+}
+
+std::optional<server_clock::time_point> deadline_of(const InfoArray &dirs) {
+    const pmix_info_t *t = find(dirs, PMIX_TIMEOUT);
+    if (t == nullptr) return std::nullopt;
+    auto n = number_of(t->value);
+    if (!n || *n <= 0) return std::nullopt;
+    return server_clock::now() + std::chrono::seconds(*n);
+}
+
+constexpr uint8_t kRankLeft = 0;  // pubsub request type: a rank of the sending node left
+
+}  // namespace
+
+dyn_service::dyn_service(const step_info &step, std::vector<uint32_t> node_of, dyn_ops ops)
+    : _step(step), _node_of(std::move(node_of)), _ops(std::move(ops)) {}
+
+// ------------------------------------------------------------------------------------------
+// Publish / lookup / unpublish
+
+void dyn_service::on_client(uint64_t conn, uint32_t rank, uint16_t type, uint32_t request_id,
+                            std::span<const uint8_t> payload) {
+    if (to_session(conn, rank, type, request_id, payload)) return;
+    pubsub_requester who{_step.node_id, conn, request_id, rank};
+    if (_step.node_id == 0) {
+        handle_pubsub(who, static_cast<uint8_t>(type), payload);
+        return;
+    }
+    if (!_ops.send_node) {
+        _ops.reply(conn, request_id, PMIX_ERR_UNREACH, "node 0's server is not reachable", {});
+        return;
+    }
+    // Forward to node 0: u8 type, u64 conn, u32 request id, u32 rank, bytes payload.
+    wire::Writer w;
+    w.put_u8(static_cast<uint8_t>(type));
+    w.put_u64(conn);
+    w.put_u32(request_id);
+    w.put_u32(rank);
+    if (Status st = w.put_bytes(payload.data(), payload.size()); !st.ok()) {
+        _ops.reply(conn, request_id, st.code(), st.message(), {});
+        return;
+    }
+    _ops.send_node(0, net::kChannelPubsubRequest, w.data());
+}
+
+void dyn_service::answer(const pubsub_requester &to, pmix_status_t status, const std::string &message,
+                         std::span<const uint8_t> body) {
+    if (to.node == _step.node_id) {
+        _ops.reply(to.conn, to.request_id, status, message, body);
+        return;
+    }
+    if (!_ops.send_node) return;
+    // u64 conn, u32 request id, i32 status, str message, bytes body
+    wire::Writer w;
+    w.put_u64(to.conn);
+    w.put_u32(to.request_id);
+    w.put_i32(status);
+    if (!w.put_string(message).ok() || !w.put_bytes(body.data(), body.size()).ok()) return;
+    _ops.send_node(to.node, net::kChannelPubsubReply, w.data());
+}
+
+void dyn_service::answer_lookup(const lookup_answer &a) {
+    if (a.status != PMIX_SUCCESS) {
+        answer(a.to, a.status, a.message, {});
+        return;
+    }
+    // lookup reply: u32 n, n x (proc owner, info)
+    wire::Writer w;
+    w.put_u32(static_cast<uint32_t>(a.found.size()));
+    for (const auto &e : a.found) {
+        pmix_proc_t owner{};
+        strncpy(owner.nspace, _step.nspace.c_str(), PMIX_MAX_NSLEN);
+        owner.rank = e.owner;
+        if (!wire::encode_proc(w, owner).ok()) return;
+        w.put_raw(e.info.data(), e.info.size());
+    }
+    answer(a.to, PMIX_SUCCESS, {}, w.data());
+}
+
+void dyn_service::handle_pubsub(const pubsub_requester &who, uint8_t type, std::span<const uint8_t> payload) {
+    const char *ns = _step.nspace.c_str();
+    switch (static_cast<wire::msg_type>(type)) {
+    case wire::msg_type::publish: {
+        wire::publish_request m;
+        if (Status st = wire::decode_payload(payload, &m); !st.ok()) {
+            answer(who, PMIX_ERR_UNPACK_FAILURE, "malformed publish: " + st.message(), {});
+            return;
+        }
+        uint8_t range = PMIX_RANGE_SESSION, persistence = PMIX_PERSIST_PROC;
+        if (const pmix_info_t *r = find(m.directives, PMIX_RANGE)) {
+            auto n = number_of(r->value);
+            if (!n || *n < 0 || *n > PMIX_RANGE_PROC_LOCAL || *n == PMIX_RANGE_INVALID) {
+                answer(who, PMIX_ERR_BAD_PARAM, "invalid PMIX_RANGE", {});
+                return;
+            }
+            range = static_cast<uint8_t>(*n);
+        }
+        if (const pmix_info_t *p = find(m.directives, PMIX_PERSISTENCE)) {
+            auto n = number_of(p->value);
+            if (!n || *n < 0 || *n > PMIX_PERSIST_SESSION) {
+                answer(who, PMIX_ERR_BAD_PARAM, "invalid PMIX_PERSISTENCE", {});
+                return;
+            }
+            persistence = static_cast<uint8_t>(*n);
+        }
+        if (m.data.empty()) {
+            answer(who, PMIX_ERR_BAD_PARAM, "nothing to publish", {});
+            return;
+        }
+        std::vector<pubsub_entry> entries;
+        for (size_t i = 0; i < m.data.size(); ++i) {
+            pubsub_entry e;
+            e.key = key_of(m.data[i]);
+            e.owner = who.rank;
+            e.owner_node = who.node;
+            e.range = range;
+            e.persistence = persistence;
+            wire::Writer w;
+            if (Status st = wire::encode_info(w, m.data[i]); !st.ok()) {
+                answer(who, st.code(), st.message(), {});
+                return;
+            }
+            e.info = w.data();
+            entries.push_back(std::move(e));
+        }
+        auto ready = _store.publish(std::move(entries));
+        if (!ready.ok()) {
+            PMIXCPP_LOG_VERBOSE("%s: publish by rank %u refused: %s", ns, who.rank, ready.status().message().c_str());
+            answer(who, ready.status().code(), ready.status().message(), {});
+            return;
+        }
+        PMIXCPP_LOG_DEBUG("%s: rank %u published %zu key(s) (range %u, persistence %u)", ns, who.rank,
+                          m.data.size(), range, persistence);
+        answer(who, PMIX_SUCCESS, {}, {});
+        for (const auto &a : ready.value()) answer_lookup(a);
+        return;
+    }
+    case wire::msg_type::lookup: {
+        wire::lookup_request m;
+        if (Status st = wire::decode_payload(payload, &m); !st.ok()) {
+            answer(who, PMIX_ERR_UNPACK_FAILURE, "malformed lookup: " + st.message(), {});
+            return;
+        }
+        if (m.keys.empty()) {
+            answer(who, PMIX_ERR_BAD_PARAM, "no keys to look up", {});
+            return;
+        }
+        size_t wait_for = 0;
+        if (const pmix_info_t *w = find(m.directives, PMIX_WAIT)) {
+            if (w->value.type == PMIX_BOOL || w->value.type == PMIX_UNDEF) {
+                wait_for = flag_of(w) ? m.keys.size() : 0;
+            } else {
+                auto n = number_of(w->value);
+                if (!n || *n < 0) {
+                    answer(who, PMIX_ERR_BAD_PARAM, "invalid PMIX_WAIT", {});
+                    return;
+                }
+                wait_for = *n == 0 ? m.keys.size() : static_cast<size_t>(*n);
+            }
+        }
+        auto a = _store.lookup(who, std::move(m.keys), wait_for, deadline_of(m.directives));
+        if (a) answer_lookup(*a);
+        else PMIXCPP_LOG_DEBUG("%s: rank %u waits for %zu published key(s)", ns, who.rank, wait_for);
+        return;
+    }
+    case wire::msg_type::unpublish: {
+        wire::unpublish_request m;
+        if (Status st = wire::decode_payload(payload, &m); !st.ok()) {
+            answer(who, PMIX_ERR_UNPACK_FAILURE, "malformed unpublish: " + st.message(), {});
+            return;
+        }
+        size_t n = _store.unpublish(who.rank, m.keys);
+        if (n == 0 && !m.keys.empty()) answer(who, PMIX_ERR_NOT_FOUND, "none of the keys is published by this rank", {});
+        else answer(who, PMIX_SUCCESS, {}, {});
+        return;
+    }
+    default: answer(who, PMIX_ERR_BAD_PARAM, "not a publish/lookup/unpublish request", {});
+    }
+}
+
+void dyn_service::rank_left(uint32_t rank) {
+    if (_ops.session && rank < _session_publishers.size() && _session_publishers[rank]) {
+        _session_publishers[rank] = false;
+        session::agent_request req;
+        req.type = 0;
+        req.nspace = _step.nspace;
+        req.rank = rank;
+        auto body = session::encode_request(req);
+        if (body.ok()) _ops.session(std::move(body.value()), 10000, [](int, const std::string &, std::vector<uint8_t>) {});
+    }
+    if (_step.node_id == 0) {
+        size_t n = _store.rank_left(rank);
+        if (n > 0) PMIXCPP_LOG_DEBUG("%s: %zu published key(s) of rank %u removed", _step.nspace.c_str(), n, rank);
+        return;
+    }
+    if (!_ops.send_node) return;
+    wire::Writer w;
+    w.put_u8(kRankLeft);
+    w.put_u64(0);
+    w.put_u32(0);
+    w.put_u32(rank);
+    if (!w.put_bytes(nullptr, 0).ok()) return;
+    _ops.send_node(0, net::kChannelPubsubRequest, w.data());
+}
+
+// ------------------------------------------------------------------------------------------
+// Job control
+
+bool dyn_service::job_control(uint64_t conn, uint32_t rank, uint32_t request_id, const wire::job_control_request &m) {
+    int sig = 0;
+    bool terminate = false;
+    std::string what;
+    if (flag_of(find(m.infos, PMIX_JOB_CTRL_KILL))) {
+        sig = SIGKILL;
+        what = "kill";
+    } else if (flag_of(find(m.infos, PMIX_JOB_CTRL_TERMINATE))) {
+        sig = SIGTERM;
+        terminate = true;
+        what = "terminate";
+    } else if (const pmix_info_t *s = find(m.infos, PMIX_JOB_CTRL_SIGNAL)) {
+        auto n = number_of(s->value);
+        if (!n || *n <= 0 || *n >= 65) {
+            _ops.reply(conn, request_id, PMIX_ERR_BAD_PARAM, "invalid PMIX_JOB_CTRL_SIGNAL", {});
+            return true;
+        }
+        sig = static_cast<int>(*n);
+        what = "signal " + std::to_string(sig);
+    } else {
+        return false;
+    }
+    // Targets: none or {nspace, WILDCARD} = every rank of the step.
+    std::vector<bool> chosen(_step.ntasks, m.targets.empty());
+    for (const auto &t : m.targets) {
+        std::string ns(t.nspace, strnlen(t.nspace, PMIX_MAX_NSLEN + 1));
+        if (!ns.empty() && ns != _step.nspace) {
+            _ops.reply(conn, request_id, PMIX_ERR_NOT_SUPPORTED, "job control of another namespace (" + ns + ")", {});
+            return true;
+        }
+        if (t.rank == PMIX_RANK_WILDCARD) {
+            chosen.assign(_step.ntasks, true);
+        } else if (t.rank < _step.ntasks) {
+            chosen[t.rank] = true;
+        } else {
+            _ops.reply(conn, request_id, PMIX_ERR_BAD_PARAM, "no rank " + std::to_string(t.rank) + " in " + _step.nspace,
+                       {});
+            return true;
+        }
+    }
+    std::vector<std::vector<uint32_t>> by_node(_step.node_names.size());
+    for (uint32_t r = 0; r < _step.ntasks; ++r)
+        if (chosen[r] && r < _node_of.size() && _node_of[r] < by_node.size()) by_node[_node_of[r]].push_back(r);
+    PMIXCPP_LOG_VERBOSE("%s: rank %u asks to %s %zu rank(s)", _step.nspace.c_str(), rank, what.c_str(),
+                        static_cast<size_t>(std::count(chosen.begin(), chosen.end(), true)));
+    // Answer first: the caller may be among the targets.
+    wire::Writer body;
+    wire::job_control_reply reply;
+    if (!wire::encode(body, reply).ok()) return true;
+    _ops.reply(conn, request_id, PMIX_SUCCESS, {}, body.data());
+    for (uint32_t n = 0; n < by_node.size(); ++n) {
+        if (n == _step.node_id || by_node[n].empty() || !_ops.send_node) continue;
+        // i32 signal, u8 terminate, u32 n, u32 rank...
+        wire::Writer w;
+        w.put_i32(sig);
+        w.put_u8(terminate ? 1 : 0);
+        w.put_u32(static_cast<uint32_t>(by_node[n].size()));
+        for (uint32_t r : by_node[n]) w.put_u32(r);
+        _ops.send_node(n, net::kChannelJobControl, w.data());
+    }
+    if (_step.node_id < by_node.size()) signal_local(by_node[_step.node_id], sig, terminate);
+    return true;
+}
+
+void dyn_service::signal_local(const std::vector<uint32_t> &ranks, int sig, bool terminate) {
+    for (uint32_t r : ranks) {
+        pid_t pid = _ops.pid_of ? _ops.pid_of(r) : 0;
+        if (pid <= 0) {
+            PMIXCPP_LOG_WARNING("%s: cannot signal rank %u: it has no connection to the server", _step.nspace.c_str(), r);
+            continue;
+        }
+        if (_ops.signal(pid, sig) != 0) {
+            PMIXCPP_LOG_WARNING("%s: signal %d to rank %u (pid %d): %s", _step.nspace.c_str(), sig, r,
+                                static_cast<int>(pid), strerror(errno));
+            continue;
+        }
+        PMIXCPP_LOG_DEBUG("%s: signal %d sent to rank %u (pid %d)", _step.nspace.c_str(), sig, r, static_cast<int>(pid));
+        if (terminate) _kills.push_back({server_clock::now() + std::chrono::seconds(kTerminateGraceSec), pid});
+    }
+}
+
+// ------------------------------------------------------------------------------------------
+// Node messages and deadlines
+
+void dyn_service::on_node(uint32_t from, uint16_t channel, std::span<const uint8_t> body) {
+    const char *ns = _step.nspace.c_str();
+    wire::Reader r(body.data(), body.size());
+    if (channel == net::kChannelPubsubRequest) {
+        uint8_t type = 0;
+        pubsub_requester who;
+        who.node = from;
+        std::span<const uint8_t> payload;
+        Status st = r.get_u8(&type);
+        if (st.ok()) st = r.get_u64(&who.conn);
+        if (st.ok()) st = r.get_u32(&who.request_id);
+        if (st.ok()) st = r.get_u32(&who.rank);
+        if (st.ok()) st = r.get_bytes(&payload);
+        if (st.ok()) st = r.expect_end();
+        if (!st.ok() || _step.node_id != 0 || who.rank >= _step.ntasks || _node_of[who.rank] != from) {
+            PMIXCPP_LOG_ERROR("%s: bad pubsub request from node %u dropped: %s", ns, from,
+                              st.ok() ? "wrong node or rank" : st.message().c_str());
+            return;
+        }
+        if (type == kRankLeft) {
+            _store.rank_left(who.rank);
+            return;
+        }
+        handle_pubsub(who, type, payload);
+    } else if (channel == net::kChannelPubsubReply) {
+        uint64_t conn = 0;
+        uint32_t request_id = 0;
+        int32_t status = 0;
+        std::string message;
+        std::span<const uint8_t> payload;
+        Status st = r.get_u64(&conn);
+        if (st.ok()) st = r.get_u32(&request_id);
+        if (st.ok()) st = r.get_i32(&status);
+        if (st.ok()) st = r.get_string(&message);
+        if (st.ok()) st = r.get_bytes(&payload);
+        if (st.ok()) st = r.expect_end();
+        if (!st.ok() || from != 0) {
+            PMIXCPP_LOG_ERROR("%s: bad pubsub reply from node %u dropped: %s", ns, from,
+                              st.ok() ? "not from node 0" : st.message().c_str());
+            return;
+        }
+        _ops.reply(conn, request_id, status, message, payload);
+    } else if (channel == net::kChannelJobControl) {
+        int32_t sig = 0;
+        uint8_t terminate = 0;
+        uint32_t n = 0;
+        Status st = r.get_i32(&sig);
+        if (st.ok()) st = r.get_u8(&terminate);
+        if (st.ok()) st = r.get_u32(&n);
+        if (st.ok() && (n > _step.ntasks || sig <= 0 || sig >= 65))
+            st = Status(PMIX_ERR_BAD_PARAM, "bad signal or rank count");
+        std::vector<uint32_t> ranks;
+        for (uint32_t i = 0; st.ok() && i < n; ++i) {
+            uint32_t rank = 0;
+            st = r.get_u32(&rank);
+            if (st.ok() && (rank >= _step.ntasks || _node_of[rank] != _step.node_id))
+                st = Status(PMIX_ERR_BAD_PARAM, "rank " + std::to_string(rank) + " is not on this node");
+            ranks.push_back(rank);
+        }
+        if (st.ok()) st = r.expect_end();
+        if (!st.ok()) {
+            PMIXCPP_LOG_ERROR("%s: bad job control from node %u dropped: %s", ns, from, st.message().c_str());
+            return;
+        }
+        signal_local(ranks, sig, terminate != 0);
+    }
+}
+
+void dyn_service::expire(server_clock::time_point now) {
+    for (const auto &a : _store.expire(now)) answer_lookup(a);
+    for (auto it = _kills.begin(); it != _kills.end();) {
+        if (it->when <= now) {
+            if (_ops.signal(it->pid, 0) == 0) _ops.signal(it->pid, SIGKILL);
+            it = _kills.erase(it);
+        } else {
+            ++it;
+        }
+    }
+}
+
+std::optional<server_clock::time_point> dyn_service::next_deadline() const {
+    auto next = _store.next_deadline();
+    for (const auto &k : _kills)
+        if (!next || k.when < *next) next = k.when;
+    return next;
+}
+
+// Requests whose range is the session (PMIX_RANGE_SESSION, GLOBAL, UNDEF, or none: the default)
+// go to the job's store beside srun, when the step has one. True if sent there.
+bool dyn_service::to_session(uint64_t conn, uint32_t rank, uint16_t type, uint32_t request_id,
+                             std::span<const uint8_t> payload) {
+    if (!_ops.session) return false;
+    const InfoArray *dirs = nullptr;
+    wire::publish_request pub;
+    wire::lookup_request lk;
+    if (type == static_cast<uint16_t>(wire::msg_type::publish)) {
+        if (!wire::decode_payload(payload, &pub).ok()) return false;  // the step store reports it
+        dirs = &pub.directives;
+    } else {
+        if (!wire::decode_payload(payload, &lk).ok()) return false;
+        dirs = &lk.directives;
+    }
+    if (const pmix_info_t *r = find(*dirs, PMIX_RANGE)) {
+        auto n = number_of(r->value);
+        if (!n || (*n != PMIX_RANGE_SESSION && *n != PMIX_RANGE_GLOBAL && *n != PMIX_RANGE_UNDEF)) return false;
+    }
+    int timeout_ms = (session::kMaxWaitSec + 30) * 1000;
+    if (const pmix_info_t *t = find(*dirs, PMIX_TIMEOUT)) {
+        auto n = number_of(t->value);
+        if (n && *n > 0 && *n < session::kMaxWaitSec) timeout_ms = static_cast<int>(*n + 30) * 1000;
+    }
+    session::agent_request req;
+    req.type = static_cast<uint8_t>(type);
+    req.nspace = _step.nspace;
+    req.rank = rank;
+    req.payload.assign(payload.begin(), payload.end());
+    auto body = session::encode_request(req);
+    if (!body.ok()) return false;
+    if (type == static_cast<uint16_t>(wire::msg_type::publish)) {
+        if (_session_publishers.size() < _step.ntasks) _session_publishers.resize(_step.ntasks, false);
+        if (rank < _session_publishers.size()) _session_publishers[rank] = true;
+    }
+    _ops.session(std::move(body.value()), timeout_ms,
+                 [this, conn, request_id](int status, const std::string &message, std::vector<uint8_t> reply) {
+                     _ops.reply(conn, request_id, status, message, reply);
+                 });
+    return true;
+}
+
+// ------------------------------------------------------------------------------------------
+// Spawn
+
+void dyn_service::on_spawn(uint64_t conn, uint32_t rank, uint32_t request_id, std::span<const uint8_t> payload) {
+    spawn::agent_spawn_request req;
+    if (Status st = wire::decode_payload(payload, &req.request); !st.ok()) {
+        _ops.reply(conn, request_id, PMIX_ERR_UNPACK_FAILURE, "malformed spawn: " + st.message(), {});
+        return;
+    }
+    if (!_ops.spawn) {
+        _ops.reply(conn, request_id, PMIX_ERR_NOT_SUPPORTED, "spawn needs srun's agent, which this step has not", {});
+        return;
+    }
+    req.parent_nspace = _step.nspace;
+    req.parent_rank = rank;
+    auto body = spawn::encode_request(req);
+    if (!body.ok()) {
+        _ops.reply(conn, request_id, body.status().code(), body.status().message(), {});
+        return;
+    }
+    PMIXCPP_LOG_VERBOSE("%s: rank %u spawns %zu app(s)", _step.nspace.c_str(), rank, req.request.apps.size());
+    _ops.spawn(std::move(body.value()), [this, conn, request_id](int status, const std::string &message,
+                                                                 const std::string &nspace) {
+        if (status != PMIX_SUCCESS) {
+            _ops.reply(conn, request_id, status, message, {});
+            return;
+        }
+        wire::Writer w;
+        wire::spawn_reply r;
+        r.nspace = nspace;
+        if (!wire::encode(w, r).ok()) return;
+        _ops.reply(conn, request_id, PMIX_SUCCESS, {}, w.data());
+    });
+}
+
+}  // namespace pmixcpp::server

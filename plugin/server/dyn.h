@@ -1,0 +1,92 @@
+// The dynamic-process requests of one node's server: PMIx_Publish / Lookup / Unpublish (data in
+// the step's node-0 server, pubsub.h; other nodes forward over the node transport) and the
+// actions of PMIx_Job_control (kill, terminate, signal of the step's ranks: each node's server
+// signals its own ranks). The server hands requests in and provides the I/O through dyn_ops.
+#pragma once
+
+#include <signal.h>
+#include <sys/types.h>
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "pubsub.h"
+#include "step_info.h"
+#include "wire/messages.h"
+
+namespace pmixcpp::server {
+
+struct dyn_ops {
+    // Reply to a local client: the reply header, then `body` (raw bytes) on success.
+    std::function<void(uint64_t conn, uint32_t request_id, pmix_status_t status, const std::string &message,
+                       std::span<const uint8_t> body)>
+        reply;
+    // Send to another node's server (channel numbers of plugin/net/envelope.h). Empty = one node.
+    std::function<void(uint32_t node, uint16_t channel, std::span<const uint8_t> body)> send_node;
+    // The pid of a local rank's process (0 = unknown: never connected).
+    std::function<pid_t(uint32_t rank)> pid_of;
+    // PMIx_Spawn: carry the encoded agent request to srun's side; `done` runs on the loop thread.
+    // Empty = spawn is refused (PMIX_ERR_NOT_SUPPORTED).
+    using spawn_done = std::function<void(int status, const std::string &message, const std::string &nspace)>;
+    std::function<void(std::vector<uint8_t> body, spawn_done done)> spawn;
+    // Session-range publish/lookup/unpublish: to the job's store beside srun (session_store.h);
+    // `done` runs on the loop thread. Empty = session data stays in the step's store.
+    using session_done = std::function<void(int status, const std::string &message, std::vector<uint8_t> body)>;
+    std::function<void(std::vector<uint8_t> body, int timeout_ms, session_done done)> session;
+    // Deliver a signal (tests replace kill(2)).
+    std::function<int(pid_t pid, int sig)> signal = [](pid_t pid, int sig) { return ::kill(pid, sig); };
+};
+
+class dyn_service {
+public:
+    dyn_service(const step_info &step, std::vector<uint32_t> node_of, dyn_ops ops);
+
+    // A publish, lookup or unpublish frame from a local client.
+    void on_client(uint64_t conn, uint32_t rank, uint16_t type, uint32_t request_id, std::span<const uint8_t> payload);
+
+    // A spawn frame from a local client: checked, then handed to ops.spawn with the parent's name.
+    void on_spawn(uint64_t conn, uint32_t rank, uint32_t request_id, std::span<const uint8_t> payload);
+
+    // PMIx_Job_control: handles it and returns true when the directives ask for kill, terminate or
+    // signal; false leaves the request to the server (clean-up registrations).
+    bool job_control(uint64_t conn, uint32_t rank, uint32_t request_id, const wire::job_control_request &m);
+
+    // A message of one of our node channels.
+    void on_node(uint32_t from, uint16_t channel, std::span<const uint8_t> body);
+
+    // A local rank finalized or died.
+    void rank_left(uint32_t rank);
+
+    void expire(server_clock::time_point now);
+    std::optional<server_clock::time_point> next_deadline() const;
+
+    const pubsub_store &store() const { return _store; }
+
+private:
+    void handle_pubsub(const pubsub_requester &who, uint8_t type, std::span<const uint8_t> payload);
+    bool to_session(uint64_t conn, uint32_t rank, uint16_t type, uint32_t request_id, std::span<const uint8_t> payload);
+    std::vector<bool> _session_publishers;  // local ranks that published session data
+    void answer(const pubsub_requester &to, pmix_status_t status, const std::string &message,
+                std::span<const uint8_t> body);
+    void answer_lookup(const lookup_answer &a);
+    void signal_local(const std::vector<uint32_t> &ranks, int sig, bool terminate);
+
+    step_info _step;
+    std::vector<uint32_t> _node_of;
+    dyn_ops _ops;
+    pubsub_store _store;  // used on node 0 only
+    struct pending_kill {
+        server_clock::time_point when;
+        pid_t pid;
+    };
+    std::vector<pending_kill> _kills;  // SIGKILL after a terminate's grace period
+};
+
+// Grace between SIGTERM and SIGKILL of PMIX_JOB_CTRL_TERMINATE.
+inline constexpr int kTerminateGraceSec = 5;
+
+}  // namespace pmixcpp::server

@@ -1,0 +1,434 @@
+// Dynamic processes without Slurm: pubsub_store semantics (ranges, persistence, waits, timeouts),
+// two dyn_service instances (node 0 and node 1) wired back to back, and the wire messages.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <deque>
+#include <algorithm>
+#include <map>
+
+#include "plugin/net/envelope.h"
+#include "plugin/server/dyn.h"
+#include "plugin/server/pubsub.h"
+#include "wire/messages.h"
+
+using namespace pmixcpp;
+using namespace pmixcpp::server;
+
+namespace {
+
+pmix_info_t info_str(const char *key, const char *v) {
+    pmix_info_t i{};
+    strncpy(i.key, key, PMIX_MAX_KEYLEN);
+    EXPECT_TRUE(value_load(&i.value, v, PMIX_STRING).ok());
+    return i;
+}
+template <typename T>
+pmix_info_t info_num(const char *key, T v, pmix_data_type_t type) {
+    pmix_info_t i{};
+    strncpy(i.key, key, PMIX_MAX_KEYLEN);
+    EXPECT_TRUE(value_load(&i.value, &v, type).ok());
+    return i;
+}
+InfoArray infos(std::vector<pmix_info_t> v) {
+    auto *p = static_cast<pmix_info_t *>(calloc(v.size() ? v.size() : 1, sizeof(pmix_info_t)));
+    for (size_t i = 0; i < v.size(); ++i) p[i] = v[i];  // ownership moves
+    return InfoArray(p, v.size());
+}
+
+pubsub_entry entry(const std::string &key, uint32_t owner, uint32_t node, uint8_t range = PMIX_RANGE_SESSION,
+                   uint8_t persist = PMIX_PERSIST_PROC) {
+    pubsub_entry e;
+    e.key = key;
+    e.owner = owner;
+    e.owner_node = node;
+    e.range = range;
+    e.persistence = persist;
+    e.info = {1, 2, 3};
+    return e;
+}
+std::vector<pubsub_entry> one(pubsub_entry e) {
+    std::vector<pubsub_entry> v;
+    v.push_back(std::move(e));
+    return v;
+}
+
+}  // namespace
+
+TEST(PubsubStore, PublishLookupUnpublish) {
+    pubsub_store s;
+    ASSERT_TRUE(s.publish(one(entry("a", 1, 0))).ok());
+    auto dup = s.publish(one(entry("a", 2, 1)));
+    EXPECT_EQ(dup.status().code(), PMIX_ERR_DUPLICATE_KEY);
+    auto a = s.lookup({1, 7, 9, 3}, {"a", "b"}, 0, std::nullopt);
+    ASSERT_TRUE(a.has_value());
+    EXPECT_EQ(a->status, PMIX_SUCCESS);
+    ASSERT_EQ(a->found.size(), 1u);
+    EXPECT_EQ(a->found[0].owner, 1u);
+    EXPECT_EQ(a->to.request_id, 9u);
+    auto none = s.lookup({1, 7, 10, 3}, {"b"}, 0, std::nullopt);
+    ASSERT_TRUE(none.has_value());
+    EXPECT_EQ(none->status, PMIX_ERR_NOT_FOUND);
+    EXPECT_EQ(s.unpublish(2, {"a"}), 0u);  // not the owner
+    EXPECT_EQ(s.unpublish(1, {}), 1u);
+    EXPECT_EQ(s.size(), 0u);
+}
+
+TEST(PubsubStore, WaitIsAnsweredByPublishOrTimesOut) {
+    pubsub_store s;
+    auto now = server_clock::now();
+    EXPECT_FALSE(s.lookup({1, 7, 1, 3}, {"x", "y"}, 2, std::nullopt).has_value());
+    EXPECT_FALSE(s.lookup({0, 8, 2, 0}, {"z"}, 1, now + std::chrono::seconds(1)).has_value());
+    EXPECT_EQ(s.waiting(), 2u);
+    auto r = s.publish(one(entry("x", 2, 0)));
+    ASSERT_TRUE(r.ok());
+    EXPECT_TRUE(r->empty());  // y still missing
+    r = s.publish(one(entry("y", 2, 0)));
+    ASSERT_TRUE(r.ok());
+    ASSERT_EQ(r->size(), 1u);
+    EXPECT_EQ((*r)[0].found.size(), 2u);
+    EXPECT_EQ((*r)[0].to.conn, 7u);
+    ASSERT_TRUE(s.next_deadline().has_value());
+    auto expired = s.expire(now + std::chrono::seconds(2));
+    ASSERT_EQ(expired.size(), 1u);
+    EXPECT_EQ(expired[0].status, PMIX_ERR_TIMEOUT);
+    EXPECT_EQ(s.waiting(), 0u);
+}
+
+TEST(PubsubStore, PersistenceAndRanges) {
+    pubsub_store s;
+    ASSERT_TRUE(s.publish(one(entry("proc", 1, 0))).ok());
+    ASSERT_TRUE(s.publish(one(entry("indef", 1, 0, PMIX_RANGE_NAMESPACE, PMIX_PERSIST_INDEF))).ok());
+    ASSERT_TRUE(s.publish(one(entry("once", 1, 0, PMIX_RANGE_SESSION, PMIX_PERSIST_FIRST_READ))).ok());
+    ASSERT_TRUE(s.publish(one(entry("local", 1, 0, PMIX_RANGE_LOCAL))).ok());
+    ASSERT_TRUE(s.publish(one(entry("mine", 1, 0, PMIX_RANGE_PROC_LOCAL))).ok());
+    // FIRST_READ goes with its first reader.
+    auto a = s.lookup({1, 1, 1, 5}, {"once"}, 0, std::nullopt);
+    EXPECT_EQ(a->status, PMIX_SUCCESS);
+    a = s.lookup({1, 1, 2, 5}, {"once"}, 0, std::nullopt);
+    EXPECT_EQ(a->status, PMIX_ERR_NOT_FOUND);
+    // LOCAL: same node only; PROC_LOCAL: the publisher only.
+    EXPECT_EQ(s.lookup({1, 1, 3, 5}, {"local"}, 0, std::nullopt)->status, PMIX_ERR_NOT_FOUND);
+    EXPECT_EQ(s.lookup({0, 1, 4, 2}, {"local"}, 0, std::nullopt)->status, PMIX_SUCCESS);
+    EXPECT_EQ(s.lookup({0, 1, 5, 2}, {"mine"}, 0, std::nullopt)->status, PMIX_ERR_NOT_FOUND);
+    EXPECT_EQ(s.lookup({0, 1, 6, 1}, {"mine"}, 0, std::nullopt)->status, PMIX_SUCCESS);
+    // The publisher leaves: PROC data goes (proc, local, mine), INDEF stays.
+    EXPECT_EQ(s.rank_left(1), 3u);
+    EXPECT_EQ(s.lookup({1, 1, 7, 5}, {"proc"}, 0, std::nullopt)->status, PMIX_ERR_NOT_FOUND);
+    EXPECT_EQ(s.lookup({1, 1, 8, 5}, {"indef"}, 0, std::nullopt)->status, PMIX_SUCCESS);
+}
+
+TEST(DynMessages, RoundTrip) {
+    wire::publish_request p;
+    p.data = infos({info_str("svc", "port-1")});
+    p.directives = infos({info_num<pmix_data_range_t>(PMIX_RANGE, PMIX_RANGE_NAMESPACE, PMIX_DATA_RANGE)});
+    wire::Writer w;
+    ASSERT_TRUE(wire::encode(w, p).ok());
+    wire::publish_request p2;
+    ASSERT_TRUE(wire::decode_payload(w.data(), &p2).ok());
+    ASSERT_EQ(p2.data.size(), 1u);
+    EXPECT_STREQ(p2.data[0].value.data.string, "port-1");
+
+    wire::lookup_request l;
+    l.keys = {"a", "bb"};
+    wire::Writer w2;
+    ASSERT_TRUE(wire::encode(w2, l).ok());
+    wire::lookup_request l2;
+    ASSERT_TRUE(wire::decode_payload(w2.data(), &l2).ok());
+    EXPECT_EQ(l2.keys, l.keys);
+    // Truncated: refused.
+    auto bytes = w2.data();
+    bytes.pop_back();
+    EXPECT_FALSE(wire::decode_payload(bytes, &l2).ok());
+
+    wire::lookup_reply r;
+    pmix_proc_t owner{};
+    strcpy(owner.nspace, "ns");
+    owner.rank = 3;
+    r.owners.push_back(owner);
+    r.data = infos({info_str("svc", "v")});
+    wire::Writer w3;
+    ASSERT_TRUE(wire::encode(w3, r).ok());
+    wire::lookup_reply r2;
+    ASSERT_TRUE(wire::decode_payload(w3.data(), &r2).ok());
+    ASSERT_EQ(r2.owners.size(), 1u);
+    EXPECT_EQ(r2.owners[0].rank, 3u);
+    EXPECT_STREQ(r2.data[0].key, "svc");
+}
+
+// Two nodes' dyn_services wired back to back: node-1 requests are forwarded to node 0.
+namespace {
+
+struct reply_rec {
+    uint64_t conn;
+    uint32_t request_id;
+    pmix_status_t status;
+    std::string message;
+    std::vector<uint8_t> body;
+};
+
+struct two_nodes {
+    step_info step[2];
+    std::unique_ptr<dyn_service> svc[2];
+    std::vector<reply_rec> replies[2];
+    std::deque<std::tuple<uint32_t, uint32_t, uint16_t, std::vector<uint8_t>>> wire_q;  // from, to, chan, body
+    std::vector<std::pair<pid_t, int>> signals[2];
+
+    two_nodes() {
+        for (uint32_t n = 0; n < 2; ++n) {
+            step[n].nspace = "pmixcpp.1.0";
+            step[n].ntasks = 4;
+            step[n].node_id = n;
+            step[n].node_names = {"n1", "n2"};
+            step[n].node_ranks = {{0, 1}, {2, 3}};
+            dyn_ops ops;
+            ops.reply = [this, n](uint64_t conn, uint32_t id, pmix_status_t st, const std::string &m,
+                                  std::span<const uint8_t> body) {
+                replies[n].push_back({conn, id, st, m, std::vector<uint8_t>(body.begin(), body.end())});
+            };
+            ops.send_node = [this, n](uint32_t to, uint16_t chan, std::span<const uint8_t> body) {
+                wire_q.emplace_back(n, to, chan, std::vector<uint8_t>(body.begin(), body.end()));
+            };
+            ops.pid_of = [](uint32_t rank) -> pid_t { return rank == 1 ? 0 : 1000 + rank; };
+            ops.signal = [this, n](pid_t pid, int sig) {
+                signals[n].emplace_back(pid, sig);
+                return 0;
+            };
+            svc[n] = std::make_unique<dyn_service>(step[n], std::vector<uint32_t>{0, 0, 1, 1}, std::move(ops));
+        }
+    }
+    void pump() {
+        while (!wire_q.empty()) {
+            auto [from, to, chan, body] = wire_q.front();
+            wire_q.pop_front();
+            svc[to]->on_node(from, chan, body);
+        }
+    }
+};
+
+std::vector<uint8_t> publish_payload(const char *key, const char *value) {
+    wire::publish_request p;
+    p.data = infos({info_str(key, value)});
+    wire::Writer w;
+    EXPECT_TRUE(wire::encode(w, p).ok());
+    return w.data();
+}
+std::vector<uint8_t> lookup_payload(std::vector<std::string> keys, std::vector<pmix_info_t> dirs) {
+    wire::lookup_request l;
+    l.keys = std::move(keys);
+    l.directives = infos(std::move(dirs));
+    wire::Writer w;
+    EXPECT_TRUE(wire::encode(w, l).ok());
+    return w.data();
+}
+
+}  // namespace
+
+TEST(DynService, LookupOnNode1WaitsForPublishOnNode0) {
+    two_nodes t;
+    const auto lk = static_cast<uint16_t>(wire::msg_type::lookup);
+    const auto pub = static_cast<uint16_t>(wire::msg_type::publish);
+    t.svc[1]->on_client(5, 2, lk, 11, lookup_payload({"svc"}, {info_num<int>(PMIX_WAIT, 0, PMIX_INT)}));
+    t.pump();
+    EXPECT_TRUE(t.replies[1].empty());
+    EXPECT_EQ(t.svc[0]->store().waiting(), 1u);
+    t.svc[0]->on_client(6, 0, pub, 12, publish_payload("svc", "tcp://x"));
+    t.pump();
+    ASSERT_EQ(t.replies[0].size(), 1u);
+    EXPECT_EQ(t.replies[0][0].status, PMIX_SUCCESS);
+    ASSERT_EQ(t.replies[1].size(), 1u);
+    EXPECT_EQ(t.replies[1][0].conn, 5u);
+    EXPECT_EQ(t.replies[1][0].request_id, 11u);
+    ASSERT_EQ(t.replies[1][0].status, PMIX_SUCCESS);
+    wire::lookup_reply r;
+    ASSERT_TRUE(wire::decode_payload(t.replies[1][0].body, &r).ok());
+    ASSERT_EQ(r.owners.size(), 1u);
+    EXPECT_EQ(r.owners[0].rank, 0u);
+    EXPECT_STREQ(r.data[0].value.data.string, "tcp://x");
+
+    // Publisher on node 1 (rank 3) leaves: its PROC data is removed on node 0.
+    t.svc[1]->on_client(7, 3, pub, 13, publish_payload("svc3", "v"));
+    t.pump();
+    EXPECT_EQ(t.svc[0]->store().size(), 2u);
+    t.svc[1]->rank_left(3);
+    t.pump();
+    EXPECT_EQ(t.svc[0]->store().size(), 1u);
+    // Unpublish of a key the rank does not own: not found.
+    wire::unpublish_request u;
+    u.keys = {"svc"};
+    wire::Writer w;
+    ASSERT_TRUE(wire::encode(w, u).ok());
+    t.svc[1]->on_client(8, 2, static_cast<uint16_t>(wire::msg_type::unpublish), 14, w.data());
+    t.pump();
+    EXPECT_EQ(t.replies[1].back().status, PMIX_ERR_NOT_FOUND);
+}
+
+TEST(DynService, LookupTimesOut) {
+    two_nodes t;
+    t.svc[0]->on_client(5, 0, static_cast<uint16_t>(wire::msg_type::lookup), 1,
+                        lookup_payload({"never"}, {info_num<bool>(PMIX_WAIT, true, PMIX_BOOL),
+                                                   info_num<int>(PMIX_TIMEOUT, 1, PMIX_INT)}));
+    ASSERT_TRUE(t.svc[0]->next_deadline().has_value());
+    t.svc[0]->expire(server_clock::now() + std::chrono::seconds(2));
+    ASSERT_EQ(t.replies[0].size(), 1u);
+    EXPECT_EQ(t.replies[0][0].status, PMIX_ERR_TIMEOUT);
+}
+
+TEST(DynService, JobControlSignalsAcrossNodes) {
+    two_nodes t;
+    wire::job_control_request m;
+    pmix_proc_t p{};
+    strcpy(p.nspace, "pmixcpp.1.0");
+    p.rank = 0;
+    m.targets.push_back(p);
+    p.rank = 3;
+    m.targets.push_back(p);
+    m.infos = infos({info_num<int>(PMIX_JOB_CTRL_SIGNAL, SIGUSR1, PMIX_INT)});
+    ASSERT_TRUE(t.svc[0]->job_control(9, 0, 1, m));
+    t.pump();
+    ASSERT_EQ(t.replies[0].size(), 1u);
+    EXPECT_EQ(t.replies[0][0].status, PMIX_SUCCESS);
+    ASSERT_EQ(t.signals[0].size(), 1u);
+    EXPECT_EQ(t.signals[0][0], std::make_pair(pid_t(1000), SIGUSR1));
+    ASSERT_EQ(t.signals[1].size(), 1u);
+    EXPECT_EQ(t.signals[1][0], std::make_pair(pid_t(1003), SIGUSR1));
+
+    // Terminate the whole namespace: SIGTERM now, SIGKILL after the grace (rank 1 has no pid).
+    wire::job_control_request all;
+    all.infos = infos({info_num<bool>(PMIX_JOB_CTRL_TERMINATE, true, PMIX_BOOL)});
+    ASSERT_TRUE(t.svc[1]->job_control(9, 2, 2, all));
+    t.pump();
+    EXPECT_EQ(t.signals[1].size(), 3u);  // + ranks 2, 3
+    EXPECT_EQ(t.signals[0].size(), 2u);  // + rank 0
+    t.svc[1]->expire(server_clock::now() + std::chrono::seconds(kTerminateGraceSec + 1));
+    EXPECT_EQ(t.signals[1].back().second, SIGKILL);
+
+    // Another namespace, a bad rank, no action.
+    wire::job_control_request other;
+    strcpy(p.nspace, "other");
+    other.targets.push_back(p);
+    other.infos = infos({info_num<bool>(PMIX_JOB_CTRL_KILL, true, PMIX_BOOL)});
+    ASSERT_TRUE(t.svc[0]->job_control(9, 0, 3, other));
+    EXPECT_EQ(t.replies[0].back().status, PMIX_ERR_NOT_SUPPORTED);
+    wire::job_control_request none;
+    EXPECT_FALSE(t.svc[0]->job_control(9, 0, 4, none));
+}
+
+TEST(DynService, BadNodeMessagesAreDropped) {
+    two_nodes t;
+    std::vector<uint8_t> junk = {1, 2, 3};
+    t.svc[0]->on_node(1, net::kChannelPubsubRequest, junk);
+    t.svc[1]->on_node(0, net::kChannelPubsubReply, junk);
+    t.svc[1]->on_node(0, net::kChannelJobControl, junk);
+    EXPECT_TRUE(t.replies[0].empty());
+    EXPECT_TRUE(t.replies[1].empty());
+    EXPECT_TRUE(t.signals[1].empty());
+}
+
+// --- spawn: the srun command line, attribute handling, executable check, agent messages ---------
+#include "plugin/common/spawn_request.h"
+
+namespace {
+spawn::agent_spawn_request spawn_req(int maxprocs) {
+    spawn::agent_spawn_request r;
+    r.parent_nspace = "pmixcpp.7.0";
+    r.parent_rank = 2;
+    wire::spawn_app a;
+    a.cmd = "/bin/true";
+    a.argv = {"/bin/true", "x", "y z"};
+    a.env = {"A=1"};
+    a.maxprocs = maxprocs;
+    r.request.apps.push_back(std::move(a));
+    return r;
+}
+bool has(const std::vector<std::string> &v, const std::string &s) { return std::find(v.begin(), v.end(), s) != v.end(); }
+}  // namespace
+
+TEST(Spawn, PlanIsASrunOfTheSameJob) {
+    auto r = spawn_req(4);
+    r.request.job_info = infos({info_str(PMIX_HOST, "n3,n4"), info_str(PMIX_PPR, "2:node"),
+                                info_str(PMIX_WDIR, "/tmp"), info_num<bool>(PMIX_FWD_STDOUT, true, PMIX_BOOL)});
+    auto p = spawn::plan_spawn(r, 42);
+    ASSERT_TRUE(p.ok()) << p.status().message();
+    EXPECT_EQ(p->argv[0], "srun");
+    EXPECT_TRUE(has(p->argv, "--jobid=42"));
+    EXPECT_TRUE(has(p->argv, "--mpi=pmixcpp"));
+    EXPECT_TRUE(has(p->argv, "--ntasks=4"));
+    EXPECT_TRUE(has(p->argv, "--nodelist=n3,n4"));
+    EXPECT_TRUE(has(p->argv, "--ntasks-per-node=2"));
+    EXPECT_TRUE(has(p->argv, "--chdir=/tmp"));
+    ASSERT_GE(p->argv.size(), 3u);
+    EXPECT_EQ(p->argv[p->argv.size() - 3], "/bin/true");
+    EXPECT_EQ(p->argv.back(), "y z");
+    EXPECT_TRUE(has(p->env, "A=1"));
+    EXPECT_TRUE(has(p->env, "PMIXCPP_SPAWN_PARENT=pmixcpp.7.0:2"));
+}
+
+TEST(Spawn, AttributesAndShapesRefused) {
+    auto r = spawn_req(2);
+    pmix_info_t reqd = info_str("pmix.cpus.list", "0-3");
+    reqd.flags |= PMIX_INFO_REQD;
+    r.request.job_info = infos({reqd});
+    EXPECT_EQ(spawn::plan_spawn(r, 1).status().code(), PMIX_ERR_NOT_SUPPORTED);
+    r.request.job_info = infos({info_str("pmix.cpus.list", "0-3")});  // optional: ignored
+    EXPECT_TRUE(spawn::plan_spawn(r, 1).ok());
+    r.request.job_info = infos({info_num<int>(PMIX_HOST, 3, PMIX_INT)});
+    EXPECT_EQ(spawn::plan_spawn(r, 1).status().code(), PMIX_ERR_BAD_PARAM);
+    EXPECT_EQ(spawn::plan_spawn(spawn_req(0), 1).status().code(), PMIX_ERR_BAD_PARAM);
+    auto two = spawn_req(1);
+    two.request.apps.push_back(wire::spawn_app{"/bin/true", {}, {}, {}, 1, InfoArray()});
+    EXPECT_EQ(spawn::plan_spawn(two, 1).status().code(), PMIX_ERR_NOT_SUPPORTED);
+}
+
+TEST(Spawn, ExecutableIsResolvedLikeExecvp) {
+    EXPECT_TRUE(spawn::resolve_exe("true", "", "/nonexistent:/bin:/usr/bin").ok());
+    EXPECT_EQ(spawn::resolve_exe("no-such-prog-xyz", "", "/bin:/usr/bin").status().code(), PMIX_ERR_JOB_EXE_NOT_FOUND);
+    char plain[] = "/tmp/pmixcpp-dyn-test.XXXXXX";  // a file without execute bits
+    int fd = mkstemp(plain);
+    ASSERT_GE(fd, 0);
+    close(fd);
+    chmod(plain, 0644);
+    EXPECT_EQ(spawn::resolve_exe(plain, "", "").status().code(), PMIX_ERR_JOB_EXE_NOT_FOUND);
+    unlink(plain);
+    EXPECT_TRUE(spawn::resolve_exe("bin/true", "/", "").ok());
+}
+
+TEST(Spawn, AgentMessagesRoundTrip) {
+    auto r = spawn_req(3);
+    auto bytes = spawn::encode_request(r);
+    ASSERT_TRUE(bytes.ok());
+    EXPECT_TRUE(spawn::is_spawn_body(bytes.value()));
+    spawn::agent_spawn_request back;
+    ASSERT_TRUE(spawn::decode_request(bytes.value(), &back).ok());
+    EXPECT_EQ(back.parent_nspace, "pmixcpp.7.0");
+    EXPECT_EQ(back.parent_rank, 2u);
+    ASSERT_EQ(back.request.apps.size(), 1u);
+    EXPECT_EQ(back.request.apps[0].argv, r.request.apps[0].argv);
+    EXPECT_EQ(back.request.apps[0].maxprocs, 3);
+    auto cut = bytes.value();
+    cut.pop_back();
+    EXPECT_FALSE(spawn::decode_request(cut, &back).ok());
+    std::vector<uint8_t> alloc_body = {1, 0, 0, 0};
+    EXPECT_FALSE(spawn::is_spawn_body(alloc_body));
+
+    spawn::agent_spawn_reply rep{PMIX_SUCCESS, "", "pmixcpp.7.3"};
+    auto rb = spawn::encode_reply(rep);
+    ASSERT_TRUE(rb.ok());
+    spawn::agent_spawn_reply rep2;
+    ASSERT_TRUE(spawn::decode_reply(rb.value(), &rep2).ok());
+    EXPECT_EQ(rep2.nspace, "pmixcpp.7.3");
+}
+
+TEST(DynService, SpawnWithoutAgentIsNotSupported) {
+    two_nodes t;
+    wire::spawn_request s;
+    s.apps.push_back(wire::spawn_app{"/bin/true", {"/bin/true"}, {}, {}, 1, InfoArray()});
+    wire::Writer w;
+    ASSERT_TRUE(wire::encode(w, s).ok());
+    t.svc[0]->on_spawn(3, 0, 1, w.data());
+    ASSERT_EQ(t.replies[0].size(), 1u);
+    EXPECT_EQ(t.replies[0][0].status, PMIX_ERR_NOT_SUPPORTED);
+}

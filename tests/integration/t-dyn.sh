@@ -1,0 +1,112 @@
+# pmix_dyn (tests/programs/pmix_dyn.c): dynamic-process calls on the real cluster.
+#  - publish/lookup/unpublish across two nodes: lookup with PMIX_WAIT on the other node and on the
+#    publisher's node (_nb), timeouts, duplicates, unpublish, FIRST_READ, PROC vs INDEF persistence
+#  - job control: SIGUSR1 to ranks on both nodes, error paths, kill of rank 2 and terminate of rank 3
+#  - log: stderr, syslog (through a temporary /dev/log listener when the host has none), Slurm's
+#    log of the step (slurmd log), PMIX_LOG_ONCE, PMIx_Log_nb
+# Requires: make install; a cluster with >= 2 nodes (contrib/cluster.sh start 4).
+. "$(dirname "$0")/lib.sh"
+prog="${PMIXCPP_PREFIX:?set PMIXCPP_PREFIX}/libexec/pmixcpp/tests/pmix_dyn"
+[ -x "$prog" ] || { fail "$prog not installed"; t_done; exit; }
+
+# --- publish / lookup ---------------------------------------------------------------------------
+run_srun 120 --mpi=pmixcpp -N2 --ntasks-per-node=2 "$prog" pubsub
+expect_eq "pubsub: exit status" 0 "$rc"
+expect_eq "pubsub: all 4 ranks passed" 4 "$(echo "$out" | grep -c '^RESULT-PASS rank')"
+expect_no_match "pubsub: no failed check" '^FAIL ' "$out"
+expect_match "pubsub: lookup with wait on the other node" 'PASS rank 0: lookup with wait \(other node\)' "$out"
+expect_match "pubsub: PROC data removed when its publisher finalized" 'PASS rank 0: PROC data of a finalized rank removed' "$out"
+echo "$out" | grep -E '^FAIL' | head -5 | sed 's/^/    /'
+
+# Over the TCP node transport too.
+run_srun 120 --mpi=pmixcpp -N2 --ntasks-per-node=2 --export=ALL,SLURM_PMIXCPP_TRANSPORT=tcp "$prog" pubsub
+expect_eq "pubsub (TCP): all 4 ranks passed" 4 "$(echo "$out" | grep -c '^RESULT-PASS rank')"
+
+# OpenMPI's MPI_Publish_name / MPI_Lookup_name / MPI_Unpublish_name (one step, two nodes).
+if command -v mpicc >/dev/null 2>&1; then
+    src="$PMIXCPP_PREFIX/libexec/pmixcpp/tests"
+    [ -f "$src/mpi_pubsub.c" ] || src="$PMIXCPP_SRCDIR/tests/programs"
+    work=$(mktemp -d /tmp/pmixcpp-dyn.XXXXXX)
+    trap 'rm -rf "$work"' EXIT
+    if mpicc -O1 -o "$work/mpi_pubsub" "$src/mpi_pubsub.c" 2>"$work/err"; then
+        chmod 755 "$work" "$work/mpi_pubsub"
+        run_srun 90 --mpi=pmixcpp -N2 --ntasks-per-node=2 "$work/mpi_pubsub"
+        expect_eq "mpi_pubsub -N2 -n4 exit status" 0 "$rc"
+        expect_match "MPI_Publish_name / MPI_Lookup_name / MPI_Unpublish_name" '^MPI-PUBSUB-OK 4$' "$out"
+        [ "$rc" -eq 0 ] || echo "$out" | head -20 | sed 's/^/    /'
+    else
+        fail "mpicc mpi_pubsub: $(cat "$work/err")"
+    fi
+else
+    echo "  SKIP (OpenMPI part): mpicc not installed"
+fi
+
+# --- job control --------------------------------------------------------------------------------
+run_srun 120 --mpi=pmixcpp -N2 --ntasks-per-node=2 "$prog" jobctl
+expect_eq "jobctl: ranks 0 and 1 passed" 2 "$(echo "$out" | grep -c '^RESULT-PASS rank [01]:')"
+expect_no_match "jobctl: no failed check" '^FAIL ' "$out"
+expect_match "jobctl: SIGUSR1 reached rank 3 on the other node" 'PASS rank 3: SIGUSR1 from rank 0 arrived' "$out"
+expect_no_match "jobctl: killed ranks never reported" 'RESULT-[A-Z]+ rank [23]:' "$out"
+expect_match "jobctl: Slurm saw rank 2 killed" 'task 2: Killed' "$out"
+expect_match "jobctl: Slurm saw rank 3 terminated" 'task 3: Terminated' "$out"
+
+# --- spawn -------------------------------------------------------------------------------------
+# Rank 0 of a -N2 -n4 step spawns 4 (then 32) copies as a new step of the same job; the children
+# check PMIX_PARENT_ID and PMIX_SPAWNED; error paths (missing executable, required attribute,
+# more processes than the job has CPUs). Timings next to a plain srun of the same processes.
+mark=$(mktemp -d /tmp/pmixcpp-dyn-mark.XXXXXX); chmod 777 "$mark"
+for n in 4 32; do
+    rm -f "$mark"/child.*
+    # inside an allocation with room for parents and children (salloc runs the script once)
+    out=$(timeout -k 5 120 salloc -N2 -n$((n + 4)) bash -c \
+        "srun --mpi=pmixcpp -N2 -n4 $prog spawn $n $mark; t0=\$(date +%s%N); srun --mpi=pmixcpp --overlap -n$n $prog child $mark >/dev/null 2>&1; echo PLAIN-SRUN-MS $n \$(( (\$(date +%s%N) - t0) / 1000000 ))" 2>&1)
+    expect_no_match "spawn $n: no failed check" '^FAIL ' "$out"
+    expect_match "spawn $n: the parent got the children's namespace" "PASS rank 0: PMIx_Spawn of $n -> PMIX_SUCCESS, namespace pmixcpp\.[0-9]+\.[0-9]+" "$out"
+    expect_eq "spawn $n: every child saw its parent" "$n" "$(echo "$out" | grep -c 'PASS rank [0-9]*: child pmixcpp.*PMIX_PARENT_ID pmixcpp.*:0')"
+    expect_match "spawn $n: missing executable -> PMIX_ERR_JOB_EXE_NOT_FOUND" 'PASS rank 0: op_wait_for\(&w\) -> PMIX_ERR_JOB_EXE_NOT_FOUND' "$out"
+    expect_match "spawn $n: too many processes -> PMIX_ERR_JOB_FAILED_TO_LAUNCH" 'PASS rank 0: PMIx_Spawn\(NULL, 0, &huge.*FAILED_TO_LAUNCH \(want' "$out"
+    echo "$out" | grep -E '^(SPAWN-|PLAIN-SRUN)' | sed 's/^/    /'
+done
+rm -rf "$mark"
+
+# --- log ----------------------------------------------------------------------------------------
+tag="tag$$x$RANDOM"
+listener=""
+if [ ! -e /dev/log ] && [ "$(id -u)" = 0 ] && command -v python3 >/dev/null; then
+    python3 - "$PMIXCPP_CLUSTER_DIR/syslog.$tag" <<'PY' &
+import os, socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind("/dev/log")
+os.chmod("/dev/log", 0o666)
+s.settimeout(30)
+with open(sys.argv[1], "ab") as f:
+    try:
+        while True:
+            f.write(s.recv(65536) + b"\n"); f.flush()
+    except Exception:
+        pass
+os.unlink("/dev/log")
+PY
+    listener=$!
+    for _ in $(seq 50); do [ -S /dev/log ] && break; sleep 0.1; done
+fi
+run_srun 60 --mpi=pmixcpp -N2 --ntasks-per-node=1 "$prog" log "$tag"
+expect_eq "log: exit status" 0 "$rc"
+expect_eq "log: both ranks passed" 2 "$(echo "$out" | grep -c '^RESULT-PASS rank')"
+expect_match "log: stderr" "^dyn-log-stderr $tag rank 1" "$out"
+expect_match "log: PMIX_LOG_ONCE delivered once" "^dyn-log-once $tag rank 0" "$out"
+expect_no_match "log: PMIX_LOG_ONCE not twice" "dyn-log-once-second $tag" "$out"
+sleep 0.5
+logs=$(slurmd_logs)
+expect_match "log: Slurm's log of the step (node 1)" "rank 0 logs \(pmix.log.gsys\): dyn-log-slurm $tag rank 0" "$logs"
+expect_match "log: Slurm's log of the step (node 2)" "rank 1 logs \(pmix.log.gsys\): dyn-log-slurm $tag rank 1" "$logs"
+expect_no_match "log: PMIX_LOG_ONCE message stayed out of Slurm's log" "dyn-log-once $tag" "$logs"
+if [ -n "$listener" ]; then
+    kill "$listener" 2>/dev/null; wait "$listener" 2>/dev/null
+    rm -f /dev/log
+    sys=$(cat "$PMIXCPP_CLUSTER_DIR/syslog.$tag" 2>/dev/null); rm -f "$PMIXCPP_CLUSTER_DIR/syslog.$tag"
+    expect_match "log: syslog, priority LOG_WARNING|LOG_USER" "^<12>.*dyn-log-syslog $tag rank 0" "$sys"
+elif [ -S /dev/log ]; then
+    echo "  (syslog: the host's own /dev/log is in use; not checked)"
+fi
+t_done
