@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "alloc_agent.h"
+#include "agent_io.h"
 #include "log.h"
 #include "step_env.h"
 #include "wire/codec.h"
@@ -30,17 +31,6 @@ constexpr uint32_t kMaxReport = 1u << 16;
 
 Status sys_error(const std::string &what) { return Status(PMIX_ERROR, what + ": " + std::strerror(errno)); }
 
-// Wait until fd is readable/writable or the deadline passes.
-Status wait_fd(int fd, short events, std::chrono::steady_clock::time_point deadline) {
-    for (;;) {
-        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-        if (left.count() <= 0) return Status(PMIX_ERR_TIMEOUT, "timed out");
-        pollfd p{fd, events, 0};
-        int n = poll(&p, 1, static_cast<int>(left.count()));
-        if (n > 0) return Status::success();
-        if (n < 0 && errno != EINTR) return sys_error("poll");
-    }
-}
 
 }  // namespace
 
@@ -208,7 +198,7 @@ bool srun_agent::serve(int fd) {
             (void)!write(fd, &ack, 1);
             return false;
         }
-        if (!wait_fd(fd, POLLIN, deadline).ok()) {
+        if (!agent_io::wait_fd(fd, POLLIN, deadline).ok()) {
             PMIXCPP_LOG_ERROR("srun agent: a reporter sent an incomplete report within %d ms", kServeTimeoutMs);
             return false;
         }
@@ -224,18 +214,6 @@ bool srun_agent::serve(int fd) {
 Status send_agent_report(const sockaddr_storage &agent_host, uint16_t port, const std::string &secret,
                          const agent_report &report, int timeout_ms) {
     auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
-    sockaddr_storage addr = agent_host;
-    socklen_t len = 0;
-    if (addr.ss_family == AF_INET) {
-        reinterpret_cast<sockaddr_in *>(&addr)->sin_port = htons(port);
-        len = sizeof(sockaddr_in);
-    } else if (addr.ss_family == AF_INET6) {
-        reinterpret_cast<sockaddr_in6 *>(&addr)->sin6_port = htons(port);
-        len = sizeof(sockaddr_in6);
-    } else {
-        return Status(PMIX_ERR_BAD_PARAM, "srun agent: unsupported address family");
-    }
-
     wire::Writer w;
     PMIXCPP_RETURN_IF_ERROR(w.put_string(secret));
     w.put_u16(static_cast<uint16_t>(report.what));
@@ -245,39 +223,15 @@ Status send_agent_report(const sockaddr_storage &agent_host, uint16_t port, cons
     auto frame = wire::encode_frame(kReportFrame, 0, 1, w.data(), kMaxReport);
     if (!frame.ok()) return frame.status();
 
-    int fd = socket(addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    if (fd < 0) return sys_error("srun agent: socket");
-    struct closer {
-        int fd;
-        ~closer() { close(fd); }
-    } guard{fd};
-    if (connect(fd, reinterpret_cast<sockaddr *>(&addr), len) != 0 && errno != EINPROGRESS)
-        return sys_error("srun agent: connect");
-    PMIXCPP_RETURN_IF_ERROR(wait_fd(fd, POLLOUT, deadline).with_context("srun agent: connect"));
-    int err = 0;
-    socklen_t elen = sizeof(err);
-    getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &elen);
-    if (err) {
-        errno = err;
-        return sys_error("srun agent: connect");
-    }
-    const auto &bytes = frame.value();
-    size_t off = 0;
-    while (off < bytes.size()) {
-        ssize_t n = send(fd, bytes.data() + off, bytes.size() - off, MSG_NOSIGNAL);
-        if (n < 0) {
-            if (errno == EAGAIN || errno == EINTR) {
-                PMIXCPP_RETURN_IF_ERROR(wait_fd(fd, POLLOUT, deadline).with_context("srun agent: send"));
-                continue;
-            }
-            return sys_error("srun agent: send");
-        }
-        off += static_cast<size_t>(n);
-    }
+    auto fd = agent_io::connect_to(agent_host, port, deadline);
+    if (!fd.ok()) return fd.status().with_context("srun agent");
+    agent_io::fd_guard guard{fd.value()};
+    PMIXCPP_RETURN_IF_ERROR(agent_io::send_all(fd.value(), frame.value(), deadline).with_context("srun agent"));
     for (;;) {
-        PMIXCPP_RETURN_IF_ERROR(wait_fd(fd, POLLIN, deadline).with_context("srun agent: no acknowledgement"));
+        PMIXCPP_RETURN_IF_ERROR(
+            agent_io::wait_fd(fd.value(), POLLIN, deadline).with_context("srun agent: no acknowledgement"));
         uint8_t ack = 0;
-        ssize_t n = read(fd, &ack, 1);
+        ssize_t n = read(fd.value(), &ack, 1);
         if (n == 1 && ack == kAck) return Status::success();
         if (n < 0 && (errno == EAGAIN || errno == EINTR)) continue;
         return Status(PMIX_ERR_UNREACH, "srun agent: report refused");
@@ -289,17 +243,6 @@ Result<std::vector<std::string>> agent_rendezvous(const sockaddr_storage &agent_
                                                   const std::string &address, int timeout_ms,
                                                   const std::atomic<bool> *cancel) {
     auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
-    sockaddr_storage addr = agent_host;
-    socklen_t len = 0;
-    if (addr.ss_family == AF_INET) {
-        reinterpret_cast<sockaddr_in *>(&addr)->sin_port = htons(port);
-        len = sizeof(sockaddr_in);
-    } else if (addr.ss_family == AF_INET6) {
-        reinterpret_cast<sockaddr_in6 *>(&addr)->sin6_port = htons(port);
-        len = sizeof(sockaddr_in6);
-    } else {
-        return Status(PMIX_ERR_BAD_PARAM, "srun agent: unsupported address family");
-    }
     wire::Writer w;
     PMIXCPP_RETURN_IF_ERROR(w.put_string(secret));
     w.put_u32(node_id);
@@ -308,63 +251,26 @@ Result<std::vector<std::string>> agent_rendezvous(const sockaddr_storage &agent_
     auto frame = wire::encode_frame(kRendezvousFrame, 0, 1, w.data(), kMaxTable);
     if (!frame.ok()) return frame.status();
 
-    int fd = socket(addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    if (fd < 0) return sys_error("rendezvous: socket");
-    struct closer {
-        int fd;
-        ~closer() { close(fd); }
-    } guard{fd};
-    if (connect(fd, reinterpret_cast<sockaddr *>(&addr), len) != 0 && errno != EINPROGRESS)
-        return sys_error("rendezvous: connect");
-    PMIXCPP_RETURN_IF_ERROR(wait_fd(fd, POLLOUT, deadline).with_context("rendezvous: connect"));
-    int err = 0;
-    socklen_t elen = sizeof(err);
-    getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &elen);
-    if (err) {
-        errno = err;
-        return sys_error("rendezvous: connect");
+    auto fd = agent_io::connect_to(agent_host, port, deadline, cancel);
+    if (!fd.ok()) return fd.status().with_context("rendezvous");
+    agent_io::fd_guard guard{fd.value()};
+    PMIXCPP_RETURN_IF_ERROR(agent_io::send_all(fd.value(), frame.value(), deadline, cancel).with_context("rendezvous"));
+    auto f = agent_io::read_frame(fd.value(), kMaxTable, deadline, cancel);
+    if (!f.ok()) {
+        if (f.status().code() == PMIX_ERR_TIMEOUT && !(cancel && cancel->load()))
+            return Status(PMIX_ERR_TIMEOUT, "rendezvous: no address table within " + std::to_string(timeout_ms) +
+                                                " ms (a node of the step never reported)");
+        return f.status().with_context("rendezvous: the srun agent");
     }
-    size_t off = 0;
-    while (off < frame->size()) {
-        ssize_t n = send(fd, frame->data() + off, frame->size() - off, MSG_NOSIGNAL);
-        if (n < 0) {
-            if (errno == EAGAIN || errno == EINTR) {
-                PMIXCPP_RETURN_IF_ERROR(wait_fd(fd, POLLOUT, deadline).with_context("rendezvous: send"));
-                continue;
-            }
-            return sys_error("rendezvous: send");
-        }
-        off += static_cast<size_t>(n);
-    }
-    wire::FrameReader reader(kMaxTable);
-    uint8_t buf[8192];
-    for (;;) {
-        if (cancel && cancel->load()) return Status(PMIX_ERR_TIMEOUT, "rendezvous: cancelled");
-        auto slice = std::min(deadline, std::chrono::steady_clock::now() + std::chrono::milliseconds(100));
-        Status ws = wait_fd(fd, POLLIN, slice);
-        if (!ws.ok()) {
-            if (std::chrono::steady_clock::now() >= deadline)
-                return Status(PMIX_ERR_TIMEOUT, "rendezvous: no address table within " + std::to_string(timeout_ms) +
-                                                    " ms (a node of the step never reported)");
-            continue;
-        }
-        ssize_t n = read(fd, buf, sizeof(buf));
-        if (n < 0 && (errno == EAGAIN || errno == EINTR)) continue;
-        if (n <= 0) return Status(PMIX_ERR_UNREACH, "rendezvous: the srun agent closed the connection");
-        PMIXCPP_RETURN_IF_ERROR(reader.feed(buf, static_cast<size_t>(n)));
-        auto f = reader.next();
-        if (!f.ok()) return f.status();
-        if (!f->has_value()) continue;
-        wire::Reader r((*f)->payload.data(), (*f)->payload.size());
-        uint32_t count = 0;
-        PMIXCPP_RETURN_IF_ERROR(r.get_u32(&count));
-        if ((*f)->type != kTableFrame || count != nnodes)
-            return Status(PMIX_ERR_BAD_PARAM, "rendezvous: unexpected answer from the srun agent");
-        std::vector<std::string> table(count);
-        for (auto &a : table) PMIXCPP_RETURN_IF_ERROR(r.get_string(&a, 1u << 16));
-        PMIXCPP_RETURN_IF_ERROR(r.expect_end());
-        return table;
-    }
+    wire::Reader r(f->payload.data(), f->payload.size());
+    uint32_t count = 0;
+    PMIXCPP_RETURN_IF_ERROR(r.get_u32(&count));
+    if (f->type != kTableFrame || count != nnodes)
+        return Status(PMIX_ERR_BAD_PARAM, "rendezvous: unexpected answer from the srun agent");
+    std::vector<std::string> table(count);
+    for (auto &a : table) PMIXCPP_RETURN_IF_ERROR(r.get_string(&a, 1u << 16));
+    PMIXCPP_RETURN_IF_ERROR(r.expect_end());
+    return table;
 }
 
 }  // namespace pmixcpp

@@ -1,0 +1,93 @@
+#include "agent_io.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <string>
+
+namespace pmixcpp::agent_io {
+
+namespace {
+Status sys_error(const char *what) { return Status(PMIX_ERR_UNREACH, std::string(what) + ": " + std::strerror(errno)); }
+}  // namespace
+
+Status wait_fd(int fd, short events, clock_type::time_point deadline, const std::atomic<bool> *cancel) {
+    for (;;) {
+        if (cancel && cancel->load()) return Status(PMIX_ERR_TIMEOUT, "cancelled");
+        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock_type::now()).count();
+        if (left <= 0) return Status(PMIX_ERR_TIMEOUT, "timed out");
+        pollfd p{fd, events, 0};
+        int n = poll(&p, 1, static_cast<int>(std::min<long long>(left, 100)));
+        if (n > 0) return Status::success();
+        if (n < 0 && errno != EINTR) return sys_error("poll");
+    }
+}
+
+Status send_all(int fd, std::span<const uint8_t> bytes, clock_type::time_point deadline,
+                const std::atomic<bool> *cancel) {
+    size_t off = 0;
+    while (off < bytes.size()) {
+        ssize_t n = send(fd, bytes.data() + off, bytes.size() - off, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n < 0) {
+            if (errno == EAGAIN || errno == EINTR) {
+                PMIXCPP_RETURN_IF_ERROR(wait_fd(fd, POLLOUT, deadline, cancel).with_context("send"));
+                continue;
+            }
+            return sys_error("send");
+        }
+        off += static_cast<size_t>(n);
+    }
+    return Status::success();
+}
+
+Result<int> connect_to(const sockaddr_storage &host, uint16_t port, clock_type::time_point deadline,
+                       const std::atomic<bool> *cancel) {
+    sockaddr_storage addr = host;
+    socklen_t len = 0;
+    if (addr.ss_family == AF_INET) {
+        reinterpret_cast<sockaddr_in *>(&addr)->sin_port = htons(port);
+        len = sizeof(sockaddr_in);
+    } else if (addr.ss_family == AF_INET6) {
+        reinterpret_cast<sockaddr_in6 *>(&addr)->sin6_port = htons(port);
+        len = sizeof(sockaddr_in6);
+    } else {
+        return Status(PMIX_ERR_BAD_PARAM, "unsupported address family");
+    }
+    int fd = socket(addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0) return sys_error("socket");
+    fd_guard guard{fd};
+    if (connect(fd, reinterpret_cast<sockaddr *>(&addr), len) != 0 && errno != EINPROGRESS)
+        return sys_error("connect");
+    PMIXCPP_RETURN_IF_ERROR(wait_fd(fd, POLLOUT, deadline, cancel).with_context("connect"));
+    int err = 0;
+    socklen_t elen = sizeof(err);
+    getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &elen);
+    if (err) {
+        errno = err;
+        return sys_error("connect");
+    }
+    guard.fd = -1;  // the caller owns it now
+    return fd;
+}
+
+Result<wire::Frame> read_frame(int fd, uint32_t max_payload, clock_type::time_point deadline,
+                               const std::atomic<bool> *cancel) {
+    wire::FrameReader reader(max_payload);
+    uint8_t buf[8192];
+    for (;;) {
+        auto f = reader.next();
+        if (!f.ok()) return f.status();
+        if (f->has_value()) return std::move(**f);
+        PMIXCPP_RETURN_IF_ERROR(wait_fd(fd, POLLIN, deadline, cancel));
+        ssize_t n = read(fd, buf, sizeof(buf));
+        if (n < 0 && (errno == EAGAIN || errno == EINTR)) continue;
+        if (n <= 0) return Status(PMIX_ERR_UNREACH, "the connection closed");
+        PMIXCPP_RETURN_IF_ERROR(reader.feed(buf, static_cast<size_t>(n)));
+    }
+}
+
+}  // namespace pmixcpp::agent_io

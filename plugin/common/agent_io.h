@@ -1,0 +1,48 @@
+// Client side of a conversation with srun's agent (plugin/common/srun_agent.h): connect
+// with a deadline, send a whole frame, read one frame back. Shared by the reports, the
+// address rendezvous and the allocation channel; blocking calls bounded in time, made from
+// threads of their own (never the server's loop).
+#pragma once
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <span>
+
+#include "status.h"
+#include "wire/frame.h"
+
+namespace pmixcpp::agent_io {
+
+using clock_type = std::chrono::steady_clock;
+
+// Closes the descriptor it holds.
+struct fd_guard {
+    int fd = -1;
+    ~fd_guard() {
+        if (fd >= 0) close(fd);
+    }
+};
+
+// Wait for `events` until `deadline`, in slices of 100 ms so that `cancel` (if given) is
+// honoured. PMIX_ERR_TIMEOUT at the deadline or when cancelled.
+Status wait_fd(int fd, short events, clock_type::time_point deadline, const std::atomic<bool> *cancel = nullptr);
+
+// Send all of `bytes` on a non-blocking socket before `deadline`.
+Status send_all(int fd, std::span<const uint8_t> bytes, clock_type::time_point deadline,
+                const std::atomic<bool> *cancel = nullptr);
+
+// A connected non-blocking TCP socket to `host` (IPv4 or IPv6; its port is replaced by `port`).
+// The caller owns the descriptor.
+Result<int> connect_to(const sockaddr_storage &host, uint16_t port, clock_type::time_point deadline,
+                       const std::atomic<bool> *cancel = nullptr);
+
+// Read one frame (payload at most `max_payload`). PMIX_ERR_TIMEOUT at the deadline,
+// PMIX_ERR_UNREACH if the peer closes first, the reader's error for a malformed stream.
+Result<wire::Frame> read_frame(int fd, uint32_t max_payload, clock_type::time_point deadline,
+                               const std::atomic<bool> *cancel = nullptr);
+
+}  // namespace pmixcpp::agent_io
