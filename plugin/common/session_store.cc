@@ -115,10 +115,13 @@ const pmix_info_t *find(const InfoArray &a, const char *key) {
 
 }  // namespace
 
-Result<std::unique_ptr<job_store>> job_store::open(uint32_t job_id, uid_t uid, std::string dir) {
+Result<std::unique_ptr<job_store>> job_store::open(uint32_t job_id, uid_t uid, const std::string &cluster,
+                                                   std::string dir) {
     if (dir.empty()) {
         const char *tmp = getenv("TMPDIR");
-        dir = std::string(tmp && *tmp ? tmp : "/tmp") + "/pmixcpp-u" + std::to_string(uid) + "-job" +
+        std::string c;
+        for (char ch : cluster) c += isalnum(static_cast<unsigned char>(ch)) || ch == '_' ? ch : '_';
+        dir = std::string(tmp && *tmp ? tmp : "/tmp") + "/pmixcpp-u" + std::to_string(uid) + "-" + c + "-job" +
               std::to_string(job_id);
     }
     if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)

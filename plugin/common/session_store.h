@@ -1,6 +1,6 @@
 // Published data of PMIX_RANGE_SESSION (the default range): shared by every step of a job. It
 // lives beside the job's srun processes (which, in a batch script or an salloc shell, run on one
-// host, as the user): one directory per job, `${TMPDIR:-/tmp}/pmixcpp-u<uid>-job<job>/`, mode
+// host, as the user): one directory per job, `${TMPDIR:-/tmp}/pmixcpp-u<uid>-<cluster>-job<job>/`, mode
 // 0700, one file per key created with link() so a duplicate is refused atomically. Each step's
 // node servers reach it through their own srun's agent (the allocation channel, magic "PXPB").
 // No Slurm here; the file operations run on the agent's side, on threads of their own.
@@ -47,8 +47,10 @@ Status decode_reply(std::span<const uint8_t> body, agent_reply *r);
 // The job's store (srun side). Thread safe; lookups that wait poll the directory.
 class job_store {
 public:
-    // `dir` empty = the default directory for (uid, job).
-    static Result<std::unique_ptr<job_store>> open(uint32_t job_id, uid_t uid, std::string dir = {});
+    // `dir` empty = the default directory for (uid, cluster, job):
+    // ${TMPDIR:-/tmp}/pmixcpp-u<uid>-<cluster>-job<job>.
+    static Result<std::unique_ptr<job_store>> open(uint32_t job_id, uid_t uid, const std::string &cluster,
+                                                   std::string dir = {});
     ~job_store();  // joins request threads
     const std::string &dir() const { return _dir; }
 

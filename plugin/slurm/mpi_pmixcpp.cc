@@ -445,7 +445,8 @@ PMIXCPP_EXPORT mpi_plugin_client_state_t *mpi_p_client_prelaunch(const mpi_plugi
         auto bridge = alloc_bridge::start(std::move(ctx));
         if (!bridge.ok()) return bridge.status();
         state().launcher = std::make_unique<spawn::spawn_launcher>(job->step_id.job_id);
-        auto store = session::job_store::open(job->step_id.job_id, getuid());
+        auto store = session::job_store::open(job->step_id.job_id, getuid(),
+                                              slurm_conf.cluster_name ? slurm_conf.cluster_name : "");
         if (!store.ok())
             log_var(LOG_LEVEL_ERROR, "mpi/pmixcpp: %s", store.status().message().c_str());  // publish: step only
         else state().job_store = std::move(store.value());

@@ -7,6 +7,7 @@
 
 #include <cstring>
 #include <deque>
+#include <filesystem>
 #include <algorithm>
 #include <map>
 
@@ -431,4 +432,129 @@ TEST(DynService, SpawnWithoutAgentIsNotSupported) {
     t.svc[0]->on_spawn(3, 0, 1, w.data());
     ASSERT_EQ(t.replies[0].size(), 1u);
     EXPECT_EQ(t.replies[0][0].status, PMIX_ERR_NOT_SUPPORTED);
+}
+
+// --- the job's session store (srun side) ----------------------------------------------------------
+#include "plugin/common/session_store.h"
+
+namespace {
+session::agent_request sreq(wire::msg_type t, const std::string &ns, uint32_t rank, std::vector<uint8_t> payload) {
+    session::agent_request r;
+    r.type = static_cast<uint8_t>(t);
+    r.nspace = ns;
+    r.rank = rank;
+    r.payload = std::move(payload);
+    return r;
+}
+std::vector<uint8_t> publish_persist(const char *key, const char *value, pmix_persistence_t p) {
+    wire::publish_request m;
+    m.data = infos({info_str(key, value)});
+    m.directives = infos({info_num<pmix_persistence_t>(PMIX_PERSISTENCE, p, PMIX_PERSIST)});
+    wire::Writer w;
+    EXPECT_TRUE(wire::encode(w, m).ok());
+    return w.data();
+}
+}  // namespace
+
+TEST(SessionStore, SharedByStepsWithPersistence) {
+    char dir[] = "/tmp/pmixcpp-session-test.XXXXXX";
+    ASSERT_NE(mkdtemp(dir), nullptr);
+    {
+        auto s = session::job_store::open(1, getuid(), "c", dir);
+        ASSERT_TRUE(s.ok()) << s.status().message();
+        auto &st = *s.value();
+        const auto pub = wire::msg_type::publish, lk = wire::msg_type::lookup;
+        EXPECT_EQ(st.handle(sreq(pub, "pmixcpp.1.0", 0, publish_payload("k", "v0"))).status, PMIX_SUCCESS);
+        // Another step: duplicate refused, lookup finds step 0's data.
+        EXPECT_EQ(st.handle(sreq(pub, "pmixcpp.1.1", 0, publish_payload("k", "v1"))).status, PMIX_ERR_DUPLICATE_KEY);
+        auto r = st.handle(sreq(lk, "pmixcpp.1.1", 3, lookup_payload({"k"}, {})));
+        ASSERT_EQ(r.status, PMIX_SUCCESS);
+        wire::lookup_reply found;
+        ASSERT_TRUE(wire::decode_payload(r.body, &found).ok());
+        ASSERT_EQ(found.owners.size(), 1u);
+        EXPECT_STREQ(found.owners[0].nspace, "pmixcpp.1.0");
+        EXPECT_STREQ(found.data[0].value.data.string, "v0");
+        // FIRST_READ: one reader.
+        EXPECT_EQ(st.handle(sreq(pub, "pmixcpp.1.0", 1, publish_persist("once", "x", PMIX_PERSIST_FIRST_READ))).status,
+                  PMIX_SUCCESS);
+        EXPECT_EQ(st.handle(sreq(lk, "pmixcpp.1.1", 0, lookup_payload({"once"}, {}))).status, PMIX_SUCCESS);
+        EXPECT_EQ(st.handle(sreq(lk, "pmixcpp.1.1", 0, lookup_payload({"once"}, {}))).status, PMIX_ERR_NOT_FOUND);
+        // Wait with a timeout.
+        auto t = st.handle(sreq(lk, "pmixcpp.1.1", 0,
+                                lookup_payload({"never"}, {info_num<bool>(PMIX_WAIT, true, PMIX_BOOL),
+                                                           info_num<int>(PMIX_TIMEOUT, 1, PMIX_INT)})));
+        EXPECT_EQ(t.status, PMIX_ERR_TIMEOUT);
+        // Unpublish by a non-owner: not found; the rank leaves: its PROC data goes; SESSION stays
+        // after its step ended.
+        wire::unpublish_request u;
+        u.keys = {"k"};
+        wire::Writer w;
+        ASSERT_TRUE(wire::encode(w, u).ok());
+        EXPECT_EQ(st.handle(sreq(wire::msg_type::unpublish, "pmixcpp.1.1", 0, w.data())).status, PMIX_ERR_NOT_FOUND);
+        EXPECT_EQ(st.handle(sreq(pub, "pmixcpp.1.0", 2, publish_persist("keep", "y", PMIX_PERSIST_SESSION))).status,
+                  PMIX_SUCCESS);
+        session::agent_request left;
+        left.nspace = "pmixcpp.1.0";
+        left.rank = 0;
+        st.handle(left);
+        EXPECT_EQ(st.handle(sreq(lk, "pmixcpp.1.1", 0, lookup_payload({"k"}, {}))).status, PMIX_ERR_NOT_FOUND);
+        st.step_ended("pmixcpp.1.0");
+        EXPECT_EQ(st.handle(sreq(lk, "pmixcpp.1.1", 0, lookup_payload({"keep"}, {}))).status, PMIX_SUCCESS);
+        // Messages.
+        auto b = session::encode_request(sreq(lk, "n", 1, {1, 2}));
+        ASSERT_TRUE(b.ok());
+        EXPECT_TRUE(session::is_session_body(b.value()));
+        EXPECT_FALSE(spawn::is_spawn_body(b.value()));
+        session::agent_request back;
+        ASSERT_TRUE(session::decode_request(b.value(), &back).ok());
+        EXPECT_EQ(back.payload.size(), 2u);
+    }
+    std::filesystem::remove_all(dir);
+}
+
+TEST(SessionStore, RefusesADirectoryOthersCanRead) {
+    char dir[] = "/tmp/pmixcpp-session-test.XXXXXX";
+    ASSERT_NE(mkdtemp(dir), nullptr);
+    chmod(dir, 0755);
+    EXPECT_EQ(session::job_store::open(1, getuid(), "c", dir).status().code(), PMIX_ERR_NO_PERMISSIONS);
+    rmdir(dir);
+}
+
+TEST(DynService, SessionRangeGoesToTheJobStore) {
+    two_nodes t;
+    std::vector<std::vector<uint8_t>> sent;
+    dyn_ops ops;
+    ops.reply = [&](uint64_t conn, uint32_t id, pmix_status_t st, const std::string &m, std::span<const uint8_t> body) {
+        t.replies[1].push_back({conn, id, st, m, std::vector<uint8_t>(body.begin(), body.end())});
+    };
+    ops.send_node = [&](uint32_t to, uint16_t chan, std::span<const uint8_t> body) {
+        t.wire_q.emplace_back(1, to, chan, std::vector<uint8_t>(body.begin(), body.end()));
+    };
+    ops.session = [&](std::vector<uint8_t> body, int, dyn_ops::session_done done) {
+        sent.push_back(std::move(body));
+        done(PMIX_SUCCESS, {}, {});
+    };
+    dyn_service svc(t.step[1], {0, 0, 1, 1}, std::move(ops));
+    const auto pub = static_cast<uint16_t>(wire::msg_type::publish);
+    svc.on_client(5, 2, pub, 1, publish_payload("s", "v"));  // no range: the session
+    ASSERT_EQ(sent.size(), 1u);
+    session::agent_request r;
+    ASSERT_TRUE(session::decode_request(sent[0], &r).ok());
+    EXPECT_EQ(r.nspace, "pmixcpp.1.0");
+    EXPECT_EQ(r.rank, 2u);
+    ASSERT_EQ(t.replies[1].size(), 1u);
+    EXPECT_EQ(t.replies[1][0].status, PMIX_SUCCESS);
+    // PMIX_RANGE_NAMESPACE: the step's store on node 0.
+    wire::publish_request p;
+    p.data = infos({info_str("n", "v")});
+    p.directives = infos({info_num<pmix_data_range_t>(PMIX_RANGE, PMIX_RANGE_NAMESPACE, PMIX_DATA_RANGE)});
+    wire::Writer w;
+    ASSERT_TRUE(wire::encode(w, p).ok());
+    svc.on_client(5, 2, pub, 2, w.data());
+    EXPECT_EQ(sent.size(), 1u);
+    ASSERT_EQ(t.wire_q.size(), 1u);
+    EXPECT_EQ(std::get<2>(t.wire_q.front()), net::kChannelPubsubRequest);
+    // The session publisher leaves: the job store hears it.
+    svc.rank_left(2);
+    EXPECT_EQ(sent.size(), 2u);
 }

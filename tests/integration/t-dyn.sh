@@ -1,6 +1,6 @@
 # pmix_dyn (tests/programs/pmix_dyn.c): dynamic-process calls on the real cluster.
 #  - publish/lookup/unpublish across two nodes: lookup with PMIX_WAIT on the other node and on the
-#    publisher's node (_nb), timeouts, duplicates, unpublish, FIRST_READ, PROC vs INDEF persistence
+#    publisher's node (_nb), timeouts, duplicates, unpublish, FIRST_READ, PROC vs APP persistence
 #  - job control: SIGUSR1 to ranks on both nodes, error paths, kill of rank 2 and terminate of rank 3
 #  - log: stderr, syslog (through a temporary /dev/log listener when the host has none), Slurm's
 #    log of the step (slurmd log), PMIX_LOG_ONCE, PMIx_Log_nb
@@ -37,9 +37,38 @@ if command -v mpicc >/dev/null 2>&1; then
     else
         fail "mpicc mpi_pubsub: $(cat "$work/err")"
     fi
+    # MPI_Comm_spawn: the children's step starts and the exchange across the two steps works;
+    # with PMIx_Connect not implemented yet it must fail quickly and cleanly, never hang.
+    if mpicc -O1 -o "$work/mpi_spawn" "$src/mpi_spawn.c" 2>"$work/err"; then
+        chmod 755 "$work/mpi_spawn"
+        t0=$SECONDS
+        out=$(timeout -k 5 120 salloc -N2 -n8 srun --mpi=pmixcpp -N2 -n2 "$work/mpi_spawn" 2>&1)
+        expect_match "MPI_Comm_spawn answers (OK or an error), no hang" '^(MPI-SPAWN-OK 4|parent: MPI_Comm_spawn rc=[1-9])' "$out"
+        [ $((SECONDS - t0)) -lt 60 ] && pass "MPI_Comm_spawn done in $((SECONDS - t0)) s" || fail "MPI_Comm_spawn took $((SECONDS - t0)) s"
+        echo "$out" | grep -E '^(MPI-SPAWN|parent:)' | sed 's/^/    /'
+    else
+        fail "mpicc mpi_spawn: $(cat "$work/err")"
+    fi
 else
     echo "  SKIP (OpenMPI part): mpicc not installed"
 fi
+
+# Across two steps of one job (the session range, the default): each step's rank 0 finds the
+# other's key, with PMIX_WAIT, through the job's store beside srun.
+xstep() {
+    timeout -k 5 120 salloc -N2 -n8 bash -c "srun --overlap --mpi=pmixcpp -N2 -n2 $prog xstep A $1 & srun --overlap --mpi=pmixcpp -N2 -n2 $prog xstep B $1; wait" 2>&1
+}
+out=$(xstep x$$)
+# Seen once in many runs: step B printed nothing and A timed out (cause not found yet). Run it a
+# second time, visibly, before judging; the note on the issue says so.
+if ! printf '%s\n' "$out" | grep -q 'PASS rank 0: step A found the other step'; then
+    echo "  warning: cross-step run failed once, retrying; its output:"
+    printf '%s\n' "$out" | tail -5 | sed 's/^/    /'
+    out=$(xstep y$$)
+fi
+expect_match "session range: step B found step A's key" 'PASS rank 0: step B found the other step' "$out"
+expect_match "session range: step A found step B's key" 'PASS rank 0: step A found the other step' "$out"
+expect_no_match "session range: no failed check" '^FAIL ' "$out"
 
 # --- job control --------------------------------------------------------------------------------
 run_srun 120 --mpi=pmixcpp -N2 --ntasks-per-node=2 "$prog" jobctl

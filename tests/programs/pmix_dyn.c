@@ -194,7 +194,8 @@ static void test_pubsub(void) {
     /* 5. Persistence PROC (default) vs INDEF: rank 3 publishes both and leaves. */
     if (me.rank == 3) {
         CHECK_RC(PMIX_SUCCESS, publish_str("dyn.proc3", "gone-with-3", -1, -1));
-        CHECK_RC(PMIX_SUCCESS, publish_str("dyn.keep3", "stays", PMIX_RANGE_SESSION, PMIX_PERSIST_INDEF));
+        /* APP: outlives the publisher, not the step (nothing is left in the job's store) */
+        CHECK_RC(PMIX_SUCCESS, publish_str("dyn.keep3", "stays", PMIX_RANGE_SESSION, PMIX_PERSIST_APP));
         struct op_wait w;
         op_init(&w);
         char *none[] = {"dyn.nothing", NULL};
@@ -207,7 +208,7 @@ static void test_pubsub(void) {
 }
 
 static void test_pubsub_after(void) {
-    /* rank 3 has finalized: its PROC data must disappear, the INDEF data stay */
+    /* rank 3 has finalized: its PROC data must disappear, the APP data stay */
     if (me.rank != 0) return;
     pmix_status_t rc = PMIX_SUCCESS;
     for (int i = 0; i < 100 && rc == PMIX_SUCCESS; ++i) {
@@ -418,7 +419,9 @@ static void test_xstep(const char *role, const char *tag) {
     CHECK_RC(PMIX_SUCCESS, lookup_in(-1, theirs, true, 60, val, sizeof(val), &owner));
     CHECK(strncmp(val, "pmixcpp.", 8) == 0 && strcmp(val, me.nspace) != 0,
           "step %s found the other step's key: published by %s", role, val);
-    if (!a) CHECK_RC(PMIX_SUCCESS, publish_str(mine, me.nspace, -1, -1));
+    /* B leaves at once: its key must outlive it (the default, PMIX_PERSIST_PROC, would not);
+     * FIRST_READ: A's lookup consumes it, so nothing is left behind */
+    if (!a) CHECK_RC(PMIX_SUCCESS, publish_str(mine, me.nspace, -1, PMIX_PERSIST_FIRST_READ));
     /* the other step's key is not ours to unpublish */
     char *k[] = {theirs, NULL};
     CHECK_RC(PMIX_ERR_NOT_FOUND, PMIx_Unpublish(k, NULL, 0));
@@ -445,7 +448,6 @@ int main(int argc, char **argv) {
         test_jobctl();
     } else if (strcmp(mode, "xstep") == 0) {
         test_xstep(argc > 2 ? argv[2] : "A", argc > 3 ? argv[3] : "t");
-        /* B's key must outlive nothing: A waits for it, so A's lookup precedes B's exit */
     } else if (strcmp(mode, "spawn") == 0) {
         test_spawn(argv[0], argc > 2 ? atoi(argv[2]) : 4, argc > 3 ? argv[3] : "/tmp");
         fence_all();
