@@ -122,6 +122,11 @@ const std::vector<key_def> &key_defs() {
         {"PMIxCppClientLib",
          [](plugin_config &c, const std::string &k, const std::string &v) { return parse_bool(k, v, c.client_lib); },
          [](const plugin_config &c) { return std::string(c.client_lib ? "yes" : "no"); }},
+        {"PMIxCppTimeLimitAlert",
+         [](plugin_config &c, const std::string &k, const std::string &v) {
+             return parse_uint(k, v, 0, 86400, c.time_limit_alert);
+         },
+         [](const plugin_config &c) { return std::to_string(c.time_limit_alert); }},
         {"PMIxCppOmpiVaderDir",
          [](plugin_config &c, const std::string &k, const std::string &v) {
              return parse_bool(k, v, c.ompi_vader_dir);

@@ -236,6 +236,23 @@ void event_engine::rank_terminated(uint32_t rank, bool finalized) {
     generate(PMIX_EVENT_PROC_TERMINATED, rank, {make_info(PMIX_PROC_TERM_STATUS, &term, PMIX_STATUS)}, true);
 }
 
+void event_engine::time_limit_alert(uint32_t seconds_left) {
+    std::string text = "the job reaches its time limit in " + std::to_string(seconds_left) + " s";
+    auto *infos = static_cast<pmix_info_t *>(calloc(2, sizeof(pmix_info_t)));
+    if (infos == nullptr) return;
+    infos[0] = make_info(PMIX_EVENT_TEXT_MESSAGE, text.c_str(), PMIX_STRING);
+    infos[1] = make_info(PMIX_TIME_REMAINING, &seconds_left, PMIX_UINT32);
+    wire::event_notification ev;
+    ev.infos = InfoArray(infos, 2);
+    ev.status = PMIX_JCTRL_PREEMPT_ALERT;
+    strncpy(ev.source.nspace, _step.nspace.c_str(), PMIX_MAX_NSLEN);
+    ev.source.rank = PMIX_RANK_UNDEF;
+    ev.range = PMIX_RANGE_LOCAL;
+    Status st = deliver(ev, false);
+    if (!st.ok()) PMIXCPP_LOG_ERROR("%s: cannot send the time-limit alert: %s", _step.nspace.c_str(), st.message().c_str());
+    else PMIXCPP_LOG_VERBOSE("%s: %s", _step.nspace.c_str(), text.c_str());
+}
+
 void event_engine::job_aborting(uint32_t rank, int status, const std::string &message) {
     pmix_status_t st = status;
     std::string text = "rank " + std::to_string(rank) + " called PMIx_Abort: " + message;

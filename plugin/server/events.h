@@ -94,6 +94,9 @@ public:
     void rank_terminated(uint32_t rank, bool finalized);
     // Local rank `rank` called PMIx_Abort: tell every process before the host kills the step.
     void job_aborting(uint32_t rank, int status, const std::string &message);
+    // The job reaches its time limit in `seconds_left`: PMIX_JCTRL_PREEMPT_ALERT to this node's
+    // processes (every node raises its own), cached for handlers registered later.
+    void time_limit_alert(uint32_t seconds_left);
 
     // Routing decision alone (no side effects). from_remote: never forward again.
     Result<event_targets> route(const wire::event_notification &ev, bool from_remote) const;

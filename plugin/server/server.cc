@@ -170,6 +170,13 @@ public:
             for (uint32_t r : step.node_ranks[n])
                 if (r < step.ntasks) _node_of[r] = n;
         _snapshots = std::make_unique<modex_snapshot_writer>(step.step_dir, step.uid, step.gid, _node_of, step.node_id);
+        if (opts.job_end_time > 0 && opts.time_limit_alert_sec > 0) {
+            auto left = std::chrono::seconds(opts.job_end_time - opts.time_limit_alert_sec) -
+                        std::chrono::duration_cast<std::chrono::seconds>(
+                            std::chrono::system_clock::now().time_since_epoch());
+            _time_alert_at = server_clock::now() + std::max(left, std::chrono::seconds(0));
+            _time_alert_end = opts.job_end_time;
+        }
         _rank_state.assign(step.ntasks, rank_state::not_connected);
         _rank_conn.assign(step.ntasks, 0);
         event_ops eops;
@@ -323,6 +330,8 @@ private:
     std::vector<uint32_t> _local_index;  // rank -> local rank, UINT32_MAX if remote
     std::vector<uint32_t> _node_of;
     std::unique_ptr<modex_snapshot_writer> _snapshots;
+    std::optional<server_clock::time_point> _time_alert_at;  // when to raise the time-limit alert
+    int64_t _time_alert_end = 0;                             // the job's end (Unix time)
     std::vector<rank_state> _rank_state;
     std::vector<uint64_t> _rank_conn;
     std::vector<cleanup_entry> _cleanups;
@@ -698,6 +707,7 @@ void server_impl::rearm_timer() {
     if (g && (!next || *g < *next)) next = g;
     auto d = _dyn->next_deadline();
     if (d && (!next || *d < *next)) next = d;
+    if (_time_alert_at && (!next || *_time_alert_at < *next)) next = _time_alert_at;
     if (!next) {
         event_del(_ev_timer.get());
         return;
@@ -714,6 +724,13 @@ void server_impl::expire_deadlines() {
     auto now = server_clock::now();
     send_fence_outcomes(_fences.expire(now));
     _dyn->expire(now);
+    if (_time_alert_at && now >= *_time_alert_at) {
+        _time_alert_at.reset();
+        int64_t left = _time_alert_end - std::chrono::duration_cast<std::chrono::seconds>(
+                                             std::chrono::system_clock::now().time_since_epoch())
+                                             .count();
+        _events->time_limit_alert(static_cast<uint32_t>(std::max<int64_t>(left, 0)));
+    }
     for (const auto &w : _gets.take_expired(now)) {
         // A Get that times out is an answer the application asked for, not a server error.
         PMIXCPP_LOG_DEBUG("%s: get of %s of rank %u by rank %u timed out", _step.nspace.c_str(),

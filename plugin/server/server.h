@@ -58,6 +58,10 @@ struct server_options {
     uint32_t max_payload = 64u << 20;
     // Allocation requests and resource-manager queries (alloc.h); nullptr = not supported.
     alloc_host *alloc = nullptr;
+    // The job's end (Unix time, 0 = unknown) and how long before it every local process gets
+    // PMIX_JCTRL_PREEMPT_ALERT (0 = never).
+    int64_t job_end_time = 0;
+    uint32_t time_limit_alert_sec = 0;
 };
 
 class server_impl;

@@ -36,6 +36,9 @@ PMIXCPP_EXPORT const uint32_t plugin_version = SLURM_VERSION_NUMBER;
 namespace pmixcpp {
 namespace {
 
+// srun -> slurmstepd: the job's expected end (Unix time), for PMIxCppTimeLimitAlert.
+constexpr const char *kJobEndEnv = "SLURM_PMIXCPP_JOB_END";
+
 // Everything this plugin instance holds. One per loading process (srun,
 // slurmd, slurmctld or slurmstepd); only slurmstepd fills the step part.
 struct plugin_state {
@@ -294,6 +297,8 @@ Status prefork(const stepd_step_rec_t *job, char ***env) {
     mo.ring_threshold = cfg.ring_threshold;
     mo.dmodex_node = cfg.dmodex_node;
     mo.timeout_sec = cfg.timeout_sec;
+    options.job_end_time = std::strtoll(get_env(*env, kJobEndEnv).c_str(), nullptr, 10);
+    options.time_limit_alert_sec = cfg.time_limit_alert;
     // Address exchange through srun's agent, on a thread of its own: prefork never waits for
     // other nodes; a fence simply waits until the table is there.
     mo.bootstrap = [node_id = step->node_id, nnodes = static_cast<uint32_t>(step->node_names.size()),
@@ -468,6 +473,10 @@ PMIXCPP_EXPORT mpi_plugin_client_state_t *mpi_p_client_prelaunch(const mpi_plugi
         }
         state().bridge = std::move(bridge.value());
         env_array_overwrite_fmt(env, kAgentPortEnv, "%u", static_cast<unsigned>(agent.value()->port()));
+        // The job's end, for the time-limit alert (slurmstepd's step record does not carry it).
+        time_t end = 0;
+        if (job && slurm_get_end_time(job->step_id.job_id, &end) == SLURM_SUCCESS && end > 0)
+            env_array_overwrite_fmt(env, kJobEndEnv, "%lld", static_cast<long long>(end));
         env_array_overwrite(env, kAgentSecretEnv, agent.value()->secret().c_str());
         state().agent = std::move(agent.value());
         return Status::success();

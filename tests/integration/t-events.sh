@@ -30,4 +30,11 @@ expect_no_match "kill -N4: no failed check" '^FAIL ' "$out"
 run_srun 60 --mpi=pmixcpp -N2 --ntasks-per-node=1 "$prog" latency
 echo "$out" | grep '^LATENCY' | sed 's/^/    /'
 expect_eq "latency -N2: both ranks passed" 2 "$(echo "$out" | grep -c '^RESULT-PASS rank')"
+
+# The job's time limit approaching: with -t 1 (60 s) and the alert 57 s before the end, every
+# process on every node gets PMIX_JCTRL_PREEMPT_ALERT about 3 s after the start.
+SLURM_PMIXCPP_TIMELIMITALERT=57 run_srun 60 --mpi=pmixcpp -t 1 -N2 --ntasks-per-node=2 "$prog" timelimit 20
+echo "$out" | grep -E '^(FAIL|ALERT)' | sed 's/^/    /'
+expect_eq "time-limit alert: srun status" 0 "$rc"
+expect_eq "time-limit alert reached all 4 ranks" 4 "$(echo "$out" | grep -c '^RESULT-PASS rank')"
 t_done

@@ -8,6 +8,8 @@
  *   abort    rank 0 calls PMIx_Abort; the others print the PMIX_ERR_JOB_TERMINATED they got
  *   flood    rank 0 sends N events (argv[2], default 100000) to every local rank
  *   latency  rank 0 <-> rank 1 ping-pong of events; notify -> server ack time
+ *   timelimit wait (argv[2] s, default 20) for the server's PMIX_JCTRL_PREEMPT_ALERT before the
+ *            job's time limit (run with srun -t 1 and SLURM_PMIXCPP_TIMELIMITALERT=57)
  * Run with: srun --mpi=pmixcpp -N1 -n4 pmix_events <mode> */
 #include <pthread.h>
 #include <signal.h>
@@ -440,6 +442,27 @@ static int mode_latency(int iters) {
     return 0;
 }
 
+/* ---- timelimit: the server's PMIX_JCTRL_PREEMPT_ALERT before the job's time limit ---- */
+static atomic_int alert_count;
+static atomic_uint alert_left;
+static void h_alert(size_t ref, pmix_status_t st, const pmix_proc_t *src, pmix_info_t info[], size_t ni,
+                    pmix_info_t *results, size_t nres, pmix_event_notification_cbfunc_fn_t cb, void *cbd) {
+    for (size_t i = 0; i < ni; i++)
+        if (!strcmp(info[i].key, PMIX_TIME_REMAINING) && info[i].value.type == PMIX_UINT32)
+            atomic_store(&alert_left, info[i].value.data.uint32);
+    atomic_fetch_add(&alert_count, 1);
+    cb(PMIX_EVENT_ACTION_COMPLETE, NULL, 0, NULL, NULL, cbd);
+}
+static void mode_timelimit(int wait_s) {
+    pmix_status_t code = PMIX_JCTRL_PREEMPT_ALERT;
+    reg(&code, 1, NULL, 0, h_alert, NULL);
+    for (int i = 0; i < wait_s * 100 && atomic_load(&alert_count) == 0; ++i) usleep(10000);
+    CHECK(atomic_load(&alert_count) == 1, "PMIX_JCTRL_PREEMPT_ALERT received %d time(s)", atomic_load(&alert_count));
+    CHECK(atomic_load(&alert_left) > 0 && atomic_load(&alert_left) <= 60, "time remaining %u s",
+          atomic_load(&alert_left));
+    if (atomic_load(&alert_count) == 1) printf("ALERT rank %u: %u s left\n", me.rank, atomic_load(&alert_left));
+}
+
 int main(int argc, char **argv) {
     const char *mode = argc > 1 ? argv[1] : "chain";
     pmix_status_t rc = PMIx_Init(&me, NULL, 0);
@@ -466,6 +489,8 @@ int main(int argc, char **argv) {
         mode_flood(argc > 2 ? atol(argv[2]) : 100000);
     else if (!strcmp(mode, "latency"))
         mode_latency(argc > 2 ? atoi(argv[2]) : 2000);
+    else if (!strcmp(mode, "timelimit"))
+        mode_timelimit(argc > 2 ? atoi(argv[2]) : 20);
     else
         CHECK(0, "unknown mode %s", mode);
     PMIx_Finalize(NULL, 0);
