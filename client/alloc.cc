@@ -15,7 +15,7 @@ Status build_alloc(pmix_alloc_directive_t directive, const pmix_info_t *info, si
     PMIXCPP_RETURN_IF_ERROR(check_infos(info, ninfo));
     wire::alloc_request req;
     req.directive = directive;
-    PMIXCPP_RETURN_IF_ERROR(copy_info_array(info, ninfo, &req.infos));
+    PMIXCPP_RETURN_IF_ERROR(info_array_copy(info, ninfo, &req.infos));
     return wire::encode(*w, req);
 }
 

@@ -82,12 +82,7 @@ Status get_remote(Client &c, const pmix_proc_t &target, const char *key, const p
     req.proc = target;
     if (req.proc.nspace[0] == '\0') memcpy(req.proc.nspace, c.self().nspace, sizeof(req.proc.nspace));
     if (key != nullptr) req.key = key;
-    if (ninfo > 0) {
-        auto *copy = static_cast<pmix_info_t *>(calloc(ninfo, sizeof(pmix_info_t)));
-        if (copy == nullptr) return Status(PMIX_ERR_NOMEM, "out of memory");
-        req.infos = InfoArray(copy, ninfo);
-        for (size_t i = 0; i < ninfo; ++i) PMIXCPP_RETURN_IF_ERROR(info_xfer(&copy[i], &info[i]));
-    }
+    PMIXCPP_RETURN_IF_ERROR(info_array_copy(info, ninfo, &req.infos));
     wire::Writer w;
     PMIXCPP_RETURN_IF_ERROR(wire::encode(w, req));
     pmix_proc_t proc = req.proc;
@@ -180,12 +175,7 @@ Status build_fence(Client &c, const pmix_proc_t procs[], size_t nprocs, const pm
     if (whole_job && std::all_of(req.procs.begin(), req.procs.end(),
                                  [&](const pmix_proc_t &p) { return c.data().is_own_nspace(p.nspace); }))
         req.procs.clear();
-    if (ninfo > 0) {
-        auto *copy = static_cast<pmix_info_t *>(calloc(ninfo, sizeof(pmix_info_t)));
-        if (copy == nullptr) return Status(PMIX_ERR_NOMEM, "out of memory");
-        req.infos = InfoArray(copy, ninfo);
-        for (size_t i = 0; i < ninfo; ++i) PMIXCPP_RETURN_IF_ERROR(info_xfer(&copy[i], &info[i]));
-    }
+    PMIXCPP_RETURN_IF_ERROR(info_array_copy(info, ninfo, &req.infos));
     return wire::encode(*w, req);
 }
 

@@ -60,27 +60,6 @@ bool proc_matches(const pmix_proc_t &p, const pmix_proc_t &q) {
     return p.rank == q.rank || p.rank == PMIX_RANK_WILDCARD || q.rank == PMIX_RANK_WILDCARD;
 }
 
-std::vector<pmix_proc_t> procs_of(const pmix_value_t &v) {
-    std::vector<pmix_proc_t> out;
-    if (v.type == PMIX_PROC && v.data.proc != nullptr) {
-        out.push_back(*v.data.proc);
-    } else if (v.type == PMIX_DATA_ARRAY && v.data.darray != nullptr && v.data.darray->type == PMIX_PROC &&
-               v.data.darray->array != nullptr) {
-        const auto *procs = static_cast<const pmix_proc_t *>(v.data.darray->array);
-        out.assign(procs, procs + v.data.darray->size);
-    }
-    return out;
-}
-
-Result<InfoArray> copy_info_array(const pmix_info_t *info, size_t ninfo) {
-    if (ninfo == 0) return InfoArray();
-    auto *copy = static_cast<pmix_info_t *>(calloc(ninfo, sizeof(pmix_info_t)));
-    if (copy == nullptr) return Status(PMIX_ERR_NOMEM, "out of memory");
-    InfoArray out(copy, ninfo);
-    for (size_t i = 0; i < ninfo; ++i) PMIXCPP_RETURN_IF_ERROR(info_xfer(&copy[i], &info[i]));
-    return out;
-}
-
 // ------------------------------------------------------------------------------------------
 // event_registry
 

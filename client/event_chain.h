@@ -54,8 +54,6 @@ struct event_handler_entry {
 // True if `p` names `q` (same namespace; rank equal or either is PMIX_RANK_WILDCARD).
 bool proc_matches(const pmix_proc_t &p, const pmix_proc_t &q);
 
-// The procs of a proc or proc-array value (PMIX_PROC or PMIX_DATA_ARRAY of PMIX_PROC).
-std::vector<pmix_proc_t> procs_of(const pmix_value_t &v);
 
 class event_registry {
 public:
@@ -138,7 +136,5 @@ private:
     pmix_status_t _last_status = PMIX_SUCCESS;
 };
 
-// Copy an info array (deep).
-Result<InfoArray> copy_info_array(const pmix_info_t *info, size_t ninfo);
 
 }  // namespace pmixcpp::client

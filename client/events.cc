@@ -95,15 +95,6 @@ void start_chain(Client *c, pmix_status_t status, const pmix_proc_t &source, Inf
     chain_step(rc);
 }
 
-Status copy_infos(const pmix_info_t *info, size_t ninfo, InfoArray *out) {
-    if (ninfo == 0) return Status::success();
-    auto *copy = static_cast<pmix_info_t *>(calloc(ninfo, sizeof(pmix_info_t)));
-    if (copy == nullptr) return Status(PMIX_ERR_NOMEM, "out of memory");
-    *out = InfoArray(copy, ninfo);
-    for (size_t i = 0; i < ninfo; ++i) PMIXCPP_RETURN_IF_ERROR(info_xfer(&copy[i], &info[i]));
-    return Status::success();
-}
-
 // Syslog priority of a log request: PMIX_LOG_SYSLOG_PRI, else LOG_INFO.
 int syslog_priority(const pmix_info_t *dirs, size_t ndirs) {
     const pmix_info_t *p = find_info(dirs, ndirs, PMIX_LOG_SYSLOG_PRI);
@@ -164,7 +155,7 @@ Status send_job_control(Client &c, const pmix_proc_t targets[], size_t ntargets,
     PMIXCPP_RETURN_IF_ERROR(check_infos(directives, ndirs));
     wire::job_control_request req;
     req.targets.assign(targets, targets + ntargets);
-    PMIXCPP_RETURN_IF_ERROR(copy_infos(directives, ndirs, &req.infos));
+    PMIXCPP_RETURN_IF_ERROR(info_array_copy(directives, ndirs, &req.infos));
     wire::Writer w;
     PMIXCPP_RETURN_IF_ERROR(wire::encode(w, req));
     return c.request(wire::msg_type::job_control, w,
@@ -194,9 +185,9 @@ void run_server_event(Client &c, shared_event ev) {
                               ev->status, kMaxRunningChains, static_cast<unsigned long long>(n));
         return;
     }
-    auto info = copy_info_array(ev->infos.data(), ev->infos.size());
-    if (!info.ok()) return;
-    start_chain(&c, ev->status, ev->source, std::move(info.value()), std::move(handlers), nullptr, nullptr);
+    InfoArray info;
+    if (!info_array_copy(ev->infos.data(), ev->infos.size(), &info).ok()) return;
+    start_chain(&c, ev->status, ev->source, std::move(info), std::move(handlers), nullptr, nullptr);
 }
 
 }  // namespace pmixcpp::client
@@ -227,10 +218,9 @@ PMIX_EXPORT pmix_status_t PMIx_Register_event_handler(pmix_status_t codes[], siz
             for (const auto &ev : replay) {
                 auto handlers = cl->event_chain_for(ev->status, ev->source, ev->infos.data(), ev->infos.size());
                 std::erase_if(handlers, [r](const event_handler_entry &h) { return h.ref != r; });
-                auto info = copy_info_array(ev->infos.data(), ev->infos.size());
-                if (handlers.empty() || !info.ok()) continue;
-                start_chain(cl, ev->status, ev->source, std::move(info.value()), std::move(handlers), nullptr,
-                            nullptr);
+                InfoArray info;
+                if (handlers.empty() || !info_array_copy(ev->infos.data(), ev->infos.size(), &info).ok()) continue;
+                start_chain(cl, ev->status, ev->source, std::move(info), std::move(handlers), nullptr, nullptr);
             }
         });
         if (cbfunc == nullptr) return static_cast<pmix_status_t>(r);  // blocking form: the reference
@@ -267,11 +257,11 @@ PMIX_EXPORT pmix_status_t PMIx_Notify_event(pmix_status_t status, const pmix_pro
             return Status(PMIX_ERR_BAD_PARAM, "PMIX_RANGE_CUSTOM needs PMIX_EVENT_CUSTOM_RANGE");
         Client *cl = c.value();
         const pmix_proc_t src = source != nullptr ? *source : cl->self();
-        auto copy = copy_info_array(info, ninfo);
-        if (!copy.ok()) return copy.status();
+        InfoArray copy;
+        PMIXCPP_RETURN_IF_ERROR(info_array_copy(info, ninfo, &copy));
         if (range == PMIX_RANGE_PROC_LOCAL) {
             auto handlers = cl->event_chain_for(status, src, info, ninfo);
-            auto held = std::make_shared<InfoArray>(std::move(copy.value()));
+            auto held = std::make_shared<InfoArray>(std::move(copy));
             cl->loop().post([cl, status, src, held, handlers = std::move(handlers), cbfunc, cbdata]() mutable {
                 start_chain(cl, status, src, std::move(*held), std::move(handlers), cbfunc, cbdata);
             });
@@ -281,7 +271,7 @@ PMIX_EXPORT pmix_status_t PMIx_Notify_event(pmix_status_t status, const pmix_pro
         ev.status = status;
         ev.source = src;
         ev.range = range;
-        ev.infos = std::move(copy.value());
+        ev.infos = std::move(copy);
         wire::Writer w;
         PMIXCPP_RETURN_IF_ERROR(wire::encode(w, ev));
         return cl->request(wire::msg_type::notify, w,
@@ -313,8 +303,8 @@ PMIX_EXPORT pmix_status_t PMIx_Log_nb(const pmix_info_t data[], size_t ndata, co
             return Status::success();
         }
         wire::log_request req;
-        PMIXCPP_RETURN_IF_ERROR(copy_infos(data, ndata, &req.data));
-        PMIXCPP_RETURN_IF_ERROR(copy_infos(directives, ndirs, &req.directives));
+        PMIXCPP_RETURN_IF_ERROR(info_array_copy(data, ndata, &req.data));
+        PMIXCPP_RETURN_IF_ERROR(info_array_copy(directives, ndirs, &req.directives));
         wire::Writer w;
         PMIXCPP_RETURN_IF_ERROR(wire::encode(w, req));
         Status st = c.value()->request(

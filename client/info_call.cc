@@ -30,15 +30,6 @@ void take_status_info(pmix_status_t *status, InfoArray *results) {
 
 }  // namespace
 
-Status copy_info_array(const pmix_info_t *info, size_t ninfo, InfoArray *out) {
-    if (ninfo == 0) return Status::success();
-    auto *copy = static_cast<pmix_info_t *>(calloc(ninfo, sizeof(pmix_info_t)));
-    if (copy == nullptr) return Status(PMIX_ERR_NOMEM, "out of memory");
-    *out = InfoArray(copy, ninfo);
-    for (size_t i = 0; i < ninfo; ++i) PMIXCPP_RETURN_IF_ERROR(info_xfer(&copy[i], &info[i]));
-    return Status::success();
-}
-
 Status send_info_request(Client &c, wire::msg_type type, const wire::Writer &payload, info_done_fn done) {
     return c.request(type, payload, [done, type](pmix_status_t status, const std::string &msg, wire::Reader &body) {
         wire::info_reply reply;

@@ -14,7 +14,6 @@ namespace pmixcpp::client {
 using info_done_fn = std::function<void(pmix_status_t status, const std::string &message, InfoArray &&results)>;
 
 // Deep copy of caller infos into an owned array.
-Status copy_info_array(const pmix_info_t *info, size_t ninfo, InfoArray *out);
 
 // Send `payload` as `type`; `done` runs once on the progress thread with the decoded results.
 // A result info "pmixcpp.query.status" (PMIX_STATUS) replaces the status (partial answers).

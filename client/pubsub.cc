@@ -87,7 +87,7 @@ Status send_lookup(Client &c, std::vector<std::string> keys, const pmix_info_t i
     if (!timeout.ok()) return timeout.status();
     wire::lookup_request req;
     req.keys = std::move(keys);
-    PMIXCPP_RETURN_IF_ERROR(copy_info_array(info, ninfo, &req.directives));
+    PMIXCPP_RETURN_IF_ERROR(info_array_copy(info, ninfo, &req.directives));
     wire::Writer w;
     PMIXCPP_RETURN_IF_ERROR(wire::encode(w, req));
     // The server answers a timed-out wait itself; the local timer only guards against a lost node.
@@ -112,7 +112,7 @@ Status send_unpublish(Client &c, char **keys, const pmix_info_t info[], size_t n
     PMIXCPP_RETURN_IF_ERROR(check_infos(info, ninfo));
     wire::unpublish_request req;
     PMIXCPP_RETURN_IF_ERROR(check_keys(keys, true, &req.keys));
-    PMIXCPP_RETURN_IF_ERROR(copy_info_array(info, ninfo, &req.directives));
+    PMIXCPP_RETURN_IF_ERROR(info_array_copy(info, ninfo, &req.directives));
     wire::Writer w;
     PMIXCPP_RETURN_IF_ERROR(wire::encode(w, req));
     return send_status_request(c, wire::msg_type::unpublish, w, std::move(done));

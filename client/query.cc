@@ -24,7 +24,7 @@ Status build_query(const pmix_query_t queries[], size_t nqueries, wire::Writer *
             req.queries[q].keys.emplace_back(*k);
         }
         PMIXCPP_RETURN_IF_ERROR(check_infos(in.qualifiers, in.nqual));
-        PMIXCPP_RETURN_IF_ERROR(copy_info_array(in.qualifiers, in.nqual, &req.queries[q].qualifiers));
+        PMIXCPP_RETURN_IF_ERROR(info_array_copy(in.qualifiers, in.nqual, &req.queries[q].qualifiers));
     }
     return wire::encode(*w, req);
 }

@@ -26,7 +26,7 @@ Status send_spawn(Client &c, const pmix_info_t job_info[], size_t ninfo, const p
     PMIXCPP_RETURN_IF_ERROR(check_infos(job_info, ninfo));
     if (apps == nullptr || napps == 0) return Status(PMIX_ERR_BAD_PARAM, "no apps to spawn");
     wire::spawn_request req;
-    PMIXCPP_RETURN_IF_ERROR(copy_info_array(job_info, ninfo, &req.job_info));
+    PMIXCPP_RETURN_IF_ERROR(info_array_copy(job_info, ninfo, &req.job_info));
     for (size_t i = 0; i < napps; ++i) {
         const pmix_app_t &a = apps[i];
         if (a.cmd == nullptr || a.cmd[0] == '\0') return Status(PMIX_ERR_BAD_PARAM, "app without a command");
@@ -38,7 +38,7 @@ Status send_spawn(Client &c, const pmix_info_t job_info[], size_t ninfo, const p
         copy_strings(a.env, &w.env);
         if (a.cwd != nullptr) w.cwd = a.cwd;
         w.maxprocs = a.maxprocs;
-        PMIXCPP_RETURN_IF_ERROR(copy_info_array(a.info, a.ninfo, &w.info));
+        PMIXCPP_RETURN_IF_ERROR(info_array_copy(a.info, a.ninfo, &w.info));
         req.apps.push_back(std::move(w));
     }
     wire::Writer w;

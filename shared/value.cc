@@ -1011,4 +1011,29 @@ Status data_array_copy(pmix_data_array_t **dest, const pmix_data_array_t *src) {
     return Status::success();
 }
 
+Status info_array_copy(const pmix_info_t *src, size_t count, InfoArray *out) {
+    if (count == 0) {
+        *out = InfoArray();
+        return Status::success();
+    }
+    auto *copy = static_cast<pmix_info_t *>(calloc(count, sizeof(pmix_info_t)));
+    if (copy == nullptr) return Status(PMIX_ERR_NOMEM, "out of memory");
+    InfoArray held(copy, count);  // frees what was copied if a later element fails
+    for (size_t i = 0; i < count; ++i) PMIXCPP_RETURN_IF_ERROR(info_xfer(&copy[i], &src[i]));
+    *out = std::move(held);
+    return Status::success();
+}
+
+std::vector<pmix_proc_t> procs_of(const pmix_value_t &v) {
+    std::vector<pmix_proc_t> out;
+    if (v.type == PMIX_PROC && v.data.proc != nullptr) {
+        out.push_back(*v.data.proc);
+    } else if (v.type == PMIX_DATA_ARRAY && v.data.darray != nullptr && v.data.darray->type == PMIX_PROC &&
+               v.data.darray->array != nullptr) {
+        const auto *procs = static_cast<const pmix_proc_t *>(v.data.darray->array);
+        out.assign(procs, procs + v.data.darray->size);
+    }
+    return out;
+}
+
 }  // namespace pmixcpp

@@ -18,6 +18,8 @@
 
 #include <pmix_common.h>
 
+#include <vector>
+
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -182,5 +184,12 @@ Result<T> value_to_number(const pmix_value_t &value) {
     if (!st.ok()) return st;
     return out;
 }
+
+// Deep copy of `count` infos (src may be NULL when count is 0) into a new array owned by *out;
+// *out is left as it was on failure.
+Status info_array_copy(const pmix_info_t *src, size_t count, InfoArray *out);
+
+// The procs a value names: one PMIX_PROC, or a PMIX_DATA_ARRAY of them; empty for anything else.
+std::vector<pmix_proc_t> procs_of(const pmix_value_t &v);
 
 }  // namespace pmixcpp

@@ -36,15 +36,6 @@ InfoArray to_array(std::vector<pmix_info_t> &infos) {
     return InfoArray(out, n);
 }
 
-Result<InfoArray> copy_infos(const InfoArray &src) {
-    size_t n = src.size();
-    auto *out = static_cast<pmix_info_t *>(calloc(n ? n : 1, sizeof(pmix_info_t)));
-    if (out == nullptr) return Status(PMIX_ERR_NOMEM, "out of memory");
-    InfoArray holder(out, n);
-    for (size_t k = 0; k < n; ++k) PMIXCPP_RETURN_IF_ERROR(info_xfer(&out[k], &src[k]));
-    return holder;
-}
-
 // pmix.timeout of a request, in seconds (0 = none).
 int timeout_of(const InfoArray &infos) {
     const pmix_info_t *t = alloc::find_info(infos, PMIX_TIMEOUT);
@@ -281,8 +272,7 @@ void alloc_service::query(uint64_t conn, uint32_t request_id, uint32_t rank, wir
             hr.nspace = _step.nspace;
             hr.rank = rank;
             hr.node = _step.node_name();
-            auto quals = copy_infos(entry.qualifiers);
-            if (quals.ok()) hr.infos = std::move(quals.value());
+            (void)info_array_copy(entry.qualifiers.data(), entry.qualifiers.size(), &hr.infos);  // none on failure
             to_host.push_back(std::move(hr));
         }
     }

@@ -27,18 +27,6 @@ bool flag(const InfoArray &infos, const char *key) {
     return n.ok() && n.value() != 0;
 }
 
-std::vector<pmix_proc_t> procs_of(const pmix_value_t &v) {
-    std::vector<pmix_proc_t> out;
-    if (v.type == PMIX_PROC && v.data.proc != nullptr) {
-        out.push_back(*v.data.proc);
-    } else if (v.type == PMIX_DATA_ARRAY && v.data.darray != nullptr && v.data.darray->type == PMIX_PROC &&
-               v.data.darray->array != nullptr) {
-        const auto *p = static_cast<const pmix_proc_t *>(v.data.darray->array);
-        out.assign(p, p + v.data.darray->size);
-    }
-    return out;
-}
-
 void sort_unique(std::vector<uint32_t> &v) {
     std::sort(v.begin(), v.end());
     v.erase(std::unique(v.begin(), v.end()), v.end());

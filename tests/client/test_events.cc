@@ -349,9 +349,9 @@ TEST(EventChain, CompletionOutOfTurnIsRefused) {
 
 TEST(EventChain, KeepsTheEventInfo) {
     pmix_info_t in[1] = {result("k", 5)};
-    auto copy = copy_info_array(in, 1);
-    ASSERT_TRUE(copy.ok());
-    event_chain c(B, proc("ns", 4), std::move(copy.value()), entries({1}));
+    InfoArray copy;
+    ASSERT_TRUE(info_array_copy(in, 1, &copy).ok());
+    event_chain c(B, proc("ns", 4), std::move(copy), entries({1}));
     EXPECT_EQ(c.status(), B);
     EXPECT_EQ(c.source().rank, 4u);
     ASSERT_EQ(c.info().size(), 1u);

@@ -294,3 +294,48 @@ TEST(DataArray, CopyRejectsInconsistentInput) {
 
 }  // namespace
 }  // namespace pmixcpp
+
+TEST(ValueHelpers, InfoArrayCopyIsDeep) {
+    pmix_info_t src[2]{};
+    std::strcpy(src[0].key, "a");
+    src[0].value.type = PMIX_STRING;
+    src[0].value.data.string = strdup("text");
+    std::strcpy(src[1].key, "b");
+    src[1].value.type = PMIX_UINT32;
+    src[1].value.data.uint32 = 7;
+    pmixcpp::InfoArray out;
+    ASSERT_TRUE(pmixcpp::info_array_copy(src, 2, &out).ok());
+    ASSERT_EQ(out.size(), 2u);
+    EXPECT_NE(out[0].value.data.string, src[0].value.data.string) << "deep copy";
+    EXPECT_STREQ(out[0].value.data.string, "text");
+    EXPECT_STREQ(out[1].key, "b");
+    EXPECT_EQ(out[1].value.data.uint32, 7u);
+    ASSERT_TRUE(pmixcpp::info_array_copy(nullptr, 0, &out).ok());
+    EXPECT_EQ(out.size(), 0u);
+    pmixcpp::info_destruct(&src[0]);
+}
+
+TEST(ValueHelpers, ProcsOfOneProcOrAnArray) {
+    pmix_proc_t p[2];
+    std::memset(p, 0, sizeof(p));
+    std::strcpy(p[0].nspace, "ns");
+    p[0].rank = 3;
+    std::strcpy(p[1].nspace, "ns");
+    p[1].rank = 5;
+    pmix_value_t one;
+    one.type = PMIX_PROC;
+    one.data.proc = &p[0];
+    auto v = pmixcpp::procs_of(one);
+    ASSERT_EQ(v.size(), 1u);
+    EXPECT_EQ(v[0].rank, 3u);
+    pmix_data_array_t arr{PMIX_PROC, 2, p};
+    pmix_value_t many;
+    many.type = PMIX_DATA_ARRAY;
+    many.data.darray = &arr;
+    v = pmixcpp::procs_of(many);
+    ASSERT_EQ(v.size(), 2u);
+    EXPECT_EQ(v[1].rank, 5u);
+    pmix_value_t other;
+    other.type = PMIX_UINT32;
+    EXPECT_TRUE(pmixcpp::procs_of(other).empty());
+}
