@@ -57,6 +57,21 @@ wait_gone() {
     return 0
 }
 
+# mpi_build PROG...: compile tests/programs/PROG.c with Debian's mpicc into $work, a fresh
+# directory removed at exit. Returns false, after a SKIP line, when mpicc is not installed.
+mpi_build() {
+    command -v mpicc >/dev/null 2>&1 || { echo "  SKIP: mpicc not installed"; return 1; }
+    local src="${PMIXCPP_PREFIX:-}/libexec/pmixcpp/tests" p
+    [ -f "$src/$1.c" ] || src="$PMIXCPP_SRCDIR/tests/programs"
+    work=$(mktemp -d /tmp/pmixcpp-ompi.XXXXXX)
+    trap 'rm -rf "$work"' EXIT
+    for p in "$@"; do
+        if mpicc -O1 -o "$work/$p" "$src/$p.c" 2>"$work/$p.err"; then pass "mpicc $p"; else fail "mpicc $p: $(cat "$work/$p.err")"; fi
+    done
+    chmod 755 "$work" "$work"/mpi_* 2>/dev/null
+    return 0
+}
+
 t_done() {
     [ "$t_failures" -eq 0 ]
 }

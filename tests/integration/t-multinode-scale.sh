@@ -3,15 +3,7 @@
 # several srun steps one after another and at once.
 . "$(dirname "$0")/lib.sh"
 : "${PMIXCPP_PREFIX:?set PMIXCPP_PREFIX}"
-src="$PMIXCPP_PREFIX/libexec/pmixcpp/tests"
-[ -f "$src/mpi_alltoall.c" ] || src="$PMIXCPP_SRCDIR/tests/programs"
-command -v mpicc >/dev/null 2>&1 || { echo "  SKIP: mpicc not installed"; t_done; exit; }
-work="$PMIXCPP_CLUSTER_DIR/ompi-scale"
-rm -rf "$work"; mkdir -p "$work"
-for p in mpi_hello mpi_allreduce mpi_alltoall; do
-    mpicc -O1 -o "$work/$p" "$src/$p.c" 2>"$work/$p.err" && pass "mpicc $p" || fail "mpicc $p: $(cat "$work/$p.err")"
-done
-chmod -R a+rX "$work"
+mpi_build mpi_hello mpi_allreduce mpi_alltoall || { t_done; exit; }
 
 for transport in ucx tcp; do
     for p in mpi_hello:MPI-HELLO-OK mpi_allreduce:MPI-ALLREDUCE-OK mpi_alltoall:MPI-ALLTOALL-OK; do

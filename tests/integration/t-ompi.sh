@@ -3,19 +3,7 @@
 # Requires: mpicc (openmpi-bin / libopenmpi-dev); skipped (passes with a note) otherwise.
 . "$(dirname "$0")/lib.sh"
 : "${PMIXCPP_PREFIX:?set PMIXCPP_PREFIX}"
-src="$PMIXCPP_PREFIX/share/pmixcpp/tests"
-[ -f "$src/mpi_hello.c" ] || src="$PMIXCPP_PREFIX/libexec/pmixcpp/tests"
-[ -f "$src/mpi_hello.c" ] || src="$PMIXCPP_SRCDIR/tests/programs"
-if ! command -v mpicc >/dev/null 2>&1; then
-    echo "  SKIP: mpicc not installed"
-    t_done; exit
-fi
-work=$(mktemp -d /tmp/pmixcpp-ompi.XXXXXX)
-trap 'rm -rf "$work"' EXIT
-for p in mpi_hello mpi_allreduce; do
-    if mpicc -O1 -o "$work/$p" "$src/$p.c" 2>"$work/$p.err"; then pass "mpicc $p"; else fail "mpicc $p: $(cat "$work/$p.err")"; fi
-done
-chmod 755 "$work" "$work"/mpi_* 2>/dev/null
+mpi_build mpi_hello mpi_allreduce || { t_done; exit; }
 
 # The task environment puts our library first; check that OpenMPI really loads it.
 run_srun 60 --mpi=pmixcpp -N1 -n1 bash -c "LD_DEBUG=libs $work/mpi_hello 2>&1 | grep 'calling init:.*libpmix.so.2'"

@@ -7,20 +7,15 @@
 
 int main(void) {
     pmix_proc_t me;
-    pmix_status_t rc = PMIx_Init(&me, NULL, 0);
-    if (rc != PMIX_SUCCESS) {
-        printf("FAIL rank ?: PMIx_Init: %s\n", PMIx_Error_string(rc));
-        return 1;
-    }
-    ptest_rank = (int)me.rank;
+    if (ptest_init(&me)) return 1;
     if (me.rank == 1) {
-        rc = PMIx_Abort(7, "pmix_abort test: rank 1 aborts with status 7", NULL, 0);
+        pmix_status_t rc = PMIx_Abort(7, "pmix_abort test: rank 1 aborts with status 7", NULL, 0);
         /* PMIx_Abort returns once the server has the request; OpenMPI _exits right after. */
         printf("ABORT-RETURNED rank 1: %s\n", PMIx_Error_string(rc));
         fflush(stdout);
         _exit(7);
     }
-    rc = PMIx_Fence(NULL, 0, NULL, 0);
+    pmix_status_t rc = PMIx_Fence(NULL, 0, NULL, 0);
     printf("FENCE-RETURNED rank %u: %s\n", me.rank, PMIx_Error_string(rc));
     fflush(stdout);
     sleep(30); /* the step should be killed before this ends */

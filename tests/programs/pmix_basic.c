@@ -75,7 +75,7 @@ int main(void) {
 
     /* Put in every scope, commit, fence with collect, read the peers' values */
     pmix_value_t val;
-    char key[64], text[64];
+    char text[64];
     uint32_t u = 1000 + me.rank;
     PMIX_VALUE_LOAD(&val, &u, PMIX_UINT32);
     CHECK_RC(PMIX_SUCCESS, PMIx_Put(PMIX_GLOBAL, "basic.global", &val));

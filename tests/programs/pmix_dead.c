@@ -8,18 +8,8 @@
 
 int main(void) {
     pmix_proc_t me;
-    pmix_status_t rc = PMIx_Init(&me, NULL, 0);
-    if (rc != PMIX_SUCCESS) {
-        printf("FAIL rank ?: PMIx_Init: %s\n", PMIx_Error_string(rc));
-        return 1;
-    }
-    ptest_rank = (int)me.rank;
-    pmix_proc_t wild = me;
-    pmix_value_t *v = NULL;
-    wild.rank = PMIX_RANK_WILDCARD;
-    uint32_t size = 1;
-    if (PMIx_Get(&wild, PMIX_JOB_SIZE, NULL, 0, &v) == PMIX_SUCCESS) size = v->data.uint32;
-    if (v) PMIX_VALUE_RELEASE(v);
+    if (ptest_init(&me)) return 1;
+    uint32_t size = ptest_job_size(&me);
     if (me.rank == size - 1) {
         usleep(500000); /* let the others enter the fence */
         printf("DYING rank %u: exit without PMIx_Finalize\n", me.rank);
@@ -27,7 +17,7 @@ int main(void) {
         _exit(0);
     }
     time_t start = time(NULL);
-    rc = PMIx_Fence(NULL, 0, NULL, 0);
+    pmix_status_t rc = PMIx_Fence(NULL, 0, NULL, 0);
     CHECK(rc != PMIX_SUCCESS, "fence with a dead participant failed: %s (after %ld s)", PMIx_Error_string(rc),
           (long)(time(NULL) - start));
     CHECK(rc == PMIX_ERR_PROC_ABORTED || rc == PMIX_ERR_LOST_CONNECTION || rc == PMIX_ERR_UNREACH ||

@@ -10,28 +10,6 @@
 static pmix_proc_t me;
 static uint32_t size;
 
-struct nb_state {
-    volatile int done;
-    volatile pmix_status_t status;
-};
-
-static void fence_cb(pmix_status_t status, void *cbdata) {
-    struct nb_state *s = cbdata;
-    s->status = status;
-    __sync_synchronize();
-    s->done = 1;
-}
-
-static int wait_all(struct nb_state *s, int n, int seconds) {
-    for (int t = 0; t < seconds * 1000; t++) {
-        int all = 1;
-        for (int i = 0; i < n; i++) all &= s[i].done;
-        if (all) return 1;
-        usleep(1000);
-    }
-    return 0;
-}
-
 static void check_values(const char *key, int expect_base) {
     for (pmix_rank_t r = 0; r < size; r++) {
         pmix_proc_t p = me;
@@ -45,19 +23,10 @@ static void check_values(const char *key, int expect_base) {
 }
 
 int main(void) {
-    pmix_status_t rc = PMIx_Init(&me, NULL, 0);
-    if (rc != PMIX_SUCCESS) {
-        printf("FAIL rank ?: PMIx_Init: %s\n", PMIx_Error_string(rc));
-        return 1;
-    }
-    ptest_rank = (int)me.rank;
+    if (ptest_init(&me)) return 1;
+    size = ptest_job_size(&me);
     pmix_proc_t wild = me;
     wild.rank = PMIX_RANK_WILDCARD;
-    pmix_value_t *v = NULL;
-    rc = PMIx_Get(&wild, PMIX_JOB_SIZE, NULL, 0, &v);
-    CHECK(rc == PMIX_SUCCESS, "job size: %s", PMIx_Error_string(rc));
-    size = rc == PMIX_SUCCESS ? v->data.uint32 : 1;
-    if (v) PMIX_VALUE_RELEASE(v);
 
     /* 1. plain fences */
     CHECK_RC(PMIX_SUCCESS, PMIx_Fence(NULL, 0, NULL, 0));
@@ -98,12 +67,12 @@ int main(void) {
     CHECK_RC(PMIX_SUCCESS, PMIx_Fence(rpair, npair, NULL, 0));
 
     /* 4. several Fence_nb in flight: whole job (collect), evens/odds, pairs */
-    struct nb_state st[3];
+    struct ptest_nb st[3];
     memset(st, 0, sizeof(st));
-    CHECK_RC(PMIX_SUCCESS, PMIx_Fence_nb(NULL, 0, collect, 1, fence_cb, &st[0]));
-    CHECK_RC(PMIX_SUCCESS, PMIx_Fence_nb(group, n, NULL, 0, fence_cb, &st[1]));
-    CHECK_RC(PMIX_SUCCESS, PMIx_Fence_nb(pair, npair, NULL, 0, fence_cb, &st[2]));
-    CHECK(wait_all(st, 3, 60), "three concurrent Fence_nb completed");
+    CHECK_RC(PMIX_SUCCESS, PMIx_Fence_nb(NULL, 0, collect, 1, ptest_nb_cb, &st[0]));
+    CHECK_RC(PMIX_SUCCESS, PMIx_Fence_nb(group, n, NULL, 0, ptest_nb_cb, &st[1]));
+    CHECK_RC(PMIX_SUCCESS, PMIx_Fence_nb(pair, npair, NULL, 0, ptest_nb_cb, &st[2]));
+    CHECK(ptest_wait_all(st, 3, 60), "three concurrent Fence_nb completed");
     for (int i = 0; i < 3; i++) CHECK(st[i].status == PMIX_SUCCESS, "Fence_nb %d: %s", i, PMIx_Error_string(st[i].status));
 
     /* 5. a fence with a timeout that everybody joins succeeds */

@@ -12,28 +12,6 @@
 static pmix_proc_t me;
 static uint32_t size;
 
-struct nb_state {
-    volatile int done;
-    volatile pmix_status_t status;
-};
-
-static void fence_cb(pmix_status_t status, void *cbdata) {
-    struct nb_state *s = cbdata;
-    s->status = status;
-    __sync_synchronize();
-    s->done = 1;
-}
-
-static int wait_all(struct nb_state *s, int n, int seconds) {
-    for (int t = 0; t < seconds * 1000; t++) {
-        int all = 1;
-        for (int i = 0; i < n; i++) all &= s[i].done;
-        if (all) return 1;
-        usleep(1000);
-    }
-    return 0;
-}
-
 static int get_int(pmix_rank_t r, const char *key, int32_t *out) {
     pmix_proc_t p = me;
     pmix_value_t *v = NULL;
@@ -134,15 +112,15 @@ static void round_of_tests(int round) {
             procs[n++].rank = q;
         }
         wild.rank = PMIX_RANK_WILDCARD;
-        struct nb_state st[2] = {{0, 0}, {0, 0}};
+        struct ptest_nb st[2] = {{0, 0}, {0, 0}};
         if (r % 2 == 0) {
-            CHECK_RC(PMIX_SUCCESS, PMIx_Fence_nb(procs, n, NULL, 0, fence_cb, &st[0]));
-            CHECK_RC(PMIX_SUCCESS, PMIx_Fence_nb(&wild, 1, NULL, 0, fence_cb, &st[1]));
+            CHECK_RC(PMIX_SUCCESS, PMIx_Fence_nb(procs, n, NULL, 0, ptest_nb_cb, &st[0]));
+            CHECK_RC(PMIX_SUCCESS, PMIx_Fence_nb(&wild, 1, NULL, 0, ptest_nb_cb, &st[1]));
         } else {
-            CHECK_RC(PMIX_SUCCESS, PMIx_Fence_nb(&wild, 1, NULL, 0, fence_cb, &st[1]));
-            CHECK_RC(PMIX_SUCCESS, PMIx_Fence_nb(procs, n, NULL, 0, fence_cb, &st[0]));
+            CHECK_RC(PMIX_SUCCESS, PMIx_Fence_nb(&wild, 1, NULL, 0, ptest_nb_cb, &st[1]));
+            CHECK_RC(PMIX_SUCCESS, PMIx_Fence_nb(procs, n, NULL, 0, ptest_nb_cb, &st[0]));
         }
-        int done = wait_all(st, 2, 60);
+        int done = ptest_wait_all(st, 2, 60);
         CHECK(done && st[0].status == PMIX_SUCCESS && st[1].status == PMIX_SUCCESS,
               "concurrent fences: done %d, %s, %s", done, PMIx_Error_string(st[0].status),
               PMIx_Error_string(st[1].status));
@@ -151,19 +129,9 @@ static void round_of_tests(int round) {
 
 int main(int argc, char **argv) {
     int rounds = argc > 1 ? atoi(argv[1]) : 1;
-    pmix_status_t rc = PMIx_Init(&me, NULL, 0);
-    if (rc != PMIX_SUCCESS) {
-        printf("FAIL rank ?: PMIx_Init: %s\n", PMIx_Error_string(rc));
-        return 1;
-    }
-    ptest_rank = (int)me.rank;
-    pmix_proc_t wild = me;
-    wild.rank = PMIX_RANK_WILDCARD;
-    pmix_value_t *v = NULL;
-    rc = PMIx_Get(&wild, PMIX_JOB_SIZE, NULL, 0, &v);
-    CHECK(rc == PMIX_SUCCESS, "job size: %s", PMIx_Error_string(rc));
-    size = rc == PMIX_SUCCESS ? v->data.uint32 : 1;
-    if (v) PMIX_VALUE_RELEASE(v);
+    if (ptest_init(&me)) return 1;
+    size = ptest_job_size(&me);
+    pmix_status_t rc;
 
     if (argc > 1 && strcmp(argv[1], "timeout") == 0) {
         CHECK_RC(PMIX_SUCCESS, PMIx_Fence(NULL, 0, NULL, 0));

@@ -8,12 +8,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static int ptest_failures = 0;
 static int ptest_rank = -1;
 
-static void ptest_report(int ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void ptest_report(int ok, const char *fmt, ...) {
+static inline void ptest_report(int ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static inline void ptest_report(int ok, const char *fmt, ...) {
     char buf[1024];
     va_list ap;
     va_start(ap, fmt);
@@ -34,14 +35,14 @@ static void ptest_report(int ok, const char *fmt, ...) {
 
 #define CHECK(cond, ...) ptest_report((cond) ? 1 : 0, __VA_ARGS__)
 
-static int ptest_exit(void) {
+static inline int ptest_exit(void) {
     printf("%s rank %d: %d failure(s)\n", ptest_failures ? "RESULT-FAIL" : "RESULT-PASS", ptest_rank,
            ptest_failures);
     fflush(stdout);
     return ptest_failures ? 1 : 0;
 }
 
-static pmix_info_t *ptest_bool_info(const char *key, int flag) {
+static inline pmix_info_t *ptest_bool_info(const char *key, int flag) {
     static pmix_info_t infos[8];
     static int next = 0;
     pmix_info_t *i = &infos[next++ % 8];
@@ -49,6 +50,55 @@ static pmix_info_t *ptest_bool_info(const char *key, int flag) {
     memset(i, 0, sizeof(*i));
     PMIx_Info_load(i, key, &b, PMIX_BOOL);
     return i;
+}
+
+/* PMIx_Init, then tag the report lines with the rank; 0 on success (a failure is reported). */
+static inline int ptest_init(pmix_proc_t *me) {
+    pmix_status_t rc = PMIx_Init(me, NULL, 0);
+    if (rc != PMIX_SUCCESS) {
+        printf("FAIL rank ?: PMIx_Init: %s\n", PMIx_Error_string(rc));
+        fflush(stdout);
+        return 1;
+    }
+    ptest_rank = (int)me->rank;
+    return 0;
+}
+
+/* The job's size (PMIX_JOB_SIZE of the wildcard rank); 1 when the Get fails (reported). */
+static inline uint32_t ptest_job_size(const pmix_proc_t *me) {
+    pmix_proc_t wild = *me;
+    pmix_value_t *v = NULL;
+    uint32_t size = 1;
+    wild.rank = PMIX_RANK_WILDCARD;
+    pmix_status_t rc = PMIx_Get(&wild, PMIX_JOB_SIZE, NULL, 0, &v);
+    if (rc == PMIX_SUCCESS && v) size = v->data.uint32;
+    else ptest_report(0, "PMIx_Get(PMIX_JOB_SIZE) -> %s", PMIx_Error_string(rc));
+    if (v) PMIX_VALUE_RELEASE(v);
+    return size;
+}
+
+/* Completion of a non-blocking call: ptest_nb_cb as its pmix_op_cbfunc_t, then ptest_wait_all. */
+struct ptest_nb {
+    volatile int done;
+    volatile pmix_status_t status;
+};
+
+static inline void ptest_nb_cb(pmix_status_t status, void *cbdata) {
+    struct ptest_nb *s = (struct ptest_nb *)cbdata;
+    s->status = status;
+    __sync_synchronize();
+    s->done = 1;
+}
+
+/* 1 once all n have completed, 0 after `seconds`. */
+static inline int ptest_wait_all(struct ptest_nb *s, int n, int seconds) {
+    for (int t = 0; t < seconds * 1000; t++) {
+        int all = 1;
+        for (int i = 0; i < n; i++) all &= s[i].done;
+        if (all) return 1;
+        usleep(1000);
+    }
+    return 0;
 }
 
 #endif
