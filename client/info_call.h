@@ -13,8 +13,6 @@ namespace pmixcpp::client {
 
 using info_done_fn = std::function<void(pmix_status_t status, const std::string &message, InfoArray &&results)>;
 
-// Deep copy of caller infos into an owned array.
-
 // Send `payload` as `type`; `done` runs once on the progress thread with the decoded results.
 // A result info "pmixcpp.query.status" (PMIX_STATUS) replaces the status (partial answers).
 Status send_info_request(Client &c, wire::msg_type type, const wire::Writer &payload, info_done_fn done);
