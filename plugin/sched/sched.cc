@@ -83,13 +83,9 @@ std::map<std::string, std::vector<nic>> scheduler_context::nics_by_node() const 
     return out;
 }
 
-Status scheduler_context::fill(pmix_fabric_t *fabric, fabric_state *st) {
-    auto tree = switch_tree::build(_topology);
-    if (!tree.ok()) return tree.status();
-    cost_matrix m = build_cost_matrix(tree.value(), nics_by_node());
+Status fill_fabric_info(pmix_fabric_t *fabric, fabric_state *st) {
     auto *info = static_cast<pmix_info_t *>(calloc(4, sizeof(pmix_info_t)));
     if (info == nullptr) return Status(PMIX_ERR_NOMEM, "out of memory");
-    st->matrix = std::move(m);
     st->rows.assign(st->matrix.size(), nullptr);
     for (size_t i = 0; i < st->matrix.size(); ++i) st->rows[i] = st->matrix.cost.data() + i * st->matrix.size();
     size_t n = st->matrix.size();
@@ -109,6 +105,13 @@ Status scheduler_context::fill(pmix_fabric_t *fabric, fabric_state *st) {
     fabric->info = info;
     fabric->ninfo = 4;
     return Status::success();
+}
+
+Status scheduler_context::fill(pmix_fabric_t *fabric, fabric_state *st) {
+    auto tree = switch_tree::build(_topology);
+    if (!tree.ok()) return tree.status();
+    st->matrix = build_cost_matrix(tree.value(), nics_by_node());
+    return fill_fabric_info(fabric, st);
 }
 
 Status scheduler_context::register_fabric(pmix_fabric_t *fabric, const pmix_info_t *dirs, size_t ndirs) {
@@ -277,10 +280,10 @@ Result<InfoArray> scheduler_context::delivered_inventories() {
     return InfoArray(out, 1);
 }
 
-size_t scheduler_context::add_handler(pmix_notification_fn_t fn) {
+size_t scheduler_context::add_handler(pmix_notification_fn_t fn, std::vector<pmix_status_t> codes) {
     std::lock_guard<std::mutex> g(_lock);
     size_t ref = _next_ref++;
-    _handlers.push_back({ref, fn});
+    _handlers.push_back({ref, fn, std::move(codes)});
     return ref;
 }
 
@@ -295,7 +298,10 @@ bool scheduler_context::remove_handler(size_t ref) {
 }
 
 void scheduler_context::notify_all(pmix_status_t code,
-                                   const std::vector<std::pair<pmix_fabric_t *, fabric_handler>> &targets) {
+                                   const std::vector<std::pair<pmix_fabric_t *, fabric_handler>> &all) {
+    std::vector<std::pair<pmix_fabric_t *, fabric_handler>> targets;
+    for (const auto &t : all)
+        if (t.second.wants(code)) targets.push_back(t);
     if (targets.empty()) return;
     // Heap-allocated: a handler that never completes (and a finalize meanwhile) must not leave
     // a dangling pointer behind; it is leaked in that case only.
