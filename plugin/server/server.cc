@@ -1257,6 +1257,18 @@ Status server_impl::setup_multinode() {
     co.nnodes = static_cast<uint32_t>(_step.node_names.size());
     co.algo = static_cast<coll::algorithm>(mo.fence_algo);
     co.tree_width = mo.tree_width;
+    co.node_groups = mo.node_groups;
+    if (!mo.node_groups.empty()) {
+        // The shape of a fence over every node, for the log: nodes under one switch form a subtree.
+        std::vector<uint32_t> all(_step.node_names.size());
+        for (uint32_t i = 0; i < all.size(); ++i) all[i] = i;
+        coll::tree_links l = coll::tree_links_of(all, _step.node_id, mo.tree_width, mo.node_groups);
+        std::string kids;
+        for (uint32_t c : l.children) kids += (kids.empty() ? "" : ",") + _step.node_names[c];
+        PMIXCPP_LOG_VERBOSE("%s: tree fence follows the switches: parent %s, children %s", _step.nspace.c_str(),
+                            l.parent == UINT32_MAX ? "(root)" : _step.node_names[l.parent].c_str(),
+                            kids.empty() ? "(none)" : kids.c_str());
+    }
     co.ring_threshold = mo.ring_threshold;
     co.send = [this](uint32_t node, std::vector<uint8_t> &&body) { _net->send(node, net::channel::coll, body); };
     co.on_done = [this](uint64_t instance, std::vector<coll::node_blob> &&result) {
