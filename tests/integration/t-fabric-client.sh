@@ -38,6 +38,12 @@ client=$(echo "$out" | grep '^rank 0 cost' | sed 's/^rank 0 //')
 expect_eq "same matrix as the scheduler API" "$sched" "$client"
 echo "$out" | grep -E '^(FAIL|RESULT)' | sed 's/^/    /'
 
+# pmixcpp_info --fabric --step: the same through the tool, as a process of a step.
+run_srun 60 --mpi=pmixcpp -N1 -n1 "$info" --fabric --step
+expect_eq "pmixcpp_info --fabric --step exit status" 0 "$rc"
+expect_match "pmixcpp_info --fabric --step: 4 vertices" '^fabric plane default: 4 vertices$' "$out"
+expect_match "pmixcpp_info --fabric --step: row n3" '^ +2 +4 +4 +0 +2$' "$out"
+
 "$PMIXCPP_SRCDIR/contrib/cluster.sh" restart >/dev/null 2>&1 || fail "cluster restart without topology"
 rm -f "$topo"
 t_done

@@ -36,6 +36,10 @@ expect_no_match "no failed check" 'FAIL' "$out"
 all=$(timeout 120 "$info" --inventory --cluster --json 2>&1)
 expect_eq "cluster inventory has 4 nodes" 4 "$(printf '%s\n' "$all" | grep -o '"pmix.hname": "n[0-9]"' | sort -u | wc -l)"
 
+one=$(timeout 60 "$info" --inventory --node n3 --json 2>&1)
+expect_match "one node's inventory (--node n3)" '"pmix.hname": "n3"' "$one"
+expect_no_match "only that node" '"pmix.hname": "n[124]"' "$one"
+
 all=$(timeout 120 "$info" --inventory --cluster --fabric 2>&1)
 expect_match "with inventories, vertices are the NICs hwloc reports" '^vertex 0 node n1 device eth0 switch s1$|^vertex 0 node n1 device [a-z]' "$all"
 
