@@ -49,7 +49,8 @@ sched::scheduler_context *scheduler_fallback() {
 // The server's answer into the caller's fabric (progress thread).
 Status install(pmix_fabric_t *f, sched::fabric_op op, const InfoArray &results) {
     auto st = std::make_unique<sched::fabric_state>();
-    PMIXCPP_RETURN_IF_ERROR(sched::matrix_from_results(results.data(), results.size(), &st->matrix, &st->plane));
+    sched::cost_matrix matrix;
+    PMIXCPP_RETURN_IF_ERROR(sched::matrix_from_results(results.data(), results.size(), &matrix, &st->plane));
     std::lock_guard<std::mutex> g(g_lock);
     if (op == sched::fabric_op::update) {
         if (g_fabrics.count(f) == 0) return Status(PMIX_ERR_BAD_PARAM, "fabric deregistered during the update");
@@ -58,7 +59,7 @@ Status install(pmix_fabric_t *f, sched::fabric_op op, const InfoArray &results) 
         pmix_fabric_t copy = *f;
         copy.info = nullptr;
         copy.ninfo = 0;
-        PMIXCPP_RETURN_IF_ERROR(sched::fill_fabric_info(&copy, st.get()));
+        PMIXCPP_RETURN_IF_ERROR(sched::fill_fabric_info(&copy, st.get(), std::move(matrix)));
         info_array_free(f->info, f->ninfo);
         f->info = copy.info;
         f->ninfo = copy.ninfo;
@@ -71,7 +72,7 @@ Status install(pmix_fabric_t *f, sched::fabric_op op, const InfoArray &results) 
     copy.info = nullptr;
     copy.ninfo = 0;
     copy.index = g_next_index;
-    PMIXCPP_RETURN_IF_ERROR(sched::fill_fabric_info(&copy, st.get()));
+    PMIXCPP_RETURN_IF_ERROR(sched::fill_fabric_info(&copy, st.get(), std::move(matrix)));
     copy.name = strdup(st->plane.c_str());
     if (copy.name == nullptr) {
         info_array_free(copy.info, copy.ninfo);

@@ -83,9 +83,10 @@ std::map<std::string, std::vector<nic>> scheduler_context::nics_by_node() const 
     return out;
 }
 
-Status fill_fabric_info(pmix_fabric_t *fabric, fabric_state *st) {
+Status fill_fabric_info(pmix_fabric_t *fabric, fabric_state *st, cost_matrix matrix) {
     auto *info = static_cast<pmix_info_t *>(calloc(4, sizeof(pmix_info_t)));
     if (info == nullptr) return Status(PMIX_ERR_NOMEM, "out of memory");
+    st->matrix = std::move(matrix);
     st->rows.assign(st->matrix.size(), nullptr);
     for (size_t i = 0; i < st->matrix.size(); ++i) st->rows[i] = st->matrix.cost.data() + i * st->matrix.size();
     size_t n = st->matrix.size();
@@ -110,8 +111,7 @@ Status fill_fabric_info(pmix_fabric_t *fabric, fabric_state *st) {
 Status scheduler_context::fill(pmix_fabric_t *fabric, fabric_state *st) {
     auto tree = switch_tree::build(_topology);
     if (!tree.ok()) return tree.status();
-    st->matrix = build_cost_matrix(tree.value(), nics_by_node());
-    return fill_fabric_info(fabric, st);
+    return fill_fabric_info(fabric, st, build_cost_matrix(tree.value(), nics_by_node()));
 }
 
 Status scheduler_context::register_fabric(pmix_fabric_t *fabric, const pmix_info_t *dirs, size_t ndirs) {
@@ -125,7 +125,7 @@ Status scheduler_context::register_fabric(pmix_fabric_t *fabric, const pmix_info
     if (const pmix_info_t *h = find_info(dirs, ndirs, PMIXCPP_FABRIC_EVHDLR)) {
         if (h->value.type != PMIX_POINTER || h->value.data.ptr == nullptr)
             return Status(PMIX_ERR_BAD_PARAM, PMIXCPP_FABRIC_EVHDLR " must be a non-NULL pointer");
-        st->handlers.push_back({0, reinterpret_cast<pmix_notification_fn_t>(h->value.data.ptr)});
+        st->handlers.push_back({0, reinterpret_cast<pmix_notification_fn_t>(h->value.data.ptr), {}});
     }
     std::lock_guard<std::mutex> g(_lock);
     if (_fabrics.count(fabric)) return Status(PMIX_ERR_BAD_PARAM, "fabric already registered");

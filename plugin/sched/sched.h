@@ -45,10 +45,11 @@ struct fabric_state {
     std::vector<fabric_handler> handlers;
 };
 
-// Point fabric->info at st's matrix: PMIX_FABRIC_COST_MATRIX (PMIX_POINTER to uint16_t *rows[n]),
+// Make `matrix` st's matrix and point fabric->info at it: PMIX_FABRIC_COST_MATRIX (PMIX_POINTER to uint16_t *rows[n]),
 // PMIX_FABRIC_NUM_VERTICES, PMIX_FABRIC_PLANE, PMIX_FABRIC_INDEX (= fabric->index); the previous
-// info is freed. Shared by the scheduler context and the client's PMIx_Fabric_register.
-Status fill_fabric_info(pmix_fabric_t *fabric, fabric_state *st);
+// info is freed. On failure nothing changes. Shared by the scheduler context and the client's
+// PMIx_Fabric_register.
+Status fill_fabric_info(pmix_fabric_t *fabric, fabric_state *st, cost_matrix matrix);
 
 class scheduler_context {
 public:
