@@ -9,6 +9,13 @@
 
 #include "ptest.h"
 
+#ifndef PMIX_NETWORK_PLANE /* the standard's key; OpenPMIx 4.2 headers lack it */
+#define PMIX_NETWORK_PLANE "pmix.net.plane"
+#endif
+#ifndef PMIX_FABRIC_NUM_VERTICES /* OpenPMIx 4.2 spells "pmix.fab.nverts" PMIX_FABRIC_NUM_DEVICES */
+#define PMIX_FABRIC_NUM_VERTICES PMIX_FABRIC_NUM_DEVICES
+#endif
+
 __attribute__((unused)) static void unused_helpers(void) { (void)ptest_bool_info; }
 
 struct wait_op {
