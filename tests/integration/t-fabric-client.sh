@@ -44,6 +44,27 @@ expect_eq "pmixcpp_info --fabric --step exit status" 0 "$rc"
 expect_match "pmixcpp_info --fabric --step: 4 vertices" '^fabric plane default: 4 vertices$' "$out"
 expect_match "pmixcpp_info --fabric --step: row n3" '^ +2 +4 +4 +0 +2$' "$out"
 
+# PMIx_Fabric_update after `scontrol reconfigure` with n4 gone from the topology: a 3x3 matrix.
+flag="$PMIXCPP_CLUSTER_DIR.fabric-update.flag"
+ulog="$PMIXCPP_CLUSTER_DIR.fabric-update.log"
+rm -f "$flag"
+timeout -k 5 150 srun --mpi=pmixcpp -N2 --ntasks-per-node=1 "$prog" update "$flag" > "$ulog" 2>&1 &
+job=$!
+for i in $(seq 1 300); do [ "$(grep -c 'before update' "$ulog")" -ge 2 ] && break; sleep 0.1; done
+etc=$("$PMIXCPP_SRCDIR/contrib/cluster.sh" conf-dir)
+printf 'SwitchName=s1 Nodes=n[1-2]\nSwitchName=s2 Nodes=n3\nSwitchName=spine Switches=s[1-2]\n' > "$etc/topology.conf"
+scontrol reconfigure >/dev/null 2>&1 || fail "scontrol reconfigure"
+sleep 1
+touch "$flag"
+wait $job
+expect_eq "update step exit status" 0 "$?"
+uout=$(cat "$ulog")
+expect_match "before the update: 4 vertices" '^rank 0 before update: 4 vertices$' "$uout"
+expect_match "after the update: 3 vertices" '^rank 0 after update: 3 vertices$' "$uout"
+expect_match "updated row n3: across the spine 4, itself 0" '^rank 0 updated cost 2: 4 4 0$' "$uout"
+expect_eq "both ranks passed the update" 2 "$(echo "$uout" | grep -c '^RESULT-PASS rank')"
+rm -f "$flag" "$ulog"
+
 "$PMIXCPP_SRCDIR/contrib/cluster.sh" restart >/dev/null 2>&1 || fail "cluster restart without topology"
 rm -f "$topo"
 t_done

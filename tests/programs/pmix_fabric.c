@@ -1,7 +1,9 @@
 /* PMIx_Fabric_register / _update / _deregister (and _nb) in an application process under
  * srun --mpi=pmixcpp: the step's server hands over the cost matrix of Slurm's switch topology.
  * Prints "rank R cost I: c0 c1 ..." for every row, for the test to check the costs.
- * Argument "none": the cluster has no switch topology, registration must say so. */
+ * Argument "none": the cluster has no switch topology, registration must say so.
+ * Argument "update FILE": register, print the size, wait (at most 120 s) until FILE exists, then
+ * PMIx_Fabric_update and print the new size and matrix (the test changes the topology meanwhile). */
 #include <pthread.h>
 #include <unistd.h>
 
@@ -70,6 +72,28 @@ int main(int argc, char **argv) {
     if (expect_none) {
         CHECK_RC(PMIX_ERR_NOT_AVAILABLE, PMIx_Fabric_register(&f, NULL, 0));
         CHECK(f.info == NULL && f.module == NULL, "a refused registration leaves the fabric untouched");
+        PMIx_Finalize(NULL, 0);
+        return ptest_exit();
+    }
+
+    if (argc > 2 && strcmp(argv[1], "update") == 0) {
+        CHECK_RC(PMIX_SUCCESS, PMIx_Fabric_register(&f, NULL, 0));
+        const pmix_info_t *v = find(&f, PMIX_FABRIC_NUM_VERTICES);
+        printf("rank %u before update: %zu vertices\n", me.rank, v ? v->value.data.size : 0);
+        fflush(stdout);
+        for (int i = 0; i < 1200 && access(argv[2], F_OK) != 0; ++i) usleep(100000);
+        CHECK_RC(PMIX_SUCCESS, PMIx_Fabric_update(&f));
+        v = find(&f, PMIX_FABRIC_NUM_VERTICES);
+        const pmix_info_t *m = find(&f, PMIX_FABRIC_COST_MATRIX);
+        size_t n = v ? v->value.data.size : 0;
+        printf("rank %u after update: %zu vertices\n", me.rank, n);
+        uint16_t **rows = m ? (uint16_t **)m->value.data.ptr : NULL;
+        for (size_t i = 0; rows && i < n; ++i) {
+            printf("rank %u updated cost %zu:", me.rank, i);
+            for (size_t j = 0; j < n; ++j) printf(" %u", rows[i][j]);
+            printf("\n");
+        }
+        CHECK_RC(PMIX_SUCCESS, PMIx_Fabric_deregister(&f));
         PMIx_Finalize(NULL, 0);
         return ptest_exit();
     }
