@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <memory>
 
+#include "../plugin/sched/sched.h"
 #include "api.h"
 
 using namespace pmixcpp;
@@ -171,6 +172,33 @@ Status send_job_control(Client &c, const pmix_proc_t targets[], size_t ntargets,
                      });
 }
 
+// A process initialised with PMIx_server_init(PMIX_SERVER_SCHEDULER) and no client connection:
+// its fabric events come from the scheduler context (plugin/sched), which waits for every
+// handler's completion before it touches a matrix.
+sched::scheduler_context *scheduler_events() {
+    if (current() != nullptr) return nullptr;
+    sched::scheduler_context *ctx = sched::current_context();
+    return ctx != nullptr && ctx->scheduler() ? ctx : nullptr;
+}
+
+pmix_status_t register_fabric_handler(sched::scheduler_context *ctx, const pmix_status_t codes[], size_t ncodes,
+                                      pmix_notification_fn_t evhdlr, pmix_hdlr_reg_cbfunc_t cbfunc, void *cbdata) {
+    if (evhdlr == nullptr || (ncodes > 0 && codes == nullptr)) return PMIX_ERR_BAD_PARAM;
+    std::vector<pmix_status_t> wanted;  // none = a default handler: both fabric events
+    for (size_t i = 0; i < ncodes; ++i) {
+        if (codes[i] != PMIX_FABRIC_UPDATE_PENDING && codes[i] != PMIX_FABRIC_UPDATED) {
+            PMIXCPP_LOG_DEBUG("scheduler process: only fabric events can be registered, not %s",
+                              PMIx_Error_string(codes[i]));
+            return PMIX_ERR_NOT_SUPPORTED;
+        }
+        wanted.push_back(codes[i]);
+    }
+    size_t ref = ctx->add_handler(evhdlr, std::move(wanted));
+    if (cbfunc == nullptr) return static_cast<pmix_status_t>(ref);
+    cbfunc(PMIX_SUCCESS, ref, cbdata);
+    return PMIX_SUCCESS;
+}
+
 }  // namespace
 
 namespace pmixcpp::client {
@@ -199,6 +227,7 @@ PMIX_EXPORT pmix_status_t PMIx_Register_event_handler(pmix_status_t codes[], siz
                                                       pmix_notification_fn_t evhdlr,
                                                       pmix_hdlr_reg_cbfunc_t cbfunc, void *cbdata) {
     return api_guard(__func__, [&]() -> pmix_status_t {
+        if (auto *ctx = scheduler_events()) return register_fabric_handler(ctx, codes, ncodes, evhdlr, cbfunc, cbdata);
         auto c = require_client();
         if (!c.ok()) return c.status().code();
         if (evhdlr == nullptr) return PMIX_ERR_BAD_PARAM;
@@ -231,6 +260,11 @@ PMIX_EXPORT pmix_status_t PMIx_Register_event_handler(pmix_status_t codes[], siz
 PMIX_EXPORT pmix_status_t PMIx_Deregister_event_handler(size_t evhdlr_ref, pmix_op_cbfunc_t cbfunc,
                                                         void *cbdata) {
     return api_guard(__func__, [&]() -> pmix_status_t {
+        if (auto *ctx = scheduler_events()) {
+            if (!ctx->remove_handler(evhdlr_ref)) return PMIX_ERR_NOT_FOUND;
+            if (cbfunc != nullptr) cbfunc(PMIX_SUCCESS, cbdata);
+            return PMIX_SUCCESS;
+        }
         auto c = require_client();
         if (!c.ok()) return c.status().code();
         if (!c.value()->remove_event_handler(evhdlr_ref)) return PMIX_ERR_NOT_FOUND;

@@ -95,24 +95,6 @@ PMIX_EXPORT pmix_status_t PMIx_Group_destruct_nb(const char grp[], const pmix_in
                                                  pmix_op_cbfunc_t cbfunc, void *cbdata) {
     return PMIX_ERR_NOT_SUPPORTED;
 }
-PMIX_EXPORT pmix_status_t PMIx_Fabric_register(pmix_fabric_t *fabric, const pmix_info_t directives[],
-                                               size_t ndirs) {
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-PMIX_EXPORT pmix_status_t PMIx_Fabric_register_nb(pmix_fabric_t *fabric, const pmix_info_t directives[],
-                                                  size_t ndirs, pmix_op_cbfunc_t cbfunc, void *cbdata) {
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-PMIX_EXPORT pmix_status_t PMIx_Fabric_update(pmix_fabric_t *fabric) { return PMIX_ERR_NOT_SUPPORTED; }
-PMIX_EXPORT pmix_status_t PMIx_Fabric_update_nb(pmix_fabric_t *fabric, pmix_op_cbfunc_t cbfunc,
-                                                void *cbdata) {
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-PMIX_EXPORT pmix_status_t PMIx_Fabric_deregister(pmix_fabric_t *fabric) { return PMIX_ERR_NOT_SUPPORTED; }
-PMIX_EXPORT pmix_status_t PMIx_Fabric_deregister_nb(pmix_fabric_t *fabric, pmix_op_cbfunc_t cbfunc,
-                                                    void *cbdata) {
-    return PMIX_ERR_NOT_SUPPORTED;
-}
 PMIX_EXPORT pmix_status_t PMIx_Compute_distances(pmix_topology_t *topo, pmix_cpuset_t *cpuset,
                                                  pmix_info_t info[], size_t ninfo,
                                                  pmix_device_distance_t *distances[], size_t *ndist) {

@@ -5,7 +5,11 @@
 //   pmixcpp_info --fabric [--plane P]    cost matrix of Slurm's switch topology (scheduler mode)
 //        [--watch SECONDS] [--until-update]   print fabric events and the updated matrix
 //        [--check]                       API checks (round trips, error statuses)
+//   pmixcpp_info --fabric --step         the matrix as an application process of a
+//                                        `srun --mpi=pmixcpp` step sees it (PMIx_Fabric_register)
 //   pmixcpp_info --inventory [--json]    this node's inventory
+//   pmixcpp_info --inventory --node NAME [--json]
+//                                        node NAME's inventory (srun -w NAME, one task)
 //   pmixcpp_info --inventory --cluster [--json] [--fabric]
 //                                        every node's inventory, gathered with
 //                                        srun -N<nodes> --ntasks-per-node=1 pmixcpp_info --inventory --packed
@@ -38,15 +42,15 @@ namespace {
 
 struct options {
     bool fabric = false, inventory = false, json = false, packed = false, cluster = false, check = false;
-    bool until_update = false;
+    bool until_update = false, step = false;
     int watch = 0;
-    std::string plane;
+    std::string plane, node;
 };
 
 void usage() {
     fprintf(stderr,
-            "usage: pmixcpp_info [--fabric [--plane P] [--watch S] [--until-update] [--check]]\n"
-            "                    [--inventory [--json] [--cluster] [--packed]]\n");
+            "usage: pmixcpp_info [--fabric [--plane P] [--watch S] [--until-update] [--check] | --fabric --step]\n"
+            "                    [--inventory [--json] [--cluster | --node NAME] [--packed]]\n");
 }
 
 // ---------------------------------------------------------------- JSON
@@ -178,14 +182,25 @@ bool unhex(const std::string &s, std::vector<uint8_t> *out) {
     return true;
 }
 
-// srun one copy of ourselves per node; deliver each node's inventory to the scheduler context.
-int gather_cluster() {
-    FILE *p = popen("sinfo -h -o %D 2>/dev/null", "r");
+// srun one copy of ourselves per node (or on `one` node only); deliver each node's inventory to
+// the scheduler context.
+int gather_cluster(const std::string &one = "") {
+    FILE *p = nullptr;
     int nodes = 0;
-    if (p) {
-        int n;
-        while (fscanf(p, "%d", &n) == 1) nodes += n;
-        pclose(p);
+    if (!one.empty()) {
+        if (one.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") !=
+            std::string::npos) {
+            fprintf(stderr, "pmixcpp_info: bad node name '%s'\n", one.c_str());
+            return 1;
+        }
+        nodes = 1;
+    } else {
+        p = popen("sinfo -h -o %D 2>/dev/null", "r");
+        if (p) {
+            int n;
+            while (fscanf(p, "%d", &n) == 1) nodes += n;
+            pclose(p);
+        }
     }
     if (nodes <= 0) {
         fprintf(stderr, "pmixcpp_info: sinfo reports no nodes\n");
@@ -193,8 +208,8 @@ int gather_cluster() {
     }
     char self[4096] = {0};
     if (readlink("/proc/self/exe", self, sizeof self - 1) <= 0) return 1;
-    std::string cmd = "srun -N" + std::to_string(nodes) + " --ntasks-per-node=1 --mpi=none '" + self +
-                      "' --inventory --packed";
+    std::string where = one.empty() ? "-N" + std::to_string(nodes) + " --ntasks-per-node=1" : "-N1 -n1 -w " + one;
+    std::string cmd = "srun " + where + " --mpi=none '" + self + "' --inventory --packed";
     p = popen(cmd.c_str(), "r");
     if (!p) return 1;
     // Lines "pmixcpp-inventory <node> <i> <n> <hex>": srun may split long lines of concurrent
@@ -237,8 +252,8 @@ int gather_cluster() {
 
 int do_inventory(const options &o) {
     InfoArray inv;
-    if (o.cluster) {
-        if (gather_cluster() != 0) return 1;
+    if (o.cluster || !o.node.empty()) {
+        if (gather_cluster(o.node) != 0) return 1;
         pmix_info_t dir{};
         strncpy(dir.key, PMIXCPP_INV_ALL, PMIX_MAX_KEYLEN);
         dir.value.type = PMIX_BOOL;
@@ -266,12 +281,30 @@ int do_inventory(const options &o) {
 std::mutex g_ev_lock;
 std::atomic<int> g_updates{0};
 
+size_t nverts(const pmix_fabric_t &f);
+const pmix_fabric_t *g_watched = nullptr;
+
+// Registered with PMIx_Register_event_handler (PMIX_FABRIC_UPDATE_PENDING and PMIX_FABRIC_UPDATED
+// separately). The pending handler completes from another thread half a second later and says
+// how many vertices the matrix still had then: the library must not touch it before.
 void fabric_event(size_t, pmix_status_t status, const pmix_proc_t *, pmix_info_t[], size_t, pmix_info_t *, size_t,
                   pmix_event_notification_cbfunc_fn_t cbfunc, void *cbdata) {
     {
         std::lock_guard<std::mutex> g(g_ev_lock);
         printf("event %s\n", PMIx_Error_string(status));
         fflush(stdout);
+    }
+    if (status == PMIX_FABRIC_UPDATE_PENDING && g_watched != nullptr) {
+        std::thread([cbfunc, cbdata] {
+            std::this_thread::sleep_for(std::chrono::milliseconds(500));
+            {
+                std::lock_guard<std::mutex> g(g_ev_lock);
+                printf("pending handler completes: matrix still has %zu vertices\n", nverts(*g_watched));
+                fflush(stdout);
+            }
+            if (cbfunc) cbfunc(PMIX_EVENT_ACTION_COMPLETE, nullptr, 0, nullptr, nullptr, cbdata);
+        }).detach();
+        return;
     }
     if (status == PMIX_FABRIC_UPDATED) g_updates++;
     if (cbfunc) cbfunc(PMIX_EVENT_ACTION_COMPLETE, nullptr, 0, nullptr, nullptr, cbdata);
@@ -358,8 +391,36 @@ int fabric_checks(pmix_fabric_t &f) {
     plane.value.type = PMIX_STRING;
     plane.value.data.string = const_cast<char *>("no-such-plane");
     bad += check("unknown network plane", PMIX_ERR_NOT_FOUND, PMIx_server_register_fabric(&other, &plane, 1));
-    bad += check("client-side PMIx_Fabric_register", PMIX_ERR_NOT_SUPPORTED, PMIx_Fabric_register(&other, nullptr, 0));
+    // Without a client connection the standard client calls reach the scheduler context.
+    bad += check("PMIx_Fabric_register in a scheduler process", PMIX_SUCCESS, PMIx_Fabric_register(&other, nullptr, 0));
+    bad += check("PMIx_Fabric_update in a scheduler process", PMIX_SUCCESS, PMIx_Fabric_update(&other));
+    bad += check("PMIx_Fabric_deregister in a scheduler process", PMIX_SUCCESS, PMIx_Fabric_deregister(&other));
+    bad += check("PMIx_Fabric_deregister twice", PMIX_ERR_BAD_PARAM, PMIx_Fabric_deregister(&other));
+    pmix_status_t job_end = PMIX_EVENT_JOB_END;
+    bad += check("event handler for a non-fabric event in a scheduler process", PMIX_ERR_NOT_SUPPORTED,
+                 PMIx_Register_event_handler(&job_end, 1, nullptr, 0, fabric_event, nullptr, nullptr));
     return bad;
+}
+
+// As an application process of a step: PMIx_Init, then the standard client call.
+int do_step_fabric() {
+    pmix_proc_t me;
+    pmix_status_t rc = PMIx_Init(&me, nullptr, 0);
+    if (rc != PMIX_SUCCESS) {
+        fprintf(stderr, "pmixcpp_info: PMIx_Init: %s (run it under srun --mpi=pmixcpp)\n", PMIx_Error_string(rc));
+        return 1;
+    }
+    pmix_fabric_t f;
+    PMIX_FABRIC_CONSTRUCT(&f);
+    rc = PMIx_Fabric_register(&f, nullptr, 0);
+    if (rc == PMIX_SUCCESS) {
+        print_matrix(f);
+        PMIx_Fabric_deregister(&f);
+    } else {
+        fprintf(stderr, "pmixcpp_info: PMIx_Fabric_register: %s\n", PMIx_Error_string(rc));
+    }
+    PMIx_Finalize(nullptr, 0);
+    return rc == PMIX_SUCCESS ? 0 : 1;
 }
 
 int do_fabric(const options &o) {
@@ -368,9 +429,15 @@ int do_fabric(const options &o) {
     std::vector<pmix_info_t> dirs(2);
     memset(dirs.data(), 0, dirs.size() * sizeof(pmix_info_t));
     size_t nd = 0;
-    strncpy(dirs[nd].key, PMIXCPP_FABRIC_EVHDLR, PMIX_MAX_KEYLEN);
-    dirs[nd].value.type = PMIX_POINTER;
-    dirs[nd++].value.data.ptr = reinterpret_cast<void *>(&fabric_event);
+    // Fabric events through the standard registration (blocking form: returns the reference).
+    pmix_status_t pending = PMIX_FABRIC_UPDATE_PENDING, updated = PMIX_FABRIC_UPDATED;
+    pmix_status_t ref1 = PMIx_Register_event_handler(&pending, 1, nullptr, 0, fabric_event, nullptr, nullptr);
+    pmix_status_t ref2 = PMIx_Register_event_handler(&updated, 1, nullptr, 0, fabric_event, nullptr, nullptr);
+    if (ref1 < 0 || ref2 < 0) {
+        fprintf(stderr, "pmixcpp_info: PMIx_Register_event_handler: %s\n", PMIx_Error_string(ref1 < 0 ? ref1 : ref2));
+        return 1;
+    }
+    g_watched = &f;
     if (!o.plane.empty()) {
         strncpy(dirs[nd].key, PMIX_NETWORK_PLANE, PMIX_MAX_KEYLEN);
         dirs[nd].value.type = PMIX_STRING;
@@ -395,6 +462,9 @@ int do_fabric(const options &o) {
             }
         }
     }
+    PMIx_Deregister_event_handler(size_t(ref1), nullptr, nullptr);
+    PMIx_Deregister_event_handler(size_t(ref2), nullptr, nullptr);
+    g_watched = nullptr;
     PMIx_server_deregister_fabric(&f);
     return bad ? 1 : 0;
 }
@@ -443,6 +513,8 @@ int main(int argc, char **argv) {
         else if (a == "--check") o.check = true;
         else if (a == "--until-update") o.until_update = true;
         else if (a == "--plane" && i + 1 < argc) o.plane = argv[++i];
+        else if (a == "--node" && i + 1 < argc) o.node = argv[++i];
+        else if (a == "--step") o.step = true;
         else if (a == "--watch" && i + 1 < argc) o.watch = atoi(argv[++i]);
         else if (a == "-h" || a == "--help") { usage(); return 0; }
         else { usage(); return 2; }
@@ -451,12 +523,13 @@ int main(int argc, char **argv) {
         print_info();
         return 0;
     }
+    if (o.fabric && o.step) return do_step_fabric();
     pmix_info_t init{};
     strncpy(init.key, PMIX_SERVER_SCHEDULER, PMIX_MAX_KEYLEN);
     init.value.type = PMIX_BOOL;
     init.value.data.flag = true;
     // A per-node inventory needs no scheduler context.
-    bool sched = o.fabric || o.cluster;
+    bool sched = o.fabric || o.cluster || !o.node.empty();
     pmix_status_t rc = PMIx_server_init(nullptr, sched ? &init : nullptr, sched ? 1 : 0);
     if (rc != PMIX_SUCCESS) {
         fprintf(stderr, "pmixcpp_info: PMIx_server_init: %s\n", PMIx_Error_string(rc));

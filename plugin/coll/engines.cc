@@ -22,19 +22,58 @@ uint32_t index_of(const std::vector<uint32_t> &nodes, uint32_t node) {
 
 // ---------------------------------------------------------------- tree
 
-tree_engine::tree_engine(coll_key key, std::vector<uint32_t> nodes, uint32_t self_node, uint32_t width)
-    : _key(key), _nodes(std::move(nodes)), _self(self_node), _width(std::max<uint32_t>(width, 1)) {
-    _index = index_of(_nodes, _self);
+namespace {
+// Links of position `i` in a k-ary heap over `members`.
+void heap_links(const std::vector<uint32_t> &members, size_t i, uint32_t width, tree_links *out) {
+    if (i > 0) out->parent = members[(i - 1) / width];
+    for (uint64_t c = uint64_t(i) * width + 1; c <= uint64_t(i) * width + width && c < members.size(); ++c)
+        out->children.push_back(members[c]);
 }
+}  // namespace
 
-uint32_t tree_engine::parent() const { return _nodes[(_index - 1) / _width]; }
-
-std::vector<uint32_t> tree_engine::children() const {
-    std::vector<uint32_t> out;
-    for (uint64_t c = uint64_t(_index) * _width + 1; c <= uint64_t(_index) * _width + _width && c < _nodes.size(); ++c)
-        out.push_back(_nodes[c]);
+tree_links tree_links_of(const std::vector<uint32_t> &nodes, uint32_t self, uint32_t width,
+                         const std::vector<uint32_t> &group_of) {
+    width = std::max<uint32_t>(width, 1);
+    tree_links out;
+    bool grouped = !nodes.empty() && !group_of.empty() && nodes.back() < group_of.size();
+    if (!grouped) {
+        uint32_t i = index_of(nodes, self);
+        if (i != UINT32_MAX) heap_links(nodes, i, width, &out);
+        return out;
+    }
+    // Groups in order of first appearance; members in node order.
+    std::vector<uint32_t> order;  // group ids
+    std::map<uint32_t, std::vector<uint32_t>> members;
+    for (uint32_t n : nodes) {
+        auto &m = members[group_of[n]];
+        if (m.empty()) order.push_back(group_of[n]);
+        m.push_back(n);
+    }
+    const std::vector<uint32_t> &mine = members[group_of[self]];
+    auto pos = std::find(mine.begin(), mine.end(), self);
+    if (pos == mine.end()) return out;
+    heap_links(mine, size_t(pos - mine.begin()), width, &out);
+    if (pos == mine.begin()) {  // a group root: also a member of the tree of group roots
+        std::vector<uint32_t> roots;
+        for (uint32_t g : order) roots.push_back(members[g].front());
+        size_t r = size_t(std::find(order.begin(), order.end(), group_of[self]) - order.begin());
+        tree_links upper;
+        heap_links(roots, r, width, &upper);
+        out.parent = upper.parent;
+        out.children.insert(out.children.end(), upper.children.begin(), upper.children.end());
+    }
     return out;
 }
+
+tree_engine::tree_engine(coll_key key, std::vector<uint32_t> nodes, uint32_t self_node, uint32_t width,
+                         const std::vector<uint32_t> &group_of)
+    : _key(key), _nodes(std::move(nodes)), _self(self_node) {
+    _links = tree_links_of(_nodes, _self, width, group_of);
+}
+
+uint32_t tree_engine::parent() const { return _links.parent; }
+
+std::vector<uint32_t> tree_engine::children() const { return _links.children; }
 
 void tree_engine::start(blob local, actions &out) {
     if (_state != engine_state::waiting) return;
@@ -47,7 +86,7 @@ void tree_engine::maybe_up(actions &out) {
     if (_state != engine_state::started || _sent_up) return;
     if (_children_heard.size() < children().size()) return;
     _sent_up = true;
-    if (_index == 0) {
+    if (_links.parent == UINT32_MAX) {
         finish(std::move(_gathered), out);
         return;
     }
@@ -85,7 +124,7 @@ Status tree_engine::receive(uint32_t from, coll_message &&m, actions &out) {
         return Status::success();
     }
     if (m.kind == msg_kind::tree_down) {
-        if (_index == 0 || from != parent())
+        if (_links.parent == UINT32_MAX || from != parent())
             return Status(PMIX_ERR_BAD_PARAM, "tree fan-out from node " + std::to_string(from) + ", not the parent");
         if (!_sent_up) return Status(PMIX_ERR_BAD_PARAM, "tree fan-out before our fan-in");
         finish(std::move(m.blobs), out);
@@ -99,7 +138,7 @@ std::vector<uint32_t> tree_engine::missing() const {
     if (_state == engine_state::done) return out;
     for (uint32_t c : children())
         if (!_children_heard.count(c)) out.push_back(c);
-    if (out.empty() && _index != 0) out.push_back(parent());
+    if (out.empty() && _links.parent != UINT32_MAX) out.push_back(parent());
     return out;
 }
 

@@ -34,9 +34,24 @@ struct actions {
 enum class engine_state { waiting, started, done };
 const char *to_string(engine_state s);
 
+// The shape of a tree fence over `nodes` (sorted step node ids), rooted at nodes[0].
+//  - no groups: a k-ary heap by position (node i's parent is node (i-1)/k);
+//  - groups (group_of[step node id], e.g. the node's leaf switch from Slurm's topology): the
+//    nodes of one group form a subtree (a k-ary heap of the group's nodes, rooted at its first
+//    node), and the group roots form a k-ary heap in order of first appearance, so a fence
+//    crosses between groups 2 * (groups - 1) times. A group_of shorter than the largest node id
+//    is ignored (no groups).
+struct tree_links {
+    uint32_t parent = UINT32_MAX;  // UINT32_MAX: the root
+    std::vector<uint32_t> children;
+};
+tree_links tree_links_of(const std::vector<uint32_t> &nodes, uint32_t self, uint32_t width,
+                         const std::vector<uint32_t> &group_of = {});
+
 class tree_engine {
 public:
-    tree_engine(coll_key key, std::vector<uint32_t> nodes, uint32_t self_node, uint32_t width);
+    tree_engine(coll_key key, std::vector<uint32_t> nodes, uint32_t self_node, uint32_t width,
+                const std::vector<uint32_t> &group_of = {});
     void start(blob local, actions &out);
     // Fails for a message this engine cannot take (wrong kind or sender, duplicate).
     Status receive(uint32_t from, coll_message &&m, actions &out);
@@ -53,8 +68,7 @@ private:
     coll_key _key;
     std::vector<uint32_t> _nodes;
     uint32_t _self;
-    uint32_t _index = 0;
-    uint32_t _width;
+    tree_links _links;
     engine_state _state = engine_state::waiting;
     bool _sent_up = false;
     std::set<uint32_t> _children_heard;

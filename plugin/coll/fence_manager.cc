@@ -49,7 +49,7 @@ void fence_manager::run_engine(fence &f, msg_kind kind) {
         f.ring->start(f.local, a);
     } else {
         if (f.tree) return;
-        f.tree = std::make_unique<tree_engine>(key, f.nodes, _opts.self_node, _opts.tree_width);
+        f.tree = std::make_unique<tree_engine>(key, f.nodes, _opts.self_node, _opts.tree_width, _opts.node_groups);
         f.tree->start(f.local, a);
     }
     apply(key, std::move(a));

@@ -30,6 +30,8 @@ struct manager_options {
     uint32_t nnodes = 1;
     algorithm algo = algorithm::automatic;
     uint32_t tree_width = 8;
+    // Per step node id: its group (leaf switch) for the tree's shape (engines.h); empty = none.
+    std::vector<uint32_t> node_groups;
     uint32_t ring_threshold = 65536;
     std::function<void(uint32_t node, std::vector<uint8_t> &&body)> send;
     // (instance, contributions of every participating node)

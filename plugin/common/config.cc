@@ -108,6 +108,9 @@ const std::vector<key_def> &key_defs() {
              return parse_uint(k, v, 2, 64, c.tree_width);
          },
          [](const plugin_config &c) { return std::to_string(c.tree_width); }},
+        {"PMIxCppTreeTopology",
+         [](plugin_config &c, const std::string &k, const std::string &v) { return parse_bool(k, v, c.tree_topology); },
+         [](const plugin_config &c) { return std::string(c.tree_topology ? "yes" : "no"); }},
         {"PMIxCppRingThreshold",
          [](plugin_config &c, const std::string &k, const std::string &v) {
              return parse_uint(k, v, 0, 1u << 30, c.ring_threshold);

@@ -28,6 +28,7 @@ struct plugin_config {
     std::string ucx_devices;              // PMIxCppUcxDevices: UCX_NET_DEVICES
     fence_algo fence = fence_algo::automatic;  // PMIxCppFence
     uint32_t tree_width = 8;              // PMIxCppTreeWidth: fan-out of the k-ary tree
+    bool tree_topology = true;            // PMIxCppTreeTopology: the tree follows Slurm's switch topology
     uint32_t ring_threshold = 65536;      // PMIxCppRingThreshold: bytes per node above which auto picks the ring
     bool eager_connect = false;           // PMIxCppEagerConnect: connect to all peers at start
     bool dmodex_node = false;             // PMIxCppDmodexNode: a direct-modex answer carries the whole node's data

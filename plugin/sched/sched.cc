@@ -83,13 +83,10 @@ std::map<std::string, std::vector<nic>> scheduler_context::nics_by_node() const 
     return out;
 }
 
-Status scheduler_context::fill(pmix_fabric_t *fabric, fabric_state *st) {
-    auto tree = switch_tree::build(_topology);
-    if (!tree.ok()) return tree.status();
-    cost_matrix m = build_cost_matrix(tree.value(), nics_by_node());
+Status fill_fabric_info(pmix_fabric_t *fabric, fabric_state *st, cost_matrix matrix) {
     auto *info = static_cast<pmix_info_t *>(calloc(4, sizeof(pmix_info_t)));
     if (info == nullptr) return Status(PMIX_ERR_NOMEM, "out of memory");
-    st->matrix = std::move(m);
+    st->matrix = std::move(matrix);
     st->rows.assign(st->matrix.size(), nullptr);
     for (size_t i = 0; i < st->matrix.size(); ++i) st->rows[i] = st->matrix.cost.data() + i * st->matrix.size();
     size_t n = st->matrix.size();
@@ -111,6 +108,12 @@ Status scheduler_context::fill(pmix_fabric_t *fabric, fabric_state *st) {
     return Status::success();
 }
 
+Status scheduler_context::fill(pmix_fabric_t *fabric, fabric_state *st) {
+    auto tree = switch_tree::build(_topology);
+    if (!tree.ok()) return tree.status();
+    return fill_fabric_info(fabric, st, build_cost_matrix(tree.value(), nics_by_node()));
+}
+
 Status scheduler_context::register_fabric(pmix_fabric_t *fabric, const pmix_info_t *dirs, size_t ndirs) {
     if (fabric == nullptr) return Status(PMIX_ERR_BAD_PARAM, "fabric is NULL");
     std::string plane = info_string(dirs, ndirs, PMIX_NETWORK_PLANE);
@@ -122,7 +125,7 @@ Status scheduler_context::register_fabric(pmix_fabric_t *fabric, const pmix_info
     if (const pmix_info_t *h = find_info(dirs, ndirs, PMIXCPP_FABRIC_EVHDLR)) {
         if (h->value.type != PMIX_POINTER || h->value.data.ptr == nullptr)
             return Status(PMIX_ERR_BAD_PARAM, PMIXCPP_FABRIC_EVHDLR " must be a non-NULL pointer");
-        st->handlers.push_back({0, reinterpret_cast<pmix_notification_fn_t>(h->value.data.ptr)});
+        st->handlers.push_back({0, reinterpret_cast<pmix_notification_fn_t>(h->value.data.ptr), {}});
     }
     std::lock_guard<std::mutex> g(_lock);
     if (_fabrics.count(fabric)) return Status(PMIX_ERR_BAD_PARAM, "fabric already registered");
@@ -277,10 +280,10 @@ Result<InfoArray> scheduler_context::delivered_inventories() {
     return InfoArray(out, 1);
 }
 
-size_t scheduler_context::add_handler(pmix_notification_fn_t fn) {
+size_t scheduler_context::add_handler(pmix_notification_fn_t fn, std::vector<pmix_status_t> codes) {
     std::lock_guard<std::mutex> g(_lock);
     size_t ref = _next_ref++;
-    _handlers.push_back({ref, fn});
+    _handlers.push_back({ref, fn, std::move(codes)});
     return ref;
 }
 
@@ -295,7 +298,10 @@ bool scheduler_context::remove_handler(size_t ref) {
 }
 
 void scheduler_context::notify_all(pmix_status_t code,
-                                   const std::vector<std::pair<pmix_fabric_t *, fabric_handler>> &targets) {
+                                   const std::vector<std::pair<pmix_fabric_t *, fabric_handler>> &all) {
+    std::vector<std::pair<pmix_fabric_t *, fabric_handler>> targets;
+    for (const auto &t : all)
+        if (t.second.wants(code)) targets.push_back(t);
     if (targets.empty()) return;
     // Heap-allocated: a handler that never completes (and a finalize meanwhile) must not leave
     // a dangling pointer behind; it is leaked in that case only.

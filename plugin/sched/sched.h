@@ -7,6 +7,7 @@
 #include <pmix.h>
 #include <pmix_server.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <map>
 #include <mutex>
@@ -30,6 +31,10 @@ namespace pmixcpp::sched {
 struct fabric_handler {
     size_t ref = 0;
     pmix_notification_fn_t fn = nullptr;
+    std::vector<pmix_status_t> codes;  // empty = both fabric events
+    bool wants(pmix_status_t code) const {
+        return codes.empty() || std::find(codes.begin(), codes.end(), code) != codes.end();
+    }
 };
 
 // A registered fabric (pmix_fabric_t::module).
@@ -39,6 +44,12 @@ struct fabric_state {
     std::vector<uint16_t *> rows;  // PMIX_FABRIC_COST_MATRIX points here
     std::vector<fabric_handler> handlers;
 };
+
+// Make `matrix` st's matrix and point fabric->info at it: PMIX_FABRIC_COST_MATRIX (PMIX_POINTER to uint16_t *rows[n]),
+// PMIX_FABRIC_NUM_VERTICES, PMIX_FABRIC_PLANE, PMIX_FABRIC_INDEX (= fabric->index); the previous
+// info is freed. On failure nothing changes. Shared by the scheduler context and the client's
+// PMIx_Fabric_register.
+Status fill_fabric_info(pmix_fabric_t *fabric, fabric_state *st, cost_matrix matrix);
 
 class scheduler_context {
 public:
@@ -56,9 +67,10 @@ public:
     // All delivered inventories as PMIXCPP_INV_NODES.
     Result<InfoArray> delivered_inventories();
 
-    // A handler for PMIX_FABRIC_UPDATE_PENDING / PMIX_FABRIC_UPDATED of every fabric of this
-    // context (for PMIx_Register_event_handler once events.cc forwards to it).
-    size_t add_handler(pmix_notification_fn_t fn);
+    // A handler for PMIX_FABRIC_UPDATE_PENDING and/or PMIX_FABRIC_UPDATED (`codes`; empty =
+    // both) of every fabric of this context: PMIx_Register_event_handler in a scheduler process
+    // (client/events.cc). Refs share one counter with the fabrics' own handlers.
+    size_t add_handler(pmix_notification_fn_t fn, std::vector<pmix_status_t> codes = {});
     bool remove_handler(size_t ref);
 
     // One poll now (tests, and the poller thread): reload the topology, and if it changed, run

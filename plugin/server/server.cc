@@ -22,6 +22,7 @@
 #include <thread>
 
 #include "../coll/fence_manager.h"
+#include "../common/fabric_request.h"
 #include "../net/transport.h"
 #include "dyn.h"
 #include "events.h"
@@ -245,6 +246,7 @@ private:
     void handle_notify(connection &c, const wire::Frame &f);  // events: see events.h
     void handle_alloc(connection &c, const wire::Frame &f);   // allocation requests: see alloc.h
     void handle_query(connection &c, const wire::Frame &f);
+    void handle_fabric(connection &c, const wire::Frame &f);
     bool queue_event_frame(uint32_t rank, std::span<const uint8_t> frame);
 
     void send_reply(uint64_t conn_id, uint32_t request_id, pmix_status_t status, const std::string &message,
@@ -913,6 +915,7 @@ bool server_impl::dispatch(connection &c, const wire::Frame &f) {
     case wire::msg_type::lookup:
     case wire::msg_type::unpublish: _dyn->on_client(c.id, c.rank, f.type, f.id, f.payload); break;
     case wire::msg_type::spawn: _dyn->on_spawn(c.id, c.rank, f.id, f.payload); break;
+    case wire::msg_type::fabric: handle_fabric(c, f); break;
     default: close_connection(id, "unexpected message type " + std::to_string(f.type)); break;
     }
     connection *still = find(id);
@@ -1176,6 +1179,36 @@ void server_impl::handle_query(connection &c, const wire::Frame &f) {
     _alloc->query(c.id, f.id, c.rank, std::move(m));
 }
 
+// PMIx_Fabric_register/update: srun's side has the topology and computes the matrix
+// (plugin/common/fabric_request.h); its answer is relayed as it is. The loop never waits.
+void server_impl::handle_fabric(connection &c, const wire::Frame &f) {
+    fabric::fabric_request req;
+    if (Status st = fabric::decode_client_request(f.payload, &req); !st.ok()) {
+        close_connection(c.id, "malformed fabric payload: " + st.message());
+        return;
+    }
+    if (!_opts.fabric) {
+        send_reply(c.id, f.id, PMIX_ERR_NOT_SUPPORTED, "no fabric source (the step has no srun agent)");
+        return;
+    }
+    auto body = fabric::encode_agent_request(req);
+    if (!body.ok()) {
+        send_reply(c.id, f.id, body.status().code(), body.status().message());
+        return;
+    }
+    _opts.fabric(std::move(body.value()), 60000,
+                 [this, conn = c.id, id = f.id](int status, const std::string &message, std::vector<uint8_t> reply) {
+                     auto held = std::make_shared<std::vector<uint8_t>>(std::move(reply));
+                     post([this, conn, id, status, message, held] {
+                         if (status != PMIX_SUCCESS) return send_reply(conn, id, status, message);
+                         send_reply(conn, id, PMIX_SUCCESS, "", [held](wire::Writer &w) {
+                             w.put_raw(held->data(), held->size());
+                             return Status::success();
+                         });
+                     });
+                 });
+}
+
 // An event frame for a local rank: queued, written when the socket is writable (never closes a
 // connection from inside the event engine). A client that stops reading loses events beyond
 // kMaxEventBacklog of unsent bytes instead of growing our memory.
@@ -1224,6 +1257,18 @@ Status server_impl::setup_multinode() {
     co.nnodes = static_cast<uint32_t>(_step.node_names.size());
     co.algo = static_cast<coll::algorithm>(mo.fence_algo);
     co.tree_width = mo.tree_width;
+    co.node_groups = mo.node_groups;
+    if (!mo.node_groups.empty()) {
+        // The shape of a fence over every node, for the log: nodes under one switch form a subtree.
+        std::vector<uint32_t> all(_step.node_names.size());
+        for (uint32_t i = 0; i < all.size(); ++i) all[i] = i;
+        coll::tree_links l = coll::tree_links_of(all, _step.node_id, mo.tree_width, mo.node_groups);
+        std::string kids;
+        for (uint32_t c : l.children) kids += (kids.empty() ? "" : ",") + _step.node_names[c];
+        PMIXCPP_LOG_VERBOSE("%s: tree fence follows the switches: parent %s, children %s", _step.nspace.c_str(),
+                            l.parent == UINT32_MAX ? "(root)" : _step.node_names[l.parent].c_str(),
+                            kids.empty() ? "(none)" : kids.c_str());
+    }
     co.ring_threshold = mo.ring_threshold;
     co.send = [this](uint32_t node, std::vector<uint8_t> &&body) { _net->send(node, net::channel::coll, body); };
     co.on_done = [this](uint64_t instance, std::vector<coll::node_blob> &&result) {

@@ -28,6 +28,7 @@ struct multinode_options {
     bool eager_connect = false;
     int fence_algo = 0;            // 0 auto, 1 tree, 2 ring (coll::algorithm)
     uint32_t tree_width = 8;
+    std::vector<uint32_t> node_groups;  // per node id: leaf switch, for the tree fence (coll/engines.h)
     uint32_t ring_threshold = 65536;
     bool dmodex_node = false;      // a direct-modex answer carries every rank of the node
     uint32_t timeout_sec = 300;    // collectives and remote Gets
@@ -54,6 +55,9 @@ struct server_options {
     // session is the step.
     using session_done_fn = std::function<void(int status, const std::string &message, std::vector<uint8_t> body)>;
     std::function<void(std::vector<uint8_t> body, int timeout_ms, session_done_fn done)> session;
+    // PMIx_Fabric_register/update (plugin/common/fabric_request.h): same contract as `session`,
+    // the reply body is relayed to the client. Empty = PMIX_ERR_NOT_SUPPORTED.
+    std::function<void(std::vector<uint8_t> body, int timeout_ms, session_done_fn done)> fabric;
     // Largest frame payload a client may send.
     uint32_t max_payload = 64u << 20;
     // Allocation requests and resource-manager queries (alloc.h); nullptr = not supported.

@@ -4,6 +4,7 @@
 #include "slurm_api.h"
 
 #include "../common/config.h"
+#include "../common/fabric_request.h"
 #include "alloc_bridge.h"
 #include "../common/session_store.h"
 #include "../common/spawn_request.h"
@@ -18,6 +19,7 @@
 
 #include <atomic>
 #include <csignal>
+#include <cstring>
 #include <cstdarg>
 #include <exception>
 #include <memory>
@@ -53,6 +55,7 @@ struct plugin_state {
     std::unique_ptr<alloc_bridge> bridge;
     std::unique_ptr<spawn::spawn_launcher> launcher;  // PMIx_Spawn: runs srun as the user
     std::unique_ptr<session::job_store> job_store;    // session-range published data
+    std::unique_ptr<fabric::fabric_service> fabric;   // PMIx_Fabric_register: Slurm's switch topology
     std::string step_nspace;
 
     // slurmstepd side: where that agent listens.
@@ -294,6 +297,13 @@ Status prefork(const stepd_step_rec_t *job, char ***env) {
     mo.eager_connect = cfg.eager_connect;
     mo.fence_algo = cfg.fence == fence_algo::tree ? 1 : cfg.fence == fence_algo::ring ? 2 : 0;
     mo.tree_width = cfg.tree_width;
+    // The tree fence follows the switch topology srun found (fabric_request.h).
+    if (std::string groups = get_env(*env, fabric::kNodeGroupsEnv); !groups.empty()) {
+        auto g = fabric::decode_node_groups(groups, step->node_names.size());
+        if (g.ok()) mo.node_groups = std::move(g.value());
+        else PMIXCPP_LOG_WARNING("%s: %s (tree without topology)", step->nspace.c_str(), g.status().message().c_str());
+        unsetenvp(*env, fabric::kNodeGroupsEnv);
+    }
     mo.ring_threshold = cfg.ring_threshold;
     mo.dmodex_node = cfg.dmodex_node;
     mo.timeout_sec = cfg.timeout_sec;
@@ -335,6 +345,7 @@ Status prefork(const stepd_step_rec_t *job, char ***env) {
                 else done(rep.status, rep.message, std::move(rep.body));
             });
         };
+        options.fabric = options.session;  // same carriage; srun's agent tells them apart by magic
     }
     auto server = server::pmix_server::start(step.value(), topo.value(), host.get(), options);
     if (!server.ok()) {
@@ -354,6 +365,26 @@ Status prefork(const stepd_step_rec_t *job, char ***env) {
     st.server = std::move(server.value());
     st.have_step = true;
     return Status::success();
+}
+
+// srun side: Slurm's switch topology records (empty with topology/none).
+Result<std::vector<sched::switch_record>> load_slurm_topology() {
+    topo_info_response_msg_t *msg = nullptr;
+    if (slurm_load_topo(&msg) != SLURM_SUCCESS || msg == nullptr)
+        return Status(PMIX_ERR_NOT_AVAILABLE, std::string("slurm_load_topo: ") + slurm_strerror(slurm_get_errno()));
+    std::vector<sched::switch_record> out;
+    for (uint32_t i = 0; i < msg->record_count; ++i) {
+        const topo_info_t &t = msg->topo_array[i];
+        sched::switch_record r;
+        r.name = t.name ? t.name : "";
+        r.level = t.level;
+        r.link_speed = t.link_speed;
+        r.nodes = t.nodes ? t.nodes : "";
+        r.switches = t.switches ? t.switches : "";
+        out.push_back(std::move(r));
+    }
+    slurm_free_topo_info_msg(msg);
+    return out;
 }
 
 // Run a hook body; map a failure Status or any exception to SLURM_ERROR with a log line.
@@ -447,6 +478,7 @@ PMIXCPP_EXPORT mpi_plugin_client_state_t *mpi_p_client_prelaunch(const mpi_plugi
             auto nodes = expand_nodelist(job->step_layout->node_list);
             if (nodes.ok()) ctx.step_nodes = std::move(nodes.value());
         }
+        const std::vector<std::string> step_nodes = ctx.step_nodes;
         auto bridge = alloc_bridge::start(std::move(ctx));
         if (!bridge.ok()) return bridge.status();
         state().launcher = std::make_unique<spawn::spawn_launcher>(job->step_id.job_id);
@@ -456,10 +488,24 @@ PMIXCPP_EXPORT mpi_plugin_client_state_t *mpi_p_client_prelaunch(const mpi_plugi
             log_var(LOG_LEVEL_ERROR, "mpi/pmixcpp: %s", store.status().message().c_str());  // publish: step only
         else state().job_store = std::move(store.value());
         state().step_nspace = make_namespace(job->step_id.job_id, job->step_id.step_id);
+        // Slurm's switch topology: loaded by the first PMIx_Fabric_register of the step, as the user.
+        state().fabric = std::make_unique<fabric::fabric_service>(load_slurm_topology);
+        // With topology/tree, srun loads it now (one RPC, kept for PMIx_Fabric_register) so that
+        // the step's tree fence follows the switches: nodes under one switch form a subtree.
+        if (cfg.tree_topology && step_nodes.size() > 2 && slurm_conf.topology_plugin &&
+            strstr(slurm_conf.topology_plugin, "tree") != nullptr) {
+            auto recs = state().fabric->records(false);
+            if (!recs.ok())
+                log_var(LOG_LEVEL_VERBOSE, "mpi/pmixcpp: switch topology: %s", recs.status().message().c_str());
+            else if (auto groups = fabric::node_groups(recs.value(), step_nodes); !groups.empty())
+                env_array_overwrite(env, fabric::kNodeGroupsEnv, fabric::encode_node_groups(groups).c_str());
+        }
         agent.value()->set_alloc_handler([b = bridge.value().get(), l = state().launcher.get(),
-                                          js = state().job_store.get()](int fd, std::vector<uint8_t> body) {
+                                          js = state().job_store.get(),
+                                          fs = state().fabric.get()](int fd, std::vector<uint8_t> body) {
             if (spawn::is_spawn_body(body)) l->submit(fd, std::move(body));  // PMIx_Spawn (spawn_request.h)
             else if (session::is_session_body(body) && js) js->submit(fd, std::move(body));  // session_store.h
+            else if (fabric::is_fabric_body(body) && fs) fs->submit(fd, std::move(body));    // fabric_request.h
             else b->submit(fd, std::move(body));
         });
         // A step started by PMIx_Spawn: tell the parent's srun which step this is.
@@ -493,6 +539,7 @@ PMIXCPP_EXPORT int mpi_p_client_fini(mpi_plugin_client_state_t *client_state) {
     if (st.bridge) st.bridge->stop();  // withdraws what still waits in Slurm
     st.bridge.reset();
     st.launcher.reset();  // joins spawn requests in flight (the agent is stopped)
+    st.fabric.reset();    // joins fabric requests in flight
     if (st.job_store) st.job_store->step_ended(st.step_nspace);
     st.job_store.reset();
     int code = st.agent->exit_code();

@@ -24,6 +24,7 @@ const char *to_string(msg_type t) {
     case msg_type::lookup: return "lookup";
     case msg_type::unpublish: return "unpublish";
     case msg_type::spawn: return "spawn";
+    case msg_type::fabric: return "fabric";
     }
     return "unknown";
 }
@@ -32,7 +33,7 @@ bool is_request_type(uint16_t t) {
     return (t >= static_cast<uint16_t>(msg_type::connect) && t <= static_cast<uint16_t>(msg_type::log)) ||
            t == static_cast<uint16_t>(msg_type::notify) || t == static_cast<uint16_t>(msg_type::alloc) ||
            t == static_cast<uint16_t>(msg_type::query) ||
-           (t >= static_cast<uint16_t>(msg_type::publish) && t <= static_cast<uint16_t>(msg_type::spawn));
+           (t >= static_cast<uint16_t>(msg_type::publish) && t <= static_cast<uint16_t>(msg_type::fabric));
 }
 
 namespace {

@@ -35,6 +35,7 @@ enum class msg_type : uint16_t {
     lookup = 21,     // c->s: PMIx_Lookup(_nb)
     unpublish = 22,  // c->s: PMIx_Unpublish(_nb)
     spawn = 23,      // c->s: PMIx_Spawn(_nb)
+    fabric = 24,     // c->s: PMIx_Fabric_register/update(_nb) (plugin/common/fabric_request.h)
 };
 const char *to_string(msg_type t);
 bool is_request_type(uint16_t t);

@@ -26,6 +26,9 @@ expect_match "out-of-range index: BAD_PARAM" '^check vertex out of range: ok \(P
 expect_match "NULL fabric: BAD_PARAM" '^check vertex info of a NULL fabric: ok' "$out"
 expect_match "unknown plane: NOT_FOUND" '^check unknown network plane: ok \(PMIX_ERR_NOT_FOUND\)' "$out"
 expect_match "without PMIX_SERVER_SCHEDULER: NOT_SUPPORTED" '^check register without PMIX_SERVER_SCHEDULER: ok' "$out"
+expect_match "standard PMIx_Fabric_register reaches the scheduler context" '^check PMIx_Fabric_register in a scheduler process: ok' "$out"
+expect_match "standard PMIx_Fabric_deregister frees it" '^check PMIx_Fabric_deregister twice: ok' "$out"
+expect_match "only fabric events in a scheduler process" '^check event handler for a non-fabric event in a scheduler process: ok' "$out"
 expect_no_match "no failed check" 'FAIL' "$out"
 
 # The whole cluster in one command (srun, one task per node), as JSON, NICs as vertices of
@@ -33,10 +36,16 @@ expect_no_match "no failed check" 'FAIL' "$out"
 all=$(timeout 120 "$info" --inventory --cluster --json 2>&1)
 expect_eq "cluster inventory has 4 nodes" 4 "$(printf '%s\n' "$all" | grep -o '"pmix.hname": "n[0-9]"' | sort -u | wc -l)"
 
+one=$(timeout 60 "$info" --inventory --node n3 --json 2>&1)
+expect_match "one node's inventory (--node n3)" '"pmix.hname": "n3"' "$one"
+expect_no_match "only that node" '"pmix.hname": "n[124]"' "$one"
+
 all=$(timeout 120 "$info" --inventory --cluster --fabric 2>&1)
 expect_match "with inventories, vertices are the NICs hwloc reports" '^vertex 0 node n1 device eth0 switch s1$|^vertex 0 node n1 device [a-z]' "$all"
 
-# Reconfigure: n4 leaves the topology -> UPDATE_PENDING, then UPDATED, then a 3x3 matrix.
+# Reconfigure: n4 leaves the topology -> UPDATE_PENDING, then UPDATED, then a 3x3 matrix. The
+# watcher registers its handlers with PMIx_Register_event_handler; its pending handler completes
+# half a second late, and the matrix must still be the old one then.
 log="$PMIXCPP_CLUSTER_DIR.fabric-watch.log"
 PMIXCPP_FABRIC_POLL=1 timeout 90 "$info" --fabric --watch 60 --until-update > "$log" 2>&1 &
 watcher=$!
@@ -48,6 +57,9 @@ expect_eq "watcher saw the update" 0 "$?"
 out=$(cat "$log")
 events=$(grep '^event' "$log" | tr '\n' ' ')
 expect_eq "UPDATE_PENDING then UPDATED" "event PMIX_FABRIC_UPDATE_PENDING event PMIX_FABRIC_UPDATED " "$events"
+expect_match "the matrix is untouched until the pending handler completed" '^pending handler completes: matrix still has 4 vertices$' "$out"
+expect_eq "pending handler completed before UPDATED" "pending handler completes: matrix still has 4 vertices" \
+    "$(grep -A1 '^event PMIX_FABRIC_UPDATE_PENDING' "$log" | tail -1)"
 expect_match "new matrix: 3 vertices" '^fabric plane default: 3 vertices$' "$out"
 expect_match "new matrix row n3" '^ +2 +4 +4 +0$' "$out"
 

@@ -1,0 +1,211 @@
+// PMIx_Fabric_register / _update / _deregister (and _nb) in an application process: the matrix
+// comes from the step's server, which asks srun's side (plugin/common/fabric_request.h); it is
+// the same cost matrix over the same vertices as the scheduler API (plugin/sched). The fabric's
+// memory (info, module) is ours until PMIx_Fabric_deregister. In a process initialised with
+// PMIx_server_init(PMIX_SERVER_SCHEDULER) and no client connection, the calls go to the
+// scheduler context instead.
+#include <pmix.h>
+#include <pmix_server.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <set>
+
+#include "../plugin/sched/fabric_wire.h"
+#include "../plugin/sched/sched.h"
+#include "api.h"
+#include "info_call.h"
+
+using namespace pmixcpp;
+using namespace pmixcpp::client;
+
+namespace {
+
+std::mutex g_lock;
+std::set<pmix_fabric_t *> g_fabrics;  // registered through the step's server
+size_t g_next_index = 1;
+
+Result<std::string> plane_of(const pmix_info_t *dirs, size_t ndirs) {
+    PMIXCPP_RETURN_IF_ERROR(check_infos(dirs, ndirs));
+    for (const char *key : {PMIX_NETWORK_PLANE, PMIX_FABRIC_PLANE}) {
+        const pmix_info_t *i = find_info(dirs, ndirs, key);
+        if (i == nullptr) continue;
+        if (i->value.type != PMIX_STRING || i->value.data.string == nullptr)
+            return Status(PMIX_ERR_BAD_PARAM, std::string(key) + " must be a string");
+        return std::string(i->value.data.string);
+    }
+    return std::string("default");
+}
+
+// The scheduler context when this process has no client connection (else nullptr).
+sched::scheduler_context *scheduler_fallback() {
+    if (current() != nullptr) return nullptr;
+    sched::scheduler_context *ctx = sched::current_context();
+    return ctx != nullptr && ctx->scheduler() ? ctx : nullptr;
+}
+
+// The server's answer into the caller's fabric (progress thread).
+Status install(pmix_fabric_t *f, sched::fabric_op op, const InfoArray &results) {
+    auto st = std::make_unique<sched::fabric_state>();
+    sched::cost_matrix matrix;
+    PMIXCPP_RETURN_IF_ERROR(sched::matrix_from_results(results.data(), results.size(), &matrix, &st->plane));
+    std::lock_guard<std::mutex> g(g_lock);
+    if (op == sched::fabric_op::update) {
+        if (g_fabrics.count(f) == 0) return Status(PMIX_ERR_BAD_PARAM, "fabric deregistered during the update");
+        auto *cur = static_cast<sched::fabric_state *>(f->module);
+        // Swap in the new matrix only once the new info exists (the old rows stay valid until then).
+        pmix_fabric_t copy = *f;
+        copy.info = nullptr;
+        copy.ninfo = 0;
+        PMIXCPP_RETURN_IF_ERROR(sched::fill_fabric_info(&copy, st.get(), std::move(matrix)));
+        info_array_free(f->info, f->ninfo);
+        f->info = copy.info;
+        f->ninfo = copy.ninfo;
+        delete cur;
+        f->module = st.release();
+        return Status::success();
+    }
+    if (g_fabrics.count(f)) return Status(PMIX_ERR_BAD_PARAM, "fabric already registered");
+    pmix_fabric_t copy = *f;
+    copy.info = nullptr;
+    copy.ninfo = 0;
+    copy.index = g_next_index;
+    PMIXCPP_RETURN_IF_ERROR(sched::fill_fabric_info(&copy, st.get(), std::move(matrix)));
+    copy.name = strdup(st->plane.c_str());
+    if (copy.name == nullptr) {
+        info_array_free(copy.info, copy.ninfo);
+        return Status(PMIX_ERR_NOMEM, "out of memory");
+    }
+    ++g_next_index;
+    free(f->name);
+    copy.module = st.release();
+    *f = copy;
+    g_fabrics.insert(f);
+    return Status::success();
+}
+
+using fabric_done = std::function<void(pmix_status_t)>;
+
+Status ask_server(Client &c, pmix_fabric_t *f, sched::fabric_op op, std::string plane, fabric_done done) {
+    wire::Writer w;
+    PMIXCPP_RETURN_IF_ERROR(sched::encode_client_request(w, {op, std::move(plane)}));
+    return send_info_request(c, wire::msg_type::fabric, w,
+                             [f, op, done](pmix_status_t status, const std::string &msg, InfoArray &&results) {
+                                 if (status == PMIX_SUCCESS) {
+                                     Status st = install(f, op, results);
+                                     if (!st.ok()) PMIXCPP_LOG_DEBUG("fabric: %s", st.message().c_str());
+                                     status = st.code();
+                                 } else {
+                                     PMIXCPP_LOG_DEBUG("fabric: %s: %s", PMIx_Error_string(status), msg.c_str());
+                                 }
+                                 done(status);
+                             });
+}
+
+// Both forms: `cbfunc` == nullptr = blocking.
+Status start(pmix_fabric_t *f, sched::fabric_op op, const pmix_info_t *dirs, size_t ndirs, pmix_op_cbfunc_t cbfunc,
+             void *cbdata, bool *answered_now) {
+    *answered_now = false;
+    if (f == nullptr) return Status(PMIX_ERR_BAD_PARAM, "fabric is NULL");
+    std::string plane = "default";
+    if (op == sched::fabric_op::registration) {
+        auto p = plane_of(dirs, ndirs);
+        if (!p.ok()) return p.status();
+        plane = p.value();
+    }
+    if (auto *ctx = scheduler_fallback()) {
+        *answered_now = true;
+        if (op == sched::fabric_op::registration) return ctx->register_fabric(f, dirs, ndirs);
+        // The scheduler context keeps its matrices current itself (its poller).
+        return f->module != nullptr ? Status::success() : Status(PMIX_ERR_BAD_PARAM, "fabric not registered");
+    }
+    auto c = require_client();
+    if (!c.ok()) return c.status();
+    if (op == sched::fabric_op::update) {
+        std::lock_guard<std::mutex> g(g_lock);
+        if (g_fabrics.count(f) == 0) return Status(PMIX_ERR_BAD_PARAM, "fabric not registered");
+        plane = static_cast<sched::fabric_state *>(f->module)->plane;
+    }
+    if (cbfunc != nullptr)
+        return ask_server(*c.value(), f, op, plane, [cbfunc, cbdata](pmix_status_t s) { cbfunc(s, cbdata); });
+    if (on_progress_thread(c.value())) return Status(PMIX_ERR_WOULD_BLOCK, "blocking fabric call from a callback");
+    auto sync = std::make_shared<Sync<pmix_status_t>>();
+    PMIXCPP_RETURN_IF_ERROR(ask_server(*c.value(), f, op, plane, [sync](pmix_status_t s) { sync->set(s); }));
+    *answered_now = true;
+    pmix_status_t s = sync->wait();
+    return s == PMIX_SUCCESS ? Status::success() : Status(s, "fabric request failed");
+}
+
+Status deregister(pmix_fabric_t *f) {
+    if (f == nullptr) return Status(PMIX_ERR_BAD_PARAM, "fabric is NULL");
+    {
+        std::lock_guard<std::mutex> g(g_lock);
+        if (g_fabrics.erase(f)) {
+            delete static_cast<sched::fabric_state *>(f->module);
+            f->module = nullptr;
+            info_array_free(f->info, f->ninfo);
+            f->info = nullptr;
+            f->ninfo = 0;
+            free(f->name);
+            f->name = nullptr;
+            return Status::success();
+        }
+    }
+    if (sched::scheduler_context *ctx = sched::current_context()) return ctx->deregister_fabric(f);
+    return Status(PMIX_ERR_BAD_PARAM, "fabric not registered");
+}
+
+}  // namespace
+
+extern "C" {
+
+PMIX_EXPORT pmix_status_t PMIx_Fabric_register(pmix_fabric_t *fabric, const pmix_info_t directives[], size_t ndirs) {
+    return api_guard(__func__, [&]() -> Status {
+        bool now = false;
+        return start(fabric, sched::fabric_op::registration, directives, ndirs, nullptr, nullptr, &now);
+    });
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Fabric_register_nb(pmix_fabric_t *fabric, const pmix_info_t directives[], size_t ndirs,
+                                                  pmix_op_cbfunc_t cbfunc, void *cbdata) {
+    return api_guard(__func__, [&]() -> pmix_status_t {
+        if (cbfunc == nullptr) return PMIX_ERR_BAD_PARAM;
+        bool now = false;
+        Status st = start(fabric, sched::fabric_op::registration, directives, ndirs, cbfunc, cbdata, &now);
+        if (!st.ok()) return to_code(__func__, st);
+        return now ? PMIX_OPERATION_SUCCEEDED : PMIX_SUCCESS;
+    });
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Fabric_update(pmix_fabric_t *fabric) {
+    return api_guard(__func__, [&]() -> Status {
+        bool now = false;
+        return start(fabric, sched::fabric_op::update, nullptr, 0, nullptr, nullptr, &now);
+    });
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Fabric_update_nb(pmix_fabric_t *fabric, pmix_op_cbfunc_t cbfunc, void *cbdata) {
+    return api_guard(__func__, [&]() -> pmix_status_t {
+        if (cbfunc == nullptr) return PMIX_ERR_BAD_PARAM;
+        bool now = false;
+        Status st = start(fabric, sched::fabric_op::update, nullptr, 0, cbfunc, cbdata, &now);
+        if (!st.ok()) return to_code(__func__, st);
+        return now ? PMIX_OPERATION_SUCCEEDED : PMIX_SUCCESS;
+    });
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Fabric_deregister(pmix_fabric_t *fabric) {
+    return api_guard(__func__, [&]() -> Status { return deregister(fabric); });
+}
+
+// Local work only: done at once (PMIX_OPERATION_SUCCEEDED, the callback is not called).
+PMIX_EXPORT pmix_status_t PMIx_Fabric_deregister_nb(pmix_fabric_t *fabric, pmix_op_cbfunc_t, void *) {
+    return api_guard(__func__, [&]() -> pmix_status_t {
+        Status st = deregister(fabric);
+        return st.ok() ? PMIX_OPERATION_SUCCEEDED : to_code(__func__, st);
+    });
+}
+
+}  // extern "C"

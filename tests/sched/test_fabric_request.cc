@@ -1,0 +1,117 @@
+// The step's fabric for application processes (plugin/common/fabric_request.h): the request
+// codec, srun's side answering from a loader (no Slurm), the matrix as result infos and back,
+// and the node groups that shape the tree fence.
+#include <gtest/gtest.h>
+
+#include "plugin/common/fabric_request.h"
+#include "plugin/sched/fabric_wire.h"
+#include "wire/messages.h"
+
+using namespace pmixcpp;
+using namespace pmixcpp::fabric;
+
+namespace {
+
+std::vector<sched::switch_record> two_leaves() {
+    auto r = sched::parse_topology_conf("SwitchName=s1 Nodes=n[1-2]\nSwitchName=s2 Nodes=n[3-4]\n"
+                                        "SwitchName=spine Switches=s[1-2]\n");
+    EXPECT_TRUE(r.ok());
+    return r.value();
+}
+
+}  // namespace
+
+TEST(fabric_request, codec_round_trip_and_rejects) {
+    auto body = encode_agent_request({fabric_op::update, "default"});
+    ASSERT_TRUE(body.ok());
+    EXPECT_TRUE(is_fabric_body(body.value()));
+    fabric_request r;
+    ASSERT_TRUE(decode_agent_request(body.value(), &r).ok());
+    EXPECT_EQ(r.op, fabric_op::update);
+    EXPECT_EQ(r.plane, "default");
+    std::vector<uint8_t> bad = body.value();
+    bad[4] = 9;  // unknown op
+    EXPECT_FALSE(decode_agent_request(bad, &r).ok());
+    bad = body.value();
+    bad.push_back(0);  // trailing byte
+    EXPECT_FALSE(decode_agent_request(bad, &r).ok());
+    EXPECT_FALSE(is_fabric_body(std::vector<uint8_t>{1, 2}));
+}
+
+TEST(fabric_request, service_answers_the_matrix_and_reloads_on_update) {
+    int loads = 0;
+    fabric_service svc([&loads]() -> Result<std::vector<sched::switch_record>> {
+        ++loads;
+        return two_leaves();
+    });
+    auto rep = svc.handle({fabric_op::registration, ""});
+    ASSERT_EQ(rep.status, PMIX_SUCCESS) << rep.message;
+    svc.handle({fabric_op::registration, "default"});
+    EXPECT_EQ(loads, 1);  // loaded once
+    svc.handle({fabric_op::update, "default"});
+    EXPECT_EQ(loads, 2);  // an update asks Slurm again
+
+    wire::info_reply reply;
+    wire::Reader rd(rep.body);
+    ASSERT_TRUE(wire::decode(rd, &reply).ok());
+    sched::cost_matrix m;
+    std::string plane;
+    ASSERT_TRUE(sched::matrix_from_results(reply.results.data(), reply.results.size(), &m, &plane).ok());
+    EXPECT_EQ(plane, "default");
+    ASSERT_EQ(m.size(), 4u);
+    EXPECT_EQ(m.vertices[0].node, "n1");
+    EXPECT_EQ(m.vertices[3].leaf, "s2");
+    EXPECT_EQ(m.at(0, 1), 2);
+    EXPECT_EQ(m.at(0, 2), 4);
+    EXPECT_EQ(m.at(3, 3), 0);
+
+    EXPECT_EQ(svc.handle({fabric_op::registration, "other"}).status, PMIX_ERR_NOT_FOUND);
+}
+
+TEST(fabric_request, no_topology_and_failing_loader) {
+    fabric_service none([]() -> Result<std::vector<sched::switch_record>> { return std::vector<sched::switch_record>{}; });
+    EXPECT_EQ(none.handle({fabric_op::registration, ""}).status, PMIX_ERR_NOT_AVAILABLE);
+    fabric_service broken([]() -> Result<std::vector<sched::switch_record>> {
+        return Status(PMIX_ERR_UNREACH, "slurmctld down");
+    });
+    auto rep = broken.handle({fabric_op::registration, ""});
+    EXPECT_EQ(rep.status, PMIX_ERR_UNREACH);
+    EXPECT_NE(rep.message.find("slurmctld down"), std::string::npos);
+}
+
+TEST(fabric_wire, rejects_inconsistent_results) {
+    auto tree = sched::switch_tree::build(two_leaves());
+    ASSERT_TRUE(tree.ok());
+    auto res = sched::matrix_to_results(sched::build_cost_matrix(tree.value(), {}), "default");
+    ASSERT_TRUE(res.ok());
+    sched::cost_matrix m;
+    std::string plane;
+    // Drop the last result (the costs): refused.
+    EXPECT_FALSE(sched::matrix_from_results(res->data(), res->size() - 1, &m, &plane).ok());
+    // A vertex count that does not match the lists: refused.
+    pmix_info_t *nv = &(*res)[1];
+    nv->value.data.size = 5;
+    EXPECT_FALSE(sched::matrix_from_results(res->data(), res->size(), &m, &plane).ok());
+}
+
+TEST(node_groups, leaf_switch_per_step_node) {
+    auto recs = two_leaves();
+    EXPECT_EQ(node_groups(recs, {"n1", "n2", "n3", "n4"}), (std::vector<uint32_t>{0, 0, 1, 1}));
+    EXPECT_EQ(node_groups(recs, {"n3", "n1", "n4"}), (std::vector<uint32_t>{0, 1, 0}));
+    EXPECT_EQ(node_groups(recs, {"n1", "n2", "x9"}), (std::vector<uint32_t>{0, 0, 1}));  // outside: own group
+    EXPECT_TRUE(node_groups(recs, {"n1", "n2"}).empty());                               // one group: nothing to shape
+    EXPECT_TRUE(node_groups({}, {"n1", "n2"}).empty());
+}
+
+TEST(node_groups, run_length_codec) {
+    std::vector<uint32_t> g = {0, 0, 1, 1, 1, 2, 0};
+    std::string text = encode_node_groups(g);
+    EXPECT_EQ(text, "0*2,1*3,2,0");
+    auto back = decode_node_groups(text, g.size());
+    ASSERT_TRUE(back.ok());
+    EXPECT_EQ(back.value(), g);
+    EXPECT_FALSE(decode_node_groups(text, g.size() + 1).ok());
+    EXPECT_FALSE(decode_node_groups("0*99999999999", 4).ok());
+    EXPECT_FALSE(decode_node_groups("0,x", 2).ok());
+    EXPECT_FALSE(decode_node_groups("1*", 1).ok());
+}
