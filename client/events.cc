@@ -9,7 +9,10 @@
 #include <cstdio>
 #include <memory>
 
+#include "signals.h"
+
 #include "api.h"
+#include "events_signals.h"
 
 using namespace pmixcpp;
 using namespace pmixcpp::client;
@@ -188,6 +191,27 @@ void run_server_event(Client &c, shared_event ev) {
     InfoArray info;
     if (!info_array_copy(ev->infos.data(), ev->infos.size(), &info).ok()) return;
     start_chain(&c, ev->status, ev->source, std::move(info), std::move(handlers), nullptr, nullptr);
+}
+
+bool run_signal_event(Client &c, int sig) {
+    pmix_proc_t src = c.self();
+    src.rank = PMIX_RANK_UNDEF;  // the resource manager
+    pmix_proc_t self = c.self();
+    const char *name = signal_short_name(sig);
+    std::string text = std::string("received SIG") + (name ? name : std::to_string(sig).c_str());
+    bool t = true;
+    InfoArray info(static_cast<pmix_info_t *>(calloc(4, sizeof(pmix_info_t))), 4);
+    if (info.data() == nullptr) return false;
+    PMIx_Info_load(&info.data()[0], PMIX_EVENT_NON_DEFAULT, &t, PMIX_BOOL);
+    PMIx_Info_load(&info.data()[1], PMIX_EVENT_AFFECTED_PROC, &self, PMIX_PROC);
+    PMIx_Info_load(&info.data()[2], kSignalKey, &sig, PMIX_INT);
+    PMIx_Info_load(&info.data()[3], PMIX_EVENT_TEXT_MESSAGE, text.c_str(), PMIX_STRING);
+    pmix_status_t code = signal_event_code(sig);
+    auto handlers = c.event_chain_for(code, src, info.data(), info.size());
+    PMIXCPP_LOG_DEBUG("%s: event %s for %zu handlers", text.c_str(), PMIx_Error_string(code), handlers.size());
+    if (handlers.empty()) return false;
+    start_chain(&c, code, src, std::move(info), std::move(handlers), nullptr, nullptr);
+    return true;
 }
 
 }  // namespace pmixcpp::client

@@ -1,0 +1,70 @@
+# Signals as events (PMIxCppSignalEvents, issue #5): Slurm tells slurmstepd's plugin nothing of
+# `scancel --signal`, so the client library turns the listed signals into local events.
+#  1. handlers registered: `scancel --signal=USR1` of a running 2-node step reaches every rank as
+#     PMIX_JCTRL_PREEMPT_ALERT carrying the signal number; `scancel --signal=TERM` then arrives
+#     as PMIX_ERR_JOB_CANCELED and the ranks finish cleanly (srun exits 0).
+#  2. no handler: the signal acts exactly as without pmixcpp (USR1 terminates the tasks, as
+#     under --mpi=none).
+#  3. `scancel <job>` (Slurm's SIGTERM, SIGKILL after KillWait) reaches the handlers too.
+. "$(dirname "$0")/lib.sh"
+prog="${PMIXCPP_PREFIX:?set PMIXCPP_PREFIX}/libexec/pmixcpp/tests/pmix_events"
+[ -x "$prog" ] || { fail "$prog not installed"; t_done; exit; }
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+
+# wait_lines PATTERN N SECONDS
+wait_lines() {
+    for _ in $(seq $(($3 * 10))); do [ "$(grep -c -- "$1" "$log")" -ge "$2" ] && return 0; sleep 0.1; done
+    return 1
+}
+# the running step of our single job ("<job>.<step>")
+current_step() { squeue -h -s -o %i 2>/dev/null | grep -E '^[0-9]+\.[0-9]+$' | head -1; }
+
+# 1. USR1 then TERM, handlers registered
+SLURM_PMIXCPP_SIGNALEVENTS=USR1,USR2,TERM timeout -k 5 90 \
+    srun --mpi=pmixcpp -N2 --ntasks-per-node=2 -w n[1-2] "$prog" signal handler 60 >"$log" 2>&1 &
+srun_pid=$!
+wait_lines '^READY' 4 30 || fail "handler: ranks not ready"
+step=$(current_step)
+scancel --signal=USR1 "$step"
+wait_lines '^SIGNAL-EVENT.*signal 10 ' 4 10
+expect_eq "handler: scancel --signal=USR1 $step reached 4 ranks as PMIX_JCTRL_PREEMPT_ALERT" 4 \
+    "$(grep -c '^SIGNAL-EVENT rank [0-9]*: PMIX_JCTRL_PREEMPT_ALERT signal 10 non-default 1' "$log")"
+scancel --signal=TERM "$step"
+wait "$srun_pid"
+rc=$?
+grep -E '^(SIGNAL|FAIL)|error' "$log" | sort | head -12 | sed 's/^/    /'
+expect_eq "handler: SIGTERM reached 4 ranks as PMIX_ERR_JOB_CANCELED" 4 \
+    "$(grep -c '^SIGNAL-EVENT rank [0-9]*: PMIX_ERR_JOB_CANCELED signal 15 non-default 1' "$log")"
+expect_eq "handler: the ranks finished cleanly" 4 "$(grep -c '^RESULT-PASS rank' "$log")"
+expect_eq "handler: srun exit status" 0 "$rc"
+
+# 2. no handler: USR1 terminates the tasks as it does without pmixcpp
+for mpi in none pmixcpp; do
+    cmd=("$prog" signal none 30)
+    [ $mpi = none ] && cmd=(sleep 30)  # (the PMIx program needs a PMIx server)
+    SLURM_PMIXCPP_SIGNALEVENTS=USR1,USR2,TERM timeout -k 5 60 \
+        srun --mpi=$mpi -N2 --ntasks-per-node=2 -w n[1-2] "${cmd[@]}" >"$log" 2>&1 &
+    srun_pid=$!
+    if [ $mpi = none ]; then sleep 3; else wait_lines '^READY' 4 30; fi
+    scancel --signal=USR1 "$(current_step)"
+    wait "$srun_pid"
+    eval "rc_$mpi=$?"
+    eval "msg_$mpi=\"\$(grep -c 'User defined signal 1' \"\$log\")\""
+done
+echo "    --mpi=none: exit $rc_none, $msg_none tasks 'User defined signal 1'; --mpi=pmixcpp: exit $rc_pmixcpp, $msg_pmixcpp"
+expect_eq "no handler: srun's exit status as with --mpi=none" "$rc_none" "$rc_pmixcpp"
+expect_eq "no handler: tasks ended by SIGUSR1 as with --mpi=none" "$msg_none" "$msg_pmixcpp"
+expect_no_match "no handler: no event delivered" '^SIGNAL-EVENT' "$(cat "$log")"
+
+# 3. scancel of the job: Slurm's SIGTERM becomes PMIX_ERR_JOB_CANCELED
+SLURM_PMIXCPP_SIGNALEVENTS=TERM timeout -k 5 90 \
+    srun --mpi=pmixcpp -N2 --ntasks-per-node=2 -w n[1-2] "$prog" signal handler 60 >"$log" 2>&1 &
+srun_pid=$!
+wait_lines '^READY' 4 30 || fail "scancel: ranks not ready"
+step=$(current_step)
+scancel "${step%.*}"
+wait "$srun_pid"
+expect_eq "scancel ${step%.*}: SIGTERM reached 4 ranks as PMIX_ERR_JOB_CANCELED" 4 \
+    "$(grep -c '^SIGNAL-EVENT rank [0-9]*: PMIX_ERR_JOB_CANCELED signal 15' "$log")"
+t_done
