@@ -26,6 +26,12 @@ struct installed_signal {
     struct sigaction original {};
 };
 
+// Read by the signal handler: fixed arrays, lock-free atomics.
+constexpr int kMaxSignal = 65;
+struct sigaction g_original[kMaxSignal];
+std::atomic<bool> g_wanted[kMaxSignal];
+static_assert(std::atomic<bool>::is_always_lock_free);
+
 // Written before the handlers are installed, read by them: plain ints, no locks.
 int g_pipe_rd = -1, g_pipe_wr = -1;
 // Filled before the handlers go in, unchanged until the next install (after the reader is joined).
@@ -36,6 +42,16 @@ bool g_atfork_registered = false;
 
 extern "C" void on_signal(int sig) {
     int saved = errno;
+    if (sig > 0 && sig < kMaxSignal && !g_wanted[sig].load(std::memory_order_relaxed)) {
+        // Nobody wants the event: the original disposition, now (the signal is blocked while we
+        // run, so it is delivered again as soon as we return).
+        if (signal_default_terminates(sig)) {
+            sigaction(sig, &g_original[sig], nullptr);
+            raise(sig);
+        }
+        errno = saved;
+        return;
+    }
     unsigned char b = static_cast<unsigned char>(sig);
     ssize_t n = write(g_pipe_wr, &b, 1);  // a full pipe drops it: a signal storm is one event anyway
     (void)n;
@@ -141,12 +157,20 @@ void install_signal_events(Client &c) {
         sa.sa_flags = SA_RESTART;
         installed_signal s;
         s.sig = sig;
-        if (sigaction(sig, &sa, &s.original) != 0) continue;
+        if (sig >= kMaxSignal || sigaction(sig, nullptr, &s.original) != 0) continue;
+        g_original[sig] = s.original;
+        g_wanted[sig] = signal_event_wanted(c, sig);
+        if (sigaction(sig, &sa, nullptr) != 0) continue;
         g_installed.push_back(s);
         names += std::string(names.empty() ? "" : ",") + signal_short_name(sig);
     }
     if (!g_atfork_registered && pthread_atfork(nullptr, nullptr, restore_in_child) == 0) g_atfork_registered = true;
     PMIXCPP_LOG_DEBUG("signal events: %s", names.c_str());
+}
+
+void update_signal_interest(Client &c) {
+    if (!g_reader.joinable()) return;
+    for (const auto &s : g_installed) g_wanted[s.sig] = signal_event_wanted(c, s.sig);
 }
 
 void remove_signal_events() {

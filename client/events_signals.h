@@ -10,9 +10,11 @@
 // source {our nspace, PMIX_RANK_UNDEF}, infos PMIX_EVENT_NON_DEFAULT (default handlers, e.g.
 // OpenMPI's, which abort, never see it), PMIX_EVENT_AFFECTED_PROC (us), "pmixcpp.signal" (int,
 // the signal number), PMIX_EVENT_TEXT_MESSAGE ("received SIGUSR1").
-// If no handler of the application is registered for that event (the chain is empty), the
-// original disposition is restored and the signal raised again, so the process behaves exactly
-// as without pmixcpp (a TERM still terminates). With a handler, the application owns the signal.
+// If no handler of the application is registered for that event, the signal handler itself
+// restores the original disposition and raises the signal again at once (async-signal-safe), so
+// the process behaves exactly as without pmixcpp (a TERM still terminates, with no delay in which
+// peers could see it die first). Whether a handler wants a signal's event is recomputed at every
+// (de)registration. With a handler, the application owns the signal.
 // A child forked without exec gets the original dispositions back (pthread_atfork).
 #pragma once
 
@@ -33,8 +35,12 @@ void remove_signal_events();
 // The event code a signal becomes.
 int signal_event_code(int sig);
 
-// On the progress thread (events.cc): run the event for `sig` through this process's handlers.
-// false: no handler took it.
+// After every event handler (de)registration: which installed signals some handler wants.
+void update_signal_interest(Client &c);
+
+// events.cc: the handlers the event for `sig` would run (empty: nobody wants it); and, on the
+// progress thread, run it through them (false: no handler took it).
+bool signal_event_wanted(Client &c, int sig);
 bool run_signal_event(Client &c, int sig);
 
 }  // namespace pmixcpp::client

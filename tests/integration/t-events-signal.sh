@@ -6,11 +6,15 @@
 #  2. no handler: the signal acts exactly as without pmixcpp (USR1 terminates the tasks, as
 #     under --mpi=none).
 #  3. `scancel <job>` (Slurm's SIGTERM, SIGKILL after KillWait) reaches the handlers too.
+#  4. Unmodified OpenMPI (its default event handler aborts the job on any event it sees) with
+#     USR1,USR2,TERM enabled: USR1 and TERM end the ranks by that signal, exactly as without the
+#     key, never through OpenMPI's abort (the events are non-default and nobody registered).
 . "$(dirname "$0")/lib.sh"
 prog="${PMIXCPP_PREFIX:?set PMIXCPP_PREFIX}/libexec/pmixcpp/tests/pmix_events"
 [ -x "$prog" ] || { fail "$prog not installed"; t_done; exit; }
 log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+work=$(mktemp -d /tmp/pmixcpp-sig.XXXXXX)
+trap 'rm -rf "$log" "$work"' EXIT
 
 # wait_lines PATTERN N SECONDS
 wait_lines() {
@@ -67,4 +71,39 @@ scancel "${step%.*}"
 wait "$srun_pid"
 expect_eq "scancel ${step%.*}: SIGTERM reached 4 ranks as PMIX_ERR_JOB_CANCELED" 4 \
     "$(grep -c '^SIGNAL-EVENT rank [0-9]*: PMIX_ERR_JOB_CANCELED signal 15' "$log")"
+
+# 4. OpenMPI
+if command -v mpicc >/dev/null 2>&1; then
+    cat >"$work/mpi_wait.c" <<'C'
+#include <mpi.h>
+#include <stdio.h>
+#include <unistd.h>
+int main(int argc, char **argv) {
+    int rank;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Barrier(MPI_COMM_WORLD);
+    printf("READY rank %d\n", rank);
+    fflush(stdout);
+    sleep(30);
+    MPI_Finalize();
+    return 0;
+}
+C
+    mpicc -o "$work/mpi_wait" "$work/mpi_wait.c" && chmod 755 "$work" "$work/mpi_wait"
+    for sig in USR1 TERM; do
+        SLURM_PMIXCPP_SIGNALEVENTS=USR1,USR2,TERM OMPI_MCA_btl=self,tcp timeout -k 5 60 \
+            srun --mpi=pmixcpp -N2 --ntasks-per-node=2 -w n[1-2] "$work/mpi_wait" >"$log" 2>&1 &
+        srun_pid=$!
+        wait_lines '^READY' 4 30 || fail "openmpi $sig: ranks not ready"
+        scancel --signal=$sig "$(current_step)"
+        wait "$srun_pid"
+        rc=$?
+        [ $sig = USR1 ] && want=138 || want=143
+        expect_eq "openmpi: SIG$sig ends the ranks by that signal (srun exit)" "$want" "$rc"
+        expect_no_match "openmpi: SIG$sig: no MPI abort" 'MPI_ABORT|ompi_mpi_abort|PMIx_Abort' "$(cat "$log")"
+    done
+else
+    echo "  SKIP: mpicc not installed"
+fi
 t_done
