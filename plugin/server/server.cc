@@ -270,7 +270,11 @@ private:
         Status start(uint64_t instance, const std::vector<uint32_t> &participants, bool collect) override {
             return _s->start_remote_fence(instance, participants, collect);
         }
-        std::string describe_missing(uint64_t instance) override { return _s->missing_nodes(instance); }
+        std::string describe_missing(uint64_t instance) override {
+            // A fence timed out on these nodes: are their servers still there? (probe_nodes)
+            if (_s->_coll) _s->probe_nodes(_s->_coll->missing(instance));
+            return _s->missing_nodes(instance);
+        }
         void cancel(uint64_t instance) override {
             if (_s->_coll) _s->_coll->cancel(instance);
             _s->_remote_fence_nodes.erase(instance);
@@ -310,6 +314,13 @@ private:
     // the fences and Gets that need it.
     void node_lost(uint32_t node, const std::string &why, bool noticed_here);
     void handle_node_down(uint32_t from, const std::vector<uint8_t> &body);
+    // Liveness probe (channel node_probe, body u8 1 = ping, 2 = pong): a node that a collective
+    // timed out on and that does not answer within kProbeTimeout is lost. A slow application
+    // (ranks that never entered) answers, a hung or stopped slurmstepd does not.
+    void probe_nodes(const std::vector<uint32_t> &nodes);
+    void handle_probe(uint32_t from, const std::vector<uint8_t> &body);
+    static constexpr auto kProbeTimeout = std::chrono::seconds(5);
+    std::map<uint32_t, server_clock::time_point> _probes;  // node -> answer deadline
     std::vector<bool> _node_lost;                                  // by node
     std::map<uint64_t, std::vector<uint32_t>> _remote_fence_nodes;  // remote fence -> its nodes
     std::optional<server_clock::time_point> remote_deadline(std::optional<server_clock::time_point> asked) const;
@@ -723,6 +734,8 @@ void server_impl::rearm_timer() {
     auto d = _dyn->next_deadline();
     if (d && (!next || *d < *next)) next = d;
     if (_time_alert_at && (!next || *_time_alert_at < *next)) next = _time_alert_at;
+    for (const auto &[node, deadline] : _probes)
+        if (!next || deadline < *next) next = deadline;
     if (!next) {
         event_del(_ev_timer.get());
         return;
@@ -739,6 +752,14 @@ void server_impl::expire_deadlines() {
     auto now = server_clock::now();
     send_fence_outcomes(_fences.expire(now));
     _dyn->expire(now);
+    std::vector<uint32_t> silent;
+    for (const auto &[node, deadline] : _probes)
+        if (deadline <= now) silent.push_back(node);
+    for (uint32_t node : silent) {
+        _probes.erase(node);
+        node_lost(node, "its server did not answer a liveness probe within 5 s after a fence timed out waiting for it",
+                  true);
+    }
     if (_time_alert_at && now >= *_time_alert_at) {
         _time_alert_at.reset();
         int64_t left = _time_alert_end - std::chrono::duration_cast<std::chrono::seconds>(
@@ -1397,6 +1418,7 @@ void server_impl::on_node_message(net::envelope &&env) {
     case net::channel::dmodex_request: handle_dmodex_request(env.src_node, env.body); break;
     case net::channel::dmodex_reply: handle_dmodex_reply(env.src_node, env.body); break;
     case net::channel::node_down: handle_node_down(env.src_node, env.body); break;
+    case net::channel::node_probe: handle_probe(env.src_node, env.body); break;
     default: _dyn->on_node(env.src_node, env.chan, env.body); break;
     case net::channel::event: {
         Status st = _events->from_remote(env.body);
@@ -1412,6 +1434,7 @@ void server_impl::on_node_message(net::envelope &&env) {
 void server_impl::node_lost(uint32_t node, const std::string &why, bool noticed_here) {
     if (node >= _node_lost.size() || node == _step.node_id || _node_lost[node]) return;
     _node_lost[node] = true;
+    _probes.erase(node);
     const std::string &name = _step.node_names.at(node);
     PMIXCPP_LOG_ERROR("%s: node %s is lost: %s", _step.nspace.c_str(), name.c_str(), why.c_str());
     if (_net) {
@@ -1469,6 +1492,32 @@ void server_impl::handle_node_down(uint32_t from, const std::vector<uint8_t> &bo
         return;
     }
     node_lost(node, "noticed by node " + _step.node_names.at(from) + ": " + why, false);
+}
+
+void server_impl::probe_nodes(const std::vector<uint32_t> &nodes) {
+    if (!_net) return;
+    uint8_t ping = 1;
+    for (uint32_t n : nodes) {
+        if (n >= _node_lost.size() || n == _step.node_id || _node_lost[n] || _probes.count(n)) continue;
+        _probes[n] = server_clock::now() + kProbeTimeout;
+        PMIXCPP_LOG_VERBOSE("%s: probing node %s", _step.nspace.c_str(), _step.node_names.at(n).c_str());
+        _net->send(n, net::channel::node_probe, {&ping, 1});
+    }
+    rearm_timer();
+}
+
+void server_impl::handle_probe(uint32_t from, const std::vector<uint8_t> &body) {
+    if (body.size() != 1 || (body[0] != 1 && body[0] != 2)) {
+        PMIXCPP_LOG_ERROR("%s: malformed probe from node %u dropped", _step.nspace.c_str(), from);
+        return;
+    }
+    if (body[0] == 2) {
+        if (_probes.erase(from))
+            PMIXCPP_LOG_VERBOSE("%s: node %s answered the probe", _step.nspace.c_str(), _step.node_names.at(from).c_str());
+        return;
+    }
+    uint8_t pong = 2;
+    if (_net) _net->send(from, net::channel::node_probe, {&pong, 1});
 }
 
 void server_impl::request_dmodex(uint32_t target, const std::string &key) {

@@ -6,6 +6,7 @@
 #  2. no handler: the signal acts exactly as without pmixcpp (USR1 terminates the tasks, as
 #     under --mpi=none).
 #  3. `scancel <job>` (Slurm's SIGTERM, SIGKILL after KillWait) reaches the handlers too.
+#  5. Slurm's `--signal=USR1@<seconds>` before the time limit reaches the handlers.
 #  4. Unmodified OpenMPI (its default event handler aborts the job on any event it sees) with
 #     USR1,USR2,TERM enabled: USR1 and TERM end the ranks by that signal, exactly as without the
 #     key, never through OpenMPI's abort (the events are non-default and nobody registered).
@@ -71,6 +72,14 @@ scancel "${step%.*}"
 wait "$srun_pid"
 expect_eq "scancel ${step%.*}: SIGTERM reached 4 ranks as PMIX_ERR_JOB_CANCELED" 4 \
     "$(grep -c '^SIGNAL-EVENT rank [0-9]*: PMIX_ERR_JOB_CANCELED signal 15' "$log")"
+
+# 5. srun -t 1 --signal=USR1@50: Slurm signals about 10 s after the start (its time-limit check
+#    runs every 30 s, so allow 60 s)
+SLURM_PMIXCPP_SIGNALEVENTS=USR1 timeout -k 5 90 \
+    srun --mpi=pmixcpp -t 1 --signal=USR1@50 -N2 --ntasks-per-node=1 -w n[1-2] "$prog" signal handler 60 usr1 \
+    >"$log" 2>&1
+expect_eq "srun --signal=USR1@50: PMIX_JCTRL_PREEMPT_ALERT (signal 10) at both ranks" 2 \
+    "$(grep -c '^SIGNAL-EVENT rank [0-9]*: PMIX_JCTRL_PREEMPT_ALERT signal 10 non-default 1' "$log")"
 
 # 4. OpenMPI
 if command -v mpicc >/dev/null 2>&1; then
