@@ -10,7 +10,10 @@
 #include <memory>
 
 #include "../plugin/sched/sched.h"
+#include "signals.h"
+
 #include "api.h"
+#include "events_signals.h"
 
 using namespace pmixcpp;
 using namespace pmixcpp::client;
@@ -218,6 +221,46 @@ void run_server_event(Client &c, shared_event ev) {
     start_chain(&c, ev->status, ev->source, std::move(info), std::move(handlers), nullptr, nullptr);
 }
 
+namespace {
+// The event a signal becomes: (code, source, infos). See events_signals.h.
+InfoArray signal_event_infos(Client &c, int sig, pmix_proc_t *src) {
+    *src = c.self();
+    src->rank = PMIX_RANK_UNDEF;  // the resource manager
+    pmix_proc_t self = c.self();
+    const char *name = signal_short_name(sig);
+    std::string text = std::string("received SIG") + (name ? name : std::to_string(sig).c_str());
+    bool t = true;
+    auto *arr = static_cast<pmix_info_t *>(calloc(4, sizeof(pmix_info_t)));
+    if (arr == nullptr) return InfoArray();
+    InfoArray info(arr, 4);
+    PMIx_Info_load(&arr[0], PMIX_EVENT_NON_DEFAULT, &t, PMIX_BOOL);
+    PMIx_Info_load(&arr[1], PMIX_EVENT_AFFECTED_PROC, &self, PMIX_PROC);
+    PMIx_Info_load(&arr[2], kSignalKey, &sig, PMIX_INT);
+    PMIx_Info_load(&arr[3], PMIX_EVENT_TEXT_MESSAGE, text.c_str(), PMIX_STRING);
+    return info;
+}
+}  // namespace
+
+bool signal_event_wanted(Client &c, int sig) {
+    pmix_proc_t src;
+    InfoArray info = signal_event_infos(c, sig, &src);
+    return !c.event_chain_for(signal_event_code(sig), src, info.data(), info.size()).empty();
+}
+
+bool run_signal_event(Client &c, int sig) {
+    pmix_proc_t src;
+    InfoArray info = signal_event_infos(c, sig, &src);
+    if (info.data() == nullptr) return false;
+    pmix_status_t code = signal_event_code(sig);
+    const char *name = signal_short_name(sig);
+    std::string text = std::string("SIG") + (name ? name : std::to_string(sig).c_str());
+    auto handlers = c.event_chain_for(code, src, info.data(), info.size());
+    PMIXCPP_LOG_DEBUG("%s: event %s for %zu handlers", text.c_str(), PMIx_Error_string(code), handlers.size());
+    if (handlers.empty()) return false;
+    start_chain(&c, code, src, std::move(info), std::move(handlers), nullptr, nullptr);
+    return true;
+}
+
 }  // namespace pmixcpp::client
 
 extern "C" {
@@ -241,6 +284,7 @@ PMIX_EXPORT pmix_status_t PMIx_Register_event_handler(pmix_status_t codes[], siz
             return ref.status().code();
         }
         size_t r = ref.value();
+        update_signal_interest(*cl);
         // Registration callback first, then the cached events this handler missed, to it alone.
         cl->loop().post([cl, cbfunc, r, cbdata, replay = std::move(replay)] {
             if (cbfunc) cbfunc(PMIX_SUCCESS, r, cbdata);
@@ -268,6 +312,7 @@ PMIX_EXPORT pmix_status_t PMIx_Deregister_event_handler(size_t evhdlr_ref, pmix_
         auto c = require_client();
         if (!c.ok()) return c.status().code();
         if (!c.value()->remove_event_handler(evhdlr_ref)) return PMIX_ERR_NOT_FOUND;
+        update_signal_interest(*c.value());
         if (cbfunc == nullptr) return PMIX_SUCCESS;
         c.value()->loop().post([cbfunc, cbdata] { cbfunc(PMIX_SUCCESS, cbdata); });
         return PMIX_SUCCESS;

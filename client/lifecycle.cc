@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include "api.h"
+#include "events_signals.h"
 
 using namespace pmixcpp;
 using namespace pmixcpp::client;
@@ -44,6 +45,7 @@ PMIX_EXPORT pmix_status_t PMIx_Init(pmix_proc_t *proc, pmix_info_t info[], size_
             return st;
         }
         if (proc != nullptr) *proc = c->self();
+        install_signal_events(*c);
         set_current(c.release());
         g_refs.store(1);
         return Status::success();
@@ -62,6 +64,7 @@ PMIX_EXPORT pmix_status_t PMIx_Finalize(const pmix_info_t info[], size_t ninfo) 
         }
         if (on_progress_thread(c))
             return Status(PMIX_ERR_WOULD_BLOCK, "PMIx_Finalize called from a callback");
+        remove_signal_events();  // while the progress thread still runs what the signals posted
         c->stop();
         g_refs.store(0);
         set_current(nullptr);

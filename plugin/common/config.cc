@@ -5,6 +5,8 @@
 #include <charconv>
 #include <functional>
 
+#include "signals.h"
+
 namespace pmixcpp {
 
 const char *to_string(fence_algo a) {
@@ -130,6 +132,16 @@ const std::vector<key_def> &key_defs() {
              return parse_uint(k, v, 0, 86400, c.time_limit_alert);
          },
          [](const plugin_config &c) { return std::to_string(c.time_limit_alert); }},
+        {"PMIxCppSignalEvents",
+         [](plugin_config &c, const std::string &k, const std::string &v) {
+             auto sigs = parse_signal_list(v);
+             if (!sigs.ok()) return bad(k, v, "a comma-separated list of signal names or none: " + sigs.status().message());
+             std::string canon;
+             for (int s : sigs.value()) canon += (canon.empty() ? "" : ",") + std::string(signal_short_name(s));
+             c.signal_events = canon.empty() ? "none" : canon;
+             return Status::success();
+         },
+         [](const plugin_config &c) { return c.signal_events; }},
         {"PMIxCppOmpiVaderDir",
          [](plugin_config &c, const std::string &k, const std::string &v) {
              return parse_bool(k, v, c.ompi_vader_dir);

@@ -181,7 +181,7 @@ bool srun_agent::serve(int fd) {
             if (st.ok()) st = r.get_string(&rep.node, 256);
             if (st.ok()) st = r.get_string(&rep.message, kMaxReport);
             if (st.ok()) st = r.expect_end();
-            if (!st.ok() || f.type != kReportFrame || (what != 1 && what != 2)) {
+            if (!st.ok() || f.type != kReportFrame || (what < 1 || what > 3)) {
                 PMIXCPP_LOG_ERROR("srun agent: dropped a malformed report: %s", st.message().c_str());
                 return false;
             }

@@ -26,7 +26,9 @@
 namespace pmixcpp {
 
 struct agent_report {
-    enum class kind : uint16_t { setup_failed = 1, abort = 2 };
+    // node_done: the step ended on the reporting node after other nodes of the step were lost
+    // (message: their names, comma-separated); see mpi_pmixcpp.cc.
+    enum class kind : uint16_t { setup_failed = 1, abort = 2, node_done = 3 };
     kind what = kind::setup_failed;
     int32_t status = 1;    // exit code srun should return (non-zero)
     std::string node;      // reporting node

@@ -11,6 +11,9 @@ const char *to_string(channel c) {
     case channel::dmodex_request: return "dmodex request";
     case channel::dmodex_reply: return "dmodex reply";
     case channel::event: return "event";
+    case channel::link: return "link";
+    case channel::node_down: return "node down";
+    case channel::node_probe: return "node probe";
     }
     return "unknown";
 }
@@ -51,7 +54,7 @@ Status decode_node_payload(std::span<const uint8_t> payload, const step_identity
     if (nspace != id.nspace) return Status(PMIX_ERR_NO_PERMISSIONS, "message for another step (" + nspace + ")");
     if (!same_secret(secret, id.secret)) return Status(PMIX_ERR_NO_PERMISSIONS, "wrong step secret");
     if (src >= nnodes) return Status(PMIX_ERR_BAD_PARAM, "source node " + std::to_string(src) + " out of range");
-    if ((chan < static_cast<uint16_t>(channel::coll) || chan > static_cast<uint16_t>(channel::event)) &&
+    if ((chan < static_cast<uint16_t>(channel::coll) || chan > static_cast<uint16_t>(channel::node_probe)) &&
         (chan < kChannelPubsubRequest || chan > kChannelJobControl))
         return Status(PMIX_ERR_BAD_PARAM, "unknown channel " + std::to_string(chan));
     out->src_node = src;

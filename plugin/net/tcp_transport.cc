@@ -1,6 +1,8 @@
 // TCP node transport: non-blocking sockets in the server's libevent loop. One outgoing connection
 // per peer carries our messages to it (connected lazily on first send, or eagerly), accepted
-// connections only carry the peers' messages to us: no connection races to resolve.
+// connections only carry the peers' messages to us: no connection races to resolve. Both kinds
+// are read to their end: EOF or a reset without the peer's goodbye means the peer is lost
+// (transport.h); TCP keepalive notices a peer host that went silent.
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -10,9 +12,12 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <deque>
 #include <map>
+
+#include <poll.h>
 
 #include "log.h"
 #include "transport.h"
@@ -32,6 +37,8 @@ class tcp_transport;
 struct out_conn {
     int fd = -1;
     bool connected = false;
+    event_ptr ev_read;  // EOF / reset of the peer, its goodbye
+    wire::FrameReader reader{kMaxNodePayload};
     sockaddr_in addr{};
     bool have_addr = false;
     std::vector<uint8_t> buf;
@@ -47,12 +54,48 @@ struct in_conn {
     wire::FrameReader reader{kMaxNodePayload};
     tcp_transport *owner = nullptr;
     uint64_t id = 0;
+    uint32_t node = UINT32_MAX;  // known from its first message
 };
+
+enum class peer_state : uint8_t { alive, left, lost };
+
+// Every node socket: no Nagle; keepalive so that a peer host that vanished without a reset is
+// noticed in about 20 s; unacknowledged data fails the connection after 20 s.
+void set_node_socket_options(int fd) {
+    int one = 1, idle = 10, intvl = 2, cnt = 5;
+    unsigned int user_timeout_ms = 20000;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl));
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
+    setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout_ms, sizeof(user_timeout_ms));
+}
+
+// Write all of `data` to a non-blocking socket, waiting until `deadline` (poll clock ms).
+bool write_until(int fd, const uint8_t *data, size_t len, std::chrono::steady_clock::time_point deadline) {
+    while (len > 0) {
+        ssize_t n = ::send(fd, data, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n > 0) {
+            data += n;
+            len -= static_cast<size_t>(n);
+            continue;
+        }
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) return false;
+        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+        if (left.count() <= 0) return false;
+        pollfd p{fd, POLLOUT, 0};
+        if (poll(&p, 1, static_cast<int>(left.count())) <= 0) return false;
+    }
+    return true;
+}
 
 class tcp_transport : public node_transport {
 public:
     tcp_transport(event_base *base, transport_options opts) : _base(base), _opts(std::move(opts)) {
         _out.resize(_opts.node_names.size());
+        _state.assign(_opts.node_names.size(), peer_state::alive);
         for (uint32_t i = 0; i < _out.size(); ++i) {
             _out[i].owner = this;
             _out[i].node = i;
@@ -61,6 +104,7 @@ public:
     ~tcp_transport() override {
         for (auto &o : _out) {
             o.ev.reset();
+            o.ev_read.reset();
             if (o.fd >= 0) close(o.fd);
         }
         _in.clear();
@@ -111,7 +155,37 @@ public:
         _have_peers = true;
         for (uint32_t i = 0; i < _out.size(); ++i)
             if (i != _opts.node_id && (_opts.eager_connect || !_out[i].buf.empty())) start_connect(_out[i]);
+        if (_opts.watch_neighbours && _out.size() > 1) {
+            uint8_t hello = static_cast<uint8_t>(link_kind::hello);
+            send((_opts.node_id + 1) % _out.size(), channel::link, {&hello, 1});
+        }
         return Status::success();
+    }
+
+    void forget(uint32_t node) override {
+        if (node >= _out.size() || node == _opts.node_id || _state[node] != peer_state::alive) return;
+        _state[node] = peer_state::lost;
+        close_peer(node);
+    }
+
+    void leave(int budget_ms) override {
+        uint8_t bye = static_cast<uint8_t>(link_kind::bye);
+        auto frame = encode_node_frame(_opts.id, _opts.node_id, channel::link, {&bye, 1});
+        if (!frame.ok()) return;
+        auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(budget_ms);
+        size_t told = 0;
+        for (auto &o : _out) {
+            if (o.fd < 0 || !o.connected || _state[o.node] != peer_state::alive) continue;
+            o.buf.insert(o.buf.end(), frame->begin(), frame->end());
+            if (write_until(o.fd, o.buf.data() + o.sent, o.buf.size() - o.sent, deadline)) ++told;
+            o.buf.clear();
+            o.sent = 0;
+        }
+        for (auto &[id, c] : _in) {
+            if (c->node >= _state.size() || _state[c->node] != peer_state::alive) continue;
+            if (write_until(c->fd, frame->data(), frame->size(), deadline)) ++told;
+        }
+        PMIXCPP_LOG_DEBUG("tcp transport: said goodbye on %zu connections", told);
     }
 
     void send(uint32_t node, channel chan, std::span<const uint8_t> body) override {
@@ -129,6 +203,11 @@ public:
             PMIXCPP_LOG_ERROR("tcp transport: message to self dropped");
             return;
         }
+        if (_state[node] != peer_state::alive) {
+            PMIXCPP_LOG_DEBUG("tcp transport: %s message to node %s dropped: the node %s", to_string(chan),
+                              _opts.node_names[node].c_str(), _state[node] == peer_state::lost ? "is lost" : "left");
+            return;
+        }
         out_conn &o = _out[node];
         o.buf.insert(o.buf.end(), frame->begin(), frame->end());
         if (!_have_peers) return;
@@ -144,8 +223,7 @@ private:
         for (;;) {
             int fd = accept4(self->_listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
             if (fd < 0) return;
-            int one = 1;
-            setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+            set_node_socket_options(fd);
             auto c = std::make_unique<in_conn>();
             c->fd = fd;
             c->owner = self;
@@ -175,7 +253,10 @@ private:
         uint8_t buf[65536];
         ssize_t n = recv(fd, buf, sizeof(buf), 0);
         if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+            std::string why = n == 0 ? "its connection to us closed" : std::string("its connection to us: ") + strerror(errno);
+            uint32_t node = c->node;
             self->close_in(id, nullptr);
+            if (node != UINT32_MAX) self->peer_lost(node, why);
             return;
         }
         if (n < 0) return;
@@ -199,20 +280,85 @@ private:
                 self->close_in(id, ("message refused: " + st.message()).c_str());
                 return;
             }
-            if (self->_opts.on_receive) self->_opts.on_receive(std::move(env));
+            if (c->node == UINT32_MAX) c->node = env.src_node;
+            self->dispatch(std::move(env));
             if (self->_in.find(id) == self->_in.end()) return;
         }
     }
 
+    // A link message is ours; everything else goes up.
+    void dispatch(envelope &&env) {
+        if (env.chan != static_cast<uint16_t>(channel::link)) {
+            if (_opts.on_receive) _opts.on_receive(std::move(env));
+            return;
+        }
+        if (env.body.size() == 1 && env.body[0] == static_cast<uint8_t>(link_kind::bye) &&
+            _state[env.src_node] == peer_state::alive) {
+            _state[env.src_node] = peer_state::left;
+            PMIXCPP_LOG_DEBUG("tcp transport: node %s left (step ended there)", _opts.node_names[env.src_node].c_str());
+        }
+    }
+
+    // Our connection to a peer: only its goodbye arrives here, then EOF.
+    static void on_out_read(evutil_socket_t fd, short, void *arg) {
+        auto *o = static_cast<out_conn *>(arg);
+        tcp_transport *self = o->owner;
+        uint8_t buf[4096];
+        ssize_t n = recv(fd, buf, sizeof(buf), 0);
+        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+            self->peer_lost(o->node, n == 0 ? std::string("our connection to it closed")
+                                            : std::string("our connection to it: ") + strerror(errno));
+            return;
+        }
+        if (n < 0) return;
+        if (!o->reader.feed(buf, static_cast<size_t>(n)).ok()) return;
+        for (;;) {
+            auto f = o->reader.next();
+            if (!f.ok() || !f->has_value()) return;
+            envelope env;
+            if ((**f).type != kNodeFrameType ||
+                !decode_node_payload((**f).payload, self->_opts.id, self->_out.size(), &env).ok())
+                return;
+            self->dispatch(std::move(env));
+            if (o->fd != fd) return;
+        }
+    }
+
+    // The peer is gone without a goodbye (or after it: then quietly).
+    void peer_lost(uint32_t node, const std::string &why) {
+        if (node >= _out.size() || node == _opts.node_id) return;
+        bool report = _state[node] == peer_state::alive;
+        if (report) _state[node] = peer_state::lost;
+        close_peer(node);
+        if (!report) return;
+        PMIXCPP_LOG_ERROR("tcp transport: node %s (%u) lost: %s", _opts.node_names[node].c_str(), node, why.c_str());
+        if (_opts.on_peer_lost) _opts.on_peer_lost(node, why);
+    }
+
+    void close_peer(uint32_t node) {
+        out_conn &o = _out[node];
+        o.ev.reset();
+        o.ev_read.reset();
+        if (o.fd >= 0) close(o.fd);
+        o.fd = -1;
+        o.connected = false;
+        o.buf.clear();
+        o.sent = 0;
+        o.reader = wire::FrameReader{kMaxNodePayload};
+        std::vector<uint64_t> ids;
+        for (auto &[id, c] : _in)
+            if (c->node == node) ids.push_back(id);
+        for (uint64_t id : ids) close_in(id, nullptr);
+    }
+
     void start_connect(out_conn &o) {
-        if (o.fd >= 0 || !o.have_addr) return;
+        if (o.fd >= 0 || !o.have_addr || _state[o.node] != peer_state::alive) return;
         o.fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
         if (o.fd < 0) {
             PMIXCPP_LOG_ERROR("tcp transport: socket for node %s: %m", _opts.node_names[o.node].c_str());
             return;
         }
-        int one = 1;
-        setsockopt(o.fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+        set_node_socket_options(o.fd);
         o.connected = false;
         o.ev.reset(event_new(_base, o.fd, EV_WRITE | EV_PERSIST, on_out_write, &o));
         int rc = connect(o.fd, reinterpret_cast<sockaddr *>(&o.addr), sizeof(o.addr));
@@ -223,15 +369,12 @@ private:
         event_add(o.ev.get(), nullptr);
     }
 
+    // Connecting or writing failed: the peer's server is gone (a lost node unless it said goodbye).
     void fail_out(out_conn &o, const std::string &why) {
-        PMIXCPP_LOG_ERROR("tcp transport: connection to node %s (%u) failed: %s; %zu bytes dropped",
-                          _opts.node_names[o.node].c_str(), o.node, why.c_str(), o.buf.size() - o.sent);
-        o.ev.reset();
-        if (o.fd >= 0) close(o.fd);
-        o.fd = -1;
-        o.connected = false;
-        o.buf.clear();
-        o.sent = 0;
+        if (_state[o.node] == peer_state::alive)
+            PMIXCPP_LOG_ERROR("tcp transport: connection to node %s (%u) failed: %s; %zu bytes dropped",
+                              _opts.node_names[o.node].c_str(), o.node, why.c_str(), o.buf.size() - o.sent);
+        peer_lost(o.node, "connection failed: " + why);
     }
 
     static void on_out_write(evutil_socket_t, short, void *arg) {
@@ -246,6 +389,8 @@ private:
                 return;
             }
             o->connected = true;
+            o->ev_read.reset(event_new(self->_base, o->fd, EV_READ | EV_PERSIST, on_out_read, o));
+            if (o->ev_read) event_add(o->ev_read.get(), nullptr);
             PMIXCPP_LOG_DEBUG("tcp transport: connected to node %s", self->_opts.node_names[o->node].c_str());
         }
         self->flush(*o);
@@ -277,6 +422,7 @@ private:
     event_ptr _ev_listen;
     bool _have_peers = false;
     std::vector<out_conn> _out;
+    std::vector<peer_state> _state;  // by node
     std::map<uint64_t, std::unique_ptr<in_conn>> _in;
     uint64_t _next_in = 1;
 };

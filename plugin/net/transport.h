@@ -5,7 +5,15 @@
 // Addresses: a transport publishes address() through the bootstrap (srun agent rendezvous);
 // once every node's address is known, set_peers() gets the table (index = node id). Messages
 // sent before that are queued. Delivery is best effort: a peer that cannot be reached is logged
-// and its messages dropped; collectives and direct modex then run into their timeout.
+// and its messages dropped.
+//
+// Lost peers: a server whose step ends normally says goodbye (channel link) on every connection
+// it has, just before its connections close (leave()). A connection to a peer that breaks without
+// that goodbye -- TCP EOF/reset/refused/keepalive expiry, a UCX endpoint error
+// (UCP_ERR_HANDLING_MODE_PEER) -- means the peer's slurmstepd is gone: on_peer_lost(node) runs
+// once, and messages to that node are dropped from then on. So that every node is watched even
+// if nothing else talks to it, each server connects to its ring neighbours ((id +- 1) mod n) as
+// soon as the address table is known and greets them (hello).
 #pragma once
 
 #include <event2/event.h>
@@ -30,6 +38,9 @@ struct transport_options {
     std::string ucx_tls;                  // UCX only: UCX_TLS (empty = UCX's default)
     std::string ucx_devices;              // UCX only: UCX_NET_DEVICES
     std::function<void(envelope &&)> on_receive;  // on the loop thread
+    // A peer is lost (see above); on the loop thread, at most once per node.
+    std::function<void(uint32_t node, const std::string &why)> on_peer_lost;
+    bool watch_neighbours = true;  // connect to the ring neighbours at once (lost-node detection)
 };
 
 class node_transport {
@@ -42,7 +53,15 @@ public:
     virtual Status set_peers(const std::vector<std::string> &addresses) = 0;
     virtual bool has_peers() const = 0;
     virtual void send(uint32_t node, channel chan, std::span<const uint8_t> body) = 0;
+    // Another node reported `node` lost: stop talking to it (its messages are dropped).
+    virtual void forget(uint32_t node) = 0;
+    // The step ends normally on this node: say goodbye on every connection, waiting at most
+    // `budget_ms` for the bytes to leave. Called once the loop thread has stopped.
+    virtual void leave(int budget_ms) = 0;
 };
+
+// The body of a `link` message: u8 kind.
+enum class link_kind : uint8_t { hello = 1, bye = 2 };
 
 Result<std::unique_ptr<node_transport>> make_tcp_transport(event_base *base, transport_options opts);
 // Fails (and the caller falls back to TCP) if UCX cannot start.

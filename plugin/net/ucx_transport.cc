@@ -2,8 +2,14 @@
 // one active-message id carrying whole node frames (envelope.h). Endpoints are created from the
 // peers' worker addresses (exchanged by the rendezvous), lazily on first send or eagerly.
 // UCX_TLS / UCX_NET_DEVICES come from PMIxCppUcxTls / PMIxCppUcxDevices.
+// Lost peers: endpoints use UCP_ERR_HANDLING_MODE_PEER with an error handler; an endpoint error
+// that does not follow the peer's goodbye reports the node lost (transport.h). Errors and
+// received messages go through one queue, so a goodbye is always seen before the error that the
+// peer's closing endpoints cause. UCX's keepalive (every 2 s here) notices a silent peer.
 #include <ucp/api/ucp.h>
 
+#include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 
@@ -57,12 +63,23 @@ struct recv_req {
     ucx_transport *owner;
 };
 
+enum class peer_state : uint8_t { alive, left, lost };
+
+// What the progress loop hands on, in arrival order: a received frame, or an endpoint error.
+struct inbound {
+    std::vector<uint8_t> frame;
+    ucp_ep_h failed_ep = nullptr;
+    ucs_status_t error = UCS_OK;
+};
+
 class ucx_transport : public node_transport {
 public:
     ucx_transport(event_base *base, transport_options opts) : _base(base), _opts(std::move(opts)) {
         _eps.assign(_opts.node_names.size(), nullptr);
         _peer_addr.resize(_opts.node_names.size());
         _queued.resize(_opts.node_names.size());
+        _state.assign(_opts.node_names.size(), peer_state::alive);
+        _heard.assign(_opts.node_names.size(), false);
     }
 
     ~ucx_transport() override {
@@ -100,6 +117,8 @@ public:
             ucp_config_release(cfg);
             return fail("UCX_NET_DEVICES=" + _opts.ucx_devices, s);
         }
+        // A lost peer host that sends no reset is noticed by keepalive (UCX's default: 20 s).
+        if (getenv("UCX_KEEPALIVE_INTERVAL") == nullptr) (void)ucp_config_modify(cfg, "KEEPALIVE_INTERVAL", "2s");
         ucp_params_t params{};
         params.field_mask = UCP_PARAM_FIELD_FEATURES;
         params.features = UCP_FEATURE_AM | UCP_FEATURE_WAKEUP;
@@ -149,13 +168,45 @@ public:
             _queued[i].clear();
             for (auto &f : q) post_send(i, std::move(f));
         }
+        // Endpoints to both ring neighbours, greeted so that they are wired up and watched.
+        uint32_t n = static_cast<uint32_t>(_eps.size());
+        if (_opts.watch_neighbours && n > 1) {
+            uint8_t hello = static_cast<uint8_t>(link_kind::hello);
+            send((_opts.node_id + 1) % n, channel::link, {&hello, 1});
+            if (n > 2) send((_opts.node_id + n - 1) % n, channel::link, {&hello, 1});
+        }
         progress();
         return Status::success();
+    }
+
+    void forget(uint32_t node) override {
+        if (node >= _eps.size() || node == _opts.node_id || _state[node] != peer_state::alive) return;
+        _state[node] = peer_state::lost;
+        close_ep(node);
+    }
+
+    void leave(int budget_ms) override {
+        if (!_have_peers) return;
+        size_t told = 0;
+        uint8_t bye = static_cast<uint8_t>(link_kind::bye);
+        for (uint32_t i = 0; i < _eps.size(); ++i) {
+            if (i == _opts.node_id || _state[i] != peer_state::alive || (!_eps[i] && !_heard[i])) continue;
+            send(i, channel::link, {&bye, 1});
+            ++told;
+        }
+        auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(budget_ms);
+        while (_inflight > 0 && std::chrono::steady_clock::now() < deadline) ucp_worker_progress(_worker);
+        PMIXCPP_LOG_DEBUG("ucx transport: said goodbye to %zu nodes (%ld sends unfinished)", told, _inflight);
     }
 
     void send(uint32_t node, channel chan, std::span<const uint8_t> body) override {
         if (node >= _eps.size() || node == _opts.node_id) {
             PMIXCPP_LOG_ERROR("ucx transport: send to node %u dropped", node);
+            return;
+        }
+        if (_state[node] != peer_state::alive) {
+            PMIXCPP_LOG_DEBUG("ucx transport: %s message to node %s dropped: the node %s", to_string(chan),
+                              _opts.node_names[node].c_str(), _state[node] == peer_state::lost ? "is lost" : "left");
             return;
         }
         auto frame = encode_node_frame(_opts.id, _opts.node_id, chan, body);
@@ -180,9 +231,12 @@ private:
     bool connect(uint32_t node) {
         if (_eps[node]) return true;
         ucp_ep_params_t ep{};
-        ep.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE;
+        ep.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
+                        UCP_EP_PARAM_FIELD_ERR_HANDLER;
         ep.address = reinterpret_cast<const ucp_address_t *>(_peer_addr[node].data());
         ep.err_mode = UCP_ERR_HANDLING_MODE_PEER;
+        ep.err_handler.cb = on_ep_error;
+        ep.err_handler.arg = this;
         ucs_status_t s = ucp_ep_create(_worker, &ep, &_eps[node]);
         if (s != UCS_OK) {
             PMIXCPP_LOG_ERROR("ucx transport: endpoint to node %s: %s", _opts.node_names[node].c_str(),
@@ -216,9 +270,42 @@ private:
         }
     }
 
+    // From inside ucp_worker_progress: queued, handled in order by progress().
+    static void on_ep_error(void *arg, ucp_ep_h ep, ucs_status_t status) {
+        auto *self = static_cast<ucx_transport *>(arg);
+        inbound in;
+        in.failed_ep = ep;
+        in.error = status;
+        self->_received.push_back(std::move(in));
+    }
+
+    void close_ep(uint32_t node) {
+        ucp_ep_h ep = _eps[node];
+        if (!ep) return;
+        _eps[node] = nullptr;
+        ucp_request_param_t p{};
+        p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+        p.flags = UCP_EP_CLOSE_FLAG_FORCE;
+        ucs_status_ptr_t r = ucp_ep_close_nbx(ep, &p);
+        if (UCS_PTR_IS_PTR(r)) ucp_request_free(r);  // completes in a later progress
+    }
+
+    void endpoint_failed(ucp_ep_h ep, ucs_status_t status) {
+        uint32_t node = 0;
+        while (node < _eps.size() && _eps[node] != ep) ++node;
+        if (node == _eps.size()) return;  // already closed
+        close_ep(node);
+        if (_state[node] != peer_state::alive) return;
+        _state[node] = peer_state::lost;
+        std::string why = std::string("endpoint error: ") + ucs_status_string(status);
+        PMIXCPP_LOG_ERROR("ucx transport: node %s (%u) lost: %s", _opts.node_names[node].c_str(), node, why.c_str());
+        if (_opts.on_peer_lost) _opts.on_peer_lost(node, why);
+    }
+
     static void on_sent(void *, ucs_status_t status, void *user) {
         auto *req = static_cast<send_req *>(user);
-        if (status != UCS_OK) PMIXCPP_LOG_ERROR("ucx transport: send failed: %s", ucs_status_string(status));
+        if (status != UCS_OK && status != UCS_ERR_CANCELED)
+            PMIXCPP_LOG_DEBUG("ucx transport: send failed: %s", ucs_status_string(status));
         --req->owner->_inflight;
         delete req;
     }
@@ -233,7 +320,7 @@ private:
             p.user_data = req;
             ucs_status_ptr_t r = ucp_am_recv_data_nbx(self->_worker, data, req->frame.data(), length, &p);
             if (r == nullptr) {
-                self->_received.push_back(std::move(req->frame));
+                self->_received.push_back({std::move(req->frame)});
                 delete req;
             } else if (UCS_PTR_IS_ERR(r)) {
                 PMIXCPP_LOG_ERROR("ucx transport: receive: %s", ucs_status_string(UCS_PTR_STATUS(r)));
@@ -245,7 +332,7 @@ private:
             return UCS_OK;
         }
         const auto *p = static_cast<const uint8_t *>(data);
-        self->_received.emplace_back(p, p + length);
+        self->_received.push_back({std::vector<uint8_t>(p, p + length)});
         return UCS_OK;
     }
 
@@ -253,7 +340,7 @@ private:
         auto *req = static_cast<recv_req *>(user);
         --req->owner->_inflight;
         if (status == UCS_OK)
-            req->owner->_received.push_back(std::move(req->frame));
+            req->owner->_received.push_back({std::move(req->frame)});
         else
             PMIXCPP_LOG_ERROR("ucx transport: receive failed: %s", ucs_status_string(status));
         delete req;
@@ -270,12 +357,26 @@ private:
             while (ucp_worker_progress(_worker) != 0) {
             }
             while (!_received.empty()) {
-                std::vector<uint8_t> f = std::move(_received.front());
+                inbound in = std::move(_received.front());
                 _received.pop_front();
+                if (in.failed_ep) {
+                    endpoint_failed(in.failed_ep, in.error);
+                    continue;
+                }
                 envelope env;
-                Status st = decode_node_frame(f, _opts.id, static_cast<uint32_t>(_eps.size()), &env);
+                Status st = decode_node_frame(in.frame, _opts.id, static_cast<uint32_t>(_eps.size()), &env);
                 if (!st.ok()) {
                     PMIXCPP_LOG_ERROR("ucx transport: message refused: %s", st.message().c_str());
+                    continue;
+                }
+                _heard[env.src_node] = true;
+                if (env.chan == static_cast<uint16_t>(channel::link)) {
+                    if (env.body.size() == 1 && env.body[0] == static_cast<uint8_t>(link_kind::bye) &&
+                        _state[env.src_node] == peer_state::alive) {
+                        _state[env.src_node] = peer_state::left;
+                        PMIXCPP_LOG_DEBUG("ucx transport: node %s left (step ended there)",
+                                          _opts.node_names[env.src_node].c_str());
+                    }
                     continue;
                 }
                 if (_opts.on_receive) _opts.on_receive(std::move(env));  // may send (re-entry guarded)
@@ -306,7 +407,9 @@ private:
     std::vector<ucp_ep_h> _eps;
     std::vector<std::vector<uint8_t>> _peer_addr;
     std::vector<std::vector<std::vector<uint8_t>>> _queued;
-    std::deque<std::vector<uint8_t>> _received;
+    std::deque<inbound> _received;
+    std::vector<peer_state> _state;  // by node
+    std::vector<bool> _heard;        // by node: it sent us something (it has an endpoint to us)
 };
 
 }  // namespace

@@ -241,6 +241,38 @@ void event_engine::time_limit_alert(uint32_t seconds_left) {
     else PMIXCPP_LOG_VERBOSE("%s: %s", _step.nspace.c_str(), text.c_str());
 }
 
+void event_engine::node_down(uint32_t node, const std::string &why) {
+    if (node >= _step.node_ranks.size() || node == _step.node_id) return;
+    const auto &ranks = _step.node_ranks[node];
+    std::vector<pmix_proc_t> procs(ranks.size());
+    for (size_t i = 0; i < ranks.size(); ++i) {
+        strncpy(procs[i].nspace, _step.nspace.c_str(), PMIX_MAX_NSLEN);
+        procs[i].rank = ranks[i];
+    }
+    pmix_data_array_t darray{};
+    darray.type = PMIX_PROC;
+    darray.size = procs.size();
+    darray.array = procs.data();
+    std::string text = "node " + _step.node_names[node] + " of " + _step.nspace + " is lost (" +
+                       std::to_string(ranks.size()) + " ranks): " + why;
+    constexpr size_t n = 4;
+    auto *infos = static_cast<pmix_info_t *>(calloc(n, sizeof(pmix_info_t)));
+    if (infos == nullptr) return;
+    infos[0] = make_info(PMIX_EVENT_AFFECTED_PROCS, &darray, PMIX_DATA_ARRAY);
+    infos[1] = make_info(PMIX_HOSTNAME, _step.node_names[node].c_str(), PMIX_STRING);
+    infos[2] = make_info(PMIX_NODEID, &node, PMIX_UINT32);
+    infos[3] = make_info(PMIX_EVENT_TEXT_MESSAGE, text.c_str(), PMIX_STRING);
+    wire::event_notification ev;
+    ev.infos = InfoArray(infos, n);
+    ev.status = PMIX_ERR_NODE_DOWN;
+    strncpy(ev.source.nspace, _step.nspace.c_str(), PMIX_MAX_NSLEN);
+    ev.source.rank = PMIX_RANK_UNDEF;
+    ev.range = PMIX_RANGE_LOCAL;
+    Status st = deliver(ev, false);
+    if (!st.ok())
+        PMIXCPP_LOG_ERROR("%s: cannot send the node-down event: %s", _step.nspace.c_str(), st.message().c_str());
+}
+
 void event_engine::job_aborting(uint32_t rank, int status, const std::string &message) {
     pmix_status_t st = status;
     std::string text = "rank " + std::to_string(rank) + " called PMIx_Abort: " + message;

@@ -25,6 +25,10 @@
 //   every termination of a local rank (also after PMIx_Finalize):
 //     PMIX_EVENT_PROC_TERMINATED with PMIX_EVENT_AFFECTED_PROC, PMIX_PROC_TERM_STATUS and
 //     PMIX_EVENT_NON_DEFAULT (so default handlers, e.g. OpenMPI's, which abort, do not see it)
+//   another node of the step is lost (its server went away without the goodbye of a normal end,
+//   see plugin/net/transport.h), raised by every surviving node for its own ranks (range LOCAL):
+//     PMIX_ERR_NODE_DOWN (== PMIX_EVENT_NODE_DOWN) with PMIX_EVENT_AFFECTED_PROCS (the node's
+//     ranks), PMIX_HOSTNAME (its Slurm node name), PMIX_NODEID and PMIX_EVENT_TEXT_MESSAGE
 //   PMIx_Abort by a local rank, before the host kills the step:
 //     PMIX_ERR_JOB_TERMINATED (== PMIX_EVENT_JOB_END) with PMIX_EVENT_AFFECTED_PROC (the caller),
 //     PMIX_JOB_TERM_STATUS (its status) and PMIX_EVENT_TEXT_MESSAGE (its message)
@@ -97,6 +101,9 @@ public:
     // The job reaches its time limit in `seconds_left`: PMIX_JCTRL_PREEMPT_ALERT to this node's
     // processes (every node raises its own), cached for handlers registered later.
     void time_limit_alert(uint32_t seconds_left);
+    // Node `node` of the step is lost (`why` for the text message): PMIX_ERR_NODE_DOWN to this
+    // node's processes, cached for handlers registered later.
+    void node_down(uint32_t node, const std::string &why);
 
     // Routing decision alone (no side effects). from_remote: never forward again.
     Result<event_targets> route(const wire::event_notification &ev, bool from_remote) const;

@@ -213,6 +213,12 @@ public:
     void stop();
     void post(std::function<void()> fn);
     const std::string &jobdata_path() const { return _jobdata_path; }
+    std::vector<std::string> lost_nodes() const {
+        std::vector<std::string> out;
+        for (uint32_t n = 0; n < _node_lost.size(); ++n)
+            if (_node_lost[n]) out.push_back(_step.node_names.at(n));
+        return out;
+    }
 
 private:
     // --- libevent callbacks (C boundary: nothing throws out of them) ---
@@ -266,9 +272,14 @@ private:
         Status start(uint64_t instance, const std::vector<uint32_t> &participants, bool collect) override {
             return _s->start_remote_fence(instance, participants, collect);
         }
-        std::string describe_missing(uint64_t instance) override { return _s->missing_nodes(instance); }
+        std::string describe_missing(uint64_t instance) override {
+            // A fence timed out on these nodes: are their servers still there? (probe_nodes)
+            if (_s->_coll) _s->probe_nodes(_s->_coll->missing(instance));
+            return _s->missing_nodes(instance);
+        }
         void cancel(uint64_t instance) override {
             if (_s->_coll) _s->_coll->cancel(instance);
+            _s->_remote_fence_nodes.erase(instance);
         }
 
     private:
@@ -300,6 +311,20 @@ private:
     Result<std::vector<uint8_t>> encode_ranks(const std::vector<uint32_t> &ranks) const;
     Status store_ranks(uint32_t from_node, std::span<const uint8_t> bytes, std::vector<uint32_t> *ranks);
     void answer_ready_gets(uint32_t rank);
+    // Node `node` of the step is lost (noticed here by the transport, or told by another node):
+    // tell the other nodes (if noticed here), raise PMIX_ERR_NODE_DOWN for the local ranks, fail
+    // the fences and Gets that need it.
+    void node_lost(uint32_t node, const std::string &why, bool noticed_here);
+    void handle_node_down(uint32_t from, const std::vector<uint8_t> &body);
+    // Liveness probe (channel node_probe, body u8 1 = ping, 2 = pong): a node that a collective
+    // timed out on and that does not answer within kProbeTimeout is lost. A slow application
+    // (ranks that never entered) answers, a hung or stopped slurmstepd does not.
+    void probe_nodes(const std::vector<uint32_t> &nodes);
+    void handle_probe(uint32_t from, const std::vector<uint8_t> &body);
+    static constexpr auto kProbeTimeout = std::chrono::seconds(5);
+    std::map<uint32_t, server_clock::time_point> _probes;  // node -> answer deadline
+    std::vector<bool> _node_lost;                                  // by node
+    std::map<uint64_t, std::vector<uint32_t>> _remote_fence_nodes;  // remote fence -> its nodes
     std::optional<server_clock::time_point> remote_deadline(std::optional<server_clock::time_point> asked) const;
 
     step_info _step;
@@ -462,6 +487,7 @@ void server_impl::stop() {
     size_t nconn = _conns.size();
     _conns.clear();  // closes the sockets; clients see the server go away
     _coll.reset();
+    if (_net) _net->leave(200);  // our closing connections are a normal end, not a lost node
     _net.reset();  // before the event base its events live in
     _ev_listen.reset();
     _ev_wake.reset();
@@ -710,6 +736,8 @@ void server_impl::rearm_timer() {
     auto d = _dyn->next_deadline();
     if (d && (!next || *d < *next)) next = d;
     if (_time_alert_at && (!next || *_time_alert_at < *next)) next = _time_alert_at;
+    for (const auto &[node, deadline] : _probes)
+        if (!next || deadline < *next) next = deadline;
     if (!next) {
         event_del(_ev_timer.get());
         return;
@@ -726,6 +754,14 @@ void server_impl::expire_deadlines() {
     auto now = server_clock::now();
     send_fence_outcomes(_fences.expire(now));
     _dyn->expire(now);
+    std::vector<uint32_t> silent;
+    for (const auto &[node, deadline] : _probes)
+        if (deadline <= now) silent.push_back(node);
+    for (uint32_t node : silent) {
+        _probes.erase(node);
+        node_lost(node, "its server did not answer a liveness probe within 5 s after a fence timed out waiting for it",
+                  true);
+    }
     if (_time_alert_at && now >= *_time_alert_at) {
         _time_alert_at.reset();
         int64_t left = _time_alert_end - std::chrono::duration_cast<std::chrono::seconds>(
@@ -1097,6 +1133,12 @@ void server_impl::handle_get(connection &c, const wire::Frame &f) {
                      (_net_error.empty() ? std::string() : ": " + _net_error));
         return;
     }
+    uint32_t target_node = _node_of[w.target];
+    if (target_node < _node_lost.size() && _node_lost[target_node]) {
+        fail_get(w, PMIX_ERR_NODE_DOWN,
+                 "rank " + std::to_string(w.target) + " is on node " + _step.node_names.at(target_node) + ", which is lost");
+        return;
+    }
     PMIXCPP_LOG_TRACE("%s: rank %u waits for %s of remote rank %u", ns, w.requester, what.c_str(), w.target);
     w.deadline = remote_deadline(w.deadline);
     uint32_t target = w.target;
@@ -1238,6 +1280,8 @@ Status server_impl::setup_multinode() {
     to.ucx_tls = mo.ucx_tls;
     to.ucx_devices = mo.ucx_devices;
     to.on_receive = [this](net::envelope &&e) { on_node_message(std::move(e)); };
+    to.on_peer_lost = [this](uint32_t node, const std::string &why) { node_lost(node, why, true); };
+    _node_lost.assign(_step.node_names.size(), false);
     if (mo.secret.empty()) return Status(PMIX_ERR_NO_PERMISSIONS, "no step secret for the node transport");
     if (mo.ucx) {
         auto t = net::make_ucx_transport(_base.get(), to);
@@ -1361,6 +1405,10 @@ Status server_impl::start_remote_fence(uint64_t instance, const std::vector<uint
     }
     std::sort(nodes.begin(), nodes.end());
     nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+    for (uint32_t n : nodes)
+        if (n < _node_lost.size() && _node_lost[n])
+            return Status(PMIX_ERR_NODE_DOWN, "node " + _step.node_names.at(n) + " of the fence is lost");
+    _remote_fence_nodes[instance] = nodes;
     std::vector<uint8_t> blob;
     if (collect) {
         auto b = encode_ranks(local);
@@ -1382,6 +1430,7 @@ std::string server_impl::missing_nodes(uint64_t instance) const {
 }
 
 void server_impl::finish_remote_fence(uint64_t instance, std::vector<coll::node_blob> &&result) {
+    if (_remote_fence_nodes.erase(instance) == 0) return;  // failed meanwhile (a node was lost)
     pmix_status_t status = PMIX_SUCCESS;
     std::string message;
     std::vector<uint32_t> ranks;
@@ -1413,6 +1462,8 @@ void server_impl::on_node_message(net::envelope &&env) {
         break;
     case net::channel::dmodex_request: handle_dmodex_request(env.src_node, env.body); break;
     case net::channel::dmodex_reply: handle_dmodex_reply(env.src_node, env.body); break;
+    case net::channel::node_down: handle_node_down(env.src_node, env.body); break;
+    case net::channel::node_probe: handle_probe(env.src_node, env.body); break;
     default: _dyn->on_node(env.src_node, env.chan, env.body); break;
     case net::channel::event: {
         Status st = _events->from_remote(env.body);
@@ -1423,6 +1474,95 @@ void server_impl::on_node_message(net::envelope &&env) {
     }
     }
     rearm_timer();
+}
+
+void server_impl::node_lost(uint32_t node, const std::string &why, bool noticed_here) {
+    if (node >= _node_lost.size() || node == _step.node_id || _node_lost[node]) return;
+    _node_lost[node] = true;
+    _probes.erase(node);
+    const std::string &name = _step.node_names.at(node);
+    PMIXCPP_LOG_ERROR("%s: node %s is lost: %s", _step.nspace.c_str(), name.c_str(), why.c_str());
+    if (_net) {
+        _net->forget(node);
+        if (noticed_here) {
+            // Body: u32 node, str reason. The others may have no connection to it.
+            wire::Writer w;
+            w.put_u32(node);
+            (void)w.put_string(why.substr(0, 1024));
+            for (uint32_t n = 0; n < _node_lost.size(); ++n)
+                if (n != _step.node_id && !_node_lost[n]) _net->send(n, net::channel::node_down, w.data());
+        }
+    }
+    _events->node_down(node, why);
+    std::string text = "node " + name + " is lost: " + why;
+    std::vector<uint64_t> failed;
+    for (const auto &[instance, nodes] : _remote_fence_nodes)
+        if (std::binary_search(nodes.begin(), nodes.end(), node)) failed.push_back(instance);
+    for (uint64_t instance : failed) {
+        _remote_fence_nodes.erase(instance);
+        if (_coll) _coll->cancel(instance);
+        send_fence_outcomes(_fences.remote_done(instance, PMIX_ERR_NODE_DOWN, text));
+    }
+    size_t gets = 0;
+    for (uint32_t rank : _step.node_ranks.at(node)) {
+        _dmodex_pending.erase(rank);
+        for (const auto &w : _gets.take_target(rank)) {
+            fail_get(w, PMIX_ERR_NODE_DOWN, text);
+            ++gets;
+        }
+    }
+    if (!failed.empty() || gets > 0)
+        PMIXCPP_LOG_VERBOSE("%s: %zu fences and %zu gets failed with node %s", _step.nspace.c_str(), failed.size(),
+                            gets, name.c_str());
+    rearm_timer();
+}
+
+void server_impl::handle_node_down(uint32_t from, const std::vector<uint8_t> &body) {
+    wire::Reader r(body.data(), body.size());
+    uint32_t node = 0;
+    std::string why;
+    Status st = r.get_u32(&node);
+    if (st.ok()) st = r.get_string(&why, 4096);
+    if (st.ok()) st = r.expect_end();
+    if (st.ok() && (node >= _node_lost.size() || node == from))
+        st = Status(PMIX_ERR_BAD_PARAM, "about node " + std::to_string(node));
+    if (!st.ok()) {
+        PMIXCPP_LOG_ERROR("%s: malformed node-down message from node %u dropped: %s", _step.nspace.c_str(), from,
+                          st.message().c_str());
+        return;
+    }
+    if (node == _step.node_id) {
+        PMIXCPP_LOG_WARNING("%s: node %s believes this node is lost (%s)", _step.nspace.c_str(),
+                            _step.node_names.at(from).c_str(), why.c_str());
+        return;
+    }
+    node_lost(node, "noticed by node " + _step.node_names.at(from) + ": " + why, false);
+}
+
+void server_impl::probe_nodes(const std::vector<uint32_t> &nodes) {
+    if (!_net) return;
+    uint8_t ping = 1;
+    for (uint32_t n : nodes) {
+        if (n >= _node_lost.size() || n == _step.node_id || _node_lost[n] || _probes.count(n)) continue;
+        _probes[n] = server_clock::now() + kProbeTimeout;
+        PMIXCPP_LOG_VERBOSE("%s: probing node %s", _step.nspace.c_str(), _step.node_names.at(n).c_str());
+        _net->send(n, net::channel::node_probe, {&ping, 1});
+    }
+    rearm_timer();
+}
+
+void server_impl::handle_probe(uint32_t from, const std::vector<uint8_t> &body) {
+    if (body.size() != 1 || (body[0] != 1 && body[0] != 2)) {
+        PMIXCPP_LOG_ERROR("%s: malformed probe from node %u dropped", _step.nspace.c_str(), from);
+        return;
+    }
+    if (body[0] == 2) {
+        if (_probes.erase(from))
+            PMIXCPP_LOG_VERBOSE("%s: node %s answered the probe", _step.nspace.c_str(), _step.node_names.at(from).c_str());
+        return;
+    }
+    uint8_t pong = 2;
+    if (_net) _net->send(from, net::channel::node_probe, {&pong, 1});
 }
 
 void server_impl::request_dmodex(uint32_t target, const std::string &key) {
@@ -1583,5 +1723,7 @@ void pmix_server::post(std::function<void()> fn) {
 }
 
 const std::string &pmix_server::jobdata_path() const { return _impl->jobdata_path(); }
+
+std::vector<std::string> pmix_server::lost_nodes() const { return _impl ? _impl->lost_nodes() : std::vector<std::string>{}; }
 
 }  // namespace pmixcpp::server

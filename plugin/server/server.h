@@ -88,6 +88,8 @@ public:
     void post(std::function<void()> fn);
 
     const std::string &jobdata_path() const;
+    // Names of the step's nodes found lost (plugin/net/transport.h); call after stop().
+    std::vector<std::string> lost_nodes() const;
 
 private:
     explicit pmix_server(std::unique_ptr<server_impl> impl);

@@ -24,6 +24,7 @@
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -420,7 +421,13 @@ PMIXCPP_EXPORT int fini(void) {
         st.spawn_host.reset();  // before the server: its answers are posted to the server's loop
         if (st.server) {
             st.server->stop();  // joins the loop thread, removes the socket
+            // Nodes of the step were lost: their tasks will never be reported to srun, which
+            // would wait for them forever. Tell srun's agent that this node is done; once every
+            // node is done or lost it ends the step.
+            std::string lost;
+            for (const auto &n : st.server->lost_nodes()) lost += (lost.empty() ? "" : ",") + n;
             st.server.reset();
+            if (!lost.empty()) report_to_srun(agent_report::kind::node_done, 1, lost);
         }
         st.host.reset();        // waits for a pending abort's kill request
         st.alloc_host.reset();  // cancels and joins allocation requests in flight
@@ -466,8 +473,42 @@ PMIXCPP_EXPORT mpi_plugin_client_state_t *mpi_p_client_prelaunch(const mpi_plugi
     int rc = guarded("client_prelaunch", [&] {
         plugin_config cfg = state().config;
         PMIXCPP_RETURN_IF_ERROR(cfg.apply_env_overrides(env_vector(environ)));
-        auto agent = srun_agent::start([](const agent_report &r) {
-            log_var(LOG_LEVEL_ERROR, "mpi/pmixcpp: node %s: %s", r.node.c_str(), r.message.c_str());
+        // Lost nodes (node_done reports, see fini): once every node of the step is done or lost,
+        // nothing will ever report the lost nodes' tasks, so the step is ended (srun then stops
+        // waiting for them after KillWait, as after any kill).
+        struct lost_tracker {
+            uint32_t nnodes = 0;
+            std::set<std::string> done, lost;
+            bool killed = false;
+        };
+        auto tracker = std::make_shared<lost_tracker>();
+        tracker->nnodes = job->step_layout ? job->step_layout->node_cnt : 0;
+        auto agent = srun_agent::start([tracker, job_id = job->step_id.job_id,
+                                        step_id = job->step_id.step_id](const agent_report &r) {
+            if (r.what != agent_report::kind::node_done) {
+                log_var(LOG_LEVEL_ERROR, "mpi/pmixcpp: node %s: %s", r.node.c_str(), r.message.c_str());
+                return;
+            }
+            tracker->done.insert(r.node);
+            size_t start = 0;
+            while (start < r.message.size()) {
+                size_t comma = r.message.find(',', start);
+                if (comma == std::string::npos) comma = r.message.size();
+                std::string n = r.message.substr(start, comma - start);
+                if (!n.empty() && tracker->lost.insert(n).second)
+                    log_var(LOG_LEVEL_ERROR, "mpi/pmixcpp: node %s of step %u.%u was lost (its slurmstepd went away)",
+                            n.c_str(), job_id, step_id);
+                start = comma + 1;
+            }
+            std::set<std::string> all = tracker->done;
+            all.insert(tracker->lost.begin(), tracker->lost.end());
+            if (tracker->killed || all.size() < tracker->nnodes) return;
+            tracker->killed = true;
+            log_var(LOG_LEVEL_ERROR, "mpi/pmixcpp: every other node of step %u.%u is done: ending the step", job_id,
+                    step_id);
+            if (slurm_kill_job_step(job_id, step_id, SIGKILL) != SLURM_SUCCESS)
+                log_var(LOG_LEVEL_ERROR, "mpi/pmixcpp: slurm_kill_job_step(%u, %u): %s", job_id, step_id,
+                        slurm_strerror(slurm_get_errno()));
         });
         if (!agent.ok()) return agent.status().with_context("srun agent");
         // Allocation requests of the step's processes: executed here, in srun, as the user.

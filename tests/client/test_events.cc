@@ -2,6 +2,7 @@
 // chain execution and result aggregation, without a server or a progress thread.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -356,4 +357,22 @@ TEST(EventChain, KeepsTheEventInfo) {
     EXPECT_EQ(c.source().rank, 4u);
     ASSERT_EQ(c.info().size(), 1u);
     EXPECT_EQ(c.info()[0].value.data.integer, 5);
+}
+
+// Robustness: thousands of handlers, unknown references.
+TEST_F(RegistryTest, ThousandsOfHandlersAndUnknownReferences) {
+    std::vector<size_t> refs;
+    for (int i = 0; i < 5000; ++i) refs.push_back(add({static_cast<pmix_status_t>(A - (i % 7))}));
+    refs.push_back(add({}));  // a default one
+    EXPECT_EQ(reg.size(), 5001u);
+    auto c = chain(A, self);
+    ASSERT_EQ(c.size(), 5000u / 7 + 1 + 1);  // every 7th registration is for A, then the default
+    EXPECT_TRUE(std::is_sorted(c.begin(), c.end() - 1));
+    EXPECT_FALSE(reg.remove(0));
+    EXPECT_FALSE(reg.remove(static_cast<size_t>(-1)));
+    EXPECT_FALSE(reg.remove(refs.back() + 1000000));
+    for (size_t r : refs) EXPECT_TRUE(reg.remove(r));
+    for (size_t r : refs) EXPECT_FALSE(reg.remove(r));  // twice
+    EXPECT_EQ(reg.size(), 0u);
+    EXPECT_TRUE(chain(A, self).empty());
 }

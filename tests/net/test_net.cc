@@ -138,3 +138,52 @@ TEST(rendezvous, every_node_gets_the_table) {
     auto c = agent_rendezvous(host, (*agent)->port(), (*agent)->secret(), 0, 2, "tcp:*:1", 5000, &cancel);
     EXPECT_FALSE(c.ok());
 }
+
+// Lost peers (transport.h): a peer whose transport goes away without leave() is reported once
+// by its ring neighbour; one that leaves first is not; messages to a lost peer are dropped.
+namespace {
+void lost_peer_case(bool ucx, bool say_goodbye) {
+    loop l;
+    std::vector<std::pair<uint32_t, std::string>> lost[3];
+    std::unique_ptr<node_transport> t[3];
+    for (uint32_t n = 0; n < 3; ++n) {
+        transport_options o;
+        o.id = {"pmixcpp.1.0", "good"};
+        o.node_id = n;
+        o.node_names = {"n1", "n2", "n3"};
+        o.ucx_tls = "tcp";
+        o.on_peer_lost = [&, n](uint32_t node, const std::string &why) { lost[n].emplace_back(node, why); };
+        auto r = ucx ? make_ucx_transport(l.base, o) : make_tcp_transport(l.base, o);
+        if (!r.ok()) GTEST_SKIP() << "transport unavailable: " << r.status().message();
+        t[n] = std::move(r.value());
+    }
+    std::vector<std::string> table;
+    for (auto &x : t) table.push_back(ucx ? x->address() : "tcp:127.0.0.1:" + port_of(*x));
+    for (auto &x : t) ASSERT_TRUE(x->set_peers(table).ok());
+    l.run_until([] { return false; }, 300);  // the neighbours greet each other
+    if (say_goodbye) t[2]->leave(200);
+    t[2].reset();
+    bool noticed = l.run_until([&] { return !lost[0].empty() || !lost[1].empty(); }, say_goodbye ? 1000 : 8000);
+    if (say_goodbye) {
+        EXPECT_FALSE(noticed) << lost[0].size() << " " << lost[1].size();
+        return;
+    }
+    ASSERT_TRUE(noticed);
+    l.run_until([] { return false; }, 200);
+    for (int n = 0; n < 2; ++n) {
+        EXPECT_LE(lost[n].size(), 1u);
+        for (const auto &[node, why] : lost[n]) EXPECT_EQ(node, 2u) << why;
+    }
+    t[0]->forget(2);
+    t[0]->send(2, channel::coll, std::vector<uint8_t>{1});  // dropped quietly
+    t[1]->send(2, channel::coll, std::vector<uint8_t>{1});
+    l.run_until([] { return false; }, 100);
+    EXPECT_LE(lost[0].size(), 1u);
+    EXPECT_LE(lost[1].size(), 1u);
+}
+}  // namespace
+
+TEST(tcp_transport, reports_a_peer_lost_without_goodbye) { lost_peer_case(false, false); }
+TEST(tcp_transport, a_peer_that_says_goodbye_is_not_lost) { lost_peer_case(false, true); }
+TEST(ucx_transport, reports_a_peer_lost_without_goodbye) { lost_peer_case(true, false); }
+TEST(ucx_transport, a_peer_that_says_goodbye_is_not_lost) { lost_peer_case(true, true); }

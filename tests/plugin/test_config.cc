@@ -63,3 +63,20 @@ TEST(PluginConfig, EnvOverrides) {
     EXPECT_NE(s.message().find("PMIxCppTimeout=abc is invalid"), std::string::npos) << s.message();
     EXPECT_EQ(d.fence, fence_algo::automatic) << "a failed override leaves the config unchanged";
 }
+
+TEST(PluginConfig, SignalEventsList) {
+    plugin_config c;
+    EXPECT_EQ(c.signal_events, "USR1,USR2");
+    ASSERT_TRUE(c.set("PMIxCppSignalEvents", "sigterm,USR1,usr1").ok());
+    EXPECT_EQ(c.signal_events, "TERM,USR1");  // canonical, duplicates dropped
+    ASSERT_TRUE(c.set("PMIxCppSignalEvents", "none").ok());
+    EXPECT_EQ(c.signal_events, "none");
+    ASSERT_TRUE(c.set("PMIxCppSignalEvents", "").ok());
+    EXPECT_EQ(c.signal_events, "none");
+    EXPECT_FALSE(c.set("PMIxCppSignalEvents", "USR1,KILL").ok());  // cannot be caught anyway
+    EXPECT_FALSE(c.set("PMIxCppSignalEvents", "USR1,,TERM").ok());
+    EXPECT_FALSE(c.set("PMIxCppSignalEvents", "10").ok());
+    EXPECT_EQ(c.signal_events, "none");
+    ASSERT_TRUE(c.apply_env_overrides({"SLURM_PMIXCPP_SIGNALEVENTS=USR2"}).ok());
+    EXPECT_EQ(c.signal_events, "USR2");
+}

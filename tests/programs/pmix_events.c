@@ -10,6 +10,13 @@
  *   latency  rank 0 <-> rank 1 ping-pong of events; notify -> server ack time
  *   timelimit wait (argv[2] s, default 20) for the server's PMIX_JCTRL_PREEMPT_ALERT before the
  *            job's time limit (run with srun -t 1 and SLURM_PMIXCPP_TIMELIMITALERT=57)
+ *   nodedown wait (argv[2] s, default 60) for PMIX_ERR_NODE_DOWN about node argv[3] (whose stepd the
+ *            test kills), with a fence and a Get of a rank there pending: both must fail promptly;
+ *            argv[4] "stopped": the test stops that stepd instead (the fence times out first)
+ *   signal   argv[2] "handler": register for PMIX_JCTRL_PREEMPT_ALERT and PMIX_ERR_JOB_CANCELED and
+ *            print the signal events (PMIxCppSignalEvents) until argv[3] s pass or TERM's event
+ *            came (or, with argv[4] "usr1", USR1's); "none": register nothing and sleep (a signal
+ *            then acts as without pmixcpp)
  * Run with: srun --mpi=pmixcpp -N1 -n4 pmix_events <mode> */
 #include <pthread.h>
 #include <signal.h>
@@ -463,6 +470,114 @@ static void mode_timelimit(int wait_s) {
     if (atomic_load(&alert_count) == 1) printf("ALERT rank %u: %u s left\n", me.rank, atomic_load(&alert_left));
 }
 
+/* ---- nodedown: PMIX_ERR_NODE_DOWN when another node's slurmstepd is killed ---- */
+static atomic_int nd_count;
+static atomic_int nd_affected;
+static char nd_host[256];
+static double nd_at_real;  /* CLOCK_REALTIME of the event, seconds */
+static double nd_at_us;
+static volatile int nd_fence_done, nd_get_done;
+static pmix_status_t nd_fence_rc, nd_get_rc;
+static double nd_fence_us, nd_get_us;
+
+static double real_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+static void h_nodedown(size_t ref, pmix_status_t st, const pmix_proc_t *src, pmix_info_t info[], size_t ni,
+                       pmix_info_t *results, size_t nres, pmix_event_notification_cbfunc_fn_t cb, void *cbd) {
+    nd_at_real = real_now();
+    nd_at_us = now_us();
+    for (size_t i = 0; i < ni; ++i) {
+        if (PMIX_CHECK_KEY(&info[i], PMIX_HOSTNAME) && info[i].value.type == PMIX_STRING)
+            snprintf(nd_host, sizeof(nd_host), "%s", info[i].value.data.string);
+        if (PMIX_CHECK_KEY(&info[i], PMIX_EVENT_AFFECTED_PROCS) && info[i].value.type == PMIX_DATA_ARRAY &&
+            info[i].value.data.darray && info[i].value.data.darray->type == PMIX_PROC)
+            atomic_store(&nd_affected, (int)info[i].value.data.darray->size);
+        if (PMIX_CHECK_KEY(&info[i], PMIX_EVENT_TEXT_MESSAGE) && info[i].value.type == PMIX_STRING)
+            printf("TEXT rank %u: %s\n", me.rank, info[i].value.data.string);
+    }
+    atomic_fetch_add(&nd_count, 1);
+    cb(PMIX_EVENT_ACTION_COMPLETE, NULL, 0, NULL, NULL, cbd);
+}
+static void nd_fence_cb(pmix_status_t st, void *cbdata) {
+    nd_fence_rc = st;
+    nd_fence_us = now_us();
+    nd_fence_done = 1;
+}
+static void nd_get_cb(pmix_status_t st, pmix_value_t *v, void *cbdata) {
+    nd_get_rc = st;
+    nd_get_us = now_us();
+    nd_get_done = 1;
+}
+static void mode_nodedown(int wait_s, const char *victim, int stopped) {
+    pmix_status_t code = PMIX_ERR_NODE_DOWN;
+    const char *node = getenv("SLURMD_NODENAME");
+    reg(&code, 1, NULL, 0, h_nodedown, NULL);
+    fence();
+    printf("READY rank %u node %s pid %d\n", me.rank, node ? node : "?", (int)getpid());
+    fflush(stdout);
+    if (node && victim && !strcmp(node, victim)) {  /* killed with its node */
+        sleep((unsigned)wait_s);
+        return;
+    }
+    /* pending: a fence over everyone (the victim's ranks never come), and a Get of a key the
+     * last rank (on the victim node with block distribution) never puts */
+    PMIx_Fence_nb(NULL, 0, NULL, 0, nd_fence_cb, NULL);
+    pmix_proc_t last = me;
+    last.rank = nprocs - 1;
+    PMIx_Get_nb(&last, "ptest.never", NULL, 0, nd_get_cb, NULL);
+    for (int i = 0; i < wait_s * 100 && atomic_load(&nd_count) == 0; ++i) usleep(10000);
+    for (int i = 0; i < 500 && !(nd_fence_done && nd_get_done); ++i) usleep(10000);
+    CHECK(atomic_load(&nd_count) == 1, "PMIX_ERR_NODE_DOWN received %d time(s)", atomic_load(&nd_count));
+    if (atomic_load(&nd_count) == 0) return;
+    printf("EVENT-AT rank %u: %.6f\n", me.rank, nd_at_real);
+    CHECK(victim == NULL || !strcmp(nd_host, victim), "PMIX_HOSTNAME %s (want %s)", nd_host, victim ? victim : "?");
+    CHECK(atomic_load(&nd_affected) > 0, "PMIX_EVENT_AFFECTED_PROCS names %d procs", atomic_load(&nd_affected));
+    /* (a stopped slurmstepd is found out by a fence timing out on it: the fence fails first) */
+    CHECK(nd_fence_done && nd_fence_rc != PMIX_SUCCESS && (stopped || nd_fence_rc != PMIX_ERR_TIMEOUT),
+          "the pending fence failed with %s, %.0f ms after the event", PMIx_Error_string(nd_fence_rc),
+          (nd_fence_us - nd_at_us) / 1000.0);
+    CHECK(nd_get_done && nd_get_rc != PMIX_SUCCESS && (stopped || nd_get_rc != PMIX_ERR_TIMEOUT),
+          "the pending Get of rank %u failed with %s, %.0f ms after the event", nprocs - 1,
+          PMIx_Error_string(nd_get_rc), (nd_get_us - nd_at_us) / 1000.0);
+}
+
+/* ---- signal: PMIxCppSignalEvents ---- */
+static atomic_int sig_events, sig_term, sig_usr1;
+static void h_signal(size_t ref, pmix_status_t st, const pmix_proc_t *src, pmix_info_t info[], size_t ni,
+                     pmix_info_t *results, size_t nres, pmix_event_notification_cbfunc_fn_t cb, void *cbd) {
+    int sig = -1, nondef = 0;
+    const char *text = "";
+    for (size_t i = 0; i < ni; ++i) {
+        if (PMIX_CHECK_KEY(&info[i], "pmixcpp.signal") && info[i].value.type == PMIX_INT) sig = info[i].value.data.integer;
+        if (PMIX_CHECK_KEY(&info[i], PMIX_EVENT_NON_DEFAULT)) nondef = 1;
+        if (PMIX_CHECK_KEY(&info[i], PMIX_EVENT_TEXT_MESSAGE) && info[i].value.type == PMIX_STRING)
+            text = info[i].value.data.string;
+    }
+    printf("SIGNAL-EVENT rank %u: %s signal %d non-default %d: %s\n", me.rank, PMIx_Error_string(st), sig, nondef,
+           text);
+    fflush(stdout);
+    atomic_fetch_add(&sig_events, 1);
+    if (sig == SIGTERM) atomic_store(&sig_term, 1);
+    if (sig == SIGUSR1) atomic_store(&sig_usr1, 1);
+    cb(PMIX_EVENT_ACTION_COMPLETE, NULL, 0, NULL, NULL, cbd);
+}
+static void mode_signal(const char *how, int wait_s, int until_usr1) {
+    if (!strcmp(how, "handler")) {
+        pmix_status_t codes[2] = {PMIX_JCTRL_PREEMPT_ALERT, PMIX_ERR_JOB_CANCELED};
+        reg(codes, 2, NULL, 0, h_signal, NULL);
+    }
+    fence();
+    printf("READY rank %u node %s pid %d\n", me.rank, getenv("SLURMD_NODENAME"), (int)getpid());
+    fflush(stdout);
+    for (int i = 0; i < wait_s * 100 && !atomic_load(&sig_term) && !(until_usr1 && atomic_load(&sig_usr1)); ++i)
+        usleep(10000);
+    printf("SIGNAL-DONE rank %u: %d events%s\n", me.rank, atomic_load(&sig_events),
+           atomic_load(&sig_term) ? ", the last for SIGTERM: finishing cleanly" : "");
+}
+
 int main(int argc, char **argv) {
     const char *mode = argc > 1 ? argv[1] : "chain";
     pmix_status_t rc = PMIx_Init(&me, NULL, 0);
@@ -491,6 +606,10 @@ int main(int argc, char **argv) {
         mode_latency(argc > 2 ? atoi(argv[2]) : 2000);
     else if (!strcmp(mode, "timelimit"))
         mode_timelimit(argc > 2 ? atoi(argv[2]) : 20);
+    else if (!strcmp(mode, "nodedown"))
+        mode_nodedown(argc > 2 ? atoi(argv[2]) : 60, argc > 3 ? argv[3] : NULL, argc > 4 && !strcmp(argv[4], "stopped"));
+    else if (!strcmp(mode, "signal"))
+        mode_signal(argc > 2 ? argv[2] : "handler", argc > 3 ? atoi(argv[3]) : 60, argc > 4 && !strcmp(argv[4], "usr1"));
     else
         CHECK(0, "unknown mode %s", mode);
     PMIx_Finalize(NULL, 0);

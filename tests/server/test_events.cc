@@ -249,3 +249,59 @@ TEST(EventEngine, UnreachableRanksAreCountedAsDropped) {
     EXPECT_EQ(h.eng.stats().dropped, 3u);
     EXPECT_EQ(h.eng.stats().delivered, 0u);
 }
+
+TEST(EventEngine, NodeDownNamesTheNodeAndItsRanks) {
+    harness h;
+    h.eng.node_down(1, "connection reset");
+    for (uint32_t r : {0u, 1u, 2u}) {
+        ASSERT_EQ(h.got[r].size(), 1u);
+        const auto &ev = h.got[r][0];
+        EXPECT_EQ(ev.status, PMIX_ERR_NODE_DOWN);
+        EXPECT_EQ(ev.source.rank, PMIX_RANK_UNDEF);
+        const pmix_info_t *aff = find(ev, PMIX_EVENT_AFFECTED_PROCS);
+        ASSERT_NE(aff, nullptr);
+        ASSERT_EQ(aff->value.type, PMIX_DATA_ARRAY);
+        ASSERT_EQ(aff->value.data.darray->size, 3u);
+        auto *procs = static_cast<pmix_proc_t *>(aff->value.data.darray->array);
+        EXPECT_EQ(procs[0].rank, 3u);
+        EXPECT_EQ(procs[2].rank, 5u);
+        EXPECT_STREQ(find(ev, PMIX_HOSTNAME)->value.data.string, "n2");
+        EXPECT_EQ(find(ev, PMIX_NODEID)->value.data.uint32, 1u);
+        EXPECT_NE(std::string(find(ev, PMIX_EVENT_TEXT_MESSAGE)->value.data.string).find("connection reset"),
+                  std::string::npos);
+    }
+    EXPECT_TRUE(h.fwd.sent.empty());  // every node raises its own
+    EXPECT_EQ(h.eng.cached(), 1u);    // for handlers registered later
+    h.eng.node_down(0, "self");       // this node, or one out of range: nothing
+    h.eng.node_down(7, "nonsense");
+    EXPECT_EQ(h.got[0].size(), 1u);
+}
+
+// Robustness: bad ranges, custom ranges and affected procs never crash the engine.
+TEST(EventEngine, BadNotificationsAreRefusedOrIgnored) {
+    harness h;
+    EXPECT_FALSE(h.eng.notify_from_client(0, make_event(200)).ok());
+    EXPECT_FALSE(h.eng.notify_from_client(0, make_event(PMIX_RANGE_PROC_LOCAL)).ok());
+    EXPECT_FALSE(h.eng.notify_from_client(0, make_event(PMIX_RANGE_CUSTOM)).ok());  // no procs
+    // procs of other namespaces and ranks out of range are ignored
+    EXPECT_TRUE(h.eng.notify_from_client(0, make_event(PMIX_RANGE_CUSTOM, {proc_array_info(PMIX_EVENT_CUSTOM_RANGE,
+                                                                             {p("other", 0), p("pmixcpp.1.0", 999999),
+                                                                              p("pmixcpp.1.0", PMIX_RANK_UNDEF)})}))
+                    .ok());
+    EXPECT_TRUE(h.receivers().empty());
+    // a custom range that is not a proc array, affected procs of the wrong type: delivered, no crash
+    pmix_info_t notprocs{};
+    strncpy(notprocs.key, PMIX_EVENT_CUSTOM_RANGE, PMIX_MAX_KEYLEN);
+    int x = 5;
+    ASSERT_TRUE(value_load(&notprocs.value, &x, PMIX_INT).ok());
+    EXPECT_FALSE(h.eng.notify_from_client(0, make_event(PMIX_RANGE_CUSTOM, {notprocs})).ok());
+    pmix_info_t aff{};
+    strncpy(aff.key, PMIX_EVENT_AFFECTED_PROCS, PMIX_MAX_KEYLEN);
+    ASSERT_TRUE(value_load(&aff.value, "garbage", PMIX_STRING).ok());
+    EXPECT_TRUE(h.eng.notify_from_client(0, make_event(PMIX_RANGE_LOCAL, {aff})).ok());
+    EXPECT_EQ(h.receivers(), (std::set<uint32_t>{0, 1, 2}));
+    // garbage from another node
+    std::vector<uint8_t> junk = {1, 2, 3};
+    EXPECT_FALSE(h.eng.from_remote(junk).ok());
+    EXPECT_FALSE(h.eng.from_remote({}).ok());
+}
