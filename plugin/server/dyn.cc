@@ -59,7 +59,30 @@ constexpr uint8_t kRankLeft = 0;  // pubsub request type: a rank of the sending 
 }  // namespace
 
 dyn_service::dyn_service(const step_info &step, std::vector<uint32_t> node_of, dyn_ops ops)
-    : _step(step), _node_of(std::move(node_of)), _ops(std::move(ops)) {}
+    : _step(step), _node_of(std::move(node_of)), _ops(std::move(ops)) {
+    connect_ops c;
+    c.reply = _ops.reply;
+    if (_ops.session) c.rendezvous = _ops.session;
+    c.data_of = _ops.data_of ? _ops.data_of : [](uint32_t, relation) -> Result<InfoArray> { return InfoArray(); };
+    _connect = std::make_unique<connect_service>(_step, _node_of, std::move(c), _ops.connect_timeout_sec);
+}
+
+// ------------------------------------------------------------------------------------------
+// Connect / disconnect (connect.h)
+
+void dyn_service::on_connect(uint64_t conn, uint32_t rank, uint32_t request_id, connect_op op,
+                             std::span<const uint8_t> payload) {
+    wire::fence_request m;
+    if (Status st = wire::decode_payload(payload, &m); !st.ok()) {
+        _ops.reply(conn, request_id, PMIX_ERR_UNPACK_FAILURE, std::string("malformed ") + to_string(op) + ": " + st.message(), {});
+        return;
+    }
+    _connect->on_request(conn, rank, request_id, op, m.procs, m.infos);
+}
+
+void dyn_service::foreign_get(uint64_t conn, uint32_t request_id, const pmix_proc_t &proc, const std::string &key) {
+    _connect->get(conn, request_id, proc, key);
+}
 
 // ------------------------------------------------------------------------------------------
 // Publish / lookup / unpublish
@@ -225,6 +248,7 @@ void dyn_service::handle_pubsub(const pubsub_requester &who, uint8_t type, std::
 }
 
 void dyn_service::rank_left(uint32_t rank) {
+    _connect->rank_left(rank);
     if (_ops.session && rank < _session_publishers.size() && _session_publishers[rank]) {
         _session_publishers[rank] = false;
         session::agent_request req;
@@ -405,6 +429,7 @@ void dyn_service::on_node(uint32_t from, uint16_t channel, std::span<const uint8
 }
 
 void dyn_service::expire(server_clock::time_point now) {
+    _connect->expire(now);
     for (const auto &a : _store.expire(now)) answer_lookup(a);
     for (auto it = _kills.begin(); it != _kills.end();) {
         if (it->when <= now) {
@@ -420,6 +445,7 @@ std::optional<server_clock::time_point> dyn_service::next_deadline() const {
     auto next = _store.next_deadline();
     for (const auto &k : _kills)
         if (!next || k.when < *next) next = k.when;
+    if (auto c = _connect->next_deadline(); c && (!next || *c < *next)) next = c;
     return next;
 }
 

@@ -865,6 +865,8 @@ dyn_ops server_impl::make_dyn_ops() {
                           });
         };
     }
+    ops.data_of = [this](uint32_t rank, relation rel) { return _kvs.visible_data(rank, rel); };
+    ops.connect_timeout_sec = _opts.multinode.timeout_sec;
     ops.pid_of = [this](uint32_t rank) -> pid_t {
         if (rank >= _rank_conn.size()) return 0;
         connection *c = find(_rank_conn[rank]);
@@ -913,6 +915,8 @@ bool server_impl::dispatch(connection &c, const wire::Frame &f) {
     case wire::msg_type::lookup:
     case wire::msg_type::unpublish: _dyn->on_client(c.id, c.rank, f.type, f.id, f.payload); break;
     case wire::msg_type::spawn: _dyn->on_spawn(c.id, c.rank, f.id, f.payload); break;
+    case wire::msg_type::xconnect: _dyn->on_connect(c.id, c.rank, f.id, connect_op::connect, f.payload); break;
+    case wire::msg_type::xdisconnect: _dyn->on_connect(c.id, c.rank, f.id, connect_op::disconnect, f.payload); break;
     default: close_connection(id, "unexpected message type " + std::to_string(f.type)); break;
     }
     connection *still = find(id);
@@ -1015,10 +1019,9 @@ void server_impl::handle_fence(connection &c, const wire::Frame &f) {
     std::vector<uint32_t> ranks;
     for (const auto &p : m.procs) {
         if (strncmp(p.nspace, _step.nspace.c_str(), sizeof(p.nspace)) != 0) {
-            std::string ns(p.nspace, strnlen(p.nspace, sizeof(p.nspace)));
-            PMIXCPP_LOG_ERROR("%s: rank %u: fence including namespace %s is not supported", _step.nspace.c_str(),
-                              c.rank, ns.c_str());
-            send_reply(c.id, f.id, PMIX_ERR_NOT_SUPPORTED, "fence across namespaces (" + ns + ") is not supported");
+            // Procs of other steps of the job (OpenMPI's MPI_Comm_disconnect): a barrier through
+            // the job's rendezvous (connect.h); data is not collected across namespaces.
+            _dyn->on_connect(c.id, c.rank, f.id, connect_op::fence, f.payload);
             return;
         }
         ranks.push_back(p.rank);
@@ -1048,8 +1051,7 @@ void server_impl::handle_get(connection &c, const wire::Frame &f) {
     const std::string what = m.key.empty() ? std::string("(all data)") : m.key;
 
     if (strncmp(m.proc.nspace, _step.nspace.c_str(), sizeof(m.proc.nspace)) != 0) {
-        std::string other(m.proc.nspace, strnlen(m.proc.nspace, sizeof(m.proc.nspace)));
-        fail_get(w, PMIX_ERR_NOT_FOUND, "unknown namespace '" + other + "'");
+        _dyn->foreign_get(c.id, f.id, m.proc, m.key);  // what PMIx_Connect brought (connect.h)
         return;
     }
     if (w.target == PMIX_RANK_WILDCARD) {  // job-level data: present or not, never waits
