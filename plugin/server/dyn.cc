@@ -512,8 +512,8 @@ void dyn_service::on_spawn(uint64_t conn, uint32_t rank, uint32_t request_id, st
         return;
     }
     PMIXCPP_LOG_VERBOSE("%s: rank %u spawns %zu app(s)", _step.nspace.c_str(), rank, req.request.apps.size());
-    _ops.spawn(std::move(body.value()), [this, conn, request_id](int status, const std::string &message,
-                                                                 const std::string &nspace) {
+    _ops.spawn(std::move(body.value()), [this, conn, request_id, rank](int status, const std::string &message,
+                                                                       const std::string &nspace) {
         if (status != PMIX_SUCCESS) {
             _ops.reply(conn, request_id, status, message, {});
             return;
@@ -523,7 +523,29 @@ void dyn_service::on_spawn(uint64_t conn, uint32_t rank, uint32_t request_id, st
         r.nspace = nspace;
         if (!wire::encode(w, r).ok()) return;
         _ops.reply(conn, request_id, PMIX_SUCCESS, {}, w.data());
+        watch_child(nspace, rank);
     });
+}
+
+// The parent's srun knows when the child step's srun ends: ask it to tell us, then raise
+// PMIX_EVENT_JOB_END at the spawning rank.
+void dyn_service::watch_child(const std::string &child, uint32_t spawner) {
+    if (!_ops.session || !_ops.child_ended) return;
+    auto body = spawn::encode_watch(child);
+    if (!body.ok()) return;
+    _ops.session(std::move(body.value()), kWatchTimeoutMs,
+                 [this, child, spawner](int status, const std::string &message, std::vector<uint8_t> reply) {
+                     int32_t code = -1;
+                     wire::Reader r(reply.data(), reply.size());
+                     if (status != PMIX_SUCCESS || !r.get_i32(&code).ok()) {
+                         PMIXCPP_LOG_VERBOSE("%s: no end of spawned step %s to report: %s", _step.nspace.c_str(),
+                                             child.c_str(), message.c_str());
+                         return;
+                     }
+                     PMIXCPP_LOG_DEBUG("%s: spawned step %s ended (srun status %d)", _step.nspace.c_str(),
+                                       child.c_str(), code);
+                     _ops.child_ended(child, spawner, code);
+                 });
 }
 
 }  // namespace pmixcpp::server

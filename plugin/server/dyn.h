@@ -43,6 +43,8 @@ struct dyn_ops {
     // carries no data.
     std::function<Result<InfoArray>(uint32_t rank, relation rel)> data_of;
     uint32_t connect_timeout_sec = 300;  // a connect without PMIX_TIMEOUT
+    // A step this node's rank `spawner` spawned ended (its srun's exit code): raise the event.
+    std::function<void(const std::string &child_nspace, uint32_t spawner, int exit_code)> child_ended;
     // Deliver a signal (tests replace kill(2)).
     std::function<int(pid_t pid, int sig)> signal = [](pid_t pid, int sig) { return ::kill(pid, sig); };
 };
@@ -85,6 +87,7 @@ private:
     void answer(const pubsub_requester &to, pmix_status_t status, const std::string &message,
                 std::span<const uint8_t> body);
     void answer_lookup(const lookup_answer &a);
+    void watch_child(const std::string &child, uint32_t spawner);
     void signal_local(const std::vector<uint32_t> &ranks, int sig, bool terminate);
 
     step_info _step;
@@ -101,5 +104,7 @@ private:
 
 // Grace between SIGTERM and SIGKILL of PMIX_JOB_CTRL_TERMINATE.
 inline constexpr int kTerminateGraceSec = 5;
+// How long the server listens for the end of a spawned step (the watch is cancelled with the step).
+inline constexpr int kWatchTimeoutMs = 7 * 24 * 3600 * 1000;
 
 }  // namespace pmixcpp::server

@@ -866,6 +866,43 @@ dyn_ops server_impl::make_dyn_ops() {
         };
     }
     ops.data_of = [this](uint32_t rank, relation rel) { return _kvs.visible_data(rank, rel); };
+    // A spawned step ended: PMIX_EVENT_JOB_END to the rank that spawned it (custom range), with
+    // the child namespace as affected proc; non-default, so a default handler (OpenMPI's aborts
+    // on events) does not take it.
+    ops.child_ended = [this](const std::string &child, uint32_t spawner, int exit_code) {
+        wire::event_notification ev;
+        ev.status = PMIX_EVENT_JOB_END;
+        strncpy(ev.source.nspace, child.c_str(), PMIX_MAX_NSLEN);
+        ev.source.rank = PMIX_RANK_UNDEF;
+        ev.range = PMIX_RANGE_CUSTOM;
+        pmix_proc_t to{}, affected{};
+        strncpy(to.nspace, _step.nspace.c_str(), PMIX_MAX_NSLEN);
+        to.rank = spawner;
+        strncpy(affected.nspace, child.c_str(), PMIX_MAX_NSLEN);
+        affected.rank = PMIX_RANK_WILDCARD;
+        pmix_status_t term = exit_code == 0 ? PMIX_SUCCESS : PMIX_ERR_JOB_TERMINATED;
+        bool yes = true;
+        std::string text = "spawned step " + child + " ended, srun exit status " + std::to_string(exit_code);
+        const char *ctext = text.c_str();
+        auto *infos = static_cast<pmix_info_t *>(calloc(6, sizeof(pmix_info_t)));
+        if (infos == nullptr) return;
+        InfoArray arr(infos, 6);
+        auto load = [&](size_t i, const char *key, const void *v, pmix_data_type_t t) {
+            strncpy(infos[i].key, key, PMIX_MAX_KEYLEN);
+            (void)value_load(&infos[i].value, v, t);
+        };
+        load(0, PMIX_EVENT_CUSTOM_RANGE, &to, PMIX_PROC);
+        load(1, PMIX_EVENT_AFFECTED_PROC, &affected, PMIX_PROC);
+        load(2, PMIX_JOB_TERM_STATUS, &term, PMIX_STATUS);
+        load(3, PMIX_EXIT_CODE, &exit_code, PMIX_INT);
+        load(4, PMIX_EVENT_NON_DEFAULT, &yes, PMIX_BOOL);
+        load(5, PMIX_EVENT_TEXT_MESSAGE, ctext, PMIX_STRING);
+        ev.infos = std::move(arr);
+        wire::Writer w;
+        if (!wire::encode(w, ev).ok()) return;
+        if (Status st = _events->from_remote(w.data()); !st.ok())
+            PMIXCPP_LOG_ERROR("%s: job-end event of %s: %s", _step.nspace.c_str(), child.c_str(), st.message().c_str());
+    };
     ops.connect_timeout_sec = _opts.multinode.timeout_sec;
     ops.pid_of = [this](uint32_t rank) -> pid_t {
         if (rank >= _rank_conn.size()) return 0;

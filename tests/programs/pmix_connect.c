@@ -193,12 +193,39 @@ static void test_pair(const char *role, const char *tag) {
     CHECK_RC(PMIX_SUCCESS, PMIx_Disconnect(set, 2, &to, 1));
 }
 
+/* PMIX_EVENT_JOB_END of the spawned namespace, seen by the spawner */
+static volatile int job_end_seen = 0;
+static char job_end_ns[PMIX_MAX_NSLEN + 1];
+static volatile pmix_status_t job_end_term = -1;
+static void job_end_cb(size_t id, pmix_status_t status, const pmix_proc_t *source, pmix_info_t info[], size_t ninfo,
+                       pmix_info_t results[], size_t nresults, pmix_event_notification_cbfunc_fn_t cbfunc,
+                       void *cbdata) {
+    (void)id; (void)source; (void)results; (void)nresults;
+    if (status == PMIX_EVENT_JOB_END) {
+        for (size_t i = 0; i < ninfo; ++i) {
+            if (strcmp(info[i].key, PMIX_EVENT_AFFECTED_PROC) == 0 && info[i].value.type == PMIX_PROC)
+                snprintf(job_end_ns, sizeof(job_end_ns), "%s", info[i].value.data.proc->nspace);
+            if (strcmp(info[i].key, PMIX_JOB_TERM_STATUS) == 0 && info[i].value.type == PMIX_STATUS)
+                job_end_term = info[i].value.data.status;
+        }
+        job_end_seen = 1;
+    }
+    if (cbfunc) cbfunc(PMIX_EVENT_ACTION_COMPLETE, NULL, 0, NULL, NULL, cbdata);
+}
+static void reg_cb(pmix_status_t st, size_t ref, void *cbdata) { (void)st; (void)ref; *(volatile int *)cbdata = 1; }
+
 /* spawn <n>: parents (this step) and children (a new step) connect. */
 static void test_spawn(const char *self, int n) {
     char child_ns[PMIX_MAX_NSLEN + 1] = "";
-    char key[64];
+    char key[PMIX_MAX_NSLEN + 16];
     snprintf(key, sizeof(key), "spawned.%s", me.nspace);
     put_mine();
+    if (me.rank == 0) {
+        pmix_status_t code = PMIX_EVENT_JOB_END;
+        volatile int registered = 0;
+        PMIx_Register_event_handler(&code, 1, NULL, 0, job_end_cb, reg_cb, (void *)&registered);
+        for (int i = 0; i < 5000 && !registered; ++i) usleep(1000);
+    }
     double t0 = now_ms();
     if (me.rank == 0) {
         pmix_app_t app;
@@ -225,6 +252,13 @@ static void test_spawn(const char *self, int n) {
     if (me.rank == 0) printf("SPAWN-CONNECT-MS %d %.1f\n", n, ms);
     check_other(child_ns, (uint32_t)n);
     CHECK_RC(PMIX_SUCCESS, PMIx_Disconnect(set, 2, &to, 1));
+    if (me.rank == 0) {
+        t0 = now_ms();
+        for (int i = 0; i < 60000 && !job_end_seen; ++i) usleep(1000);
+        CHECK(job_end_seen && strcmp(job_end_ns, child_ns) == 0 && job_end_term == PMIX_SUCCESS,
+              "PMIX_EVENT_JOB_END for %s (affected %s, PMIX_JOB_TERM_STATUS %s) %.0f ms after the disconnect",
+              child_ns, job_end_ns, PMIx_Error_string(job_end_term), now_ms() - t0);
+    }
 }
 
 static void run_child(void) {
