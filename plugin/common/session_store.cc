@@ -63,6 +63,77 @@ Status decode_reply(std::span<const uint8_t> body, agent_reply *out) {
     return r.expect_end();
 }
 
+// --- rendezvous messages ------------------------------------------------------------------
+
+Result<std::vector<uint8_t>> encode(const rendezvous_request &r) {
+    wire::Writer w;
+    w.put_u32(kConnectMagic);
+    PMIXCPP_RETURN_IF_ERROR(w.put_string(r.key));
+    PMIXCPP_RETURN_IF_ERROR(w.put_string(r.nspace));
+    w.put_u32(r.node);
+    w.put_u32(r.nodes);
+    w.put_u32(static_cast<uint32_t>(r.nspaces.size()));
+    for (const auto &n : r.nspaces) PMIXCPP_RETURN_IF_ERROR(w.put_string(n));
+    w.put_u32(r.timeout_ms);
+    PMIXCPP_RETURN_IF_ERROR(w.put_bytes(r.contribution.data(), r.contribution.size()));
+    return w.data();
+}
+
+bool is_rendezvous_body(std::span<const uint8_t> body) {
+    wire::Reader r(body.data(), body.size());
+    uint32_t magic = 0;
+    return r.get_u32(&magic).ok() && magic == kConnectMagic;
+}
+
+Status decode(std::span<const uint8_t> body, rendezvous_request *out) {
+    wire::Reader r(body.data(), body.size());
+    uint32_t magic = 0, n = 0;
+    PMIXCPP_RETURN_IF_ERROR(r.get_u32(&magic));
+    if (magic != kConnectMagic) return Status(PMIX_ERR_UNPACK_FAILURE, "not a connect rendezvous request");
+    PMIXCPP_RETURN_IF_ERROR(r.get_string(&out->key, 256));
+    PMIXCPP_RETURN_IF_ERROR(r.get_string(&out->nspace, PMIX_MAX_NSLEN));
+    PMIXCPP_RETURN_IF_ERROR(r.get_u32(&out->node));
+    PMIXCPP_RETURN_IF_ERROR(r.get_u32(&out->nodes));
+    PMIXCPP_RETURN_IF_ERROR(r.get_u32(&n));
+    if (n == 0 || n > 1024) return Status(PMIX_ERR_BAD_PARAM, "connect rendezvous: bad namespace count");
+    out->nspaces.resize(n);
+    for (auto &s : out->nspaces) PMIXCPP_RETURN_IF_ERROR(r.get_string(&s, PMIX_MAX_NSLEN));
+    PMIXCPP_RETURN_IF_ERROR(r.get_u32(&out->timeout_ms));
+    std::span<const uint8_t> c;
+    PMIXCPP_RETURN_IF_ERROR(r.get_bytes(&c));
+    out->contribution.assign(c.begin(), c.end());
+    if (out->nodes == 0 || out->node >= 65536 || out->nodes > 65536)
+        return Status(PMIX_ERR_BAD_PARAM, "connect rendezvous: bad node numbers");
+    return r.expect_end();
+}
+
+Result<std::vector<uint8_t>> encode_pieces(const std::vector<rendezvous_piece> &p) {
+    wire::Writer w;
+    w.put_u32(static_cast<uint32_t>(p.size()));
+    for (const auto &x : p) {
+        PMIXCPP_RETURN_IF_ERROR(w.put_string(x.nspace));
+        w.put_u32(x.node);
+        PMIXCPP_RETURN_IF_ERROR(w.put_bytes(x.contribution.data(), x.contribution.size()));
+    }
+    return w.data();
+}
+
+Status decode_pieces(std::span<const uint8_t> body, std::vector<rendezvous_piece> *out) {
+    wire::Reader r(body.data(), body.size());
+    uint32_t n = 0;
+    PMIXCPP_RETURN_IF_ERROR(r.get_u32(&n));
+    if (n > r.remaining() / 8) return Status(PMIX_ERR_UNPACK_FAILURE, "connect pieces: count exceeds payload");
+    out->resize(n);
+    for (auto &x : *out) {
+        std::span<const uint8_t> c;
+        PMIXCPP_RETURN_IF_ERROR(r.get_string(&x.nspace, PMIX_MAX_NSLEN));
+        PMIXCPP_RETURN_IF_ERROR(r.get_u32(&x.node));
+        PMIXCPP_RETURN_IF_ERROR(r.get_bytes(&c));
+        x.contribution.assign(c.begin(), c.end());
+    }
+    return r.expect_end();
+}
+
 namespace {
 
 std::string hex(const std::string &s) {
@@ -150,7 +221,13 @@ void job_store::submit(int fd, std::vector<uint8_t> body) {
         _threads.emplace_back([this, fd, body = std::move(body)] {
             agent_request req;
             agent_reply rep;
-            if (Status st = decode_request(body, &req); !st.ok()) {
+            rendezvous_request rv;
+            if (is_rendezvous_body(body)) {
+                if (Status st = decode(body, &rv); !st.ok())
+                    rep = agent_reply{PMIX_ERR_UNPACK_FAILURE, "malformed connect rendezvous: " + st.message(), {}};
+                else
+                    rep = rendezvous(rv);
+            } else if (Status st = decode_request(body, &req); !st.ok()) {
                 rep.status = PMIX_ERR_UNPACK_FAILURE;
                 rep.message = "malformed session request: " + st.message();
             } else {
@@ -314,7 +391,117 @@ void job_store::remove_owned(const std::string &nspace, uint32_t rank, bool proc
     closedir(d);
 }
 
+void job_store::step_started(const std::string &nspace) {
+    std::string path = _dir + "/.ns." + hex(nspace);
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd >= 0) close(fd);
+}
+
+namespace {
+
+std::vector<std::string> names_with_prefix(const std::string &dir, const std::string &prefix) {
+    std::vector<std::string> out;
+    DIR *d = opendir(dir.c_str());
+    if (d == nullptr) return out;
+    while (dirent *de = readdir(d))
+        if (strncmp(de->d_name, prefix.c_str(), prefix.size()) == 0) out.emplace_back(de->d_name);
+    closedir(d);
+    return out;
+}
+
+std::optional<std::vector<uint8_t>> read_file(const std::string &path) {
+    std::ifstream f(path, std::ios::binary);
+    if (!f) return std::nullopt;
+    return std::vector<uint8_t>((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+}
+
+}  // namespace
+
+agent_reply job_store::rendezvous(const rendezvous_request &r) {
+    auto registered = [&](const std::string &ns) {
+        struct stat st{};
+        return stat((_dir + "/.ns." + hex(ns)).c_str(), &st) == 0;
+    };
+    for (const auto &ns : r.nspaces)
+        if (ns != r.nspace && !registered(ns))
+            return agent_reply{PMIX_ERR_NOT_FOUND, "namespace " + ns + " is not a running step of this job", {}};
+    // Our contribution: ".xc.<key>.<nspace>.<node>" = u32 nodes of our namespace, the bytes.
+    const std::string key = hex(r.key);
+    const std::string own = _dir + "/.xc." + key + "." + hex(r.nspace) + "." + std::to_string(r.node);
+    {
+        wire::Writer w;
+        w.put_u32(r.nodes);
+        w.put_raw(r.contribution.data(), r.contribution.size());
+        std::string tmp = _dir + "/.tmp.xc." + std::to_string(getpid()) + "." + std::to_string(gettid());
+        int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+        bool ok = fd >= 0 && write(fd, w.data().data(), w.data().size()) == static_cast<ssize_t>(w.data().size());
+        if (fd >= 0) close(fd);
+        if (!ok || rename(tmp.c_str(), own.c_str()) != 0) {
+            int err = errno;
+            unlink(tmp.c_str());
+            return agent_reply{PMIX_ERROR, "connect rendezvous in " + _dir + ": " + strerror(err), {}};
+        }
+    }
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(r.timeout_ms);
+    uint32_t total = 0;
+    std::string missing;
+    for (;;) {
+        total = 0;
+        missing.clear();
+        for (const auto &ns : r.nspaces) {
+            auto files = names_with_prefix(_dir, ".xc." + key + "." + hex(ns) + ".");
+            uint32_t expected = 0;
+            if (!files.empty()) {
+                auto bytes = read_file(_dir + "/" + files.front());
+                wire::Reader rd(bytes ? bytes->data() : nullptr, bytes ? bytes->size() : 0);
+                if (!bytes || !rd.get_u32(&expected).ok()) expected = 0;
+            }
+            if (expected == 0 || files.size() < expected) {
+                missing += (missing.empty() ? "" : ", ") + ns + " (" + std::to_string(files.size()) + " of " +
+                           (expected ? std::to_string(expected) : std::string("?")) + " nodes)";
+                if (ns != r.nspace && !registered(ns)) {
+                    unlink(own.c_str());
+                    return agent_reply{PMIX_ERR_PROC_ABORTED, "namespace " + ns + " ended before joining " + r.key, {}};
+                }
+            }
+            total += expected;
+        }
+        if (missing.empty()) break;
+        if (_stopping || std::chrono::steady_clock::now() >= deadline) {
+            unlink(own.c_str());
+            return agent_reply{PMIX_ERR_TIMEOUT, r.key + ": timed out after " + std::to_string(r.timeout_ms / 1000) +
+                                                     " s waiting for " + missing, {}};
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    std::vector<rendezvous_piece> pieces;
+    for (const auto &ns : r.nspaces) {
+        std::string prefix = ".xc." + key + "." + hex(ns) + ".";
+        for (const auto &name : names_with_prefix(_dir, prefix)) {
+            auto bytes = read_file(_dir + "/" + name);
+            if (!bytes || bytes->size() < 4) continue;
+            rendezvous_piece p;
+            p.nspace = ns;
+            p.node = static_cast<uint32_t>(strtoul(name.c_str() + prefix.size(), nullptr, 10));
+            p.contribution.assign(bytes->begin() + 4, bytes->end());
+            pieces.push_back(std::move(p));
+        }
+    }
+    // Read: the last reader removes the rendezvous' files.
+    std::string mark = _dir + "/.xr." + key + "." + hex(r.nspace) + "." + std::to_string(r.node);
+    int fd = ::open(mark.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd >= 0) close(fd);
+    if (names_with_prefix(_dir, ".xr." + key + ".").size() >= total) {
+        for (const auto &n : names_with_prefix(_dir, ".xc." + key + ".")) unlink((_dir + "/" + n).c_str());
+        for (const auto &n : names_with_prefix(_dir, ".xr." + key + ".")) unlink((_dir + "/" + n).c_str());
+    }
+    auto body = encode_pieces(pieces);
+    if (!body.ok()) return agent_reply{body.status().code(), body.status().message(), {}};
+    return agent_reply{PMIX_SUCCESS, {}, std::move(body.value())};
+}
+
 void job_store::step_ended(const std::string &nspace) {
+    unlink((_dir + "/.ns." + hex(nspace)).c_str());
     remove_owned(nspace, PMIX_RANK_WILDCARD, true, {});
     rmdir(_dir.c_str());  // only if empty: the last step of the job leaves nothing behind
 }

@@ -44,6 +44,30 @@ Status decode_request(std::span<const uint8_t> body, agent_request *r);
 Result<std::vector<uint8_t>> encode_reply(const agent_reply &r);
 Status decode_reply(std::span<const uint8_t> body, agent_reply *r);
 
+// The rendezvous of PMIx_Connect / Disconnect between the steps of a job (plugin/server/connect.h):
+// node server <-> srun's agent, magic "PXCN". Each node's contribution becomes a file of the
+// job's directory; the reply (pieces) is every contribution of every namespace of the set.
+inline constexpr uint32_t kConnectMagic = 0x4e435850;
+struct rendezvous_request {
+    std::string key;                   // "<op>.<set signature>.<sequence>"
+    std::string nspace;                // the contributor's namespace
+    uint32_t node = 0;                 // its node index in its step
+    uint32_t nodes = 0;                // contributions expected from its namespace
+    std::vector<std::string> nspaces;  // every namespace of the set
+    uint32_t timeout_ms = 0;
+    std::vector<uint8_t> contribution;
+};
+struct rendezvous_piece {
+    std::string nspace;
+    uint32_t node = 0;
+    std::vector<uint8_t> contribution;
+};
+Result<std::vector<uint8_t>> encode(const rendezvous_request &r);
+bool is_rendezvous_body(std::span<const uint8_t> body);
+Status decode(std::span<const uint8_t> body, rendezvous_request *r);
+Result<std::vector<uint8_t>> encode_pieces(const std::vector<rendezvous_piece> &p);
+Status decode_pieces(std::span<const uint8_t> body, std::vector<rendezvous_piece> *p);
+
 // The job's store (srun side). Thread safe; lookups that wait poll the directory.
 class job_store {
 public:
@@ -57,8 +81,13 @@ public:
     agent_reply handle(const agent_request &r);
     // srun side, taking the agent connection: answer on a thread (send_alloc_reply_and_close).
     void submit(int fd, std::vector<uint8_t> body);
-    // The step `nspace` ended: its data that does not outlive it (PROC, APP) goes.
+    // The step `nspace` started / ended (a namespace registry for PMIx_Connect). At the end its
+    // data that does not outlive it (PROC, APP) goes.
+    void step_started(const std::string &nspace);
     void step_ended(const std::string &nspace);
+    // One node's part of a connect/disconnect rendezvous: waits (polling) until every node of
+    // every namespace of the set contributed, or the timeout.
+    agent_reply rendezvous(const rendezvous_request &r);
 
 private:
     explicit job_store(std::string dir) : _dir(std::move(dir)) {}

@@ -1,4 +1,5 @@
 #include "spawn_request.h"
+#include "session_store.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -31,6 +32,19 @@ Result<std::vector<uint8_t>> encode_request(const agent_spawn_request &r) {
     w.put_u32(r.parent_rank);
     PMIXCPP_RETURN_IF_ERROR(wire::encode(w, r.request));
     return w.data();
+}
+
+Result<std::vector<uint8_t>> encode_watch(const std::string &child_nspace) {
+    wire::Writer w;
+    w.put_u32(kWatchMagic);
+    PMIXCPP_RETURN_IF_ERROR(w.put_string(child_nspace));
+    return w.data();
+}
+
+bool is_watch_body(std::span<const uint8_t> body) {
+    wire::Reader r(body.data(), body.size());
+    uint32_t magic = 0;
+    return r.get_u32(&magic).ok() && magic == kWatchMagic;
 }
 
 bool is_spawn_body(std::span<const uint8_t> body) {
@@ -191,19 +205,33 @@ Result<std::string> resolve_exe(const std::string &cmd, const std::string &cwd, 
 // srun side
 
 spawn_launcher::~spawn_launcher() {
-    std::vector<std::thread> threads;
+    std::vector<std::thread> threads, reapers;
     {
         std::lock_guard<std::mutex> g(_mutex);
         threads.swap(_threads);
     }
-    for (auto &t : threads)
+    for (auto &t : threads)  // requests in flight may still start a child srun
+        if (t.joinable()) t.join();
+    {
+        std::lock_guard<std::mutex> g(_mutex);
+        reapers.swap(_reapers);
+        threads.swap(_threads);
+        if (!_running.empty())
+            PMIXCPP_LOG_VERBOSE("srun waits for %zu spawned step(s) to end", _running.size());
+    }
+    for (auto &t : reapers)
+        if (t.joinable()) t.join();
+    for (auto &t : threads)  // watches, answered now
         if (t.joinable()) t.join();
 }
 
 void spawn_launcher::submit(int fd, std::vector<uint8_t> body) {
     std::lock_guard<std::mutex> g(_mutex);
     try {
-        _threads.emplace_back([this, fd, body = std::move(body)]() mutable { handle(fd, std::move(body)); });
+        if (is_watch_body(body))
+            _threads.emplace_back([this, fd, body = std::move(body)]() mutable { watch(fd, std::move(body)); });
+        else
+            _threads.emplace_back([this, fd, body = std::move(body)]() mutable { handle(fd, std::move(body)); });
     } catch (const std::exception &) {
         agent_spawn_reply r;
         r.status = PMIX_ERR_OUT_OF_RESOURCE;
@@ -224,6 +252,32 @@ void spawn_launcher::handle(int fd, std::vector<uint8_t> body) {
         reply = launch(req);
     }
     auto bytes = encode_reply(reply);
+    if (!bytes.ok() || !send_alloc_reply_and_close(fd, bytes.value()).ok()) close(fd);
+}
+
+void spawn_launcher::watch(int fd, std::vector<uint8_t> body) {
+    session::agent_reply reply;
+    wire::Reader r(body.data(), body.size());
+    uint32_t magic = 0;
+    std::string ns;
+    if (!r.get_u32(&magic).ok() || magic != kWatchMagic || !r.get_string(&ns, PMIX_MAX_NSLEN).ok() ||
+        !r.expect_end().ok()) {
+        reply.status = PMIX_ERR_UNPACK_FAILURE;
+        reply.message = "malformed spawn watch";
+    } else {
+        std::unique_lock<std::mutex> g(_mutex);
+        _ended_cv.wait(g, [&] { return _ended.count(ns) || !_running.count(ns); });
+        auto e = _ended.find(ns);
+        if (e == _ended.end()) {
+            reply.status = PMIX_ERR_NOT_FOUND;
+            reply.message = ns + " is not a step this srun spawned";
+        } else {
+            wire::Writer w;
+            w.put_i32(e->second);
+            reply.body = w.data();
+        }
+    }
+    auto bytes = session::encode_reply(reply);
     if (!bytes.ok() || !send_alloc_reply_and_close(fd, bytes.value()).ok()) close(fd);
 }
 
@@ -314,12 +368,29 @@ agent_spawn_reply spawn_launcher::launch(const agent_spawn_request &r) {
         double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
         PMIXCPP_LOG_VERBOSE("spawn for %s:%u: step %s started in %.1f ms", r.parent_nspace.c_str(), r.parent_rank,
                             out.nspace.c_str(), ms);
-        // Reap the child srun when it ends.
-        std::thread([pid] {
-            int status = 0;
-            while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-            }
-        }).detach();
+        // Reap the child srun when it ends; watches of the step learn its exit code.
+        std::lock_guard<std::mutex> g(_mutex);
+        _running[out.nspace] = pid;
+        try {
+            _reapers.emplace_back([this, pid, ns = out.nspace] {
+                int status = 0;
+                while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+                }
+                int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+                PMIXCPP_LOG_VERBOSE("spawned step %s ended (srun status %d)", ns.c_str(), code);
+                std::lock_guard<std::mutex> g2(_mutex);
+                _running.erase(ns);
+                _ended[ns] = code;
+                _ended_cv.notify_all();
+            });
+        } catch (const std::exception &) {
+            _running.erase(out.nspace);
+            std::thread([pid] {
+                int status = 0;
+                while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+                }
+            }).detach();
+        }
         return out;
     }
     int status = 0;

@@ -10,6 +10,8 @@
 #include <sys/socket.h>
 
 #include <atomic>
+#include <condition_variable>
+#include <map>
 #include <cstdint>
 #include <functional>
 #include <mutex>
@@ -41,6 +43,13 @@ struct agent_spawn_reply {
     std::string nspace;
 };
 
+// Watch a spawned step (magic "PXSW"): `u32 magic, str child nspace`; answered when that step's
+// srun ends, as a session::agent_reply whose body is `i32 exit code` of the child srun (status
+// PMIX_ERR_NOT_FOUND: not a step this srun spawned).
+inline constexpr uint32_t kWatchMagic = 0x57535850;
+Result<std::vector<uint8_t>> encode_watch(const std::string &child_nspace);
+bool is_watch_body(std::span<const uint8_t> body);
+
 Result<std::vector<uint8_t>> encode_request(const agent_spawn_request &r);
 bool is_spawn_body(std::span<const uint8_t> body);
 Status decode_request(std::span<const uint8_t> body, agent_spawn_request *r);
@@ -66,17 +75,24 @@ Result<std::string> resolve_exe(const std::string &cmd, const std::string &cwd, 
 class spawn_launcher {
 public:
     explicit spawn_launcher(uint32_t job_id) : _job_id(job_id) {}
-    ~spawn_launcher();  // joins the request threads (a child srun keeps running)
+    // Waits until every child srun ended (a parent srun outlives its spawned steps, as mpirun
+    // does, so the allocation is not given up under them), then joins the request threads.
+    ~spawn_launcher();
     // Takes `fd` (answered with send_alloc_reply_and_close) and the request body.
     void submit(int fd, std::vector<uint8_t> body);
 
 private:
     void handle(int fd, std::vector<uint8_t> body);
+    void watch(int fd, std::vector<uint8_t> body);
     agent_spawn_reply launch(const agent_spawn_request &r);
 
     uint32_t _job_id;
     std::mutex _mutex;
     std::vector<std::thread> _threads;
+    std::vector<std::thread> _reapers;     // one per child srun, until it ends
+    std::condition_variable _ended_cv;
+    std::map<std::string, int> _running;  // child nspace -> srun pid
+    std::map<std::string, int> _ended;    // child nspace -> exit code of its srun
 };
 
 // slurmstepd side: carry one request to srun's agent on a thread of its own and hand the reply

@@ -59,7 +59,30 @@ constexpr uint8_t kRankLeft = 0;  // pubsub request type: a rank of the sending 
 }  // namespace
 
 dyn_service::dyn_service(const step_info &step, std::vector<uint32_t> node_of, dyn_ops ops)
-    : _step(step), _node_of(std::move(node_of)), _ops(std::move(ops)) {}
+    : _step(step), _node_of(std::move(node_of)), _ops(std::move(ops)) {
+    connect_ops c;
+    c.reply = _ops.reply;
+    if (_ops.session) c.rendezvous = _ops.session;
+    c.data_of = _ops.data_of ? _ops.data_of : [](uint32_t, relation) -> Result<InfoArray> { return InfoArray(); };
+    _connect = std::make_unique<connect_service>(_step, _node_of, std::move(c), _ops.connect_timeout_sec);
+}
+
+// ------------------------------------------------------------------------------------------
+// Connect / disconnect (connect.h)
+
+void dyn_service::on_connect(uint64_t conn, uint32_t rank, uint32_t request_id, connect_op op,
+                             std::span<const uint8_t> payload) {
+    wire::fence_request m;
+    if (Status st = wire::decode_payload(payload, &m); !st.ok()) {
+        _ops.reply(conn, request_id, PMIX_ERR_UNPACK_FAILURE, std::string("malformed ") + to_string(op) + ": " + st.message(), {});
+        return;
+    }
+    _connect->on_request(conn, rank, request_id, op, m.procs, m.infos);
+}
+
+void dyn_service::foreign_get(uint64_t conn, uint32_t request_id, const pmix_proc_t &proc, const std::string &key) {
+    _connect->get(conn, request_id, proc, key);
+}
 
 // ------------------------------------------------------------------------------------------
 // Publish / lookup / unpublish
@@ -225,6 +248,7 @@ void dyn_service::handle_pubsub(const pubsub_requester &who, uint8_t type, std::
 }
 
 void dyn_service::rank_left(uint32_t rank) {
+    _connect->rank_left(rank);
     if (_ops.session && rank < _session_publishers.size() && _session_publishers[rank]) {
         _session_publishers[rank] = false;
         session::agent_request req;
@@ -405,6 +429,7 @@ void dyn_service::on_node(uint32_t from, uint16_t channel, std::span<const uint8
 }
 
 void dyn_service::expire(server_clock::time_point now) {
+    _connect->expire(now);
     for (const auto &a : _store.expire(now)) answer_lookup(a);
     for (auto it = _kills.begin(); it != _kills.end();) {
         if (it->when <= now) {
@@ -420,6 +445,7 @@ std::optional<server_clock::time_point> dyn_service::next_deadline() const {
     auto next = _store.next_deadline();
     for (const auto &k : _kills)
         if (!next || k.when < *next) next = k.when;
+    if (auto c = _connect->next_deadline(); c && (!next || *c < *next)) next = c;
     return next;
 }
 
@@ -486,8 +512,8 @@ void dyn_service::on_spawn(uint64_t conn, uint32_t rank, uint32_t request_id, st
         return;
     }
     PMIXCPP_LOG_VERBOSE("%s: rank %u spawns %zu app(s)", _step.nspace.c_str(), rank, req.request.apps.size());
-    _ops.spawn(std::move(body.value()), [this, conn, request_id](int status, const std::string &message,
-                                                                 const std::string &nspace) {
+    _ops.spawn(std::move(body.value()), [this, conn, request_id, rank](int status, const std::string &message,
+                                                                       const std::string &nspace) {
         if (status != PMIX_SUCCESS) {
             _ops.reply(conn, request_id, status, message, {});
             return;
@@ -497,7 +523,29 @@ void dyn_service::on_spawn(uint64_t conn, uint32_t rank, uint32_t request_id, st
         r.nspace = nspace;
         if (!wire::encode(w, r).ok()) return;
         _ops.reply(conn, request_id, PMIX_SUCCESS, {}, w.data());
+        watch_child(nspace, rank);
     });
+}
+
+// The parent's srun knows when the child step's srun ends: ask it to tell us, then raise
+// PMIX_EVENT_JOB_END at the spawning rank.
+void dyn_service::watch_child(const std::string &child, uint32_t spawner) {
+    if (!_ops.session || !_ops.child_ended) return;
+    auto body = spawn::encode_watch(child);
+    if (!body.ok()) return;
+    _ops.session(std::move(body.value()), kWatchTimeoutMs,
+                 [this, child, spawner](int status, const std::string &message, std::vector<uint8_t> reply) {
+                     int32_t code = -1;
+                     wire::Reader r(reply.data(), reply.size());
+                     if (status != PMIX_SUCCESS || !r.get_i32(&code).ok()) {
+                         PMIXCPP_LOG_VERBOSE("%s: no end of spawned step %s to report: %s", _step.nspace.c_str(),
+                                             child.c_str(), message.c_str());
+                         return;
+                     }
+                     PMIXCPP_LOG_DEBUG("%s: spawned step %s ended (srun status %d)", _step.nspace.c_str(),
+                                       child.c_str(), code);
+                     _ops.child_ended(child, spawner, code);
+                 });
 }
 
 }  // namespace pmixcpp::server

@@ -9,11 +9,13 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "connect.h"
 #include "pubsub.h"
 #include "step_info.h"
 #include "wire/messages.h"
@@ -37,6 +39,12 @@ struct dyn_ops {
     // `done` runs on the loop thread. Empty = session data stays in the step's store.
     using session_done = std::function<void(int status, const std::string &message, std::vector<uint8_t> body)>;
     std::function<void(std::vector<uint8_t> body, int timeout_ms, session_done done)> session;
+    // PMIx_Connect: our ranks' data as another namespace sees it (connect.h). Empty = connect
+    // carries no data.
+    std::function<Result<InfoArray>(uint32_t rank, relation rel)> data_of;
+    uint32_t connect_timeout_sec = 300;  // a connect without PMIX_TIMEOUT
+    // A step this node's rank `spawner` spawned ended (its srun's exit code): raise the event.
+    std::function<void(const std::string &child_nspace, uint32_t spawner, int exit_code)> child_ended;
     // Deliver a signal (tests replace kill(2)).
     std::function<int(pid_t pid, int sig)> signal = [](pid_t pid, int sig) { return ::kill(pid, sig); };
 };
@@ -54,6 +62,12 @@ public:
     // PMIx_Job_control: handles it and returns true when the directives ask for kill, terminate or
     // signal; false leaves the request to the server (clean-up registrations).
     bool job_control(uint64_t conn, uint32_t rank, uint32_t request_id, const wire::job_control_request &m);
+
+    // PMIx_Connect / PMIx_Disconnect, or a fence naming other namespaces (connect.h). The
+    // payload is a fence_request.
+    void on_connect(uint64_t conn, uint32_t rank, uint32_t request_id, connect_op op, std::span<const uint8_t> payload);
+    // A Get of another namespace's proc: answered from what PMIx_Connect brought.
+    void foreign_get(uint64_t conn, uint32_t request_id, const pmix_proc_t &proc, const std::string &key);
 
     // A message of one of our node channels.
     void on_node(uint32_t from, uint16_t channel, std::span<const uint8_t> body);
@@ -73,12 +87,14 @@ private:
     void answer(const pubsub_requester &to, pmix_status_t status, const std::string &message,
                 std::span<const uint8_t> body);
     void answer_lookup(const lookup_answer &a);
+    void watch_child(const std::string &child, uint32_t spawner);
     void signal_local(const std::vector<uint32_t> &ranks, int sig, bool terminate);
 
     step_info _step;
     std::vector<uint32_t> _node_of;
     dyn_ops _ops;
     pubsub_store _store;  // used on node 0 only
+    std::unique_ptr<connect_service> _connect;
     struct pending_kill {
         server_clock::time_point when;
         pid_t pid;
@@ -88,5 +104,7 @@ private:
 
 // Grace between SIGTERM and SIGKILL of PMIX_JOB_CTRL_TERMINATE.
 inline constexpr int kTerminateGraceSec = 5;
+// How long the server listens for the end of a spawned step (the watch is cancelled with the step).
+inline constexpr int kWatchTimeoutMs = 7 * 24 * 3600 * 1000;
 
 }  // namespace pmixcpp::server

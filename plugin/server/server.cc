@@ -903,6 +903,45 @@ dyn_ops server_impl::make_dyn_ops() {
                           });
         };
     }
+    ops.data_of = [this](uint32_t rank, relation rel) { return _kvs.visible_data(rank, rel); };
+    // A spawned step ended: PMIX_EVENT_JOB_END to the rank that spawned it (custom range), with
+    // the child namespace as affected proc; non-default, so a default handler (OpenMPI's aborts
+    // on events) does not take it.
+    ops.child_ended = [this](const std::string &child, uint32_t spawner, int exit_code) {
+        wire::event_notification ev;
+        ev.status = PMIX_EVENT_JOB_END;
+        strncpy(ev.source.nspace, child.c_str(), PMIX_MAX_NSLEN);
+        ev.source.rank = PMIX_RANK_UNDEF;
+        ev.range = PMIX_RANGE_CUSTOM;
+        pmix_proc_t to{}, affected{};
+        strncpy(to.nspace, _step.nspace.c_str(), PMIX_MAX_NSLEN);
+        to.rank = spawner;
+        strncpy(affected.nspace, child.c_str(), PMIX_MAX_NSLEN);
+        affected.rank = PMIX_RANK_WILDCARD;
+        pmix_status_t term = exit_code == 0 ? PMIX_SUCCESS : PMIX_ERR_JOB_TERMINATED;
+        bool yes = true;
+        std::string text = "spawned step " + child + " ended, srun exit status " + std::to_string(exit_code);
+        const char *ctext = text.c_str();
+        auto *infos = static_cast<pmix_info_t *>(calloc(6, sizeof(pmix_info_t)));
+        if (infos == nullptr) return;
+        InfoArray arr(infos, 6);
+        auto load = [&](size_t i, const char *key, const void *v, pmix_data_type_t t) {
+            strncpy(infos[i].key, key, PMIX_MAX_KEYLEN);
+            (void)value_load(&infos[i].value, v, t);
+        };
+        load(0, PMIX_EVENT_CUSTOM_RANGE, &to, PMIX_PROC);
+        load(1, PMIX_EVENT_AFFECTED_PROC, &affected, PMIX_PROC);
+        load(2, PMIX_JOB_TERM_STATUS, &term, PMIX_STATUS);
+        load(3, PMIX_EXIT_CODE, &exit_code, PMIX_INT);
+        load(4, PMIX_EVENT_NON_DEFAULT, &yes, PMIX_BOOL);
+        load(5, PMIX_EVENT_TEXT_MESSAGE, ctext, PMIX_STRING);
+        ev.infos = std::move(arr);
+        wire::Writer w;
+        if (!wire::encode(w, ev).ok()) return;
+        if (Status st = _events->from_remote(w.data()); !st.ok())
+            PMIXCPP_LOG_ERROR("%s: job-end event of %s: %s", _step.nspace.c_str(), child.c_str(), st.message().c_str());
+    };
+    ops.connect_timeout_sec = _opts.multinode.timeout_sec;
     ops.pid_of = [this](uint32_t rank) -> pid_t {
         if (rank >= _rank_conn.size()) return 0;
         connection *c = find(_rank_conn[rank]);
@@ -952,6 +991,8 @@ bool server_impl::dispatch(connection &c, const wire::Frame &f) {
     case wire::msg_type::unpublish: _dyn->on_client(c.id, c.rank, f.type, f.id, f.payload); break;
     case wire::msg_type::spawn: _dyn->on_spawn(c.id, c.rank, f.id, f.payload); break;
     case wire::msg_type::fabric: handle_fabric(c, f); break;
+    case wire::msg_type::xconnect: _dyn->on_connect(c.id, c.rank, f.id, connect_op::connect, f.payload); break;
+    case wire::msg_type::xdisconnect: _dyn->on_connect(c.id, c.rank, f.id, connect_op::disconnect, f.payload); break;
     default: close_connection(id, "unexpected message type " + std::to_string(f.type)); break;
     }
     connection *still = find(id);
@@ -1054,10 +1095,9 @@ void server_impl::handle_fence(connection &c, const wire::Frame &f) {
     std::vector<uint32_t> ranks;
     for (const auto &p : m.procs) {
         if (strncmp(p.nspace, _step.nspace.c_str(), sizeof(p.nspace)) != 0) {
-            std::string ns(p.nspace, strnlen(p.nspace, sizeof(p.nspace)));
-            PMIXCPP_LOG_ERROR("%s: rank %u: fence including namespace %s is not supported", _step.nspace.c_str(),
-                              c.rank, ns.c_str());
-            send_reply(c.id, f.id, PMIX_ERR_NOT_SUPPORTED, "fence across namespaces (" + ns + ") is not supported");
+            // Procs of other steps of the job (OpenMPI's MPI_Comm_disconnect): a barrier through
+            // the job's rendezvous (connect.h); data is not collected across namespaces.
+            _dyn->on_connect(c.id, c.rank, f.id, connect_op::fence, f.payload);
             return;
         }
         ranks.push_back(p.rank);
@@ -1087,8 +1127,7 @@ void server_impl::handle_get(connection &c, const wire::Frame &f) {
     const std::string what = m.key.empty() ? std::string("(all data)") : m.key;
 
     if (strncmp(m.proc.nspace, _step.nspace.c_str(), sizeof(m.proc.nspace)) != 0) {
-        std::string other(m.proc.nspace, strnlen(m.proc.nspace, sizeof(m.proc.nspace)));
-        fail_get(w, PMIX_ERR_NOT_FOUND, "unknown namespace '" + other + "'");
+        _dyn->foreign_get(c.id, f.id, m.proc, m.key);  // what PMIx_Connect brought (connect.h)
         return;
     }
     if (w.target == PMIX_RANK_WILDCARD) {  // job-level data: present or not, never waits

@@ -541,12 +541,15 @@ PMIXCPP_EXPORT mpi_plugin_client_state_t *mpi_p_client_prelaunch(const mpi_plugi
             else if (auto groups = fabric::node_groups(recs.value(), step_nodes); !groups.empty())
                 env_array_overwrite(env, fabric::kNodeGroupsEnv, fabric::encode_node_groups(groups).c_str());
         }
+        if (state().job_store) state().job_store->step_started(state().step_nspace);  // for PMIx_Connect
         agent.value()->set_alloc_handler([b = bridge.value().get(), l = state().launcher.get(),
                                           js = state().job_store.get(),
                                           fs = state().fabric.get()](int fd, std::vector<uint8_t> body) {
-            if (spawn::is_spawn_body(body)) l->submit(fd, std::move(body));  // PMIx_Spawn (spawn_request.h)
-            else if (session::is_session_body(body) && js) js->submit(fd, std::move(body));  // session_store.h
-            else if (fabric::is_fabric_body(body) && fs) fs->submit(fd, std::move(body));    // fabric_request.h
+            if (spawn::is_spawn_body(body) || spawn::is_watch_body(body))
+                l->submit(fd, std::move(body));  // PMIx_Spawn (spawn_request.h)
+            else if ((session::is_session_body(body) || session::is_rendezvous_body(body)) && js)
+                js->submit(fd, std::move(body));  // session_store.h
+            else if (fabric::is_fabric_body(body) && fs) fs->submit(fd, std::move(body));  // fabric_request.h
             else b->submit(fd, std::move(body));
         });
         // A step started by PMIx_Spawn: tell the parent's srun which step this is.

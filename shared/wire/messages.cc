@@ -25,6 +25,8 @@ const char *to_string(msg_type t) {
     case msg_type::unpublish: return "unpublish";
     case msg_type::spawn: return "spawn";
     case msg_type::fabric: return "fabric";
+    case msg_type::xconnect: return "xconnect";
+    case msg_type::xdisconnect: return "xdisconnect";
     }
     return "unknown";
 }
@@ -33,7 +35,7 @@ bool is_request_type(uint16_t t) {
     return (t >= static_cast<uint16_t>(msg_type::connect) && t <= static_cast<uint16_t>(msg_type::log)) ||
            t == static_cast<uint16_t>(msg_type::notify) || t == static_cast<uint16_t>(msg_type::alloc) ||
            t == static_cast<uint16_t>(msg_type::query) ||
-           (t >= static_cast<uint16_t>(msg_type::publish) && t <= static_cast<uint16_t>(msg_type::fabric));
+           (t >= static_cast<uint16_t>(msg_type::publish) && t <= static_cast<uint16_t>(msg_type::xdisconnect));
 }
 
 namespace {
@@ -418,5 +420,31 @@ Status decode(Reader &r, spawn_request *m) {
 
 Status encode(Writer &w, const spawn_reply &m) { return w.put_string(m.nspace); }
 Status decode(Reader &r, spawn_reply *m) { return r.get_string(&m->nspace, PMIX_MAX_NSLEN); }
+
+}  // namespace pmixcpp::wire
+
+namespace pmixcpp::wire {
+
+Status encode(Writer &w, const connect_data &m) {
+    w.put_u32(static_cast<uint32_t>(m.entries.size()));
+    for (const auto &e : m.entries) {
+        PMIXCPP_RETURN_IF_ERROR(encode_proc(w, e.proc));
+        PMIXCPP_RETURN_IF_ERROR(encode_info_array(w, e.infos.data(), e.infos.size()));
+    }
+    return Status::success();
+}
+
+Status decode(Reader &r, connect_data *m) {
+    uint32_t n = 0;
+    PMIXCPP_RETURN_IF_ERROR(r.get_u32(&n));
+    if (n > r.remaining() / 8) return Status(PMIX_ERR_UNPACK_FAILURE, "connect data: entry count exceeds payload");
+    m->entries.clear();
+    m->entries.resize(n);
+    for (auto &e : m->entries) {
+        PMIXCPP_RETURN_IF_ERROR(decode_proc(r, &e.proc));
+        PMIXCPP_RETURN_IF_ERROR(decode_info_array(r, &e.infos));
+    }
+    return Status::success();
+}
 
 }  // namespace pmixcpp::wire

@@ -36,6 +36,8 @@ enum class msg_type : uint16_t {
     unpublish = 22,  // c->s: PMIx_Unpublish(_nb)
     spawn = 23,      // c->s: PMIx_Spawn(_nb)
     fabric = 24,     // c->s: PMIx_Fabric_register/update(_nb) (plugin/common/fabric_request.h)
+    xconnect = 25,     // c->s: PMIx_Connect(_nb): payload as fence_request, reply connect_data
+    xdisconnect = 26,  // c->s: PMIx_Disconnect(_nb): payload as fence_request
 };
 const char *to_string(msg_type t);
 bool is_request_type(uint16_t t);
@@ -231,6 +233,18 @@ struct spawn_request {
 struct spawn_reply {
     std::string nspace;
 };
+
+// Reply of xconnect: the data of the other namespaces' procs visible to the caller (rank
+// PMIX_RANK_WILDCARD = job-level data of that namespace).
+struct connect_data_entry {
+    pmix_proc_t proc{};
+    InfoArray infos;
+};
+struct connect_data {
+    std::vector<connect_data_entry> entries;
+};
+Status encode(Writer &w, const connect_data &m);
+Status decode(Reader &r, connect_data *m);
 
 Status encode(Writer &w, const spawn_request &m);
 Status decode(Reader &r, spawn_request *m);

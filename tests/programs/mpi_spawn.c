@@ -1,21 +1,60 @@
-/* MPI_Comm_spawn of 4 children (tests/integration/t-dyn.sh). Prints MPI-SPAWN-OK <n> when the
- * intercommunicator works; today PMIx_Connect is not implemented, so the spawn step starts, the
- * publish/lookup exchange across the two steps succeeds, and MPI_Comm_spawn fails cleanly. */
+/* MPI_Comm_spawn (tests/integration/t-spawn-ompi.sh): the parents spawn N children (argv[1],
+ * default 4), every parent rank and child rank exchange messages over the intercommunicator,
+ * an MPI_Allreduce over the merged communicator checks everyone is there, then all disconnect.
+ * Prints MPI-SPAWN-OK <children> and SPAWN-MS <children> <ms> (the spawn call until the
+ * intercommunicator answered a first message). */
 #include <mpi.h>
 #include <stdio.h>
+#include <stdlib.h>
 int main(int argc, char **argv) {
-    MPI_Comm parent, inter;
-    int rank, size, errs[4];
+    MPI_Comm parent, inter, merged;
+    int rank, size, rsize, n = argc > 1 ? atoi(argv[1]) : 4;
     MPI_Init(&argc, &argv);
     MPI_Comm_get_parent(&parent);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
     if (parent == MPI_COMM_NULL) {
+        int *errs = calloc(n, sizeof(int));
+        char *child_argv[] = {argv[1] ? argv[1] : "4", NULL};
         MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-        int rc = MPI_Comm_spawn(argv[0], MPI_ARGV_NULL, 4, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter, errs);
+        MPI_Barrier(MPI_COMM_WORLD);
+        double t0 = MPI_Wtime();
+        int rc = MPI_Comm_spawn(argv[0], child_argv, n, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter, errs);
         if (rank == 0) printf("parent: MPI_Comm_spawn rc=%d\n", rc);
-        if (rc == MPI_SUCCESS) { MPI_Comm_remote_size(inter, &size); if (rank == 0) printf("MPI-SPAWN-OK %d\n", size); MPI_Comm_disconnect(&inter); }
+        if (rc != MPI_SUCCESS) { MPI_Finalize(); return 1; }
+        MPI_Comm_remote_size(inter, &rsize);
+        /* parent rank r talks to children r, r+size, ... */
+        int ok = 1, first = 1;
+        for (int c = rank; c < rsize; c += size) {
+            int token = 1000 + c, back = -1;
+            MPI_Send(&token, 1, MPI_INT, c, 7, inter);
+            MPI_Recv(&back, 1, MPI_INT, c, 8, inter, MPI_STATUS_IGNORE);
+            if (back != token + 1) ok = 0;
+            if (first && rank == 0) { printf("SPAWN-MS %d %.1f\n", rsize, (MPI_Wtime() - t0) * 1e3); first = 0; }
+        }
+        MPI_Intercomm_merge(inter, 0, &merged);
+        int one = 1, all = 0, good = 0;
+        MPI_Allreduce(&one, &all, 1, MPI_INT, MPI_SUM, merged);
+        MPI_Allreduce(&ok, &good, 1, MPI_INT, MPI_MIN, merged);
+        if (rank == 0) printf("parent: allreduce over parents+children = %d, messages %s\n", all, good ? "right" : "WRONG");
+        if (rank == 0 && all == size + rsize && good) printf("MPI-SPAWN-OK %d\n", rsize);
+        MPI_Comm_free(&merged);
+        MPI_Comm_disconnect(&inter);
+        free(errs);
     } else {
-        printf("child %d\n", rank);
+        int psize, ok = 1;
+        MPI_Comm_remote_size(parent, &psize);
+        int token = -1;
+        MPI_Recv(&token, 1, MPI_INT, rank % psize, 7, parent, MPI_STATUS_IGNORE);
+        if (token != 1000 + rank) ok = 0;
+        token += 1;
+        MPI_Send(&token, 1, MPI_INT, rank % psize, 8, parent);
+        MPI_Intercomm_merge(parent, 1, &merged);
+        int one = 1, all = 0, good = 0;
+        MPI_Allreduce(&one, &all, 1, MPI_INT, MPI_SUM, merged);
+        MPI_Allreduce(&ok, &good, 1, MPI_INT, MPI_MIN, merged);
+        printf("child %d of %d: token %s, allreduce %d\n", rank, size, ok ? "right" : "WRONG", all);
+        MPI_Comm_free(&merged);
         MPI_Comm_disconnect(&parent);
     }
     MPI_Finalize();

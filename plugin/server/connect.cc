@@ -1,0 +1,427 @@
+#include "connect.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdlib>
+#include <cstring>
+
+#include "log.h"
+#include "value.h"
+#include "wire/codec.h"
+
+namespace pmixcpp::server {
+
+const char *to_string(connect_op op) {
+    switch (op) {
+    case connect_op::connect: return "connect";
+    case connect_op::disconnect: return "disconnect";
+    case connect_op::fence: return "fence";
+    }
+    return "unknown";
+}
+
+// --- helpers ------------------------------------------------------------------------------
+
+namespace {
+
+std::string ns_of(const pmix_proc_t &p) { return std::string(p.nspace, strnlen(p.nspace, sizeof(p.nspace))); }
+
+uint64_t fnv1a(const std::string &s) {
+    uint64_t h = 1469598103934665603ull;
+    for (unsigned char c : s) {
+        h ^= c;
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+const pmix_info_t *find(const InfoArray &a, const char *key) {
+    for (size_t i = 0; i < a.size(); ++i)
+        if (strncmp(a[i].key, key, PMIX_MAX_KEYLEN + 1) == 0) return &a[i];
+    return nullptr;
+}
+
+// Job-level keys that describe the contributor's node, not the namespace.
+bool node_relative(const char *key) {
+    static const char *keys[] = {PMIX_LOCAL_SIZE, PMIX_NODE_SIZE, PMIX_LOCAL_PEERS, PMIX_LOCALLDR,
+                                 PMIX_NODEID,     PMIX_HOSTNAME,  PMIX_TMPDIR,      PMIX_NSDIR,
+                                 PMIX_CPUSET,     PMIX_LOCAL_CPUSETS};
+    for (const char *k : keys)
+        if (strncmp(key, k, PMIX_MAX_KEYLEN + 1) == 0) return true;
+    return false;
+}
+
+// Copy the infos `keep` selects and append `extra` (taken over).
+Result<InfoArray> filtered(const InfoArray &src, const std::function<bool(const pmix_info_t &)> &keep,
+                           std::vector<pmix_info_t> extra) {
+    size_t n = 0;
+    for (size_t i = 0; i < src.size(); ++i) n += keep(src[i]) ? 1 : 0;
+    size_t total = n + extra.size();
+    auto *infos = static_cast<pmix_info_t *>(calloc(total ? total : 1, sizeof(pmix_info_t)));
+    if (infos == nullptr) {
+        for (auto &e : extra) info_destruct(&e);
+        return Status(PMIX_ERR_NOMEM, "out of memory");
+    }
+    InfoArray out(infos, total);
+    size_t j = 0;
+    for (size_t i = 0; i < src.size(); ++i) {
+        if (!keep(src[i])) continue;
+        Status st = info_xfer(&infos[j++], &src[i]);
+        if (!st.ok()) {
+            for (auto &e : extra) info_destruct(&e);
+            return st;
+        }
+    }
+    for (auto &e : extra) infos[j++] = e;  // moved: the array owns it now
+    return out;
+}
+
+Result<InfoArray> copy_of(const InfoArray &src) {
+    return filtered(src, [](const pmix_info_t &) { return true; }, {});
+}
+
+pmix_info_t string_info(const char *key, const std::string &value) {
+    pmix_info_t i{};
+    strncpy(i.key, key, PMIX_MAX_KEYLEN);
+    (void)value_load(&i.value, value.c_str(), PMIX_STRING);
+    return i;
+}
+pmix_info_t u32_info(const char *key, uint32_t value) {
+    pmix_info_t i{};
+    strncpy(i.key, key, PMIX_MAX_KEYLEN);
+    (void)value_load(&i.value, &value, PMIX_UINT32);
+    return i;
+}
+
+int timeout_ms_of(const InfoArray &infos, uint32_t default_sec) {
+    if (const pmix_info_t *t = find(infos, PMIX_TIMEOUT)) {
+        auto n = value_to_number<int64_t>(t->value);
+        if (n.ok() && n.value() > 0) return static_cast<int>(std::min<int64_t>(n.value(), 86400) * 1000);
+    }
+    return static_cast<int>(std::min<uint32_t>(default_sec, 86400) * 1000);
+}
+
+}  // namespace
+
+// --- the service --------------------------------------------------------------------------
+
+connect_service::connect_service(const step_info &step, std::vector<uint32_t> node_of, connect_ops ops,
+                                 uint32_t default_timeout_sec)
+    : _step(step), _node_of(std::move(node_of)), _ops(std::move(ops)), _default_timeout_sec(default_timeout_sec) {}
+
+void connect_service::on_request(uint64_t conn, uint32_t rank, uint32_t request_id, connect_op op,
+                                 const std::vector<pmix_proc_t> &procs, const InfoArray &infos) {
+    const char *ns = _step.nspace.c_str();
+    // The set as written: per namespace "*" or its sorted ranks.
+    std::map<std::string, std::set<uint32_t>> by_ns;
+    std::set<std::string> wildcard;
+    for (const auto &p : procs) {
+        std::string n = ns_of(p);
+        if (n.empty()) n = _step.nspace;
+        if (p.rank == PMIX_RANK_WILDCARD) wildcard.insert(n);
+        else if (p.rank == PMIX_RANK_UNDEF) {
+            _ops.reply(conn, request_id, PMIX_ERR_BAD_PARAM, "participant with PMIX_RANK_UNDEF", {});
+            return;
+        }
+        by_ns[n];
+        if (p.rank != PMIX_RANK_WILDCARD) by_ns[n].insert(p.rank);
+    }
+    std::set<uint32_t> own;
+    if (wildcard.count(_step.nspace)) {
+        for (uint32_t r = 0; r < _step.ntasks; ++r) own.insert(r);
+    } else if (by_ns.count(_step.nspace)) {
+        own = by_ns[_step.nspace];
+    }
+    if (!own.count(rank)) {
+        _ops.reply(conn, request_id, PMIX_ERR_BAD_PARAM,
+                   std::string(to_string(op)) + ": the caller is not among the participants", {});
+        return;
+    }
+    if (!own.empty() && *own.rbegin() >= _step.ntasks) {
+        _ops.reply(conn, request_id, PMIX_ERR_BAD_PARAM,
+                   "rank " + std::to_string(*own.rbegin()) + " is not in " + _step.nspace, {});
+        return;
+    }
+    if (by_ns.size() > 1 && !_ops.rendezvous) {
+        _ops.reply(conn, request_id, PMIX_ERR_NOT_SUPPORTED,
+                   "no srun agent: this step cannot meet other namespaces", {});
+        return;
+    }
+    std::string set;
+    for (const auto &[n, ranks] : by_ns) {
+        set += n + ":";
+        if (wildcard.count(n)) {
+            set += "*";
+        } else {
+            for (uint32_t r : ranks) set += std::to_string(r) + ",";
+        }
+        set += ";";
+    }
+    // Join the collective of this set our other local participants started, or start one.
+    uint64_t id = 0;
+    for (auto &[cid, c] : _pending) {
+        if (c.op != op || c.set != set || c.sent) continue;
+        if (std::any_of(c.entered.begin(), c.entered.end(), [&](const waiter &w) { return w.rank == rank; })) continue;
+        id = cid;
+        break;
+    }
+    if (id == 0) {
+        collective c;
+        c.op = op;
+        c.set = set;
+        std::string seq_key = std::string(to_string(op)) + "." + set;
+        char sig[40];
+        snprintf(sig, sizeof(sig), "%016" PRIx64, fnv1a(set));
+        c.key = std::string(to_string(op)) + "." + sig + "." + std::to_string(_sequence[seq_key]++);
+        for (const auto &[n, ranks] : by_ns) c.nspaces.push_back(n);
+        std::set<uint32_t> nodes;
+        for (uint32_t r : own) {
+            uint32_t node = r < _node_of.size() ? _node_of[r] : 0;
+            nodes.insert(node);
+            if (node == _step.node_id) c.local.insert(r);
+        }
+        c.nodes = static_cast<uint32_t>(nodes.size());
+        c.timeout_ms = timeout_ms_of(infos, _default_timeout_sec);
+        c.deadline = server_clock::now() + std::chrono::milliseconds(c.timeout_ms);
+        id = _next_id++;
+        PMIXCPP_LOG_DEBUG("%s: %s %s over %s (%zu local, %u node(s) of ours)", ns, to_string(op), c.key.c_str(),
+                          set.c_str(), c.local.size(), c.nodes);
+        _pending.emplace(id, std::move(c));
+    }
+    collective &c = _pending.at(id);
+    c.entered.push_back({conn, request_id, rank});
+    if (c.entered.size() == c.local.size()) start(id);
+}
+
+Result<std::vector<uint8_t>> connect_service::contribution(const collective &c) const {
+    wire::Writer w;
+    if (c.op != connect_op::connect) return w.data();
+    PMIXCPP_RETURN_IF_ERROR(w.put_string(_step.node_name()));
+    auto job = _ops.data_of(PMIX_RANK_WILDCARD, relation::same_node);
+    if (!job.ok()) return job.status();
+    PMIXCPP_RETURN_IF_ERROR(wire::encode_info_array(w, job->data(), job->size()));
+    w.put_u32(static_cast<uint32_t>(c.local.size()));
+    for (uint32_t r : c.local) {
+        w.put_u32(r);
+        auto same = _ops.data_of(r, relation::same_node);
+        if (!same.ok()) return same.status();
+        auto other = _ops.data_of(r, relation::other_node);
+        if (!other.ok()) return other.status();
+        PMIXCPP_RETURN_IF_ERROR(wire::encode_info_array(w, same->data(), same->size()));
+        PMIXCPP_RETURN_IF_ERROR(wire::encode_info_array(w, other->data(), other->size()));
+    }
+    return w.data();
+}
+
+void connect_service::start(uint64_t id) {
+    collective &c = _pending.at(id);
+    if (c.nspaces.size() == 1 && c.nodes == 1) {  // only our own ranks, all here: done already
+        finish(id, PMIX_SUCCESS, {}, {});
+        return;
+    }
+    if (!_ops.rendezvous) {
+        fail(c, PMIX_ERR_NOT_SUPPORTED, "no srun agent for the rendezvous");
+        _pending.erase(id);
+        return;
+    }
+    auto contrib = contribution(c);
+    rendezvous_request req;
+    req.key = c.key;
+    req.nspace = _step.nspace;
+    req.node = _step.node_id;
+    req.nodes = c.nodes;
+    req.nspaces = c.nspaces;
+    req.timeout_ms = static_cast<uint32_t>(c.timeout_ms);
+    if (contrib.ok()) req.contribution = std::move(contrib.value());
+    auto body = contrib.ok() ? encode(req) : Result<std::vector<uint8_t>>(contrib.status());
+    if (!body.ok()) {
+        fail(c, body.status().code(), body.status().message());
+        _pending.erase(id);
+        return;
+    }
+    c.sent = true;
+    PMIXCPP_LOG_DEBUG("%s: %s %s: contribution of %zu bytes to the rendezvous", _step.nspace.c_str(),
+                      to_string(c.op), c.key.c_str(), req.contribution.size());
+    _ops.rendezvous(std::move(body.value()), c.timeout_ms + 5000,
+                    [this, id](int status, const std::string &message, std::vector<uint8_t> reply) {
+                        finish(id, status, message, std::move(reply));
+                    });
+}
+
+void connect_service::finish(uint64_t id, int status, const std::string &message, std::vector<uint8_t> body) {
+    auto it = _pending.find(id);
+    if (it == _pending.end()) return;  // failed already (a participant left, a timeout)
+    collective &c = it->second;
+    if (status == PMIX_SUCCESS && c.op == connect_op::connect && !body.empty()) {
+        std::vector<rendezvous_piece> pieces;
+        Status st = decode_pieces(body, &pieces);
+        if (st.ok()) st = absorb(pieces);
+        if (!st.ok()) {
+            status = st.code() == PMIX_SUCCESS ? PMIX_ERROR : st.code();
+            PMIXCPP_LOG_ERROR("%s: connect %s: %s", _step.nspace.c_str(), c.key.c_str(), st.message().c_str());
+        }
+    }
+    if (status != PMIX_SUCCESS) {
+        PMIXCPP_LOG_VERBOSE("%s: %s %s failed: %s", _step.nspace.c_str(), to_string(c.op), c.key.c_str(),
+                            message.c_str());
+        fail(c, status, message.empty() ? std::string(to_string(c.op)) + " failed" : message);
+        _pending.erase(it);
+        return;
+    }
+    std::vector<uint8_t> answer;
+    if (c.op == connect_op::connect) {
+        auto b = reply_body(c);
+        if (!b.ok()) {
+            fail(c, b.status().code(), b.status().message());
+            _pending.erase(it);
+            return;
+        }
+        answer = std::move(b.value());
+    }
+    PMIXCPP_LOG_DEBUG("%s: %s %s complete", _step.nspace.c_str(), to_string(c.op), c.key.c_str());
+    for (const auto &w : c.entered) _ops.reply(w.conn, w.request_id, PMIX_SUCCESS, {}, answer);
+    _pending.erase(it);
+}
+
+void connect_service::fail(collective &c, pmix_status_t status, const std::string &message) {
+    for (const auto &w : c.entered) _ops.reply(w.conn, w.request_id, status, message, {});
+    c.entered.clear();
+}
+
+Status connect_service::absorb(const std::vector<rendezvous_piece> &pieces) {
+    std::map<std::string, std::vector<uint32_t>> local_peers;
+    std::set<std::string> job_seen;
+    for (const auto &p : pieces) {
+        if (p.nspace == _step.nspace) continue;
+        wire::Reader r(p.contribution.data(), p.contribution.size());
+        std::string node;
+        InfoArray job;
+        uint32_t n = 0;
+        PMIXCPP_RETURN_IF_ERROR(r.get_string(&node, 4096));
+        PMIXCPP_RETURN_IF_ERROR(wire::decode_info_array(r, &job));
+        PMIXCPP_RETURN_IF_ERROR(r.get_u32(&n));
+        foreign_ns &f = _foreign[p.nspace];
+        const bool same_node = node == _step.node_name();
+        if (job_seen.insert(p.nspace).second) {
+            auto kept = filtered(job, [](const pmix_info_t &i) { return !node_relative(i.key); }, {});
+            if (!kept.ok()) return kept.status();
+            f.data[PMIX_RANK_WILDCARD] = std::move(kept.value());
+            local_peers[p.nspace];
+        }
+        for (uint32_t i = 0; i < n; ++i) {
+            uint32_t rank = 0;
+            InfoArray same, other;
+            PMIXCPP_RETURN_IF_ERROR(r.get_u32(&rank));
+            PMIXCPP_RETURN_IF_ERROR(wire::decode_info_array(r, &same));
+            PMIXCPP_RETURN_IF_ERROR(wire::decode_info_array(r, &other));
+            if (rank == PMIX_RANK_WILDCARD || rank == PMIX_RANK_UNDEF)
+                return Status(PMIX_ERR_BAD_PARAM, "contribution of " + p.nspace + " names rank " + std::to_string(rank));
+            f.data[rank] = same_node ? std::move(same) : std::move(other);
+            if (same_node) local_peers[p.nspace].push_back(rank);
+        }
+        PMIXCPP_RETURN_IF_ERROR(r.expect_end());
+    }
+    // What is local to us: the other namespace's ranks on our node.
+    for (auto &[n, ranks] : local_peers) {
+        std::sort(ranks.begin(), ranks.end());
+        std::string list;
+        for (uint32_t r : ranks) list += (list.empty() ? "" : ",") + std::to_string(r);
+        std::vector<pmix_info_t> extra;
+        extra.push_back(u32_info(PMIX_LOCAL_SIZE, static_cast<uint32_t>(ranks.size())));
+        if (!ranks.empty()) extra.push_back(string_info(PMIX_LOCAL_PEERS, list));
+        InfoArray &job = _foreign[n].data[PMIX_RANK_WILDCARD];
+        auto merged = filtered(job, [](const pmix_info_t &) { return true; }, std::move(extra));
+        if (!merged.ok()) return merged.status();
+        job = std::move(merged.value());
+        PMIXCPP_LOG_DEBUG("%s: connected to %s (%zu rank(s) known, %zu on this node)", _step.nspace.c_str(),
+                          n.c_str(), _foreign[n].data.size() - 1, ranks.size());
+    }
+    return Status::success();
+}
+
+Result<std::vector<uint8_t>> connect_service::reply_body(const collective &c) const {
+    wire::connect_data out;
+    for (const auto &n : c.nspaces) {
+        auto f = _foreign.find(n);
+        if (n == _step.nspace || f == _foreign.end()) continue;
+        for (const auto &[rank, infos] : f->second.data) {
+            wire::connect_data_entry e;
+            strncpy(e.proc.nspace, n.c_str(), PMIX_MAX_NSLEN);
+            e.proc.rank = rank;
+            auto copy = copy_of(infos);
+            if (!copy.ok()) return copy.status();
+            e.infos = std::move(copy.value());
+            out.entries.push_back(std::move(e));
+        }
+    }
+    wire::Writer w;
+    PMIXCPP_RETURN_IF_ERROR(wire::encode(w, out));
+    return w.data();
+}
+
+void connect_service::get(uint64_t conn, uint32_t request_id, const pmix_proc_t &proc, const std::string &key) {
+    std::string n = ns_of(proc);
+    auto f = _foreign.find(n);
+    if (f == _foreign.end()) {
+        _ops.reply(conn, request_id, PMIX_ERR_NOT_FOUND, "namespace '" + n + "' is not connected to " + _step.nspace, {});
+        return;
+    }
+    uint32_t rank = proc.rank == PMIX_RANK_UNDEF ? PMIX_RANK_WILDCARD : proc.rank;
+    auto d = f->second.data.find(rank);
+    if (d == f->second.data.end()) {
+        _ops.reply(conn, request_id, PMIX_ERR_NOT_FOUND,
+                   "rank " + std::to_string(rank) + " of " + n + " was not among the connected procs", {});
+        return;
+    }
+    if (!key.empty() && find(d->second, key.c_str()) == nullptr) {
+        _ops.reply(conn, request_id, PMIX_ERR_NOT_FOUND,
+                   "rank " + std::to_string(rank) + " of " + n + " had no " + key + " when it connected", {});
+        return;
+    }
+    wire::Writer w;
+    Status st = wire::encode_info_array(w, d->second.data(), d->second.size());
+    if (!st.ok()) {
+        _ops.reply(conn, request_id, st.code(), st.message(), {});
+        return;
+    }
+    _ops.reply(conn, request_id, PMIX_SUCCESS, {}, w.data());
+}
+
+void connect_service::rank_left(uint32_t rank) {
+    for (auto it = _pending.begin(); it != _pending.end();) {
+        collective &c = it->second;
+        bool waiting_for_it = c.local.count(rank) && !c.sent &&
+                              std::none_of(c.entered.begin(), c.entered.end(), [&](const waiter &w) { return w.rank == rank; });
+        if (waiting_for_it) {
+            fail(c, PMIX_ERR_PROC_ABORTED, "participant rank " + std::to_string(rank) + " of " + _step.nspace + " left");
+            it = _pending.erase(it);
+        } else {
+            ++it;
+        }
+    }
+}
+
+void connect_service::expire(server_clock::time_point now) {
+    for (auto it = _pending.begin(); it != _pending.end();) {
+        collective &c = it->second;
+        // A sent collective is bounded by the rendezvous itself (it answers with a timeout).
+        if (!c.sent && c.deadline <= now) {
+            PMIXCPP_LOG_ERROR("%s: %s %s timed out: %zu of %zu local participants entered", _step.nspace.c_str(),
+                              to_string(c.op), c.key.c_str(), c.entered.size(), c.local.size());
+            fail(c, PMIX_ERR_TIMEOUT,
+                 std::string(to_string(c.op)) + " timed out waiting for local participants of " + _step.nspace);
+            it = _pending.erase(it);
+        } else {
+            ++it;
+        }
+    }
+}
+
+std::optional<server_clock::time_point> connect_service::next_deadline() const {
+    std::optional<server_clock::time_point> d;
+    for (const auto &[id, c] : _pending)
+        if (!c.sent && (!d || c.deadline < *d)) d = c.deadline;
+    return d;
+}
+
+}  // namespace pmixcpp::server

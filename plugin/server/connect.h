@@ -1,0 +1,109 @@
+// PMIx_Connect / PMIx_Disconnect, and PMIx_Fence over procs of several namespaces (OpenMPI's
+// MPI_Comm_disconnect), between the steps of one job. No I/O here: the node's server hands the
+// requests in; `connect_ops` carries a node's contribution to the job's rendezvous beside srun
+// (plugin/common/session_store.h, "Connect" in shared/PROTOCOL.md) and back.
+//
+// One collective = (operation, the participant set as the callers wrote it, a sequence number
+// per set). Each node's server waits until all of its local participants entered, then sends
+// one contribution; the rendezvous completes once every node of every namespace in the set has
+// contributed. A connect's contribution carries its namespace's job data and the data of its
+// local participants (twice: as seen from the same node and from another node); the receiver
+// keeps the other namespaces' data (`foreign_data`) to answer Gets and hands it to its clients.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "../common/session_store.h"
+#include "fence_tracker.h"
+#include "kvs.h"
+#include "step_info.h"
+#include "wire/messages.h"
+
+namespace pmixcpp::server {
+
+using session::rendezvous_request;
+using session::rendezvous_piece;
+
+enum class connect_op : uint8_t { connect = 1, disconnect = 2, fence = 3 };
+const char *to_string(connect_op op);
+
+struct connect_ops {
+    using reply_fn = std::function<void(uint64_t conn, uint32_t request_id, pmix_status_t status,
+                                        const std::string &message, std::span<const uint8_t> body)>;
+    reply_fn reply;
+    // Carry an encoded rendezvous request to srun's side; `done` runs on the loop thread. Empty =
+    // no srun agent: only our own namespace can take part.
+    using done_fn = std::function<void(int status, const std::string &message, std::vector<uint8_t> body)>;
+    std::function<void(std::vector<uint8_t> body, int timeout_ms, done_fn done)> rendezvous;
+    // Data of one of our ranks (PMIX_RANK_WILDCARD = job level) as seen under `rel`.
+    std::function<Result<InfoArray>(uint32_t rank, relation rel)> data_of;
+};
+
+class connect_service {
+public:
+    connect_service(const step_info &step, std::vector<uint32_t> node_of, connect_ops ops,
+                    uint32_t default_timeout_sec);
+
+    // A connect / disconnect / multi-namespace fence of a local client.
+    void on_request(uint64_t conn, uint32_t rank, uint32_t request_id, connect_op op,
+                    const std::vector<pmix_proc_t> &procs, const InfoArray &infos);
+
+    // A Get of another namespace's proc. Answers (reply body = info[]) or fails it.
+    void get(uint64_t conn, uint32_t request_id, const pmix_proc_t &proc, const std::string &key);
+    bool knows(const std::string &nspace) const { return _foreign.count(nspace) != 0; }
+
+    // A local rank finalized or died: collectives it has not entered fail.
+    void rank_left(uint32_t rank);
+
+    void expire(server_clock::time_point now);
+    std::optional<server_clock::time_point> next_deadline() const;
+
+    size_t pending() const { return _pending.size(); }
+
+private:
+    struct waiter {
+        uint64_t conn;
+        uint32_t request_id;
+        uint32_t rank;
+    };
+    struct collective {
+        connect_op op;
+        std::string set;  // canonical participant set
+        std::string key;
+        std::vector<std::string> nspaces;
+        std::set<uint32_t> local;  // our local ranks in the set
+        uint32_t nodes = 0;        // our step's nodes with participants
+        std::vector<waiter> entered;
+        server_clock::time_point deadline;
+        int timeout_ms = 0;
+        bool sent = false;
+    };
+    struct foreign_ns {
+        std::map<uint32_t, InfoArray> data;  // rank -> infos (PMIX_RANK_WILDCARD = job level)
+    };
+
+    void start(uint64_t id);
+    void finish(uint64_t id, int status, const std::string &message, std::vector<uint8_t> body);
+    void fail(collective &c, pmix_status_t status, const std::string &message);
+    Result<std::vector<uint8_t>> contribution(const collective &c) const;
+    Status absorb(const std::vector<rendezvous_piece> &pieces);
+    Result<std::vector<uint8_t>> reply_body(const collective &c) const;
+
+    step_info _step;
+    std::vector<uint32_t> _node_of;
+    connect_ops _ops;
+    uint32_t _default_timeout_sec;
+    uint64_t _next_id = 1;
+    std::map<uint64_t, collective> _pending;
+    std::map<std::string, uint32_t> _sequence;  // "<op>.<set>" -> collectives started
+    std::map<std::string, foreign_ns> _foreign;
+};
+
+}  // namespace pmixcpp::server

@@ -1,0 +1,65 @@
+# PMIx_Connect / PMIx_Disconnect between two steps of one job, started at the same time in one
+# allocation (tests/programs/pmix_connect.c "pair"): connect (blocking, _nb), the other step's
+# committed data, job data and hostnames after connect, a fence over both namespaces,
+# disconnect (_nb, blocking); error paths: an unknown namespace (PMIX_ERR_NOT_FOUND at once), a
+# set without the caller (PMIX_ERR_BAD_PARAM), a party that never joins (PMIX_TIMEOUT 3 ->
+# PMIX_ERR_TIMEOUT). Then OpenMPI: MPI_Comm_accept / MPI_Comm_connect of two steps found through
+# MPI_Publish_name / MPI_Lookup_name (tests/programs/mpi_connect.c), over TCP and over the
+# default transports (shared memory between steps on one node).
+# Requires: make install; a cluster with >= 2 nodes (contrib/cluster.sh start 4); mpicc for the
+# OpenMPI part.
+. "$(dirname "$0")/lib.sh"
+prog="${PMIXCPP_PREFIX:?set PMIXCPP_PREFIX}/libexec/pmixcpp/tests/pmix_connect"
+[ -x "$prog" ] || { fail "$prog not installed"; t_done; exit; }
+
+pair() {  # pair TAG NTASKS_A NTASKS_B
+    timeout -k 5 120 salloc -N2 -n8 bash -c \
+        "srun --overlap --mpi=pmixcpp -N2 -n$2 $prog pair A $1 & srun --overlap --mpi=pmixcpp -N2 -n$3 $prog pair B $1; wait" 2>&1
+}
+t0=$SECONDS
+out=$(pair c$$ 2 3)
+expect_eq "pair: all 5 ranks of both steps passed" 5 "$(echo "$out" | grep -c '^RESULT-PASS rank')"
+expect_no_match "pair: no failed check" '^FAIL ' "$out"
+expect_eq "pair: every rank connected" 5 "$(echo "$out" | grep -c 'PASS rank [0-9]*: PMIx_Connect(pmixcpp.*) -> PMIX_SUCCESS')"
+expect_match "pair: the other step's committed data read after connect" 'PASS rank 0: committed data of all 3 ranks of pmixcpp' "$out"
+expect_match "pair: ... and the other way" 'PASS rank 0: committed data of all 2 ranks of pmixcpp' "$out"
+expect_match "pair: optional Get of the other step's PMIX_HOSTNAME" 'PASS rank 1: optional Get of PMIX_HOSTNAME of pmixcpp.* -> PMIX_SUCCESS \(n[0-9]\)' "$out"
+expect_eq "pair: PMIx_Connect_nb" 5 "$(echo "$out" | grep -c 'PASS rank [0-9]*: wait_nb(PMIx_Connect_nb')"
+expect_eq "pair: fence over both namespaces" 5 "$(echo "$out" | grep -c 'PASS rank [0-9]*: PMIx_Fence(set, 2')"
+expect_eq "pair: unknown namespace -> PMIX_ERR_NOT_FOUND" 5 "$(echo "$out" | grep -c 'PASS rank [0-9]*: PMIx_Connect naming an unknown namespace')"
+expect_eq "pair: caller not in the set -> PMIX_ERR_BAD_PARAM" 5 "$(echo "$out" | grep -c 'PASS rank [0-9]*: PMIx_Connect(&not_me')"
+expect_eq "pair: a party that never joins -> PMIX_ERR_TIMEOUT" 3 "$(echo "$out" | grep -c 'PASS rank [0-9]*: PMIx_Connect with a party that never joins, PMIX_TIMEOUT 3 -> PMIX_ERR_TIMEOUT')"
+expect_eq "pair: PMIx_Disconnect_nb and PMIx_Disconnect" 10 "$(echo "$out" | grep -c 'PASS rank [0-9]*: .*Disconnect.* -> PMIX_SUCCESS')"
+[ $((SECONDS - t0)) -lt 60 ] && pass "pair done in $((SECONDS - t0)) s" || fail "pair took $((SECONDS - t0)) s"
+echo "$out" | grep -E '^FAIL' | head -5 | sed 's/^/    /'
+echo "$out" | grep -E 'PMIx_Connect\(pmixcpp' | head -2 | sed 's/^/    /'
+# nothing of the rendezvous is left beside srun
+left=$(ls -d "${TMPDIR:-/tmp}"/pmixcpp-u0-*-job* 2>/dev/null | while read -r d; do ls -A "$d" | grep -E '^\.x[cr]\.' ; done | wc -l)
+expect_eq "no rendezvous file left behind" 0 "$left"
+
+if command -v mpicc >/dev/null 2>&1; then
+    src="$PMIXCPP_PREFIX/libexec/pmixcpp/tests"
+    [ -f "$src/mpi_connect.c" ] || src="$PMIXCPP_SRCDIR/tests/programs"
+    work=$(mktemp -d /tmp/pmixcpp-connect.XXXXXX)
+    trap 'rm -rf "$work"' EXIT
+    if mpicc -O1 -o "$work/mpi_connect" "$src/mpi_connect.c" 2>"$work/err"; then
+        chmod 755 "$work" "$work/mpi_connect"
+        for btl in self,tcp default; do
+            if [ "$btl" = default ]; then unset OMPI_MCA_btl; else export OMPI_MCA_btl=$btl; fi
+            t0=$SECONDS
+            out=$(timeout -k 5 120 salloc -N2 -n8 bash -c \
+                "srun --overlap --mpi=pmixcpp -N2 -n2 $work/mpi_connect server svc$$-$btl & srun --overlap --mpi=pmixcpp -N2 -n3 $work/mpi_connect client svc$$-$btl; wait" 2>&1)
+            expect_match "MPI_Comm_accept side (btl $btl)" '^MPI-CONNECT-OK server$' "$out"
+            expect_match "MPI_Comm_connect side (btl $btl)" '^MPI-CONNECT-OK client$' "$out"
+            expect_match "5 processes in the merged communicator (btl $btl)" '^client: 3 local \+ 2 remote, allreduce 5, messages right$' "$out"
+            [ $((SECONDS - t0)) -lt 90 ] && pass "connect/accept done in $((SECONDS - t0)) s" || fail "connect/accept took $((SECONDS - t0)) s"
+            printf '%s\n' "$out" | grep -q 'MPI-CONNECT-OK client' || printf '%s\n' "$out" | tail -15 | sed 's/^/    /'
+        done
+        unset OMPI_MCA_btl
+    else
+        fail "mpicc mpi_connect: $(cat "$work/err")"
+    fi
+else
+    echo "  SKIP (OpenMPI part): mpicc not installed"
+fi
+t_done

@@ -1,0 +1,298 @@
+/* PMIx_Connect / PMIx_Disconnect between steps of one job (tests/integration/t-connect.sh).
+ *
+ * pair A|B <tag>: two steps started at the same time. Each learns the other's namespace through
+ *   publish/lookup (session range), connects (blocking, then _nb), reads the other step's
+ *   committed data, job data and hostnames, fences across both namespaces, disconnects (_nb,
+ *   then blocking). Error paths: a namespace that does not exist, a set the caller is not in,
+ *   a party that never joins (PMIX_TIMEOUT -> PMIX_ERR_TIMEOUT, not a hang).
+ * spawn <n>: rank 0 spawns n children (mode child); parents and children connect, exchange
+ *   data and disconnect. Prints SPAWN-CONNECT-MS <n> <ms> (spawn call until connected). */
+#include <pmix.h>
+#include <stdint.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ptest.h"
+
+static pmix_proc_t me;
+
+static double now_ms(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+static pmix_info_t timeout_info(int sec) {
+    pmix_info_t i;
+    PMIX_INFO_CONSTRUCT(&i);
+    PMIx_Info_load(&i, PMIX_TIMEOUT, &sec, PMIX_INT);
+    return i;
+}
+
+static void set_pair(pmix_proc_t p[2], const char *other) {
+    PMIX_LOAD_PROCID(&p[0], me.nspace, PMIX_RANK_WILDCARD);
+    PMIX_LOAD_PROCID(&p[1], other, PMIX_RANK_WILDCARD);
+}
+
+static uint32_t job_size(const char *nspace) {
+    pmix_proc_t p;
+    pmix_value_t *v = NULL;
+    uint32_t n = 0;
+    PMIX_LOAD_PROCID(&p, nspace, PMIX_RANK_WILDCARD);
+    if (PMIx_Get(&p, PMIX_JOB_SIZE, NULL, 0, &v) == PMIX_SUCCESS && v->type == PMIX_UINT32) n = v->data.uint32;
+    if (v) PMIX_VALUE_RELEASE(v);
+    return n;
+}
+
+static void put_mine(void) {
+    char val[300];
+    pmix_value_t v;
+    snprintf(val, sizeof(val), "%s:%u", me.nspace, me.rank);
+    v.type = PMIX_STRING;
+    v.data.string = val;
+    CHECK_RC(PMIX_SUCCESS, PMIx_Put(PMIX_GLOBAL, "conn.val", &v));
+    CHECK_RC(PMIX_SUCCESS, PMIx_Commit());
+}
+
+/* After connecting: every rank of `other` has its conn.val; its job size and hostnames. */
+static void check_other(const char *other, uint32_t want_size) {
+    uint32_t n = job_size(other);
+    CHECK(n == want_size, "job size of the other namespace %s: %u (want %u)", other, n, want_size);
+    int good = 0;
+    for (uint32_t r = 0; r < n; ++r) {
+        pmix_proc_t p;
+        pmix_value_t *v = NULL;
+        char want[300];
+        PMIX_LOAD_PROCID(&p, other, r);
+        snprintf(want, sizeof(want), "%s:%u", other, r);
+        if (PMIx_Get(&p, "conn.val", NULL, 0, &v) == PMIX_SUCCESS && v->type == PMIX_STRING &&
+            strcmp(v->data.string, want) == 0)
+            ++good;
+        if (v) PMIX_VALUE_RELEASE(v);
+    }
+    CHECK(good == (int)n && n > 0, "committed data of all %u ranks of %s read after connect (%d right)", n, other, good);
+    /* job data of the other namespace, as OpenMPI asks for it (optional: answered locally) */
+    pmix_proc_t p;
+    pmix_value_t *v = NULL;
+    pmix_info_t opt;
+    bool t = true;
+    PMIX_INFO_CONSTRUCT(&opt);
+    PMIx_Info_load(&opt, PMIX_OPTIONAL, &t, PMIX_BOOL);
+    PMIX_LOAD_PROCID(&p, other, 0);
+    pmix_status_t rc = PMIx_Get(&p, PMIX_HOSTNAME, &opt, 1, &v);
+    CHECK(rc == PMIX_SUCCESS && v && v->type == PMIX_STRING, "optional Get of PMIX_HOSTNAME of %s:0 -> %s (%s)", other,
+          PMIx_Error_string(rc), rc == PMIX_SUCCESS && v && v->type == PMIX_STRING ? v->data.string : "-");
+    if (v) PMIX_VALUE_RELEASE(v);
+    v = NULL;
+    rc = PMIx_Get(&p, PMIX_NODEID, NULL, 0, &v);
+    CHECK(rc == PMIX_SUCCESS && v && v->type == PMIX_UINT32, "Get of PMIX_NODEID of %s:0 -> %s", other,
+          PMIx_Error_string(rc));
+    if (v) PMIX_VALUE_RELEASE(v);
+    v = NULL;
+    /* a key the other proc never committed: not found, no wait */
+    double t0 = now_ms();
+    rc = PMIx_Get(&p, "conn.never", NULL, 0, &v);
+    CHECK(rc == PMIX_ERR_NOT_FOUND && now_ms() - t0 < 5000, "Get of a key %s:0 never committed -> %s",
+          other, PMIx_Error_string(rc));
+    if (v) PMIX_VALUE_RELEASE(v);
+}
+
+static volatile int nb_done = 0;
+static volatile pmix_status_t nb_status = PMIX_ERROR;
+static void op_cb(pmix_status_t st, void *cbdata) {
+    (void)cbdata;
+    nb_status = st;
+    nb_done = 1;
+}
+static pmix_status_t wait_nb(pmix_status_t rc) {
+    if (rc != PMIX_SUCCESS) return rc;
+    for (int i = 0; i < 120000 && !nb_done; ++i) usleep(1000);
+    return nb_done ? nb_status : PMIX_ERR_TIMEOUT;
+}
+
+static int lookup_nspace(const char *key, char *out, size_t len) {
+    pmix_pdata_t pd;
+    pmix_info_t w[2];
+    bool t = true;
+    int sec = 60;
+    PMIX_PDATA_CONSTRUCT(&pd);
+    PMIX_LOAD_KEY(pd.key, key);
+    PMIX_INFO_CONSTRUCT(&w[0]);
+    PMIX_INFO_CONSTRUCT(&w[1]);
+    PMIx_Info_load(&w[0], PMIX_WAIT, &t, PMIX_BOOL);
+    PMIx_Info_load(&w[1], PMIX_TIMEOUT, &sec, PMIX_INT);
+    pmix_status_t rc = PMIx_Lookup(&pd, 1, w, 2);
+    if (rc == PMIX_SUCCESS && pd.value.type == PMIX_STRING) snprintf(out, len, "%s", pd.value.data.string);
+    PMIX_PDATA_DESTRUCT(&pd);
+    return rc;
+}
+
+static int publish_nspace(const char *key, const char *value) {
+    pmix_info_t i[2];
+    pmix_persistence_t per = PMIX_PERSIST_APP;
+    PMIX_INFO_CONSTRUCT(&i[0]);
+    PMIX_INFO_CONSTRUCT(&i[1]);
+    PMIx_Info_load(&i[0], key, value, PMIX_STRING);
+    PMIx_Info_load(&i[1], PMIX_PERSISTENCE, &per, PMIX_PERSIST);
+    return PMIx_Publish(i, 2);
+}
+
+static void test_pair(const char *role, const char *tag) {
+    int a = strcmp(role, "A") == 0;
+    char mine[128], theirs[128], other[PMIX_MAX_NSLEN + 1] = "";
+    snprintf(mine, sizeof(mine), "conn.%s.%s", tag, a ? "a" : "b");
+    snprintf(theirs, sizeof(theirs), "conn.%s.%s", tag, a ? "b" : "a");
+    put_mine();
+    if (me.rank == 0) CHECK_RC(PMIX_SUCCESS, publish_nspace(mine, me.nspace));
+    CHECK_RC(PMIX_SUCCESS, lookup_nspace(theirs, other, sizeof(other)));
+    uint32_t their_size = 0, my_size = job_size(me.nspace);
+    pmix_proc_t set[2];
+    set_pair(set, other);
+    pmix_info_t to = timeout_info(60);
+
+    double t0 = now_ms();
+    pmix_status_t rc = PMIx_Connect(set, 2, &to, 1);
+    CHECK(rc == PMIX_SUCCESS, "PMIx_Connect(%s, %s) -> %s in %.1f ms", me.nspace, other, PMIx_Error_string(rc),
+          now_ms() - t0);
+    their_size = job_size(other);
+    check_other(other, their_size ? their_size : 1);
+    (void)my_size;
+
+    nb_done = 0;
+    CHECK_RC(PMIX_SUCCESS, wait_nb(PMIx_Connect_nb(set, 2, &to, 1, op_cb, NULL)));
+    /* a fence over both namespaces (OpenMPI's MPI_Comm_disconnect is one) */
+    CHECK_RC(PMIX_SUCCESS, PMIx_Fence(set, 2, &to, 1));
+
+    /* error paths */
+    pmix_proc_t ghost[2];
+    PMIX_LOAD_PROCID(&ghost[0], me.nspace, PMIX_RANK_WILDCARD);
+    PMIX_LOAD_PROCID(&ghost[1], "pmixcpp.999999.7", PMIX_RANK_WILDCARD);
+    t0 = now_ms();
+    rc = PMIx_Connect(ghost, 2, &to, 1);
+    CHECK(rc == PMIX_ERR_NOT_FOUND && now_ms() - t0 < 10000,
+          "PMIx_Connect naming an unknown namespace -> %s (want PMIX_ERR_NOT_FOUND) in %.0f ms",
+          PMIx_Error_string(rc), now_ms() - t0);
+    pmix_proc_t not_me;
+    PMIX_LOAD_PROCID(&not_me, other, PMIX_RANK_WILDCARD);
+    CHECK_RC(PMIX_ERR_BAD_PARAM, PMIx_Connect(&not_me, 1, NULL, 0));
+    if (!a) {
+        /* A never joins this set: the timeout ends it */
+        pmix_proc_t lonely[2];
+        pmix_info_t short_to = timeout_info(3);
+        PMIX_LOAD_PROCID(&lonely[0], me.nspace, PMIX_RANK_WILDCARD);
+        PMIX_LOAD_PROCID(&lonely[1], other, 0);
+        t0 = now_ms();
+        rc = PMIx_Connect(lonely, 2, &short_to, 1);
+        CHECK(rc == PMIX_ERR_TIMEOUT && now_ms() - t0 < 30000,
+              "PMIx_Connect with a party that never joins, PMIX_TIMEOUT 3 -> %s after %.1f s (want PMIX_ERR_TIMEOUT)",
+              PMIx_Error_string(rc), (now_ms() - t0) / 1e3);
+    }
+
+    nb_done = 0;
+    CHECK_RC(PMIX_SUCCESS, wait_nb(PMIx_Disconnect_nb(set, 2, &to, 1, op_cb, NULL)));
+    CHECK_RC(PMIX_SUCCESS, PMIx_Disconnect(set, 2, &to, 1));
+}
+
+/* PMIX_EVENT_JOB_END of the spawned namespace, seen by the spawner */
+static volatile int job_end_seen = 0;
+static char job_end_ns[PMIX_MAX_NSLEN + 1];
+static volatile pmix_status_t job_end_term = -1;
+static void job_end_cb(size_t id, pmix_status_t status, const pmix_proc_t *source, pmix_info_t info[], size_t ninfo,
+                       pmix_info_t results[], size_t nresults, pmix_event_notification_cbfunc_fn_t cbfunc,
+                       void *cbdata) {
+    (void)id; (void)source; (void)results; (void)nresults;
+    if (status == PMIX_EVENT_JOB_END) {
+        for (size_t i = 0; i < ninfo; ++i) {
+            if (strcmp(info[i].key, PMIX_EVENT_AFFECTED_PROC) == 0 && info[i].value.type == PMIX_PROC)
+                snprintf(job_end_ns, sizeof(job_end_ns), "%s", info[i].value.data.proc->nspace);
+            if (strcmp(info[i].key, PMIX_JOB_TERM_STATUS) == 0 && info[i].value.type == PMIX_STATUS)
+                job_end_term = info[i].value.data.status;
+        }
+        job_end_seen = 1;
+    }
+    if (cbfunc) cbfunc(PMIX_EVENT_ACTION_COMPLETE, NULL, 0, NULL, NULL, cbdata);
+}
+static void reg_cb(pmix_status_t st, size_t ref, void *cbdata) { (void)st; (void)ref; *(volatile int *)cbdata = 1; }
+
+/* spawn <n>: parents (this step) and children (a new step) connect. */
+static void test_spawn(const char *self, int n) {
+    char child_ns[PMIX_MAX_NSLEN + 1] = "";
+    char key[PMIX_MAX_NSLEN + 16];
+    snprintf(key, sizeof(key), "spawned.%s", me.nspace);
+    put_mine();
+    if (me.rank == 0) {
+        pmix_status_t code = PMIX_EVENT_JOB_END;
+        volatile int registered = 0;
+        PMIx_Register_event_handler(&code, 1, NULL, 0, job_end_cb, reg_cb, (void *)&registered);
+        for (int i = 0; i < 5000 && !registered; ++i) usleep(1000);
+    }
+    double t0 = now_ms();
+    if (me.rank == 0) {
+        pmix_app_t app;
+        char *argv[] = {(char *)self, "child", NULL};
+        PMIX_APP_CONSTRUCT(&app);
+        app.cmd = strdup(self);
+        app.argv = argv;
+        app.maxprocs = n;
+        pmix_status_t rc = PMIx_Spawn(NULL, 0, &app, 1, child_ns);
+        app.argv = NULL;
+        free(app.cmd);
+        app.cmd = NULL;
+        CHECK(rc == PMIX_SUCCESS, "PMIx_Spawn of %d -> %s (%s)", n, PMIx_Error_string(rc), child_ns);
+        CHECK_RC(PMIX_SUCCESS, publish_nspace(key, child_ns));
+    } else {
+        CHECK_RC(PMIX_SUCCESS, lookup_nspace(key, child_ns, sizeof(child_ns)));
+    }
+    pmix_proc_t set[2];
+    set_pair(set, child_ns);
+    pmix_info_t to = timeout_info(120);
+    pmix_status_t rc = PMIx_Connect(set, 2, &to, 1);
+    double ms = now_ms() - t0;
+    CHECK(rc == PMIX_SUCCESS, "PMIx_Connect to the children %s -> %s", child_ns, PMIx_Error_string(rc));
+    if (me.rank == 0) printf("SPAWN-CONNECT-MS %d %.1f\n", n, ms);
+    check_other(child_ns, (uint32_t)n);
+    CHECK_RC(PMIX_SUCCESS, PMIx_Disconnect(set, 2, &to, 1));
+    if (me.rank == 0) {
+        t0 = now_ms();
+        for (int i = 0; i < 60000 && !job_end_seen; ++i) usleep(1000);
+        CHECK(job_end_seen && strcmp(job_end_ns, child_ns) == 0 && job_end_term == PMIX_SUCCESS,
+              "PMIX_EVENT_JOB_END for %s (affected %s, PMIX_JOB_TERM_STATUS %s) %.0f ms after the disconnect",
+              child_ns, job_end_ns, PMIx_Error_string(job_end_term), now_ms() - t0);
+    }
+}
+
+static void run_child(void) {
+    pmix_value_t *v = NULL;
+    pmix_proc_t wild, parent;
+    PMIX_LOAD_PROCID(&wild, me.nspace, PMIX_RANK_WILDCARD);
+    pmix_status_t rc = PMIx_Get(&wild, PMIX_PARENT_ID, NULL, 0, &v);
+    CHECK(rc == PMIX_SUCCESS && v && v->type == PMIX_PROC, "child: PMIX_PARENT_ID -> %s", PMIx_Error_string(rc));
+    if (rc != PMIX_SUCCESS || !v || v->type != PMIX_PROC) return;
+    parent = *v->data.proc;
+    PMIX_VALUE_RELEASE(v);
+    put_mine();
+    pmix_proc_t set[2];
+    set_pair(set, parent.nspace);
+    pmix_info_t to = timeout_info(120);
+    CHECK_RC(PMIX_SUCCESS, PMIx_Connect(set, 2, &to, 1));
+    uint32_t n = job_size(parent.nspace);
+    check_other(parent.nspace, n ? n : 1);
+    CHECK_RC(PMIX_SUCCESS, PMIx_Disconnect(set, 2, &to, 1));
+}
+
+int main(int argc, char **argv) {
+    const char *mode = argc > 1 ? argv[1] : "pair";
+    pmix_status_t rc = PMIx_Init(&me, NULL, 0);
+    if (rc != PMIX_SUCCESS) {
+        printf("FAIL rank ?: PMIx_Init: %s\n", PMIx_Error_string(rc));
+        return 1;
+    }
+    ptest_rank = (int)me.rank;
+    if (strcmp(mode, "pair") == 0) test_pair(argc > 2 ? argv[2] : "A", argc > 3 ? argv[3] : "t");
+    else if (strcmp(mode, "spawn") == 0) test_spawn(argv[0], argc > 2 ? atoi(argv[2]) : 4);
+    else if (strcmp(mode, "child") == 0) run_child();
+    else CHECK(0, "unknown mode %s", mode);
+    int out = ptest_exit();
+    PMIx_Finalize(NULL, 0);
+    return out;
+}
