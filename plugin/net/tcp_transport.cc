@@ -37,6 +37,7 @@ class tcp_transport;
 struct out_conn {
     int fd = -1;
     bool connected = false;
+    bool ever_connected = false;  // a refused first connect may be a peer that already left
     event_ptr ev_read;  // EOF / reset of the peer, its goodbye
     wire::FrameReader reader{kMaxNodePayload};
     sockaddr_in addr{};
@@ -370,7 +371,16 @@ private:
     }
 
     // Connecting or writing failed: the peer's server is gone (a lost node unless it said goodbye).
+    // A peer we never reached may have ended normally before we came (a short step): that is no
+    // loss to report; if it did die, a fence that needs it finds out (liveness probe).
     void fail_out(out_conn &o, const std::string &why) {
+        if (!o.ever_connected && _state[o.node] == peer_state::alive) {
+            PMIXCPP_LOG_DEBUG("tcp transport: node %s unreachable before we ever talked (%s): taken as gone",
+                              _opts.node_names[o.node].c_str(), why.c_str());
+            _state[o.node] = peer_state::left;
+            close_peer(o.node);
+            return;
+        }
         if (_state[o.node] == peer_state::alive)
             PMIXCPP_LOG_ERROR("tcp transport: connection to node %s (%u) failed: %s; %zu bytes dropped",
                               _opts.node_names[o.node].c_str(), o.node, why.c_str(), o.buf.size() - o.sent);
@@ -389,6 +399,7 @@ private:
                 return;
             }
             o->connected = true;
+            o->ever_connected = true;
             o->ev_read.reset(event_new(self->_base, o->fd, EV_READ | EV_PERSIST, on_out_read, o));
             if (o->ev_read) event_add(o->ev_read.get(), nullptr);
             PMIXCPP_LOG_DEBUG("tcp transport: connected to node %s", self->_opts.node_names[o->node].c_str());

@@ -56,6 +56,7 @@ class ucx_transport;
 struct send_req {
     std::vector<uint8_t> frame;
     ucx_transport *owner;
+    uint32_t node;
 };
 
 struct recv_req {
@@ -80,6 +81,7 @@ public:
         _queued.resize(_opts.node_names.size());
         _state.assign(_opts.node_names.size(), peer_state::alive);
         _heard.assign(_opts.node_names.size(), false);
+        _reached.assign(_opts.node_names.size(), false);
     }
 
     ~ucx_transport() override {
@@ -249,7 +251,7 @@ private:
 
     void post_send(uint32_t node, std::vector<uint8_t> &&frame) {
         if (!connect(node)) return;
-        auto *req = new send_req{std::move(frame), this};
+        auto *req = new send_req{std::move(frame), this, node};
         ucp_request_param_t p{};
         // Eager for every size: the receiver gets whole messages in its callback, no rendezvous
         // round trips (node messages are modest; collectives pipeline them).
@@ -259,6 +261,7 @@ private:
         p.user_data = req;
         ucs_status_ptr_t r = ucp_am_send_nbx(_eps[node], kAmId, nullptr, 0, req->frame.data(), req->frame.size(), &p);
         if (r == nullptr) {
+            _reached[node] = true;
             delete req;
         } else if (UCS_PTR_IS_ERR(r)) {
             PMIXCPP_LOG_ERROR("ucx transport: send to node %s: %s", _opts.node_names[node].c_str(),
@@ -296,6 +299,14 @@ private:
         if (node == _eps.size()) return;  // already closed
         close_ep(node);
         if (_state[node] != peer_state::alive) return;
+        if (!_reached[node] && !_heard[node]) {
+            // Never reached: it may have ended normally before we came (a short step); if it died,
+            // a fence that needs it finds out (liveness probe).
+            PMIXCPP_LOG_DEBUG("ucx transport: node %s unreachable before we ever talked (%s): taken as gone",
+                              _opts.node_names[node].c_str(), ucs_status_string(status));
+            _state[node] = peer_state::left;
+            return;
+        }
         _state[node] = peer_state::lost;
         std::string why = std::string("endpoint error: ") + ucs_status_string(status);
         PMIXCPP_LOG_ERROR("ucx transport: node %s (%u) lost: %s", _opts.node_names[node].c_str(), node, why.c_str());
@@ -306,6 +317,7 @@ private:
         auto *req = static_cast<send_req *>(user);
         if (status != UCS_OK && status != UCS_ERR_CANCELED)
             PMIXCPP_LOG_DEBUG("ucx transport: send failed: %s", ucs_status_string(status));
+        if (status == UCS_OK) req->owner->_reached[req->node] = true;
         --req->owner->_inflight;
         delete req;
     }
@@ -410,6 +422,7 @@ private:
     std::deque<inbound> _received;
     std::vector<peer_state> _state;  // by node
     std::vector<bool> _heard;        // by node: it sent us something (it has an endpoint to us)
+    std::vector<bool> _reached;      // by node: a send to it completed
 };
 
 }  // namespace

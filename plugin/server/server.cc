@@ -273,8 +273,9 @@ private:
             return _s->start_remote_fence(instance, participants, collect);
         }
         std::string describe_missing(uint64_t instance) override {
-            // A fence timed out on these nodes: are their servers still there? (probe_nodes)
-            if (_s->_coll) _s->probe_nodes(_s->_coll->missing(instance));
+            // A fence timed out on these nodes: are their servers still there? (probe_nodes; from
+            // the loop, not inside the fence tracker's expiry)
+            if (_s->_coll) _s->post([s = _s, nodes = _s->_coll->missing(instance)] { s->probe_nodes(nodes); });
             return _s->missing_nodes(instance);
         }
         void cancel(uint64_t instance) override {
@@ -1319,7 +1320,11 @@ Status server_impl::setup_multinode() {
     to.ucx_tls = mo.ucx_tls;
     to.ucx_devices = mo.ucx_devices;
     to.on_receive = [this](net::envelope &&e) { on_node_message(std::move(e)); };
-    to.on_peer_lost = [this](uint32_t node, const std::string &why) { node_lost(node, why, true); };
+    // A send that finds the peer gone may happen deep inside the fence tracker or the collectives:
+    // react from the loop, never re-entrantly (the transport already drops messages to it).
+    to.on_peer_lost = [this](uint32_t node, const std::string &why) {
+        post([this, node, why] { node_lost(node, why, true); });
+    };
     _node_lost.assign(_step.node_names.size(), false);
     if (mo.secret.empty()) return Status(PMIX_ERR_NO_PERMISSIONS, "no step secret for the node transport");
     if (mo.ucx) {

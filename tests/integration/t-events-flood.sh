@@ -1,6 +1,7 @@
 # Event load (issue #5), one node, 4 ranks: 100k events from one client to every local rank are
 # all delivered and slurmstepd's memory stays bounded (max RSS compared with a 10k-event run);
-# then the event round-trip latency (rank 0 -> rank 1 -> rank 0) and notify -> ack.
+# then the event round-trip latency (rank 0 -> rank 1 -> rank 0) and notify -> ack; then abuse of
+# the event API (10000 handlers, unknown references, bad ranges and procs): errors, no crash.
 . "$(dirname "$0")/lib.sh"
 prog="${PMIXCPP_PREFIX:?set PMIXCPP_PREFIX}/libexec/pmixcpp/tests/pmix_events"
 [ -x "$prog" ] || { fail "$prog not installed"; t_done; exit; }
@@ -42,4 +43,8 @@ echo "    slurmstepd max RSS: ${rss_small} kB (10k events), ${rss_big} kB (100k 
 run_srun 120 --mpi=pmixcpp -N1 -n2 "$prog" latency 2000
 echo "$out" | grep -E '^(FAIL|LATENCY)' | sed 's/^/    /'
 expect_eq "latency: both ranks passed" 2 "$(echo "$out" | grep -c '^RESULT-PASS rank')"
+run_srun 120 --mpi=pmixcpp -N1 -n4 "$prog" abuse
+echo "$out" | grep -E '^FAIL' | head -5 | sed 's/^/    /'
+expect_eq "abuse: srun exit status" 0 "$rc"
+expect_eq "abuse: every rank passed" 4 "$(echo "$out" | grep -c '^RESULT-PASS rank')"
 t_done

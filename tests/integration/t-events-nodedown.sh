@@ -5,7 +5,8 @@
 # Get fail with an error (not the timeout), no other slurmstepd hangs and srun ends.
 # Both node transports (PMIxCppTransport=tcp and ucx). Then a slurmstepd that is stopped
 # (SIGSTOP: its connections stay open) is found out by the liveness probe after a fence times
-# out on it (PMIxCppTimeout=3 s, probe 5 s).
+# out on it (PMIxCppTimeout=3 s, probe 5 s); it is resumed afterwards and ends normally.
+# After each case the step's job must leave the cluster and every node be usable again.
 . "$(dirname "$0")/lib.sh"
 prog="${PMIXCPP_PREFIX:?set PMIXCPP_PREFIX}/libexec/pmixcpp/tests/pmix_events"
 [ -x "$prog" ] || { fail "$prog not installed"; t_done; exit; }
@@ -46,7 +47,13 @@ for transport in ${PMIXCPP_NODEDOWN_CASES:-tcp ucx stop}; do
     echo "    NODE_DOWN latency (kill -9 -> last peer's handler): ${lat} s"
     awk -v l="$lat" -v m=$limit 'BEGIN { exit !(l > 0 && l < m) }' && pass "$transport/$how: every peer told within $limit s (${lat} s)" \
         || fail "$transport/$how: peers told after ${lat} s"
-    [ $how = stopped ] && kill -9 "$stepd" $pids  # (Slurm cannot end a stopped slurmstepd)
+    if [ $how = stopped ]; then  # let it go on: Slurm ends it normally (no dead slurmstepd for slurmd)
+        kill -CONT "$stepd" $pids
+        stepd_victim=$stepd
+        for _ in $(seq 100); do [ -d "/proc/$stepd_victim" ] || break; sleep 0.2; done
+        [ -d "/proc/$stepd_victim" ] && fail "stopped: the resumed slurmstepd did not end" \
+            || pass "stopped: the resumed slurmstepd ended"
+    fi
     # No slurmstepd of the step is left behind on the other nodes.
     sleep 1
     left=0
@@ -55,5 +62,9 @@ for transport in ${PMIXCPP_NODEDOWN_CASES:-tcp ucx stop}; do
     done
     [ "$left" -eq 0 ] && pass "$transport: the other nodes' slurmstepd ended" \
         || { fail "$transport: $left slurmstepd of the step still running"; ps -o pid,stat,etime,cmd -p "$(echo $stepds | tr ' ' ,)" | sed 's/^/    /'; }
+    for _ in $(seq 150); do [ -z "$(squeue -h -w n4 2>/dev/null)" ] && break; sleep 0.2; done
+    [ -z "$(squeue -h -w n4 2>/dev/null)" ] && pass "$transport/$how: the job left $victim" \
+        || fail "$transport/$how: a job still holds $victim: $(squeue -h -w n4 -o '%i %t')"
+    expect_match "$transport/$how: $victim still usable" '^n4$' "$(timeout 30 srun -N1 -w n4 printenv SLURMD_NODENAME 2>&1)"
 done
 t_done

@@ -8,8 +8,11 @@
 #  3. `scancel <job>` (Slurm's SIGTERM, SIGKILL after KillWait) reaches the handlers too.
 #  5. Slurm's `--signal=USR1@<seconds>` before the time limit reaches the handlers.
 #  4. Unmodified OpenMPI (its default event handler aborts the job on any event it sees) with
-#     USR1,USR2,TERM enabled: USR1 and TERM end the ranks by that signal, exactly as without the
+#     USR1,USR2,TERM enabled: USR1 and TERM end the rank by that signal, exactly as without the
 #     key, never through OpenMPI's abort (the events are non-default and nobody registered).
+#     One rank: with several, a rank that the signal ends first becomes PMIX_ERR_PROC_ABORTED
+#     at the others, which OpenMPI answers with MPI_Abort -- with or without the key (the
+#     signal reaches the nodes at different times), so that would test nothing of ours.
 . "$(dirname "$0")/lib.sh"
 prog="${PMIXCPP_PREFIX:?set PMIXCPP_PREFIX}/libexec/pmixcpp/tests/pmix_events"
 [ -x "$prog" ] || { fail "$prog not installed"; t_done; exit; }
@@ -102,14 +105,14 @@ C
     mpicc -o "$work/mpi_wait" "$work/mpi_wait.c" && chmod 755 "$work" "$work/mpi_wait"
     for sig in USR1 TERM; do
         SLURM_PMIXCPP_SIGNALEVENTS=USR1,USR2,TERM OMPI_MCA_btl=self,tcp timeout -k 5 60 \
-            srun --mpi=pmixcpp -N2 --ntasks-per-node=2 -w n[1-2] "$work/mpi_wait" >"$log" 2>&1 &
+            srun --mpi=pmixcpp -N1 -n1 -w n1 "$work/mpi_wait" >"$log" 2>&1 &
         srun_pid=$!
-        wait_lines '^READY' 4 30 || fail "openmpi $sig: ranks not ready"
+        wait_lines '^READY' 1 30 || fail "openmpi $sig: rank not ready"
         scancel --signal=$sig "$(current_step)"
         wait "$srun_pid"
         rc=$?
         [ $sig = USR1 ] && want=138 || want=143
-        expect_eq "openmpi: SIG$sig ends the ranks by that signal (srun exit)" "$want" "$rc"
+        expect_eq "openmpi: SIG$sig ends the rank by that signal (srun exit)" "$want" "$rc"
         expect_no_match "openmpi: SIG$sig: no MPI abort" 'MPI_ABORT|ompi_mpi_abort|PMIx_Abort' "$(cat "$log")"
     done
 else

@@ -10,7 +10,8 @@ prog="${PMIXCPP_PREFIX:?set PMIXCPP_PREFIX}/libexec/pmixcpp/tests/pmix_multinode
 # (found through /proc/net/unix and the socket inodes of the slurmstepd processes).
 stepd_of_node() {
     local inode p
-    for inode in $(awk -v d="/tmp/$1/" 'index($NF, d) && $NF ~ /pmixcpp/ {print $7}' /proc/net/unix); do
+    # (the node's TmpFS of this cluster: other clusters on the host have nodes of the same names)
+    for inode in $(awk -v d="$PMIXCPP_CLUSTER_DIR/tmp/$1/" 'index($NF, d) && $NF ~ /pmixcpp/ {print $7}' /proc/net/unix); do
         for p in $(pgrep -x slurmstepd); do
             if ls -l "/proc/$p/fd" 2>/dev/null | grep -q "socket:\[$inode\]"; then echo "$p"; return; fi
         done

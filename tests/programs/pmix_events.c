@@ -17,6 +17,8 @@
  *            print the signal events (PMIxCppSignalEvents) until argv[3] s pass or TERM's event
  *            came (or, with argv[4] "usr1", USR1's); "none": register nothing and sleep (a signal
  *            then acts as without pmixcpp)
+ *   abuse    10000 handlers, unknown references, bad ranges, custom ranges and affected procs:
+ *            errors, never a crash; the server and the chains still work afterwards
  * Run with: srun --mpi=pmixcpp -N1 -n4 pmix_events <mode> */
 #include <pthread.h>
 #include <signal.h>
@@ -578,6 +580,74 @@ static void mode_signal(const char *how, int wait_s, int until_usr1) {
            atomic_load(&sig_term) ? ", the last for SIGTERM: finishing cleanly" : "");
 }
 
+/* ---- abuse: robustness of the event API ---- */
+#define ABUSE -5301
+#define ABUSE_LATE -5302 /* (a code of its own: other ranks send it while this one may still be abusing) */
+static atomic_int abuse_got, abuse_late_got;
+static void h_abuse_late(size_t ref, pmix_status_t st, const pmix_proc_t *src, pmix_info_t info[], size_t ni,
+                         pmix_info_t *results, size_t nres, pmix_event_notification_cbfunc_fn_t cb, void *cbd) {
+    atomic_fetch_add(&abuse_late_got, 1);
+    cb(PMIX_SUCCESS, NULL, 0, NULL, NULL, cbd);
+}
+static void h_abuse(size_t ref, pmix_status_t st, const pmix_proc_t *src, pmix_info_t info[], size_t ni,
+                    pmix_info_t *results, size_t nres, pmix_event_notification_cbfunc_fn_t cb, void *cbd) {
+    atomic_fetch_add(&abuse_got, 1);
+    cb(PMIX_SUCCESS, NULL, 0, NULL, NULL, cbd);
+}
+static void mode_abuse(void) {
+    enum { N = 10000 };
+    static size_t refs[N];
+    pmix_status_t code = ABUSE, rc = PMIX_SUCCESS;
+    int ok = 0;
+    for (int i = 0; i < N; ++i) {
+        refs[i] = reg(&code, 1, NULL, 0, h_abuse, &rc);
+        ok += rc == PMIX_SUCCESS;
+    }
+    CHECK(ok == N, "%d of %d handlers registered", ok, N);
+    CHECK_RC(PMIX_ERR_NOT_FOUND, PMIx_Deregister_event_handler(987654321, NULL, NULL));
+    CHECK_RC(PMIX_ERR_NOT_FOUND, PMIx_Deregister_event_handler(0, NULL, NULL));
+    CHECK(PMIx_Register_event_handler(&code, 1, NULL, 0, NULL, NULL, NULL) != PMIX_SUCCESS, "NULL handler refused");
+    CHECK(PMIx_Register_event_handler(NULL, 3, NULL, 0, h_abuse, NULL, NULL) != PMIX_SUCCESS, "NULL codes refused");
+    CHECK_RC(PMIX_ERR_BAD_PARAM, PMIx_Notify_event(ABUSE, &me, (pmix_data_range_t)200, NULL, 0, NULL, NULL));
+    CHECK_RC(PMIX_ERR_BAD_PARAM, PMIx_Notify_event(ABUSE, &me, PMIX_RANGE_CUSTOM, NULL, 0, NULL, NULL));
+    pmix_info_t bad[2];
+    int x = 7;
+    PMIx_Info_load(&bad[0], PMIX_EVENT_CUSTOM_RANGE, &x, PMIX_INT);            /* not procs */
+    PMIx_Info_load(&bad[1], PMIX_EVENT_AFFECTED_PROCS, "garbage", PMIX_STRING); /* not procs */
+    volatile int done = 0;
+    pmix_status_t nrc = PMIx_Notify_event(ABUSE, &me, PMIX_RANGE_CUSTOM, bad, 1, op_done, (void *)&done);
+    if (nrc == PMIX_SUCCESS) while (!done) usleep(1000);
+    CHECK(nrc != PMIX_SUCCESS || done == 2, "a custom range that is not procs is refused (%s, %d)",
+          PMIx_Error_string(nrc), done);
+    pmix_proc_t nobody[2] = {me, me};
+    strcpy(nobody[0].nspace, "no.such.namespace");
+    nobody[1].rank = 999999;
+    pmix_info_t custom;
+    pmix_data_array_t da = {PMIX_PROC, 2, nobody};
+    PMIx_Info_load(&custom, PMIX_EVENT_CUSTOM_RANGE, &da, PMIX_DATA_ARRAY);
+    done = 0;
+    CHECK_RC(PMIX_SUCCESS, PMIx_Notify_event(ABUSE, &me, PMIX_RANGE_CUSTOM, &custom, 1, op_done, (void *)&done));
+    while (!done) usleep(1000);
+    /* affected procs of the wrong type: delivered to the handlers without an affected-proc filter */
+    done = 0;
+    CHECK_RC(PMIX_SUCCESS, PMIx_Notify_event(ABUSE, &me, PMIX_RANGE_PROC_LOCAL, &bad[1], 1, op_done, (void *)&done));
+    while (!done) usleep(1000);
+    CHECK(atomic_load(&abuse_got) == N, "the proc-local event ran %d of %d handlers", atomic_load(&abuse_got), N);
+    ok = 0;
+    for (int i = 0; i < N; ++i) ok += PMIx_Deregister_event_handler(refs[i], NULL, NULL) == PMIX_SUCCESS;
+    CHECK(ok == N, "%d of %d handlers deregistered", ok, N);
+    CHECK_RC(PMIX_ERR_NOT_FOUND, PMIx_Deregister_event_handler(refs[0], NULL, NULL));
+    /* still alive: one handler, one event through the server, one fence */
+    pmix_status_t late = ABUSE_LATE;
+    reg(&late, 1, NULL, 0, h_abuse_late, NULL);
+    CHECK_RC(PMIX_SUCCESS, PMIx_Notify_event(ABUSE_LATE, &me, PMIX_RANGE_LOCAL, NULL, 0, NULL, NULL));
+    for (int i = 0; i < 500 && atomic_load(&abuse_late_got) < 1; ++i) usleep(10000);
+    fence();
+    CHECK(atomic_load(&abuse_late_got) >= 1, "a later event still arrives (%d)", atomic_load(&abuse_late_got));
+    PMIX_INFO_DESTRUCT(&bad[0]);
+    PMIX_INFO_DESTRUCT(&bad[1]);
+}
+
 int main(int argc, char **argv) {
     const char *mode = argc > 1 ? argv[1] : "chain";
     pmix_status_t rc = PMIx_Init(&me, NULL, 0);
@@ -606,6 +676,8 @@ int main(int argc, char **argv) {
         mode_latency(argc > 2 ? atoi(argv[2]) : 2000);
     else if (!strcmp(mode, "timelimit"))
         mode_timelimit(argc > 2 ? atoi(argv[2]) : 20);
+    else if (!strcmp(mode, "abuse"))
+        mode_abuse();
     else if (!strcmp(mode, "nodedown"))
         mode_nodedown(argc > 2 ? atoi(argv[2]) : 60, argc > 3 ? argv[3] : NULL, argc > 4 && !strcmp(argv[4], "stopped"));
     else if (!strcmp(mode, "signal"))
