@@ -225,7 +225,7 @@ void Client::stop() {
 }
 
 Status Client::request(wire::msg_type type, const wire::Writer &payload, ReplyHandler handler,
-                       double timeout_s) {
+                       double timeout_s, bool any_thread) {
     uint32_t id;
     {
         std::lock_guard<std::mutex> g(_req_lock);
@@ -234,8 +234,10 @@ Status Client::request(wire::msg_type type, const wire::Writer &payload, ReplyHa
         do {
             id = _next_id++;
         } while (id == 0 || _pending.count(id) != 0);
-        _pending.emplace(id, PendingRequest{std::move(handler), 0});
+        _pending.emplace(id, PendingRequest{std::move(handler), 0, any_thread});
     }
+    // Its reply must reach the progress thread, which may have lent the socket to a direct waiter.
+    if (!any_thread) _loop.hand_back_socket();
     auto frame = wire::encode_frame(static_cast<uint16_t>(type), 0, id, payload.data());
     if (!frame.ok()) {
         std::lock_guard<std::mutex> g(_req_lock);
@@ -262,6 +264,78 @@ Status Client::request(wire::msg_type type, const wire::Writer &payload, ReplyHa
     }
     PMIXCPP_LOG_TRACE("request %s id %u (%zu bytes)", wire::to_string(type), id, payload.size());
     return Status::success();
+}
+
+Status Client::request_wait(wire::msg_type type, const wire::Writer &payload, ReplyHandler handler,
+                            double timeout_s) {
+    struct WaitState {
+        std::atomic<bool> done{false};
+        std::mutex m;
+        std::condition_variable cv;
+    };
+    auto ws = std::make_shared<WaitState>();
+    const bool direct = _loop.claim_socket();
+    const std::thread::id waiter = std::this_thread::get_id();
+    auto finished = [this, ws, direct, waiter] {
+        if (direct) {
+            ws->done.store(true, std::memory_order_release);
+            if (std::this_thread::get_id() != waiter) _loop.wake_direct();
+            return;
+        }
+        std::lock_guard<std::mutex> g(ws->m);
+        ws->done.store(true, std::memory_order_release);
+        ws->cv.notify_all();
+    };
+    ReplyHandler wrapped = [handler = std::move(handler), finished](pmix_status_t status, const std::string &message,
+                                                                    wire::Reader &body) {
+        try {
+            handler(status, message, body);
+        } catch (...) {
+            finished();
+            throw;
+        }
+        finished();
+    };
+    Status st = request(type, payload, std::move(wrapped), timeout_s, true);
+    if (!st.ok()) {
+        if (direct) _loop.release_socket(true);
+        return st;
+    }
+    if (!direct) {
+        std::unique_lock<std::mutex> g(ws->m);
+        ws->cv.wait(g, [&] { return ws->done.load(std::memory_order_acquire); });
+        return Status::success();
+    }
+    // Replies whose handlers are ours run here; anything else (events, replies with application
+    // callbacks) goes to the progress thread, and from then on everything does, to keep the order.
+    bool forward = false;
+    _loop.wait_direct([&] { return ws->done.load(std::memory_order_acquire); },
+                      [&](wire::Frame &&f) {
+                          if (!forward && f.type == static_cast<uint16_t>(wire::msg_type::reply) && f.id != 0) {
+                              bool here;
+                              {
+                                  std::lock_guard<std::mutex> g(_req_lock);
+                                  auto it = _pending.find(f.id);
+                                  here = it == _pending.end() || it->second.any_thread;
+                              }
+                              if (here) {
+                                  on_frame(std::move(f));
+                                  return;
+                              }
+                          }
+                          forward = true;
+                          auto shared = std::make_shared<wire::Frame>(std::move(f));
+                          _loop.post([this, shared] { on_frame(std::move(*shared)); });
+                      });
+    _loop.release_socket(waits_for_progress_thread());
+    return Status::success();
+}
+
+bool Client::waits_for_progress_thread() {
+    std::lock_guard<std::mutex> g(_req_lock);
+    for (const auto &[id, p] : _pending)
+        if (!p.any_thread) return true;
+    return false;
 }
 
 void Client::complete(uint32_t id, pmix_status_t status, const std::string &message, wire::Reader &body) {
