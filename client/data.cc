@@ -190,14 +190,9 @@ Status send_fence(Client &c, const wire::Writer &w, double timeout, std::functio
             // Data committed before the fence may have changed what peers have: fetch again,
             // from the snapshot the server wrote if the fence collected data.
             cp->data().clear_cache();
-            std::shared_ptr<const MappedSnapshot> snapshot;
             std::string path;
-            if (status == PMIX_SUCCESS && !body.at_end() && body.get_string(&path, 4096).ok() && !path.empty()) {
-                auto m = MappedSnapshot::map(path);
-                if (m.ok()) snapshot = m.value();
-                else PMIXCPP_LOG_DEBUG("fence: %s", m.status().message().c_str());
-            }
-            cp->data().set_snapshot(std::move(snapshot));
+            if (status != PMIX_SUCCESS || body.at_end() || !body.get_string(&path, 4096).ok()) path.clear();
+            cp->data().set_snapshot_path(std::move(path));  // mapped when a Get needs it
             done(status);
         };
     if (wait) return c.request_wait(wire::msg_type::fence, w, std::move(handler), timeout);
