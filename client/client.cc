@@ -26,6 +26,7 @@ constexpr auto kConnectTimeout = std::chrono::seconds(30);
 constexpr auto kFinalizeTimeout = std::chrono::seconds(10);
 // Extra time a local timer gives the server to answer with its own timeout status.
 constexpr double kTimeoutGrace = 1.0;
+constexpr const char *kLocalTimeout = "timed out (client side)";
 
 // RAII for a read-only mapping of the job-data file.
 class Mapping {
@@ -136,29 +137,27 @@ Status Client::start(const ClientEnv &env) {
     struct Outcome {
         Status status;
         wire::connect_reply reply;
-    };
-    auto sync = std::make_shared<Sync<Outcome>>();
-    Status st = request(wire::msg_type::connect, w,
-                        [sync](pmix_status_t status, const std::string &msg, wire::Reader &body) {
-                            Outcome out;
-                            if (status != PMIX_SUCCESS) {
-                                out.status = Status(status, "server refused the connection: " + msg);
-                            } else {
-                                Status d = wire::decode(body, &out.reply);
-                                if (d.ok()) d = body.expect_end();
-                                out.status = d.with_context("connect reply");
-                            }
-                            sync->set(std::move(out));
-                        });
+    } out;
+    // The local timer (timeout + kTimeoutGrace) ends the wait if the server never answers.
+    const double connect_s = std::chrono::duration<double>(kConnectTimeout).count() - kTimeoutGrace;
+    Status st = request_wait(
+        wire::msg_type::connect, w,
+        [&out](pmix_status_t status, const std::string &msg, wire::Reader &body) {
+            if (status == PMIX_ERR_TIMEOUT && msg == kLocalTimeout) {
+                out.status = Status(PMIX_ERR_TIMEOUT, "no answer from the server to connect");
+            } else if (status != PMIX_SUCCESS) {
+                out.status = Status(status, "server refused the connection: " + msg);
+            } else {
+                Status d = wire::decode(body, &out.reply);
+                if (d.ok()) d = body.expect_end();
+                out.status = d.with_context("connect reply");
+            }
+        },
+        connect_s);
     if (!st.ok()) {
         _loop.stop();
         return st;
     }
-    if (!sync->wait_for(kConnectTimeout)) {
-        _loop.stop();
-        return Status(PMIX_ERR_TIMEOUT, "no answer from the server to connect");
-    }
-    Outcome &out = sync->value();
     if (!out.status.ok()) {
         _loop.stop();
         return out.status;
@@ -198,16 +197,17 @@ void Client::stop() {
         wire::finalize_request req;
         wire::Writer w;
         if (wire::encode(w, req).ok()) {
-            auto sync = std::make_shared<Sync<int>>();
-            Status st =
-                request(wire::msg_type::finalize, w,
-                        [sync](pmix_status_t status, const std::string &msg, wire::Reader &) {
-                            if (status != PMIX_SUCCESS)
-                                PMIXCPP_LOG_DEBUG("finalize: %s %s", PMIx_Error_string(status), msg.c_str());
-                            sync->set(1);
-                        });
-            if (st.ok() && !sync->wait_for(kFinalizeTimeout))
-                PMIXCPP_LOG_WARNING("finalize: no answer from the server");
+            const double finalize_s = std::chrono::duration<double>(kFinalizeTimeout).count() - kTimeoutGrace;
+            Status st = request_wait(
+                wire::msg_type::finalize, w,
+                [](pmix_status_t status, const std::string &msg, wire::Reader &) {
+                    if (status == PMIX_ERR_TIMEOUT && msg == kLocalTimeout)
+                        PMIXCPP_LOG_WARNING("finalize: no answer from the server");
+                    else if (status != PMIX_SUCCESS)
+                        PMIXCPP_LOG_DEBUG("finalize: %s %s", PMIx_Error_string(status), msg.c_str());
+                },
+                finalize_s);
+            (void)st;  // not sent: the connection is gone, nothing to wait for
         }
     }
     _loop.stop();
@@ -249,7 +249,7 @@ Status Client::request(wire::msg_type type, const wire::Writer &payload, ReplyHa
             std::chrono::duration<double>(timeout_s + kTimeoutGrace));
         uint64_t timer = _loop.add_timer(delay, [this, id] {
             wire::Reader empty(nullptr, 0);
-            complete(id, PMIX_ERR_TIMEOUT, "timed out (client side)", empty);
+            complete(id, PMIX_ERR_TIMEOUT, kLocalTimeout, empty);
         });
         std::lock_guard<std::mutex> g(_req_lock);
         auto it = _pending.find(id);
