@@ -26,6 +26,7 @@ constexpr auto kConnectTimeout = std::chrono::seconds(30);
 constexpr auto kFinalizeTimeout = std::chrono::seconds(10);
 // Extra time a local timer gives the server to answer with its own timeout status.
 constexpr double kTimeoutGrace = 1.0;
+constexpr const char *kLocalTimeout = "timed out (client side)";
 
 // RAII for a read-only mapping of the job-data file.
 class Mapping {
@@ -136,29 +137,27 @@ Status Client::start(const ClientEnv &env) {
     struct Outcome {
         Status status;
         wire::connect_reply reply;
-    };
-    auto sync = std::make_shared<Sync<Outcome>>();
-    Status st = request(wire::msg_type::connect, w,
-                        [sync](pmix_status_t status, const std::string &msg, wire::Reader &body) {
-                            Outcome out;
-                            if (status != PMIX_SUCCESS) {
-                                out.status = Status(status, "server refused the connection: " + msg);
-                            } else {
-                                Status d = wire::decode(body, &out.reply);
-                                if (d.ok()) d = body.expect_end();
-                                out.status = d.with_context("connect reply");
-                            }
-                            sync->set(std::move(out));
-                        });
+    } out;
+    // The local timer (timeout + kTimeoutGrace) ends the wait if the server never answers.
+    const double connect_s = std::chrono::duration<double>(kConnectTimeout).count() - kTimeoutGrace;
+    Status st = request_wait(
+        wire::msg_type::connect, w,
+        [&out](pmix_status_t status, const std::string &msg, wire::Reader &body) {
+            if (status == PMIX_ERR_TIMEOUT && msg == kLocalTimeout) {
+                out.status = Status(PMIX_ERR_TIMEOUT, "no answer from the server to connect");
+            } else if (status != PMIX_SUCCESS) {
+                out.status = Status(status, "server refused the connection: " + msg);
+            } else {
+                Status d = wire::decode(body, &out.reply);
+                if (d.ok()) d = body.expect_end();
+                out.status = d.with_context("connect reply");
+            }
+        },
+        connect_s);
     if (!st.ok()) {
         _loop.stop();
         return st;
     }
-    if (!sync->wait_for(kConnectTimeout)) {
-        _loop.stop();
-        return Status(PMIX_ERR_TIMEOUT, "no answer from the server to connect");
-    }
-    Outcome &out = sync->value();
     if (!out.status.ok()) {
         _loop.stop();
         return out.status;
@@ -198,16 +197,17 @@ void Client::stop() {
         wire::finalize_request req;
         wire::Writer w;
         if (wire::encode(w, req).ok()) {
-            auto sync = std::make_shared<Sync<int>>();
-            Status st =
-                request(wire::msg_type::finalize, w,
-                        [sync](pmix_status_t status, const std::string &msg, wire::Reader &) {
-                            if (status != PMIX_SUCCESS)
-                                PMIXCPP_LOG_DEBUG("finalize: %s %s", PMIx_Error_string(status), msg.c_str());
-                            sync->set(1);
-                        });
-            if (st.ok() && !sync->wait_for(kFinalizeTimeout))
-                PMIXCPP_LOG_WARNING("finalize: no answer from the server");
+            const double finalize_s = std::chrono::duration<double>(kFinalizeTimeout).count() - kTimeoutGrace;
+            Status st = request_wait(
+                wire::msg_type::finalize, w,
+                [](pmix_status_t status, const std::string &msg, wire::Reader &) {
+                    if (status == PMIX_ERR_TIMEOUT && msg == kLocalTimeout)
+                        PMIXCPP_LOG_WARNING("finalize: no answer from the server");
+                    else if (status != PMIX_SUCCESS)
+                        PMIXCPP_LOG_DEBUG("finalize: %s %s", PMIx_Error_string(status), msg.c_str());
+                },
+                finalize_s);
+            (void)st;  // not sent: the connection is gone, nothing to wait for
         }
     }
     _loop.stop();
@@ -225,7 +225,7 @@ void Client::stop() {
 }
 
 Status Client::request(wire::msg_type type, const wire::Writer &payload, ReplyHandler handler,
-                       double timeout_s) {
+                       double timeout_s, bool any_thread) {
     uint32_t id;
     {
         std::lock_guard<std::mutex> g(_req_lock);
@@ -234,8 +234,10 @@ Status Client::request(wire::msg_type type, const wire::Writer &payload, ReplyHa
         do {
             id = _next_id++;
         } while (id == 0 || _pending.count(id) != 0);
-        _pending.emplace(id, PendingRequest{std::move(handler), 0});
+        _pending.emplace(id, PendingRequest{std::move(handler), 0, any_thread});
     }
+    // Its reply must reach the progress thread, which may have lent the socket to a direct waiter.
+    if (!any_thread) _loop.hand_back_socket();
     auto frame = wire::encode_frame(static_cast<uint16_t>(type), 0, id, payload.data());
     if (!frame.ok()) {
         std::lock_guard<std::mutex> g(_req_lock);
@@ -247,7 +249,7 @@ Status Client::request(wire::msg_type type, const wire::Writer &payload, ReplyHa
             std::chrono::duration<double>(timeout_s + kTimeoutGrace));
         uint64_t timer = _loop.add_timer(delay, [this, id] {
             wire::Reader empty(nullptr, 0);
-            complete(id, PMIX_ERR_TIMEOUT, "timed out (client side)", empty);
+            complete(id, PMIX_ERR_TIMEOUT, kLocalTimeout, empty);
         });
         std::lock_guard<std::mutex> g(_req_lock);
         auto it = _pending.find(id);
@@ -262,6 +264,78 @@ Status Client::request(wire::msg_type type, const wire::Writer &payload, ReplyHa
     }
     PMIXCPP_LOG_TRACE("request %s id %u (%zu bytes)", wire::to_string(type), id, payload.size());
     return Status::success();
+}
+
+Status Client::request_wait(wire::msg_type type, const wire::Writer &payload, ReplyHandler handler,
+                            double timeout_s) {
+    struct WaitState {
+        std::atomic<bool> done{false};
+        std::mutex m;
+        std::condition_variable cv;
+    };
+    auto ws = std::make_shared<WaitState>();
+    const bool direct = _loop.claim_socket();
+    const std::thread::id waiter = std::this_thread::get_id();
+    auto finished = [this, ws, direct, waiter] {
+        if (direct) {
+            ws->done.store(true, std::memory_order_release);
+            if (std::this_thread::get_id() != waiter) _loop.wake_direct();
+            return;
+        }
+        std::lock_guard<std::mutex> g(ws->m);
+        ws->done.store(true, std::memory_order_release);
+        ws->cv.notify_all();
+    };
+    ReplyHandler wrapped = [handler = std::move(handler), finished](pmix_status_t status, const std::string &message,
+                                                                    wire::Reader &body) {
+        try {
+            handler(status, message, body);
+        } catch (...) {
+            finished();
+            throw;
+        }
+        finished();
+    };
+    Status st = request(type, payload, std::move(wrapped), timeout_s, true);
+    if (!st.ok()) {
+        if (direct) _loop.release_socket(true);
+        return st;
+    }
+    if (!direct) {
+        std::unique_lock<std::mutex> g(ws->m);
+        ws->cv.wait(g, [&] { return ws->done.load(std::memory_order_acquire); });
+        return Status::success();
+    }
+    // Replies whose handlers are ours run here; anything else (events, replies with application
+    // callbacks) goes to the progress thread, and from then on everything does, to keep the order.
+    bool forward = false;
+    _loop.wait_direct([&] { return ws->done.load(std::memory_order_acquire); },
+                      [&](wire::Frame &&f) {
+                          if (!forward && f.type == static_cast<uint16_t>(wire::msg_type::reply) && f.id != 0) {
+                              bool here;
+                              {
+                                  std::lock_guard<std::mutex> g(_req_lock);
+                                  auto it = _pending.find(f.id);
+                                  here = it == _pending.end() || it->second.any_thread;
+                              }
+                              if (here) {
+                                  on_frame(std::move(f));
+                                  return;
+                              }
+                          }
+                          forward = true;
+                          auto shared = std::make_shared<wire::Frame>(std::move(f));
+                          _loop.post([this, shared] { on_frame(std::move(*shared)); });
+                      });
+    _loop.release_socket(waits_for_progress_thread());
+    return Status::success();
+}
+
+bool Client::waits_for_progress_thread() {
+    std::lock_guard<std::mutex> g(_req_lock);
+    for (const auto &[id, p] : _pending)
+        if (!p.any_thread) return true;
+    return false;
 }
 
 void Client::complete(uint32_t id, pmix_status_t status, const std::string &message, wire::Reader &body) {

@@ -57,8 +57,16 @@ public:
 
     // Send a request; `handler` runs exactly once on the progress thread. timeout_s > 0 arms a
     // local timer (the server normally answers first with its own PMIX_ERR_TIMEOUT).
+    // any_thread: the handler is ours alone (no application callback in it) and may run on
+    // whichever thread reads the reply, e.g. an application thread in a direct wait.
     Status request(wire::msg_type type, const wire::Writer &payload, ReplyHandler handler,
-                   double timeout_s = 0);
+                   double timeout_s = 0, bool any_thread = false);
+    // request() and wait on the calling thread (never the progress thread) until `handler` has
+    // run. The caller usually reads the socket itself meanwhile (ProgressLoop's direct waits), so
+    // the handler runs on it; frames for others go to the progress thread in their order. A
+    // non-ok Status means the request was not sent and the handler will not run.
+    Status request_wait(wire::msg_type type, const wire::Writer &payload, ReplyHandler handler,
+                        double timeout_s = 0);
 
     ProgressLoop &loop() { return _loop; }
     LocalData &data() { return _data; }
@@ -87,6 +95,7 @@ private:
     void on_frame(wire::Frame &&frame);
     void on_close(const Status &why);
     void complete(uint32_t id, pmix_status_t status, const std::string &message, wire::Reader &body);
+    bool waits_for_progress_thread();  // a pending reply must be read by the progress thread
 
     ProgressLoop _loop;
     LocalData _data;
@@ -96,6 +105,7 @@ private:
     struct PendingRequest {
         ReplyHandler handler;
         uint64_t timer = 0;
+        bool any_thread = false;
     };
     std::mutex _req_lock;
     std::unordered_map<uint32_t, PendingRequest> _pending;

@@ -77,7 +77,7 @@ local_outcome get_local(Client &c, const pmix_proc_t &target, const char *key, c
 }
 
 Status get_remote(Client &c, const pmix_proc_t &target, const char *key, const pmix_info_t *info,
-                  size_t ninfo, const GetOptions &opt, GetDone done) {
+                  size_t ninfo, const GetOptions &opt, GetDone done, bool wait) {
     wire::get_request req;
     req.proc = target;
     if (req.proc.nspace[0] == '\0') memcpy(req.proc.nspace, c.self().nspace, sizeof(req.proc.nspace));
@@ -88,8 +88,7 @@ Status get_remote(Client &c, const pmix_proc_t &target, const char *key, const p
     pmix_proc_t proc = req.proc;
     std::string wanted = req.key;
     Client *cp = &c;
-    return c.request(
-        wire::msg_type::get, w,
+    ReplyHandler handler =
         [cp, proc, wanted, done](pmix_status_t status, const std::string &msg, wire::Reader &body) {
             OwnedValue value;
             if (status == PMIX_SUCCESS) {
@@ -127,8 +126,9 @@ Status get_remote(Client &c, const pmix_proc_t &target, const char *key, const p
                                   PMIx_Error_string(status), msg.c_str());
             }
             done(status, status == PMIX_SUCCESS ? &value.v : nullptr);
-        },
-        opt.timeout);
+        };
+    if (wait) return c.request_wait(wire::msg_type::get, w, std::move(handler), opt.timeout);
+    return c.request(wire::msg_type::get, w, std::move(handler), opt.timeout);
 }
 
 }  // namespace pmixcpp::client
@@ -179,27 +179,24 @@ Status build_fence(Client &c, const pmix_proc_t procs[], size_t nprocs, const pm
     return wire::encode(*w, req);
 }
 
-Status send_fence(Client &c, const wire::Writer &w, double timeout, std::function<void(pmix_status_t)> done) {
+// wait: block the calling thread until `done` has run (PMIx_Fence).
+Status send_fence(Client &c, const wire::Writer &w, double timeout, std::function<void(pmix_status_t)> done,
+                  bool wait) {
     Client *cp = &c;
-    return c.request(
-        wire::msg_type::fence, w,
+    ReplyHandler handler =
         [cp, done](pmix_status_t status, const std::string &msg, wire::Reader &body) {
             if (status != PMIX_SUCCESS)
                 PMIXCPP_LOG_DEBUG("fence: %s %s", PMIx_Error_string(status), msg.c_str());
             // Data committed before the fence may have changed what peers have: fetch again,
             // from the snapshot the server wrote if the fence collected data.
             cp->data().clear_cache();
-            std::shared_ptr<const MappedSnapshot> snapshot;
             std::string path;
-            if (status == PMIX_SUCCESS && !body.at_end() && body.get_string(&path, 4096).ok() && !path.empty()) {
-                auto m = MappedSnapshot::map(path);
-                if (m.ok()) snapshot = m.value();
-                else PMIXCPP_LOG_DEBUG("fence: %s", m.status().message().c_str());
-            }
-            cp->data().set_snapshot(std::move(snapshot));
+            if (status != PMIX_SUCCESS || body.at_end() || !body.get_string(&path, 4096).ok()) path.clear();
+            cp->data().set_snapshot_path(std::move(path));  // mapped when a Get needs it
             done(status);
-        },
-        timeout);
+        };
+    if (wait) return c.request_wait(wire::msg_type::fence, w, std::move(handler), timeout);
+    return c.request(wire::msg_type::fence, w, std::move(handler), timeout);
 }
 
 }  // namespace
@@ -228,12 +225,14 @@ PMIX_EXPORT pmix_status_t PMIx_Commit(void) {
         wire::Writer w;
         PMIXCPP_RETURN_IF_ERROR(wire::encode(w, req));
         // Commit is asynchronous: the connection is ordered, so a later fence or a peer's get sees it.
-        return c.value()->request(wire::msg_type::commit, w,
-                                  [](pmix_status_t status, const std::string &msg, wire::Reader &) {
-                                      if (status != PMIX_SUCCESS)
-                                          PMIXCPP_LOG_ERROR("commit refused by the server: %s %s",
-                                                            PMIx_Error_string(status), msg.c_str());
-                                  });
+        // Its handler only logs, so any thread may read the reply (a fence's direct wait).
+        return c.value()->request(
+            wire::msg_type::commit, w,
+            [](pmix_status_t status, const std::string &msg, wire::Reader &) {
+                if (status != PMIX_SUCCESS)
+                    PMIXCPP_LOG_ERROR("commit refused by the server: %s %s", PMIx_Error_string(status), msg.c_str());
+            },
+            0, true);
     });
 }
 
@@ -245,9 +244,12 @@ PMIX_EXPORT pmix_status_t PMIx_Fence_nb(const pmix_proc_t procs[], size_t nprocs
         wire::Writer w;
         double timeout = 0;
         PMIXCPP_RETURN_IF_ERROR(build_fence(*c.value(), procs, nprocs, info, ninfo, &w, &timeout));
-        return send_fence(*c.value(), w, timeout, [cbfunc, cbdata](pmix_status_t st) {
-            if (cbfunc) cbfunc(st, cbdata);
-        });
+        return send_fence(
+            *c.value(), w, timeout,
+            [cbfunc, cbdata](pmix_status_t st) {
+                if (cbfunc) cbfunc(st, cbdata);
+            },
+            false);
     });
 }
 
@@ -261,10 +263,10 @@ PMIX_EXPORT pmix_status_t PMIx_Fence(const pmix_proc_t procs[], size_t nprocs, c
         PMIXCPP_RETURN_IF_ERROR(build_fence(*c.value(), procs, nprocs, info, ninfo, &w, &timeout));
         if (on_progress_thread(c.value()))
             return Status(PMIX_ERR_WOULD_BLOCK, "PMIx_Fence called from a callback");
-        auto sync = std::make_shared<Sync<pmix_status_t>>();
+        pmix_status_t result = PMIX_ERROR;
         PMIXCPP_RETURN_IF_ERROR(
-            send_fence(*c.value(), w, timeout, [sync](pmix_status_t st) { sync->set(st); }));
-        return Status(sync->wait(), "fence failed");
+            send_fence(*c.value(), w, timeout, [&result](pmix_status_t st) { result = st; }, true));
+        return Status(result, "fence failed");
     });
 }
 
@@ -304,10 +306,9 @@ PMIX_EXPORT pmix_status_t PMIx_Get(const pmix_proc_t *proc, const char key[], co
             pmix_status_t status = PMIX_ERROR;
             pmix_value_t *value = nullptr;
         };
-        auto sync = std::make_shared<Sync<Outcome>>();
+        Outcome o;
         PMIXCPP_RETURN_IF_ERROR(get_remote(
-            *c.value(), target, key, info, ninfo, opt.value(), [sync](pmix_status_t st, pmix_value_t *v) {
-                Outcome o;
+            *c.value(), target, key, info, ninfo, opt.value(), [&o](pmix_status_t st, pmix_value_t *v) {
                 o.status = st;
                 if (st == PMIX_SUCCESS && v != nullptr) {
                     o.value = static_cast<pmix_value_t *>(malloc(sizeof(pmix_value_t)));
@@ -319,9 +320,7 @@ PMIX_EXPORT pmix_status_t PMIx_Get(const pmix_proc_t *proc, const char key[], co
                         v->type = PMIX_UNDEF;
                     }
                 }
-                sync->set(o);
-            }));
-        Outcome &o = sync->wait();
+            }, true));
         if (o.status != PMIX_SUCCESS) return Status(o.status, "get failed");
         *val = o.value;
         return Status::success();
@@ -350,8 +349,9 @@ PMIX_EXPORT pmix_status_t PMIx_Get_nb(const pmix_proc_t *proc, const char key[],
             });
             return Status::success();
         }
-        return get_remote(*c.value(), target, key, info, ninfo, opt.value(),
-                          [cbfunc, cbdata](pmix_status_t st, pmix_value_t *v) { cbfunc(st, v, cbdata); });
+        return get_remote(
+            *c.value(), target, key, info, ninfo, opt.value(),
+            [cbfunc, cbdata](pmix_status_t st, pmix_value_t *v) { cbfunc(st, v, cbdata); }, false);
     });
 }
 

@@ -23,10 +23,11 @@ enum class local_outcome { found, not_found, ask_server };
 local_outcome get_local(Client &c, const pmix_proc_t &target, const char *key, const GetOptions &opt,
                         pmix_value_t *out, Status *error);
 
-// Ask the server; `done` runs once on the progress thread with the status and (on success) the
-// value, which `done` may take over (it is destructed afterwards).
+// Ask the server; `done` runs once with the status and (on success) the value, which `done` may
+// take over (it is destructed afterwards): on the progress thread, or with `wait` before this
+// returns (Client::request_wait, usually on the calling thread).
 using GetDone = std::function<void(pmix_status_t status, pmix_value_t *value)>;
 Status get_remote(Client &c, const pmix_proc_t &target, const char *key, const pmix_info_t *info,
-                  size_t ninfo, const GetOptions &opt, GetDone done);
+                  size_t ninfo, const GetOptions &opt, GetDone done, bool wait);
 
 }  // namespace pmixcpp::client

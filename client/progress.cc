@@ -14,12 +14,16 @@
 
 namespace pmixcpp::client {
 
-ProgressLoop::~ProgressLoop() { stop(); }
+ProgressLoop::~ProgressLoop() {
+    stop();
+    if (_waiter_fd >= 0) close(_waiter_fd);
+}
 
 Status ProgressLoop::start() {
     if (running()) return Status::success();
     _event_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (_event_fd < 0) return Status(PMIX_ERR_OUT_OF_RESOURCE, std::string("eventfd: ") + strerror(errno));
+    if (_waiter_fd < 0) _waiter_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);  // direct waits only if it exists
     _stop.store(false);
     _running.store(true, std::memory_order_release);
     try {
@@ -40,14 +44,11 @@ void ProgressLoop::stop() {
     _thread.join();
     _running.store(false, std::memory_order_release);
     _thread_id.store(std::thread::id());
-    if (_fd >= 0) {
-        close(_fd);
-        _fd = -1;
-    }
+    std::lock_guard<std::mutex> g(_lock);
+    if (_fd >= 0) close_fd_locked();
     _connected.store(false);
     if (_event_fd >= 0) close(_event_fd);
     _event_fd = -1;
-    std::lock_guard<std::mutex> g(_lock);
     _tasks.clear();
     _out.clear();
     _out_offset = 0;
@@ -116,14 +117,17 @@ void ProgressLoop::post(Task task) {
 
 uint64_t ProgressLoop::add_timer(Clock::duration delay, Task task) {
     uint64_t id;
+    bool earliest;
     {
         std::lock_guard<std::mutex> g(_lock);
         id = _next_timer++;
         auto when = Clock::now() + delay;
         _timers.emplace(id, std::make_pair(when, std::move(task)));
+        // The loop already wakes up for an earlier timer and then looks again.
+        earliest = _timer_order.empty() || when < _timer_order.begin()->first;
         _timer_order.emplace(when, id);
     }
-    wake();
+    if (earliest && !on_thread()) wake();
     return id;
 }
 
@@ -162,13 +166,24 @@ void ProgressLoop::run_due_timers() {
     }
 }
 
+void ProgressLoop::close_fd_locked() {
+    if (_direct_active) {
+        // The direct waiter polls this descriptor: wake it (end of file) and close the descriptor
+        // when its wait ends, so the number cannot be reused under it.
+        shutdown(_fd, SHUT_RDWR);
+        _deferred_close = _fd;
+    } else {
+        close(_fd);
+    }
+    _fd = -1;
+}
+
 void ProgressLoop::close_socket(const Status &why) {
     CloseHandler handler;
     {
         std::lock_guard<std::mutex> g(_lock);
         if (_fd < 0) return;
-        close(_fd);
-        _fd = -1;
+        close_fd_locked();
         _connected.store(false, std::memory_order_release);
         _out.clear();
         _out_offset = 0;
@@ -179,40 +194,143 @@ void ProgressLoop::close_socket(const Status &why) {
     if (handler) handler(why);
 }
 
-void ProgressLoop::handle_readable() {
+Status ProgressLoop::read_frames_locked(int fd, std::vector<wire::Frame> *frames) {
     uint8_t buf[65536];
     for (;;) {
-        ssize_t n = recv(_fd, buf, sizeof(buf), 0);
+        ssize_t n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
         if (n > 0) {
             Status st = _reader.feed(buf, static_cast<size_t>(n));
             if (!st.ok()) {
                 PMIXCPP_LOG_ERROR("malformed frame from the server: %s", st.message().c_str());
-                close_socket(Status(PMIX_ERR_LOST_CONNECTION, "malformed frame: " + st.message()));
-                return;
+                return Status(PMIX_ERR_LOST_CONNECTION, "malformed frame: " + st.message());
             }
             for (;;) {
                 auto next = _reader.next();
                 if (!next.ok()) {
                     PMIXCPP_LOG_ERROR("malformed frame from the server: %s", next.status().message().c_str());
-                    close_socket(Status(PMIX_ERR_LOST_CONNECTION, "malformed frame"));
-                    return;
+                    return Status(PMIX_ERR_LOST_CONNECTION, "malformed frame");
                 }
                 if (!next.value().has_value()) break;
-                if (_on_frame) _on_frame(std::move(*next.value()));
-                if (_fd < 0) return;
+                frames->push_back(std::move(*next.value()));
             }
-            if (static_cast<size_t>(n) < sizeof(buf)) return;
+            if (static_cast<size_t>(n) < sizeof(buf)) return Status::success();
             continue;
         }
-        if (n == 0) {
-            close_socket(Status(PMIX_ERR_LOST_CONNECTION, "server closed the connection"));
+        if (n == 0) return Status(PMIX_ERR_LOST_CONNECTION, "server closed the connection");
+        if (errno == EINTR) continue;
+        if (errno == EAGAIN || errno == EWOULDBLOCK) return Status::success();
+        return Status(PMIX_ERR_LOST_CONNECTION, std::string("recv: ") + strerror(errno));
+    }
+}
+
+void ProgressLoop::handle_readable() {
+    std::vector<wire::Frame> frames;
+    Status st;
+    {
+        std::lock_guard<std::mutex> r(_read_lock);
+        if (_app_owns.load() || _fd < 0) return;  // an application thread reads it now
+        st = read_frames_locked(_fd, &frames);
+    }
+    for (auto &f : frames) {
+        if (_fd < 0) return;
+        if (_on_frame) _on_frame(std::move(f));
+    }
+    if (!st.ok()) close_socket(st);
+}
+
+bool ProgressLoop::claim_socket() {
+    if (on_thread() || _waiter_fd < 0) return false;
+    bool wake_loop;
+    {
+        std::lock_guard<std::mutex> r(_read_lock);  // the loop is not in the middle of a read
+        std::lock_guard<std::mutex> g(_lock);
+        if (_direct_active || _fd < 0 || !_connected.load()) return false;
+        _direct_active = true;
+        _hand_back_asked = false;
+        wake_loop = !_app_owns.load() && _loop_polls_socket;  // let it drop the socket from its poll
+        _app_owns.store(true);
+    }
+    if (wake_loop) wake();
+    return true;
+}
+
+void ProgressLoop::wait_direct(const std::function<bool()> &done, const FrameHandler &on_frame) {
+    int fd;
+    {
+        std::lock_guard<std::mutex> g(_lock);
+        fd = _fd;  // stays open until release_socket (close_fd_locked defers)
+    }
+    bool reading = fd >= 0;
+    while (!done()) {
+        pollfd p[2] = {{_waiter_fd, POLLIN, 0}, {fd, POLLIN, 0}};
+        // The timeout is only a safety net: every completion elsewhere calls wake_direct().
+        int rc = poll(p, reading ? 2 : 1, 1000);
+        if (rc < 0 && errno != EINTR) {
+            PMIXCPP_LOG_ERROR("direct wait: poll: %m");
+            reading = false;
+            hand_back_socket();
+            continue;
+        }
+        if (rc <= 0) continue;
+        if (p[0].revents & POLLIN) {
+            uint64_t v;
+            ssize_t n = read(_waiter_fd, &v, sizeof(v));
+            (void)n;
+        }
+        if (!reading || p[1].revents == 0) continue;
+        std::vector<wire::Frame> frames;
+        Status st;
+        {
+            std::lock_guard<std::mutex> r(_read_lock);
+            st = read_frames_locked(fd, &frames);
+        }
+        for (auto &f : frames) on_frame(std::move(f));
+        if (!st.ok()) {
+            // The progress thread closes the connection and fails what is pending, ours included.
+            reading = false;
+            post([this, st] { close_socket(st); });
+        }
+    }
+}
+
+void ProgressLoop::release_socket(bool hand_back) {
+    bool wake_loop = false;
+    {
+        std::lock_guard<std::mutex> g(_lock);
+        _direct_active = false;
+        if (_deferred_close >= 0) {
+            close(_deferred_close);
+            _deferred_close = -1;
+        }
+        if (hand_back || _hand_back_asked || _fd < 0) {
+            _app_owns.store(false);
+            wake_loop = _fd >= 0;
+        } else {
+            _released_at = Clock::now();  // the loop takes it back after kReclaimDelay
+        }
+        _hand_back_asked = false;
+    }
+    if (wake_loop) wake();
+}
+
+void ProgressLoop::hand_back_socket() {
+    {
+        std::lock_guard<std::mutex> g(_lock);
+        if (!_app_owns.load()) return;
+        if (_direct_active) {
+            _hand_back_asked = true;
             return;
         }
-        if (errno == EINTR) continue;
-        if (errno == EAGAIN || errno == EWOULDBLOCK) return;
-        close_socket(Status(PMIX_ERR_LOST_CONNECTION, std::string("recv: ") + strerror(errno)));
-        return;
+        _app_owns.store(false);
     }
+    if (!on_thread()) wake();
+}
+
+void ProgressLoop::wake_direct() {
+    if (_waiter_fd < 0) return;
+    uint64_t one = 1;
+    ssize_t n = write(_waiter_fd, &one, sizeof(one));
+    (void)n;
 }
 
 void ProgressLoop::handle_writable() {
@@ -257,16 +375,24 @@ void ProgressLoop::run() {
         pollfd fds[2];
         nfds_t nfds = 1;
         fds[0] = {_event_fd, POLLIN, 0};
-        bool want_write;
+        bool want_write, want_read;
+        int reclaim_ms = -1;
         {
             std::lock_guard<std::mutex> g(_lock);
             want_write = !_out.empty();
+            if (_app_owns.load() && !_direct_active && Clock::now() - _released_at >= kReclaimDelay)
+                _app_owns.store(false);  // the application thread has not waited for a while
+            want_read = !_app_owns.load() && _fd >= 0;
+            _loop_polls_socket = want_read;
+            if (_app_owns.load()) reclaim_ms = static_cast<int>(kReclaimDelay.count());
         }
-        if (_fd >= 0) {
-            fds[1] = {_fd, static_cast<short>(POLLIN | (want_write ? POLLOUT : 0)), 0};
+        if (_fd >= 0 && (want_read || want_write)) {
+            fds[1] = {_fd, static_cast<short>((want_read ? POLLIN : 0) | (want_write ? POLLOUT : 0)), 0};
             nfds = 2;
         }
-        int rc = poll(fds, nfds, next_poll_timeout_ms());
+        int timeout = next_poll_timeout_ms();
+        if (reclaim_ms >= 0 && (timeout < 0 || timeout > reclaim_ms)) timeout = reclaim_ms;
+        int rc = poll(fds, nfds, timeout);
         if (rc < 0 && errno != EINTR) {
             PMIXCPP_LOG_ERROR("progress thread: poll: %m");
             break;
@@ -279,7 +405,7 @@ void ProgressLoop::run() {
         }
         if (nfds == 2 && rc > 0) {
             if (fds[1].revents & POLLOUT) handle_writable();
-            if (_fd >= 0 && (fds[1].revents & (POLLIN | POLLHUP | POLLERR))) handle_readable();
+            if (_fd >= 0 && want_read && (fds[1].revents & (POLLIN | POLLHUP | POLLERR))) handle_readable();
         }
         if (_fd >= 0) handle_writable();
         run_due_timers();

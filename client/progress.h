@@ -3,6 +3,14 @@
 //
 // Threading: post(), send() and add_timer()/cancel_timer() may be called from any thread; the
 // handlers given to attach() and the posted tasks run on the progress thread only.
+//
+// Direct waits: an application thread blocked in a call (PMIx_Fence, PMIx_Get) may read the socket
+// itself instead of sleeping until the progress thread has read the reply and woken it: a reply
+// then costs one thread wake-up instead of two. Only one thread at a time (claim_socket); while
+// an application thread owns the socket the progress thread does not read it (it still writes).
+// The owner keeps the socket for kReclaimDelay after its wait ends (a loop of fences pays no
+// hand-over), then the progress thread takes it back by itself; hand_back_socket() gives it back at
+// once (an asynchronous request whose reply the progress thread must see).
 #pragma once
 
 #include <atomic>
@@ -57,10 +65,29 @@ public:
     uint64_t add_timer(Clock::duration delay, Task task);
     void cancel_timer(uint64_t id);
 
+    // Direct waits (see above). claim_socket: false on the progress thread, when another thread
+    // waits directly, or without a connection (then wait as before).
+    bool claim_socket();
+    // The claiming thread: wait until done() holds. Frames read meanwhile go to on_frame on this
+    // thread; a closed or broken connection is handed to the progress thread (which closes it and
+    // fails the pending requests), and the wait goes on for done(). Whoever makes done() true on
+    // another thread calls wake_direct() afterwards.
+    void wait_direct(const std::function<bool()> &done, const FrameHandler &on_frame);
+    // The claiming thread, after its wait: keep the socket a while (hand_back false) or give it back.
+    void release_socket(bool hand_back);
+    // Any thread: the progress thread reads the socket again (now, or when the direct wait ends).
+    void hand_back_socket();
+    void wake_direct();
+    static constexpr auto kReclaimDelay = std::chrono::milliseconds(20);
+
 private:
     void run();
     void wake();
     void handle_readable();
+    // Under _read_lock: read what the socket has and cut it into frames. Not ok when the
+    // connection is closed or the stream is malformed (the frames read before still count).
+    Status read_frames_locked(int fd, std::vector<wire::Frame> *frames);
+    void close_fd_locked();  // _lock held: close _fd, or only shut it down while a direct wait polls it
     // Write queued frames without blocking; true if everything went out. Caller holds _lock.
     bool try_write_locked();
     void handle_writable();
@@ -86,7 +113,18 @@ private:
     std::atomic<bool> _connected{false};
     FrameHandler _on_frame;
     CloseHandler _on_close;
+
+    std::mutex _read_lock;  // guards _reader and reading from _fd (taken before _lock)
     wire::FrameReader _reader;
+
+    // Direct waits; written under _lock (and _read_lock when an application thread takes over).
+    std::atomic<bool> _app_owns{false};  // an application thread reads the socket, not this loop
+    bool _direct_active = false;         // ... and is waiting right now
+    bool _hand_back_asked = false;       // give the socket back when that wait ends
+    bool _loop_polls_socket = false;     // the loop's current poll() watches the socket for input
+    Clock::time_point _released_at{};
+    int _waiter_fd = -1;                 // eventfd the direct waiter polls besides the socket
+    int _deferred_close = -1;            // socket closed while a direct wait polled it
 };
 
 }  // namespace pmixcpp::client

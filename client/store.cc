@@ -219,8 +219,19 @@ MappedSnapshot::~MappedSnapshot() {
 }
 
 void LocalData::set_snapshot(std::shared_ptr<const MappedSnapshot> snapshot) {
+    std::shared_ptr<const MappedSnapshot> old;
     std::unique_lock<std::shared_mutex> g(_lock);
+    old.swap(_snapshot);  // unmapped after the lock is released
     _snapshot = std::move(snapshot);
+    _snapshot_path.clear();
+    _snapshot_filled.clear();
+}
+
+void LocalData::set_snapshot_path(std::string path) {
+    std::shared_ptr<const MappedSnapshot> old;
+    std::unique_lock<std::shared_mutex> g(_lock);
+    old.swap(_snapshot);
+    _snapshot_path = std::move(path);
     _snapshot_filled.clear();
 }
 
@@ -228,6 +239,12 @@ bool LocalData::fill_from_snapshot(pmix_rank_t rank) {
     std::shared_ptr<const MappedSnapshot> snap;
     {
         std::unique_lock<std::shared_mutex> g(_lock);
+        if (!_snapshot && !_snapshot_path.empty()) {
+            auto m = MappedSnapshot::map(_snapshot_path);
+            if (m.ok()) _snapshot = m.value();
+            else PMIXCPP_LOG_DEBUG("fence: %s", m.status().message().c_str());
+            _snapshot_path.clear();
+        }
         if (!_snapshot || !_snapshot->view().has(rank) || !_snapshot_filled.insert(rank).second) return false;
         snap = _snapshot;
     }

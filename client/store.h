@@ -124,8 +124,11 @@ public:
     void cache_proc(const pmix_proc_t &proc, wire::get_reply &reply);
     void clear_cache();
 
-    // The snapshot the server wrote for the last collecting fence (nullptr: none).
+    // The snapshot the server wrote for the last collecting fence (nullptr / "": none). A path
+    // is mapped only when a Get first needs it (a loop of fences maps nothing); if the file is
+    // gone by then (the server keeps the last two), Gets ask the server as without a snapshot.
     void set_snapshot(std::shared_ptr<const MappedSnapshot> snapshot);
+    void set_snapshot_path(std::string path);
     // Copy `rank`'s data from the snapshot into the cache, once per snapshot; false if the
     // snapshot has no data of that rank or it was copied already.
     bool fill_from_snapshot(pmix_rank_t rank);
@@ -151,6 +154,7 @@ private:
     ProcStore _own;
     ProcStore _cache;
     std::shared_ptr<const MappedSnapshot> _snapshot;
+    std::string _snapshot_path;  // not mapped yet
     std::set<pmix_rank_t> _snapshot_filled;  // ranks copied from _snapshot into _cache
     struct Pending {
         uint8_t scope;

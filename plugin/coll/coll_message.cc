@@ -15,6 +15,7 @@ const char *to_string(msg_kind k) {
     case msg_kind::tree_up: return "tree fan-in";
     case msg_kind::tree_down: return "tree fan-out";
     case msg_kind::ring: return "ring";
+    case msg_kind::direct: return "direct";
     }
     return "unknown";
 }
@@ -38,13 +39,14 @@ Status decode(std::span<const uint8_t> bytes, uint32_t nnodes, coll_message *out
     uint32_t n = 0;
     coll_message m;
     PMIXCPP_RETURN_IF_ERROR(r.get_u8(&kind));
-    if (kind < 1 || kind > 3) return Status(PMIX_ERR_BAD_PARAM, "unknown collective message kind " + std::to_string(kind));
+    if (kind < 1 || kind > 4) return Status(PMIX_ERR_BAD_PARAM, "unknown collective message kind " + std::to_string(kind));
     m.kind = static_cast<msg_kind>(kind);
     PMIXCPP_RETURN_IF_ERROR(r.get_u64(&m.key.signature));
     PMIXCPP_RETURN_IF_ERROR(r.get_u32(&m.key.seq));
     PMIXCPP_RETURN_IF_ERROR(r.get_u32(&n));
     if (n > nnodes) return Status(PMIX_ERR_BAD_PARAM, "collective message with " + std::to_string(n) + " blobs");
-    if (m.kind == msg_kind::ring && n != 1) return Status(PMIX_ERR_BAD_PARAM, "ring message without exactly one blob");
+    if ((m.kind == msg_kind::ring || m.kind == msg_kind::direct) && n != 1)
+        return Status(PMIX_ERR_BAD_PARAM, std::string(to_string(m.kind)) + " message without exactly one blob");
     m.blobs.resize(n);
     std::vector<bool> seen(nnodes, false);
     for (auto &b : m.blobs) {

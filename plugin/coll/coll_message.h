@@ -1,5 +1,6 @@
 // Messages of the fence collectives between node servers (the body of a `coll` envelope).
 //   u8 kind, u64 signature, u32 sequence, u32 nblobs, nblobs x (u32 origin node, bytes data)
+// kind: 1 tree fan-in, 2 tree fan-out, 3 ring, 4 direct (exactly one blob, the sender's own).
 // A fence is known on every node by its key: the signature of its participant set and the
 // sequence number of that set's instance (the k-th fence over one set on every node).
 #pragma once
@@ -28,7 +29,7 @@ struct coll_key {
 };
 std::string to_string(const coll_key &k);
 
-enum class msg_kind : uint8_t { tree_up = 1, tree_down = 2, ring = 3 };
+enum class msg_kind : uint8_t { tree_up = 1, tree_down = 2, ring = 3, direct = 4 };
 const char *to_string(msg_kind k);
 
 struct coll_message {

@@ -203,4 +203,52 @@ std::vector<uint32_t> ring_engine::missing() const {
     return out;
 }
 
+// ---------------------------------------------------------------- direct
+
+direct_engine::direct_engine(coll_key key, std::vector<uint32_t> nodes, uint32_t self_node)
+    : _key(key), _nodes(std::move(nodes)), _self(self_node) {}
+
+void direct_engine::start(blob local, actions &out) {
+    if (_state != engine_state::waiting) return;
+    _state = engine_state::started;
+    for (uint32_t n : _nodes) {
+        if (n == _self) continue;
+        coll_message m;
+        m.kind = msg_kind::direct;
+        m.key = _key;
+        m.blobs.push_back({_self, local});
+        out.sends.push_back({n, std::move(m)});
+    }
+    _have[_self] = std::move(local);
+    maybe_done(out);
+}
+
+Status direct_engine::receive(uint32_t from, coll_message &&m, actions &out) {
+    if (m.kind != msg_kind::direct) return Status(PMIX_ERR_BAD_PARAM, "tree or ring message given to a direct engine");
+    if (_state == engine_state::done) return Status(PMIX_ERR_BAD_PARAM, "direct message after completion");
+    if (m.blobs.size() != 1 || m.blobs[0].node != from || from == _self ||
+        !std::binary_search(_nodes.begin(), _nodes.end(), from))
+        return Status(PMIX_ERR_BAD_PARAM, "direct message from node " + std::to_string(from) + " not carrying its own data");
+    if (_have.count(from)) return Status(PMIX_ERR_BAD_PARAM, "second direct message from node " + std::to_string(from));
+    _have[from] = std::move(m.blobs[0].data);
+    maybe_done(out);
+    return Status::success();
+}
+
+void direct_engine::maybe_done(actions &out) {
+    if (_state != engine_state::started || _have.size() < _nodes.size()) return;
+    _state = engine_state::done;
+    out.done = true;
+    for (auto &[n, d] : _have) out.result.push_back({n, std::move(d)});
+    _have.clear();
+}
+
+std::vector<uint32_t> direct_engine::missing() const {
+    std::vector<uint32_t> out;
+    if (_state == engine_state::done) return out;
+    for (uint32_t n : _nodes)
+        if (!_have.count(n) && n != _self) out.push_back(n);
+    return out;
+}
+
 }  // namespace pmixcpp::coll

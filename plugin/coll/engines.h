@@ -7,6 +7,8 @@
 //               2 * depth message hops; best for small payloads.
 //  ring_engine  ring allgather: each node passes on what it received from its predecessor;
 //               m-1 hops of one contribution each; best for large payloads (no root hot spot).
+//  direct_engine  every node sends its contribution to every other node: one message hop,
+//               m-1 messages out and in per node; best for few nodes.
 #pragma once
 
 #include <cstdint>
@@ -92,6 +94,25 @@ private:
     uint32_t _next = 0, _prev = 0;
     engine_state _state = engine_state::waiting;
     std::map<uint32_t, blob> _have;  // origin node -> data
+};
+
+class direct_engine {
+public:
+    direct_engine(coll_key key, std::vector<uint32_t> nodes, uint32_t self_node);
+    void start(blob local, actions &out);
+    // Takes one blob, from its origin node, once.
+    Status receive(uint32_t from, coll_message &&m, actions &out);
+    std::vector<uint32_t> missing() const;
+    engine_state state() const { return _state; }
+
+private:
+    void maybe_done(actions &out);
+
+    coll_key _key;
+    std::vector<uint32_t> _nodes;
+    uint32_t _self;
+    engine_state _state = engine_state::waiting;
+    std::map<uint32_t, blob> _have;  // origin node -> data (also what came before start)
 };
 
 }  // namespace pmixcpp::coll

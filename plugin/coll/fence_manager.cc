@@ -13,22 +13,31 @@ void fence_manager::start(uint64_t instance, uint64_t signature, std::vector<uin
     f.instance = instance;
     f.nodes = std::move(nodes);
     f.local = std::move(local);
-    // auto: with two nodes the ring is a single exchange (one hop) where the tree needs two
-    // (fan-in, fan-out); from three nodes on, the ring only for large collecting fences. Every
-    // node decides from the same node count, so they agree.
-    bool ring = _opts.algo == algorithm::ring ||
-                (_opts.algo == algorithm::automatic &&
-                 (f.nodes.size() == 2 ||
-                  (collect && f.nodes.size() >= 3 && f.local.size() > _opts.ring_threshold)));
+    // auto: up to direct_max_nodes (0 by default) a single exchange (one hop) where the tree
+    // needs two (fan-in, fan-out) but m-1 messages per node where a tree leaf sends one; with two
+    // nodes the ring is that single exchange; from three nodes on, the ring only for large
+    // collecting fences. Every node decides from the same node count, so they agree except on size.
+    msg_kind kind = msg_kind::tree_up;
+    switch (_opts.algo) {
+    case algorithm::tree: break;
+    case algorithm::ring: kind = msg_kind::ring; break;
+    case algorithm::direct: kind = msg_kind::direct; break;
+    case algorithm::automatic:
+        if (f.nodes.size() <= _opts.direct_max_nodes)
+            kind = msg_kind::direct;
+        else if (f.nodes.size() == 2 || (collect && f.nodes.size() >= 3 && f.local.size() > _opts.ring_threshold))
+            kind = msg_kind::ring;
+        break;
+    }
     auto [it, inserted] = _active.emplace(key, std::move(f));
     if (!inserted) {
         PMIXCPP_LOG_ERROR("collective %s started twice", to_string(key).c_str());
         return;
     }
     PMIXCPP_LOG_DEBUG("collective %s (fence %llu): %s over %zu nodes, %zu bytes local", to_string(key).c_str(),
-                      static_cast<unsigned long long>(instance), ring ? "ring" : "tree", it->second.nodes.size(),
-                      it->second.local.size());
-    run_engine(it->second, ring ? msg_kind::ring : msg_kind::tree_up);
+                      static_cast<unsigned long long>(instance), kind == msg_kind::tree_up ? "tree" : to_string(kind),
+                      it->second.nodes.size(), it->second.local.size());
+    run_engine(it->second, kind);
     // Messages that came before we started.
     auto early = _early.find(key);
     if (early != _early.end()) {
@@ -47,6 +56,10 @@ void fence_manager::run_engine(fence &f, msg_kind kind) {
         if (f.ring) return;
         f.ring = std::make_unique<ring_engine>(key, f.nodes, _opts.self_node);
         f.ring->start(f.local, a);
+    } else if (kind == msg_kind::direct) {
+        if (f.direct) return;
+        f.direct = std::make_unique<direct_engine>(key, f.nodes, _opts.self_node);
+        f.direct->start(f.local, a);
     } else {
         if (f.tree) return;
         f.tree = std::make_unique<tree_engine>(key, f.nodes, _opts.self_node, _opts.tree_width, _opts.node_groups);
@@ -85,12 +98,15 @@ void fence_manager::deliver(const coll_key &key, uint32_t from, coll_message &&m
     }
     const msg_kind kind = m.kind;
     if (kind == msg_kind::ring && !f.ring) run_engine(f, msg_kind::ring);
-    if (kind != msg_kind::ring && !f.tree) run_engine(f, msg_kind::tree_up);
+    if (kind == msg_kind::direct && !f.direct) run_engine(f, msg_kind::direct);
+    if ((kind == msg_kind::tree_up || kind == msg_kind::tree_down) && !f.tree) run_engine(f, msg_kind::tree_up);
     it = _active.find(key);
     if (it == _active.end()) return;  // joining completed it
     fence &g = it->second;
     actions a;
-    Status st = kind == msg_kind::ring ? g.ring->receive(from, std::move(m), a) : g.tree->receive(from, std::move(m), a);
+    Status st = kind == msg_kind::ring     ? g.ring->receive(from, std::move(m), a)
+                : kind == msg_kind::direct ? g.direct->receive(from, std::move(m), a)
+                                           : g.tree->receive(from, std::move(m), a);
     if (!st.ok()) {
         PMIXCPP_LOG_ERROR("collective %s: %s message from node %u dropped: %s", to_string(key).c_str(),
                           to_string(kind), from, st.message().c_str());
@@ -114,9 +130,11 @@ void fence_manager::apply(const coll_key &key, actions &&a) {
 std::vector<uint32_t> fence_manager::missing(uint64_t instance) const {
     for (const auto &[k, f] : _active) {
         if (f.instance != instance) continue;
+        // Direct and ring name exactly the nodes whose data has not come; the tree only its neighbours.
         std::vector<uint32_t> out;
-        if (f.ring) out = f.ring->missing();
-        if (f.tree && (out.empty() || !f.ring)) out = f.tree->missing();
+        if (f.direct) out = f.direct->missing();
+        if (f.ring && out.empty()) out = f.ring->missing();
+        if (f.tree && out.empty()) out = f.tree->missing();
         return out;
     }
     return {};

@@ -2,12 +2,16 @@
 // algorithm, messages that arrive before the local part started, completed keys. No I/O: sends go
 // through a callback (the node transport in the server), completions through another.
 //
-// Algorithm choice (PMIxCppFence): tree or ring when forced; `auto` takes the ring for a
-// collecting fence over >= 3 nodes whose local contribution exceeds the ring threshold, the tree
-// otherwise. Nodes may disagree under `auto` (contributions differ in size): a node that receives
-// a message of the other algorithm for a fence it runs joins that algorithm too, with the same
-// contribution, and the fence completes by whichever finishes first. The ring then always
-// finishes (every node joins it as it travels round), so no disagreement can hang a fence.
+// Algorithm choice (PMIxCppFence): tree, ring or direct when forced; `auto` takes the direct
+// exchange over at most direct_max_nodes nodes (default 0: on a CPU-bound host its m-1 messages
+// per node cost more than the tree's extra hop), the ring over two nodes (a single exchange) and
+// for a collecting fence over >= 3 nodes whose local contribution exceeds the ring threshold, the
+// tree otherwise. Nodes may disagree (contributions
+// differ in size, or settings differ): a node that receives a message of another algorithm for a
+// fence it runs joins that algorithm too, with the same contribution, and the fence completes by
+// whichever finishes first. Direct and ring messages reach every node, so every node joins them
+// and they finish; a tree or direct completion anywhere means every node has joined it, so it
+// finishes everywhere: no disagreement can hang a fence.
 #pragma once
 
 #include <cstdint>
@@ -23,7 +27,7 @@
 
 namespace pmixcpp::coll {
 
-enum class algorithm { automatic, tree, ring };
+enum class algorithm { automatic, tree, ring, direct };
 
 struct manager_options {
     uint32_t self_node = 0;
@@ -33,6 +37,7 @@ struct manager_options {
     // Per step node id: its group (leaf switch) for the tree's shape (engines.h); empty = none.
     std::vector<uint32_t> node_groups;
     uint32_t ring_threshold = 65536;
+    uint32_t direct_max_nodes = 0;  // auto: direct exchange up to this many nodes
     std::function<void(uint32_t node, std::vector<uint8_t> &&body)> send;
     // (instance, contributions of every participating node)
     std::function<void(uint64_t instance, std::vector<node_blob> &&result)> on_done;
@@ -61,6 +66,7 @@ private:
         blob local;
         std::unique_ptr<tree_engine> tree;
         std::unique_ptr<ring_engine> ring;
+        std::unique_ptr<direct_engine> direct;
     };
     void run_engine(fence &f, msg_kind kind);  // create + start the engine for a kind
     void deliver(const coll_key &key, uint32_t from, coll_message &&m);

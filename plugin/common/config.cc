@@ -14,6 +14,7 @@ const char *to_string(fence_algo a) {
     case fence_algo::automatic: return "auto";
     case fence_algo::tree: return "tree";
     case fence_algo::ring: return "ring";
+    case fence_algo::direct: return "direct";
     }
     return "?";
 }
@@ -101,7 +102,8 @@ const std::vector<key_def> &key_defs() {
              if (l == "auto") c.fence = fence_algo::automatic;
              else if (l == "tree") c.fence = fence_algo::tree;
              else if (l == "ring") c.fence = fence_algo::ring;
-             else return bad(k, v, "auto, tree or ring");
+             else if (l == "direct") c.fence = fence_algo::direct;
+             else return bad(k, v, "auto, tree, ring or direct");
              return Status::success();
          },
          [](const plugin_config &c) { return std::string(to_string(c.fence)); }},

@@ -13,7 +13,7 @@
 
 namespace pmixcpp {
 
-enum class fence_algo { automatic, tree, ring };
+enum class fence_algo { automatic, tree, ring, direct };
 enum class transport_kind { ucx, tcp };
 
 const char *to_string(fence_algo a);

@@ -337,6 +337,10 @@ private:
     bool _multinode;
     std::unique_ptr<net::node_transport> _net;
     std::unique_ptr<coll::fence_manager> _coll;
+    // Collectives that completed while the fence tracker was inside enter() (a fence whose other
+    // nodes were all early): finished once enter() has returned, never re-entrantly.
+    bool _in_fence_entry = false;
+    std::vector<std::pair<uint64_t, std::vector<coll::node_blob>>> _done_in_entry;
     std::string _net_error;  // set when the transport or the bootstrap failed
     struct dmodex_pending {
         uint32_t request_id = 0;
@@ -1111,7 +1115,19 @@ void server_impl::handle_fence(connection &c, const wire::Frame &f) {
     fence_waiter w{c.id, f.id, c.rank};
     auto deadline = info_deadline(m.infos);
     if (_multinode) deadline = remote_deadline(deadline);
-    send_fence_outcomes(_fences.enter(participants.value(), w, info_flag(m.infos, PMIX_COLLECT_DATA), deadline));
+    std::vector<fence_outcome> outcomes;
+    {
+        struct entry_flag {
+            bool &flag;
+            explicit entry_flag(bool &f) : flag(f) { flag = true; }
+            ~entry_flag() { flag = false; }
+        } in_entry(_in_fence_entry);
+        outcomes = _fences.enter(participants.value(), w, info_flag(m.infos, PMIX_COLLECT_DATA), deadline);
+    }
+    send_fence_outcomes(outcomes);
+    auto done = std::move(_done_in_entry);
+    _done_in_entry.clear();
+    for (auto &[instance, result] : done) finish_remote_fence(instance, std::move(result));
 }
 
 void server_impl::handle_get(connection &c, const wire::Frame &f) {
@@ -1361,8 +1377,10 @@ Status server_impl::setup_multinode() {
     co.send = [this](uint32_t node, std::vector<uint8_t> &&body) { _net->send(node, net::channel::coll, body); };
     co.on_done = [this](uint64_t instance, std::vector<coll::node_blob> &&result) {
         // Never re-entrantly into the fence tracker (it may be inside start()).
-        auto shared = std::make_shared<std::vector<coll::node_blob>>(std::move(result));
-        post([this, instance, shared] { finish_remote_fence(instance, std::move(*shared)); });
+        if (_in_fence_entry)
+            _done_in_entry.emplace_back(instance, std::move(result));
+        else
+            finish_remote_fence(instance, std::move(result));
     };
     _coll = std::make_unique<coll::fence_manager>(std::move(co));
     PMIXCPP_LOG_VERBOSE("%s: node transport %s at %s", _step.nspace.c_str(), _net->kind(), _net->address().c_str());

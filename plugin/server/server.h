@@ -26,7 +26,7 @@ struct multinode_options {
     std::string secret;            // per-step secret of the step's daemons (never seen by tasks)
     std::string ucx_tls, ucx_devices;
     bool eager_connect = false;
-    int fence_algo = 0;            // 0 auto, 1 tree, 2 ring (coll::algorithm)
+    int fence_algo = 0;            // 0 auto, 1 tree, 2 ring, 3 direct (coll::algorithm)
     uint32_t tree_width = 8;
     std::vector<uint32_t> node_groups;  // per node id: leaf switch, for the tree fence (coll/engines.h)
     uint32_t ring_threshold = 65536;

@@ -32,9 +32,17 @@ InfoArray make_infos(std::vector<std::pair<std::string, std::string>> kv) {
     return InfoArray(arr, kv.size());
 }
 
+// How the scripted server treats fences.
+struct FenceScript {
+    bool close = false;               // close the connection instead of answering
+    bool event_first = false;         // send an event (status -2001) just before the reply
+    int event_after_ms = -1;          // >= 0: send an event (status -2002) that long after the reply
+};
+
 class FakeServer {
 public:
-    explicit FakeServer(bool close_on_fence = false) : _close_on_fence(close_on_fence) {
+    explicit FakeServer(bool close_on_fence = false) : FakeServer(FenceScript{close_on_fence}) {}
+    explicit FakeServer(FenceScript fence) : _fence(fence) {
         char tmpl[] = "/tmp/pmixcpp-client-test-XXXXXX";
         _dir = mkdtemp(tmpl);
         _sock = _dir + "/server.sock";
@@ -85,6 +93,20 @@ public:
     }
 
 private:
+    void send_event(int fd, pmix_status_t status) {
+        wire::event_notification ev;
+        ev.id = ++_events;
+        ev.status = status;
+        strcpy(ev.source.nspace, "test.ns");
+        ev.source.rank = 1;
+        ev.range = PMIX_RANGE_NAMESPACE;
+        wire::Writer w;
+        ASSERT_TRUE(wire::encode(w, ev).ok());
+        auto f = wire::encode_frame(static_cast<uint16_t>(wire::msg_type::event), 0, 0, w.data());
+        ssize_t n = write(fd, f.value().data(), f.value().size());
+        (void)n;
+    }
+
     void reply(int fd, uint32_t id, pmix_status_t st, const wire::Writer *body = nullptr) {
         wire::Writer w;
         wire::reply_header h;
@@ -155,11 +177,16 @@ private:
                         break;
                     }
                     case wire::msg_type::fence:
-                        if (_close_on_fence) {
+                        if (_fence.close) {
                             close(fd);
                             return;
                         }
+                        if (_fence.event_first) send_event(fd, -2001);
                         reply(fd, fr.id, PMIX_SUCCESS);
+                        if (_fence.event_after_ms >= 0) {
+                            std::this_thread::sleep_for(std::chrono::milliseconds(_fence.event_after_ms));
+                            send_event(fd, -2002);
+                        }
                         break;
                     case wire::msg_type::job_control: {
                         wire::job_control_reply rep;
@@ -191,7 +218,7 @@ private:
         close(fd);
     }
 
-    bool _close_on_fence;
+    FenceScript _fence;
     std::string _dir, _sock, _jobdata;
     int _listen = -1;
     std::thread _thread;
@@ -446,4 +473,78 @@ TEST(FakeServer, WrongTokenIsRefused) {
     setenv("PMIXCPP_CLIENT_TOKEN", "wrong", 1);
     EXPECT_NE(PMIx_Init(nullptr, nullptr, 0), PMIX_SUCCESS);
     EXPECT_EQ(PMIx_Initialized(), 0);
+}
+
+// A blocking call reads its reply on the calling thread (ProgressLoop's direct waits); what else
+// arrives meanwhile still runs on the progress thread, in order, and the progress thread takes the
+// socket back afterwards for events that come later.
+namespace {
+std::atomic<int> g_first{0}, g_later{0};
+std::atomic<bool> g_first_on_caller{false};
+std::thread::id g_caller;
+void count_event(size_t, pmix_status_t status, const pmix_proc_t *, pmix_info_t *, size_t, pmix_info_t *, size_t,
+                 pmix_event_notification_cbfunc_fn_t cbfunc, void *cbdata) {
+    if (status == -2001) {
+        g_first_on_caller = std::this_thread::get_id() == g_caller;
+        g_first++;
+    } else {
+        g_later++;
+    }
+    if (cbfunc) cbfunc(PMIX_EVENT_ACTION_COMPLETE, nullptr, 0, nullptr, nullptr, cbdata);
+}
+}  // namespace
+
+TEST(FakeServer, DirectWaitKeepsEventOrderAndHandsTheSocketBack) {
+    FakeServer server(FenceScript{false, true, 30});
+    ASSERT_EQ(PMIx_Init(nullptr, nullptr, 0), PMIX_SUCCESS);
+    g_caller = std::this_thread::get_id();
+    g_first = 0;
+    g_later = 0;
+    pmix_status_t codes[] = {-2001, -2002};
+    ASSERT_GT(PMIx_Register_event_handler(codes, 2, nullptr, 0, count_event, nullptr, nullptr), 0);
+    for (int round = 1; round <= 3; ++round) {
+        ASSERT_EQ(PMIx_Fence(nullptr, 0, nullptr, 0), PMIX_SUCCESS);
+        // The event came before the reply: its handler has run, on the progress thread.
+        EXPECT_EQ(g_first.load(), round);
+        EXPECT_FALSE(g_first_on_caller.load());
+        // The later event comes while nobody waits: the progress thread must read it.
+        for (int i = 0; i < 3000 && g_later.load() < round; ++i) std::this_thread::sleep_for(1ms);
+        EXPECT_EQ(g_later.load(), round);
+    }
+    ASSERT_EQ(PMIx_Finalize(nullptr, 0), PMIX_SUCCESS);
+}
+
+TEST(FakeServer, BlockingCallsFromSeveralThreadsWithNonBlockingOnes) {
+    FakeServer server;
+    ASSERT_EQ(PMIx_Init(nullptr, nullptr, 0), PMIX_SUCCESS);
+    std::atomic<int> failures{0}, nb_done{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t)
+        threads.emplace_back([&, t] {
+            pmix_proc_t p1 = peer1();
+            for (int i = 0; i < 200; ++i) {
+                if (PMIx_Fence(nullptr, 0, nullptr, 0) != PMIX_SUCCESS) failures++;
+                if (t == 0 && PMIx_Commit() != PMIX_SUCCESS) failures++;
+                if (t == 1) {
+                    pmix_value_t *v = nullptr;
+                    pmix_info_t refresh;
+                    bool yes = true;
+                    PMIX_INFO_LOAD(&refresh, PMIX_GET_REFRESH_CACHE, &yes, PMIX_BOOL);
+                    if (PMIx_Get(&p1, "peer.key", &refresh, 1, &v) != PMIX_SUCCESS) failures++;
+                    else PMIX_VALUE_RELEASE(v);
+                }
+                if (t == 2 && PMIx_Fence_nb(
+                                  nullptr, 0, nullptr, 0,
+                                  [](pmix_status_t st, void *cbdata) {
+                                      if (st == PMIX_SUCCESS) static_cast<std::atomic<int> *>(cbdata)->fetch_add(1);
+                                  },
+                                  &nb_done) != PMIX_SUCCESS)
+                    failures++;
+            }
+        });
+    for (auto &t : threads) t.join();
+    EXPECT_EQ(failures.load(), 0);
+    for (int i = 0; i < 3000 && nb_done.load() < 200; ++i) std::this_thread::sleep_for(1ms);
+    EXPECT_EQ(nb_done.load(), 200);
+    ASSERT_EQ(PMIx_Finalize(nullptr, 0), PMIX_SUCCESS);
 }

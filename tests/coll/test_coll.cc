@@ -96,6 +96,43 @@ TEST(ring_engine, completes_for_many_sizes) {
     }
 }
 
+TEST(direct_engine, completes_for_many_sizes) {
+    for (uint32_t m : {1u, 2u, 3u, 4u, 9u}) {
+        std::vector<uint32_t> nodes;
+        for (uint32_t i = 0; i < m; ++i) nodes.push_back(2 * i);
+        run_engines(nodes, [&](uint32_t n) { return std::make_unique<direct_engine>(coll_key{9, 1}, nodes, n); });
+    }
+}
+
+TEST(direct_engine, refuses_forgeries_and_duplicates_and_reports_missing) {
+    direct_engine d({1, 0}, {0, 1, 2}, 0);
+    actions a;
+    d.start(bytes_of(0), a);
+    ASSERT_EQ(a.sends.size(), 2u);  // to nodes 1 and 2, one blob each: ours
+    EXPECT_EQ(a.sends[0].msg.blobs.at(0).node, 0u);
+    EXPECT_EQ(d.missing(), (std::vector<uint32_t>{1, 2}));
+    auto msg = [](uint32_t origin) {
+        coll_message m;
+        m.kind = msg_kind::direct;
+        m.key = {1, 0};
+        m.blobs = {{origin, bytes_of(origin)}};
+        return m;
+    };
+    actions b;
+    EXPECT_FALSE(d.receive(1, msg(2), b).ok());  // node 1 carrying node 2's data
+    EXPECT_FALSE(d.receive(3, msg(3), b).ok());  // not a participant
+    EXPECT_TRUE(d.receive(1, msg(1), b).ok());
+    EXPECT_FALSE(d.receive(1, msg(1), b).ok());  // twice
+    EXPECT_EQ(d.missing(), (std::vector<uint32_t>{2}));
+    EXPECT_FALSE(b.done);
+    EXPECT_TRUE(d.receive(2, msg(2), b).ok());
+    ASSERT_TRUE(b.done);
+    expect_full(b.result, {0, 1, 2});
+    coll_message ring = msg(2);
+    ring.kind = msg_kind::ring;
+    EXPECT_FALSE(d.receive(2, std::move(ring), b).ok());
+}
+
 TEST(tree_engine, refuses_strangers_and_reports_missing) {
     tree_engine t({1, 0}, {0, 1, 2}, 0, 2);
     actions a;
@@ -111,7 +148,8 @@ TEST(tree_engine, refuses_strangers_and_reports_missing) {
 // N managers, several fences over different node sets started in different orders per node,
 // messages delivered in random order, algorithms chosen differently per node (auto with sizes
 // on both sides of the threshold): every fence completes everywhere with every contribution.
-TEST(fence_manager, concurrent_fences_random_order_mixed_algorithms) {
+namespace {
+void concurrent_fences(bool mixed_settings) {
     for (int seed = 0; seed < 50; ++seed) {
         std::mt19937 rng(seed);
         const uint32_t nnodes = 5;
@@ -129,6 +167,12 @@ TEST(fence_manager, concurrent_fences_random_order_mixed_algorithms) {
             o.algo = algorithm::automatic;
             o.tree_width = 2;
             o.ring_threshold = 4;
+            // Every node with its own view: some forced, some automatic (with or without direct).
+            const algorithm algos[] = {algorithm::automatic, algorithm::direct, algorithm::tree, algorithm::ring};
+            if (mixed_settings) {
+                o.algo = algos[(n + seed) % 4];
+                o.direct_max_nodes = (seed % 3 == 0) ? 8 : 0;
+            }
             o.send = [&, n](uint32_t to, std::vector<uint8_t> &&b) { net.push_back({n, to, std::move(b)}); };
             o.on_done = [&, n](uint64_t inst, std::vector<node_blob> &&r) { done[{n, inst}] = std::move(r); };
             mgr.push_back(std::make_unique<fence_manager>(o));
@@ -176,6 +220,42 @@ TEST(fence_manager, concurrent_fences_random_order_mixed_algorithms) {
             }
         for (auto &m : mgr) EXPECT_EQ(m->active(), 0u);
     }
+}
+}  // namespace
+
+TEST(fence_manager, concurrent_fences_random_order_mixed_algorithms) { concurrent_fences(false); }
+
+// Same, with nodes whose settings disagree (tree, ring, direct, auto with and without direct):
+// whoever receives another algorithm's message joins it, and every fence still completes.
+TEST(fence_manager, concurrent_fences_random_order_disagreeing_settings) { concurrent_fences(true); }
+
+TEST(fence_manager, direct_when_asked) {
+    std::vector<std::pair<uint32_t, std::vector<uint8_t>>> sent;
+    std::vector<node_blob> result;
+    manager_options o;
+    o.self_node = 1;
+    o.nnodes = 3;
+    o.direct_max_nodes = 3;
+    o.send = [&](uint32_t to, std::vector<uint8_t> &&b) { sent.emplace_back(to, std::move(b)); };
+    o.on_done = [&](uint64_t, std::vector<node_blob> &&r) { result = std::move(r); };
+    fence_manager m(o);
+    // Node 0's message comes before our own start.
+    coll_message early;
+    early.kind = msg_kind::direct;
+    early.key = {77, 0};
+    early.blobs = {{0, bytes_of(0)}};
+    m.receive(0, encode(early));
+    m.start(5, 77, {0, 1, 2}, bytes_of(1), true);
+    ASSERT_EQ(sent.size(), 2u);
+    coll_message d;
+    ASSERT_TRUE(decode(sent[0].second, 3, &d).ok());
+    EXPECT_EQ(d.kind, msg_kind::direct);
+    EXPECT_EQ(m.missing(5), (std::vector<uint32_t>{2}));
+    coll_message last = early;
+    last.blobs = {{2, bytes_of(2)}};
+    m.receive(2, encode(last));
+    expect_full(result, {0, 1, 2});
+    EXPECT_EQ(m.active(), 0u);
 }
 
 TEST(fence_manager, missing_and_cancel) {
