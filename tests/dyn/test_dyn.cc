@@ -737,3 +737,21 @@ TEST(Connect, ErrorsAreStatusesNotHangs) {
     }
     std::filesystem::remove_all(dir);
 }
+
+TEST(SessionStore, DirectoryRemovedByAnotherStepIsCreatedAgain) {
+    char dir[] = "/tmp/pmixcpp-session-test.XXXXXX";
+    ASSERT_NE(mkdtemp(dir), nullptr);
+    {
+        auto first = session::job_store::open(1, getuid(), "c", dir);
+        auto second = session::job_store::open(1, getuid(), "c", dir);
+        ASSERT_TRUE(first.ok() && second.ok());
+        first.value()->step_started("pmixcpp.1.0");
+        first.value()->step_ended("pmixcpp.1.0");  // the last step out removes the empty directory
+        EXPECT_FALSE(std::filesystem::exists(dir));
+        second.value()->step_started("pmixcpp.1.1");  // ... which another srun had open
+        EXPECT_TRUE(std::filesystem::exists(std::string(dir) + "/.ns." + "706d69786370702e312e31"));
+        EXPECT_EQ(second.value()->handle(sreq(wire::msg_type::publish, "pmixcpp.1.1", 0, publish_payload("k", "v"))).status,
+                  PMIX_SUCCESS);
+    }
+    std::filesystem::remove_all(dir);
+}
