@@ -195,13 +195,22 @@ Result<std::unique_ptr<job_store>> job_store::open(uint32_t job_id, uid_t uid, c
         dir = std::string(tmp && *tmp ? tmp : "/tmp") + "/pmixcpp-u" + std::to_string(uid) + "-" + c + "-job" +
               std::to_string(job_id);
     }
+    PMIXCPP_RETURN_IF_ERROR(private_dir(dir, uid));
+    auto store = std::unique_ptr<job_store>(new job_store(dir));
+    store->_uid = uid;
+    return store;
+}
+
+// Create the directory if it is missing (the last step of the job to end removes it when
+// empty, possibly just after another srun of the job opened it) and check it is private.
+Status job_store::private_dir(const std::string &dir, uid_t uid) {
     if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
         return Status(PMIX_ERR_NO_PERMISSIONS, "session store " + dir + ": " + strerror(errno));
     struct stat st{};
     if (lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != uid || (st.st_mode & 077) != 0)
         return Status(PMIX_ERR_NO_PERMISSIONS, "session store " + dir + " is not a private directory of uid " +
                                                    std::to_string(uid));
-    return std::unique_ptr<job_store>(new job_store(dir));
+    return Status::success();
 }
 
 job_store::~job_store() {
@@ -256,6 +265,7 @@ agent_reply job_store::handle(const agent_request &r) {
 }
 
 agent_reply job_store::publish(const agent_request &r) {
+    if (Status st = private_dir(_dir, _uid); !st.ok()) return agent_reply{st.code(), st.message(), {}};
     wire::publish_request m;
     if (Status st = wire::decode_payload(r.payload, &m); !st.ok())
         return agent_reply{PMIX_ERR_UNPACK_FAILURE, "malformed publish: " + st.message(), {}};
@@ -392,6 +402,7 @@ void job_store::remove_owned(const std::string &nspace, uint32_t rank, bool proc
 }
 
 void job_store::step_started(const std::string &nspace) {
+    if (!private_dir(_dir, _uid).ok()) return;
     std::string path = _dir + "/.ns." + hex(nspace);
     int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd >= 0) close(fd);
@@ -425,6 +436,7 @@ agent_reply job_store::rendezvous(const rendezvous_request &r) {
     for (const auto &ns : r.nspaces)
         if (ns != r.nspace && !registered(ns))
             return agent_reply{PMIX_ERR_NOT_FOUND, "namespace " + ns + " is not a running step of this job", {}};
+    if (Status st = private_dir(_dir, _uid); !st.ok()) return agent_reply{st.code(), st.message(), {}};
     // Our contribution: ".xc.<key>.<nspace>.<node>" = u32 nodes of our namespace, the bytes.
     const std::string key = hex(r.key);
     const std::string own = _dir + "/.xc." + key + "." + hex(r.nspace) + "." + std::to_string(r.node);

@@ -96,7 +96,10 @@ private:
     agent_reply unpublish(const agent_request &r);
     void remove_owned(const std::string &nspace, uint32_t rank, bool proc_only, const std::vector<std::string> &keys);
 
+    static Status private_dir(const std::string &dir, uid_t uid);
+
     std::string _dir;
+    uid_t _uid = 0;
     std::atomic<bool> _stopping{false};
     std::mutex _mutex;
     std::vector<std::thread> _threads;

@@ -109,6 +109,7 @@ void dyn_service::on_client(uint64_t conn, uint32_t rank, uint16_t type, uint32_
         _ops.reply(conn, request_id, st.code(), st.message(), {});
         return;
     }
+    if (type == static_cast<uint16_t>(wire::msg_type::publish)) _step_publishers.insert(rank);
     _ops.send_node(0, net::kChannelPubsubRequest, w.data());
 }
 
@@ -263,7 +264,9 @@ void dyn_service::rank_left(uint32_t rank) {
         if (n > 0) PMIXCPP_LOG_DEBUG("%s: %zu published key(s) of rank %u removed", _step.nspace.c_str(), n, rank);
         return;
     }
-    if (!_ops.send_node) return;
+    // Only a rank that published into the step's store has anything to remove there: no node
+    // traffic at every rank's exit (the peer's server may be ending too).
+    if (!_ops.send_node || _step_publishers.erase(rank) == 0) return;
     wire::Writer w;
     w.put_u8(kRankLeft);
     w.put_u64(0);

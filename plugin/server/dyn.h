@@ -11,6 +11,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <vector>
@@ -84,6 +85,7 @@ private:
     void handle_pubsub(const pubsub_requester &who, uint8_t type, std::span<const uint8_t> payload);
     bool to_session(uint64_t conn, uint32_t rank, uint16_t type, uint32_t request_id, std::span<const uint8_t> payload);
     std::vector<bool> _session_publishers;  // local ranks that published session data
+    std::set<uint32_t> _step_publishers;    // local ranks that published to node 0 (node != 0)
     void answer(const pubsub_requester &to, pmix_status_t status, const std::string &message,
                 std::span<const uint8_t> body);
     void answer_lookup(const lookup_answer &a);

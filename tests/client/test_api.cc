@@ -48,7 +48,8 @@ TEST(ApiNoServer, EverythingNeedsInit) {
     // Unsupported calls answer at once.
     EXPECT_EQ(PMIx_Publish(nullptr, 0), PMIX_ERR_INIT);
     EXPECT_EQ(PMIx_Spawn(nullptr, 0, nullptr, 0, nullptr), PMIX_ERR_INIT);
-    EXPECT_EQ(PMIx_Connect(nullptr, 0, nullptr, 0), PMIX_ERR_NOT_SUPPORTED);
+    EXPECT_EQ(PMIx_Connect(nullptr, 0, nullptr, 0), PMIX_ERR_INIT);
+    EXPECT_EQ(PMIx_Disconnect_nb(nullptr, 0, nullptr, 0, nullptr, nullptr), PMIX_ERR_INIT);
     EXPECT_EQ(PMIx_Query_info_nb(nullptr, 0, nullptr, nullptr), PMIX_ERR_BAD_PARAM);
     EXPECT_EQ(PMIx_tool_init(nullptr, nullptr, 0), PMIX_ERR_NOT_SUPPORTED);
 }

@@ -10,6 +10,8 @@
 #include <filesystem>
 #include <algorithm>
 #include <map>
+#include <mutex>
+#include <thread>
 
 #include "plugin/net/envelope.h"
 #include "plugin/server/dyn.h"
@@ -557,4 +559,199 @@ TEST(DynService, SessionRangeGoesToTheJobStore) {
     // The session publisher leaves: the job store hears it.
     svc.rank_left(2);
     EXPECT_EQ(sent.size(), 2u);
+}
+
+// --- PMIx_Connect across namespaces (plugin/server/connect.h) through a real job store ---------
+
+namespace {
+
+struct connect_reply_rec {
+    uint64_t conn;
+    pmix_status_t status;
+    std::string message;
+    std::vector<uint8_t> body;
+};
+
+// One namespace's server on one node: its connect_service, the replies it sent, and the
+// rendezvous requests it made (run on threads against the job store, as srun's agent does).
+struct connect_node {
+    step_info step;
+    std::unique_ptr<connect_service> svc;
+    std::vector<connect_reply_rec> replies;
+    std::vector<std::thread> threads;
+    std::mutex m;
+    std::vector<std::pair<connect_ops::done_fn, session::agent_reply>> finished;
+
+    connect_node(const std::string &ns, uint32_t ntasks, session::job_store *store) {
+        step.nspace = ns;
+        step.ntasks = ntasks;
+        step.node_id = 0;
+        step.node_names = {"n1"};
+        step.node_ranks = {{}};
+        for (uint32_t r = 0; r < ntasks; ++r) step.node_ranks[0].push_back(r);
+        connect_ops ops;
+        ops.reply = [this](uint64_t conn, uint32_t, pmix_status_t st, const std::string &msg,
+                           std::span<const uint8_t> body) {
+            replies.push_back({conn, st, msg, std::vector<uint8_t>(body.begin(), body.end())});
+        };
+        ops.rendezvous = [this, store](std::vector<uint8_t> body, int, connect_ops::done_fn done) {
+            threads.emplace_back([this, store, body, done] {
+                session::rendezvous_request req;
+                session::agent_reply rep;
+                if (!session::decode(body, &req).ok()) rep.status = PMIX_ERR_UNPACK_FAILURE;
+                else rep = store->rendezvous(req);
+                std::lock_guard<std::mutex> g(m);
+                finished.emplace_back(done, std::move(rep));
+            });
+        };
+        ops.data_of = [ns](uint32_t rank, relation rel) -> Result<InfoArray> {
+            if (rank == PMIX_RANK_WILDCARD)
+                return infos({info_num<uint32_t>(PMIX_JOB_SIZE, 7, PMIX_UINT32), info_str(PMIX_LOCAL_PEERS, "0,1,2")});
+            std::string v = ns + ":" + std::to_string(rank) + (rel == relation::same_node ? ":local" : ":remote");
+            return infos({info_str("x", v.c_str())});
+        };
+        svc = std::make_unique<connect_service>(step, std::vector<uint32_t>(ntasks, 0), std::move(ops), 30);
+    }
+    // Join the rendezvous threads and hand their answers to the service ("the loop thread").
+    void settle() {
+        for (auto &t : threads) t.join();
+        threads.clear();
+        for (auto &[done, rep] : finished) done(rep.status, rep.message, rep.body);
+        finished.clear();
+    }
+};
+
+std::vector<pmix_proc_t> procs(std::vector<std::pair<std::string, uint32_t>> v) {
+    std::vector<pmix_proc_t> out;
+    for (auto &[ns, r] : v) {
+        pmix_proc_t p{};
+        strncpy(p.nspace, ns.c_str(), PMIX_MAX_NSLEN);
+        p.rank = r;
+        out.push_back(p);
+    }
+    return out;
+}
+
+}  // namespace
+
+TEST(Connect, TwoNamespacesMeetAndShareData) {
+    char dir[] = "/tmp/pmixcpp-connect-test.XXXXXX";
+    ASSERT_NE(mkdtemp(dir), nullptr);
+    {
+        auto store = session::job_store::open(1, getuid(), "c", dir);
+        ASSERT_TRUE(store.ok()) << store.status().message();
+        store.value()->step_started("pmixcpp.1.0");
+        store.value()->step_started("pmixcpp.1.1");
+        connect_node a("pmixcpp.1.0", 2, store.value().get()), b("pmixcpp.1.1", 1, store.value().get());
+        auto set = procs({{"pmixcpp.1.0", PMIX_RANK_WILDCARD}, {"pmixcpp.1.1", PMIX_RANK_WILDCARD}});
+        InfoArray none;
+        a.svc->on_request(1, 0, 1, connect_op::connect, set, none);
+        EXPECT_TRUE(a.threads.empty());  // rank 1 of A has not entered: nothing sent yet
+        a.svc->on_request(2, 1, 1, connect_op::connect, set, none);
+        b.svc->on_request(3, 0, 1, connect_op::connect, set, none);
+        a.settle();
+        b.settle();
+        ASSERT_EQ(a.replies.size(), 2u);
+        ASSERT_EQ(b.replies.size(), 1u);
+        for (auto &r : a.replies) EXPECT_EQ(r.status, PMIX_SUCCESS) << r.message;
+        EXPECT_EQ(b.replies[0].status, PMIX_SUCCESS) << b.replies[0].message;
+        // B learnt A's two ranks (the same-node view: both on n1) and A's job data, with the
+        // local peers recomputed for B's node.
+        wire::connect_data got;
+        ASSERT_TRUE(wire::decode_payload(b.replies[0].body, &got).ok());
+        std::map<uint32_t, std::string> x;
+        std::string peers;
+        for (auto &e : got.entries) {
+            EXPECT_STREQ(e.proc.nspace, "pmixcpp.1.0");
+            for (size_t i = 0; i < e.infos.size(); ++i) {
+                if (strcmp(e.infos[i].key, "x") == 0) x[e.proc.rank] = e.infos[i].value.data.string;
+                if (strcmp(e.infos[i].key, PMIX_LOCAL_PEERS) == 0) peers = e.infos[i].value.data.string;
+            }
+        }
+        EXPECT_EQ(x[0], "pmixcpp.1.0:0:local");
+        EXPECT_EQ(x[1], "pmixcpp.1.0:1:local");
+        EXPECT_EQ(peers, "0,1");
+        // Gets of the other namespace's procs, from what the connect brought.
+        pmix_proc_t p = procs({{"pmixcpp.1.1", 0}})[0];
+        a.svc->get(9, 5, p, "x");
+        EXPECT_EQ(a.replies.back().status, PMIX_SUCCESS);
+        a.svc->get(9, 6, p, "never");
+        EXPECT_EQ(a.replies.back().status, PMIX_ERR_NOT_FOUND);
+        a.svc->get(9, 7, procs({{"pmixcpp.1.9", 0}})[0], "x");
+        EXPECT_EQ(a.replies.back().status, PMIX_ERR_NOT_FOUND);
+        // Disconnect: a barrier, nothing carried.
+        a.svc->on_request(1, 0, 1, connect_op::disconnect, set, none);
+        a.svc->on_request(2, 1, 1, connect_op::disconnect, set, none);
+        b.svc->on_request(3, 0, 1, connect_op::disconnect, set, none);
+        a.settle();
+        b.settle();
+        EXPECT_EQ(a.replies.back().status, PMIX_SUCCESS);
+        EXPECT_EQ(b.replies.back().status, PMIX_SUCCESS);
+        // Nothing of the rendezvous is left.
+        size_t left = 0;
+        for (auto &e : std::filesystem::directory_iterator(dir))
+            left += e.path().filename().string().rfind(".x", 0) == 0 ? 1 : 0;
+        EXPECT_EQ(left, 0u);
+    }
+    std::filesystem::remove_all(dir);
+}
+
+TEST(Connect, ErrorsAreStatusesNotHangs) {
+    char dir[] = "/tmp/pmixcpp-connect-test.XXXXXX";
+    ASSERT_NE(mkdtemp(dir), nullptr);
+    {
+        auto store = session::job_store::open(1, getuid(), "c", dir);
+        ASSERT_TRUE(store.ok());
+        store.value()->step_started("pmixcpp.1.0");
+        store.value()->step_started("pmixcpp.1.1");
+        connect_node a("pmixcpp.1.0", 2, store.value().get());
+        InfoArray none;
+        // The caller is not in the set.
+        a.svc->on_request(1, 0, 1, connect_op::connect, procs({{"pmixcpp.1.1", PMIX_RANK_WILDCARD}}), none);
+        EXPECT_EQ(a.replies.back().status, PMIX_ERR_BAD_PARAM);
+        // An unknown namespace: refused by the rendezvous at once.
+        auto ghost = procs({{"pmixcpp.1.0", 0}, {"pmixcpp.9.9", PMIX_RANK_WILDCARD}});
+        a.svc->on_request(1, 0, 1, connect_op::connect, ghost, none);
+        a.settle();
+        EXPECT_EQ(a.replies.back().status, PMIX_ERR_NOT_FOUND);
+        // The other namespace never joins: the rendezvous times out (1 s).
+        InfoArray one_sec = infos({info_num<int>(PMIX_TIMEOUT, 1, PMIX_INT)});
+        a.svc->on_request(1, 0, 1, connect_op::connect, procs({{"pmixcpp.1.0", 0}, {"pmixcpp.1.1", 0}}), one_sec);
+        a.settle();
+        EXPECT_EQ(a.replies.back().status, PMIX_ERR_TIMEOUT) << a.replies.back().message;
+        // A local participant never enters: the server's own deadline.
+        a.svc->on_request(1, 0, 1, connect_op::connect, procs({{"pmixcpp.1.0", PMIX_RANK_WILDCARD}}), one_sec);
+        ASSERT_TRUE(a.svc->next_deadline().has_value());
+        a.svc->expire(server_clock::now() + std::chrono::seconds(2));
+        EXPECT_EQ(a.replies.back().status, PMIX_ERR_TIMEOUT);
+        EXPECT_EQ(a.svc->pending(), 0u);
+        // ... or leaves first.
+        a.svc->on_request(1, 0, 1, connect_op::fence, procs({{"pmixcpp.1.0", PMIX_RANK_WILDCARD}}), none);
+        a.svc->rank_left(1);
+        EXPECT_EQ(a.replies.back().status, PMIX_ERR_PROC_ABORTED);
+        // A namespace that is not (or no longer) a step of the job while waiting.
+        store.value()->step_ended("pmixcpp.1.1");
+        a.svc->on_request(1, 0, 1, connect_op::connect, procs({{"pmixcpp.1.0", 0}, {"pmixcpp.1.1", 0}}), none);
+        a.settle();
+        EXPECT_EQ(a.replies.back().status, PMIX_ERR_NOT_FOUND);
+    }
+    std::filesystem::remove_all(dir);
+}
+
+TEST(SessionStore, DirectoryRemovedByAnotherStepIsCreatedAgain) {
+    char dir[] = "/tmp/pmixcpp-session-test.XXXXXX";
+    ASSERT_NE(mkdtemp(dir), nullptr);
+    {
+        auto first = session::job_store::open(1, getuid(), "c", dir);
+        auto second = session::job_store::open(1, getuid(), "c", dir);
+        ASSERT_TRUE(first.ok() && second.ok());
+        first.value()->step_started("pmixcpp.1.0");
+        first.value()->step_ended("pmixcpp.1.0");  // the last step out removes the empty directory
+        EXPECT_FALSE(std::filesystem::exists(dir));
+        second.value()->step_started("pmixcpp.1.1");  // ... which another srun had open
+        EXPECT_TRUE(std::filesystem::exists(std::string(dir) + "/.ns." + "706d69786370702e312e31"));
+        EXPECT_EQ(second.value()->handle(sreq(wire::msg_type::publish, "pmixcpp.1.1", 0, publish_payload("k", "v"))).status,
+                  PMIX_SUCCESS);
+    }
+    std::filesystem::remove_all(dir);
 }

@@ -6,7 +6,10 @@
  *   then blocking). Error paths: a namespace that does not exist, a set the caller is not in,
  *   a party that never joins (PMIX_TIMEOUT -> PMIX_ERR_TIMEOUT, not a hang).
  * spawn <n>: rank 0 spawns n children (mode child); parents and children connect, exchange
- *   data and disconnect. Prints SPAWN-CONNECT-MS <n> <ms> (spawn call until connected). */
+ *   data and disconnect. Prints SPAWN-CONNECT-MS <n> <ms> (spawn call until connected).
+ * grow <k>: rank 0 grows the job by k nodes (PMIx_Allocation_request EXTEND), spawns one child
+ *   per new node there (PMIX_HOST = the nodes obtained), connects and checks where the children
+ *   run (their PMIX_HOSTNAME, from the connect). */
 #include <pmix.h>
 #include <stdint.h>
 #include <time.h>
@@ -261,7 +264,76 @@ static void test_spawn(const char *self, int n) {
     }
 }
 
-static void run_child(void) {
+static const char *str_of(pmix_info_t *info, size_t n, const char *key) {
+    for (size_t i = 0; i < n; ++i)
+        if (strcmp(info[i].key, key) == 0 && info[i].value.type == PMIX_STRING) return info[i].value.data.string;
+    return "";
+}
+
+static void test_grow(const char *self, int k) {
+    if (me.rank != 0) return;
+    pmix_info_t in, *res = NULL;
+    size_t nres = 0;
+    uint64_t nodes = (uint64_t)k;
+    PMIX_INFO_CONSTRUCT(&in);
+    PMIx_Info_load(&in, PMIX_ALLOC_NUM_NODES, &nodes, PMIX_UINT64);
+    PMIX_INFO_REQUIRED(&in);
+    double t0 = now_ms();
+    pmix_status_t rc = PMIx_Allocation_request(PMIX_ALLOC_EXTEND, &in, 1, &res, &nres);
+    char added[256] = "";
+    snprintf(added, sizeof(added), "%s", str_of(res, nres, PMIX_ALLOC_NODE_LIST));
+    CHECK(rc == PMIX_SUCCESS && added[0], "EXTEND by %d node(s) -> %s, added %s, job now on %s (%.0f ms)", k,
+          PMIx_Error_string(rc), added, str_of(res, nres, PMIX_ALLOCATED_NODELIST), now_ms() - t0);
+    if (res) PMIX_INFO_FREE(res, nres);
+    if (rc != PMIX_SUCCESS) return;
+    printf("GROWN-ONTO %s\n", added);
+
+    /* one child per new node, there */
+    pmix_app_t app;
+    pmix_info_t host;
+    char child_ns[PMIX_MAX_NSLEN + 1] = "";
+    char *argv[] = {(char *)self, "child", "parent-rank", NULL};
+    PMIX_APP_CONSTRUCT(&app);
+    app.cmd = strdup(self);
+    app.argv = argv;
+    app.maxprocs = k;
+    PMIX_INFO_CONSTRUCT(&host);
+    PMIx_Info_load(&host, PMIX_HOST, added, PMIX_STRING);
+    PMIX_INFO_REQUIRED(&host);
+    app.info = &host;
+    app.ninfo = 1;
+    t0 = now_ms();
+    rc = PMIx_Spawn(NULL, 0, &app, 1, child_ns);
+    app.argv = NULL;
+    app.info = NULL;
+    app.ninfo = 0;
+    free(app.cmd);
+    app.cmd = NULL;
+    CHECK(rc == PMIX_SUCCESS, "PMIx_Spawn of %d onto %s -> %s (%s, %.0f ms)", k, added, PMIx_Error_string(rc),
+          child_ns, now_ms() - t0);
+    if (rc != PMIX_SUCCESS) return;
+    pmix_proc_t set[2];
+    PMIX_LOAD_PROCID(&set[0], me.nspace, 0);
+    PMIX_LOAD_PROCID(&set[1], child_ns, PMIX_RANK_WILDCARD);
+    pmix_info_t to = timeout_info(120);
+    CHECK_RC(PMIX_SUCCESS, PMIx_Connect(set, 2, &to, 1));
+    int named = 0;
+    for (int r = 0; r < k; ++r) {  /* the shell compares them with the nodes obtained */
+        pmix_proc_t p;
+        pmix_value_t *v = NULL;
+        PMIX_LOAD_PROCID(&p, child_ns, r);
+        if (PMIx_Get(&p, PMIX_HOSTNAME, NULL, 0, &v) == PMIX_SUCCESS && v->type == PMIX_STRING) {
+            printf("CHILD %d ON %s\n", r, v->data.string);
+            ++named;
+        }
+        if (v) PMIX_VALUE_RELEASE(v);
+    }
+    CHECK(named == k, "the hostnames of all %d children came with the connect", k);
+    CHECK_RC(PMIX_SUCCESS, PMIx_Disconnect(set, 2, &to, 1));
+}
+
+/* child [parent-rank]: connect with all parents (default) or with the spawning rank only */
+static void run_child(int parent_rank_only) {
     pmix_value_t *v = NULL;
     pmix_proc_t wild, parent;
     PMIX_LOAD_PROCID(&wild, me.nspace, PMIX_RANK_WILDCARD);
@@ -273,10 +345,18 @@ static void run_child(void) {
     put_mine();
     pmix_proc_t set[2];
     set_pair(set, parent.nspace);
+    if (parent_rank_only) set[1].rank = parent.rank;
     pmix_info_t to = timeout_info(120);
     CHECK_RC(PMIX_SUCCESS, PMIx_Connect(set, 2, &to, 1));
     uint32_t n = job_size(parent.nspace);
-    check_other(parent.nspace, n ? n : 1);
+    if (!parent_rank_only) {
+        check_other(parent.nspace, n ? n : 1);
+    } else {
+        pmix_value_t *h = NULL;
+        pmix_status_t hr = PMIx_Get(&parent, PMIX_HOSTNAME, NULL, 0, &h);
+        CHECK(hr == PMIX_SUCCESS, "child: the spawner's PMIX_HOSTNAME after connect -> %s", PMIx_Error_string(hr));
+        if (h) PMIX_VALUE_RELEASE(h);
+    }
     CHECK_RC(PMIX_SUCCESS, PMIx_Disconnect(set, 2, &to, 1));
 }
 
@@ -290,7 +370,8 @@ int main(int argc, char **argv) {
     ptest_rank = (int)me.rank;
     if (strcmp(mode, "pair") == 0) test_pair(argc > 2 ? argv[2] : "A", argc > 3 ? argv[3] : "t");
     else if (strcmp(mode, "spawn") == 0) test_spawn(argv[0], argc > 2 ? atoi(argv[2]) : 4);
-    else if (strcmp(mode, "child") == 0) run_child();
+    else if (strcmp(mode, "child") == 0) run_child(argc > 2 && strcmp(argv[2], "parent-rank") == 0);
+    else if (strcmp(mode, "grow") == 0) test_grow(argv[0], argc > 2 ? atoi(argv[2]) : 2);
     else CHECK(0, "unknown mode %s", mode);
     int out = ptest_exit();
     PMIx_Finalize(NULL, 0);
