@@ -17,7 +17,7 @@ expect_match "slurmd log has the plugin's reason" "mpi/pmixcpp: slurmstepd_prefo
 # 3. A bad override that only the step sees (--export) is refused by slurmstepd.
 run_srun 60 --mpi=pmixcpp --export=ALL,SLURM_PMIXCPP_FENCE=sideways -N1 -n1 true
 expect_eq "srun exits with status 1 on a bad exported override" 1 "$rc"
-expect_match "srun shows why" 'PMIxCppFence=sideways is invalid: expected auto, tree or ring' "$out"
+expect_match "srun shows why" 'PMIxCppFence=sideways is invalid: expected auto, tree, ring or direct' "$out"
 
 # 4. The cluster is healthy afterwards: no stuck step, the next step runs.
 expect_eq "no step left running" "" "$(squeue -h -s 2>/dev/null | grep -v '\.extern' | grep -v batch)"
