@@ -35,7 +35,8 @@ tree_links tree_links_of(const std::vector<uint32_t> &nodes, uint32_t self, uint
                          const std::vector<uint32_t> &group_of) {
     width = std::max<uint32_t>(width, 1);
     tree_links out;
-    bool grouped = !nodes.empty() && !group_of.empty() && nodes.back() < group_of.size();
+    bool grouped = !nodes.empty() && !group_of.empty() && nodes.back() < group_of.size() &&
+                   tree_follows_groups(nodes.size(), width);
     if (!grouped) {
         uint32_t i = index_of(nodes, self);
         if (i != UINT32_MAX) heap_links(nodes, i, width, &out);

@@ -41,14 +41,18 @@ const char *to_string(engine_state s);
 //  - groups (group_of[step node id], e.g. the node's leaf switch from Slurm's topology): the
 //    nodes of one group form a subtree (a k-ary heap of the group's nodes, rooted at its first
 //    node), and the group roots form a k-ary heap in order of first appearance, so a fence
-//    crosses between groups 2 * (groups - 1) times. A group_of shorter than the largest node id
-//    is ignored (no groups).
+//    crosses between groups 2 * (groups - 1) times. Not for a tree the flat heap makes one level
+//    deep (nodes <= k + 1: every node one hop from the root), where grouping could only add a
+//    level, and a level is a software hop (tens of microseconds), a switch crossing far less.
+//    A group_of shorter than the largest node id is ignored (no groups).
 struct tree_links {
     uint32_t parent = UINT32_MAX;  // UINT32_MAX: the root
     std::vector<uint32_t> children;
 };
 tree_links tree_links_of(const std::vector<uint32_t> &nodes, uint32_t self, uint32_t width,
                          const std::vector<uint32_t> &group_of = {});
+// Whether a tree over `nodes` nodes of fan-out `width` follows node groups when it has them.
+inline bool tree_follows_groups(size_t nodes, uint32_t width) { return nodes > size_t(width) + 1; }
 
 class tree_engine {
 public:

@@ -144,6 +144,15 @@ const std::vector<key_def> &key_defs() {
              return Status::success();
          },
          [](const plugin_config &c) { return c.signal_events; }},
+        {"PMIxCppProcTermEvents",
+         [](plugin_config &c, const std::string &k, const std::string &v) {
+             std::string l = lower(v);
+             if (l == "all") c.proc_term_all = true;
+             else if (l == "abnormal") c.proc_term_all = false;
+             else return bad(k, v, "abnormal or all");
+             return Status::success();
+         },
+         [](const plugin_config &c) { return std::string(c.proc_term_all ? "all" : "abnormal"); }},
         {"PMIxCppOmpiVaderDir",
          [](plugin_config &c, const std::string &k, const std::string &v) {
              return parse_bool(k, v, c.ompi_vader_dir);

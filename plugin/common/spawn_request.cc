@@ -138,6 +138,11 @@ Status apply_info(const pmix_info_t &i, spawn_plan *p, std::vector<std::string> 
             return Status(PMIX_ERR_BAD_PARAM, key + " must be a pmix_envar_t");
         p->env.push_back(std::string(i.value.data.envar.envar) + "=" +
                          (i.value.data.envar.value ? i.value.data.envar.value : ""));
+    } else if (key == PMIX_NOTIFY_PROC_TERMINATION) {
+        // the children's servers raise PMIX_EVENT_PROC_TERMINATED for normal exits too
+        if (i.value.type == PMIX_BOOL && i.value.data.flag) p->env.push_back("SLURM_PMIXCPP_PROCTERMEVENTS=all");
+    } else if (key == PMIX_NOTIFY_PROC_ABNORMAL_TERMINATION) {
+        // the default
     } else if (key == PMIX_FWD_STDOUT || key == PMIX_FWD_STDERR || key == PMIX_NOTIFY_COMPLETION ||
                key == PMIX_SPAWNED || key == PMIX_TIMEOUT) {
         // srun forwards the children's output to the parent's srun; completion is not notified

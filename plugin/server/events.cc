@@ -212,6 +212,7 @@ void event_engine::generate(pmix_status_t status, uint32_t affected_rank, std::v
 }
 
 void event_engine::rank_terminated(uint32_t rank, bool finalized) {
+    if (finalized && !_normal_termination) return;
     pmix_status_t term = finalized ? PMIX_SUCCESS : PMIX_ERR_PROC_ABORTED;
     if (!finalized) {
         std::string text = "rank " + std::to_string(rank) + " on node " + _step.node_name() +

@@ -22,7 +22,10 @@
 // Events the server generates (source: {nspace, PMIX_RANK_UNDEF}, range NAMESPACE):
 //   a local rank lost its connection without PMIx_Finalize (killed, crashed, exited):
 //     PMIX_ERR_PROC_ABORTED with PMIX_EVENT_AFFECTED_PROC, PMIX_PROC_TERM_STATUS, PMIX_EVENT_TEXT_MESSAGE
-//   every termination of a local rank (also after PMIx_Finalize):
+//   every abnormal termination of a local rank, and, when the step asked for them
+//   (PMIxCppProcTermEvents=all, or PMIX_NOTIFY_PROC_TERMINATION in a spawn), every normal exit
+//   after PMIx_Finalize too, as the standard's attribute says (otherwise each exit would be an
+//   event to every process of the step: N x N messages at the end of a job):
 //     PMIX_EVENT_PROC_TERMINATED with PMIX_EVENT_AFFECTED_PROC, PMIX_PROC_TERM_STATUS and
 //     PMIX_EVENT_NON_DEFAULT (so default handlers, e.g. OpenMPI's, which abort, do not see it)
 //   another node of the step is lost (its server went away without the goodbye of a normal end,
@@ -96,6 +99,8 @@ public:
     void rank_connected(uint32_t rank);
     // Local rank `rank` is gone: `finalized` = it called PMIx_Finalize first.
     void rank_terminated(uint32_t rank, bool finalized);
+    // Also raise PMIX_EVENT_PROC_TERMINATED for finalized ranks (default: abnormal exits only).
+    void set_normal_termination_events(bool on) { _normal_termination = on; }
     // Local rank `rank` called PMIx_Abort: tell every process before the host kills the step.
     void job_aborting(uint32_t rank, int status, const std::string &message);
     // The job reaches its time limit in `seconds_left`: PMIX_JCTRL_PREEMPT_ALERT to this node's
@@ -125,6 +130,7 @@ private:
     step_info _step;
     event_ops _ops;
     size_t _capacity;
+    bool _normal_termination = false;
     std::vector<uint32_t> _node_of;
     uint64_t _next_id = 1;
     std::deque<cached_event> _cache;

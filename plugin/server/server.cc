@@ -186,6 +186,7 @@ public:
         };
         eops.remote = opts.event_forwarder ? opts.event_forwarder : _multinode ? &_event_backend : nullptr;
         _events = std::make_unique<event_engine>(step, std::move(eops));
+        _events->set_normal_termination_events(opts.normal_termination_events);
         alloc_ops aops;
         aops.reply = [this](uint64_t conn, uint32_t id, pmix_status_t st, const std::string &msg, InfoArray &&r) {
             send_reply(conn, id, st, msg, [&r](wire::Writer &w) {
@@ -1362,7 +1363,10 @@ Status server_impl::setup_multinode() {
     co.algo = static_cast<coll::algorithm>(mo.fence_algo);
     co.tree_width = mo.tree_width;
     co.node_groups = mo.node_groups;
-    if (!mo.node_groups.empty()) {
+    if (!mo.node_groups.empty() && !coll::tree_follows_groups(_step.node_names.size(), mo.tree_width)) {
+        PMIXCPP_LOG_VERBOSE("%s: tree fence over %zu nodes is one level (width %u): switches not used",
+                            _step.nspace.c_str(), _step.node_names.size(), mo.tree_width);
+    } else if (!mo.node_groups.empty()) {
         // The shape of a fence over every node, for the log: nodes under one switch form a subtree.
         std::vector<uint32_t> all(_step.node_names.size());
         for (uint32_t i = 0; i < all.size(); ++i) all[i] = i;

@@ -66,6 +66,8 @@ struct server_options {
     // PMIX_JCTRL_PREEMPT_ALERT (0 = never).
     int64_t job_end_time = 0;
     uint32_t time_limit_alert_sec = 0;
+    // PMIX_EVENT_PROC_TERMINATED also for ranks that exit after PMIx_Finalize (events.h).
+    bool normal_termination_events = false;
 };
 
 class server_impl;

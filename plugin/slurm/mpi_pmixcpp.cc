@@ -313,6 +313,7 @@ Status prefork(const stepd_step_rec_t *job, char ***env) {
     mo.timeout_sec = cfg.timeout_sec;
     options.job_end_time = std::strtoll(get_env(*env, kJobEndEnv).c_str(), nullptr, 10);
     options.time_limit_alert_sec = cfg.time_limit_alert;
+    options.normal_termination_events = cfg.proc_term_all;
     // Address exchange through srun's agent, on a thread of its own: prefork never waits for
     // other nodes; a fence simply waits until the table is there.
     mo.bootstrap = [node_id = step->node_id, nnodes = static_cast<uint32_t>(step->node_names.size()),

@@ -80,14 +80,18 @@ TEST(tree_topology, one_switch_one_subtree) {
     // Two leaf switches, interleaved: s0 = {0, 2}, s1 = {1, 3}.
     std::vector<uint32_t> nodes = {0, 1, 2, 3};
     std::vector<uint32_t> g = {0, 1, 0, 1};
-    auto l0 = tree_links_of(nodes, 0, 8, g), l1 = tree_links_of(nodes, 1, 8, g);
-    auto l2 = tree_links_of(nodes, 2, 8, g), l3 = tree_links_of(nodes, 3, 8, g);
+    auto l0 = tree_links_of(nodes, 0, 2, g), l1 = tree_links_of(nodes, 1, 2, g);
+    auto l2 = tree_links_of(nodes, 2, 2, g), l3 = tree_links_of(nodes, 3, 2, g);
     EXPECT_EQ(l0.parent, UINT32_MAX);
     EXPECT_EQ(l0.children, (std::vector<uint32_t>{2, 1}));  // its switch first, then the other group root
     EXPECT_EQ(l2.parent, 0u);
     EXPECT_EQ(l1.parent, 0u);
     EXPECT_EQ(l1.children, (std::vector<uint32_t>{3}));
     EXPECT_EQ(l3.parent, 1u);
+    // Fan-out 8: the flat tree is one level; grouping would only add one.
+    auto flat = tree_links_of(nodes, 0, 8, g);
+    EXPECT_EQ(flat.children, (std::vector<uint32_t>{1, 2, 3}));
+    EXPECT_EQ(tree_links_of(nodes, 3, 8, g).parent, 0u);
 }
 
 TEST(tree_topology, every_node_has_one_parent_and_the_links_agree) {
@@ -111,7 +115,7 @@ TEST(tree_topology, every_node_has_one_parent_and_the_links_agree) {
                     bool first_of_switch = true;
                     for (uint32_t y : nodes)
                         if (y < x && g[y] == g[x]) first_of_switch = false;
-                    if (!first_of_switch) EXPECT_EQ(g[l.parent], g[x]);
+                    if (!first_of_switch && tree_follows_groups(n, width)) EXPECT_EQ(g[l.parent], g[x]);
                 }
                 EXPECT_EQ(roots, 1u);
             }
@@ -127,7 +131,10 @@ TEST(tree_topology, fence_crosses_switches_twice_per_extra_switch) {
             std::set<uint32_t> used(sw.begin(), sw.end());
             auto aware = run_tree(nodes, 8, sw, sw);
             EXPECT_TRUE(aware.complete);
-            EXPECT_EQ(aware.crossing, 2 * (used.size() - 1)) << "n=" << n << " switches=" << nsw;
+            if (tree_follows_groups(n, 8))
+                EXPECT_EQ(aware.crossing, 2 * (used.size() - 1)) << "n=" << n << " switches=" << nsw;
+            else
+                EXPECT_EQ(aware.crossing, run_tree(nodes, 8, {}, sw).crossing) << "one level: flat";
             EXPECT_EQ(aware.messages, 2 * (n - 1));
             auto flat = run_tree(nodes, 8, {}, sw);
             EXPECT_TRUE(flat.complete);

@@ -368,6 +368,15 @@ TEST(Spawn, PlanIsASrunOfTheSameJob) {
     EXPECT_EQ(p->argv.back(), "y z");
     EXPECT_TRUE(has(p->env, "A=1"));
     EXPECT_TRUE(has(p->env, "PMIXCPP_SPAWN_PARENT=pmixcpp.7.0:2"));
+    EXPECT_FALSE(has(p->env, "SLURM_PMIXCPP_PROCTERMEVENTS=all"));
+}
+
+TEST(Spawn, NotifyProcTerminationAsksTheChildrensServers) {
+    auto r = spawn_req(2);
+    r.request.job_info = infos({info_num<bool>(PMIX_NOTIFY_PROC_TERMINATION, true, PMIX_BOOL)});
+    auto p = spawn::plan_spawn(r, 42);
+    ASSERT_TRUE(p.ok()) << p.status().message();
+    EXPECT_TRUE(has(p->env, "SLURM_PMIXCPP_PROCTERMEVENTS=all"));
 }
 
 TEST(Spawn, AttributesAndShapesRefused) {

@@ -1,7 +1,8 @@
 # The tree fence follows Slurm's switch topology: with topology/tree srun hands each node its leaf
 # switch and the nodes under one switch form a subtree. Topology: two leaf switches with
 # interleaved nodes (s1 = n1 n3, s2 = n2 n4), where the flat k-ary tree (n1 parent of all) would
-# cross the spine three times per direction and the topology-aware one once. Checks the shape
+# cross the spine three times per direction and the topology-aware one once (with a fan-out below
+# 3: at 8 the flat tree is one level, which the switches cannot improve). Checks the shape
 # each slurmstepd reports and that fences (whole-job, subsets, concurrent, modex) still pass.
 # Requires: make install; a cluster with 4 nodes.
 . "$(dirname "$0")/lib.sh"
@@ -31,7 +32,12 @@ run_case() {  # label rounds env...
     echo "$out" | grep -E '^FAIL' | head -5 | sed 's/^/    /'
 }
 
+# Width 8: the flat tree is one level (every node a child of n1); grouping could only add one.
 run_case "tree width 8" 3 SLURM_PMIXCPP_FENCE=tree
+expect_eq "width 8: one-level tree, switches not used" "" "$(shape_of n1)"
+expect_match "width 8: the log says why" 'tree fence over 4 nodes is one level \(width 8\)' "$(new_lines n1)"
+
+run_case "tree width 2" 3 SLURM_PMIXCPP_FENCE=tree SLURM_PMIXCPP_TREEWIDTH=2
 expect_eq "n1 is the root, n3 (its switch) and n2 (the other switch's first node) its children" \
     "tree fence follows the switches: parent (root), children n3,n2" "$(shape_of n1)"
 expect_eq "n3 hangs under n1 (same switch)" "tree fence follows the switches: parent n1, children (none)" "$(shape_of n3)"
@@ -39,9 +45,8 @@ expect_eq "n2 hangs under n1 across the spine, n4 under n2" \
     "tree fence follows the switches: parent n1, children n4" "$(shape_of n2)"
 expect_eq "n4 hangs under n2 (same switch)" "tree fence follows the switches: parent n2, children (none)" "$(shape_of n4)"
 
-run_case "tree width 2" 3 SLURM_PMIXCPP_FENCE=tree SLURM_PMIXCPP_TREEWIDTH=2
 run_case "auto (ring for large contributions)" 2 SLURM_PMIXCPP_FENCE=auto SLURM_PMIXCPP_RINGTHRESHOLD=0
-run_case "PMIxCppTreeTopology=no" 2 SLURM_PMIXCPP_FENCE=tree SLURM_PMIXCPP_TREETOPOLOGY=no
+run_case "PMIxCppTreeTopology=no" 2 SLURM_PMIXCPP_FENCE=tree SLURM_PMIXCPP_TREEWIDTH=2 SLURM_PMIXCPP_TREETOPOLOGY=no
 expect_eq "no switch-shaped tree when disabled" "" "$(shape_of n1)"
 
 "$PMIXCPP_SRCDIR/contrib/cluster.sh" restart >/dev/null 2>&1 || fail "cluster restart without topology"

@@ -80,3 +80,14 @@ TEST(PluginConfig, SignalEventsList) {
     ASSERT_TRUE(c.apply_env_overrides({"SLURM_PMIXCPP_SIGNALEVENTS=USR2"}).ok());
     EXPECT_EQ(c.signal_events, "USR2");
 }
+
+TEST(PluginConfig, ProcTermEvents) {
+    plugin_config c;
+    EXPECT_FALSE(c.proc_term_all);  // abnormal exits only, unless asked
+    ASSERT_TRUE(c.set("PMIxCppProcTermEvents", "ALL").ok());
+    EXPECT_TRUE(c.proc_term_all);
+    EXPECT_FALSE(c.set("PMIxCppProcTermEvents", "some").ok());
+    EXPECT_TRUE(c.proc_term_all);
+    ASSERT_TRUE(c.apply_env_overrides({"SLURM_PMIXCPP_PROCTERMEVENTS=abnormal"}).ok());
+    EXPECT_FALSE(c.proc_term_all);
+}

@@ -223,8 +223,16 @@ TEST(EventEngine, DeathWithoutFinalizeIsProcAborted) {
     EXPECT_EQ(h.fwd.sent.size(), 2u);  // the whole namespace hears of it
 }
 
-TEST(EventEngine, FinalizedRankIsOnlyTerminated) {
+TEST(EventEngine, FinalizedRankRaisesNothingByDefault) {
     harness h;
+    h.eng.rank_terminated(1, true);
+    EXPECT_TRUE(h.got[0].empty());
+    EXPECT_TRUE(h.fwd.sent.empty());
+}
+
+TEST(EventEngine, FinalizedRankIsOnlyTerminatedWhenAsked) {
+    harness h;
+    h.eng.set_normal_termination_events(true);
     h.eng.rank_terminated(1, true);
     ASSERT_EQ(h.got[0].size(), 1u);
     EXPECT_EQ(h.got[0][0].status, PMIX_EVENT_PROC_TERMINATED);
