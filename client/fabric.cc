@@ -143,13 +143,7 @@ Status deregister(pmix_fabric_t *f) {
     {
         std::lock_guard<std::mutex> g(g_lock);
         if (g_fabrics.erase(f)) {
-            delete static_cast<sched::fabric_state *>(f->module);
-            f->module = nullptr;
-            info_array_free(f->info, f->ninfo);
-            f->info = nullptr;
-            f->ninfo = 0;
-            free(f->name);
-            f->name = nullptr;
+            sched::release_fabric(f);
             return Status::success();
         }
     }

@@ -151,6 +151,11 @@ Status scheduler_context::deregister_fabric(pmix_fabric_t *fabric) {
     if (fabric == nullptr) return Status(PMIX_ERR_BAD_PARAM, "fabric is NULL");
     std::lock_guard<std::mutex> g(_lock);
     if (_fabrics.erase(fabric) == 0) return Status(PMIX_ERR_BAD_PARAM, "fabric not registered");
+    release_fabric(fabric);
+    return Status::success();
+}
+
+void release_fabric(pmix_fabric_t *fabric) {
     delete static_cast<fabric_state *>(fabric->module);
     fabric->module = nullptr;
     info_array_free(fabric->info, fabric->ninfo);
@@ -158,7 +163,6 @@ Status scheduler_context::deregister_fabric(pmix_fabric_t *fabric) {
     fabric->ninfo = 0;
     free(fabric->name);
     fabric->name = nullptr;
-    return Status::success();
 }
 
 Status scheduler_context::vertex_info(pmix_fabric_t *fabric, uint32_t i, pmix_value_t *vertex, char **nodename) {

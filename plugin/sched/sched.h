@@ -51,6 +51,9 @@ struct fabric_state {
 // PMIx_Fabric_register.
 Status fill_fabric_info(pmix_fabric_t *fabric, fabric_state *st, cost_matrix matrix);
 
+// Free what registration put into `fabric` (its fabric_state, info and name); the struct stays.
+void release_fabric(pmix_fabric_t *fabric);
+
 class scheduler_context {
 public:
     scheduler_context(bool scheduler, unsigned poll_seconds);

@@ -40,12 +40,7 @@ int main(void) {
     CHECK(ver != NULL && ver[0] == '4' && ver[1] == '.', "version %s starts with 4.", ver ? ver : "(null)");
     CHECK(!PMIx_Initialized(), "not initialized before PMIx_Init");
 
-    rc = PMIx_Init(&me, NULL, 0);
-    if (rc != PMIX_SUCCESS) {
-        printf("FAIL rank ?: PMIx_Init: %s\n", PMIx_Error_string(rc));
-        return 1;
-    }
-    ptest_rank = (int)me.rank;
+    if (ptest_init(&me)) return 1;
     CHECK(PMIx_Initialized(), "initialized");
     const char *env_rank = getenv("PMIX_RANK");
     CHECK(env_rank && (pmix_rank_t)atoi(env_rank) == me.rank, "rank %u matches PMIX_RANK", me.rank);

@@ -362,12 +362,7 @@ static void run_child(int parent_rank_only) {
 
 int main(int argc, char **argv) {
     const char *mode = argc > 1 ? argv[1] : "pair";
-    pmix_status_t rc = PMIx_Init(&me, NULL, 0);
-    if (rc != PMIX_SUCCESS) {
-        printf("FAIL rank ?: PMIx_Init: %s\n", PMIx_Error_string(rc));
-        return 1;
-    }
-    ptest_rank = (int)me.rank;
+    if (ptest_init(&me)) return 1;
     if (strcmp(mode, "pair") == 0) test_pair(argc > 2 ? argv[2] : "A", argc > 3 ? argv[3] : "t");
     else if (strcmp(mode, "spawn") == 0) test_spawn(argv[0], argc > 2 ? atoi(argv[2]) : 4);
     else if (strcmp(mode, "child") == 0) run_child(argc > 2 && strcmp(argv[2], "parent-rank") == 0);

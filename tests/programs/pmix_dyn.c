@@ -431,12 +431,7 @@ static void test_xstep(const char *role, const char *tag) {
 
 int main(int argc, char **argv) {
     const char *mode = argc > 1 ? argv[1] : "pubsub";
-    pmix_status_t rc = PMIx_Init(&me, NULL, 0);
-    if (rc != PMIX_SUCCESS) {
-        printf("FAIL rank ?: PMIx_Init: %s\n", PMIx_Error_string(rc));
-        return 1;
-    }
-    ptest_rank = (int)me.rank;
+    if (ptest_init(&me)) return 1;
     if (strcmp(mode, "pubsub") == 0) {
         test_pubsub();
         if (me.rank == 3) {

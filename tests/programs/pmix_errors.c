@@ -50,12 +50,7 @@ int main(void) {
     CHECK_RC(PMIX_ERR_INIT, PMIx_Finalize(NULL, 0));
     CHECK_RC(PMIX_ERR_INIT, PMIx_Abort(1, "no", NULL, 0));
 
-    pmix_status_t rc = PMIx_Init(&me, NULL, 0);
-    if (rc != PMIX_SUCCESS) {
-        printf("FAIL rank ?: PMIx_Init: %s\n", PMIx_Error_string(rc));
-        return 1;
-    }
-    ptest_rank = (int)me.rank;
+    if (ptest_init(&me)) return 1;
     pmix_proc_t wild = me;
     wild.rank = PMIX_RANK_WILDCARD;
     CHECK_RC(PMIX_SUCCESS, PMIx_Get(&wild, PMIX_JOB_SIZE, NULL, 0, &v));

@@ -650,12 +650,7 @@ static void mode_abuse(void) {
 
 int main(int argc, char **argv) {
     const char *mode = argc > 1 ? argv[1] : "chain";
-    pmix_status_t rc = PMIx_Init(&me, NULL, 0);
-    if (rc != PMIX_SUCCESS) {
-        printf("FAIL rank ?: PMIx_Init: %s\n", PMIx_Error_string(rc));
-        return 1;
-    }
-    ptest_rank = (int)me.rank;
+    if (ptest_init(&me)) return 1;
     pmix_proc_t wild = me;
     pmix_value_t *v = NULL;
     wild.rank = PMIX_RANK_WILDCARD;
