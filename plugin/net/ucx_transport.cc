@@ -191,13 +191,17 @@ public:
         if (!_have_peers) return;
         size_t told = 0;
         uint8_t bye = static_cast<uint8_t>(link_kind::bye);
+        // Sends still unfinished now (e.g. to a node whose step already ended) may never finish:
+        // wait for the goodbyes only, not for them.
+        const long before = _inflight;
         for (uint32_t i = 0; i < _eps.size(); ++i) {
             if (i == _opts.node_id || _state[i] != peer_state::alive || (!_eps[i] && !_heard[i])) continue;
             send(i, channel::link, {&bye, 1});
             ++told;
         }
         auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(budget_ms);
-        while (_inflight > 0 && std::chrono::steady_clock::now() < deadline) ucp_worker_progress(_worker);
+        while (told > 0 && _inflight > before && std::chrono::steady_clock::now() < deadline)
+            ucp_worker_progress(_worker);
         PMIXCPP_LOG_DEBUG("ucx transport: said goodbye to %zu nodes (%ld sends unfinished)", told, _inflight);
     }
 
