@@ -37,29 +37,18 @@ echo "$out" | grep -E 'PMIx_Connect\(pmixcpp' | head -2 | sed 's/^/    /'
 left=$(ls -d "${TMPDIR:-/tmp}"/pmixcpp-u0-*-job* 2>/dev/null | while read -r d; do ls -A "$d" | grep -E '^\.x[cr]\.' ; done | wc -l)
 expect_eq "no rendezvous file left behind" 0 "$left"
 
-if command -v mpicc >/dev/null 2>&1; then
-    src="$PMIXCPP_PREFIX/libexec/pmixcpp/tests"
-    [ -f "$src/mpi_connect.c" ] || src="$PMIXCPP_SRCDIR/tests/programs"
-    work=$(mktemp -d /tmp/pmixcpp-connect.XXXXXX)
-    trap 'rm -rf "$work"' EXIT
-    if mpicc -O1 -o "$work/mpi_connect" "$src/mpi_connect.c" 2>"$work/err"; then
-        chmod 755 "$work" "$work/mpi_connect"
-        for btl in self,tcp default; do
-            if [ "$btl" = default ]; then unset OMPI_MCA_btl; else export OMPI_MCA_btl=$btl; fi
-            t0=$SECONDS
-            out=$(timeout -k 5 120 salloc -N2 -n8 bash -c \
-                "srun --overlap --mpi=pmixcpp -N2 -n2 $work/mpi_connect server svc$$-$btl & srun --overlap --mpi=pmixcpp -N2 -n3 $work/mpi_connect client svc$$-$btl; wait" 2>&1)
-            expect_match "MPI_Comm_accept side (btl $btl)" '^MPI-CONNECT-OK server$' "$out"
-            expect_match "MPI_Comm_connect side (btl $btl)" '^MPI-CONNECT-OK client$' "$out"
-            expect_match "5 processes in the merged communicator (btl $btl)" '^client: 3 local \+ 2 remote, allreduce 5, messages right$' "$out"
-            [ $((SECONDS - t0)) -lt 90 ] && pass "connect/accept done in $((SECONDS - t0)) s" || fail "connect/accept took $((SECONDS - t0)) s"
-            printf '%s\n' "$out" | grep -q 'MPI-CONNECT-OK client' || printf '%s\n' "$out" | tail -15 | sed 's/^/    /'
-        done
-        unset OMPI_MCA_btl
-    else
-        fail "mpicc mpi_connect: $(cat "$work/err")"
-    fi
-else
-    echo "  SKIP (OpenMPI part): mpicc not installed"
+if mpi_build mpi_connect; then
+    for btl in self,tcp default; do
+        if [ "$btl" = default ]; then unset OMPI_MCA_btl; else export OMPI_MCA_btl=$btl; fi
+        t0=$SECONDS
+        out=$(timeout -k 5 120 salloc -N2 -n8 bash -c \
+            "srun --overlap --mpi=pmixcpp -N2 -n2 $work/mpi_connect server svc$$-$btl & srun --overlap --mpi=pmixcpp -N2 -n3 $work/mpi_connect client svc$$-$btl; wait" 2>&1)
+        expect_match "MPI_Comm_accept side (btl $btl)" '^MPI-CONNECT-OK server$' "$out"
+        expect_match "MPI_Comm_connect side (btl $btl)" '^MPI-CONNECT-OK client$' "$out"
+        expect_match "5 processes in the merged communicator (btl $btl)" '^client: 3 local \+ 2 remote, allreduce 5, messages right$' "$out"
+        [ $((SECONDS - t0)) -lt 90 ] && pass "connect/accept done in $((SECONDS - t0)) s" || fail "connect/accept took $((SECONDS - t0)) s"
+        printf '%s\n' "$out" | grep -q 'MPI-CONNECT-OK client' || printf '%s\n' "$out" | tail -15 | sed 's/^/    /'
+    done
+    unset OMPI_MCA_btl
 fi
 t_done

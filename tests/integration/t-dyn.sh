@@ -23,33 +23,17 @@ run_srun 120 --mpi=pmixcpp -N2 --ntasks-per-node=2 --export=ALL,SLURM_PMIXCPP_TR
 expect_eq "pubsub (TCP): all 4 ranks passed" 4 "$(echo "$out" | grep -c '^RESULT-PASS rank')"
 
 # OpenMPI's MPI_Publish_name / MPI_Lookup_name / MPI_Unpublish_name (one step, two nodes).
-if command -v mpicc >/dev/null 2>&1; then
-    src="$PMIXCPP_PREFIX/libexec/pmixcpp/tests"
-    [ -f "$src/mpi_pubsub.c" ] || src="$PMIXCPP_SRCDIR/tests/programs"
-    work=$(mktemp -d /tmp/pmixcpp-dyn.XXXXXX)
-    trap 'rm -rf "$work"' EXIT
-    if mpicc -O1 -o "$work/mpi_pubsub" "$src/mpi_pubsub.c" 2>"$work/err"; then
-        chmod 755 "$work" "$work/mpi_pubsub"
-        run_srun 90 --mpi=pmixcpp -N2 --ntasks-per-node=2 "$work/mpi_pubsub"
-        expect_eq "mpi_pubsub -N2 -n4 exit status" 0 "$rc"
-        expect_match "MPI_Publish_name / MPI_Lookup_name / MPI_Unpublish_name" '^MPI-PUBSUB-OK 4$' "$out"
-        [ "$rc" -eq 0 ] || echo "$out" | head -20 | sed 's/^/    /'
-    else
-        fail "mpicc mpi_pubsub: $(cat "$work/err")"
-    fi
+if mpi_build mpi_pubsub mpi_spawn; then
+    run_srun 90 --mpi=pmixcpp -N2 --ntasks-per-node=2 "$work/mpi_pubsub"
+    expect_eq "mpi_pubsub -N2 -n4 exit status" 0 "$rc"
+    expect_match "MPI_Publish_name / MPI_Lookup_name / MPI_Unpublish_name" '^MPI-PUBSUB-OK 4$' "$out"
+    [ "$rc" -eq 0 ] || echo "$out" | head -20 | sed 's/^/    /'
     # MPI_Comm_spawn at -N2 -n2 (t-spawn-ompi.sh has the full story: -n4, messages, times).
-    if mpicc -O1 -o "$work/mpi_spawn" "$src/mpi_spawn.c" 2>"$work/err"; then
-        chmod 755 "$work/mpi_spawn"
-        t0=$SECONDS
-        out=$(OMPI_MCA_btl=self,tcp timeout -k 5 120 salloc -N2 -n8 srun --mpi=pmixcpp -N2 -n2 "$work/mpi_spawn" 2>&1)
-        expect_match "MPI_Comm_spawn of 4 from -N2 -n2" '^MPI-SPAWN-OK 4$' "$out"
-        [ $((SECONDS - t0)) -lt 60 ] && pass "MPI_Comm_spawn done in $((SECONDS - t0)) s" || fail "MPI_Comm_spawn took $((SECONDS - t0)) s"
-        echo "$out" | grep -E '^(MPI-SPAWN|parent:)' | sed 's/^/    /'
-    else
-        fail "mpicc mpi_spawn: $(cat "$work/err")"
-    fi
-else
-    echo "  SKIP (OpenMPI part): mpicc not installed"
+    t0=$SECONDS
+    out=$(OMPI_MCA_btl=self,tcp timeout -k 5 120 salloc -N2 -n8 srun --mpi=pmixcpp -N2 -n2 "$work/mpi_spawn" 2>&1)
+    expect_match "MPI_Comm_spawn of 4 from -N2 -n2" '^MPI-SPAWN-OK 4$' "$out"
+    [ $((SECONDS - t0)) -lt 60 ] && pass "MPI_Comm_spawn done in $((SECONDS - t0)) s" || fail "MPI_Comm_spawn took $((SECONDS - t0)) s"
+    echo "$out" | grep -E '^(MPI-SPAWN|parent:)' | sed 's/^/    /'
 fi
 
 # Across two steps of one job (the session range, the default): each step's rank 0 finds the

@@ -20,18 +20,7 @@ for n in 4 32; do
     echo "$out" | grep -E '^(SPAWN-CONNECT-MS|FAIL)' | head -5 | sed 's/^/    /'
 done
 
-if ! command -v mpicc >/dev/null 2>&1; then
-    echo "  SKIP (OpenMPI part): mpicc not installed"
-    t_done; exit
-fi
-src="$PMIXCPP_PREFIX/libexec/pmixcpp/tests"
-[ -f "$src/mpi_spawn.c" ] || src="$PMIXCPP_SRCDIR/tests/programs"
-work=$(mktemp -d /tmp/pmixcpp-spawn.XXXXXX)
-trap 'rm -rf "$work"' EXIT
-for p in mpi_spawn mpi_hello; do
-    mpicc -O1 -o "$work/$p" "$src/$p.c" 2>"$work/err" || fail "mpicc $p: $(cat "$work/err")"
-done
-chmod 755 "$work" "$work"/mpi_*
+mpi_build mpi_spawn mpi_hello || { t_done; exit; }
 
 # --- Goal: -N2 -n4 spawns 4, over TCP and over the default transports ---------------------------
 for btl in self,tcp default; do
