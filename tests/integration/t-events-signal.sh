@@ -76,12 +76,14 @@ wait "$srun_pid"
 expect_eq "scancel ${step%.*}: SIGTERM reached 4 ranks as PMIX_ERR_JOB_CANCELED" 4 \
     "$(grep -c '^SIGNAL-EVENT rank [0-9]*: PMIX_ERR_JOB_CANCELED signal 15' "$log")"
 
-# 5. srun -t 1 --signal=USR1@50: Slurm signals about 10 s after the start (its time-limit check
-#    runs every 30 s, so allow 60 s)
-SLURM_PMIXCPP_SIGNALEVENTS=USR1 timeout -k 5 90 \
-    srun --mpi=pmixcpp -t 1 --signal=USR1@50 -N2 --ntasks-per-node=1 -w n[1-2] "$prog" signal handler 60 usr1 \
+# 5. srun -t 2 --signal=USR1@80: slurmctld checks time limits every 30 s (PERIODIC_TIMEOUT) and
+#    signals once now + 80 + 30 >= end = start + 120, so between 10 and 40 s after the start --
+#    never before the tasks installed their handlers (with -t 1 @50 the very first check
+#    qualifies, which can come before PMIx_Init, and the default USR1 disposition ends the task)
+SLURM_PMIXCPP_SIGNALEVENTS=USR1 timeout -k 5 150 \
+    srun --mpi=pmixcpp -t 2 --signal=USR1@80 -N2 --ntasks-per-node=1 -w n[1-2] "$prog" signal handler 100 usr1 \
     >"$log" 2>&1
-expect_eq "srun --signal=USR1@50: PMIX_JCTRL_PREEMPT_ALERT (signal 10) at both ranks" 2 \
+expect_eq "srun --signal=USR1@80: PMIX_JCTRL_PREEMPT_ALERT (signal 10) at both ranks" 2 \
     "$(grep -c '^SIGNAL-EVENT rank [0-9]*: PMIX_JCTRL_PREEMPT_ALERT signal 10 non-default 1' "$log")"
 
 # 4. OpenMPI
