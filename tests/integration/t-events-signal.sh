@@ -26,7 +26,16 @@ wait_lines() {
     return 1
 }
 # the running step of our single job ("<job>.<step>")
-current_step() { squeue -h -s -o %i 2>/dev/null | grep -E '^[0-9]+\.[0-9]+$' | head -1; }
+# (retried: under load squeue can fail or time out talking to slurmctld)
+current_step() {
+    local s
+    for _ in $(seq 50); do
+        s=$(squeue -h -s -o %i 2>/dev/null | grep -E '^[0-9]+\.[0-9]+$' | head -1)
+        [ -n "$s" ] && { echo "$s"; return 0; }
+        sleep 0.2
+    done
+    return 1
+}
 
 # 1. USR1 then TERM, handlers registered
 SLURM_PMIXCPP_SIGNALEVENTS=USR1,USR2,TERM timeout -k 5 90 \
