@@ -682,11 +682,11 @@ TEST(Connect, TwoNamespacesMeetAndShareData) {
         EXPECT_EQ(peers, "0,1");
         // Gets of the other namespace's procs, from what the connect brought.
         pmix_proc_t p = procs({{"pmixcpp.1.1", 0}})[0];
-        a.svc->get(9, 5, p, "x");
+        a.svc->get(9, 5, p, "x", none);
         EXPECT_EQ(a.replies.back().status, PMIX_SUCCESS);
-        a.svc->get(9, 6, p, "never");
+        a.svc->get(9, 6, p, "never", none);
         EXPECT_EQ(a.replies.back().status, PMIX_ERR_NOT_FOUND);
-        a.svc->get(9, 7, procs({{"pmixcpp.1.9", 0}})[0], "x");
+        a.svc->get(9, 7, procs({{"pmixcpp.1.9", 0}})[0], "x", none);
         EXPECT_EQ(a.replies.back().status, PMIX_ERR_NOT_FOUND);
         // Disconnect: a barrier, nothing carried.
         a.svc->on_request(1, 0, 1, connect_op::disconnect, set, none);
