@@ -132,6 +132,32 @@ private:
 // Path of a step's router socket in the job's directory.
 std::string socket_path(const std::string &dir, const std::string &nspace);
 
+// slurmstepd side: the node server's calls of this channel (get, event, answer), each on a thread
+// of its own (finished ones are joined at the next call, the rest when destroyed, which cancels
+// them). `done` runs on that thread.
+class caller {
+public:
+    using done_fn = std::function<void(int status, const std::string &message, std::vector<uint8_t> body)>;
+    caller(const sockaddr_storage &agent_host, uint16_t port, std::string secret)
+        : _host(agent_host), _port(port), _secret(std::move(secret)) {}
+    ~caller();
+    caller(const caller &) = delete;
+    caller &operator=(const caller &) = delete;
+    void call(std::vector<uint8_t> body, int timeout_ms, done_fn done);
+
+private:
+    sockaddr_storage _host;
+    uint16_t _port;
+    std::string _secret;
+    std::atomic<bool> _cancel{false};
+    std::mutex _mutex;
+    struct worker {
+        std::thread thread;
+        std::shared_ptr<std::atomic<bool>> done;
+    };
+    std::list<worker> _workers;
+};
+
 // slurmstepd side: keeps one inbox call open to srun's agent on a thread of its own and hands
 // every item to `deliver` (on that thread). Stops (cancels the call) when destroyed.
 class inbox {

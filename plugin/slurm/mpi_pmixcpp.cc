@@ -74,7 +74,8 @@ struct plugin_state {
     std::unique_ptr<server::agent_alloc_host> alloc_host;  // allocation requests -> srun's agent
     std::unique_ptr<spawn::agent_spawn_host> spawn_host;   // spawn requests -> srun's agent
     std::unique_ptr<server::pmix_server> server;
-    std::unique_ptr<xstep::inbox> xstep_inbox;  // what other steps send this node (xstep.h)
+    std::unique_ptr<xstep::inbox> xstep_inbox;    // what other steps send this node (xstep.h)
+    std::unique_ptr<xstep::caller> xstep_caller;  // what this node sends them
 
     // slurmstepd side: the rendezvous with the other nodes' servers through srun's agent.
     std::thread rendezvous;
@@ -355,7 +356,11 @@ Status prefork(const stepd_step_rec_t *job, char ***env) {
             });
         };
         options.fabric = options.session;  // same carriage; srun's agent tells them apart by magic
-        options.xstep = options.session;
+        st.xstep_caller = std::make_unique<xstep::caller>(st.agent_host, st.agent_port, st.agent_secret);
+        options.xstep = [xc = st.xstep_caller.get()](std::vector<uint8_t> body, int timeout_ms,
+                                                   server::server_options::session_done_fn done) {
+            xc->call(std::move(body), timeout_ms, std::move(done));
+        };
     }
     auto server = server::pmix_server::start(step.value(), topo.value(), host.get(), options);
     if (!server.ok()) {
@@ -437,7 +442,8 @@ PMIXCPP_EXPORT int fini(void) {
     try {
         st.rendezvous_cancel = true;
         if (st.rendezvous.joinable()) st.rendezvous.join();  // polls the flag every 100 ms
-        st.xstep_inbox.reset();  // before the server it hands messages to
+        st.xstep_inbox.reset();   // before the server it hands messages to
+        st.xstep_caller.reset();  // its answers are posted to the server's loop
         st.spawn_host.reset();  // before the server: its answers are posted to the server's loop
         if (st.server) {
             st.server->stop();  // joins the loop thread, removes the socket

@@ -245,6 +245,7 @@ int main(int argc, char **argv) {
         snprintf(val, sizeof(val), "bench-%d", i);
         if (is_a && me.rank == 1) put_str(key, val);
         fence_both(set);
+        usleep(100 * 1000);  /* let the fence's aftermath (srun threads, wakeups) settle: 2 cores */
         double ms = 0;
         if (me.rank == 0 && a_size > 1) {
             rc = get_str(a_ns, 1, key, 10, got, sizeof(got), &ms);
@@ -252,6 +253,7 @@ int main(int argc, char **argv) {
             else CHECK(0, "bench Get %s -> %s", key, PMIx_Error_string(rc));
         }
         fence_both(set);
+        usleep(100 * 1000);
         if (is_a && me.rank == 0) {
             pmix_info_t t;
             uint64_t w = wall_ns();
