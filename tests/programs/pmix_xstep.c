@@ -176,7 +176,7 @@ int main(int argc, char **argv) {
 
     /* --- 2. direct modex across namespaces --- */
     if (is_a) {
-        char key[64], val[256];
+        char key[64], val[PMIX_MAX_NSLEN + 32];
         usleep(300 * 1000);  /* B's Gets wait at our server for the commit */
         snprintf(key, sizeof(key), "late.%u", me.rank);
         snprintf(val, sizeof(val), "late-%s-%u", me.nspace, me.rank);
@@ -186,7 +186,7 @@ int main(int argc, char **argv) {
             if ((phase == 0) == (local_rank == 0)) {
                 int good = 0;
                 for (uint32_t r = 0; r < a_size; ++r) {
-                    char key[64], want[256], got[256];
+                    char key[64], want[PMIX_MAX_NSLEN + 32], got[PMIX_MAX_NSLEN + 32];
                     double ms = 0;
                     snprintf(key, sizeof(key), "late.%u", r);
                     snprintf(want, sizeof(want), "late-%s-%u", other, r);
