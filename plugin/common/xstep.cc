@@ -334,10 +334,9 @@ void router::submit(int fd, std::vector<uint8_t> body) {
                     ++_stats.answers;
                 }
             }
-            spawn([fd, peer, m = std::move(m)]() mutable {
-                if (peer >= 0) answer(peer, m.status, m.text, std::move(m.payload));
-                answer(fd, peer >= 0 ? PMIX_SUCCESS : PMIX_ERR_NOT_FOUND, peer >= 0 ? "" : "nobody waits for it any more");
-            });
+            // Two small writes on local sockets whose readers wait for them: no thread needed.
+            if (peer >= 0) answer(peer, m.status, m.text, std::move(m.payload));
+            answer(fd, peer >= 0 ? PMIX_SUCCESS : PMIX_ERR_NOT_FOUND, peer >= 0 ? "" : "nobody waits for it any more");
             return;
         }
         }

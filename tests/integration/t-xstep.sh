@@ -2,8 +2,9 @@
 # step A (-N2 -n2 on n1,n2) and step B (-N2 -n4 on n3,n4) connect; B Gets keys A committed after
 # the connect without a fence (direct modex across namespaces, through the steps' sruns); a
 # second rank of a B node is answered from what its node server kept (shown by the server's debug
-# log); a key nobody commits times out; events of range SESSION reach every rank of B with A's
-# source, CUSTOM naming B:1 only that rank, NAMESPACE none of B; once A ended, B's Gets of A's
+# log); a key nobody commits times out; a namespace that is no step of the job is NOT_FOUND at
+# once; events of range SESSION reach every rank of B with A's source, CUSTOM naming B:1 only
+# that rank, NAMESPACE none of B; once A ended, B's Gets of A's
 # procs fail at once with PMIX_ERR_NOT_FOUND. Prints the latency of a cross-step direct-modex Get
 # and event next to the same within one step across nodes (medians of the rounds; machine shared).
 # Requires: make install; a cluster with >= 4 nodes (contrib/cluster.sh start 4).
@@ -35,6 +36,8 @@ expect_eq "... and the second rank of each B node" 2 \
     "$(echo "$out" | grep -c 'PASS rank [0-9]*: second rank of the node: Get of the key each of the 2 ranks of .* committed after the connect -> right value')"
 expect_eq "a key nobody commits -> PMIX_ERR_TIMEOUT within the Get's timeout" 4 \
     "$(echo "$out" | grep -c 'PASS rank [0-9]*: Get of a key nobody commits, PMIX_TIMEOUT 2 -> PMIX_ERR_TIMEOUT')"
+expect_eq "a Get of a namespace that is no step of the job -> PMIX_ERR_NOT_FOUND at once" 4 \
+    "$(echo "$out" | grep -c 'PASS rank [0-9]*: Get of a proc of a namespace that is no step of the job -> PMIX_ERR_NOT_FOUND')"
 expect_eq "range SESSION: every rank of B ran its handler once" 4 "$(echo "$out" | grep -c 'PASS rank [0-9]*: range SESSION from .*want 1')"
 expect_eq "range CUSTOM naming B:1: only that rank" 4 "$(echo "$out" | grep -c "PASS rank [0-9]*: range CUSTOM naming pmixcpp")"
 expect_match "... B:1 ran it" 'PASS rank 1: range CUSTOM naming pmixcpp[0-9.]*:1: handler ran 1 time\(s\) \(want 1\)' "$out"

@@ -7,7 +7,8 @@
  *    connect (300 ms later, no fence); B's first rank on each node Gets every one of them (it
  *    waits at A's server for the commit), B fences, then B's other ranks Get them too (answered
  *    from the data B's node server kept: no second trip). A Get of a key nobody commits with
- *    PMIX_TIMEOUT 2 fails with PMIX_ERR_TIMEOUT within 5 s.
+ *    PMIX_TIMEOUT 2 fails with PMIX_ERR_TIMEOUT within 5 s; one of a namespace that is no step of the
+ *    job with PMIX_ERR_NOT_FOUND at once.
  * 3. Events: A's rank 0 notifies range SESSION (every rank of both steps runs its handler, the
  *    source being A:0), CUSTOM naming B:1 (only B's rank 1), NAMESPACE (none of B), and a SESSION
  *    marker; B checks what arrived.
@@ -203,6 +204,9 @@ int main(int argc, char **argv) {
         double ms = 0;
         rc = get_str(other, 0, "never.committed", 2, NULL, 0, &ms);
         CHECK(rc == PMIX_ERR_TIMEOUT && ms < 5000, "Get of a key nobody commits, PMIX_TIMEOUT 2 -> %s in %.0f ms",
+              PMIx_Error_string(rc), ms);
+        rc = get_str("pmixcpp.999999.7", 0, "late.0", 30, NULL, 0, &ms);
+        CHECK(rc == PMIX_ERR_NOT_FOUND && ms < 3000, "Get of a proc of a namespace that is no step of the job -> %s in %.0f ms",
               PMIx_Error_string(rc), ms);
     }
     CHECK_RC(PMIX_SUCCESS, fence_both(set));
