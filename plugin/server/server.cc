@@ -1744,6 +1744,12 @@ void server_impl::from_other_step(const xstep::inbox_item &item) {
         return;
     }
     const relation rel = _xstep_gets[local].rel;
+    if (rel == relation::same_node)  // the commit that makes it ready is judged as for a local peer
+        for (uint32_t r : _step.local_ranks())
+            if (r != m.rank) {
+                w.requester = r;
+                break;
+            }
     if (m.key.empty() ? _kvs.has_committed(m.rank) : _kvs.has(m.rank, m.key, rel)) {
         answer_get(w);
         return;
