@@ -8,6 +8,7 @@
 #include "log.h"
 #include "value.h"
 #include "wire/codec.h"
+#include "../common/xstep.h"
 
 namespace pmixcpp::server {
 
@@ -359,32 +360,109 @@ Result<std::vector<uint8_t>> connect_service::reply_body(const collective &c) co
     return w.data();
 }
 
-void connect_service::get(uint64_t conn, uint32_t request_id, const pmix_proc_t &proc, const std::string &key) {
+void connect_service::get(uint64_t conn, uint32_t request_id, const pmix_proc_t &proc, const std::string &key,
+                          const InfoArray &infos) {
     std::string n = ns_of(proc);
-    auto f = _foreign.find(n);
-    if (f == _foreign.end()) {
-        _ops.reply(conn, request_id, PMIX_ERR_NOT_FOUND, "namespace '" + n + "' is not connected to " + _step.nspace, {});
-        return;
-    }
     uint32_t rank = proc.rank == PMIX_RANK_UNDEF ? PMIX_RANK_WILDCARD : proc.rank;
-    auto d = f->second.data.find(rank);
-    if (d == f->second.data.end()) {
-        _ops.reply(conn, request_id, PMIX_ERR_NOT_FOUND,
-                   "rank " + std::to_string(rank) + " of " + n + " was not among the connected procs", {});
+    auto f = _foreign.find(n);
+    const InfoArray *d = nullptr;
+    if (f != _foreign.end()) {
+        auto it = f->second.data.find(rank);
+        if (it != f->second.data.end()) d = &it->second;
+    }
+    if (d != nullptr && (key.empty() || find(*d, key.c_str()) != nullptr)) {
+        ++_cache_hits;
+        PMIXCPP_LOG_DEBUG("%s: get of %s of %s:%u answered from the data of the other step held here (%" PRIu64 ")",
+                          _step.nspace.c_str(), key.empty() ? "(all data)" : key.c_str(), n.c_str(), rank, _cache_hits);
+        wire::Writer w;
+        Status st = wire::encode_info_array(w, d->data(), d->size());
+        if (!st.ok()) {
+            _ops.reply(conn, request_id, st.code(), st.message(), {});
+            return;
+        }
+        _ops.reply(conn, request_id, PMIX_SUCCESS, {}, w.data());
         return;
     }
-    if (!key.empty() && find(d->second, key.c_str()) == nullptr) {
-        _ops.reply(conn, request_id, PMIX_ERR_NOT_FOUND,
-                   "rank " + std::to_string(rank) + " of " + n + " had no " + key + " when it connected", {});
+    auto flag = [&](const char *k) {
+        const pmix_info_t *i = find(infos, k);
+        if (i == nullptr) return false;
+        if (i->value.type == PMIX_UNDEF) return true;
+        if (i->value.type == PMIX_BOOL) return i->value.data.flag;
+        auto v = value_to_number<int64_t>(i->value);
+        return v.ok() && v.value() != 0;
+    };
+    const bool immediate = flag(PMIX_OPTIONAL) || flag(PMIX_IMMEDIATE);
+    if (immediate || !_ops.xstep || rank == PMIX_RANK_WILDCARD) {
+        // Job-level data of another step comes with PMIx_Connect only; OPTIONAL / IMMEDIATE never
+        // leave the node (as for the ranks of our own step).
+        std::string why = f == _foreign.end() ? "namespace '" + n + "' is not connected to " + _step.nspace
+                          : d == nullptr      ? "rank " + std::to_string(rank) + " of " + n + " was not among the connected procs"
+                                              : "rank " + std::to_string(rank) + " of " + n + " had no " + key + " when it connected";
+        _ops.reply(conn, request_id, PMIX_ERR_NOT_FOUND, why, {});
         return;
     }
+    // Direct modex from the proc's own step, through srun (xstep.h); one request per proc and key.
+    const std::string id = n + ":" + std::to_string(rank) + ":" + key;
+    auto &waiting = _xgets[id];
+    waiting.emplace_back(conn, request_id);
+    if (waiting.size() > 1) return;
+    xstep::message m;
+    m.what = xstep::op::get;
+    m.nspace = n;
+    m.rank = rank;
+    m.key = key;
+    m.from_nspace = _step.nspace;
+    m.from_node = _step.node_name();
+    m.timeout_ms = static_cast<uint32_t>(timeout_ms_of(infos, _default_timeout_sec));
+    auto body = xstep::encode(m);
+    if (!body.ok()) {
+        xget_done(id, n, rank, key, body.status().code(), body.status().message(), {});
+        return;
+    }
+    PMIXCPP_LOG_DEBUG("%s: get of %s of %s:%u: direct modex from its step", _step.nspace.c_str(),
+                      key.empty() ? "(all data)" : key.c_str(), n.c_str(), rank);
+    _ops.xstep(std::move(body.value()), static_cast<int>(m.timeout_ms) + 10000,
+               [this, id, n, rank, key](int status, const std::string &message, std::vector<uint8_t> reply) {
+                   xget_done(id, n, rank, key, status, message, std::move(reply));
+               });
+}
+
+void connect_service::xget_done(const std::string &id, const std::string &nspace, uint32_t rank,
+                                const std::string &key, int status, const std::string &message,
+                                std::vector<uint8_t> body) {
+    auto it = _xgets.find(id);
+    if (it == _xgets.end()) return;
+    auto waiters = std::move(it->second);
+    _xgets.erase(it);
+    InfoArray data;
+    if (status == PMIX_SUCCESS) {
+        wire::Reader r(body.data(), body.size());
+        Status st = wire::decode_info_array(r, &data);
+        if (st.ok()) st = r.expect_end();
+        if (!st.ok()) {
+            status = PMIX_ERR_UNPACK_FAILURE;
+            PMIXCPP_LOG_ERROR("%s: direct modex of %s:%u: %s", _step.nspace.c_str(), nspace.c_str(), rank,
+                              st.message().c_str());
+        }
+    }
+    if (status != PMIX_SUCCESS) {
+        PMIXCPP_LOG_DEBUG("%s: get of %s of %s:%u: %s (status %d)", _step.nspace.c_str(),
+                          key.empty() ? "(all data)" : key.c_str(), nspace.c_str(), rank, message.c_str(), status);
+        for (auto &[conn, request_id] : waiters)
+            _ops.reply(conn, request_id, status, message.empty() ? "direct modex from " + nspace + " failed" : message, {});
+        return;
+    }
+    // Kept: the proc's data as its node sees it now (it holds what the connect brought, and more).
+    InfoArray &kept = _foreign[nspace].data[rank];
+    kept = std::move(data);
+    const bool found = key.empty() || find(kept, key.c_str()) != nullptr;
     wire::Writer w;
-    Status st = wire::encode_info_array(w, d->second.data(), d->second.size());
-    if (!st.ok()) {
-        _ops.reply(conn, request_id, st.code(), st.message(), {});
-        return;
+    Status st = wire::encode_info_array(w, kept.data(), kept.size());
+    for (auto &[conn, request_id] : waiters) {
+        if (!st.ok()) _ops.reply(conn, request_id, st.code(), st.message(), {});
+        else if (!found) _ops.reply(conn, request_id, PMIX_ERR_NOT_FOUND, "rank " + std::to_string(rank) + " of " + nspace + " has no " + key, {});
+        else _ops.reply(conn, request_id, PMIX_SUCCESS, {}, w.data());
     }
-    _ops.reply(conn, request_id, PMIX_SUCCESS, {}, w.data());
 }
 
 void connect_service::rank_left(uint32_t rank) {

@@ -44,6 +44,10 @@ struct connect_ops {
     std::function<void(std::vector<uint8_t> body, int timeout_ms, done_fn done)> rendezvous;
     // Data of one of our ranks (PMIX_RANK_WILDCARD = job level) as seen under `rel`.
     std::function<Result<InfoArray>(uint32_t rank, relation rel)> data_of;
+    // Direct modex of another step's proc (plugin/common/xstep.h): carry an encoded xstep get to
+    // srun's side; `done` runs on the loop thread, its body the proc's data (info[]). Empty = a
+    // Get of another namespace is answered from what the connect brought only.
+    std::function<void(std::vector<uint8_t> body, int timeout_ms, done_fn done)> xstep;
 };
 
 class connect_service {
@@ -55,8 +59,13 @@ public:
     void on_request(uint64_t conn, uint32_t rank, uint32_t request_id, connect_op op,
                     const std::vector<pmix_proc_t> &procs, const InfoArray &infos);
 
-    // A Get of another namespace's proc. Answers (reply body = info[]) or fails it.
-    void get(uint64_t conn, uint32_t request_id, const pmix_proc_t &proc, const std::string &key);
+    // A Get of another namespace's proc. Answers (reply body = info[]) from what the connect or
+    // an earlier direct modex brought, else asks the proc's step (ops.xstep; coalesced per proc
+    // and key, the answer kept), or fails it. `infos`: the Get's (PMIX_TIMEOUT, PMIX_OPTIONAL,
+    // PMIX_IMMEDIATE).
+    void get(uint64_t conn, uint32_t request_id, const pmix_proc_t &proc, const std::string &key,
+             const InfoArray &infos);
+    uint64_t cache_hits() const { return _cache_hits; }
     bool knows(const std::string &nspace) const { return _foreign.count(nspace) != 0; }
 
     // A local rank finalized or died: collectives it has not entered fail.
@@ -104,6 +113,11 @@ private:
     std::map<uint64_t, collective> _pending;
     std::map<std::string, uint32_t> _sequence;  // "<op>.<set>" -> collectives started
     std::map<std::string, foreign_ns> _foreign;
+    // Cross-step direct modex in flight: "<nspace>:<rank>:<key>" -> the Gets waiting for it.
+    void xget_done(const std::string &id, const std::string &nspace, uint32_t rank, const std::string &key, int status,
+                   const std::string &message, std::vector<uint8_t> body);
+    std::map<std::string, std::vector<std::pair<uint64_t, uint32_t>>> _xgets;
+    uint64_t _cache_hits = 0;
 };
 
 }  // namespace pmixcpp::server

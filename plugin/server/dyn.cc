@@ -63,6 +63,7 @@ dyn_service::dyn_service(const step_info &step, std::vector<uint32_t> node_of, d
     connect_ops c;
     c.reply = _ops.reply;
     if (_ops.session) c.rendezvous = _ops.session;
+    if (_ops.xstep) c.xstep = _ops.xstep;
     c.data_of = _ops.data_of ? _ops.data_of : [](uint32_t, relation) -> Result<InfoArray> { return InfoArray(); };
     _connect = std::make_unique<connect_service>(_step, _node_of, std::move(c), _ops.connect_timeout_sec);
 }
@@ -80,8 +81,9 @@ void dyn_service::on_connect(uint64_t conn, uint32_t rank, uint32_t request_id, 
     _connect->on_request(conn, rank, request_id, op, m.procs, m.infos);
 }
 
-void dyn_service::foreign_get(uint64_t conn, uint32_t request_id, const pmix_proc_t &proc, const std::string &key) {
-    _connect->get(conn, request_id, proc, key);
+void dyn_service::foreign_get(uint64_t conn, uint32_t request_id, const pmix_proc_t &proc, const std::string &key,
+                              const InfoArray &infos) {
+    _connect->get(conn, request_id, proc, key, infos);
 }
 
 // ------------------------------------------------------------------------------------------

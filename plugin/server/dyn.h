@@ -44,6 +44,9 @@ struct dyn_ops {
     // carries no data.
     std::function<Result<InfoArray>(uint32_t rank, relation rel)> data_of;
     uint32_t connect_timeout_sec = 300;  // a connect without PMIX_TIMEOUT
+    // Messages to the other steps of the job (plugin/common/xstep.h), as `session`. Empty = a Get
+    // of another namespace is answered from what PMIx_Connect brought only.
+    std::function<void(std::vector<uint8_t> body, int timeout_ms, session_done done)> xstep;
     // A step this node's rank `spawner` spawned ended (its srun's exit code): raise the event.
     std::function<void(const std::string &child_nspace, uint32_t spawner, int exit_code)> child_ended;
     // Deliver a signal (tests replace kill(2)).
@@ -68,7 +71,8 @@ public:
     // payload is a fence_request.
     void on_connect(uint64_t conn, uint32_t rank, uint32_t request_id, connect_op op, std::span<const uint8_t> payload);
     // A Get of another namespace's proc: answered from what PMIx_Connect brought.
-    void foreign_get(uint64_t conn, uint32_t request_id, const pmix_proc_t &proc, const std::string &key);
+    void foreign_get(uint64_t conn, uint32_t request_id, const pmix_proc_t &proc, const std::string &key,
+                     const InfoArray &infos);
 
     // A message of one of our node channels.
     void on_node(uint32_t from, uint16_t channel, std::span<const uint8_t> body);

@@ -55,6 +55,20 @@ const char *range_name(uint8_t r) {
 
 }  // namespace
 
+bool reaches_other_steps(const wire::event_notification &ev, const std::string &own_nspace,
+                         std::vector<std::string> *nspaces) {
+    nspaces->clear();
+    if (ev.range == PMIX_RANGE_SESSION || ev.range == PMIX_RANGE_GLOBAL) return true;
+    if (ev.range != PMIX_RANGE_CUSTOM) return false;
+    const pmix_info_t *cr = find_key(ev.infos, PMIX_EVENT_CUSTOM_RANGE);
+    for (const auto &p : cr ? procs_of(cr->value) : std::vector<pmix_proc_t>{}) {
+        std::string ns(p.nspace, strnlen(p.nspace, PMIX_MAX_NSLEN + 1));
+        if (!ns.empty() && ns != own_nspace && std::find(nspaces->begin(), nspaces->end(), ns) == nspaces->end())
+            nspaces->push_back(ns);
+    }
+    return !nspaces->empty();
+}
+
 event_engine::event_engine(const step_info &step, event_ops ops, size_t cache_capacity)
     : _step(step), _ops(std::move(ops)), _capacity(cache_capacity) {
     _node_of.assign(step.ntasks, UINT32_MAX);

@@ -87,6 +87,13 @@ struct event_stats {
     uint64_t replayed = 0;     // cached events sent at connect
 };
 
+// Does a client's event reach the other steps of the job (plugin/common/xstep.h)? SESSION and
+// GLOBAL: every other running step (`nspaces` left empty); CUSTOM: the other namespaces that
+// PMIX_EVENT_CUSTOM_RANGE names (into `nspaces`). LOCAL, NAMESPACE, UNDEF, RM: no. There, each
+// node's server delivers it to its own ranks in range, as an event from another node of ours.
+bool reaches_other_steps(const wire::event_notification &ev, const std::string &own_nspace,
+                         std::vector<std::string> *nspaces);
+
 class event_engine {
 public:
     event_engine(const step_info &step, event_ops ops, size_t cache_capacity = 256);

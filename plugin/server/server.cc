@@ -141,6 +141,9 @@ enum class rank_state { not_connected, connected, finalized, died };
 
 // Get waiters whose requester is another node's server (direct modex): conn = kRemoteConn | node.
 constexpr uint64_t kRemoteConn = 1ull << 63;
+// Get waiters whose requester is in another step of the job (plugin/common/xstep.h): conn =
+// kXstepConn | an index of _xstep_gets.
+constexpr uint64_t kXstepConn = 1ull << 62;
 
 // Bodies of the direct-modex messages:
 //   request  u32 request id, u32 target rank, str key
@@ -254,6 +257,18 @@ private:
     void handle_alloc(connection &c, const wire::Frame &f);   // allocation requests: see alloc.h
     void handle_query(connection &c, const wire::Frame &f);
     void handle_fabric(connection &c, const wire::Frame &f);
+    // Another step of the job (plugin/common/xstep.h): a direct-modex request for a local rank, or
+    // an event; and what goes to the other steps.
+public:
+    void from_other_step(const xstep::inbox_item &item);
+private:
+    void send_to_other_steps(xstep::message m, const char *what);
+    struct xstep_get {
+        uint64_t srun_id = 0;  // the router's id of the request, for the answer
+        relation rel = relation::other_node;
+    };
+    std::map<uint64_t, xstep_get> _xstep_gets;
+    uint64_t _next_xstep = 1;
     bool queue_event_frame(uint32_t rank, std::span<const uint8_t> frame);
 
     void send_reply(uint64_t conn_id, uint32_t request_id, pmix_status_t status, const std::string &message,
@@ -846,6 +861,24 @@ void server_impl::send_fence_outcomes(const std::vector<fence_outcome> &outcomes
 }
 
 void server_impl::answer_get(const get_waiter &w) {
+    if (w.conn & kXstepConn) {
+        auto it = _xstep_gets.find(w.conn & ~kXstepConn);
+        if (it == _xstep_gets.end()) return;
+        xstep::message m;
+        m.what = xstep::op::answer;
+        m.id = it->second.srun_id;
+        auto data = _kvs.visible_data(w.target, it->second.rel);
+        _xstep_gets.erase(it);
+        wire::Writer wr;
+        Status st = data.ok() ? wire::encode_info_array(wr, data->data(), data->size()) : data.status();
+        m.status = st.ok() ? PMIX_SUCCESS : st.code();
+        m.text = st.message();
+        if (st.ok()) m.payload = wr.data();
+        PMIXCPP_LOG_DEBUG("%s: cross-step get of %s of rank %u answered", _step.nspace.c_str(),
+                          w.key.empty() ? "(all data)" : w.key.c_str(), w.target);
+        send_to_other_steps(std::move(m), "answer");
+        return;
+    }
     if (w.conn & kRemoteConn) {
         send_dmodex_reply(static_cast<uint32_t>(w.conn & ~kRemoteConn), w.request_id, w.target, PMIX_SUCCESS, {});
         return;
@@ -863,6 +896,20 @@ void server_impl::answer_get(const get_waiter &w) {
 }
 
 void server_impl::fail_get(const get_waiter &w, pmix_status_t status, const std::string &message) {
+    if (w.conn & kXstepConn) {
+        auto it = _xstep_gets.find(w.conn & ~kXstepConn);
+        if (it == _xstep_gets.end()) return;
+        xstep::message m;
+        m.what = xstep::op::answer;
+        m.id = it->second.srun_id;
+        m.status = status;
+        m.text = _step.nspace + ": " + message;
+        _xstep_gets.erase(it);
+        PMIXCPP_LOG_DEBUG("%s: cross-step get of %s of rank %u: %s", _step.nspace.c_str(),
+                          w.key.empty() ? "(all data)" : w.key.c_str(), w.target, message.c_str());
+        send_to_other_steps(std::move(m), "answer");
+        return;
+    }
     if (w.conn & kRemoteConn) {
         send_dmodex_reply(static_cast<uint32_t>(w.conn & ~kRemoteConn), w.request_id, w.target, status, message);
         return;
@@ -910,6 +957,15 @@ dyn_ops server_impl::make_dyn_ops() {
         };
     }
     ops.data_of = [this](uint32_t rank, relation rel) { return _kvs.visible_data(rank, rel); };
+    if (_opts.xstep) {
+        ops.xstep = [this](std::vector<uint8_t> body, int timeout_ms, dyn_ops::session_done done) {
+            _opts.xstep(std::move(body), timeout_ms,
+                        [this, done](int status, const std::string &message, std::vector<uint8_t> reply) {
+                            auto held = std::make_shared<std::vector<uint8_t>>(std::move(reply));
+                            post([done, status, message, held] { done(status, message, std::move(*held)); });
+                        });
+        };
+    }
     // A spawned step ended: PMIX_EVENT_JOB_END to the rank that spawned it (custom range), with
     // the child namespace as affected proc; non-default, so a default handler (OpenMPI's aborts
     // on events) does not take it.
@@ -1145,7 +1201,8 @@ void server_impl::handle_get(connection &c, const wire::Frame &f) {
     const std::string what = m.key.empty() ? std::string("(all data)") : m.key;
 
     if (strncmp(m.proc.nspace, _step.nspace.c_str(), sizeof(m.proc.nspace)) != 0) {
-        _dyn->foreign_get(c.id, f.id, m.proc, m.key);  // what PMIx_Connect brought (connect.h)
+        // What PMIx_Connect brought, else direct modex from the proc's step (connect.h).
+        _dyn->foreign_get(c.id, f.id, m.proc, m.key, m.infos);
         return;
     }
     if (w.target == PMIX_RANK_WILDCARD) {  // job-level data: present or not, never waits
@@ -1262,9 +1319,21 @@ void server_impl::handle_log(connection &c, const wire::Frame &f) {
 
 void server_impl::handle_notify(connection &c, const wire::Frame &f) {
     DECODE_OR_CLOSE(wire::event_notification, "notify");
+    // Only the originating server hands an event to the other steps: what arrives from another
+    // node or step is never sent on.
+    xstep::message out;
+    out.what = xstep::op::event;
+    bool cross = false;
+    if (_opts.xstep && reaches_other_steps(m, _step.nspace, &out.nspaces)) {
+        wire::Writer w;
+        cross = wire::encode(w, m).ok();
+        out.payload = w.data();
+    }
     Status st = _events->notify_from_client(c.rank, std::move(m));
     if (!st.ok())
         PMIXCPP_LOG_VERBOSE("%s: notify from rank %u refused: %s", _step.nspace.c_str(), c.rank, st.message().c_str());
+    else if (cross)
+        send_to_other_steps(std::move(out), "event");
     send_reply(c.id, f.id, st.ok() ? PMIX_SUCCESS : st.code(), st.message());
 }
 
@@ -1631,6 +1700,72 @@ void server_impl::handle_probe(uint32_t from, const std::vector<uint8_t> &body) 
     if (_net) _net->send(from, net::channel::node_probe, {&pong, 1});
 }
 
+void server_impl::send_to_other_steps(xstep::message m, const char *what) {
+    auto body = xstep::encode(m);
+    if (!body.ok()) {
+        PMIXCPP_LOG_ERROR("%s: cross-step %s: %s", _step.nspace.c_str(), what, body.status().message().c_str());
+        return;
+    }
+    std::string ns = _step.nspace;
+    std::string tag = what;
+    _opts.xstep(std::move(body.value()), 15000, [ns, tag](int status, const std::string &message, std::vector<uint8_t>) {
+        if (status != PMIX_SUCCESS)
+            PMIXCPP_LOG_VERBOSE("%s: cross-step %s: %s (status %d)", ns.c_str(), tag.c_str(), message.c_str(), status);
+    });
+}
+
+void server_impl::from_other_step(const xstep::inbox_item &item) {
+    xstep::message m;
+    Status st = xstep::decode(item.body, &m);
+    if (st.ok() && m.what == xstep::op::get && item.id == 0) st = Status(PMIX_ERR_BAD_PARAM, "get without an id");
+    if (st.ok() && m.what != xstep::op::get && m.what != xstep::op::event)
+        st = Status(PMIX_ERR_BAD_PARAM, std::string("unexpected ") + xstep::to_string(m.what));
+    if (!st.ok()) {
+        PMIXCPP_LOG_ERROR("%s: dropped a message of another step: %s", _step.nspace.c_str(), st.message().c_str());
+        return;
+    }
+    if (m.what == xstep::op::event) {  // to our local ranks in range; never sent on
+        if (Status s = _events->from_remote(m.payload); !s.ok())
+            PMIXCPP_LOG_VERBOSE("%s: event of another step: %s", _step.nspace.c_str(), s.message().c_str());
+        return;
+    }
+    // Direct modex of one of our ranks for another step: as for another node of ours.
+    uint64_t local = _next_xstep++;
+    _xstep_gets[local] = {item.id, m.from_node == _step.node_name() ? relation::same_node : relation::other_node};
+    get_waiter w;
+    w.conn = kXstepConn | local;
+    w.request_id = 0;
+    w.requester = PMIX_RANK_UNDEF;
+    w.target = m.rank;
+    w.key = m.key;
+    const std::string what = m.key.empty() ? std::string("anything") : m.key;
+    if (m.nspace != _step.nspace || !is_local(m.rank)) {
+        fail_get(w, PMIX_ERR_NOT_FOUND, "rank " + std::to_string(m.rank) + " is not served by node " + _step.node_name());
+        return;
+    }
+    const relation rel = _xstep_gets[local].rel;
+    if (rel == relation::same_node)  // the commit that makes it ready is judged as for a local peer
+        for (uint32_t r : _step.local_ranks())
+            if (r != m.rank) {
+                w.requester = r;
+                break;
+            }
+    if (m.key.empty() ? _kvs.has_committed(m.rank) : _kvs.has(m.rank, m.key, rel)) {
+        answer_get(w);
+        return;
+    }
+    rank_state rs = _rank_state[m.rank];
+    if (rs == rank_state::finalized || rs == rank_state::died) {
+        fail_get(w, PMIX_ERR_NOT_FOUND, "rank " + std::to_string(m.rank) + (rs == rank_state::died ? " died" : " finalized") +
+                                            " without committing " + what);
+        return;
+    }
+    PMIXCPP_LOG_TRACE("%s: %s:* waits for %s of rank %u", _step.nspace.c_str(), m.from_nspace.c_str(), what.c_str(), m.rank);
+    w.deadline = m.timeout_ms > 0 ? std::optional(server_clock::now() + std::chrono::milliseconds(m.timeout_ms))
+                                  : remote_deadline(std::nullopt);
+    _gets.add(std::move(w));  // answered when the rank commits the key
+}
+
 void server_impl::request_dmodex(uint32_t target, const std::string &key) {
     auto now = server_clock::now();
     auto it = _dmodex_pending.find(target);
@@ -1786,6 +1921,15 @@ void pmix_server::stop() {
 
 void pmix_server::post(std::function<void()> fn) {
     if (_impl) _impl->post(std::move(fn));
+}
+
+void pmix_server::from_other_steps(std::vector<xstep::inbox_item> items) {
+    if (!_impl) return;
+    auto held = std::make_shared<std::vector<xstep::inbox_item>>(std::move(items));
+    server_impl *impl = _impl.get();
+    _impl->post([impl, held] {
+        for (const auto &i : *held) impl->from_other_step(i);
+    });
 }
 
 const std::string &pmix_server::jobdata_path() const { return _impl->jobdata_path(); }

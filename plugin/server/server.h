@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "../common/xstep.h"
 #include "alloc.h"
 #include "events.h"
 #include "fence_tracker.h"
@@ -58,6 +59,11 @@ struct server_options {
     // PMIx_Fabric_register/update (plugin/common/fabric_request.h): same contract as `session`,
     // the reply body is relayed to the client. Empty = PMIX_ERR_NOT_SUPPORTED.
     std::function<void(std::vector<uint8_t> body, int timeout_ms, session_done_fn done)> fabric;
+    // Messages to the other steps of the job (plugin/common/xstep.h: direct modex of their procs,
+    // events of range SESSION/GLOBAL/CUSTOM): same contract as `session`. What comes from them
+    // is handed in with pmix_server::from_other_steps. Empty = Gets of other namespaces are
+    // answered from what PMIx_Connect brought, and events stay in the step.
+    std::function<void(std::vector<uint8_t> body, int timeout_ms, session_done_fn done)> xstep;
     // Largest frame payload a client may send.
     uint32_t max_payload = 64u << 20;
     // Allocation requests and resource-manager queries (alloc.h); nullptr = not supported.
@@ -88,6 +94,10 @@ public:
 
     // Run `fn` on the loop thread (thread safe). Dropped if the server is stopping.
     void post(std::function<void()> fn);
+
+    // Messages of other steps for this node (the inbox of plugin/common/xstep.h), any thread:
+    // direct-modex requests for local ranks (answered through options.xstep) and events.
+    void from_other_steps(std::vector<xstep::inbox_item> items);
 
     const std::string &jobdata_path() const;
     // Names of the step's nodes found lost (plugin/net/transport.h); call after stop().

@@ -3,12 +3,14 @@
 // Slurm return code here; no exception leaves this file.
 #include "slurm_api.h"
 
+#include "../common/alloc_agent.h"
 #include "../common/config.h"
 #include "../common/fabric_request.h"
 #include "alloc_bridge.h"
 #include "../common/session_store.h"
 #include "../common/spawn_request.h"
 #include "../common/srun_agent.h"
+#include "../common/xstep.h"
 #include "../common/step_env.h"
 #include "../server/server.h"
 #include "../server/step_info.h"
@@ -57,6 +59,7 @@ struct plugin_state {
     std::unique_ptr<spawn::spawn_launcher> launcher;  // PMIx_Spawn: runs srun as the user
     std::unique_ptr<session::job_store> job_store;    // session-range published data
     std::unique_ptr<fabric::fabric_service> fabric;   // PMIx_Fabric_register: Slurm's switch topology
+    std::unique_ptr<xstep::router> xstep_router;      // messages between the job's steps
     std::string step_nspace;
 
     // slurmstepd side: where that agent listens.
@@ -71,6 +74,8 @@ struct plugin_state {
     std::unique_ptr<server::agent_alloc_host> alloc_host;  // allocation requests -> srun's agent
     std::unique_ptr<spawn::agent_spawn_host> spawn_host;   // spawn requests -> srun's agent
     std::unique_ptr<server::pmix_server> server;
+    std::unique_ptr<xstep::inbox> xstep_inbox;    // what other steps send this node (xstep.h)
+    std::unique_ptr<xstep::caller> xstep_caller;  // what this node sends them
 
     // slurmstepd side: the rendezvous with the other nodes' servers through srun's agent.
     std::thread rendezvous;
@@ -351,11 +356,26 @@ Status prefork(const stepd_step_rec_t *job, char ***env) {
             });
         };
         options.fabric = options.session;  // same carriage; srun's agent tells them apart by magic
+        st.xstep_caller = std::make_unique<xstep::caller>(st.agent_host, st.agent_port, st.agent_secret);
+        options.xstep = [xc = st.xstep_caller.get()](std::vector<uint8_t> body, int timeout_ms,
+                                                   server::server_options::session_done_fn done) {
+            xc->call(std::move(body), timeout_ms, std::move(done));
+        };
     }
     auto server = server::pmix_server::start(step.value(), topo.value(), host.get(), options);
     if (!server.ok()) {
         remove_step_dir(step.value());
         return server.status();
+    }
+    // Direct modex and events of the job's other steps reach this node through one call kept
+    // open to srun's agent (xstep.h). Without it the step still works; only they do not arrive.
+    if (st.have_agent) {
+        auto inbox = xstep::inbox::start(st.agent_host, st.agent_port, st.agent_secret, step->node_id,
+                                         [srv = server.value().get()](std::vector<xstep::inbox_item> items) {
+                                             srv->from_other_steps(std::move(items));
+                                         });
+        if (inbox.ok()) st.xstep_inbox = std::move(inbox.value());
+        else PMIXCPP_LOG_WARNING("%s: %s", step->nspace.c_str(), inbox.status().message().c_str());
     }
 
     set_env(env, step_task_env(step.value(), cfg, PMIXCPP_CLIENT_LIBDIR, get_env(*env, "LD_LIBRARY_PATH")));
@@ -422,6 +442,8 @@ PMIXCPP_EXPORT int fini(void) {
     try {
         st.rendezvous_cancel = true;
         if (st.rendezvous.joinable()) st.rendezvous.join();  // polls the flag every 100 ms
+        st.xstep_inbox.reset();   // before the server it hands messages to
+        st.xstep_caller.reset();  // its answers are posted to the server's loop
         st.spawn_host.reset();  // before the server: its answers are posted to the server's loop
         if (st.server) {
             st.server->stop();  // joins the loop thread, removes the socket
@@ -545,11 +567,30 @@ PMIXCPP_EXPORT mpi_plugin_client_state_t *mpi_p_client_prelaunch(const mpi_plugi
             else if (auto groups = fabric::node_groups(recs.value(), step_nodes); !groups.empty())
                 env_array_overwrite(env, fabric::kNodeGroupsEnv, fabric::encode_node_groups(groups).c_str());
         }
-        if (state().job_store) state().job_store->step_started(state().step_nspace);  // for PMIx_Connect
+        if (state().job_store) {
+            // The step's router to the job's other steps (direct modex, events: xstep.h).
+            std::vector<uint32_t> node_of;
+            const slurm_step_layout_t *layout = job->step_layout;
+            if (layout && layout->tasks && layout->tids) {
+                node_of.assign(layout->task_cnt, 0);
+                for (uint32_t n = 0; n < layout->node_cnt; ++n)
+                    for (uint32_t i = 0; i < layout->tasks[n]; ++i)
+                        if (layout->tids[n][i] < node_of.size()) node_of[layout->tids[n][i]] = n;
+                auto router = xstep::router::start(state().job_store->dir(), state().step_nspace, std::move(node_of),
+                                                   layout->node_cnt);
+                if (router.ok()) state().xstep_router = std::move(router.value());
+                else log_var(LOG_LEVEL_ERROR, "mpi/pmixcpp: %s", router.status().message().c_str());
+            }
+            state().job_store->step_started(state().step_nspace);  // for PMIx_Connect
+        }
         agent.value()->set_alloc_handler([b = bridge.value().get(), l = state().launcher.get(),
-                                          js = state().job_store.get(),
+                                          js = state().job_store.get(), xr = state().xstep_router.get(),
                                           fs = state().fabric.get()](int fd, std::vector<uint8_t> body) {
-            if (spawn::is_spawn_body(body) || spawn::is_watch_body(body))
+            if (xstep::is_xstep_body(body)) {
+                if (xr) xr->submit(fd, std::move(body));  // xstep.h
+                else (void)send_alloc_reply_and_close(
+                    fd, session::encode_reply({PMIX_ERR_NOT_SUPPORTED, "no cross-step router in srun", {}}).value());
+            } else if (spawn::is_spawn_body(body) || spawn::is_watch_body(body))
                 l->submit(fd, std::move(body));  // PMIx_Spawn (spawn_request.h)
             else if ((session::is_session_body(body) || session::is_rendezvous_body(body)) && js)
                 js->submit(fd, std::move(body));  // session_store.h
@@ -588,6 +629,7 @@ PMIXCPP_EXPORT int mpi_p_client_fini(mpi_plugin_client_state_t *client_state) {
     st.bridge.reset();
     st.launcher.reset();  // joins spawn requests in flight (the agent is stopped)
     st.fabric.reset();    // joins fabric requests in flight
+    st.xstep_router.reset();  // removes its socket; what waits on it fails
     if (st.job_store) st.job_store->step_ended(st.step_nspace);
     st.job_store.reset();
     int code = st.agent->exit_code();

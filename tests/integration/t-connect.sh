@@ -1,6 +1,7 @@
 # PMIx_Connect / PMIx_Disconnect between two steps of one job, started at the same time in one
 # allocation (tests/programs/pmix_connect.c "pair"): connect (blocking, _nb), the other step's
-# committed data, job data and hostnames after connect, a fence over both namespaces,
+# committed data, job data and hostnames after connect, a key never committed (direct modex:
+# PMIX_ERR_TIMEOUT at the Get's timeout; optional: NOT_FOUND at once), a fence over both namespaces,
 # disconnect (_nb, blocking); error paths: an unknown namespace (PMIX_ERR_NOT_FOUND at once), a
 # set without the caller (PMIX_ERR_BAD_PARAM), a party that never joins (PMIX_TIMEOUT 3 ->
 # PMIX_ERR_TIMEOUT). Then OpenMPI: MPI_Comm_accept / MPI_Comm_connect of two steps found through
@@ -24,6 +25,8 @@ expect_eq "pair: every rank connected" 5 "$(echo "$out" | grep -c 'PASS rank [0-
 expect_match "pair: the other step's committed data read after connect" 'PASS rank 0: committed data of all 3 ranks of pmixcpp' "$out"
 expect_match "pair: ... and the other way" 'PASS rank 0: committed data of all 2 ranks of pmixcpp' "$out"
 expect_match "pair: optional Get of the other step's PMIX_HOSTNAME" 'PASS rank 1: optional Get of PMIX_HOSTNAME of pmixcpp.* -> PMIX_SUCCESS \(n[0-9]\)' "$out"
+expect_eq "pair: a key the other step never committed -> PMIX_ERR_TIMEOUT at the Get's timeout (direct modex)" 5 "$(echo "$out" | grep -c 'PASS rank [0-9]*: Get of a key .* never committed, PMIX_TIMEOUT 2 -> PMIX_ERR_TIMEOUT')"
+expect_eq "pair: ... an optional one -> PMIX_ERR_NOT_FOUND at once" 5 "$(echo "$out" | grep -c 'PASS rank [0-9]*: optional Get of a key .* never committed -> PMIX_ERR_NOT_FOUND')"
 expect_eq "pair: PMIx_Connect_nb" 5 "$(echo "$out" | grep -c 'PASS rank [0-9]*: wait_nb(PMIx_Connect_nb')"
 expect_eq "pair: fence over both namespaces" 5 "$(echo "$out" | grep -c 'PASS rank [0-9]*: PMIx_Fence(set, 2')"
 expect_eq "pair: unknown namespace -> PMIX_ERR_NOT_FOUND" 5 "$(echo "$out" | grep -c 'PASS rank [0-9]*: PMIx_Connect naming an unknown namespace')"

@@ -92,10 +92,18 @@ static void check_other(const char *other, uint32_t want_size) {
           PMIx_Error_string(rc));
     if (v) PMIX_VALUE_RELEASE(v);
     v = NULL;
-    /* a key the other proc never committed: not found, no wait */
+    /* a key the other proc never committed: asked of its step (direct modex), which waits for
+       the commit until the Get's timeout, as for a rank of our own step */
+    pmix_info_t short_to = timeout_info(2);
     double t0 = now_ms();
-    rc = PMIx_Get(&p, "conn.never", NULL, 0, &v);
-    CHECK(rc == PMIX_ERR_NOT_FOUND && now_ms() - t0 < 5000, "Get of a key %s:0 never committed -> %s",
+    rc = PMIx_Get(&p, "conn.never", &short_to, 1, &v);
+    CHECK(rc == PMIX_ERR_TIMEOUT && now_ms() - t0 < 6000, "Get of a key %s:0 never committed, PMIX_TIMEOUT 2 -> %s",
+          other, PMIx_Error_string(rc));
+    v = NULL;
+    /* ... and an optional one is answered from what the connect brought, at once */
+    t0 = now_ms();
+    rc = PMIx_Get(&p, "conn.never", &opt, 1, &v);
+    CHECK(rc == PMIX_ERR_NOT_FOUND && now_ms() - t0 < 1000, "optional Get of a key %s:0 never committed -> %s",
           other, PMIx_Error_string(rc));
     if (v) PMIX_VALUE_RELEASE(v);
 }

@@ -1,0 +1,602 @@
+#include "xstep.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "agent_io.h"
+#include "alloc_agent.h"
+#include "log.h"
+#include "session_store.h"
+#include "wire/codec.h"
+#include "wire/frame.h"
+
+namespace pmixcpp::xstep {
+
+using clock_type = std::chrono::steady_clock;
+
+const char *to_string(op o) {
+    switch (o) {
+    case op::get: return "get";
+    case op::event: return "event";
+    case op::inbox: return "inbox";
+    case op::answer: return "answer";
+    }
+    return "unknown";
+}
+
+// --- messages -----------------------------------------------------------------------------
+
+Result<std::vector<uint8_t>> encode(const message &m) {
+    wire::Writer w;
+    w.put_u32(kMagic);
+    w.put_u8(static_cast<uint8_t>(m.what));
+    switch (m.what) {
+    case op::get:
+        PMIXCPP_RETURN_IF_ERROR(w.put_string(m.nspace));
+        w.put_u32(m.rank);
+        PMIXCPP_RETURN_IF_ERROR(w.put_string(m.key));
+        PMIXCPP_RETURN_IF_ERROR(w.put_string(m.from_nspace));
+        PMIXCPP_RETURN_IF_ERROR(w.put_string(m.from_node));
+        w.put_u32(m.timeout_ms);
+        break;
+    case op::event:
+        w.put_u32(static_cast<uint32_t>(m.nspaces.size()));
+        for (const auto &n : m.nspaces) PMIXCPP_RETURN_IF_ERROR(w.put_string(n));
+        PMIXCPP_RETURN_IF_ERROR(w.put_bytes(m.payload.data(), m.payload.size()));
+        break;
+    case op::inbox: w.put_u32(m.node); break;
+    case op::answer:
+        w.put_u64(m.id);
+        w.put_i32(m.status);
+        PMIXCPP_RETURN_IF_ERROR(w.put_string(m.text));
+        PMIXCPP_RETURN_IF_ERROR(w.put_bytes(m.payload.data(), m.payload.size()));
+        break;
+    default: return Status(PMIX_ERR_BAD_PARAM, "cross-step message: unknown operation");
+    }
+    return w.data();
+}
+
+bool is_xstep_body(std::span<const uint8_t> body) {
+    wire::Reader r(body.data(), body.size());
+    uint32_t magic = 0;
+    return r.get_u32(&magic).ok() && magic == kMagic;
+}
+
+Status decode(std::span<const uint8_t> body, message *m) {
+    wire::Reader r(body.data(), body.size());
+    uint32_t magic = 0;
+    uint8_t what = 0;
+    std::span<const uint8_t> bytes;
+    PMIXCPP_RETURN_IF_ERROR(r.get_u32(&magic));
+    if (magic != kMagic) return Status(PMIX_ERR_UNPACK_FAILURE, "not a cross-step message");
+    PMIXCPP_RETURN_IF_ERROR(r.get_u8(&what));
+    m->what = static_cast<op>(what);
+    switch (m->what) {
+    case op::get:
+        PMIXCPP_RETURN_IF_ERROR(r.get_string(&m->nspace, PMIX_MAX_NSLEN));
+        PMIXCPP_RETURN_IF_ERROR(r.get_u32(&m->rank));
+        PMIXCPP_RETURN_IF_ERROR(r.get_string(&m->key, PMIX_MAX_KEYLEN));
+        PMIXCPP_RETURN_IF_ERROR(r.get_string(&m->from_nspace, PMIX_MAX_NSLEN));
+        PMIXCPP_RETURN_IF_ERROR(r.get_string(&m->from_node, 4096));
+        PMIXCPP_RETURN_IF_ERROR(r.get_u32(&m->timeout_ms));
+        if (m->nspace.empty()) return Status(PMIX_ERR_BAD_PARAM, "cross-step get without a namespace");
+        break;
+    case op::event: {
+        uint32_t n = 0;
+        PMIXCPP_RETURN_IF_ERROR(r.get_u32(&n));
+        if (n > 1024) return Status(PMIX_ERR_BAD_PARAM, "cross-step event: too many namespaces");
+        m->nspaces.resize(n);
+        for (auto &s : m->nspaces) PMIXCPP_RETURN_IF_ERROR(r.get_string(&s, PMIX_MAX_NSLEN));
+        PMIXCPP_RETURN_IF_ERROR(r.get_bytes(&bytes));
+        m->payload.assign(bytes.begin(), bytes.end());
+        break;
+    }
+    case op::inbox: PMIXCPP_RETURN_IF_ERROR(r.get_u32(&m->node)); break;
+    case op::answer:
+        PMIXCPP_RETURN_IF_ERROR(r.get_u64(&m->id));
+        PMIXCPP_RETURN_IF_ERROR(r.get_i32(&m->status));
+        PMIXCPP_RETURN_IF_ERROR(r.get_string(&m->text, 64 * 1024));
+        PMIXCPP_RETURN_IF_ERROR(r.get_bytes(&bytes));
+        m->payload.assign(bytes.begin(), bytes.end());
+        break;
+    default: return Status(PMIX_ERR_BAD_PARAM, "cross-step message: unknown operation " + std::to_string(what));
+    }
+    return r.expect_end();
+}
+
+Result<std::vector<uint8_t>> encode_items(const std::vector<inbox_item> &items) {
+    wire::Writer w;
+    w.put_u32(static_cast<uint32_t>(items.size()));
+    for (const auto &i : items) {
+        w.put_u64(i.id);
+        PMIXCPP_RETURN_IF_ERROR(w.put_bytes(i.body.data(), i.body.size()));
+    }
+    return w.data();
+}
+
+Status decode_items(std::span<const uint8_t> body, std::vector<inbox_item> *items) {
+    wire::Reader r(body.data(), body.size());
+    uint32_t n = 0;
+    PMIXCPP_RETURN_IF_ERROR(r.get_u32(&n));
+    if (n > kMaxQueued) return Status(PMIX_ERR_BAD_PARAM, "inbox: too many items");
+    items->resize(n);
+    for (auto &i : *items) {
+        std::span<const uint8_t> b;
+        PMIXCPP_RETURN_IF_ERROR(r.get_u64(&i.id));
+        PMIXCPP_RETURN_IF_ERROR(r.get_bytes(&b));
+        i.body.assign(b.begin(), b.end());
+    }
+    return r.expect_end();
+}
+
+// --- srun side ----------------------------------------------------------------------------
+
+namespace {
+
+std::string hex(const std::string &s) {
+    static const char *d = "0123456789abcdef";
+    std::string out;
+    for (unsigned char c : s) {
+        out += d[c >> 4];
+        out += d[c & 15];
+    }
+    return out;
+}
+
+std::string unhex(const std::string &h) {
+    std::string out;
+    auto val = [](char c) { return c >= 'a' ? c - 'a' + 10 : c - '0'; };
+    for (size_t i = 0; i + 1 < h.size(); i += 2) out += static_cast<char>(val(h[i]) << 4 | val(h[i + 1]));
+    return out;
+}
+
+std::vector<uint8_t> reply_bytes(int status, const std::string &message, std::vector<uint8_t> body = {}) {
+    auto b = session::encode_reply(session::agent_reply{status, message, std::move(body)});
+    return b.ok() ? std::move(b.value()) : std::vector<uint8_t>{};
+}
+
+void answer(int fd, int status, const std::string &message, std::vector<uint8_t> body = {}) {
+    Status st = send_alloc_reply_and_close(fd, reply_bytes(status, message, std::move(body)));
+    if (!st.ok()) PMIXCPP_LOG_VERBOSE("cross-step: could not answer: %s", st.message().c_str());
+}
+
+Result<int> connect_unix(const std::string &path) {
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    if (path.size() >= sizeof(addr.sun_path)) return Status(PMIX_ERR_BAD_PARAM, "socket path " + path + " is too long");
+    memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) return Status(PMIX_ERROR, std::string("socket: ") + strerror(errno));
+    if (connect(fd, reinterpret_cast<sockaddr *>(&addr), sizeof(addr)) != 0) {
+        int err = errno;
+        close(fd);
+        return Status(err == ENOENT || err == ECONNREFUSED ? PMIX_ERR_NOT_FOUND : PMIX_ERR_UNREACH,
+                      path + ": " + strerror(err));
+    }
+    return fd;
+}
+
+// One message to another step's router and its answer (an encoded session::agent_reply).
+Result<std::vector<uint8_t>> call_peer(const std::string &path, std::span<const uint8_t> body, int timeout_ms,
+                                       const std::atomic<bool> *cancel) {
+    auto deadline = clock_type::now() + std::chrono::milliseconds(timeout_ms);
+    auto fd = connect_unix(path);
+    if (!fd.ok()) return fd.status();
+    agent_io::fd_guard guard{fd.value()};
+    auto frame = wire::encode_frame(kAgentAllocFrame, 0, 1, body, kAgentAllocMax);
+    if (!frame.ok()) return frame.status();
+    PMIXCPP_RETURN_IF_ERROR(agent_io::send_all(fd.value(), frame.value(), deadline, cancel));
+    auto f = agent_io::read_frame(fd.value(), kAgentAllocMax, deadline, cancel);
+    if (!f.ok()) return f.status();
+    if (f->type != kAgentAllocReplyFrame) return Status(PMIX_ERR_UNPACK_FAILURE, "unexpected frame from a peer step");
+    return std::move(f->payload);
+}
+
+}  // namespace
+
+std::string socket_path(const std::string &dir, const std::string &nspace) { return dir + "/.xs." + hex(nspace); }
+
+Result<std::unique_ptr<router>> router::start(std::string dir, std::string nspace, std::vector<uint32_t> node_of,
+                                              uint32_t nnodes) {
+    std::unique_ptr<router> r(new router());
+    r->_dir = std::move(dir);
+    r->_nspace = std::move(nspace);
+    r->_node_of = std::move(node_of);
+    r->_nodes.resize(nnodes);
+    r->_socket = socket_path(r->_dir, r->_nspace);
+    for (uint32_t n : r->_node_of)
+        if (n >= nnodes) return Status(PMIX_ERR_BAD_PARAM, "cross-step router: task map names node " + std::to_string(n));
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    if (r->_socket.size() >= sizeof(addr.sun_path))
+        return Status(PMIX_ERR_BAD_PARAM, "cross-step socket path " + r->_socket + " is too long");
+    memcpy(addr.sun_path, r->_socket.c_str(), r->_socket.size() + 1);
+    r->_listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (r->_listen_fd < 0) return Status(PMIX_ERROR, std::string("cross-step socket: ") + strerror(errno));
+    unlink(r->_socket.c_str());
+    if (bind(r->_listen_fd, reinterpret_cast<sockaddr *>(&addr), sizeof(addr)) != 0 ||
+        chmod(r->_socket.c_str(), 0600) != 0 || listen(r->_listen_fd, 128) != 0)
+        return Status(PMIX_ERROR, "cross-step socket " + r->_socket + ": " + strerror(errno));
+    if (pipe2(r->_wake_fd, O_CLOEXEC | O_NONBLOCK) != 0)
+        return Status(PMIX_ERROR, std::string("cross-step pipe: ") + strerror(errno));
+    try {
+        r->_thread = std::thread([p = r.get()] { p->run(); });
+    } catch (const std::exception &e) {
+        return Status(PMIX_ERROR, std::string("cross-step router thread: ") + e.what());
+    }
+    PMIXCPP_LOG_DEBUG("%s: cross-step router on %s", r->_nspace.c_str(), r->_socket.c_str());
+    return r;
+}
+
+router::~router() {
+    stop();
+    if (_listen_fd >= 0) close(_listen_fd);
+    for (int fd : _wake_fd)
+        if (fd >= 0) close(fd);
+}
+
+void router::stop() {
+    if (_stopping.exchange(true)) return;
+    char c = 1;
+    (void)!write(_wake_fd[1], &c, 1);
+    if (_thread.joinable()) _thread.join();
+    unlink(_socket.c_str());
+    std::map<uint64_t, waiting_get> waiting;
+    std::list<worker> workers;
+    {
+        std::lock_guard<std::mutex> g(_mutex);
+        waiting.swap(_waiting);
+        for (auto &b : _nodes) {
+            if (b.inbox_fd >= 0) close(b.inbox_fd);
+            b.inbox_fd = -1;
+            b.queued.clear();
+        }
+        workers.swap(_workers);
+    }
+    for (auto &[id, w] : waiting) answer(w.peer_fd, PMIX_ERR_NOT_FOUND, "step " + _nspace + " ended");
+    for (auto &w : workers)
+        if (w.thread.joinable()) w.thread.join();
+    PMIXCPP_LOG_DEBUG("%s: cross-step router stopped: %lu get(s) out, %lu in, %lu event(s) out, %lu in, %lu expired",
+                      _nspace.c_str(), (unsigned long)_stats.gets_out, (unsigned long)_stats.gets_in,
+                      (unsigned long)_stats.events_out, (unsigned long)_stats.events_in, (unsigned long)_stats.expired);
+}
+
+void router::spawn(std::function<void()> fn) {
+    std::lock_guard<std::mutex> g(_mutex);
+    for (auto it = _workers.begin(); it != _workers.end();) {  // reap the finished ones
+        if (it->done->load()) {
+            it->thread.join();
+            it = _workers.erase(it);
+        } else {
+            ++it;
+        }
+    }
+    auto done = std::make_shared<std::atomic<bool>>(false);
+    _workers.push_back(worker{std::thread([fn = std::move(fn), done] {
+                                  fn();
+                                  done->store(true);
+                              }),
+                              done});
+}
+
+void router::submit(int fd, std::vector<uint8_t> body) {
+    message m;
+    if (Status st = decode(body, &m); !st.ok()) {
+        answer(fd, PMIX_ERR_UNPACK_FAILURE, "malformed cross-step request: " + st.message());
+        return;
+    }
+    if (_stopping) {
+        answer(fd, PMIX_ERR_NOT_FOUND, "step " + _nspace + " is ending");
+        return;
+    }
+    try {
+        switch (m.what) {
+        case op::get:
+            spawn([this, fd, m = std::move(m), body = std::move(body)]() mutable {
+                forward_get(fd, std::move(m), std::move(body));
+            });
+            return;
+        case op::event:
+            spawn([this, fd, m = std::move(m), body = std::move(body)]() mutable {
+                forward_event(fd, std::move(m), std::move(body));
+            });
+            return;
+        case op::inbox: {
+            if (m.node >= _nodes.size()) {
+                answer(fd, PMIX_ERR_BAD_PARAM, "inbox of node " + std::to_string(m.node) + ": no such node");
+                return;
+            }
+            int old = -1;
+            {
+                std::lock_guard<std::mutex> g(_mutex);
+                old = _nodes[m.node].inbox_fd;
+                _nodes[m.node].inbox_fd = fd;
+            }
+            if (old >= 0) close(old);  // its server gave up on it
+            flush(m.node);
+            return;
+        }
+        case op::answer: {
+            int peer = -1;
+            {
+                std::lock_guard<std::mutex> g(_mutex);
+                auto it = _waiting.find(m.id);
+                if (it != _waiting.end()) {
+                    peer = it->second.peer_fd;
+                    _waiting.erase(it);
+                    ++_stats.answers;
+                }
+            }
+            // Two small writes on local sockets whose readers wait for them: no thread needed.
+            if (peer >= 0) answer(peer, m.status, m.text, std::move(m.payload));
+            answer(fd, peer >= 0 ? PMIX_SUCCESS : PMIX_ERR_NOT_FOUND, peer >= 0 ? "" : "nobody waits for it any more");
+            return;
+        }
+        }
+    } catch (const std::exception &e) {
+        answer(fd, PMIX_ERR_OUT_OF_RESOURCE, std::string("cross-step: ") + e.what());
+        return;
+    }
+    answer(fd, PMIX_ERR_BAD_PARAM, "cross-step: unknown operation");
+}
+
+void router::forward_get(int fd, message m, std::vector<uint8_t> body) {
+    if (m.nspace == _nspace) {
+        answer(fd, PMIX_ERR_BAD_PARAM, "cross-step get of our own namespace " + _nspace);
+        return;
+    }
+    struct stat st {};
+    if (stat((_dir + "/.ns." + hex(m.nspace)).c_str(), &st) != 0) {
+        answer(fd, PMIX_ERR_NOT_FOUND, "namespace " + m.nspace + " is not a running step of this job");
+        return;
+    }
+    {
+        std::lock_guard<std::mutex> g(_mutex);
+        ++_stats.gets_out;
+    }
+    auto reply = call_peer(socket_path(_dir, m.nspace), body, static_cast<int>(m.timeout_ms) + 3000, &_stopping);
+    if (!reply.ok()) {
+        int code = reply.status().code();
+        std::string why = code == PMIX_ERR_TIMEOUT ? "no answer from step " + m.nspace + " in time"
+                                                   : "step " + m.nspace + " is gone: " + reply.status().message();
+        PMIXCPP_LOG_VERBOSE("%s: cross-step get of %s:%u: %s", _nspace.c_str(), m.nspace.c_str(), m.rank, why.c_str());
+        answer(fd, code == PMIX_ERR_TIMEOUT ? PMIX_ERR_TIMEOUT : PMIX_ERR_NOT_FOUND, why);
+        return;
+    }
+    Status sent = send_alloc_reply_and_close(fd, reply.value());
+    if (!sent.ok()) PMIXCPP_LOG_VERBOSE("%s: cross-step get: %s", _nspace.c_str(), sent.message().c_str());
+}
+
+void router::forward_event(int fd, message m, std::vector<uint8_t> body) {
+    std::vector<std::string> targets = m.nspaces;
+    if (targets.empty()) {  // every other running step of the job
+        if (DIR *d = opendir(_dir.c_str())) {
+            while (dirent *de = readdir(d))
+                if (strncmp(de->d_name, ".ns.", 4) == 0) targets.push_back(unhex(de->d_name + 4));
+            closedir(d);
+        }
+    }
+    int reached = 0;
+    for (const auto &ns : targets) {
+        if (ns == _nspace) continue;
+        auto reply = call_peer(socket_path(_dir, ns), body, 5000, &_stopping);
+        if (reply.ok()) ++reached;
+        else PMIXCPP_LOG_VERBOSE("%s: cross-step event to %s: %s", _nspace.c_str(), ns.c_str(), reply.status().message().c_str());
+    }
+    {
+        std::lock_guard<std::mutex> g(_mutex);
+        ++_stats.events_out;
+    }
+    answer(fd, PMIX_SUCCESS, "reached " + std::to_string(reached) + " other step(s)");
+}
+
+void router::queue(uint32_t node, std::vector<uint8_t> body, uint64_t id) {
+    _nodes[node].queued.push_back(inbox_item{id, std::move(body)});
+}
+
+void router::flush(uint32_t node) {
+    int fd = -1;
+    std::vector<inbox_item> items;
+    {
+        std::lock_guard<std::mutex> g(_mutex);
+        node_box &b = _nodes[node];
+        if (b.inbox_fd < 0 || b.queued.empty()) return;
+        fd = b.inbox_fd;
+        b.inbox_fd = -1;
+        items.swap(b.queued);
+    }
+    auto body = encode_items(items);
+    Status st = body.ok() ? send_alloc_reply_and_close(fd, reply_bytes(PMIX_SUCCESS, {}, std::move(body.value())))
+                          : body.status();
+    if (!body.ok()) close(fd);
+    if (!st.ok())
+        PMIXCPP_LOG_ERROR("%s: %zu cross-step message(s) for node %u lost: %s", _nspace.c_str(), items.size(), node,
+                          st.message().c_str());
+}
+
+void router::run() {
+    for (;;) {
+        pollfd fds[2] = {{_listen_fd, POLLIN, 0}, {_wake_fd[0], POLLIN, 0}};
+        int n = poll(fds, 2, 500);
+        if (n < 0 && errno != EINTR) {
+            PMIXCPP_LOG_ERROR("%s: cross-step router: poll: %m", _nspace.c_str());
+            return;
+        }
+        if (_stopping) return;
+        if (n > 0 && (fds[0].revents & POLLIN)) {
+            for (;;) {
+                int fd = accept4(_listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+                if (fd < 0) break;
+                serve_peer(fd);
+            }
+        }
+        // Gets whose node never answered (its server is gone): answer them ourselves.
+        auto now = clock_type::now();
+        std::vector<int> expired;
+        {
+            std::lock_guard<std::mutex> g(_mutex);
+            for (auto it = _waiting.begin(); it != _waiting.end();) {
+                if (it->second.deadline <= now) {
+                    expired.push_back(it->second.peer_fd);
+                    it = _waiting.erase(it);
+                    ++_stats.expired;
+                } else {
+                    ++it;
+                }
+            }
+        }
+        for (int fd : expired) answer(fd, PMIX_ERR_TIMEOUT, "step " + _nspace + ": the node did not answer in time");
+    }
+}
+
+void router::serve_peer(int fd) {
+    ucred cred{};
+    socklen_t len = sizeof(cred);
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || cred.uid != getuid()) {
+        PMIXCPP_LOG_ERROR("%s: cross-step router: refusing a peer (uid %u), not the job's user", _nspace.c_str(),
+                          static_cast<unsigned>(cred.uid));
+        close(fd);
+        return;
+    }
+    auto f = agent_io::read_frame(fd, kAgentAllocMax, clock_type::now() + std::chrono::seconds(5), &_stopping);
+    message m;
+    Status st = f.ok() ? decode(f->payload, &m) : f.status();
+    if (st.ok() && f->type != kAgentAllocFrame) st = Status(PMIX_ERR_UNPACK_FAILURE, "unexpected frame type");
+    if (!st.ok()) {
+        PMIXCPP_LOG_ERROR("%s: cross-step router: dropped a message: %s", _nspace.c_str(), st.message().c_str());
+        close(fd);
+        return;
+    }
+    if (m.what == op::event) {
+        {
+            std::lock_guard<std::mutex> g(_mutex);
+            ++_stats.events_in;
+            for (uint32_t node = 0; node < _nodes.size(); ++node)
+                if (_nodes[node].queued.size() < kMaxQueued) queue(node, f->payload, 0);
+                else PMIXCPP_LOG_ERROR("%s: cross-step event dropped for node %u: %u messages queued", _nspace.c_str(), node, kMaxQueued);
+        }
+        for (uint32_t node = 0; node < _nodes.size(); ++node) flush(node);
+        answer(fd, PMIX_SUCCESS, {});
+        return;
+    }
+    if (m.what != op::get) {
+        answer(fd, PMIX_ERR_BAD_PARAM, std::string("cross-step: ") + to_string(m.what) + " from another step");
+        return;
+    }
+    if (m.nspace != _nspace || m.rank >= _node_of.size()) {
+        answer(fd, PMIX_ERR_NOT_FOUND, m.nspace + ":" + std::to_string(m.rank) + " is not a proc of step " + _nspace);
+        return;
+    }
+    uint32_t node = _node_of[m.rank];
+    {
+        std::lock_guard<std::mutex> g(_mutex);
+        if (_nodes[node].queued.size() >= kMaxQueued) {
+            answer(fd, PMIX_ERR_OUT_OF_RESOURCE, "step " + _nspace + ": too many cross-step requests waiting");
+            return;
+        }
+        uint64_t id = _next_id++;
+        ++_stats.gets_in;
+        _waiting[id] = waiting_get{fd, clock_type::now() + std::chrono::milliseconds(m.timeout_ms) + std::chrono::seconds(5)};
+        queue(node, f->payload, id);
+    }
+    flush(node);
+}
+
+// --- slurmstepd side ----------------------------------------------------------------------
+
+caller::~caller() {
+    _cancel = true;
+    std::list<worker> workers;
+    {
+        std::lock_guard<std::mutex> g(_mutex);
+        workers.swap(_workers);
+    }
+    for (auto &w : workers)
+        if (w.thread.joinable()) w.thread.join();
+}
+
+void caller::call(std::vector<uint8_t> body, int timeout_ms, done_fn done) {
+    std::lock_guard<std::mutex> g(_mutex);
+    for (auto it = _workers.begin(); it != _workers.end();) {
+        if (it->done->load()) {
+            it->thread.join();
+            it = _workers.erase(it);
+        } else {
+            ++it;
+        }
+    }
+    try {
+        auto finished = std::make_shared<std::atomic<bool>>(false);
+        _workers.push_back(worker{std::thread([this, body = std::move(body), timeout_ms, done, finished] {
+                                      auto bytes = agent_alloc_call(_host, _port, _secret, body, timeout_ms, &_cancel);
+                                      session::agent_reply rep;
+                                      Status st = bytes.ok() ? session::decode_reply(bytes.value(), &rep) : bytes.status();
+                                      if (!st.ok()) done(st.code() == PMIX_SUCCESS ? PMIX_ERROR : st.code(), st.message(), {});
+                                      else done(rep.status, rep.message, std::move(rep.body));
+                                      finished->store(true);
+                                  }),
+                                  finished});
+    } catch (const std::exception &e) {
+        done(PMIX_ERR_OUT_OF_RESOURCE, std::string("cannot start a cross-step call: ") + e.what(), {});
+    }
+}
+
+Result<std::unique_ptr<inbox>> inbox::start(const sockaddr_storage &agent_host, uint16_t port, std::string secret,
+                                            uint32_t node, deliver_fn deliver) {
+    std::unique_ptr<inbox> in(new inbox());
+    in->_host = agent_host;
+    in->_port = port;
+    in->_secret = std::move(secret);
+    in->_node = node;
+    in->_deliver = std::move(deliver);
+    try {
+        in->_thread = std::thread([p = in.get()] { p->run(); });
+    } catch (const std::exception &e) {
+        return Status(PMIX_ERROR, std::string("cross-step inbox thread: ") + e.what());
+    }
+    return in;
+}
+
+inbox::~inbox() {
+    _cancel = true;
+    if (_thread.joinable()) _thread.join();  // the call polls the flag every 100 ms
+}
+
+void inbox::run() {
+    message m;
+    m.what = op::inbox;
+    m.node = _node;
+    auto body = encode(m);
+    if (!body.ok()) return;
+    int failures = 0;
+    while (!_cancel) {
+        auto bytes = agent_alloc_call(_host, _port, _secret, body.value(), kInboxCallMs, &_cancel);
+        if (_cancel) return;
+        session::agent_reply rep;
+        Status st = bytes.ok() ? session::decode_reply(bytes.value(), &rep) : bytes.status();
+        std::vector<inbox_item> items;
+        if (st.ok() && rep.status != PMIX_SUCCESS) st = Status(rep.status, rep.message);
+        if (st.ok()) st = decode_items(rep.body, &items);
+        if (!st.ok()) {
+            if (st.code() == PMIX_ERR_NOT_SUPPORTED) {
+                PMIXCPP_LOG_VERBOSE("cross-step inbox: %s", st.message().c_str());
+                return;  // srun's side has no router: nothing will ever come
+            }
+            if (st.code() != PMIX_ERR_TIMEOUT && failures++ < 3)
+                PMIXCPP_LOG_VERBOSE("cross-step inbox: %s (retrying)", st.message().c_str());
+            for (int i = 0; i < 10 && !_cancel; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+            continue;
+        }
+        failures = 0;
+        if (!items.empty()) _deliver(std::move(items));
+    }
+}
+
+}  // namespace pmixcpp::xstep
