@@ -526,7 +526,22 @@ PMIXCPP_EXPORT mpi_plugin_client_state_t *mpi_p_client_prelaunch(const mpi_plugi
         const std::vector<std::string> step_nodes = ctx.step_nodes;
         auto bridge = alloc_bridge::start(std::move(ctx));
         if (!bridge.ok()) return bridge.status();
-        state().launcher = std::make_unique<spawn::spawn_launcher>(job->step_id.job_id);
+        // PMIx_Spawn: a new step of this job, or of an allocation this step's bridge obtained
+        // (PMIX_SPAWN_TARGET). Spawned steps still running when this step's tasks have all
+        // ended are terminated (unless spawned with PMIX_SPAWN_CHILD_SEP), with the user's
+        // authority, as mpirun ends the jobs its job spawned.
+        auto resolve = [b = bridge.value().get()](const std::string &id) { return b->allocation_job(id); };
+        auto end_step = [parent_job = job->step_id.job_id, parent_step = job->step_id.step_id](
+                            uint32_t child_job, uint32_t child_step, int sig) {
+            log_var(LOG_LEVEL_INFO, "mpi/pmixcpp: step %u.%u ended: %s its spawned step %u.%u (%s)", parent_job,
+                    parent_step, sig == SIGKILL ? "killing" : "terminating", child_job, child_step,
+                    sig == SIGKILL ? "still running after SIGTERM" : "not spawned with PMIX_SPAWN_CHILD_SEP");
+            if (slurm_kill_job_step(child_job, child_step, sig) != SLURM_SUCCESS &&
+                slurm_get_errno() != ESLURM_ALREADY_DONE && slurm_get_errno() != ESLURM_INVALID_JOB_ID)
+                log_var(LOG_LEVEL_ERROR, "mpi/pmixcpp: slurm_kill_job_step(%u, %u, %d): %s", child_job, child_step, sig,
+                        slurm_strerror(slurm_get_errno()));
+        };
+        state().launcher = std::make_unique<spawn::spawn_launcher>(job->step_id.job_id, resolve, end_step);
         auto store = session::job_store::open(job->step_id.job_id, getuid(),
                                               slurm_conf.cluster_name ? slurm_conf.cluster_name : "");
         if (!store.ok())
@@ -585,8 +600,8 @@ PMIXCPP_EXPORT int mpi_p_client_fini(mpi_plugin_client_state_t *client_state) {
     if (!st.agent) return SLURM_SUCCESS;
     st.agent->stop();
     if (st.bridge) st.bridge->stop();  // withdraws what still waits in Slurm
-    st.bridge.reset();
-    st.launcher.reset();  // joins spawn requests in flight (the agent is stopped)
+    st.launcher.reset();  // joins spawn requests in flight (the agent is stopped), ends spawned steps
+    st.bridge.reset();    // after the launcher: a spawn request may still ask it for its allocations
     st.fabric.reset();    // joins fabric requests in flight
     if (st.job_store) st.job_store->step_ended(st.step_nspace);
     st.job_store.reset();

@@ -395,6 +395,49 @@ TEST(Spawn, AttributesAndShapesRefused) {
     EXPECT_EQ(spawn::plan_spawn(two, 1).status().code(), PMIX_ERR_NOT_SUPPORTED);
 }
 
+TEST(Spawn, TargetAllocationAndChildSeparation) {
+    auto r = spawn_req(2);
+    auto resolve = [](const std::string &id) -> Result<uint32_t> {
+        if (id == "7.0.1") return 99u;
+        return Status(PMIX_ERR_BAD_PARAM, "allocation " + id + " was not obtained by this step");
+    };
+    r.request.job_info = infos({info_str(PMIX_SPAWN_TARGET, "7.0.1"), info_num<bool>(PMIX_SPAWN_CHILD_SEP, true, PMIX_BOOL)});
+    auto p = spawn::plan_spawn(r, 7, resolve);
+    ASSERT_TRUE(p.ok()) << p.status().message();
+    EXPECT_TRUE(has(p->argv, "--jobid=99"));
+    EXPECT_EQ(p->job_id, 99u);
+    EXPECT_TRUE(p->child_sep);
+    r.request.job_info = infos({info_str(PMIX_ALLOC_ID, "7.0.1")});  // the allocation's own key
+    p = spawn::plan_spawn(r, 7, resolve);
+    ASSERT_TRUE(p.ok()) << p.status().message();
+    EXPECT_TRUE(has(p->argv, "--jobid=99"));
+    EXPECT_FALSE(p->child_sep);
+    r.request.job_info = infos({info_str(PMIX_SPAWN_TARGET, "7.0.2")});
+    EXPECT_EQ(spawn::plan_spawn(r, 7, resolve).status().code(), PMIX_ERR_BAD_PARAM);
+    EXPECT_EQ(spawn::plan_spawn(r, 7).status().code(), PMIX_ERR_BAD_PARAM);  // no resolver: nothing to target
+    r.request.job_info = infos({info_num<int>(PMIX_SPAWN_TARGET, 3, PMIX_INT)});
+    EXPECT_EQ(spawn::plan_spawn(r, 7, resolve).status().code(), PMIX_ERR_BAD_PARAM);
+    r.request.job_info = infos({info_str(PMIX_SPAWN_TARGET, "7.0.1"), info_str(PMIX_ALLOC_ID, "7.0.3")});
+    EXPECT_EQ(spawn::plan_spawn(r, 7, resolve).status().code(), PMIX_ERR_BAD_PARAM);  // two targets
+    r.request.job_info = infos({info_str(PMIX_SPAWN_CHILD_SEP, "yes")});
+    EXPECT_EQ(spawn::plan_spawn(r, 7, resolve).status().code(), PMIX_ERR_BAD_PARAM);
+    r.request.job_info = InfoArray();
+    p = spawn::plan_spawn(r, 7, resolve);
+    ASSERT_TRUE(p.ok());
+    EXPECT_TRUE(has(p->argv, "--jobid=7"));
+}
+
+TEST(Spawn, StepNamespacesParse) {
+    uint32_t job = 0, step = 0;
+    EXPECT_TRUE(spawn::parse_step_nspace("pmixcpp.12.3", &job, &step));
+    EXPECT_EQ(job, 12u);
+    EXPECT_EQ(step, 3u);
+    EXPECT_FALSE(spawn::parse_step_nspace("pmixcpp.12", &job, &step));
+    EXPECT_FALSE(spawn::parse_step_nspace("other.12.3", &job, &step));
+    EXPECT_FALSE(spawn::parse_step_nspace("pmixcpp.12.x", &job, &step));
+    EXPECT_FALSE(spawn::parse_step_nspace("pmixcpp.99999999999.1", &job, &step));
+}
+
 TEST(Spawn, ExecutableIsResolvedLikeExecvp) {
     EXPECT_TRUE(spawn::resolve_exe("true", "", "/nonexistent:/bin:/usr/bin").ok());
     EXPECT_EQ(spawn::resolve_exe("no-such-prog-xyz", "", "/bin:/usr/bin").status().code(), PMIX_ERR_JOB_EXE_NOT_FOUND);
