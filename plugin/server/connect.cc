@@ -111,8 +111,24 @@ connect_service::connect_service(const step_info &step, std::vector<uint32_t> no
 
 void connect_service::on_request(uint64_t conn, uint32_t rank, uint32_t request_id, connect_op op,
                                  const std::vector<pmix_proc_t> &procs, const InfoArray &infos) {
+    enter(conn, rank, request_id, op, procs, timeout_ms_of(infos, _default_timeout_sec));
+}
+
+std::optional<uint32_t> connect_service::size_of(const std::string &nspace) const {
+    if (nspace == _step.nspace) return _step.ntasks;
+    if (auto s = _sizes.find(nspace); s != _sizes.end()) return s->second;
+    if (auto f = _foreign.find(nspace); f != _foreign.end()) {
+        if (auto job = f->second.data.find(PMIX_RANK_WILDCARD); job != f->second.data.end())
+            if (const pmix_info_t *i = find(job->second, PMIX_JOB_SIZE))
+                if (auto n = value_to_number<uint32_t>(i->value); n.ok()) return n.value();
+    }
+    return std::nullopt;
+}
+
+void connect_service::enter(uint64_t conn, uint32_t rank, uint32_t request_id, connect_op op,
+                            const std::vector<pmix_proc_t> &procs, int timeout_ms) {
     const char *ns = _step.nspace.c_str();
-    // The set as written: per namespace "*" or its sorted ranks.
+    // The set: per namespace "*" or its sorted ranks.
     std::map<std::string, std::set<uint32_t>> by_ns;
     std::set<std::string> wildcard;
     for (const auto &p : procs) {
@@ -125,6 +141,33 @@ void connect_service::on_request(uint64_t conn, uint32_t rank, uint32_t request_
         }
         by_ns[n];
         if (p.rank != PMIX_RANK_WILDCARD) by_ns[n].insert(p.rank);
+    }
+    // Canonical: every rank of a namespace listed = the namespace as a wildcard. A size not
+    // known yet is asked of srun's side first (once per namespace), then the request enters.
+    std::vector<std::string> ask;
+    for (const auto &[n, ranks] : by_ns) {
+        if (wildcard.count(n) || ranks.empty()) continue;
+        auto size = size_of(n);
+        if (!size && _ops.ns_size) ask.push_back(n);
+        else if (size && *size > 0 && ranks.size() == *size && *ranks.rbegin() == *size - 1) wildcard.insert(n);
+    }
+    if (!ask.empty()) {
+        auto left = std::make_shared<size_t>(ask.size());
+        auto again = [this, conn, rank, request_id, op, procs, timeout_ms, left] {
+            if (--*left == 0) enter(conn, rank, request_id, op, procs, timeout_ms);
+        };
+        for (const auto &n : ask) {
+            auto &waiters = _size_waiters[n];
+            waiters.push_back(again);
+            if (waiters.size() > 1) continue;  // already asked
+            _ops.ns_size(n, [this, n](std::optional<uint32_t> size) {
+                _sizes[n] = size.value_or(0);
+                auto w = std::move(_size_waiters[n]);
+                _size_waiters.erase(n);
+                for (auto &f : w) f();
+            });
+        }
+        return;
     }
     std::set<uint32_t> own;
     if (wildcard.count(_step.nspace)) {
@@ -181,7 +224,7 @@ void connect_service::on_request(uint64_t conn, uint32_t rank, uint32_t request_
             if (node == _step.node_id) c.local.insert(r);
         }
         c.nodes = static_cast<uint32_t>(nodes.size());
-        c.timeout_ms = timeout_ms_of(infos, _default_timeout_sec);
+        c.timeout_ms = timeout_ms;
         c.deadline = server_clock::now() + std::chrono::milliseconds(c.timeout_ms);
         id = _next_id++;
         PMIXCPP_LOG_DEBUG("%s: %s %s over %s (%zu local, %u node(s) of ours)", ns, to_string(op), c.key.c_str(),

@@ -10,6 +10,7 @@
 #include "../common/spawn_request.h"
 #include "../common/srun_agent.h"
 #include "../common/step_env.h"
+#include "../server/connect.h"
 #include "../server/server.h"
 #include "../server/step_info.h"
 #include "../server/topology.h"
@@ -460,6 +461,39 @@ PMIXCPP_EXPORT int mpi_p_slurmstepd_prefork(const stepd_step_rec_t *job, char **
     return rc;
 }
 
+namespace {
+// The step's size in the job's store (server/connect.h kNamespaceSizeKey), so that other steps'
+// servers can tell a full rank list of this namespace from a part of it.
+void publish_namespace_size(session::job_store &store, const std::string &nspace, uint32_t ntasks) {
+    auto *infos = static_cast<pmix_info_t *>(calloc(1, sizeof(pmix_info_t)));
+    auto *dirs = static_cast<pmix_info_t *>(calloc(1, sizeof(pmix_info_t)));
+    if (!infos || !dirs) {
+        free(infos);
+        free(dirs);
+        return;
+    }
+    wire::publish_request pub;
+    pub.data = InfoArray(infos, 1);
+    pub.directives = InfoArray(dirs, 1);
+    std::string key = std::string(server::kNamespaceSizeKey) + nspace;
+    strncpy(infos[0].key, key.c_str(), PMIX_MAX_KEYLEN);
+    (void)value_load(&infos[0].value, &ntasks, PMIX_UINT32);
+    pmix_persistence_t persist = PMIX_PERSIST_SESSION;
+    strncpy(dirs[0].key, PMIX_PERSISTENCE, PMIX_MAX_KEYLEN);
+    (void)value_load(&dirs[0].value, &persist, PMIX_PERSIST);
+    wire::Writer w;
+    if (!wire::encode(w, pub).ok()) return;
+    session::agent_request req;
+    req.type = static_cast<uint8_t>(wire::msg_type::publish);
+    req.nspace = nspace;
+    req.rank = 0;
+    req.payload = w.data();
+    auto rep = store.handle(req);
+    if (rep.status != PMIX_SUCCESS)
+        log_var(LOG_LEVEL_VERBOSE, "mpi/pmixcpp: size of %s in the job's store: %s", nspace.c_str(), rep.message.c_str());
+}
+}  // namespace
+
 // Runs in the forked task, just before exec: only environment work here.
 PMIXCPP_EXPORT int mpi_p_slurmstepd_task(const mpi_plugin_task_info_t *task, char ***env) {
     if (!task || !env) return SLURM_ERROR;
@@ -560,7 +594,10 @@ PMIXCPP_EXPORT mpi_plugin_client_state_t *mpi_p_client_prelaunch(const mpi_plugi
             else if (auto groups = fabric::node_groups(recs.value(), step_nodes); !groups.empty())
                 env_array_overwrite(env, fabric::kNodeGroupsEnv, fabric::encode_node_groups(groups).c_str());
         }
-        if (state().job_store) state().job_store->step_started(state().step_nspace);  // for PMIx_Connect
+        if (state().job_store) {  // for PMIx_Connect: the namespace and its size
+            state().job_store->step_started(state().step_nspace);
+            if (job->step_layout) publish_namespace_size(*state().job_store, state().step_nspace, job->step_layout->task_cnt);
+        }
         agent.value()->set_alloc_handler([b = bridge.value().get(), l = state().launcher.get(),
                                           js = state().job_store.get(),
                                           fs = state().fabric.get()](int fd, std::vector<uint8_t> body) {

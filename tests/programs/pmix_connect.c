@@ -16,7 +16,9 @@
  *   allocation: PMIX_ERR_BAD_PARAM. Connect across the two jobs is refused (not supported).
  * orphan <sep> <sec>: rank 0 spawns 2 children (mode solo, sleeping <sec> s), with
  *   PMIX_SPAWN_CHILD_SEP=true if <sep> is 1, and the parents exit at once.
- * solo <sec>: a spawned child: prints its parent, Slurm job and node, sleeps <sec> s. */
+ * solo <sec>: a spawned child: prints its parent, Slurm job and node, sleeps <sec> s.
+ * mixed A|B <tag> <their size>: as pair, each side writing its own namespace as a wildcard and
+ *   the other's as the list of all its ranks (the same set, written two ways). */
 #include <pmix.h>
 #include <stdint.h>
 #include <time.h>
@@ -339,6 +341,29 @@ static void test_grow(const char *self, int k) {
     CHECK_RC(PMIX_SUCCESS, PMIx_Disconnect(set, 2, &to, 1));
 }
 
+/* mixed A|B <tag> <their size>: like pair, but each side writes its own namespace as
+ * PMIX_RANK_WILDCARD and the other as the explicit list of all its ranks: the same set. */
+static void test_mixed(const char *role, const char *tag, uint32_t their_size) {
+    int a = strcmp(role, "A") == 0;
+    char mine[128], theirs[128], other[PMIX_MAX_NSLEN + 1] = "";
+    snprintf(mine, sizeof(mine), "mixed.%s.%s", tag, a ? "a" : "b");
+    snprintf(theirs, sizeof(theirs), "mixed.%s.%s", tag, a ? "b" : "a");
+    if (me.rank == 0) CHECK_RC(PMIX_SUCCESS, publish_nspace(mine, me.nspace));
+    CHECK_RC(PMIX_SUCCESS, lookup_nspace(theirs, other, sizeof(other)));
+    pmix_proc_t *set = calloc(1 + their_size, sizeof(pmix_proc_t));
+    PMIX_LOAD_PROCID(&set[0], me.nspace, PMIX_RANK_WILDCARD);
+    for (uint32_t r = 0; r < their_size; ++r) PMIX_LOAD_PROCID(&set[1 + r], other, r);
+    pmix_info_t to = timeout_info(30);
+    double t0 = now_ms();
+    pmix_status_t rc = PMIx_Connect(set, 1 + their_size, &to, 1);
+    CHECK(rc == PMIX_SUCCESS, "PMIx_Connect of %s:* with all %u ranks of %s listed -> %s (%.0f ms)", me.nspace,
+          their_size, other, PMIx_Error_string(rc), now_ms() - t0);
+    CHECK(job_size(other) == their_size, "the other step's PMIX_JOB_SIZE after connect is %u", job_size(other));
+    rc = PMIx_Disconnect(set, 1 + their_size, &to, 1);
+    CHECK(rc == PMIX_SUCCESS, "PMIx_Disconnect of the mixed set -> %s", PMIx_Error_string(rc));
+    free(set);
+}
+
 /* Spawn n of "self solo <sec>" with the given job infos; the children's namespace in child_ns. */
 static pmix_status_t spawn_solo(const char *self, int n, int sec, pmix_info_t *info, size_t ninfo, char *child_ns) {
     pmix_app_t app;
@@ -511,6 +536,8 @@ int main(int argc, char **argv) {
     else if (strcmp(mode, "child") == 0) run_child(argc > 2 && strcmp(argv[2], "parent-rank") == 0);
     else if (strcmp(mode, "grow") == 0) test_grow(argv[0], argc > 2 ? atoi(argv[2]) : 2);
     else if (strcmp(mode, "alloc-spawn") == 0) test_alloc_spawn(argv[0]);
+    else if (strcmp(mode, "mixed") == 0)
+        test_mixed(argc > 2 ? argv[2] : "A", argc > 3 ? argv[3] : "t", argc > 4 ? (uint32_t)atoi(argv[4]) : 1);
     else if (strcmp(mode, "orphan") == 0)
         test_orphan(argv[0], argc > 2 ? atoi(argv[2]) : 0, argc > 3 ? atoi(argv[3]) : 300);
     else if (strcmp(mode, "solo") == 0) run_solo(argc > 2 ? atoi(argv[2]) : 0);
