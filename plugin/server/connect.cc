@@ -1,5 +1,7 @@
 #include "connect.h"
 
+#include "../common/spawn_request.h"
+
 #include <algorithm>
 #include <cinttypes>
 #include <cstdlib>
@@ -103,6 +105,31 @@ int timeout_ms_of(const InfoArray &infos, uint32_t default_sec) {
 
 }  // namespace
 
+Result<session::agent_request> namespace_size_record(const std::string &nspace, uint32_t ntasks) {
+    wire::publish_request pub;
+    std::string key = std::string(kNamespaceSizeKey) + nspace;
+    pmix_persistence_t persist = PMIX_PERSIST_SESSION;
+    pmix_info_t data{}, dir{};
+    strncpy(data.key, key.c_str(), PMIX_MAX_KEYLEN);
+    PMIXCPP_RETURN_IF_ERROR(value_load(&data.value, &ntasks, PMIX_UINT32));
+    strncpy(dir.key, PMIX_PERSISTENCE, PMIX_MAX_KEYLEN);
+    PMIXCPP_RETURN_IF_ERROR(value_load(&dir.value, &persist, PMIX_PERSIST));
+    auto d = filtered(InfoArray(), [](const pmix_info_t &) { return true; }, {data});
+    if (!d.ok()) return d.status();
+    auto r = filtered(InfoArray(), [](const pmix_info_t &) { return true; }, {dir});
+    if (!r.ok()) return r.status();
+    pub.data = std::move(d.value());
+    pub.directives = std::move(r.value());
+    wire::Writer w;
+    PMIXCPP_RETURN_IF_ERROR(wire::encode(w, pub));
+    session::agent_request req;
+    req.type = static_cast<uint8_t>(wire::msg_type::publish);
+    req.nspace = nspace;
+    req.rank = 0;
+    req.payload = w.data();
+    return req;
+}
+
 // --- the service --------------------------------------------------------------------------
 
 connect_service::connect_service(const step_info &step, std::vector<uint32_t> node_of, connect_ops ops,
@@ -141,6 +168,22 @@ void connect_service::enter(uint64_t conn, uint32_t rank, uint32_t request_id, c
         }
         by_ns[n];
         if (p.rank != PMIX_RANK_WILDCARD) by_ns[n].insert(p.rank);
+    }
+    // Steps of another Slurm job (children spawned into another allocation) never meet ours:
+    // their namespaces are registered in their own job's directory.
+    uint32_t own_job = 0, own_step = 0;
+    if (spawn::parse_step_nspace(_step.nspace, &own_job, &own_step)) {
+        for (const auto &[n, ranks] : by_ns) {
+            uint32_t job = 0, step = 0;
+            if (spawn::parse_step_nspace(n, &job, &step) && job != own_job) {
+                _ops.reply(conn, request_id, PMIX_ERR_NOT_SUPPORTED,
+                           std::string(to_string(op)) + " across Slurm jobs is not supported: " + n +
+                               " is a step of job " + std::to_string(job) + ", " + _step.nspace + " of job " +
+                               std::to_string(own_job),
+                           {});
+                return;
+            }
+        }
     }
     // Canonical: every rank of a namespace listed = the namespace as a wildcard. A size not
     // known yet is asked of srun's side first (once per namespace), then the request enters.

@@ -39,6 +39,8 @@ enum class connect_op : uint8_t { connect = 1, disconnect = 2, fence = 3 };
 // Each step's srun publishes its namespace's size in the job's store (session range, owner
 // rank 0 of the step, PMIX_UINT32) under this prefix + the namespace.
 inline constexpr const char *kNamespaceSizeKey = "pmixcpp.nsize.";
+// That publication, as a request of the job's store (session::job_store::handle).
+Result<session::agent_request> namespace_size_record(const std::string &nspace, uint32_t ntasks);
 const char *to_string(connect_op op);
 
 struct connect_ops {

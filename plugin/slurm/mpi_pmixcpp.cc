@@ -465,30 +465,8 @@ namespace {
 // The step's size in the job's store (server/connect.h kNamespaceSizeKey), so that other steps'
 // servers can tell a full rank list of this namespace from a part of it.
 void publish_namespace_size(session::job_store &store, const std::string &nspace, uint32_t ntasks) {
-    auto *infos = static_cast<pmix_info_t *>(calloc(1, sizeof(pmix_info_t)));
-    auto *dirs = static_cast<pmix_info_t *>(calloc(1, sizeof(pmix_info_t)));
-    if (!infos || !dirs) {
-        free(infos);
-        free(dirs);
-        return;
-    }
-    wire::publish_request pub;
-    pub.data = InfoArray(infos, 1);
-    pub.directives = InfoArray(dirs, 1);
-    std::string key = std::string(server::kNamespaceSizeKey) + nspace;
-    strncpy(infos[0].key, key.c_str(), PMIX_MAX_KEYLEN);
-    (void)value_load(&infos[0].value, &ntasks, PMIX_UINT32);
-    pmix_persistence_t persist = PMIX_PERSIST_SESSION;
-    strncpy(dirs[0].key, PMIX_PERSISTENCE, PMIX_MAX_KEYLEN);
-    (void)value_load(&dirs[0].value, &persist, PMIX_PERSIST);
-    wire::Writer w;
-    if (!wire::encode(w, pub).ok()) return;
-    session::agent_request req;
-    req.type = static_cast<uint8_t>(wire::msg_type::publish);
-    req.nspace = nspace;
-    req.rank = 0;
-    req.payload = w.data();
-    auto rep = store.handle(req);
+    auto req = server::namespace_size_record(nspace, ntasks);
+    auto rep = req.ok() ? store.handle(req.value()) : session::agent_reply{req.status().code(), req.status().message(), {}};
     if (rep.status != PMIX_SUCCESS)
         log_var(LOG_LEVEL_VERBOSE, "mpi/pmixcpp: size of %s in the job's store: %s", nspace.c_str(), rep.message.c_str());
 }

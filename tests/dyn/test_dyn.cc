@@ -662,6 +662,21 @@ struct connect_node {
             std::string v = ns + ":" + std::to_string(rank) + (rel == relation::same_node ? ":local" : ":remote");
             return infos({info_str("x", v.c_str())});
         };
+        ops.ns_size = [store](const std::string &nspace, connect_ops::size_fn done) {  // answered at once
+            wire::lookup_request lk;
+            lk.keys.push_back(std::string(kNamespaceSizeKey) + nspace);
+            wire::Writer w;
+            ASSERT_TRUE(wire::encode(w, lk).ok());
+            session::agent_request req;
+            req.type = static_cast<uint8_t>(wire::msg_type::lookup);
+            req.nspace = "pmixcpp.1.0";
+            req.payload = w.data();
+            auto rep = store->handle(req);
+            wire::lookup_reply r;
+            if (rep.status != PMIX_SUCCESS || !wire::decode_payload(rep.body, &r).ok() || r.data.size() != 1)
+                return done(std::nullopt);
+            done(r.data[0].value.data.uint32);
+        };
         svc = std::make_unique<connect_service>(step, std::vector<uint32_t>(ntasks, 0), std::move(ops), 30);
     }
     // Join the rendezvous threads and hand their answers to the service ("the loop thread").
@@ -748,6 +763,46 @@ TEST(Connect, TwoNamespacesMeetAndShareData) {
     std::filesystem::remove_all(dir);
 }
 
+TEST(Connect, AllRanksListedIsTheWildcard) {
+    char dir[] = "/tmp/pmixcpp-connect-test.XXXXXX";
+    ASSERT_NE(mkdtemp(dir), nullptr);
+    {
+        auto store = session::job_store::open(1, getuid(), "c", dir);
+        ASSERT_TRUE(store.ok());
+        for (auto [ns, n] : {std::pair<const char *, uint32_t>{"pmixcpp.1.0", 2}, {"pmixcpp.1.1", 1}}) {
+            store.value()->step_started(ns);
+            auto rec = namespace_size_record(ns, n);
+            ASSERT_TRUE(rec.ok());
+            ASSERT_EQ(store.value()->handle(rec.value()).status, PMIX_SUCCESS);
+        }
+        connect_node a("pmixcpp.1.0", 2, store.value().get()), b("pmixcpp.1.1", 1, store.value().get());
+        InfoArray none;
+        // A writes itself as a wildcard and B's only rank explicitly; B the other way round.
+        auto set_a = procs({{"pmixcpp.1.0", PMIX_RANK_WILDCARD}, {"pmixcpp.1.1", 0}});
+        auto set_b = procs({{"pmixcpp.1.0", 1}, {"pmixcpp.1.0", 0}, {"pmixcpp.1.1", PMIX_RANK_WILDCARD}});
+        a.svc->on_request(1, 0, 1, connect_op::connect, set_a, none);
+        a.svc->on_request(2, 1, 1, connect_op::connect, set_a, none);
+        b.svc->on_request(3, 0, 1, connect_op::connect, set_b, none);
+        a.settle();
+        b.settle();
+        ASSERT_EQ(a.replies.size(), 2u);
+        ASSERT_EQ(b.replies.size(), 1u);
+        for (auto &r : a.replies) EXPECT_EQ(r.status, PMIX_SUCCESS) << r.message;
+        EXPECT_EQ(b.replies[0].status, PMIX_SUCCESS) << b.replies[0].message;
+        // A part of a namespace stays a different set: it times out alone.
+        InfoArray one_sec = infos({info_num<int>(PMIX_TIMEOUT, 1, PMIX_INT)});
+        b.svc->on_request(4, 0, 2, connect_op::connect, procs({{"pmixcpp.1.0", 0}, {"pmixcpp.1.1", 0}}), one_sec);
+        a.svc->on_request(5, 0, 2, connect_op::connect, set_a, one_sec);
+        a.svc->on_request(6, 1, 2, connect_op::connect, set_a, one_sec);
+        a.settle();
+        b.settle();
+        EXPECT_EQ(b.replies.back().status, PMIX_ERR_TIMEOUT);
+        EXPECT_EQ(a.replies.back().status, PMIX_ERR_TIMEOUT);
+    }
+    std::string rm = std::string("rm -rf ") + dir;
+    EXPECT_EQ(system(rm.c_str()), 0);
+}
+
 TEST(Connect, ErrorsAreStatusesNotHangs) {
     char dir[] = "/tmp/pmixcpp-connect-test.XXXXXX";
     ASSERT_NE(mkdtemp(dir), nullptr);
@@ -762,10 +817,14 @@ TEST(Connect, ErrorsAreStatusesNotHangs) {
         a.svc->on_request(1, 0, 1, connect_op::connect, procs({{"pmixcpp.1.1", PMIX_RANK_WILDCARD}}), none);
         EXPECT_EQ(a.replies.back().status, PMIX_ERR_BAD_PARAM);
         // An unknown namespace: refused by the rendezvous at once.
-        auto ghost = procs({{"pmixcpp.1.0", 0}, {"pmixcpp.9.9", PMIX_RANK_WILDCARD}});
+        auto ghost = procs({{"pmixcpp.1.0", 0}, {"pmixcpp.1.9", PMIX_RANK_WILDCARD}});
         a.svc->on_request(1, 0, 1, connect_op::connect, ghost, none);
         a.settle();
         EXPECT_EQ(a.replies.back().status, PMIX_ERR_NOT_FOUND);
+        // A step of another Slurm job: not supported, at once.
+        auto other_job = procs({{"pmixcpp.1.0", 0}, {"pmixcpp.9.0", PMIX_RANK_WILDCARD}});
+        a.svc->on_request(1, 0, 1, connect_op::connect, other_job, none);
+        EXPECT_EQ(a.replies.back().status, PMIX_ERR_NOT_SUPPORTED) << a.replies.back().message;
         // The other namespace never joins: the rendezvous times out (1 s).
         InfoArray one_sec = infos({info_num<int>(PMIX_TIMEOUT, 1, PMIX_INT)});
         a.svc->on_request(1, 0, 1, connect_op::connect, procs({{"pmixcpp.1.0", 0}, {"pmixcpp.1.1", 0}}), one_sec);
