@@ -2,6 +2,7 @@
 // two dyn_service instances (node 0 and node 1) wired back to back, and the wire messages.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -12,6 +13,7 @@
 #include <map>
 #include <mutex>
 #include <thread>
+#include <tuple>
 
 #include "plugin/net/envelope.h"
 #include "plugin/server/dyn.h"
@@ -425,6 +427,87 @@ TEST(Spawn, TargetAllocationAndChildSeparation) {
     p = spawn::plan_spawn(r, 7, resolve);
     ASSERT_TRUE(p.ok());
     EXPECT_TRUE(has(p->argv, "--jobid=7"));
+}
+
+namespace {
+// A stand-in for srun in PATH: names the step "pmixcpp.5.<n>" through the report pipe as the
+// child srun's plugin does, then stays (ignoring SIGTERM) for `life` seconds.
+struct fake_srun {
+    std::string dir, old_path;
+    explicit fake_srun(const char *life) {
+        char d[] = "/tmp/pmixcpp-fake-srun.XXXXXX";
+        dir = mkdtemp(d);
+        std::string script = dir + "/srun";
+        FILE *f = fopen(script.c_str(), "w");
+        fprintf(f, "#!/bin/bash\ntrap '' TERM\nn=$(ls %s | wc -l)\neval \"echo pmixcpp.5.$n >&$PMIXCPP_SPAWN_REPORT_FD\"\n"
+                   "exec {PMIXCPP_SPAWN_REPORT_FD}>&-\nsleep %s\n",
+                dir.c_str(), life);
+        fclose(f);
+        chmod(script.c_str(), 0755);
+        old_path = getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin";
+        setenv("PATH", (dir + ":" + old_path).c_str(), 1);
+    }
+    ~fake_srun() {
+        setenv("PATH", old_path.c_str(), 1);
+        std::filesystem::remove_all(dir);
+    }
+};
+// Submit one spawn of /bin/true and wait for the launcher's answer.
+spawn::agent_spawn_reply spawn_through(spawn::spawn_launcher &l, bool child_sep) {
+    auto r = spawn_req(1);
+    if (child_sep) r.request.job_info = infos({info_num<bool>(PMIX_SPAWN_CHILD_SEP, true, PMIX_BOOL)});
+    auto body = spawn::encode_request(r);
+    EXPECT_TRUE(body.ok());
+    int sv[2];
+    EXPECT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);  // as the agent accept4()s
+    l.submit(sv[0], body.value());
+    std::vector<uint8_t> got;
+    uint8_t buf[4096];
+    ssize_t k;
+    while ((k = read(sv[1], buf, sizeof(buf))) > 0) got.insert(got.end(), buf, buf + k);
+    close(sv[1]);
+    spawn::agent_spawn_reply rep;
+    rep.status = got.empty() ? PMIX_ERROR : PMIX_SUCCESS;  // framed: the namespace is in there
+    std::string text(got.begin(), got.end());
+    auto at = text.find("pmixcpp.5.");
+    if (at != std::string::npos) rep.nspace = text.substr(at, 11);
+    return rep;
+}
+}  // namespace
+
+TEST(Spawn, ChildrenEndWithTheParentUnlessSeparated) {
+    fake_srun srun("30");
+    std::vector<std::tuple<uint32_t, uint32_t, int>> signalled;
+    std::mutex m;
+    auto t0 = std::chrono::steady_clock::now();
+    {
+        spawn::spawn_launcher l(5, {}, [&](uint32_t job, uint32_t step, int sig) {
+            std::lock_guard<std::mutex> g(m);
+            signalled.emplace_back(job, step, sig);  // the step "ignores" it: the srun stays
+        }, spawn::child_end_times{50, 100, 100});
+        auto rep = spawn_through(l, false);
+        EXPECT_EQ(rep.nspace.rfind("pmixcpp.5.", 0), 0u) << rep.nspace;
+    }  // the parent step is over: SIGTERM, SIGKILL of the step, then its srun is killed
+    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    EXPECT_LT(s, 10.0);
+    ASSERT_EQ(signalled.size(), 2u);
+    EXPECT_EQ(std::get<0>(signalled[0]), 5u);
+    EXPECT_EQ(std::get<2>(signalled[0]), SIGTERM);
+    EXPECT_EQ(std::get<2>(signalled[1]), SIGKILL);
+}
+
+TEST(Spawn, SeparatedChildrenAreWaitedFor) {
+    fake_srun srun("1");
+    int signalled = 0;
+    auto t0 = std::chrono::steady_clock::now();
+    {
+        spawn::spawn_launcher l(5, {}, [&](uint32_t, uint32_t, int) { ++signalled; },
+                                spawn::child_end_times{50, 100, 100});
+        EXPECT_EQ(spawn_through(l, true).nspace.rfind("pmixcpp.5.", 0), 0u);
+    }
+    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    EXPECT_EQ(signalled, 0);
+    EXPECT_GE(s, 0.9);  // the srun lived its second
 }
 
 TEST(Spawn, StepNamespacesParse) {
