@@ -108,7 +108,7 @@ int timeout_ms_of(const InfoArray &infos, uint32_t default_sec) {
 Result<session::agent_request> namespace_size_record(const std::string &nspace, uint32_t ntasks) {
     wire::publish_request pub;
     std::string key = std::string(kNamespaceSizeKey) + nspace;
-    pmix_persistence_t persist = PMIX_PERSIST_SESSION;
+    pmix_persistence_t persist = PMIX_PERSIST_APP;  // removed with the step (job_store::step_ended)
     pmix_info_t data{}, dir{};
     strncpy(data.key, key.c_str(), PMIX_MAX_KEYLEN);
     PMIXCPP_RETURN_IF_ERROR(value_load(&data.value, &ntasks, PMIX_UINT32));

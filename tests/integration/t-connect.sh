@@ -42,11 +42,14 @@ expect_eq "no rendezvous file left behind" 0 "$left"
 # the other's as all of its ranks; they meet in one collective.
 t0=$SECONDS
 out=$(timeout -k 5 120 salloc -N2 -n8 bash -c \
-    "srun --overlap --mpi=pmixcpp -N2 -n2 $prog mixed A m$$ 3 & srun --overlap --mpi=pmixcpp -N2 -n3 $prog mixed B m$$ 2; wait" 2>&1)
+    "echo JOB \$SLURM_JOB_ID; srun --overlap --mpi=pmixcpp -N2 -n2 $prog mixed A m$$ 3 & srun --overlap --mpi=pmixcpp -N2 -n3 $prog mixed B m$$ 2; wait" 2>&1)
 expect_eq "mixed: every rank connected (wildcard = full rank list)" 5 "$(echo "$out" | grep -c '^PASS rank [0-9]*: PMIx_Connect of .* listed -> PMIX_SUCCESS')"
 expect_eq "mixed: and disconnected" 5 "$(echo "$out" | grep -c '^PASS rank [0-9]*: PMIx_Disconnect of the mixed set -> PMIX_SUCCESS')"
 expect_eq "mixed: all 5 ranks passed" 5 "$(echo "$out" | grep -c '^RESULT-PASS rank')"
 [ $((SECONDS - t0)) -lt 40 ] && pass "mixed done in $((SECONDS - t0)) s" || fail "mixed took $((SECONDS - t0)) s"
+jid=$(echo "$out" | sed -n 's/^JOB //p')
+expect_eq "mixed: the job's directory beside srun is gone with its steps (sizes included)" "" \
+    "$(ls -d "${TMPDIR:-/tmp}"/pmixcpp-u"$(id -u)"-*-job"$jid" 2>/dev/null)"
 echo "$out" | grep -E '^FAIL' | head -5 | sed 's/^/    /'
 
 if mpi_build mpi_connect; then
