@@ -1,7 +1,5 @@
 #include "connect.h"
 
-#include "../common/spawn_request.h"
-
 #include <algorithm>
 #include <cinttypes>
 #include <cstdlib>
@@ -168,22 +166,6 @@ void connect_service::enter(uint64_t conn, uint32_t rank, uint32_t request_id, c
         }
         by_ns[n];
         if (p.rank != PMIX_RANK_WILDCARD) by_ns[n].insert(p.rank);
-    }
-    // Steps of another Slurm job (children spawned into another allocation) never meet ours:
-    // their namespaces are registered in their own job's directory.
-    uint32_t own_job = 0, own_step = 0;
-    if (spawn::parse_step_nspace(_step.nspace, &own_job, &own_step)) {
-        for (const auto &[n, ranks] : by_ns) {
-            uint32_t job = 0, step = 0;
-            if (spawn::parse_step_nspace(n, &job, &step) && job != own_job) {
-                _ops.reply(conn, request_id, PMIX_ERR_NOT_SUPPORTED,
-                           std::string(to_string(op)) + " across Slurm jobs is not supported: " + n +
-                               " is a step of job " + std::to_string(job) + ", " + _step.nspace + " of job " +
-                               std::to_string(own_job),
-                           {});
-                return;
-            }
-        }
     }
     // Canonical: every rank of a namespace listed = the namespace as a wildcard. A size not
     // known yet is asked of srun's side first (once per namespace), then the request enters.
