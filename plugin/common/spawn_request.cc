@@ -107,10 +107,30 @@ std::optional<std::string> ppr_per_node(std::string s) {
     return n;
 }
 
-Status apply_info(const pmix_info_t &i, spawn_plan *p, std::vector<std::string> *opts, std::string *nodelist) {
+Status apply_info(const pmix_info_t &i, spawn_plan *p, std::vector<std::string> *opts, std::string *nodelist,
+                  std::string *target) {
     const std::string key = key_of(i);
     const bool required = (i.flags & PMIX_INFO_REQD) != 0;
-    if (key == PMIX_HOST || key == PMIX_ADD_HOST) {
+    if (key == PMIX_SPAWN_TARGET || key == PMIX_ALLOC_ID) {
+        // one allocation: a string, or an array of one string (one srun cannot span two jobs)
+        const pmix_value_t &v = i.value;
+        std::string id;
+        if (v.type == PMIX_STRING && v.data.string) id = v.data.string;
+        else if (v.type == PMIX_DATA_ARRAY && v.data.darray && v.data.darray->type == PMIX_STRING &&
+                 v.data.darray->size == 1 && static_cast<char **>(v.data.darray->array)[0])
+            id = static_cast<char **>(v.data.darray->array)[0];
+        else if (v.type == PMIX_DATA_ARRAY && v.data.darray && v.data.darray->type == PMIX_STRING &&
+                 v.data.darray->size > 1)
+            return Status(PMIX_ERR_NOT_SUPPORTED, key + ": a spawn runs in one allocation (one Slurm job)");
+        else
+            return Status(PMIX_ERR_BAD_PARAM, key + " must be a string (an allocation id)");
+        if (!target->empty() && *target != id)
+            return Status(PMIX_ERR_BAD_PARAM, "two different target allocations: " + *target + " and " + id);
+        *target = id;
+    } else if (key == PMIX_SPAWN_CHILD_SEP) {
+        if (i.value.type != PMIX_BOOL) return Status(PMIX_ERR_BAD_PARAM, key + " must be a bool");
+        p->child_sep = i.value.data.flag;
+    } else if (key == PMIX_HOST || key == PMIX_ADD_HOST) {
         auto s = string_of(i);
         if (!s.ok()) return s.status();
         *nodelist += (nodelist->empty() ? "" : ",") + s.value();
@@ -154,7 +174,22 @@ Status apply_info(const pmix_info_t &i, spawn_plan *p, std::vector<std::string> 
 
 }  // namespace
 
-Result<spawn_plan> plan_spawn(const agent_spawn_request &r, uint32_t job_id) {
+bool parse_step_nspace(const std::string &nspace, uint32_t *job, uint32_t *step) {
+    static const std::string prefix = "pmixcpp.";
+    if (nspace.rfind(prefix, 0) != 0) return false;
+    std::string rest = nspace.substr(prefix.size());
+    auto dot = rest.find('.');
+    if (dot == std::string::npos) return false;
+    std::string j = rest.substr(0, dot), s = rest.substr(dot + 1);
+    if (!all_digits(j) || !all_digits(s) || j.size() > 10 || s.size() > 10) return false;
+    uint64_t jv = std::stoull(j), sv = std::stoull(s);
+    if (jv > UINT32_MAX || sv > UINT32_MAX) return false;
+    *job = static_cast<uint32_t>(jv);
+    *step = static_cast<uint32_t>(sv);
+    return true;
+}
+
+Result<spawn_plan> plan_spawn(const agent_spawn_request &r, uint32_t job_id, const alloc_resolver &resolve) {
     const auto &req = r.request;
     if (req.apps.empty()) return Status(PMIX_ERR_BAD_PARAM, "no apps to spawn");
     if (req.apps.size() > 1)
@@ -164,9 +199,18 @@ Result<spawn_plan> plan_spawn(const agent_spawn_request &r, uint32_t job_id) {
     spawn_plan p;
     p.cwd = app.cwd;
     std::vector<std::string> opts;
-    std::string nodelist;
-    for (size_t i = 0; i < req.job_info.size(); ++i) PMIXCPP_RETURN_IF_ERROR(apply_info(req.job_info[i], &p, &opts, &nodelist));
-    for (size_t i = 0; i < app.info.size(); ++i) PMIXCPP_RETURN_IF_ERROR(apply_info(app.info[i], &p, &opts, &nodelist));
+    std::string nodelist, target;
+    for (size_t i = 0; i < req.job_info.size(); ++i)
+        PMIXCPP_RETURN_IF_ERROR(apply_info(req.job_info[i], &p, &opts, &nodelist, &target));
+    for (size_t i = 0; i < app.info.size(); ++i)
+        PMIXCPP_RETURN_IF_ERROR(apply_info(app.info[i], &p, &opts, &nodelist, &target));
+    p.job_id = job_id;
+    if (!target.empty()) {
+        if (!resolve) return Status(PMIX_ERR_BAD_PARAM, "unknown allocation " + target);
+        auto job = resolve(target);
+        if (!job.ok()) return job.status();
+        p.job_id = job.value();
+    }
     for (const auto &e : app.env) {
         if (e.find('=') == std::string::npos || e[0] == '=') return Status(PMIX_ERR_BAD_PARAM, "app env entry without '='");
         p.env.push_back(e);
@@ -174,7 +218,7 @@ Result<spawn_plan> plan_spawn(const agent_spawn_request &r, uint32_t job_id) {
     p.env.push_back(std::string(kParentEnv) + "=" + r.parent_nspace + ":" + std::to_string(r.parent_rank));
     p.exe = app.cmd;
     // The children share the job's CPUs with their parents (--overlap), as mpirun's spawn does.
-    p.argv = {"srun", "--jobid=" + std::to_string(job_id), "--mpi=pmixcpp", "--overlap",
+    p.argv = {"srun", "--jobid=" + std::to_string(p.job_id), "--mpi=pmixcpp", "--overlap",
               "--ntasks=" + std::to_string(app.maxprocs), "--kill-on-bad-exit=0"};
     if (!nodelist.empty()) p.argv.push_back("--nodelist=" + nodelist);
     if (!p.cwd.empty()) p.argv.push_back("--chdir=" + p.cwd);
@@ -210,31 +254,70 @@ Result<std::string> resolve_exe(const std::string &cmd, const std::string &cwd, 
 // srun side
 
 spawn_launcher::~spawn_launcher() {
-    std::vector<std::thread> threads, reapers;
+    std::vector<std::thread> threads, reapers, watchers;
     {
         std::lock_guard<std::mutex> g(_mutex);
         threads.swap(_threads);
     }
     for (auto &t : threads)  // requests in flight may still start a child srun
         if (t.joinable()) t.join();
+    end_children();
     {
         std::lock_guard<std::mutex> g(_mutex);
         reapers.swap(_reapers);
-        threads.swap(_threads);
+        watchers.swap(_watchers);
         if (!_running.empty())
             PMIXCPP_LOG_VERBOSE("srun waits for %zu spawned step(s) to end", _running.size());
     }
     for (auto &t : reapers)
         if (t.joinable()) t.join();
-    for (auto &t : threads)  // watches, answered now
+    for (auto &t : watchers)  // answered now
         if (t.joinable()) t.join();
+}
+
+std::vector<std::pair<std::string, spawn_launcher::child>> spawn_launcher::linked_children() {
+    std::vector<std::pair<std::string, child>> out;
+    for (const auto &[ns, c] : _running)
+        if (!c.separate) out.emplace_back(ns, c);
+    return out;
+}
+
+size_t spawn_launcher::end_children() {
+    std::unique_lock<std::mutex> g(_mutex);
+    auto none_left = [this] { return linked_children().empty(); };
+    if (none_left()) return 0;
+    // Children that are finishing anyway (an MPI job's children end with their parents) are
+    // given a moment before anything is signalled.
+    _ended_cv.wait_for(g, std::chrono::milliseconds(_times.settle_ms), none_left);
+    auto kids = linked_children();
+    const size_t signalled = kids.size();
+    if (kids.empty()) return 0;
+    const std::pair<int, int> rounds[] = {{SIGTERM, _times.term_ms}, {SIGKILL, _times.kill_ms}};
+    for (const auto &[sig, wait_ms] : rounds) {
+        kids = linked_children();
+        if (kids.empty()) return signalled;
+        g.unlock();
+        for (const auto &[ns, c] : kids) {
+            PMIXCPP_LOG_VERBOSE("spawned step %s (srun pid %d): signal %d", ns.c_str(), c.pid, sig);
+            if (_kill && c.step != UINT32_MAX) _kill(c.job, c.step, sig);
+            else kill(-c.pid, sig);
+        }
+        g.lock();
+        _ended_cv.wait_for(g, std::chrono::milliseconds(wait_ms), none_left);
+    }
+    // The step did not go away: end its srun, so that this srun is not held any longer.
+    for (const auto &[ns, c] : linked_children()) {
+        PMIXCPP_LOG_ERROR("spawned step %s did not end after SIGKILL: killing its srun (pid %d)", ns.c_str(), c.pid);
+        kill(-c.pid, SIGKILL);
+    }
+    return signalled;
 }
 
 void spawn_launcher::submit(int fd, std::vector<uint8_t> body) {
     std::lock_guard<std::mutex> g(_mutex);
     try {
         if (is_watch_body(body))
-            _threads.emplace_back([this, fd, body = std::move(body)]() mutable { watch(fd, std::move(body)); });
+            _watchers.emplace_back([this, fd, body = std::move(body)]() mutable { watch(fd, std::move(body)); });
         else
             _threads.emplace_back([this, fd, body = std::move(body)]() mutable { handle(fd, std::move(body)); });
     } catch (const std::exception &) {
@@ -293,7 +376,7 @@ agent_spawn_reply spawn_launcher::launch(const agent_spawn_request &r) {
         out.message = st.message();
         return out;
     };
-    auto plan = plan_spawn(r, _job_id);
+    auto plan = plan_spawn(r, _job_id, _resolve);
     if (!plan.ok()) return fail(plan.status());
     const char *path = getenv("PATH");
     std::string path_env = path ? path : "/usr/bin:/bin";
@@ -375,7 +458,14 @@ agent_spawn_reply spawn_launcher::launch(const agent_spawn_request &r) {
                             out.nspace.c_str(), ms);
         // Reap the child srun when it ends; watches of the step learn its exit code.
         std::lock_guard<std::mutex> g(_mutex);
-        _running[out.nspace] = pid;
+        child c;
+        c.pid = pid;
+        c.separate = plan->child_sep;
+        if (!parse_step_nspace(out.nspace, &c.job, &c.step)) {
+            c.job = plan->job_id;
+            c.step = UINT32_MAX;  // not a step we can name: end_children signals its srun
+        }
+        _running[out.nspace] = c;
         try {
             _reapers.emplace_back([this, pid, ns = out.nspace] {
                 int status = 0;

@@ -63,36 +63,73 @@ struct spawn_plan {
     std::vector<std::string> env;  // KEY=VALUE
     std::string exe;               // the app's command, checked before srun runs
     std::string cwd;
+    uint32_t job_id = 0;           // the Slurm job the step runs in
+    bool child_sep = false;        // PMIX_SPAWN_CHILD_SEP: the step outlives its parent step
 };
+// PMIX_SPAWN_TARGET (or PMIX_ALLOC_ID) of a spawn: the Slurm job of that allocation, or an error
+// status (PMIX_ERR_BAD_PARAM for an allocation the caller may not use).
+using alloc_resolver = std::function<Result<uint32_t>(const std::string &alloc_id)>;
 // PMIX_ERR_NOT_SUPPORTED: several apps, or a required attribute Slurm cannot honour;
-// PMIX_ERR_BAD_PARAM: a malformed one. Optional unknown attributes are ignored.
-Result<spawn_plan> plan_spawn(const agent_spawn_request &r, uint32_t job_id);
+// PMIX_ERR_BAD_PARAM: a malformed one, or a target allocation `resolve` refuses (no resolver:
+// every target is refused). Optional unknown attributes are ignored.
+Result<spawn_plan> plan_spawn(const agent_spawn_request &r, uint32_t job_id, const alloc_resolver &resolve = {});
+
+// "pmixcpp.<job>.<step>" -> job, step; false for any other name.
+bool parse_step_nspace(const std::string &nspace, uint32_t *job, uint32_t *step);
 
 // The command resolved like execvp would (PATH of `path_env`), or PMIX_ERR_JOB_EXE_NOT_FOUND.
 Result<std::string> resolve_exe(const std::string &cmd, const std::string &cwd, const std::string &path_env);
 
+// Times of spawn_launcher::end_children(), in milliseconds.
+struct child_end_times {
+    int settle_ms = 1000;  // children that are finishing anyway end without a signal
+    int term_ms = 3000;    // SIGTERM, then SIGKILL after this
+    int kill_ms = 5000;    // SIGKILL of the step, then of the child srun itself after this
+};
+
 // srun side: one thread per request (bounded), answers on the request's connection.
 class spawn_launcher {
 public:
-    explicit spawn_launcher(uint32_t job_id) : _job_id(job_id) {}
-    // Waits until every child srun ended (a parent srun outlives its spawned steps, as mpirun
-    // does, so the allocation is not given up under them), then joins the request threads.
+    // Signal a spawned step (job, step) with the user's authority (Slurm: slurm_kill_job_step).
+    using step_killer = std::function<void(uint32_t job, uint32_t step, int sig)>;
+    using end_times = child_end_times;
+    explicit spawn_launcher(uint32_t job_id, alloc_resolver resolve = {}, step_killer kill = {},
+                            end_times t = end_times())
+        : _job_id(job_id), _resolve(std::move(resolve)), _kill(std::move(kill)), _times(t) {}
+    // The parent step is over (every task ended): end_children(), then wait until every child
+    // srun ended (a parent srun outlives its spawned steps, so the allocation is not given up
+    // under them: separated ones end on their own or with the job), then join the threads.
     ~spawn_launcher();
     // Takes `fd` (answered with send_alloc_reply_and_close) and the request body.
     void submit(int fd, std::vector<uint8_t> body);
+    // Terminate the spawned steps still running that were not spawned with
+    // PMIX_SPAWN_CHILD_SEP=true, as the standard asks when the parent job ends: after `settle_ms`
+    // SIGTERM to the step, after `term_ms` SIGKILL, after `kill_ms` SIGKILL to its srun.
+    // Returns how many steps had to be signalled.
+    size_t end_children();
 
 private:
+    struct child {
+        int pid = -1;
+        uint32_t job = 0, step = 0;
+        bool separate = false;  // PMIX_SPAWN_CHILD_SEP
+    };
     void handle(int fd, std::vector<uint8_t> body);
     void watch(int fd, std::vector<uint8_t> body);
     agent_spawn_reply launch(const agent_spawn_request &r);
+    std::vector<std::pair<std::string, child>> linked_children();  // under _mutex
 
     uint32_t _job_id;
+    alloc_resolver _resolve;
+    step_killer _kill;
+    end_times _times;
     std::mutex _mutex;
-    std::vector<std::thread> _threads;
-    std::vector<std::thread> _reapers;     // one per child srun, until it ends
+    std::vector<std::thread> _threads;       // spawn requests
+    std::vector<std::thread> _watchers;      // watches (PXSW), answered when their step ends
+    std::vector<std::thread> _reapers;       // one per child srun, until it ends
     std::condition_variable _ended_cv;
-    std::map<std::string, int> _running;  // child nspace -> srun pid
-    std::map<std::string, int> _ended;    // child nspace -> exit code of its srun
+    std::map<std::string, child> _running;  // child nspace -> its srun and step
+    std::map<std::string, int> _ended;      // child nspace -> exit code of its srun
 };
 
 // slurmstepd side: carry one request to srun's agent on a thread of its own and hand the reply

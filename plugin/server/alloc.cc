@@ -181,6 +181,10 @@ void alloc_service::complete_allocation(uint64_t conn, uint32_t request_id, uint
         infos.push_back(make_info("pmixcpp.alloc.status", &st, PMIX_STATUS));
         if (rep.status != PMIX_SUCCESS && !rep.message.empty())
             infos.push_back(make_info(PMIX_EVENT_TEXT_MESSAGE, rep.message.c_str(), PMIX_STRING));
+        // Only for handlers registered for it: a default handler (OpenMPI's) takes any event
+        // it is given as fatal and aborts the job.
+        bool non_default = true;
+        infos.push_back(make_info(PMIX_EVENT_NON_DEFAULT, &non_default, PMIX_BOOL));
         wire::event_notification ev;
         ev.status = PMIX_NOTIFY_ALLOC_COMPLETE;
         strncpy(ev.source.nspace, _step.nspace.c_str(), PMIX_MAX_NSLEN);

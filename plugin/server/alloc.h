@@ -8,9 +8,10 @@
 // anything. The answer comes back on any thread; the service hops onto the loop thread, replies
 // to the caller and delivers PMIX_NOTIFY_ALLOC_COMPLETE (source: the requester, range NAMESPACE,
 // infos: the result infos with PMIX_ALLOC_ID, PMIX_ALLOC_REQ_ID if the caller named the request,
-// pmixcpp.alloc.status and, on failure, PMIX_EVENT_TEXT_MESSAGE). The loop never waits: many
-// requests may be outstanding; a pending one is answered when Slurm grants it, refuses it or it
-// is cancelled.
+// pmixcpp.alloc.status, on failure PMIX_EVENT_TEXT_MESSAGE, and PMIX_EVENT_NON_DEFAULT: a
+// default handler, e.g. OpenMPI's which aborts on any event, does not see it). The loop never
+// waits: many requests may be outstanding; a pending one is answered when Slurm grants it,
+// refuses it or it is cancelled.
 //
 // PMIx_Query_info: answered here, with no round trip, for what the step knows of itself:
 //   PMIX_QUERY_NAMESPACES (string: the step's namespace), PMIX_QUERY_JOB_STATUS (PMIX_STATUS

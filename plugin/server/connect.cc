@@ -104,6 +104,31 @@ int timeout_ms_of(const InfoArray &infos, uint32_t default_sec) {
 
 }  // namespace
 
+Result<session::agent_request> namespace_size_record(const std::string &nspace, uint32_t ntasks) {
+    wire::publish_request pub;
+    std::string key = std::string(kNamespaceSizeKey) + nspace;
+    pmix_persistence_t persist = PMIX_PERSIST_APP;  // removed with the step (job_store::step_ended)
+    pmix_info_t data{}, dir{};
+    strncpy(data.key, key.c_str(), PMIX_MAX_KEYLEN);
+    PMIXCPP_RETURN_IF_ERROR(value_load(&data.value, &ntasks, PMIX_UINT32));
+    strncpy(dir.key, PMIX_PERSISTENCE, PMIX_MAX_KEYLEN);
+    PMIXCPP_RETURN_IF_ERROR(value_load(&dir.value, &persist, PMIX_PERSIST));
+    auto d = filtered(InfoArray(), [](const pmix_info_t &) { return true; }, {data});
+    if (!d.ok()) return d.status();
+    auto r = filtered(InfoArray(), [](const pmix_info_t &) { return true; }, {dir});
+    if (!r.ok()) return r.status();
+    pub.data = std::move(d.value());
+    pub.directives = std::move(r.value());
+    wire::Writer w;
+    PMIXCPP_RETURN_IF_ERROR(wire::encode(w, pub));
+    session::agent_request req;
+    req.type = static_cast<uint8_t>(wire::msg_type::publish);
+    req.nspace = nspace;
+    req.rank = 0;
+    req.payload = w.data();
+    return req;
+}
+
 // --- the service --------------------------------------------------------------------------
 
 connect_service::connect_service(const step_info &step, std::vector<uint32_t> node_of, connect_ops ops,
@@ -112,8 +137,24 @@ connect_service::connect_service(const step_info &step, std::vector<uint32_t> no
 
 void connect_service::on_request(uint64_t conn, uint32_t rank, uint32_t request_id, connect_op op,
                                  const std::vector<pmix_proc_t> &procs, const InfoArray &infos) {
+    enter(conn, rank, request_id, op, procs, timeout_ms_of(infos, _default_timeout_sec));
+}
+
+std::optional<uint32_t> connect_service::size_of(const std::string &nspace) const {
+    if (nspace == _step.nspace) return _step.ntasks;
+    if (auto s = _sizes.find(nspace); s != _sizes.end()) return s->second;
+    if (auto f = _foreign.find(nspace); f != _foreign.end()) {
+        if (auto job = f->second.data.find(PMIX_RANK_WILDCARD); job != f->second.data.end())
+            if (const pmix_info_t *i = find(job->second, PMIX_JOB_SIZE))
+                if (auto n = value_to_number<uint32_t>(i->value); n.ok()) return n.value();
+    }
+    return std::nullopt;
+}
+
+void connect_service::enter(uint64_t conn, uint32_t rank, uint32_t request_id, connect_op op,
+                            const std::vector<pmix_proc_t> &procs, int timeout_ms) {
     const char *ns = _step.nspace.c_str();
-    // The set as written: per namespace "*" or its sorted ranks.
+    // The set: per namespace "*" or its sorted ranks.
     std::map<std::string, std::set<uint32_t>> by_ns;
     std::set<std::string> wildcard;
     for (const auto &p : procs) {
@@ -126,6 +167,33 @@ void connect_service::on_request(uint64_t conn, uint32_t rank, uint32_t request_
         }
         by_ns[n];
         if (p.rank != PMIX_RANK_WILDCARD) by_ns[n].insert(p.rank);
+    }
+    // Canonical: every rank of a namespace listed = the namespace as a wildcard. A size not
+    // known yet is asked of srun's side first (once per namespace), then the request enters.
+    std::vector<std::string> ask;
+    for (const auto &[n, ranks] : by_ns) {
+        if (wildcard.count(n) || ranks.empty()) continue;
+        auto size = size_of(n);
+        if (!size && _ops.ns_size) ask.push_back(n);
+        else if (size && *size > 0 && ranks.size() == *size && *ranks.rbegin() == *size - 1) wildcard.insert(n);
+    }
+    if (!ask.empty()) {
+        auto left = std::make_shared<size_t>(ask.size());
+        auto again = [this, conn, rank, request_id, op, procs, timeout_ms, left] {
+            if (--*left == 0) enter(conn, rank, request_id, op, procs, timeout_ms);
+        };
+        for (const auto &n : ask) {
+            auto &waiters = _size_waiters[n];
+            waiters.push_back(again);
+            if (waiters.size() > 1) continue;  // already asked
+            _ops.ns_size(n, [this, n](std::optional<uint32_t> size) {
+                _sizes[n] = size.value_or(0);
+                auto w = std::move(_size_waiters[n]);
+                _size_waiters.erase(n);
+                for (auto &f : w) f();
+            });
+        }
+        return;
     }
     std::set<uint32_t> own;
     if (wildcard.count(_step.nspace)) {
@@ -182,7 +250,7 @@ void connect_service::on_request(uint64_t conn, uint32_t rank, uint32_t request_
             if (node == _step.node_id) c.local.insert(r);
         }
         c.nodes = static_cast<uint32_t>(nodes.size());
-        c.timeout_ms = timeout_ms_of(infos, _default_timeout_sec);
+        c.timeout_ms = timeout_ms;
         c.deadline = server_clock::now() + std::chrono::milliseconds(c.timeout_ms);
         id = _next_id++;
         PMIXCPP_LOG_DEBUG("%s: %s %s over %s (%zu local, %u node(s) of ours)", ns, to_string(op), c.key.c_str(),

@@ -3,8 +3,10 @@
 // requests in; `connect_ops` carries a node's contribution to the job's rendezvous beside srun
 // (plugin/common/session_store.h, "Connect" in shared/PROTOCOL.md) and back.
 //
-// One collective = (operation, the participant set as the callers wrote it, a sequence number
-// per set). Each node's server waits until all of its local participants entered, then sends
+// One collective = (operation, the participant set, a sequence number per set). The set is
+// canonical: a namespace listed with all of its ranks is the namespace as PMIX_RANK_WILDCARD,
+// so parties that write it either way meet (sizes of other namespaces: asked once of srun's
+// side, where each step's srun registered its size). Each node's server waits until all of its local participants entered, then sends
 // one contribution; the rendezvous completes once every node of every namespace in the set has
 // contributed. A connect's contribution carries its namespace's job data and the data of its
 // local participants (twice: as seen from the same node and from another node); the receiver
@@ -14,6 +16,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <span>
@@ -32,6 +35,12 @@ using session::rendezvous_request;
 using session::rendezvous_piece;
 
 enum class connect_op : uint8_t { connect = 1, disconnect = 2, fence = 3 };
+
+// Each step's srun publishes its namespace's size in the job's store (session range, owner
+// rank 0 of the step, PMIX_UINT32) under this prefix + the namespace.
+inline constexpr const char *kNamespaceSizeKey = "pmixcpp.nsize.";
+// That publication, as a request of the job's store (session::job_store::handle).
+Result<session::agent_request> namespace_size_record(const std::string &nspace, uint32_t ntasks);
 const char *to_string(connect_op op);
 
 struct connect_ops {
@@ -48,6 +57,10 @@ struct connect_ops {
     // srun's side; `done` runs on the loop thread, its body the proc's data (info[]). Empty = a
     // Get of another namespace is answered from what the connect brought only.
     std::function<void(std::vector<uint8_t> body, int timeout_ms, done_fn done)> xstep;
+    // The number of processes of another namespace of the job (as its srun registered it),
+    // nullopt if unknown; `done` runs on the loop thread. Empty: only sizes learnt otherwise.
+    using size_fn = std::function<void(std::optional<uint32_t> size)>;
+    std::function<void(const std::string &nspace, size_fn done)> ns_size;
 };
 
 class connect_service {
@@ -98,6 +111,12 @@ private:
         std::map<uint32_t, InfoArray> data;  // rank -> infos (PMIX_RANK_WILDCARD = job level)
     };
 
+    // on_request once the set's namespace sizes are known.
+    void enter(uint64_t conn, uint32_t rank, uint32_t request_id, connect_op op,
+               const std::vector<pmix_proc_t> &procs, int timeout_ms);
+    // A namespace's size: ours, learnt from a connect, or asked of srun's side (0: unknown for
+    // good); nullopt: not asked yet.
+    std::optional<uint32_t> size_of(const std::string &nspace) const;
     void start(uint64_t id);
     void finish(uint64_t id, int status, const std::string &message, std::vector<uint8_t> body);
     void fail(collective &c, pmix_status_t status, const std::string &message);
@@ -118,6 +137,8 @@ private:
                    const std::string &message, std::vector<uint8_t> body);
     std::map<std::string, std::vector<std::pair<uint64_t, uint32_t>>> _xgets;
     uint64_t _cache_hits = 0;
+    std::map<std::string, uint32_t> _sizes;  // namespace -> its size as srun registered it (0: unknown)
+    std::map<std::string, std::vector<std::function<void()>>> _size_waiters;  // asked, not answered yet
 };
 
 }  // namespace pmixcpp::server

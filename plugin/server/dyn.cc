@@ -62,7 +62,33 @@ dyn_service::dyn_service(const step_info &step, std::vector<uint32_t> node_of, d
     : _step(step), _node_of(std::move(node_of)), _ops(std::move(ops)) {
     connect_ops c;
     c.reply = _ops.reply;
-    if (_ops.session) c.rendezvous = _ops.session;
+    if (_ops.session) {
+        c.rendezvous = _ops.session;
+        // Another namespace's size: the key its srun published in the job's store.
+        c.ns_size = [this](const std::string &nspace, connect_ops::size_fn done) {
+            wire::lookup_request lk;
+            lk.keys.push_back(std::string(kNamespaceSizeKey) + nspace);
+            wire::Writer w;
+            session::agent_request req;
+            req.type = static_cast<uint8_t>(wire::msg_type::lookup);
+            req.nspace = _step.nspace;
+            req.rank = PMIX_RANK_WILDCARD;
+            Result<std::vector<uint8_t>> body = Status(PMIX_ERROR, "");
+            if (wire::encode(w, lk).ok()) {
+                req.payload = w.data();
+                body = session::encode_request(req);
+            }
+            if (!body.ok()) return done(std::nullopt);
+            _ops.session(std::move(body.value()), 10000,
+                         [done, nspace](int status, const std::string &, std::vector<uint8_t> reply) {
+                             wire::lookup_reply r;
+                             if (status != PMIX_SUCCESS || !wire::decode_payload(reply, &r).ok() || r.data.size() != 1)
+                                 return done(std::nullopt);
+                             auto n = value_to_number<uint32_t>(r.data[0].value);
+                             done(n.ok() ? std::optional<uint32_t>(n.value()) : std::nullopt);
+                         });
+        };
+    }
     if (_ops.xstep) c.xstep = _ops.xstep;
     c.data_of = _ops.data_of ? _ops.data_of : [](uint32_t, relation) -> Result<InfoArray> { return InfoArray(); };
     _connect = std::make_unique<connect_service>(_step, _node_of, std::move(c), _ops.connect_timeout_sec);

@@ -173,6 +173,16 @@ void alloc_bridge::stop() {
     if (_thread.joinable()) _thread.join();
 }
 
+Result<uint32_t> alloc_bridge::allocation_job(const std::string &alloc_id) {
+    std::lock_guard<std::mutex> lock(_mutex);
+    auto it = _spawn_targets.find(alloc_id);
+    if (it == _spawn_targets.end())
+        return Status(PMIX_ERR_BAD_PARAM, "allocation " + alloc_id + " was not obtained by step " +
+                                              std::to_string(_ctx.job_id) + "." + std::to_string(_ctx.step_id) +
+                                              " (or was given back)");
+    return it->second;
+}
+
 void alloc_bridge::submit(int fd, std::vector<uint8_t> body) {
     {
         std::lock_guard<std::mutex> lock(_mutex);
@@ -314,6 +324,12 @@ void alloc_bridge::grant(alloc::request_record &r, InfoArray &&extra) {
     rep.results = b.take();
     PMIXCPP_LOG_INFO("allocation request %s granted%s%s", r.id.c_str(), r.node_list.empty() ? "" : ": nodes ",
                      r.node_list.c_str());
+    if (r.what.dir == alloc::directive::new_allocation ||
+        (r.what.wants_resources() &&
+         (r.what.dir == alloc::directive::extend || r.what.dir == alloc::directive::reacquire))) {
+        std::lock_guard<std::mutex> lock(_mutex);
+        _spawn_targets[r.id] = r.what.dir == alloc::directive::new_allocation ? r.slurm_job : _ctx.job_id;
+    }
     auto it = _waiters.find(r.waiter);
     if (it != _waiters.end()) {
         answer(it->second, rep);
@@ -488,6 +504,10 @@ void alloc_bridge::do_release(alloc::request_record &r) {
         if (target == nullptr || target->what.dir != alloc::directive::new_allocation ||
             target->state != alloc::req_state::granted || target->slurm_job == 0)
             return fail(r, PMIX_ERR_NOT_FOUND, r.what.alloc_id + " is not a granted NEW allocation of this step");
+        {
+            std::lock_guard<std::mutex> lock(_mutex);
+            _spawn_targets.erase(target->id);
+        }
         if (slurm_kill_job(target->slurm_job, SIGKILL, 0) != SLURM_SUCCESS) {
             Status st = slurm_failure("release of job " + std::to_string(target->slurm_job));
             return fail(r, st.code(), st.message());

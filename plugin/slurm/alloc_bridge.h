@@ -70,6 +70,11 @@ public:
     void submit(int fd, std::vector<uint8_t> body);
     void stop();
 
+    // PMIx_Spawn into an allocation (PMIX_SPAWN_TARGET / PMIX_ALLOC_ID): the Slurm job of a NEW
+    // allocation this bridge obtained and has not given back, or the step's own job for a
+    // granted EXTEND / REACQUIRE. Any other id: PMIX_ERR_BAD_PARAM. Thread safe.
+    Result<uint32_t> allocation_job(const std::string &alloc_id);
+
 private:
     explicit alloc_bridge(job_context ctx);
     struct incoming {
@@ -104,6 +109,7 @@ private:
     std::map<uint64_t, int> _waiters;  // waiter id -> connection of the node server waiting
     uint64_t _next_waiter = 1;
     std::map<std::string, int> _timeouts;  // request id -> pmix.timeout seconds
+    std::map<std::string, uint32_t> _spawn_targets;  // granted allocation id -> its Slurm job (under _mutex)
 
     std::mutex _mutex;
     std::condition_variable _cv;

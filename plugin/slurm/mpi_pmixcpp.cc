@@ -12,6 +12,7 @@
 #include "../common/srun_agent.h"
 #include "../common/xstep.h"
 #include "../common/step_env.h"
+#include "../server/connect.h"
 #include "../server/server.h"
 #include "../server/step_info.h"
 #include "../server/topology.h"
@@ -482,6 +483,17 @@ PMIXCPP_EXPORT int mpi_p_slurmstepd_prefork(const stepd_step_rec_t *job, char **
     return rc;
 }
 
+namespace {
+// The step's size in the job's store (server/connect.h kNamespaceSizeKey), so that other steps'
+// servers can tell a full rank list of this namespace from a part of it.
+void publish_namespace_size(session::job_store &store, const std::string &nspace, uint32_t ntasks) {
+    auto req = server::namespace_size_record(nspace, ntasks);
+    auto rep = req.ok() ? store.handle(req.value()) : session::agent_reply{req.status().code(), req.status().message(), {}};
+    if (rep.status != PMIX_SUCCESS)
+        log_var(LOG_LEVEL_VERBOSE, "mpi/pmixcpp: size of %s in the job's store: %s", nspace.c_str(), rep.message.c_str());
+}
+}  // namespace
+
 // Runs in the forked task, just before exec: only environment work here.
 PMIXCPP_EXPORT int mpi_p_slurmstepd_task(const mpi_plugin_task_info_t *task, char ***env) {
     if (!task || !env) return SLURM_ERROR;
@@ -548,7 +560,22 @@ PMIXCPP_EXPORT mpi_plugin_client_state_t *mpi_p_client_prelaunch(const mpi_plugi
         const std::vector<std::string> step_nodes = ctx.step_nodes;
         auto bridge = alloc_bridge::start(std::move(ctx));
         if (!bridge.ok()) return bridge.status();
-        state().launcher = std::make_unique<spawn::spawn_launcher>(job->step_id.job_id);
+        // PMIx_Spawn: a new step of this job, or of an allocation this step's bridge obtained
+        // (PMIX_SPAWN_TARGET). Spawned steps still running when this step's tasks have all
+        // ended are terminated (unless spawned with PMIX_SPAWN_CHILD_SEP), with the user's
+        // authority, as mpirun ends the jobs its job spawned.
+        auto resolve = [b = bridge.value().get()](const std::string &id) { return b->allocation_job(id); };
+        auto end_step = [parent_job = job->step_id.job_id, parent_step = job->step_id.step_id](
+                            uint32_t child_job, uint32_t child_step, int sig) {
+            log_var(LOG_LEVEL_INFO, "mpi/pmixcpp: step %u.%u ended: %s its spawned step %u.%u (%s)", parent_job,
+                    parent_step, sig == SIGKILL ? "killing" : "terminating", child_job, child_step,
+                    sig == SIGKILL ? "still running after SIGTERM" : "not spawned with PMIX_SPAWN_CHILD_SEP");
+            if (slurm_kill_job_step(child_job, child_step, sig) != SLURM_SUCCESS &&
+                slurm_get_errno() != ESLURM_ALREADY_DONE && slurm_get_errno() != ESLURM_INVALID_JOB_ID)
+                log_var(LOG_LEVEL_ERROR, "mpi/pmixcpp: slurm_kill_job_step(%u, %u, %d): %s", child_job, child_step, sig,
+                        slurm_strerror(slurm_get_errno()));
+        };
+        state().launcher = std::make_unique<spawn::spawn_launcher>(job->step_id.job_id, resolve, end_step);
         auto store = session::job_store::open(job->step_id.job_id, getuid(),
                                               slurm_conf.cluster_name ? slurm_conf.cluster_name : "");
         if (!store.ok())
@@ -581,7 +608,8 @@ PMIXCPP_EXPORT mpi_plugin_client_state_t *mpi_p_client_prelaunch(const mpi_plugi
                 if (router.ok()) state().xstep_router = std::move(router.value());
                 else log_var(LOG_LEVEL_ERROR, "mpi/pmixcpp: %s", router.status().message().c_str());
             }
-            state().job_store->step_started(state().step_nspace);  // for PMIx_Connect
+            state().job_store->step_started(state().step_nspace);  // for PMIx_Connect: the namespace and its size
+            if (job->step_layout) publish_namespace_size(*state().job_store, state().step_nspace, job->step_layout->task_cnt);
         }
         agent.value()->set_alloc_handler([b = bridge.value().get(), l = state().launcher.get(),
                                           js = state().job_store.get(), xr = state().xstep_router.get(),
@@ -626,8 +654,8 @@ PMIXCPP_EXPORT int mpi_p_client_fini(mpi_plugin_client_state_t *client_state) {
     if (!st.agent) return SLURM_SUCCESS;
     st.agent->stop();
     if (st.bridge) st.bridge->stop();  // withdraws what still waits in Slurm
-    st.bridge.reset();
-    st.launcher.reset();  // joins spawn requests in flight (the agent is stopped)
+    st.launcher.reset();  // joins spawn requests in flight (the agent is stopped), ends spawned steps
+    st.bridge.reset();    // after the launcher: a spawn request may still ask it for its allocations
     st.fabric.reset();    // joins fabric requests in flight
     st.xstep_router.reset();  // removes its socket; what waits on it fails
     if (st.job_store) st.job_store->step_ended(st.step_nspace);

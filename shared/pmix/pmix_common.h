@@ -798,6 +798,9 @@ typedef uint64_t pmix_device_type_t;
 #define PMIX_SHOW_LAUNCH_PROGRESS               "pmix.showprog"             /* bool */
 #define PMIX_AGGREGATE_HELP                     "pmix.agg.help"             /* bool */
 #define PMIX_REPORT_CHILD_SEP                   "pmix.rptchildsep"          /* bool */
+/* Later than OpenPMIx 4.2.2 (PMIx v5 standard, OpenPMIx master): */
+#define PMIX_SPAWN_CHILD_SEP                    "pmix.spchildsep"           /* bool */
+#define PMIX_SPAWN_TARGET                       "pmix.spwn.tgt"             /* char* PMIX_ALLOC_ID, or data array of them */
 
 /* ---- Query keys (type is that of the answer) ---- */
 #define PMIX_QUERY_SUPPORTED_KEYS               "pmix.qry.keys"             /* char* */

@@ -2,6 +2,7 @@
 // two dyn_service instances (node 0 and node 1) wired back to back, and the wire messages.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -12,6 +13,7 @@
 #include <map>
 #include <mutex>
 #include <thread>
+#include <tuple>
 
 #include <sys/socket.h>
 
@@ -401,6 +403,130 @@ TEST(Spawn, AttributesAndShapesRefused) {
     EXPECT_EQ(spawn::plan_spawn(two, 1).status().code(), PMIX_ERR_NOT_SUPPORTED);
 }
 
+TEST(Spawn, TargetAllocationAndChildSeparation) {
+    auto r = spawn_req(2);
+    auto resolve = [](const std::string &id) -> Result<uint32_t> {
+        if (id == "7.0.1") return 99u;
+        return Status(PMIX_ERR_BAD_PARAM, "allocation " + id + " was not obtained by this step");
+    };
+    r.request.job_info = infos({info_str(PMIX_SPAWN_TARGET, "7.0.1"), info_num<bool>(PMIX_SPAWN_CHILD_SEP, true, PMIX_BOOL)});
+    auto p = spawn::plan_spawn(r, 7, resolve);
+    ASSERT_TRUE(p.ok()) << p.status().message();
+    EXPECT_TRUE(has(p->argv, "--jobid=99"));
+    EXPECT_EQ(p->job_id, 99u);
+    EXPECT_TRUE(p->child_sep);
+    r.request.job_info = infos({info_str(PMIX_ALLOC_ID, "7.0.1")});  // the allocation's own key
+    p = spawn::plan_spawn(r, 7, resolve);
+    ASSERT_TRUE(p.ok()) << p.status().message();
+    EXPECT_TRUE(has(p->argv, "--jobid=99"));
+    EXPECT_FALSE(p->child_sep);
+    r.request.job_info = infos({info_str(PMIX_SPAWN_TARGET, "7.0.2")});
+    EXPECT_EQ(spawn::plan_spawn(r, 7, resolve).status().code(), PMIX_ERR_BAD_PARAM);
+    EXPECT_EQ(spawn::plan_spawn(r, 7).status().code(), PMIX_ERR_BAD_PARAM);  // no resolver: nothing to target
+    r.request.job_info = infos({info_num<int>(PMIX_SPAWN_TARGET, 3, PMIX_INT)});
+    EXPECT_EQ(spawn::plan_spawn(r, 7, resolve).status().code(), PMIX_ERR_BAD_PARAM);
+    r.request.job_info = infos({info_str(PMIX_SPAWN_TARGET, "7.0.1"), info_str(PMIX_ALLOC_ID, "7.0.3")});
+    EXPECT_EQ(spawn::plan_spawn(r, 7, resolve).status().code(), PMIX_ERR_BAD_PARAM);  // two targets
+    r.request.job_info = infos({info_str(PMIX_SPAWN_CHILD_SEP, "yes")});
+    EXPECT_EQ(spawn::plan_spawn(r, 7, resolve).status().code(), PMIX_ERR_BAD_PARAM);
+    r.request.job_info = InfoArray();
+    p = spawn::plan_spawn(r, 7, resolve);
+    ASSERT_TRUE(p.ok());
+    EXPECT_TRUE(has(p->argv, "--jobid=7"));
+}
+
+namespace {
+// A stand-in for srun in PATH: names the step "pmixcpp.5.<n>" through the report pipe as the
+// child srun's plugin does, then stays (ignoring SIGTERM) for `life` seconds.
+struct fake_srun {
+    std::string dir, old_path;
+    explicit fake_srun(const char *life) {
+        char d[] = "/tmp/pmixcpp-fake-srun.XXXXXX";
+        dir = mkdtemp(d);
+        std::string script = dir + "/srun";
+        FILE *f = fopen(script.c_str(), "w");
+        fprintf(f, "#!/bin/bash\ntrap '' TERM\nn=$(ls %s | wc -l)\neval \"echo pmixcpp.5.$n >&$PMIXCPP_SPAWN_REPORT_FD\"\n"
+                   "exec {PMIXCPP_SPAWN_REPORT_FD}>&-\nsleep %s\n",
+                dir.c_str(), life);
+        fclose(f);
+        chmod(script.c_str(), 0755);
+        old_path = getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin";
+        setenv("PATH", (dir + ":" + old_path).c_str(), 1);
+    }
+    ~fake_srun() {
+        setenv("PATH", old_path.c_str(), 1);
+        std::filesystem::remove_all(dir);
+    }
+};
+// Submit one spawn of /bin/true and wait for the launcher's answer.
+spawn::agent_spawn_reply spawn_through(spawn::spawn_launcher &l, bool child_sep) {
+    auto r = spawn_req(1);
+    if (child_sep) r.request.job_info = infos({info_num<bool>(PMIX_SPAWN_CHILD_SEP, true, PMIX_BOOL)});
+    auto body = spawn::encode_request(r);
+    EXPECT_TRUE(body.ok());
+    int sv[2];
+    EXPECT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);  // as the agent accept4()s
+    l.submit(sv[0], body.value());
+    std::vector<uint8_t> got;
+    uint8_t buf[4096];
+    ssize_t k;
+    while ((k = read(sv[1], buf, sizeof(buf))) > 0) got.insert(got.end(), buf, buf + k);
+    close(sv[1]);
+    spawn::agent_spawn_reply rep;
+    rep.status = got.empty() ? PMIX_ERROR : PMIX_SUCCESS;  // framed: the namespace is in there
+    std::string text(got.begin(), got.end());
+    auto at = text.find("pmixcpp.5.");
+    if (at != std::string::npos) rep.nspace = text.substr(at, 11);
+    return rep;
+}
+}  // namespace
+
+TEST(Spawn, ChildrenEndWithTheParentUnlessSeparated) {
+    fake_srun srun("30");
+    std::vector<std::tuple<uint32_t, uint32_t, int>> signalled;
+    std::mutex m;
+    auto t0 = std::chrono::steady_clock::now();
+    {
+        spawn::spawn_launcher l(5, {}, [&](uint32_t job, uint32_t step, int sig) {
+            std::lock_guard<std::mutex> g(m);
+            signalled.emplace_back(job, step, sig);  // the step "ignores" it: the srun stays
+        }, spawn::child_end_times{50, 100, 100});
+        auto rep = spawn_through(l, false);
+        EXPECT_EQ(rep.nspace.rfind("pmixcpp.5.", 0), 0u) << rep.nspace;
+    }  // the parent step is over: SIGTERM, SIGKILL of the step, then its srun is killed
+    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    EXPECT_LT(s, 10.0);
+    ASSERT_EQ(signalled.size(), 2u);
+    EXPECT_EQ(std::get<0>(signalled[0]), 5u);
+    EXPECT_EQ(std::get<2>(signalled[0]), SIGTERM);
+    EXPECT_EQ(std::get<2>(signalled[1]), SIGKILL);
+}
+
+TEST(Spawn, SeparatedChildrenAreWaitedFor) {
+    fake_srun srun("1");
+    int signalled = 0;
+    auto t0 = std::chrono::steady_clock::now();
+    {
+        spawn::spawn_launcher l(5, {}, [&](uint32_t, uint32_t, int) { ++signalled; },
+                                spawn::child_end_times{50, 100, 100});
+        EXPECT_EQ(spawn_through(l, true).nspace.rfind("pmixcpp.5.", 0), 0u);
+    }
+    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    EXPECT_EQ(signalled, 0);
+    EXPECT_GE(s, 0.9);  // the srun lived its second
+}
+
+TEST(Spawn, StepNamespacesParse) {
+    uint32_t job = 0, step = 0;
+    EXPECT_TRUE(spawn::parse_step_nspace("pmixcpp.12.3", &job, &step));
+    EXPECT_EQ(job, 12u);
+    EXPECT_EQ(step, 3u);
+    EXPECT_FALSE(spawn::parse_step_nspace("pmixcpp.12", &job, &step));
+    EXPECT_FALSE(spawn::parse_step_nspace("other.12.3", &job, &step));
+    EXPECT_FALSE(spawn::parse_step_nspace("pmixcpp.12.x", &job, &step));
+    EXPECT_FALSE(spawn::parse_step_nspace("pmixcpp.99999999999.1", &job, &step));
+}
+
 TEST(Spawn, ExecutableIsResolvedLikeExecvp) {
     EXPECT_TRUE(spawn::resolve_exe("true", "", "/nonexistent:/bin:/usr/bin").ok());
     EXPECT_EQ(spawn::resolve_exe("no-such-prog-xyz", "", "/bin:/usr/bin").status().code(), PMIX_ERR_JOB_EXE_NOT_FOUND);
@@ -625,6 +751,21 @@ struct connect_node {
             std::string v = ns + ":" + std::to_string(rank) + (rel == relation::same_node ? ":local" : ":remote");
             return infos({info_str("x", v.c_str())});
         };
+        ops.ns_size = [store](const std::string &nspace, connect_ops::size_fn done) {  // answered at once
+            wire::lookup_request lk;
+            lk.keys.push_back(std::string(kNamespaceSizeKey) + nspace);
+            wire::Writer w;
+            ASSERT_TRUE(wire::encode(w, lk).ok());
+            session::agent_request req;
+            req.type = static_cast<uint8_t>(wire::msg_type::lookup);
+            req.nspace = "pmixcpp.1.0";
+            req.payload = w.data();
+            auto rep = store->handle(req);
+            wire::lookup_reply r;
+            if (rep.status != PMIX_SUCCESS || !wire::decode_payload(rep.body, &r).ok() || r.data.size() != 1)
+                return done(std::nullopt);
+            done(r.data[0].value.data.uint32);
+        };
         svc = std::make_unique<connect_service>(step, std::vector<uint32_t>(ntasks, 0), std::move(ops), 30);
     }
     // Join the rendezvous threads and hand their answers to the service ("the loop thread").
@@ -709,6 +850,46 @@ TEST(Connect, TwoNamespacesMeetAndShareData) {
         EXPECT_EQ(left, 0u);
     }
     std::filesystem::remove_all(dir);
+}
+
+TEST(Connect, AllRanksListedIsTheWildcard) {
+    char dir[] = "/tmp/pmixcpp-connect-test.XXXXXX";
+    ASSERT_NE(mkdtemp(dir), nullptr);
+    {
+        auto store = session::job_store::open(1, getuid(), "c", dir);
+        ASSERT_TRUE(store.ok());
+        for (auto [ns, n] : {std::pair<const char *, uint32_t>{"pmixcpp.1.0", 2}, {"pmixcpp.1.1", 1}}) {
+            store.value()->step_started(ns);
+            auto rec = namespace_size_record(ns, n);
+            ASSERT_TRUE(rec.ok());
+            ASSERT_EQ(store.value()->handle(rec.value()).status, PMIX_SUCCESS);
+        }
+        connect_node a("pmixcpp.1.0", 2, store.value().get()), b("pmixcpp.1.1", 1, store.value().get());
+        InfoArray none;
+        // A writes itself as a wildcard and B's only rank explicitly; B the other way round.
+        auto set_a = procs({{"pmixcpp.1.0", PMIX_RANK_WILDCARD}, {"pmixcpp.1.1", 0}});
+        auto set_b = procs({{"pmixcpp.1.0", 1}, {"pmixcpp.1.0", 0}, {"pmixcpp.1.1", PMIX_RANK_WILDCARD}});
+        a.svc->on_request(1, 0, 1, connect_op::connect, set_a, none);
+        a.svc->on_request(2, 1, 1, connect_op::connect, set_a, none);
+        b.svc->on_request(3, 0, 1, connect_op::connect, set_b, none);
+        a.settle();
+        b.settle();
+        ASSERT_EQ(a.replies.size(), 2u);
+        ASSERT_EQ(b.replies.size(), 1u);
+        for (auto &r : a.replies) EXPECT_EQ(r.status, PMIX_SUCCESS) << r.message;
+        EXPECT_EQ(b.replies[0].status, PMIX_SUCCESS) << b.replies[0].message;
+        // A part of a namespace stays a different set: it times out alone.
+        InfoArray one_sec = infos({info_num<int>(PMIX_TIMEOUT, 1, PMIX_INT)});
+        b.svc->on_request(4, 0, 2, connect_op::connect, procs({{"pmixcpp.1.0", 0}, {"pmixcpp.1.1", 0}}), one_sec);
+        a.svc->on_request(5, 0, 2, connect_op::connect, set_a, one_sec);
+        a.svc->on_request(6, 1, 2, connect_op::connect, set_a, one_sec);
+        a.settle();
+        b.settle();
+        EXPECT_EQ(b.replies.back().status, PMIX_ERR_TIMEOUT);
+        EXPECT_EQ(a.replies.back().status, PMIX_ERR_TIMEOUT);
+    }
+    std::string rm = std::string("rm -rf ") + dir;
+    EXPECT_EQ(system(rm.c_str()), 0);
 }
 
 TEST(Connect, ErrorsAreStatusesNotHangs) {

@@ -66,7 +66,12 @@ mpi_build() {
     work=$(mktemp -d /tmp/pmixcpp-ompi.XXXXXX)
     trap 'rm -rf "$work"' EXIT
     for p in "$@"; do
-        if mpicc -O1 -o "$work/$p" "$src/$p.c" 2>"$work/$p.err"; then pass "mpicc $p"; else fail "mpicc $p: $(cat "$work/$p.err")"; fi
+        # a program that also calls PMIx itself: the system's pmix.h and libpmix (at run time the
+        # step's LD_LIBRARY_PATH puts ours first)
+        local flags=""
+        grep -q '#include <pmix.h>' "$src/$p.c" && flags=$(pkg-config --cflags --libs pmix 2>/dev/null || echo -lpmix)
+        # shellcheck disable=SC2086
+        if mpicc -O1 -o "$work/$p" "$src/$p.c" $flags 2>"$work/$p.err"; then pass "mpicc $p"; else fail "mpicc $p: $(cat "$work/$p.err")"; fi
     done
     chmod 755 "$work" "$work"/mpi_* 2>/dev/null
     return 0

@@ -4,7 +4,8 @@
 # PMIX_ERR_TIMEOUT at the Get's timeout; optional: NOT_FOUND at once), a fence over both namespaces,
 # disconnect (_nb, blocking); error paths: an unknown namespace (PMIX_ERR_NOT_FOUND at once), a
 # set without the caller (PMIX_ERR_BAD_PARAM), a party that never joins (PMIX_TIMEOUT 3 ->
-# PMIX_ERR_TIMEOUT). Then OpenMPI: MPI_Comm_accept / MPI_Comm_connect of two steps found through
+# PMIX_ERR_TIMEOUT); the same set written two ways (a namespace as PMIX_RANK_WILDCARD by one
+# step, as all of its ranks by the other: "mixed"). Then OpenMPI: MPI_Comm_accept / MPI_Comm_connect of two steps found through
 # MPI_Publish_name / MPI_Lookup_name (tests/programs/mpi_connect.c), over TCP and over the
 # default transports (shared memory between steps on one node).
 # Requires: make install; a cluster with >= 2 nodes (contrib/cluster.sh start 4); mpicc for the
@@ -39,6 +40,20 @@ echo "$out" | grep -E 'PMIx_Connect\(pmixcpp' | head -2 | sed 's/^/    /'
 # nothing of the rendezvous is left beside srun
 left=$(ls -d "${TMPDIR:-/tmp}"/pmixcpp-u0-*-job* 2>/dev/null | while read -r d; do ls -A "$d" | grep -E '^\.x[cr]\.' ; done | wc -l)
 expect_eq "no rendezvous file left behind" 0 "$left"
+
+# The same set written two ways: each step lists its own namespace as PMIX_RANK_WILDCARD and
+# the other's as all of its ranks; they meet in one collective.
+t0=$SECONDS
+out=$(timeout -k 5 120 salloc -N2 -n8 bash -c \
+    "echo JOB \$SLURM_JOB_ID; srun --overlap --mpi=pmixcpp -N2 -n2 $prog mixed A m$$ 3 & srun --overlap --mpi=pmixcpp -N2 -n3 $prog mixed B m$$ 2; wait" 2>&1)
+expect_eq "mixed: every rank connected (wildcard = full rank list)" 5 "$(echo "$out" | grep -c '^PASS rank [0-9]*: PMIx_Connect of .* listed -> PMIX_SUCCESS')"
+expect_eq "mixed: and disconnected" 5 "$(echo "$out" | grep -c '^PASS rank [0-9]*: PMIx_Disconnect of the mixed set -> PMIX_SUCCESS')"
+expect_eq "mixed: all 5 ranks passed" 5 "$(echo "$out" | grep -c '^RESULT-PASS rank')"
+[ $((SECONDS - t0)) -lt 40 ] && pass "mixed done in $((SECONDS - t0)) s" || fail "mixed took $((SECONDS - t0)) s"
+jid=$(echo "$out" | sed -n 's/^JOB //p')
+expect_eq "mixed: the job's directory beside srun is gone with its steps (sizes included)" "" \
+    "$(ls -d "${TMPDIR:-/tmp}"/pmixcpp-u"$(id -u)"-*-job"$jid" 2>/dev/null)"
+echo "$out" | grep -E '^FAIL' | head -5 | sed 's/^/    /'
 
 if mpi_build mpi_connect; then
     for btl in self,tcp default; do

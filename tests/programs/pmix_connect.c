@@ -9,7 +9,16 @@
  *   data and disconnect. Prints SPAWN-CONNECT-MS <n> <ms> (spawn call until connected).
  * grow <k>: rank 0 grows the job by k nodes (PMIx_Allocation_request EXTEND), spawns one child
  *   per new node there (PMIX_HOST = the nodes obtained), connects and checks where the children
- *   run (their PMIX_HOSTNAME, from the connect). */
+ *   run (their PMIX_HOSTNAME, from the connect).
+ * alloc-spawn: rank 0 obtains a NEW allocation (1 node, 2 CPUs) and spawns 2 into it (PMIX_SPAWN_TARGET,
+ *   then PMIX_ALLOC_ID = its PMIX_ALLOC_ID): the children (mode solo) run in that Slurm job and
+ *   know their parent; PMIX_EVENT_JOB_END reaches the spawner. An unknown or given-back
+ *   allocation: PMIX_ERR_BAD_PARAM. Connect across the two jobs is refused (not supported).
+ * orphan <sep> <sec>: rank 0 spawns 2 children (mode solo, sleeping <sec> s), with
+ *   PMIX_SPAWN_CHILD_SEP=true if <sep> is 1, and the parents exit at once.
+ * solo <sec>: a spawned child: prints its parent, Slurm job and node, sleeps <sec> s.
+ * mixed A|B <tag> <their size>: as pair, each side writing its own namespace as a wildcard and
+ *   the other's as the list of all its ranks (the same set, written two ways). */
 #include <pmix.h>
 #include <stdint.h>
 #include <time.h>
@@ -340,6 +349,165 @@ static void test_grow(const char *self, int k) {
     CHECK_RC(PMIX_SUCCESS, PMIx_Disconnect(set, 2, &to, 1));
 }
 
+/* mixed A|B <tag> <their size>: like pair, but each side writes its own namespace as
+ * PMIX_RANK_WILDCARD and the other as the explicit list of all its ranks: the same set. */
+static void test_mixed(const char *role, const char *tag, uint32_t their_size) {
+    int a = strcmp(role, "A") == 0;
+    char mine[128], theirs[128], other[PMIX_MAX_NSLEN + 1] = "";
+    snprintf(mine, sizeof(mine), "mixed.%s.%s", tag, a ? "a" : "b");
+    snprintf(theirs, sizeof(theirs), "mixed.%s.%s", tag, a ? "b" : "a");
+    if (me.rank == 0) CHECK_RC(PMIX_SUCCESS, publish_nspace(mine, me.nspace));
+    CHECK_RC(PMIX_SUCCESS, lookup_nspace(theirs, other, sizeof(other)));
+    pmix_proc_t *set = calloc(1 + their_size, sizeof(pmix_proc_t));
+    PMIX_LOAD_PROCID(&set[0], me.nspace, PMIX_RANK_WILDCARD);
+    for (uint32_t r = 0; r < their_size; ++r) PMIX_LOAD_PROCID(&set[1 + r], other, r);
+    pmix_info_t to = timeout_info(30);
+    double t0 = now_ms();
+    pmix_status_t rc = PMIx_Connect(set, 1 + their_size, &to, 1);
+    CHECK(rc == PMIX_SUCCESS, "PMIx_Connect of %s:* with all %u ranks of %s listed -> %s (%.0f ms)", me.nspace,
+          their_size, other, PMIx_Error_string(rc), now_ms() - t0);
+    CHECK(job_size(other) == their_size, "the other step's PMIX_JOB_SIZE after connect is %u", job_size(other));
+    rc = PMIx_Disconnect(set, 1 + their_size, &to, 1);
+    CHECK(rc == PMIX_SUCCESS, "PMIx_Disconnect of the mixed set -> %s", PMIx_Error_string(rc));
+    free(set);
+}
+
+/* Spawn n of "self solo <sec>" with the given job infos; the children's namespace in child_ns. */
+static pmix_status_t spawn_solo(const char *self, int n, int sec, pmix_info_t *info, size_t ninfo, char *child_ns) {
+    pmix_app_t app;
+    char secs[16];
+    snprintf(secs, sizeof(secs), "%d", sec);
+    char *argv[] = {(char *)self, "solo", secs, NULL};
+    PMIX_APP_CONSTRUCT(&app);
+    app.cmd = strdup(self);
+    app.argv = argv;
+    app.maxprocs = n;
+    child_ns[0] = '\0';
+    pmix_status_t rc = PMIx_Spawn(info, ninfo, &app, 1, child_ns);
+    app.argv = NULL;
+    free(app.cmd);
+    app.cmd = NULL;
+    return rc;
+}
+
+static int wait_job_end(const char *child_ns, int seconds) {
+    for (int i = 0; i < seconds * 1000 && !(job_end_seen && strcmp(job_end_ns, child_ns) == 0); ++i) usleep(1000);
+    return job_end_seen && strcmp(job_end_ns, child_ns) == 0;
+}
+
+static void test_alloc_spawn(const char *self) {
+    if (me.rank != 0) return;
+    pmix_status_t code = PMIX_EVENT_JOB_END;
+    volatile int registered = 0;
+    PMIx_Register_event_handler(&code, 1, NULL, 0, job_end_cb, reg_cb, (void *)&registered);
+    for (int i = 0; i < 5000 && !registered; ++i) usleep(1000);
+
+    /* a NEW allocation of one node, 2 CPUs */
+    pmix_info_t in[2], *res = NULL;
+    size_t nres = 0;
+    uint64_t nodes = 1, cpus = 2;
+    PMIX_INFO_CONSTRUCT(&in[0]);
+    PMIx_Info_load(&in[0], PMIX_ALLOC_NUM_NODES, &nodes, PMIX_UINT64);
+    PMIX_INFO_REQUIRED(&in[0]);
+    PMIX_INFO_CONSTRUCT(&in[1]);
+    PMIx_Info_load(&in[1], PMIX_ALLOC_NUM_CPUS, &cpus, PMIX_UINT64);
+    pmix_status_t rc = PMIx_Allocation_request(PMIX_ALLOC_NEW, in, 2, &res, &nres);
+    char id[128] = "", jobid[32] = "";
+    snprintf(id, sizeof(id), "%s", str_of(res, nres, PMIX_ALLOC_ID));
+    snprintf(jobid, sizeof(jobid), "%s", str_of(res, nres, PMIX_JOBID));
+    CHECK(rc == PMIX_SUCCESS && id[0] && jobid[0], "NEW allocation -> %s, PMIX_ALLOC_ID %s, job %s on %s",
+          PMIx_Error_string(rc), id, jobid, str_of(res, nres, PMIX_ALLOC_NODE_LIST));
+    if (res) PMIX_INFO_FREE(res, nres);
+    if (rc != PMIX_SUCCESS) return;
+    printf("NEW-ALLOC %s JOB %s\n", id, jobid);
+    fflush(stdout);
+    char prefix[64];
+    snprintf(prefix, sizeof(prefix), "pmixcpp.%s.", jobid);
+
+    /* spawn into it: PMIX_SPAWN_TARGET, then PMIX_ALLOC_ID */
+    const char *keys[] = {PMIX_SPAWN_TARGET, PMIX_ALLOC_ID};
+    for (int k = 0; k < 2; ++k) {
+        char child_ns[PMIX_MAX_NSLEN + 1];
+        pmix_info_t tgt;
+        PMIX_INFO_CONSTRUCT(&tgt);
+        PMIx_Info_load(&tgt, keys[k], id, PMIX_STRING);
+        PMIX_INFO_REQUIRED(&tgt);
+        double t0 = now_ms();
+        rc = spawn_solo(self, 2, 0, &tgt, 1, child_ns);
+        CHECK(rc == PMIX_SUCCESS && strncmp(child_ns, prefix, strlen(prefix)) == 0,
+              "PMIx_Spawn of 2 with %s=%s -> %s, namespace %s (a step of job %s; %.0f ms)", keys[k], id,
+              PMIx_Error_string(rc), child_ns, jobid, now_ms() - t0);
+        if (rc != PMIX_SUCCESS) continue;
+        printf("ALLOC-CHILDREN %s\n", child_ns);
+        fflush(stdout);
+        int ended = wait_job_end(child_ns, 60);
+        CHECK(ended && job_end_term == PMIX_SUCCESS, "PMIX_EVENT_JOB_END for %s (PMIX_JOB_TERM_STATUS %s)", child_ns,
+              PMIx_Error_string(job_end_term));
+        if (k == 0) {
+            /* the children's job is another Slurm job: no PMIx_Connect across jobs */
+            pmix_proc_t set[2];
+            set_pair(set, child_ns);
+            pmix_info_t to = timeout_info(10);
+            t0 = now_ms();
+            pmix_status_t crc = PMIx_Connect(set, 2, &to, 1);
+            CHECK(crc == PMIX_ERR_NOT_FOUND && now_ms() - t0 < 8000,
+                  "PMIx_Connect across two Slurm jobs is refused -> %s", PMIx_Error_string(crc));
+        }
+    }
+
+    /* an allocation this step never obtained */
+    char child_ns[PMIX_MAX_NSLEN + 1];
+    pmix_info_t bad;
+    PMIX_INFO_CONSTRUCT(&bad);
+    PMIx_Info_load(&bad, PMIX_SPAWN_TARGET, "99999.0.1", PMIX_STRING);
+    CHECK_RC(PMIX_ERR_BAD_PARAM, spawn_solo(self, 1, 0, &bad, 1, child_ns));
+
+    /* given back: no longer a target */
+    pmix_info_t rel;
+    PMIX_INFO_CONSTRUCT(&rel);
+    PMIx_Info_load(&rel, PMIX_ALLOC_ID, id, PMIX_STRING);
+    res = NULL;
+    nres = 0;
+    CHECK_RC(PMIX_SUCCESS, PMIx_Allocation_request(PMIX_ALLOC_RELEASE, &rel, 1, &res, &nres));
+    if (res) PMIX_INFO_FREE(res, nres);
+    pmix_info_t tgt;
+    PMIX_INFO_CONSTRUCT(&tgt);
+    PMIx_Info_load(&tgt, PMIX_SPAWN_TARGET, id, PMIX_STRING);
+    CHECK_RC(PMIX_ERR_BAD_PARAM, spawn_solo(self, 1, 0, &tgt, 1, child_ns));
+}
+
+static void test_orphan(const char *self, int sep, int sec) {
+    if (me.rank != 0) return;
+    char child_ns[PMIX_MAX_NSLEN + 1];
+    pmix_info_t info;
+    PMIX_INFO_CONSTRUCT(&info);
+    bool flag = true;
+    PMIx_Info_load(&info, PMIX_SPAWN_CHILD_SEP, &flag, PMIX_BOOL);
+    pmix_status_t rc = spawn_solo(self, 2, sec, &info, sep ? 1 : 0, child_ns);
+    CHECK(rc == PMIX_SUCCESS, "PMIx_Spawn of 2 sleeping %d s%s -> %s (%s)", sec,
+          sep ? " with PMIX_SPAWN_CHILD_SEP" : "", PMIx_Error_string(rc), child_ns);
+    printf("ORPHANS %s\n", child_ns);
+    fflush(stdout);
+}
+
+static void run_solo(int sec) {
+    pmix_value_t *v = NULL;
+    pmix_proc_t wild;
+    PMIX_LOAD_PROCID(&wild, me.nspace, PMIX_RANK_WILDCARD);
+    pmix_status_t rc = PMIx_Get(&wild, PMIX_PARENT_ID, NULL, 0, &v);
+    CHECK(rc == PMIX_SUCCESS && v && v->type == PMIX_PROC, "solo: PMIX_PARENT_ID -> %s", PMIx_Error_string(rc));
+    printf("SOLO rank %u of %s parent %s:%u job %s node %s\n", me.rank, me.nspace,
+           rc == PMIX_SUCCESS && v && v->type == PMIX_PROC ? v->data.proc->nspace : "?",
+           rc == PMIX_SUCCESS && v && v->type == PMIX_PROC ? v->data.proc->rank : 0,
+           getenv("SLURM_JOB_ID") ? getenv("SLURM_JOB_ID") : "?",
+           getenv("SLURMD_NODENAME") ? getenv("SLURMD_NODENAME") : "?");
+    fflush(stdout);
+    if (v) PMIX_VALUE_RELEASE(v);
+    if (sec > 0) sleep((unsigned)sec);
+    printf("SOLO-DONE rank %u of %s\n", me.rank, me.nspace);
+    fflush(stdout);
+}
+
 /* child [parent-rank]: connect with all parents (default) or with the spawning rank only */
 static void run_child(int parent_rank_only) {
     pmix_value_t *v = NULL;
@@ -375,6 +543,12 @@ int main(int argc, char **argv) {
     else if (strcmp(mode, "spawn") == 0) test_spawn(argv[0], argc > 2 ? atoi(argv[2]) : 4);
     else if (strcmp(mode, "child") == 0) run_child(argc > 2 && strcmp(argv[2], "parent-rank") == 0);
     else if (strcmp(mode, "grow") == 0) test_grow(argv[0], argc > 2 ? atoi(argv[2]) : 2);
+    else if (strcmp(mode, "alloc-spawn") == 0) test_alloc_spawn(argv[0]);
+    else if (strcmp(mode, "mixed") == 0)
+        test_mixed(argc > 2 ? argv[2] : "A", argc > 3 ? argv[3] : "t", argc > 4 ? (uint32_t)atoi(argv[4]) : 1);
+    else if (strcmp(mode, "orphan") == 0)
+        test_orphan(argv[0], argc > 2 ? atoi(argv[2]) : 0, argc > 3 ? atoi(argv[3]) : 300);
+    else if (strcmp(mode, "solo") == 0) run_solo(argc > 2 ? atoi(argv[2]) : 0);
     else CHECK(0, "unknown mode %s", mode);
     int out = ptest_exit();
     PMIx_Finalize(NULL, 0);
