@@ -254,6 +254,7 @@ private:
             PMIXCPP_LOG_ERROR("ucx transport: endpoint to node %s: %s", _opts.node_names[node].c_str(),
                               ucs_status_string(s));
             _eps[node] = nullptr;
+            peer_gone(node, std::string("endpoint: ") + ucs_status_string(s));  // (e.g. TCP refused)
             return false;
         }
         return true;
@@ -308,22 +309,25 @@ private:
         while (node < _eps.size() && _eps[node] != ep) ++node;
         if (node == _eps.size()) return;  // already closed
         close_ep(node);
+        peer_gone(node, std::string("endpoint error: ") + ucs_status_string(status));
+    }
+
+    // Our endpoint to `node` failed, or could not be created.
+    void peer_gone(uint32_t node, const std::string &why) {
         if (_state[node] != peer_state::alive) return;
         if (!_reached[node] && !_heard[node]) {
             // Never reached: it may have ended normally before we came (a short step); if it died,
             // a fence that needs it finds out (liveness probe).
             PMIXCPP_LOG_DEBUG("ucx transport: node %s unreachable before we ever talked (%s): taken as gone",
-                              _opts.node_names[node].c_str(), ucs_status_string(status));
+                              _opts.node_names[node].c_str(), why.c_str());
             _state[node] = peer_state::left;
             if (_seen_loss) {  // dead or finished? the server asks around; we watch the next one
-                if (_opts.on_peer_unreachable)
-                    _opts.on_peer_unreachable(node, std::string("endpoint error: ") + ucs_status_string(status));
+                if (_opts.on_peer_unreachable) _opts.on_peer_unreachable(node, why);
                 rewatch();
             }
             return;
         }
         _state[node] = peer_state::lost;
-        std::string why = std::string("endpoint error: ") + ucs_status_string(status);
         PMIXCPP_LOG_ERROR("ucx transport: node %s (%u) lost: %s", _opts.node_names[node].c_str(), node, why.c_str());
         if (_opts.on_peer_lost) _opts.on_peer_lost(node, why);
         _seen_loss = true;
