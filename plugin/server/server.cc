@@ -255,6 +255,11 @@ private:
     void handle_alloc(connection &c, const wire::Frame &f);   // allocation requests: see alloc.h
     void handle_query(connection &c, const wire::Frame &f);
     void handle_fabric(connection &c, const wire::Frame &f);
+    // Fabric updates (fabric_request.h, watch): from the first successful registration on, one
+    // watch at srun's side is always open; a new generation raises PMIX_FABRIC_UPDATED here.
+    void watch_fabric();
+    bool _fabric_watching = false;
+    uint64_t _fabric_generation = 0;  // 0 = not known yet
     bool queue_event_frame(uint32_t rank, std::span<const uint8_t> frame);
 
     void send_reply(uint64_t conn_id, uint32_t request_id, pmix_status_t status, const std::string &message,
@@ -1320,15 +1325,40 @@ void server_impl::handle_fabric(connection &c, const wire::Frame &f) {
         send_reply(c.id, f.id, body.status().code(), body.status().message());
         return;
     }
+    const bool registration = req.op == fabric::fabric_op::registration;
     _opts.fabric(std::move(body.value()), 60000,
-                 [this, conn = c.id, id = f.id](int status, const std::string &message, std::vector<uint8_t> reply) {
+                 [this, conn = c.id, id = f.id, registration](int status, const std::string &message,
+                                                               std::vector<uint8_t> reply) {
                      auto held = std::make_shared<std::vector<uint8_t>>(std::move(reply));
-                     post([this, conn, id, status, message, held] {
+                     post([this, conn, id, status, message, held, registration] {
                          if (status != PMIX_SUCCESS) return send_reply(conn, id, status, message);
+                         if (registration && !_fabric_watching) watch_fabric();
                          send_reply(conn, id, PMIX_SUCCESS, "", [held](wire::Writer &w) {
                              w.put_raw(held->data(), held->size());
                              return Status::success();
                          });
+                     });
+                 });
+}
+
+void server_impl::watch_fabric() {
+    _fabric_watching = true;
+    _opts.fabric(fabric::encode_watch(_fabric_generation), kWatchTimeoutMs,
+                 [this](int status, const std::string &message, std::vector<uint8_t> reply) {
+                     auto held = std::make_shared<std::vector<uint8_t>>(std::move(reply));
+                     post([this, status, message, held] {
+                         uint64_t generation = 0;
+                         wire::Reader r(held->data(), held->size());
+                         if (status != PMIX_SUCCESS || !r.get_u64(&generation).ok() || generation == 0) {
+                             PMIXCPP_LOG_VERBOSE("%s: no more fabric updates: %s", _step.nspace.c_str(),
+                                                 status != PMIX_SUCCESS ? message.c_str() : "malformed answer");
+                             _fabric_watching = false;
+                             return;
+                         }
+                         if (_fabric_generation != 0 && generation != _fabric_generation)
+                             _events->fabric_updated("default");
+                         _fabric_generation = generation;
+                         watch_fabric();
                      });
                  });
 }
