@@ -109,6 +109,10 @@ public:
             o.ev_read.reset();
             if (o.fd >= 0) close(o.fd);
         }
+        for (auto &[id, c] : _in) {
+            c->ev.reset();
+            close(c->fd);
+        }
         _in.clear();
         _ev_listen.reset();
         if (_listen_fd >= 0) close(_listen_fd);
