@@ -15,7 +15,7 @@
  *            argv[4] "stopped": the test stops that stepd instead (the fence times out first)
  *   nodesdown wait (argv[2] s) for one PMIX_ERR_NODE_DOWN about each node of the comma-separated
  *            list argv[3] (the test kills their stepds at once), nothing pending, no fence ever; prints
- *            EVENT-AT rank <r> <host> <realtime> per event
+ *            EVENT-AT rank <r> <host> <realtime> per event; the surviving nodes end 0.6 s apart
  *   signal   argv[2] "handler": register for PMIX_JCTRL_PREEMPT_ALERT and PMIX_ERR_JOB_CANCELED and
  *            print the signal events (PMIxCppSignalEvents) until argv[3] s pass or TERM's event
  *            came (or, with argv[4] "usr1", USR1's); "none": register nothing and sleep (a signal
@@ -595,7 +595,10 @@ static void mode_nodesdown(int wait_s, const char *victims) {
         if (n >= nvictims) break;
         usleep(10000);
     }
-    usleep(300000);  /* a duplicate would come now */
+    /* The nodes end at different times (0.6 s apart): a node ending normally is no loss, a
+     * duplicate or a false report would come now. */
+    const char *nid = getenv("SLURM_NODEID");
+    usleep(300000 + (useconds_t)(nid ? atoi(nid) : 0) * 600000);
     pthread_mutex_lock(&nds_lock);
     CHECK(nds_count == nvictims, "%d PMIX_ERR_NODE_DOWN events for %d killed nodes", nds_count, nvictims);
     for (int i = 0; i < nds_count && i < 16; ++i) {
