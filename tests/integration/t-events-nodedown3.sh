@@ -28,7 +28,7 @@ for case in ${PMIXCPP_NODEDOWN3_CASES:-tcp ucx ucx-tcp one-tcp one-ucx}; do
     env "${env[@]}" SLURM_PMIXCPP_TIMEOUT=120 timeout -k 5 150 \
         srun --mpi=pmixcpp -N5 --ntasks-per-node=2 -w n[1-5] "$prog" nodesdown 60 "$victims" >"$log" 2>&1 &
     srun_pid=$!
-    for _ in $(seq 300); do [ "$(grep -c '^READY' "$log")" -ge 10 ] && break; sleep 0.1; done
+    for _ in $(seq 600); do [ "$(grep -c '^READY' "$log")" -ge 10 ] && break; sleep 0.1; done
     expect_eq "$case: 10 ranks ready" 10 "$(grep -c '^READY' "$log")"
     stepds=$(awk '$1 == "READY" { print $7 }' "$log" | while read -r p; do awk '/^PPid:/ { print $2 }' "/proc/$p/status" 2>/dev/null; done | sort -u)
     kill_pids=""
@@ -67,7 +67,7 @@ for case in ${PMIXCPP_NODEDOWN3_CASES:-tcp ucx ucx-tcp one-tcp one-ucx}; do
     done
     [ "$left" -eq 0 ] && pass "$case: no slurmstepd of the step left" \
         || { fail "$case: $left slurmstepd of the step still running"; ps -o pid,stat,etime,cmd -p "$(echo $stepds | tr ' ' ,)" | sed 's/^/    /'; }
-    for _ in $(seq 150); do [ -z "$(squeue -h -w n[1-5] 2>/dev/null)" ] && break; sleep 0.2; done
+    for _ in $(seq 300); do [ -z "$(squeue -h -w n[1-5] 2>/dev/null)" ] && break; sleep 0.2; done
     [ -z "$(squeue -h -w n[1-5] 2>/dev/null)" ] && pass "$case: the job left n[1-5]" \
         || fail "$case: a job still holds n[1-5]: $(squeue -h -w n[1-5] -o '%i %t')"
 done
