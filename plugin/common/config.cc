@@ -115,6 +115,11 @@ const std::vector<key_def> &key_defs() {
         {"PMIxCppTreeTopology",
          [](plugin_config &c, const std::string &k, const std::string &v) { return parse_bool(k, v, c.tree_topology); },
          [](const plugin_config &c) { return std::string(c.tree_topology ? "yes" : "no"); }},
+        {"PMIxCppFabricPoll",
+         [](plugin_config &c, const std::string &k, const std::string &v) {
+             return parse_uint(k, v, 0, 86400, c.fabric_poll);
+         },
+         [](const plugin_config &c) { return std::to_string(c.fabric_poll); }},
         {"PMIxCppRingThreshold",
          [](plugin_config &c, const std::string &k, const std::string &v) {
              return parse_uint(k, v, 0, 1u << 30, c.ring_threshold);

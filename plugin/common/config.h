@@ -29,6 +29,7 @@ struct plugin_config {
     fence_algo fence = fence_algo::automatic;  // PMIxCppFence
     uint32_t tree_width = 8;              // PMIxCppTreeWidth: fan-out of the k-ary tree
     bool tree_topology = true;            // PMIxCppTreeTopology: the tree follows Slurm's switch topology
+    uint32_t fabric_poll = 10;            // PMIxCppFabricPoll: s between srun's topology checks once a fabric is registered (0 = never)
     uint32_t ring_threshold = 65536;      // PMIxCppRingThreshold: bytes per node above which auto picks the ring
     bool eager_connect = false;           // PMIxCppEagerConnect: connect to all peers at start
     bool dmodex_node = false;             // PMIxCppDmodexNode: a direct-modex answer carries the whole node's data

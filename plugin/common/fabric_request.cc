@@ -23,7 +23,29 @@ Result<std::vector<uint8_t>> encode_agent_request(const fabric_request &r) {
 bool is_fabric_body(std::span<const uint8_t> body) {
     wire::Reader rd(body);
     uint32_t magic = 0;
-    return rd.get_u32(&magic).ok() && magic == kFabricMagic;
+    return rd.get_u32(&magic).ok() && (magic == kFabricMagic || magic == kFabricWatchMagic);
+}
+
+std::vector<uint8_t> encode_watch(uint64_t known_generation) {
+    wire::Writer w;
+    w.put_u32(kFabricWatchMagic);
+    w.put_u64(known_generation);
+    return w.data();
+}
+
+bool is_watch_body(std::span<const uint8_t> body) {
+    wire::Reader rd(body);
+    uint32_t magic = 0;
+    return rd.get_u32(&magic).ok() && magic == kFabricWatchMagic;
+}
+
+Status decode_watch(std::span<const uint8_t> body, uint64_t *known_generation) {
+    wire::Reader rd(body);
+    uint32_t magic = 0;
+    PMIXCPP_RETURN_IF_ERROR(rd.get_u32(&magic));
+    if (magic != kFabricWatchMagic) return Status(PMIX_ERR_UNPACK_FAILURE, "not a fabric watch");
+    PMIXCPP_RETURN_IF_ERROR(rd.get_u64(known_generation));
+    return rd.expect_end();
 }
 
 Status decode_agent_request(std::span<const uint8_t> body, fabric_request *r) {
@@ -96,6 +118,12 @@ Result<std::vector<uint32_t>> decode_node_groups(const std::string &text, size_t
 }
 
 fabric_service::~fabric_service() {
+    {
+        std::lock_guard<std::mutex> g(_mutex);
+        _stopping = true;
+    }
+    _changed.notify_all();
+    if (_poller.joinable()) _poller.join();
     std::vector<std::thread> threads;
     {
         std::lock_guard<std::mutex> g(_threads_mutex);
@@ -110,10 +138,71 @@ Result<std::vector<sched::switch_record>> fabric_service::records(bool reload) {
     if (!_loaded || reload) {
         auto r = _load ? _load() : Result<std::vector<sched::switch_record>>(std::vector<sched::switch_record>{});
         if (!r.ok()) return r.status();
-        _records = std::move(r.value());
-        _loaded = true;
+        take_records(std::move(r.value()));
     }
     return _records;
+}
+
+void fabric_service::take_records(std::vector<sched::switch_record> &&recs) {
+    if (_loaded && recs == _records) return;
+    _generation = _loaded ? _generation + 1 : 1;
+    _records = std::move(recs);
+    _loaded = true;
+    _changed.notify_all();
+}
+
+session::agent_reply fabric_service::watch(uint64_t known) {
+    session::agent_reply rep;
+    if (_poll_sec == 0) {
+        rep.status = PMIX_ERR_NOT_SUPPORTED;
+        rep.message = "fabric updates are off (PMIxCppFabricPoll=0)";
+        return rep;
+    }
+    if (auto r = records(false); !r.ok()) {
+        rep.status = r.status().code() == PMIX_SUCCESS ? PMIX_ERROR : r.status().code();
+        rep.message = r.status().with_context("switch topology").message();
+        return rep;
+    }
+    std::unique_lock<std::mutex> g(_mutex);
+    if (!_poller.joinable() && !_stopping) {
+        try {
+            _poller = std::thread([this] { poll_loop(); });
+        } catch (const std::exception &e) {
+            rep.status = PMIX_ERR_OUT_OF_RESOURCE;
+            rep.message = std::string("cannot start the topology poller: ") + e.what();
+            return rep;
+        }
+    }
+    _changed.wait(g, [&] { return _stopping || _generation != known; });
+    if (_generation == known) {
+        rep.status = PMIX_ERR_NOT_AVAILABLE;
+        rep.message = "srun ends";
+        return rep;
+    }
+    wire::Writer w;
+    w.put_u64(_generation);
+    rep.body = w.data();
+    return rep;
+}
+
+// Reload Slurm's switch records every _poll_sec (outside the lock: an RPC to slurmctld).
+void fabric_service::poll_loop() {
+    std::unique_lock<std::mutex> g(_mutex);
+    while (!_stopping) {
+        if (_changed.wait_for(g, std::chrono::seconds(_poll_sec), [this] { return _stopping; })) break;
+        g.unlock();
+        auto r = _load ? _load() : Result<std::vector<sched::switch_record>>(std::vector<sched::switch_record>{});
+        g.lock();
+        if (!r.ok()) {
+            PMIXCPP_LOG_VERBOSE("fabric: switch topology not reloaded: %s", r.status().message().c_str());
+            continue;
+        }
+        uint64_t before = _generation;
+        take_records(std::move(r.value()));
+        if (_generation != before)
+            PMIXCPP_LOG_VERBOSE("fabric: Slurm's switch topology changed (generation %llu)",
+                                static_cast<unsigned long long>(_generation));
+    }
 }
 
 session::agent_reply fabric_service::handle(const fabric_request &r) {
@@ -148,7 +237,15 @@ void fabric_service::submit(int fd, std::vector<uint8_t> body) {
         _threads.emplace_back([this, fd, body = std::move(body)] {
             fabric_request req;
             session::agent_reply rep;
-            if (Status st = decode_agent_request(body, &req); !st.ok()) {
+            uint64_t known = 0;
+            if (is_watch_body(body)) {
+                if (Status st = decode_watch(body, &known); !st.ok()) {
+                    rep.status = PMIX_ERR_UNPACK_FAILURE;
+                    rep.message = "malformed fabric watch: " + st.message();
+                } else {
+                    rep = watch(known);
+                }
+            } else if (Status st = decode_agent_request(body, &req); !st.ok()) {
                 rep.status = PMIX_ERR_UNPACK_FAILURE;
                 rep.message = "malformed fabric request: " + st.message();
             } else {

@@ -6,6 +6,7 @@
 // the glue supplies the loader.
 #pragma once
 
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <mutex>
@@ -31,10 +32,23 @@ using sched::fabric_request;
 
 // Agent body: u32 magic, then the client request.
 Result<std::vector<uint8_t>> encode_agent_request(const fabric_request &r);
+// A request or a watch (below).
 bool is_fabric_body(std::span<const uint8_t> body);
 Status decode_agent_request(std::span<const uint8_t> body, fabric_request *r);
 // The agent's reply: session::agent_reply (i32 status, str message, bytes body); body = the
 // encoded wire::info_reply of sched::matrix_to_results, which the server relays as its reply.
+
+// Fabric updates for application processes: after the first successful PMIx_Fabric_register on
+// its node, a server watches srun's side: body u32 magic "PXFW", u64 the topology generation it
+// knows (0 = none yet). srun answers (agent_reply body: u64 generation) once its generation
+// differs (at once for 0); the server then raises PMIX_FABRIC_UPDATED for its local processes
+// (unless it knew none yet) and watches again. The generation counts changes of Slurm's switch
+// records, which srun polls (slurm_load_topo, as the user) every PMIxCppFabricPoll seconds from
+// the first watch on: nothing is polled for a step that never registers a fabric.
+inline constexpr uint32_t kFabricWatchMagic = 0x57465850;  // "PXFW"
+std::vector<uint8_t> encode_watch(uint64_t known_generation);
+bool is_watch_body(std::span<const uint8_t> body);
+Status decode_watch(std::span<const uint8_t> body, uint64_t *known_generation);
 
 // The tree fence follows the switch topology (coll/engines.h): srun computes each step node's
 // group (its leaf switch, numbered in order of first appearance among the step's nodes; a node
@@ -52,7 +66,8 @@ Result<std::vector<uint32_t>> decode_node_groups(const std::string &text, size_t
 class fabric_service {
 public:
     using loader_fn = std::function<Result<std::vector<sched::switch_record>>()>;
-    explicit fabric_service(loader_fn load) : _load(std::move(load)) {}
+    // poll_sec: how often watches reload the topology (0 = watches are refused).
+    explicit fabric_service(loader_fn load, uint32_t poll_sec = 10) : _load(std::move(load)), _poll_sec(poll_sec) {}
     ~fabric_service();
     fabric_service(const fabric_service &) = delete;
     fabric_service &operator=(const fabric_service &) = delete;
@@ -63,11 +78,23 @@ public:
     session::agent_reply handle(const fabric_request &r);
     // The switch records: loaded on first use; `reload` asks Slurm again.
     Result<std::vector<sched::switch_record>> records(bool reload);
+    // The answer to a watch (encode_watch): waits until the generation differs from `known` or
+    // the service ends (also for tests).
+    session::agent_reply watch(uint64_t known);
 
 private:
+    void poll_loop();
+    // Under _mutex: take freshly loaded records, counting a change.
+    void take_records(std::vector<sched::switch_record> &&recs);
+
     loader_fn _load;
-    std::mutex _mutex;  // the records
+    uint32_t _poll_sec;
+    std::mutex _mutex;  // the records, the generation, the poller
+    std::condition_variable _changed;
     bool _loaded = false;
+    bool _stopping = false;
+    uint64_t _generation = 0;  // 1 once loaded, +1 per change
+    std::thread _poller;       // from the first watch on
     std::vector<sched::switch_record> _records;
     std::mutex _threads_mutex;
     std::vector<std::thread> _threads;

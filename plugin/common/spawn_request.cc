@@ -537,7 +537,12 @@ void agent_spawn_host::spawn(std::vector<uint8_t> body, std::function<void(Resul
 
 void agent_spawn_host::call(std::vector<uint8_t> body, int timeout_ms,
                             std::function<void(Result<std::vector<uint8_t>>)> done) {
-    std::lock_guard<std::mutex> g(_mutex);
+    std::unique_lock<std::mutex> g(_mutex);
+    if (_cancel) {  // being destroyed (its threads already taken for joining): no new thread
+        g.unlock();
+        done(Status(PMIX_ERR_NOT_AVAILABLE, "the step ends"));
+        return;
+    }
     try {
         _threads.emplace_back([this, body = std::move(body), timeout_ms, done = std::move(done)] {
             done(agent_alloc_call(_host, _port, _secret, body, timeout_ms, &_cancel));

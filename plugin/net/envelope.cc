@@ -14,6 +14,7 @@ const char *to_string(channel c) {
     case channel::link: return "link";
     case channel::node_down: return "node down";
     case channel::node_probe: return "node probe";
+    case channel::node_query: return "node query";
     }
     return "unknown";
 }
@@ -54,7 +55,7 @@ Status decode_node_payload(std::span<const uint8_t> payload, const step_identity
     if (nspace != id.nspace) return Status(PMIX_ERR_NO_PERMISSIONS, "message for another step (" + nspace + ")");
     if (!same_secret(secret, id.secret)) return Status(PMIX_ERR_NO_PERMISSIONS, "wrong step secret");
     if (src >= nnodes) return Status(PMIX_ERR_BAD_PARAM, "source node " + std::to_string(src) + " out of range");
-    if ((chan < static_cast<uint16_t>(channel::coll) || chan > static_cast<uint16_t>(channel::node_probe)) &&
+    if ((chan < static_cast<uint16_t>(channel::coll) || chan > static_cast<uint16_t>(channel::node_query)) &&
         (chan < kChannelPubsubRequest || chan > kChannelJobControl))
         return Status(PMIX_ERR_BAD_PARAM, "unknown channel " + std::to_string(chan));
     out->src_node = src;

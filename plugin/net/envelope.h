@@ -21,9 +21,11 @@ inline constexpr uint32_t kMaxNodePayload = 256u << 20;
 // What a body is for; the transport does not look inside.
 // `link` is the transports' own (hello/goodbye between two servers; never handed up);
 // `node_down` carries "node X is lost" from the node that noticed to the others; `node_probe`
-// asks a node that a collective timed out on whether its server still answers.
+// asks a node that a collective timed out on whether its server still answers; `node_query`
+// asks the live nodes whether a node that refused us said goodbye to them (dead or finished?).
 enum class channel : uint16_t {
-    coll = 1, dmodex_request = 2, dmodex_reply = 3, event = 4, link = 5, node_down = 6, node_probe = 7
+    coll = 1, dmodex_request = 2, dmodex_reply = 3, event = 4, link = 5, node_down = 6, node_probe = 7,
+    node_query = 8
 };
 // Dynamic-process channels (plugin/server/dyn.h), numbered apart from the core ones.
 inline constexpr uint16_t kChannelPubsubRequest = 16;  // a publish/lookup/unpublish for node 0

@@ -97,6 +97,7 @@ public:
     tcp_transport(event_base *base, transport_options opts) : _base(base), _opts(std::move(opts)) {
         _out.resize(_opts.node_names.size());
         _state.assign(_opts.node_names.size(), peer_state::alive);
+        _bye.assign(_opts.node_names.size(), false);
         for (uint32_t i = 0; i < _out.size(); ++i) {
             _out[i].owner = this;
             _out[i].node = i;
@@ -107,6 +108,10 @@ public:
             o.ev.reset();
             o.ev_read.reset();
             if (o.fd >= 0) close(o.fd);
+        }
+        for (auto &[id, c] : _in) {
+            c->ev.reset();
+            close(c->fd);
         }
         _in.clear();
         _ev_listen.reset();
@@ -164,10 +169,15 @@ public:
     }
 
     void forget(uint32_t node) override {
-        if (node >= _out.size() || node == _opts.node_id || _state[node] != peer_state::alive) return;
+        if (node >= _out.size() || node == _opts.node_id || _state[node] == peer_state::lost) return;
         _state[node] = peer_state::lost;
         close_peer(node);
+        _seen_loss = true;
+        rewatch();
     }
+
+    bool said_goodbye(uint32_t node) const override { return node < _bye.size() && _bye[node]; }
+    bool peer_alive(uint32_t node) const override { return node < _state.size() && _state[node] == peer_state::alive; }
 
     void leave(int budget_ms) override {
         uint8_t bye = static_cast<uint8_t>(link_kind::bye);
@@ -293,6 +303,7 @@ private:
             if (_opts.on_receive) _opts.on_receive(std::move(env));
             return;
         }
+        if (env.body.size() == 1 && env.body[0] == static_cast<uint8_t>(link_kind::bye)) _bye[env.src_node] = true;
         if (env.body.size() == 1 && env.body[0] == static_cast<uint8_t>(link_kind::bye) &&
             _state[env.src_node] == peer_state::alive) {
             _state[env.src_node] = peer_state::left;
@@ -334,6 +345,27 @@ private:
         if (!report) return;
         PMIXCPP_LOG_ERROR("tcp transport: node %s (%u) lost: %s", _opts.node_names[node].c_str(), node, why.c_str());
         if (_opts.on_peer_lost) _opts.on_peer_lost(node, why);
+        _seen_loss = true;
+        rewatch();
+    }
+
+    // After a loss: watch the nearest live node on each side (transport.h), connecting to it and
+    // greeting it unless we already have a connection to it.
+    void rewatch() {
+        if (!_opts.watch_neighbours || !_have_peers || !_seen_loss) return;
+        const uint32_t n = static_cast<uint32_t>(_out.size());
+        for (uint32_t side = 0; side < 2; ++side) {
+            for (uint32_t k = 1; k < n; ++k) {
+                uint32_t i = side == 0 ? (_opts.node_id + k) % n : (_opts.node_id + n - k) % n;
+                if (_state[i] != peer_state::alive) continue;
+                if (_out[i].fd < 0) {
+                    PMIXCPP_LOG_DEBUG("tcp transport: watching node %s now", _opts.node_names[i].c_str());
+                    uint8_t hello = static_cast<uint8_t>(link_kind::hello);
+                    send(i, channel::link, {&hello, 1});
+                }
+                break;
+            }
+        }
     }
 
     void close_peer(uint32_t node) {
@@ -375,10 +407,15 @@ private:
     // loss to report; if it did die, a fence that needs it finds out (liveness probe).
     void fail_out(out_conn &o, const std::string &why) {
         if (!o.ever_connected && _state[o.node] == peer_state::alive) {
+            const uint32_t node = o.node;
             PMIXCPP_LOG_DEBUG("tcp transport: node %s unreachable before we ever talked (%s): taken as gone",
-                              _opts.node_names[o.node].c_str(), why.c_str());
-            _state[o.node] = peer_state::left;
-            close_peer(o.node);
+                              _opts.node_names[node].c_str(), why.c_str());
+            _state[node] = peer_state::left;
+            close_peer(node);
+            if (_seen_loss) {  // dead or finished? the server asks around; we watch the next one
+                if (_opts.on_peer_unreachable) _opts.on_peer_unreachable(node, "connection failed: " + why);
+                rewatch();
+            }
             return;
         }
         if (_state[o.node] == peer_state::alive)
@@ -434,6 +471,8 @@ private:
     bool _have_peers = false;
     std::vector<out_conn> _out;
     std::vector<peer_state> _state;  // by node
+    std::vector<bool> _bye;          // by node: it said goodbye to us
+    bool _seen_loss = false;         // a node was lost: the ring closes over the survivors
     std::map<uint64_t, std::unique_ptr<in_conn>> _in;
     uint64_t _next_in = 1;
 };

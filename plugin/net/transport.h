@@ -14,6 +14,21 @@
 // once, and messages to that node are dropped from then on. So that every node is watched even
 // if nothing else talks to it, each server connects to its ring neighbours ((id +- 1) mod n) as
 // soon as the address table is known and greets them (hello).
+//
+// The ring closes over the survivors: once a node is lost (found here, or forget()), each
+// transport watches its nearest live neighbours on both sides (alive = neither lost nor left),
+// connecting to and greeting any it did not watch yet. So a run of consecutive dead nodes is
+// found in a cascade, each refused connection leading to the next node.
+// Dead or finished? A peer we never reached that refuses us may have ended its part of the step
+// normally before we came (short steps end at different times), or may be dead. Before any loss
+// (the start of every step) it is quietly taken as gone (left), as it always was. Once a loss was
+// seen, the transport still stops talking to it (left) and moves on to the next node, but hands
+// the question to the server (on_peer_unreachable): the server asks every other live node
+// whether that peer said goodbye to it (said_goodbye()); a node that ended normally said
+// goodbye to the neighbours it had, so someone knows, unless those died too. Nobody knows
+// within a deadline: it is lost (forget()). We chose this over asking srun's agent (which hears
+// of a node's end only when the node saw a loss) and over a probe (a refused connection
+// already says the server is gone; only whether it ended well is open).
 #pragma once
 
 #include <event2/event.h>
@@ -41,6 +56,9 @@ struct transport_options {
     // A peer is lost (see above); on the loop thread, at most once per node.
     std::function<void(uint32_t node, const std::string &why)> on_peer_lost;
     bool watch_neighbours = true;  // connect to the ring neighbours at once (lost-node detection)
+    // After a loss: a peer we never reached is gone, dead or finished (see above); on the loop
+    // thread, at most once per node. The transport already treats it as left.
+    std::function<void(uint32_t node, const std::string &why)> on_peer_unreachable;
 };
 
 class node_transport {
@@ -53,8 +71,13 @@ public:
     virtual Status set_peers(const std::vector<std::string> &addresses) = 0;
     virtual bool has_peers() const = 0;
     virtual void send(uint32_t node, channel chan, std::span<const uint8_t> body) = 0;
-    // Another node reported `node` lost: stop talking to it (its messages are dropped).
+    // `node` is lost (another node reported it, or the server decided): stop talking to it (its
+    // messages are dropped) and close the ring over it. Also for a node taken as left.
     virtual void forget(uint32_t node) = 0;
+    // Whether `node` said goodbye to us (its step ended normally), and whether we still take it
+    // for alive (neither lost nor left).
+    virtual bool said_goodbye(uint32_t node) const = 0;
+    virtual bool peer_alive(uint32_t node) const = 0;
     // The step ends normally on this node: say goodbye on every connection, waiting at most
     // `budget_ms` for the bytes to leave. Called once the loop thread has stopped.
     virtual void leave(int budget_ms) = 0;

@@ -82,6 +82,7 @@ public:
         _state.assign(_opts.node_names.size(), peer_state::alive);
         _heard.assign(_opts.node_names.size(), false);
         _reached.assign(_opts.node_names.size(), false);
+        _bye.assign(_opts.node_names.size(), false);
     }
 
     ~ucx_transport() override {
@@ -182,10 +183,15 @@ public:
     }
 
     void forget(uint32_t node) override {
-        if (node >= _eps.size() || node == _opts.node_id || _state[node] != peer_state::alive) return;
+        if (node >= _eps.size() || node == _opts.node_id || _state[node] == peer_state::lost) return;
         _state[node] = peer_state::lost;
         close_ep(node);
+        _seen_loss = true;
+        rewatch();
     }
+
+    bool said_goodbye(uint32_t node) const override { return node < _bye.size() && _bye[node]; }
+    bool peer_alive(uint32_t node) const override { return node < _state.size() && _state[node] == peer_state::alive; }
 
     void leave(int budget_ms) override {
         if (!_have_peers) return;
@@ -248,6 +254,7 @@ private:
             PMIXCPP_LOG_ERROR("ucx transport: endpoint to node %s: %s", _opts.node_names[node].c_str(),
                               ucs_status_string(s));
             _eps[node] = nullptr;
+            peer_gone(node, std::string("endpoint: ") + ucs_status_string(s));  // (e.g. TCP refused)
             return false;
         }
         return true;
@@ -302,19 +309,47 @@ private:
         while (node < _eps.size() && _eps[node] != ep) ++node;
         if (node == _eps.size()) return;  // already closed
         close_ep(node);
+        peer_gone(node, std::string("endpoint error: ") + ucs_status_string(status));
+    }
+
+    // Our endpoint to `node` failed, or could not be created.
+    void peer_gone(uint32_t node, const std::string &why) {
         if (_state[node] != peer_state::alive) return;
         if (!_reached[node] && !_heard[node]) {
             // Never reached: it may have ended normally before we came (a short step); if it died,
             // a fence that needs it finds out (liveness probe).
             PMIXCPP_LOG_DEBUG("ucx transport: node %s unreachable before we ever talked (%s): taken as gone",
-                              _opts.node_names[node].c_str(), ucs_status_string(status));
+                              _opts.node_names[node].c_str(), why.c_str());
             _state[node] = peer_state::left;
+            if (_seen_loss) {  // dead or finished? the server asks around; we watch the next one
+                if (_opts.on_peer_unreachable) _opts.on_peer_unreachable(node, why);
+                rewatch();
+            }
             return;
         }
         _state[node] = peer_state::lost;
-        std::string why = std::string("endpoint error: ") + ucs_status_string(status);
         PMIXCPP_LOG_ERROR("ucx transport: node %s (%u) lost: %s", _opts.node_names[node].c_str(), node, why.c_str());
         if (_opts.on_peer_lost) _opts.on_peer_lost(node, why);
+        _seen_loss = true;
+        rewatch();
+    }
+
+    // After a loss: an endpoint to the nearest live node on each side (transport.h), greeted.
+    void rewatch() {
+        if (!_opts.watch_neighbours || !_have_peers || !_seen_loss) return;
+        const uint32_t n = static_cast<uint32_t>(_eps.size());
+        for (uint32_t side = 0; side < 2; ++side) {
+            for (uint32_t k = 1; k < n; ++k) {
+                uint32_t i = side == 0 ? (_opts.node_id + k) % n : (_opts.node_id + n - k) % n;
+                if (_state[i] != peer_state::alive) continue;
+                if (!_eps[i]) {
+                    PMIXCPP_LOG_DEBUG("ucx transport: watching node %s now", _opts.node_names[i].c_str());
+                    uint8_t hello = static_cast<uint8_t>(link_kind::hello);
+                    send(i, channel::link, {&hello, 1});
+                }
+                break;
+            }
+        }
     }
 
     static void on_sent(void *, ucs_status_t status, void *user) {
@@ -387,6 +422,8 @@ private:
                 }
                 _heard[env.src_node] = true;
                 if (env.chan == static_cast<uint16_t>(channel::link)) {
+                    if (env.body.size() == 1 && env.body[0] == static_cast<uint8_t>(link_kind::bye))
+                        _bye[env.src_node] = true;
                     if (env.body.size() == 1 && env.body[0] == static_cast<uint8_t>(link_kind::bye) &&
                         _state[env.src_node] == peer_state::alive) {
                         _state[env.src_node] = peer_state::left;
@@ -427,6 +464,8 @@ private:
     std::vector<peer_state> _state;  // by node
     std::vector<bool> _heard;        // by node: it sent us something (it has an endpoint to us)
     std::vector<bool> _reached;      // by node: a send to it completed
+    std::vector<bool> _bye;          // by node: it said goodbye to us
+    bool _seen_loss = false;         // a node was lost: the ring closes over the survivors
 };
 
 }  // namespace

@@ -256,6 +256,23 @@ void event_engine::time_limit_alert(uint32_t seconds_left) {
     else PMIXCPP_LOG_VERBOSE("%s: %s", _step.nspace.c_str(), text.c_str());
 }
 
+void event_engine::fabric_updated(const std::string &plane) {
+    const char *text = "the fabric changed: PMIx_Fabric_update shows the new cost matrix";
+    auto *infos = static_cast<pmix_info_t *>(calloc(2, sizeof(pmix_info_t)));
+    if (infos == nullptr) return;
+    infos[0] = make_info(PMIX_FABRIC_PLANE, plane.c_str(), PMIX_STRING);
+    infos[1] = make_info(PMIX_EVENT_TEXT_MESSAGE, text, PMIX_STRING);
+    wire::event_notification ev;
+    ev.infos = InfoArray(infos, 2);
+    ev.status = PMIX_FABRIC_UPDATED;
+    strncpy(ev.source.nspace, _step.nspace.c_str(), PMIX_MAX_NSLEN);
+    ev.source.rank = PMIX_RANK_UNDEF;
+    ev.range = PMIX_RANGE_LOCAL;
+    Status st = deliver(ev, false);
+    if (!st.ok()) PMIXCPP_LOG_ERROR("%s: cannot send the fabric update: %s", _step.nspace.c_str(), st.message().c_str());
+    else PMIXCPP_LOG_VERBOSE("%s: %s (plane %s)", _step.nspace.c_str(), text, plane.c_str());
+}
+
 void event_engine::node_down(uint32_t node, const std::string &why) {
     if (node >= _step.node_ranks.size() || node == _step.node_id) return;
     const auto &ranks = _step.node_ranks[node];

@@ -116,6 +116,10 @@ public:
     // Node `node` of the step is lost (`why` for the text message): PMIX_ERR_NODE_DOWN to this
     // node's processes, cached for handlers registered later.
     void node_down(uint32_t node, const std::string &why);
+    // Slurm's switch topology changed (plugin/common/fabric_request.h, watch): PMIX_FABRIC_UPDATED
+    // with PMIX_FABRIC_PLANE to this node's processes; their fabrics show the change once they
+    // call PMIx_Fabric_update.
+    void fabric_updated(const std::string &plane);
 
     // Routing decision alone (no side effects). from_remote: never forward again.
     Result<event_targets> route(const wire::event_notification &ev, bool from_remote) const;

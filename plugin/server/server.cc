@@ -19,6 +19,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <thread>
 
 #include "../coll/fence_manager.h"
@@ -257,6 +258,11 @@ private:
     void handle_alloc(connection &c, const wire::Frame &f);   // allocation requests: see alloc.h
     void handle_query(connection &c, const wire::Frame &f);
     void handle_fabric(connection &c, const wire::Frame &f);
+    // Fabric updates (fabric_request.h, watch): from the first successful registration on, one
+    // watch at srun's side is always open; a new generation raises PMIX_FABRIC_UPDATED here.
+    void watch_fabric();
+    bool _fabric_watching = false;
+    uint64_t _fabric_generation = 0;  // 0 = not known yet
     // Another step of the job (plugin/common/xstep.h): a direct-modex request for a local rank, or
     // an event; and what goes to the other steps.
 public:
@@ -340,6 +346,20 @@ private:
     void handle_probe(uint32_t from, const std::vector<uint8_t> &body);
     static constexpr auto kProbeTimeout = std::chrono::seconds(5);
     std::map<uint32_t, server_clock::time_point> _probes;  // node -> answer deadline
+    // A node that refused us after a loss: dead or finished (net/transport.h)? Ask every other
+    // live node whether it said goodbye there (channel node_query: u8 1 ask / 2 answer, u32 node,
+    // an answer then u8 1 = it said goodbye here). One "yes": it finished; all "no" (nodes that
+    // are lost or left meanwhile count as no), or no answer within kQueryTimeout: it is lost.
+    void node_unreachable(uint32_t node, const std::string &why);
+    void handle_query(uint32_t from, const std::vector<uint8_t> &body);
+    void settle_queries();
+    static constexpr auto kQueryTimeout = std::chrono::seconds(2);
+    struct node_query {
+        server_clock::time_point deadline;
+        std::set<uint32_t> waiting;  // nodes whose answer is still due
+        std::string why;
+    };
+    std::map<uint32_t, node_query> _queries;  // by the node asked about
     std::vector<bool> _node_lost;                                  // by node
     std::map<uint64_t, std::vector<uint32_t>> _remote_fence_nodes;  // remote fence -> its nodes
     std::optional<server_clock::time_point> remote_deadline(std::optional<server_clock::time_point> asked) const;
@@ -759,6 +779,8 @@ void server_impl::rearm_timer() {
     if (_time_alert_at && (!next || *_time_alert_at < *next)) next = _time_alert_at;
     for (const auto &[node, deadline] : _probes)
         if (!next || deadline < *next) next = deadline;
+    for (const auto &[node, q] : _queries)
+        if (!next || q.deadline < *next) next = q.deadline;
     if (!next) {
         event_del(_ev_timer.get());
         return;
@@ -781,6 +803,14 @@ void server_impl::expire_deadlines() {
     for (uint32_t node : silent) {
         _probes.erase(node);
         node_lost(node, "its server did not answer a liveness probe within 5 s after a fence timed out waiting for it",
+                  true);
+    }
+    std::vector<std::pair<uint32_t, std::string>> unanswered;
+    for (const auto &[node, q] : _queries)
+        if (q.deadline <= now) unanswered.emplace_back(node, q.why);
+    for (const auto &[node, why] : unanswered) {
+        _queries.erase(node);
+        node_lost(node, "its server is gone (" + why + ") and no live node said within 2 s that it ended normally",
                   true);
     }
     if (_time_alert_at && now >= *_time_alert_at) {
@@ -1364,15 +1394,40 @@ void server_impl::handle_fabric(connection &c, const wire::Frame &f) {
         send_reply(c.id, f.id, body.status().code(), body.status().message());
         return;
     }
+    const bool registration = req.op == fabric::fabric_op::registration;
     _opts.fabric(std::move(body.value()), 60000,
-                 [this, conn = c.id, id = f.id](int status, const std::string &message, std::vector<uint8_t> reply) {
+                 [this, conn = c.id, id = f.id, registration](int status, const std::string &message,
+                                                               std::vector<uint8_t> reply) {
                      auto held = std::make_shared<std::vector<uint8_t>>(std::move(reply));
-                     post([this, conn, id, status, message, held] {
+                     post([this, conn, id, status, message, held, registration] {
                          if (status != PMIX_SUCCESS) return send_reply(conn, id, status, message);
+                         if (registration && !_fabric_watching) watch_fabric();
                          send_reply(conn, id, PMIX_SUCCESS, "", [held](wire::Writer &w) {
                              w.put_raw(held->data(), held->size());
                              return Status::success();
                          });
+                     });
+                 });
+}
+
+void server_impl::watch_fabric() {
+    _fabric_watching = true;
+    _opts.fabric(fabric::encode_watch(_fabric_generation), kWatchTimeoutMs,
+                 [this](int status, const std::string &message, std::vector<uint8_t> reply) {
+                     auto held = std::make_shared<std::vector<uint8_t>>(std::move(reply));
+                     post([this, status, message, held] {
+                         uint64_t generation = 0;
+                         wire::Reader r(held->data(), held->size());
+                         if (status != PMIX_SUCCESS || !r.get_u64(&generation).ok() || generation == 0) {
+                             PMIXCPP_LOG_VERBOSE("%s: no more fabric updates: %s", _step.nspace.c_str(),
+                                                 status != PMIX_SUCCESS ? message.c_str() : "malformed answer");
+                             _fabric_watching = false;
+                             return;
+                         }
+                         if (_fabric_generation != 0 && generation != _fabric_generation)
+                             _events->fabric_updated("default");
+                         _fabric_generation = generation;
+                         watch_fabric();
                      });
                  });
 }
@@ -1410,6 +1465,9 @@ Status server_impl::setup_multinode() {
     // react from the loop, never re-entrantly (the transport already drops messages to it).
     to.on_peer_lost = [this](uint32_t node, const std::string &why) {
         post([this, node, why] { node_lost(node, why, true); });
+    };
+    to.on_peer_unreachable = [this](uint32_t node, const std::string &why) {
+        post([this, node, why] { node_unreachable(node, why); });
     };
     _node_lost.assign(_step.node_names.size(), false);
     if (mo.secret.empty()) return Status(PMIX_ERR_NO_PERMISSIONS, "no step secret for the node transport");
@@ -1599,6 +1657,7 @@ void server_impl::on_node_message(net::envelope &&env) {
     case net::channel::dmodex_reply: handle_dmodex_reply(env.src_node, env.body); break;
     case net::channel::node_down: handle_node_down(env.src_node, env.body); break;
     case net::channel::node_probe: handle_probe(env.src_node, env.body); break;
+    case net::channel::node_query: handle_query(env.src_node, env.body); break;
     default: _dyn->on_node(env.src_node, env.chan, env.body); break;
     case net::channel::event: {
         Status st = _events->from_remote(env.body);
@@ -1615,6 +1674,7 @@ void server_impl::node_lost(uint32_t node, const std::string &why, bool noticed_
     if (node >= _node_lost.size() || node == _step.node_id || _node_lost[node]) return;
     _node_lost[node] = true;
     _probes.erase(node);
+    _queries.erase(node);
     const std::string &name = _step.node_names.at(node);
     PMIXCPP_LOG_ERROR("%s: node %s is lost: %s", _step.nspace.c_str(), name.c_str(), why.c_str());
     if (_net) {
@@ -1649,7 +1709,76 @@ void server_impl::node_lost(uint32_t node, const std::string &why, bool noticed_
     if (!failed.empty() || gets > 0)
         PMIXCPP_LOG_VERBOSE("%s: %zu fences and %zu gets failed with node %s", _step.nspace.c_str(), failed.size(),
                             gets, name.c_str());
+    settle_queries();  // its answer is no longer due
     rearm_timer();
+}
+
+void server_impl::node_unreachable(uint32_t node, const std::string &why) {
+    if (!_net || node >= _node_lost.size() || node == _step.node_id || _node_lost[node] || _queries.count(node))
+        return;
+    if (_net->said_goodbye(node)) return;
+    node_query q{server_clock::now() + kQueryTimeout, {}, why};
+    wire::Writer w;
+    w.put_u8(1);
+    w.put_u32(node);
+    for (uint32_t n = 0; n < _node_lost.size(); ++n)
+        if (n != _step.node_id && n != node && !_node_lost[n] && _net->peer_alive(n)) q.waiting.insert(n);
+    PMIXCPP_LOG_VERBOSE("%s: node %s is gone (%s); asking %zu nodes whether it ended normally", _step.nspace.c_str(),
+                        _step.node_names.at(node).c_str(), why.c_str(), q.waiting.size());
+    std::vector<uint32_t> ask(q.waiting.begin(), q.waiting.end());
+    _queries.emplace(node, std::move(q));
+    for (uint32_t n : ask) _net->send(n, net::channel::node_query, w.data());
+    settle_queries();
+    rearm_timer();
+}
+
+void server_impl::settle_queries() {
+    if (!_net) return;
+    std::vector<std::pair<uint32_t, std::string>> done;
+    for (auto &[node, q] : _queries) {
+        std::erase_if(q.waiting, [this](uint32_t n) { return _node_lost[n] || !_net->peer_alive(n); });
+        if (q.waiting.empty()) done.emplace_back(node, q.why);
+    }
+    for (const auto &[node, why] : done) {
+        _queries.erase(node);
+        node_lost(node, "its server is gone (" + why + ") and no live node got its goodbye", true);
+    }
+}
+
+void server_impl::handle_query(uint32_t from, const std::vector<uint8_t> &body) {
+    wire::Reader r(body.data(), body.size());
+    uint8_t kind = 0, yes = 0;
+    uint32_t node = 0;
+    Status st = r.get_u8(&kind);
+    if (st.ok()) st = r.get_u32(&node);
+    if (st.ok() && kind == 2) st = r.get_u8(&yes);
+    if (st.ok()) st = r.expect_end();
+    if (st.ok() && ((kind != 1 && kind != 2) || node >= _node_lost.size() || yes > 1))
+        st = Status(PMIX_ERR_BAD_PARAM, "kind " + std::to_string(kind) + ", node " + std::to_string(node));
+    if (!st.ok() || !_net) {
+        PMIXCPP_LOG_ERROR("%s: malformed node query from node %u dropped: %s", _step.nspace.c_str(), from,
+                          st.message().c_str());
+        return;
+    }
+    if (kind == 1) {
+        wire::Writer w;
+        w.put_u8(2);
+        w.put_u32(node);
+        w.put_u8(_net->said_goodbye(node) ? 1 : 0);
+        _net->send(from, net::channel::node_query, w.data());
+        return;
+    }
+    auto it = _queries.find(node);
+    if (it == _queries.end()) return;
+    if (yes) {
+        PMIXCPP_LOG_VERBOSE("%s: node %s ended normally (node %s got its goodbye)", _step.nspace.c_str(),
+                            _step.node_names.at(node).c_str(), _step.node_names.at(from).c_str());
+        _queries.erase(it);
+        rearm_timer();
+        return;
+    }
+    it->second.waiting.erase(from);
+    settle_queries();
 }
 
 void server_impl::handle_node_down(uint32_t from, const std::vector<uint8_t> &body) {

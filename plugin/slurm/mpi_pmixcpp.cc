@@ -583,7 +583,7 @@ PMIXCPP_EXPORT mpi_plugin_client_state_t *mpi_p_client_prelaunch(const mpi_plugi
         else state().job_store = std::move(store.value());
         state().step_nspace = make_namespace(job->step_id.job_id, job->step_id.step_id);
         // Slurm's switch topology: loaded by the first PMIx_Fabric_register of the step, as the user.
-        state().fabric = std::make_unique<fabric::fabric_service>(load_slurm_topology);
+        state().fabric = std::make_unique<fabric::fabric_service>(load_slurm_topology, cfg.fabric_poll);
         // With topology/tree, srun loads it now (one RPC, kept for PMIx_Fabric_register) so that
         // the step's tree fence follows the switches: nodes under one switch form a subtree.
         if (cfg.tree_topology && step_nodes.size() > 2 && slurm_conf.topology_plugin &&

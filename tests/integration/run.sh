@@ -4,7 +4,7 @@
 # usage: tests/integration/run.sh [t-name ...]
 #   PMIXCPP_PLUGIN_DIR  directory holding the installed mpi_pmixcpp.so (required)
 #   PMIXCPP_PREFIX      prefix pmixcpp was installed into (client library, test programs)
-#   PMIXCPP_NODES       cluster size (default 4)
+#   PMIXCPP_NODES       cluster size (default 6: t-events-nodedown3 needs 5)
 # Starts the cluster, runs every tests/integration/t-*.sh (or the ones named),
 # stops the cluster, and prints "N passed, N failed".
 set -u
@@ -16,6 +16,7 @@ export PMIXCPP_PLUGIN_DIR PMIXCPP_PREFIX="${PMIXCPP_PREFIX:-}"
 . "$here/lib.sh"
 
 cluster="$PMIXCPP_SRCDIR/contrib/cluster.sh"
+export PMIXCPP_NODES="${PMIXCPP_NODES:-6}"
 "$cluster" restart || { echo "cluster did not start" >&2; exit 2; }
 eval "$("$cluster" env)"
 trap '"$cluster" stop >/dev/null 2>&1' EXIT

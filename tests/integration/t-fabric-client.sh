@@ -2,6 +2,7 @@
 # the matrix comes through the step's server from srun's side (Slurm's switch topology, loaded
 # once per srun). Topology: two leaf switches (n1 n2 | n3 n4) under one spine. Also: the same
 # matrix as the scheduler API (pmixcpp_info --fabric), PMIX_ERR_NOT_AVAILABLE without topology.
+# Then PMIX_FABRIC_UPDATED in application processes after `scontrol reconfigure`.
 # Requires: make install (pmix_fabric test program, pmixcpp_info).
 . "$(dirname "$0")/lib.sh"
 prog="${PMIXCPP_PREFIX:?set PMIXCPP_PREFIX}/libexec/pmixcpp/tests/pmix_fabric"
@@ -48,6 +49,7 @@ expect_match "pmixcpp_info --fabric --step: row n3" '^ +2 +4 +4 +0 +2$' "$out"
 flag="$PMIXCPP_CLUSTER_DIR.fabric-update.flag"
 ulog="$PMIXCPP_CLUSTER_DIR.fabric-update.log"
 rm -f "$flag"
+: > "$ulog"
 timeout -k 5 150 srun --mpi=pmixcpp -N2 --ntasks-per-node=1 "$prog" update "$flag" > "$ulog" 2>&1 &
 job=$!
 for i in $(seq 1 300); do [ "$(grep -c 'before update' "$ulog")" -ge 2 ] && break; sleep 0.1; done
@@ -64,6 +66,28 @@ expect_match "after the update: 3 vertices" '^rank 0 after update: 3 vertices$' 
 expect_match "updated row n3: across the spine 4, itself 0" '^rank 0 updated cost 2: 4 4 0$' "$uout"
 expect_eq "both ranks passed the update" 2 "$(echo "$uout" | grep -c '^RESULT-PASS rank')"
 rm -f "$flag" "$ulog"
+
+# PMIX_FABRIC_UPDATED: a process that registered a fabric and a handler gets the event when
+# slurmctld's topology changes (srun polls it every PMIxCppFabricPoll s once a fabric is
+# registered); its fabric keeps the old matrix until PMIx_Fabric_update, which shows the new one.
+: > "$ulog"
+timeout -k 5 150 env SLURM_PMIXCPP_FABRICPOLL=1 srun --mpi=pmixcpp -N2 --ntasks-per-node=1 "$prog" event > "$ulog" 2>&1 &
+job=$!
+for i in $(seq 1 300); do [ "$(grep -c 'before update' "$ulog")" -ge 2 ] && break; sleep 0.1; done
+expect_match "event: before, 3 vertices" '^rank 0 before update: 3 vertices$' "$(cat "$ulog")"
+printf 'SwitchName=s1 Nodes=n1\nSwitchName=s2 Nodes=n[2-4]\nSwitchName=spine Switches=s[1-2]\n' > "$etc/topology.conf"
+t0=$(date +%s.%N)
+scontrol reconfigure >/dev/null 2>&1 || fail "scontrol reconfigure"
+wait $job
+expect_eq "event step exit status" 0 "$?"
+uout=$(cat "$ulog")
+echo "$uout" | grep -E '^(FAIL|RESULT)' | sed 's/^/    /'
+awk -v t="$t0" -v e="$(date +%s.%N)" 'BEGIN { printf "    reconfigure -> both ranks updated and done: %.1f s\n", e - t }'
+expect_eq "event: both ranks got PMIX_FABRIC_UPDATED" 2 "$(echo "$uout" | grep -c '^rank [01] got PMIX_FABRIC_UPDATED$')"
+expect_match "event: after the update, 4 vertices" '^rank 0 after update: 4 vertices$' "$uout"
+expect_match "event: updated row n2: across the spine 4, itself 0, same switch 2" '^rank 1 updated cost 1: 4 0 2 2$' "$uout"
+expect_eq "event: both ranks passed" 2 "$(echo "$uout" | grep -c '^RESULT-PASS rank')"
+rm -f "$ulog"
 
 "$PMIXCPP_SRCDIR/contrib/cluster.sh" restart >/dev/null 2>&1 || fail "cluster restart without topology"
 rm -f "$topo"

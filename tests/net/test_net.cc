@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <set>
 #include <thread>
 
 #include "plugin/common/srun_agent.h"
@@ -187,3 +188,73 @@ TEST(tcp_transport, reports_a_peer_lost_without_goodbye) { lost_peer_case(false,
 TEST(tcp_transport, a_peer_that_says_goodbye_is_not_lost) { lost_peer_case(false, true); }
 TEST(ucx_transport, reports_a_peer_lost_without_goodbye) { lost_peer_case(true, false); }
 TEST(ucx_transport, a_peer_that_says_goodbye_is_not_lost) { lost_peer_case(true, true); }
+
+// The ring closes over the survivors (transport.h): of five nodes, 1, 2 and 3 go away at once
+// without goodbye. Node 2's ring neighbours die with it: only the cascade finds it, as a peer
+// that refuses us after a loss (on_peer_unreachable; the server then asks around). Then a node
+// that ended normally: its neighbours know it said goodbye (what the server asks them).
+namespace {
+void dead_run_case(bool ucx) {
+    constexpr uint32_t N = 5;
+    loop l;
+    std::set<uint32_t> gone[N];  // lost or unreachable, as seen by each node
+    std::set<uint32_t> unreachable[N];
+    std::unique_ptr<node_transport> t[N];
+    auto make = [&](uint32_t n) {
+        transport_options o;
+        o.id = {"pmixcpp.1.0", "good"};
+        o.node_id = n;
+        o.node_names = {"n1", "n2", "n3", "n4", "n5"};
+        o.ucx_tls = "tcp";
+        o.on_peer_lost = [&, n](uint32_t node, const std::string &) { gone[n].insert(node); };
+        o.on_peer_unreachable = [&, n](uint32_t node, const std::string &) {
+            gone[n].insert(node);
+            unreachable[n].insert(node);
+        };
+        return ucx ? make_ucx_transport(l.base, o) : make_tcp_transport(l.base, o);
+    };
+    for (uint32_t n = 0; n < N; ++n) {
+        auto r = make(n);
+        if (!r.ok()) GTEST_SKIP() << "transport unavailable: " << r.status().message();
+        t[n] = std::move(r.value());
+    }
+    std::vector<std::string> table;
+    for (auto &x : t) table.push_back(ucx ? x->address() : "tcp:127.0.0.1:" + port_of(*x));
+    for (auto &x : t) ASSERT_TRUE(x->set_peers(table).ok());
+    l.run_until([] { return false; }, 300);  // the neighbours greet each other
+    for (uint32_t n : {1u, 2u, 3u}) t[n].reset();
+    auto all_found = [&] {
+        std::set<uint32_t> u = gone[0];
+        u.insert(gone[4].begin(), gone[4].end());
+        return u == std::set<uint32_t>{1, 2, 3};
+    };
+    ASSERT_TRUE(l.run_until(all_found, 8000)) << gone[0].size() << " " << gone[4].size();
+    EXPECT_TRUE(unreachable[0].count(2) || unreachable[4].count(2));  // found by the cascade
+    EXPECT_FALSE(gone[0].count(0) || gone[4].count(4) || gone[0].count(4) || gone[4].count(0));
+    EXPECT_TRUE(t[0]->peer_alive(4));
+    EXPECT_FALSE(t[0]->peer_alive(2));
+
+    // A fresh ring: node 2 ends normally, then node 1 dies. Node 0 finds node 2 gone, but node 3
+    // got its goodbye.
+    for (auto &s : gone) s.clear();
+    for (auto &s : unreachable) s.clear();
+    for (auto &x : t) x.reset();
+    table.clear();
+    for (uint32_t n = 0; n < N; ++n) t[n] = std::move(make(n).value());
+    for (auto &x : t) table.push_back(ucx ? x->address() : "tcp:127.0.0.1:" + port_of(*x));
+    for (auto &x : t) ASSERT_TRUE(x->set_peers(table).ok());
+    l.run_until([] { return false; }, 300);
+    t[2]->leave(200);
+    t[2].reset();
+    l.run_until([] { return false; }, 300);
+    EXPECT_TRUE(t[3]->said_goodbye(2));
+    EXPECT_TRUE(gone[3].empty());
+    t[1].reset();
+    ASSERT_TRUE(l.run_until([&] { return gone[0].count(1) && gone[0].count(2); }, 8000));
+    EXPECT_TRUE(unreachable[0].count(2));  // for the server to ask: node 3 says it said goodbye
+    EXPECT_FALSE(t[0]->said_goodbye(2));
+}
+}  // namespace
+
+TEST(tcp_transport, the_ring_closes_over_a_dead_run) { dead_run_case(false); }
+TEST(ucx_transport, the_ring_closes_over_a_dead_run) { dead_run_case(true); }

@@ -13,6 +13,9 @@
  *   nodedown wait (argv[2] s, default 60) for PMIX_ERR_NODE_DOWN about node argv[3] (whose stepd the
  *            test kills), with a fence and a Get of a rank there pending: both must fail promptly;
  *            argv[4] "stopped": the test stops that stepd instead (the fence times out first)
+ *   nodesdown wait (argv[2] s) for one PMIX_ERR_NODE_DOWN about each node of the comma-separated
+ *            list argv[3] (the test kills their stepds at once), nothing pending, no fence ever; prints
+ *            EVENT-AT rank <r> <host> <realtime> per event; the surviving nodes end 0.6 s apart
  *   signal   argv[2] "handler": register for PMIX_JCTRL_PREEMPT_ALERT and PMIX_ERR_JOB_CANCELED and
  *            print the signal events (PMIxCppSignalEvents) until argv[3] s pass or TERM's event
  *            came (or, with argv[4] "usr1", USR1's); "none": register nothing and sleep (a signal
@@ -546,6 +549,69 @@ static void mode_nodedown(int wait_s, const char *victim, int stopped) {
           PMIx_Error_string(nd_get_rc), (nd_get_us - nd_at_us) / 1000.0);
 }
 
+/* ---- nodesdown: one PMIX_ERR_NODE_DOWN per killed node, with nothing pending ---- */
+static pthread_mutex_t nds_lock = PTHREAD_MUTEX_INITIALIZER;
+static char nds_host[16][64];
+static double nds_at[16];
+static int nds_count;
+static void h_nodesdown(size_t ref, pmix_status_t st, const pmix_proc_t *src, pmix_info_t info[], size_t ni,
+                        pmix_info_t *results, size_t nres, pmix_event_notification_cbfunc_fn_t cb, void *cbd) {
+    double at = real_now();
+    const char *host = "?";
+    for (size_t i = 0; i < ni; ++i)
+        if (PMIX_CHECK_KEY(&info[i], PMIX_HOSTNAME) && info[i].value.type == PMIX_STRING)
+            host = info[i].value.data.string;
+    pthread_mutex_lock(&nds_lock);
+    if (nds_count < 16) {
+        snprintf(nds_host[nds_count], sizeof(nds_host[0]), "%s", host);
+        nds_at[nds_count] = at;
+    }
+    ++nds_count;
+    pthread_mutex_unlock(&nds_lock);
+    cb(PMIX_EVENT_ACTION_COMPLETE, NULL, 0, NULL, NULL, cbd);
+}
+static void mode_nodesdown(int wait_s, const char *victims) {
+    pmix_status_t code = PMIX_ERR_NODE_DOWN;
+    const char *node = getenv("SLURMD_NODENAME");
+    char list[256];
+    snprintf(list, sizeof(list), ",%s,", victims ? victims : "");
+    char mine[80];
+    snprintf(mine, sizeof(mine), ",%s,", node ? node : "?");
+    int nvictims = 0;
+    for (const char *p = list + 1; *p; ++p)
+        if (*p == ',') ++nvictims;
+    reg(&code, 1, NULL, 0, h_nodesdown, NULL);
+    /* no fence: the servers' only connections are the ring's (a fence's would watch more nodes) */
+    printf("READY rank %u node %s pid %d\n", me.rank, node ? node : "?", (int)getpid());
+    fflush(stdout);
+    if (strstr(list, mine)) {  /* killed with its node */
+        sleep((unsigned)wait_s);
+        return;
+    }
+    for (int i = 0; i < wait_s * 100; ++i) {
+        pthread_mutex_lock(&nds_lock);
+        int n = nds_count;
+        pthread_mutex_unlock(&nds_lock);
+        if (n >= nvictims) break;
+        usleep(10000);
+    }
+    /* The nodes end at different times (0.6 s apart): a node ending normally is no loss, a
+     * duplicate or a false report would come now. */
+    const char *nid = getenv("SLURM_NODEID");
+    usleep(300000 + (useconds_t)(nid ? atoi(nid) : 0) * 600000);
+    pthread_mutex_lock(&nds_lock);
+    CHECK(nds_count == nvictims, "%d PMIX_ERR_NODE_DOWN events for %d killed nodes", nds_count, nvictims);
+    for (int i = 0; i < nds_count && i < 16; ++i) {
+        char h[80];
+        snprintf(h, sizeof(h), ",%s,", nds_host[i]);
+        int dup = 0;
+        for (int j = 0; j < i; ++j) dup |= !strcmp(nds_host[i], nds_host[j]);
+        CHECK(strstr(list, h) != NULL && !dup, "event %d names %s (killed: %s)", i, nds_host[i], victims);
+        printf("EVENT-AT rank %u %s %.6f\n", me.rank, nds_host[i], nds_at[i]);
+    }
+    pthread_mutex_unlock(&nds_lock);
+}
+
 /* ---- signal: PMIxCppSignalEvents ---- */
 static atomic_int sig_events, sig_term, sig_usr1;
 static void h_signal(size_t ref, pmix_status_t st, const pmix_proc_t *src, pmix_info_t info[], size_t ni,
@@ -675,6 +741,8 @@ int main(int argc, char **argv) {
         mode_abuse();
     else if (!strcmp(mode, "nodedown"))
         mode_nodedown(argc > 2 ? atoi(argv[2]) : 60, argc > 3 ? argv[3] : NULL, argc > 4 && !strcmp(argv[4], "stopped"));
+    else if (!strcmp(mode, "nodesdown"))
+        mode_nodesdown(argc > 2 ? atoi(argv[2]) : 60, argc > 3 ? argv[3] : NULL);
     else if (!strcmp(mode, "signal"))
         mode_signal(argc > 2 ? argv[2] : "handler", argc > 3 ? atoi(argv[3]) : 60, argc > 4 && !strcmp(argv[4], "usr1"));
     else

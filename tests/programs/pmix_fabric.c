@@ -3,7 +3,9 @@
  * Prints "rank R cost I: c0 c1 ..." for every row, for the test to check the costs.
  * Argument "none": the cluster has no switch topology, registration must say so.
  * Argument "update FILE": register, print the size, wait (at most 120 s) until FILE exists, then
- * PMIx_Fabric_update and print the new size and matrix (the test changes the topology meanwhile). */
+ * PMIx_Fabric_update and print the new size and matrix (the test changes the topology meanwhile).
+ * Argument "event": the same, but wait (at most 120 s) for PMIX_FABRIC_UPDATED instead of a file;
+ * the fabric must still show the old matrix until PMIx_Fabric_update. */
 #include <pthread.h>
 #include <unistd.h>
 
@@ -46,6 +48,21 @@ static pmix_status_t wait_for(struct wait_op *w, pmix_status_t rc) {
     return w->status;
 }
 
+static pthread_mutex_t ev_lock = PTHREAD_MUTEX_INITIALIZER;
+static int ev_count;
+static char ev_plane[64];
+static void on_fabric_updated(size_t ref, pmix_status_t st, const pmix_proc_t *src, pmix_info_t info[], size_t ni,
+                              pmix_info_t *results, size_t nres, pmix_event_notification_cbfunc_fn_t cb, void *cbd) {
+    pthread_mutex_lock(&ev_lock);
+    if (st == PMIX_FABRIC_UPDATED) ++ev_count;
+    for (size_t i = 0; i < ni; ++i)
+        if (strcmp(info[i].key, PMIX_FABRIC_PLANE) == 0 && info[i].value.type == PMIX_STRING)
+            snprintf(ev_plane, sizeof ev_plane, "%s", info[i].value.data.string);
+    pthread_mutex_unlock(&ev_lock);
+    if (cb) cb(PMIX_EVENT_ACTION_COMPLETE, NULL, 0, NULL, NULL, cbd);
+}
+static void reg_done(pmix_status_t status, size_t ref, void *cbdata) { op_done(status, cbdata); }
+
 static const pmix_info_t *find(const pmix_fabric_t *f, const char *key) {
     for (size_t i = 0; i < f->ninfo; ++i)
         if (strcmp(f->info[i].key, key) == 0) return &f->info[i];
@@ -76,12 +93,34 @@ int main(int argc, char **argv) {
         return ptest_exit();
     }
 
-    if (argc > 2 && strcmp(argv[1], "update") == 0) {
+    int by_event = argc > 1 && strcmp(argv[1], "event") == 0;
+    if ((argc > 2 && strcmp(argv[1], "update") == 0) || by_event) {
+        if (by_event) {
+            pmix_status_t code = PMIX_FABRIC_UPDATED;
+            CHECK_RC(PMIX_SUCCESS, wait_for(&w, PMIx_Register_event_handler(&code, 1, NULL, 0, on_fabric_updated,
+                                                                            reg_done, &w)));
+        }
         CHECK_RC(PMIX_SUCCESS, PMIx_Fabric_register(&f, NULL, 0));
         const pmix_info_t *v = find(&f, PMIX_FABRIC_NUM_VERTICES);
-        printf("rank %u before update: %zu vertices\n", me.rank, v ? v->value.data.size : 0);
+        size_t before = v ? v->value.data.size : 0;
+        printf("rank %u before update: %zu vertices\n", me.rank, before);
         fflush(stdout);
-        for (int i = 0; i < 1200 && access(argv[2], F_OK) != 0; ++i) usleep(100000);
+        if (by_event) {
+            int got = 0;
+            for (int i = 0; i < 1200 && !got; ++i) {
+                pthread_mutex_lock(&ev_lock);
+                got = ev_count;
+                pthread_mutex_unlock(&ev_lock);
+                if (!got) usleep(100000);
+            }
+            CHECK(got == 1, "PMIX_FABRIC_UPDATED received %d time(s), plane '%s'", got, ev_plane);
+            CHECK(strcmp(ev_plane, "default") == 0, "the event names plane '%s'", ev_plane);
+            printf("rank %u got PMIX_FABRIC_UPDATED\n", me.rank);
+            v = find(&f, PMIX_FABRIC_NUM_VERTICES);
+            CHECK(v && v->value.data.size == before, "before PMIx_Fabric_update the fabric keeps %zu vertices", before);
+        } else {
+            for (int i = 0; i < 1200 && access(argv[2], F_OK) != 0; ++i) usleep(100000);
+        }
         CHECK_RC(PMIX_SUCCESS, PMIx_Fabric_update(&f));
         v = find(&f, PMIX_FABRIC_NUM_VERTICES);
         const pmix_info_t *m = find(&f, PMIX_FABRIC_COST_MATRIX);

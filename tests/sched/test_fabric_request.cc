@@ -2,9 +2,15 @@
 // codec, srun's side answering from a loader (no Slurm), the matrix as result infos and back,
 // and the node groups that shape the tree fence.
 #include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <thread>
 
 #include "plugin/common/fabric_request.h"
 #include "plugin/sched/fabric_wire.h"
+#include "wire/frame.h"
 #include "wire/messages.h"
 
 using namespace pmixcpp;
@@ -114,4 +120,83 @@ TEST(node_groups, run_length_codec) {
     EXPECT_FALSE(decode_node_groups("0*99999999999", 4).ok());
     EXPECT_FALSE(decode_node_groups("0,x", 2).ok());
     EXPECT_FALSE(decode_node_groups("1*", 1).ok());
+}
+
+// Fabric updates (fabric_request.h, watch): the generation counts changes of the records that
+// the poller (started by the first watch) loads; a watch waits for a generation other than the
+// one it knows; the end of the service answers the waiting watches.
+TEST(fabric_watch, codec) {
+    auto body = encode_watch(7);
+    EXPECT_TRUE(is_watch_body(body));
+    EXPECT_TRUE(is_fabric_body(body));  // carried like a request; the service tells them apart
+    uint64_t g = 0;
+    ASSERT_TRUE(decode_watch(body, &g).ok());
+    EXPECT_EQ(g, 7u);
+    body.push_back(0);
+    EXPECT_FALSE(decode_watch(body, &g).ok());
+    EXPECT_FALSE(is_watch_body(encode_agent_request({fabric_op::update, ""}).value()));
+}
+
+namespace {
+uint64_t generation_of(const session::agent_reply &rep) {
+    wire::Reader r(rep.body.data(), rep.body.size());
+    uint64_t g = 0;
+    EXPECT_TRUE(r.get_u64(&g).ok());
+    return g;
+}
+}  // namespace
+
+TEST(fabric_watch, wakes_on_a_topology_change) {
+    std::atomic<bool> changed{false};
+    std::atomic<int> loads{0};
+    fabric_service svc(
+        [&]() -> Result<std::vector<sched::switch_record>> {
+            ++loads;
+            if (!changed) return two_leaves();
+            return sched::parse_topology_conf("SwitchName=s1 Nodes=n[1-3]\n").value();
+        },
+        1);
+    EXPECT_EQ(loads, 0);  // nothing loaded, nothing polled before a watch
+    auto first = svc.watch(0);
+    ASSERT_EQ(first.status, PMIX_SUCCESS) << first.message;
+    EXPECT_EQ(generation_of(first), 1u);  // at once: the generation now
+    std::thread flip([&] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+        changed = true;
+    });
+    auto start = std::chrono::steady_clock::now();
+    auto next = svc.watch(1);  // waits for the change
+    flip.join();
+    ASSERT_EQ(next.status, PMIX_SUCCESS) << next.message;
+    EXPECT_EQ(generation_of(next), 2u);
+    EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(1400));
+    // An update request that loads the same records again is no change.
+    auto rep = svc.handle({fabric_op::update, ""});
+    ASSERT_EQ(rep.status, PMIX_SUCCESS);
+    EXPECT_EQ(generation_of(svc.watch(1)), 2u);
+}
+
+TEST(fabric_watch, off_and_ended) {
+    fabric_service off([]() -> Result<std::vector<sched::switch_record>> { return two_leaves(); }, 0);
+    EXPECT_EQ(off.watch(0).status, PMIX_ERR_NOT_SUPPORTED);
+
+    int sv[2];
+    ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    {
+        fabric_service svc([]() -> Result<std::vector<sched::switch_record>> { return two_leaves(); }, 1);
+        ASSERT_EQ(generation_of(svc.watch(0)), 1u);
+        svc.submit(sv[0], encode_watch(1));  // never changes: answered when the service ends
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    std::vector<uint8_t> got(4096);
+    ssize_t n = read(sv[1], got.data(), got.size());
+    close(sv[1]);
+    ASSERT_GT(n, 0);
+    wire::FrameReader fr(1 << 20);
+    ASSERT_TRUE(fr.feed(got.data(), static_cast<size_t>(n)).ok());
+    auto f = fr.next();
+    ASSERT_TRUE(f.ok() && f->has_value());
+    session::agent_reply rep;
+    ASSERT_TRUE(session::decode_reply((**f).payload, &rep).ok());
+    EXPECT_EQ(rep.status, PMIX_ERR_NOT_AVAILABLE) << rep.message;
 }
