@@ -136,15 +136,6 @@ Status decode_pieces(std::span<const uint8_t> body, std::vector<rendezvous_piece
 
 namespace {
 
-std::string hex(const std::string &s) {
-    static const char *d = "0123456789abcdef";
-    std::string out;
-    for (unsigned char c : s) {
-        out += d[c >> 4];
-        out += d[c & 15];
-    }
-    return out;
-}
 
 // One key's file: str owner nspace, u32 owner rank, u8 persistence, info.
 struct entry {
@@ -286,7 +277,7 @@ agent_reply job_store::publish(const agent_request &r) {
         if (Status st = wire::encode_info(w, m.data[i]); !st.ok()) return agent_reply{st.code(), st.message(), {}};
         std::string tmp = _dir + "/.tmp." + std::to_string(getpid()) + "." + std::to_string(gettid()) + "." +
                           std::to_string(i);
-        std::string final_path = _dir + "/" + hex(key);
+        std::string final_path = _dir + "/" + hex_name(key);
         int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
         bool ok = fd >= 0 && write(fd, w.data().data(), w.data().size()) == static_cast<ssize_t>(w.data().size());
         if (fd >= 0) close(fd);
@@ -331,7 +322,7 @@ agent_reply job_store::lookup(const agent_request &r) {
         size_t present = 0;
         for (const auto &k : m.keys) {
             struct stat st{};
-            if (stat((_dir + "/" + hex(k)).c_str(), &st) == 0) ++present;
+            if (stat((_dir + "/" + hex_name(k)).c_str(), &st) == 0) ++present;
         }
         if (present >= wait_for) break;
         if (_stopping || std::chrono::steady_clock::now() >= deadline)
@@ -344,11 +335,11 @@ agent_reply job_store::lookup(const agent_request &r) {
     uint32_t n = 0;
     wire::Writer items;
     for (const auto &k : m.keys) {
-        std::string path = _dir + "/" + hex(k);
+        std::string path = _dir + "/" + hex_name(k);
         auto e = read_entry(path);
         if (!e) continue;
         if (e->persistence == PMIX_PERSIST_FIRST_READ) {
-            std::string taken = _dir + "/.taken." + std::to_string(gettid()) + "." + hex(k);
+            std::string taken = _dir + "/.taken." + std::to_string(gettid()) + "." + hex_name(k);
             if (rename(path.c_str(), taken.c_str()) != 0) continue;  // another reader took it
             unlink(taken.c_str());
         }
@@ -371,7 +362,7 @@ agent_reply job_store::unpublish(const agent_request &r) {
         return agent_reply{PMIX_ERR_UNPACK_FAILURE, "malformed unpublish: " + st.message(), {}};
     size_t before = 0;
     for (const auto &k : m.keys) {
-        auto e = read_entry(_dir + "/" + hex(k));
+        auto e = read_entry(_dir + "/" + hex_name(k));
         if (e && e->owner == r.nspace && e->rank == r.rank) ++before;
     }
     remove_owned(r.nspace, r.rank, false, m.keys);
@@ -385,7 +376,7 @@ void job_store::remove_owned(const std::string &nspace, uint32_t rank, bool proc
     DIR *d = opendir(_dir.c_str());
     if (d == nullptr) return;
     std::vector<std::string> wanted;
-    for (const auto &k : keys) wanted.push_back(hex(k));
+    for (const auto &k : keys) wanted.push_back(hex_name(k));
     while (dirent *de = readdir(d)) {
         std::string name = de->d_name;
         if (name.empty() || name[0] == '.') continue;
@@ -401,9 +392,45 @@ void job_store::remove_owned(const std::string &nspace, uint32_t rank, bool proc
     closedir(d);
 }
 
+std::string hex_name(const std::string &s) {
+    static const char *d = "0123456789abcdef";
+    std::string out;
+    for (unsigned char c : s) {
+        out += d[c >> 4];
+        out += d[c & 15];
+    }
+    return out;
+}
+
+namespace {
+constexpr char kStepPrefix[] = ".ns.";
+std::string unhex_name(const char *h) {
+    std::string out;
+    auto val = [](char c) { return c >= 'a' ? c - 'a' + 10 : c - '0'; };
+    for (; h[0] != '\0' && h[1] != '\0'; h += 2) out += static_cast<char>(val(h[0]) << 4 | val(h[1]));
+    return out;
+}
+}  // namespace
+
+bool step_registered(const std::string &dir, const std::string &nspace) {
+    struct stat st{};
+    return stat((dir + "/" + kStepPrefix + hex_name(nspace)).c_str(), &st) == 0;
+}
+
+std::vector<std::string> registered_steps(const std::string &dir) {
+    std::vector<std::string> out;
+    if (DIR *d = opendir(dir.c_str())) {
+        while (dirent *de = readdir(d))
+            if (strncmp(de->d_name, kStepPrefix, sizeof(kStepPrefix) - 1) == 0)
+                out.push_back(unhex_name(de->d_name + sizeof(kStepPrefix) - 1));
+        closedir(d);
+    }
+    return out;
+}
+
 void job_store::step_started(const std::string &nspace) {
     if (!private_dir(_dir, _uid).ok()) return;
-    std::string path = _dir + "/.ns." + hex(nspace);
+    std::string path = _dir + "/" + kStepPrefix + hex_name(nspace);
     int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd >= 0) close(fd);
 }
@@ -429,17 +456,13 @@ std::optional<std::vector<uint8_t>> read_file(const std::string &path) {
 }  // namespace
 
 agent_reply job_store::rendezvous(const rendezvous_request &r) {
-    auto registered = [&](const std::string &ns) {
-        struct stat st{};
-        return stat((_dir + "/.ns." + hex(ns)).c_str(), &st) == 0;
-    };
     for (const auto &ns : r.nspaces)
-        if (ns != r.nspace && !registered(ns))
+        if (ns != r.nspace && !step_registered(_dir, ns))
             return agent_reply{PMIX_ERR_NOT_FOUND, "namespace " + ns + " is not a running step of this job", {}};
     if (Status st = private_dir(_dir, _uid); !st.ok()) return agent_reply{st.code(), st.message(), {}};
     // Our contribution: ".xc.<key>.<nspace>.<node>" = u32 nodes of our namespace, the bytes.
-    const std::string key = hex(r.key);
-    const std::string own = _dir + "/.xc." + key + "." + hex(r.nspace) + "." + std::to_string(r.node);
+    const std::string key = hex_name(r.key);
+    const std::string own = _dir + "/.xc." + key + "." + hex_name(r.nspace) + "." + std::to_string(r.node);
     {
         wire::Writer w;
         w.put_u32(r.nodes);
@@ -461,7 +484,7 @@ agent_reply job_store::rendezvous(const rendezvous_request &r) {
         total = 0;
         missing.clear();
         for (const auto &ns : r.nspaces) {
-            auto files = names_with_prefix(_dir, ".xc." + key + "." + hex(ns) + ".");
+            auto files = names_with_prefix(_dir, ".xc." + key + "." + hex_name(ns) + ".");
             uint32_t expected = 0;
             if (!files.empty()) {
                 auto bytes = read_file(_dir + "/" + files.front());
@@ -471,7 +494,7 @@ agent_reply job_store::rendezvous(const rendezvous_request &r) {
             if (expected == 0 || files.size() < expected) {
                 missing += (missing.empty() ? "" : ", ") + ns + " (" + std::to_string(files.size()) + " of " +
                            (expected ? std::to_string(expected) : std::string("?")) + " nodes)";
-                if (ns != r.nspace && !registered(ns)) {
+                if (ns != r.nspace && !step_registered(_dir, ns)) {
                     unlink(own.c_str());
                     return agent_reply{PMIX_ERR_PROC_ABORTED, "namespace " + ns + " ended before joining " + r.key, {}};
                 }
@@ -488,7 +511,7 @@ agent_reply job_store::rendezvous(const rendezvous_request &r) {
     }
     std::vector<rendezvous_piece> pieces;
     for (const auto &ns : r.nspaces) {
-        std::string prefix = ".xc." + key + "." + hex(ns) + ".";
+        std::string prefix = ".xc." + key + "." + hex_name(ns) + ".";
         for (const auto &name : names_with_prefix(_dir, prefix)) {
             auto bytes = read_file(_dir + "/" + name);
             if (!bytes || bytes->size() < 4) continue;
@@ -500,7 +523,7 @@ agent_reply job_store::rendezvous(const rendezvous_request &r) {
         }
     }
     // Read: the last reader removes the rendezvous' files.
-    std::string mark = _dir + "/.xr." + key + "." + hex(r.nspace) + "." + std::to_string(r.node);
+    std::string mark = _dir + "/.xr." + key + "." + hex_name(r.nspace) + "." + std::to_string(r.node);
     int fd = ::open(mark.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd >= 0) close(fd);
     if (names_with_prefix(_dir, ".xr." + key + ".").size() >= total) {
@@ -513,7 +536,7 @@ agent_reply job_store::rendezvous(const rendezvous_request &r) {
 }
 
 void job_store::step_ended(const std::string &nspace) {
-    unlink((_dir + "/.ns." + hex(nspace)).c_str());
+    unlink((_dir + "/" + kStepPrefix + hex_name(nspace)).c_str());
     remove_owned(nspace, PMIX_RANK_WILDCARD, true, {});
     rmdir(_dir.c_str());  // only if empty: the last step of the job leaves nothing behind
 }

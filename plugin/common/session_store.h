@@ -68,6 +68,13 @@ Status decode(std::span<const uint8_t> body, rendezvous_request *r);
 Result<std::vector<uint8_t>> encode_pieces(const std::vector<rendezvous_piece> &p);
 Status decode_pieces(std::span<const uint8_t> body, std::vector<rendezvous_piece> *p);
 
+// The registry of the job's running steps in the job's directory `dir` (written by
+// job_store::step_started / step_ended): for other srun-side readers (xstep.h).
+bool step_registered(const std::string &dir, const std::string &nspace);
+std::vector<std::string> registered_steps(const std::string &dir);
+// Name of a job-directory entry for `s` (namespaces and keys may hold any byte): lower-case hex.
+std::string hex_name(const std::string &s);
+
 // The job's store (srun side). Thread safe; lookups that wait poll the directory.
 class job_store {
 public:

@@ -1,6 +1,5 @@
 #include "xstep.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/stat.h>
@@ -140,23 +139,6 @@ Status decode_items(std::span<const uint8_t> body, std::vector<inbox_item> *item
 
 namespace {
 
-std::string hex(const std::string &s) {
-    static const char *d = "0123456789abcdef";
-    std::string out;
-    for (unsigned char c : s) {
-        out += d[c >> 4];
-        out += d[c & 15];
-    }
-    return out;
-}
-
-std::string unhex(const std::string &h) {
-    std::string out;
-    auto val = [](char c) { return c >= 'a' ? c - 'a' + 10 : c - '0'; };
-    for (size_t i = 0; i + 1 < h.size(); i += 2) out += static_cast<char>(val(h[i]) << 4 | val(h[i + 1]));
-    return out;
-}
-
 std::vector<uint8_t> reply_bytes(int status, const std::string &message, std::vector<uint8_t> body = {}) {
     auto b = session::encode_reply(session::agent_reply{status, message, std::move(body)});
     return b.ok() ? std::move(b.value()) : std::vector<uint8_t>{};
@@ -201,7 +183,7 @@ Result<std::vector<uint8_t>> call_peer(const std::string &path, std::span<const 
 
 }  // namespace
 
-std::string socket_path(const std::string &dir, const std::string &nspace) { return dir + "/.xs." + hex(nspace); }
+std::string socket_path(const std::string &dir, const std::string &nspace) { return dir + "/.xs." + session::hex_name(nspace); }
 
 Result<std::unique_ptr<router>> router::start(std::string dir, std::string nspace, std::vector<uint32_t> node_of,
                                               uint32_t nnodes) {
@@ -352,8 +334,7 @@ void router::forward_get(int fd, message m, std::vector<uint8_t> body) {
         answer(fd, PMIX_ERR_BAD_PARAM, "cross-step get of our own namespace " + _nspace);
         return;
     }
-    struct stat st {};
-    if (stat((_dir + "/.ns." + hex(m.nspace)).c_str(), &st) != 0) {
+    if (!session::step_registered(_dir, m.nspace)) {
         answer(fd, PMIX_ERR_NOT_FOUND, "namespace " + m.nspace + " is not a running step of this job");
         return;
     }
@@ -376,13 +357,7 @@ void router::forward_get(int fd, message m, std::vector<uint8_t> body) {
 
 void router::forward_event(int fd, message m, std::vector<uint8_t> body) {
     std::vector<std::string> targets = m.nspaces;
-    if (targets.empty()) {  // every other running step of the job
-        if (DIR *d = opendir(_dir.c_str())) {
-            while (dirent *de = readdir(d))
-                if (strncmp(de->d_name, ".ns.", 4) == 0) targets.push_back(unhex(de->d_name + 4));
-            closedir(d);
-        }
-    }
+    if (targets.empty()) targets = session::registered_steps(_dir);  // every other running step of the job
     int reached = 0;
     for (const auto &ns : targets) {
         if (ns == _nspace) continue;
