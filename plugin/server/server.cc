@@ -282,6 +282,7 @@ private:
     void send_fence_outcomes(const std::vector<fence_outcome> &outcomes);
     void answer_get(const get_waiter &w);
     void fail_get(const get_waiter &w, pmix_status_t status, const std::string &message);
+    void answer_xstep_get(const get_waiter &w, const std::optional<std::pair<pmix_status_t, std::string>> &failure);
     void rank_left(uint32_t rank, bool died);
     relation relation_of(uint32_t requester, uint32_t target) const;
     bool is_local(uint32_t rank) const { return rank < _local_index.size() && _local_index[rank] != UINT32_MAX; }
@@ -890,23 +891,35 @@ void server_impl::send_fence_outcomes(const std::vector<fence_outcome> &outcomes
     }
 }
 
-void server_impl::answer_get(const get_waiter &w) {
-    if (w.conn & kXstepConn) {
-        auto it = _xstep_gets.find(w.conn & ~kXstepConn);
-        if (it == _xstep_gets.end()) return;
-        xstep::message m;
-        m.what = xstep::op::answer;
-        m.id = it->second.srun_id;
+// A Get another step asked of us (kXstepConn, xstep.h): the rank's data, or `failure`, goes back
+// through srun.
+void server_impl::answer_xstep_get(const get_waiter &w, const std::optional<std::pair<pmix_status_t, std::string>> &failure) {
+    auto it = _xstep_gets.find(w.conn & ~kXstepConn);
+    if (it == _xstep_gets.end()) return;
+    xstep::message m;
+    m.what = xstep::op::answer;
+    m.id = it->second.srun_id;
+    if (failure) {
+        m.status = failure->first;
+        m.text = _step.nspace + ": " + failure->second;
+    } else {
         auto data = _kvs.visible_data(w.target, it->second.rel);
-        _xstep_gets.erase(it);
         wire::Writer wr;
         Status st = data.ok() ? wire::encode_info_array(wr, data->data(), data->size()) : data.status();
         m.status = st.ok() ? PMIX_SUCCESS : st.code();
         m.text = st.message();
         if (st.ok()) m.payload = wr.data();
-        PMIXCPP_LOG_DEBUG("%s: cross-step get of %s of rank %u answered", _step.nspace.c_str(),
-                          w.key.empty() ? "(all data)" : w.key.c_str(), w.target);
-        send_to_other_steps(std::move(m), "answer");
+    }
+    _xstep_gets.erase(it);
+    PMIXCPP_LOG_DEBUG("%s: cross-step get of %s of rank %u %s%s", _step.nspace.c_str(),
+                      w.key.empty() ? "(all data)" : w.key.c_str(), w.target, failure ? "failed: " : "answered",
+                      failure ? failure->second.c_str() : "");
+    send_to_other_steps(std::move(m), "answer");
+}
+
+void server_impl::answer_get(const get_waiter &w) {
+    if (w.conn & kXstepConn) {
+        answer_xstep_get(w, std::nullopt);
         return;
     }
     if (w.conn & kRemoteConn) {
@@ -927,17 +940,7 @@ void server_impl::answer_get(const get_waiter &w) {
 
 void server_impl::fail_get(const get_waiter &w, pmix_status_t status, const std::string &message) {
     if (w.conn & kXstepConn) {
-        auto it = _xstep_gets.find(w.conn & ~kXstepConn);
-        if (it == _xstep_gets.end()) return;
-        xstep::message m;
-        m.what = xstep::op::answer;
-        m.id = it->second.srun_id;
-        m.status = status;
-        m.text = _step.nspace + ": " + message;
-        _xstep_gets.erase(it);
-        PMIXCPP_LOG_DEBUG("%s: cross-step get of %s of rank %u: %s", _step.nspace.c_str(),
-                          w.key.empty() ? "(all data)" : w.key.c_str(), w.target, message.c_str());
-        send_to_other_steps(std::move(m), "answer");
+        answer_xstep_get(w, std::make_pair(status, message));
         return;
     }
     if (w.conn & kRemoteConn) {
