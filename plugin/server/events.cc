@@ -195,31 +195,33 @@ void event_engine::rank_connected(uint32_t rank) {
     }
 }
 
+Status event_engine::raise(pmix_status_t status, pmix_data_range_t range, std::vector<pmix_info_t> infos) {
+    auto *array = static_cast<pmix_info_t *>(calloc(infos.size(), sizeof(pmix_info_t)));
+    if (array == nullptr) {
+        for (auto &i : infos) info_destruct(&i);
+        return Status(PMIX_ERR_NOMEM, "out of memory");
+    }
+    std::copy(infos.begin(), infos.end(), array);
+    wire::event_notification ev;
+    ev.infos = InfoArray(array, infos.size());
+    ev.status = status;
+    strncpy(ev.source.nspace, _step.nspace.c_str(), PMIX_MAX_NSLEN);
+    ev.source.rank = PMIX_RANK_UNDEF;
+    ev.range = range;
+    return deliver(ev, false);
+}
+
 void event_engine::generate(pmix_status_t status, uint32_t affected_rank, std::vector<pmix_info_t> extra,
                             bool non_default) {
     pmix_proc_t affected{};
     strncpy(affected.nspace, _step.nspace.c_str(), PMIX_MAX_NSLEN);
     affected.rank = affected_rank;
-    size_t n = extra.size() + 1 + (non_default ? 1 : 0);
-    auto *infos = static_cast<pmix_info_t *>(calloc(n, sizeof(pmix_info_t)));
-    if (infos == nullptr) {
-        for (auto &i : extra) info_destruct(&i);
-        return;
-    }
-    wire::event_notification ev;
-    ev.infos = InfoArray(infos, n);
-    size_t k = 0;
-    infos[k++] = make_info(PMIX_EVENT_AFFECTED_PROC, &affected, PMIX_PROC);
-    for (auto &i : extra) infos[k++] = i;  // ownership moves into the array
+    extra.insert(extra.begin(), make_info(PMIX_EVENT_AFFECTED_PROC, &affected, PMIX_PROC));
     if (non_default) {
         bool t = true;
-        infos[k++] = make_info(PMIX_EVENT_NON_DEFAULT, &t, PMIX_BOOL);
+        extra.push_back(make_info(PMIX_EVENT_NON_DEFAULT, &t, PMIX_BOOL));
     }
-    ev.status = status;
-    strncpy(ev.source.nspace, _step.nspace.c_str(), PMIX_MAX_NSLEN);
-    ev.source.rank = PMIX_RANK_UNDEF;
-    ev.range = PMIX_RANGE_NAMESPACE;
-    Status st = deliver(ev, false);
+    Status st = raise(status, PMIX_RANGE_NAMESPACE, std::move(extra));
     if (!st.ok())
         PMIXCPP_LOG_ERROR("%s: cannot send event %d about rank %u: %s", _step.nspace.c_str(), status, affected_rank,
                           st.message().c_str());
@@ -241,34 +243,18 @@ void event_engine::rank_terminated(uint32_t rank, bool finalized) {
 
 void event_engine::time_limit_alert(uint32_t seconds_left) {
     std::string text = "the job reaches its time limit in " + std::to_string(seconds_left) + " s";
-    auto *infos = static_cast<pmix_info_t *>(calloc(2, sizeof(pmix_info_t)));
-    if (infos == nullptr) return;
-    infos[0] = make_info(PMIX_EVENT_TEXT_MESSAGE, text.c_str(), PMIX_STRING);
-    infos[1] = make_info(PMIX_TIME_REMAINING, &seconds_left, PMIX_UINT32);
-    wire::event_notification ev;
-    ev.infos = InfoArray(infos, 2);
-    ev.status = PMIX_JCTRL_PREEMPT_ALERT;
-    strncpy(ev.source.nspace, _step.nspace.c_str(), PMIX_MAX_NSLEN);
-    ev.source.rank = PMIX_RANK_UNDEF;
-    ev.range = PMIX_RANGE_LOCAL;
-    Status st = deliver(ev, false);
+    Status st = raise(PMIX_JCTRL_PREEMPT_ALERT, PMIX_RANGE_LOCAL,
+                      {make_info(PMIX_EVENT_TEXT_MESSAGE, text.c_str(), PMIX_STRING),
+                       make_info(PMIX_TIME_REMAINING, &seconds_left, PMIX_UINT32)});
     if (!st.ok()) PMIXCPP_LOG_ERROR("%s: cannot send the time-limit alert: %s", _step.nspace.c_str(), st.message().c_str());
     else PMIXCPP_LOG_VERBOSE("%s: %s", _step.nspace.c_str(), text.c_str());
 }
 
 void event_engine::fabric_updated(const std::string &plane) {
     const char *text = "the fabric changed: PMIx_Fabric_update shows the new cost matrix";
-    auto *infos = static_cast<pmix_info_t *>(calloc(2, sizeof(pmix_info_t)));
-    if (infos == nullptr) return;
-    infos[0] = make_info(PMIX_FABRIC_PLANE, plane.c_str(), PMIX_STRING);
-    infos[1] = make_info(PMIX_EVENT_TEXT_MESSAGE, text, PMIX_STRING);
-    wire::event_notification ev;
-    ev.infos = InfoArray(infos, 2);
-    ev.status = PMIX_FABRIC_UPDATED;
-    strncpy(ev.source.nspace, _step.nspace.c_str(), PMIX_MAX_NSLEN);
-    ev.source.rank = PMIX_RANK_UNDEF;
-    ev.range = PMIX_RANGE_LOCAL;
-    Status st = deliver(ev, false);
+    Status st = raise(PMIX_FABRIC_UPDATED, PMIX_RANGE_LOCAL,
+                      {make_info(PMIX_FABRIC_PLANE, plane.c_str(), PMIX_STRING),
+                       make_info(PMIX_EVENT_TEXT_MESSAGE, text, PMIX_STRING)});
     if (!st.ok()) PMIXCPP_LOG_ERROR("%s: cannot send the fabric update: %s", _step.nspace.c_str(), st.message().c_str());
     else PMIXCPP_LOG_VERBOSE("%s: %s (plane %s)", _step.nspace.c_str(), text, plane.c_str());
 }
@@ -287,20 +273,11 @@ void event_engine::node_down(uint32_t node, const std::string &why) {
     darray.array = procs.data();
     std::string text = "node " + _step.node_names[node] + " of " + _step.nspace + " is lost (" +
                        std::to_string(ranks.size()) + " ranks): " + why;
-    constexpr size_t n = 4;
-    auto *infos = static_cast<pmix_info_t *>(calloc(n, sizeof(pmix_info_t)));
-    if (infos == nullptr) return;
-    infos[0] = make_info(PMIX_EVENT_AFFECTED_PROCS, &darray, PMIX_DATA_ARRAY);
-    infos[1] = make_info(PMIX_HOSTNAME, _step.node_names[node].c_str(), PMIX_STRING);
-    infos[2] = make_info(PMIX_NODEID, &node, PMIX_UINT32);
-    infos[3] = make_info(PMIX_EVENT_TEXT_MESSAGE, text.c_str(), PMIX_STRING);
-    wire::event_notification ev;
-    ev.infos = InfoArray(infos, n);
-    ev.status = PMIX_ERR_NODE_DOWN;
-    strncpy(ev.source.nspace, _step.nspace.c_str(), PMIX_MAX_NSLEN);
-    ev.source.rank = PMIX_RANK_UNDEF;
-    ev.range = PMIX_RANGE_LOCAL;
-    Status st = deliver(ev, false);
+    Status st = raise(PMIX_ERR_NODE_DOWN, PMIX_RANGE_LOCAL,
+                      {make_info(PMIX_EVENT_AFFECTED_PROCS, &darray, PMIX_DATA_ARRAY),
+                       make_info(PMIX_HOSTNAME, _step.node_names[node].c_str(), PMIX_STRING),
+                       make_info(PMIX_NODEID, &node, PMIX_UINT32),
+                       make_info(PMIX_EVENT_TEXT_MESSAGE, text.c_str(), PMIX_STRING)});
     if (!st.ok())
         PMIXCPP_LOG_ERROR("%s: cannot send the node-down event: %s", _step.nspace.c_str(), st.message().c_str());
 }

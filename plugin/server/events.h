@@ -135,6 +135,8 @@ private:
     };
     Status deliver(wire::event_notification &ev, bool from_remote);
     void generate(pmix_status_t status, uint32_t affected_rank, std::vector<pmix_info_t> extra, bool non_default);
+    // An event of this server (source {our namespace, PMIX_RANK_UNDEF}); the infos' ownership moves in.
+    Status raise(pmix_status_t status, pmix_data_range_t range, std::vector<pmix_info_t> infos);
     bool in_step(const pmix_proc_t &p) const;
     bool local(uint32_t rank) const { return rank < _node_of.size() && _node_of[rank] == _step.node_id; }
 
