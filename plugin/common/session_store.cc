@@ -430,6 +430,10 @@ std::vector<std::string> registered_steps(const std::string &dir) {
 
 void job_store::step_started(const std::string &nspace) {
     if (!private_dir(_dir, _uid).ok()) return;
+    // Whatever this namespace owns here is left from an earlier job of the same id (a job id
+    // reused after the controller's state was reset, its srun killed before it could clean up):
+    // a stale size record would make a PMIx_Connect with this step wait for ranks that never come.
+    remove_owned(nspace, PMIX_RANK_WILDCARD, false, {});
     std::string path = _dir + "/" + kStepPrefix + hex_name(nspace);
     int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd >= 0) close(fd);

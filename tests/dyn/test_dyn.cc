@@ -655,6 +655,82 @@ TEST(SessionStore, SharedByStepsWithPersistence) {
     std::filesystem::remove_all(dir);
 }
 
+// A waiting lookup is answered by another srun's publish (another job_store on the directory,
+// which the waiter sees when it next looks), and a rendezvous completes when the other namespace's
+// srun contributes later.
+TEST(SessionStore, WaitersWakeOnAnotherSrunsWrites) {
+    char dir[] = "/tmp/pmixcpp-session-test.XXXXXX";
+    ASSERT_NE(mkdtemp(dir), nullptr);
+    {
+        auto a = session::job_store::open(1, getuid(), "c", dir);
+        auto b = session::job_store::open(1, getuid(), "c", dir);
+        ASSERT_TRUE(a.ok() && b.ok());
+        const auto pub = wire::msg_type::publish, lk = wire::msg_type::lookup;
+        session::agent_reply waited;
+        std::thread waiter([&] {
+            waited = a.value()->handle(sreq(lk, "pmixcpp.1.1", 0,
+                                            lookup_payload({"later", "later2"}, {info_num<bool>(PMIX_WAIT, true, PMIX_BOOL),
+                                                                                 info_num<int>(PMIX_TIMEOUT, 30, PMIX_INT)})));
+        });
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        EXPECT_EQ(b.value()->handle(sreq(pub, "pmixcpp.1.0", 0, publish_payload("later", "v"))).status, PMIX_SUCCESS);
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        EXPECT_EQ(b.value()->handle(sreq(pub, "pmixcpp.1.0", 1, publish_payload("later2", "w"))).status, PMIX_SUCCESS);
+        waiter.join();
+        ASSERT_EQ(waited.status, PMIX_SUCCESS) << waited.message;
+        wire::lookup_reply found;
+        ASSERT_TRUE(wire::decode_payload(waited.body, &found).ok());
+        EXPECT_EQ(found.data.size(), 2u);
+
+        a.value()->step_started("pmixcpp.1.0");
+        b.value()->step_started("pmixcpp.1.1");
+        auto part = [](const std::string &own) {
+            session::rendezvous_request r;
+            r.key = "c1";
+            r.nspace = own;
+            r.nspaces = {"pmixcpp.1.0", "pmixcpp.1.1"};
+            r.node = 0;
+            r.nodes = 1;
+            r.timeout_ms = 30000;
+            r.contribution = {uint8_t(own.back())};
+            return r;
+        };
+        session::agent_reply first;
+        std::thread t([&] { first = a.value()->rendezvous(part("pmixcpp.1.0")); });
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        auto second = b.value()->rendezvous(part("pmixcpp.1.1"));
+        t.join();
+        EXPECT_EQ(first.status, PMIX_SUCCESS) << first.message;
+        EXPECT_EQ(second.status, PMIX_SUCCESS) << second.message;
+        std::vector<session::rendezvous_piece> pieces;
+        ASSERT_TRUE(session::decode_pieces(first.body, &pieces).ok());
+        EXPECT_EQ(pieces.size(), 2u);
+    }
+    std::filesystem::remove_all(dir);
+}
+
+// A step starting drops what its namespace owns from an earlier job of the same id.
+TEST(SessionStore, StartingStepDropsItsNamespacesStaleData) {
+    char dir[] = "/tmp/pmixcpp-session-test.XXXXXX";
+    ASSERT_NE(mkdtemp(dir), nullptr);
+    {
+        auto s = session::job_store::open(1, getuid(), "c", dir);
+        ASSERT_TRUE(s.ok());
+        auto &st = *s.value();
+        const auto pub = wire::msg_type::publish, lk = wire::msg_type::lookup;
+        ASSERT_EQ(st.handle(sreq(pub, "pmixcpp.1.5", 0, publish_persist("old", "x", PMIX_PERSIST_SESSION))).status,
+                  PMIX_SUCCESS);
+        ASSERT_EQ(st.handle(sreq(pub, "pmixcpp.1.4", 0, publish_persist("other", "y", PMIX_PERSIST_SESSION))).status,
+                  PMIX_SUCCESS);
+        st.step_started("pmixcpp.1.5");
+        EXPECT_EQ(st.handle(sreq(lk, "pmixcpp.1.4", 0, lookup_payload({"old"}, {}))).status, PMIX_ERR_NOT_FOUND);
+        EXPECT_EQ(st.handle(sreq(lk, "pmixcpp.1.5", 0, lookup_payload({"other"}, {}))).status, PMIX_SUCCESS);
+        EXPECT_EQ(st.handle(sreq(pub, "pmixcpp.1.5", 0, publish_persist("old", "z", PMIX_PERSIST_SESSION))).status,
+                  PMIX_SUCCESS);
+    }
+    std::filesystem::remove_all(dir);
+}
+
 TEST(SessionStore, RefusesADirectoryOthersCanRead) {
     char dir[] = "/tmp/pmixcpp-session-test.XXXXXX";
     ASSERT_NE(mkdtemp(dir), nullptr);
