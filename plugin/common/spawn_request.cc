@@ -15,10 +15,16 @@
 #include <cstring>
 
 #include "alloc_agent.h"
+#include "hostlist.h"
+#include "mpmd.h"
 #include "log.h"
 #include "value.h"
 
 extern char **environ;
+
+#ifndef PMIXCPP_MPMD_EXEC
+#define PMIXCPP_MPMD_EXEC "pmixcpp-mpmd"
+#endif
 
 namespace pmixcpp::spawn {
 
@@ -107,7 +113,14 @@ std::optional<std::string> ppr_per_node(std::string s) {
     return n;
 }
 
-Status apply_info(const pmix_info_t &i, spawn_plan *p, std::vector<std::string> *opts, std::string *nodelist,
+// What one list of infos asks for: the job's (every app) or one app's.
+struct info_scope {
+    std::string cwd;
+    std::vector<std::string> env;  // KEY=VALUE
+    std::string hosts;             // a Slurm host list, "" = anywhere in the allocation
+};
+
+Status apply_info(const pmix_info_t &i, spawn_plan *p, info_scope *scope, std::vector<std::string> *opts,
                   std::string *target) {
     const std::string key = key_of(i);
     const bool required = (i.flags & PMIX_INFO_REQD) != 0;
@@ -133,11 +146,11 @@ Status apply_info(const pmix_info_t &i, spawn_plan *p, std::vector<std::string> 
     } else if (key == PMIX_HOST || key == PMIX_ADD_HOST) {
         auto s = string_of(i);
         if (!s.ok()) return s.status();
-        *nodelist += (nodelist->empty() ? "" : ",") + s.value();
+        scope->hosts += (scope->hosts.empty() ? "" : ",") + s.value();
     } else if (key == PMIX_WDIR) {
         auto s = string_of(i);
         if (!s.ok()) return s.status();
-        p->cwd = s.value();
+        scope->cwd = s.value();
     } else if (key == PMIX_PPR || key == PMIX_MAPBY) {
         auto s = string_of(i);
         if (!s.ok()) return s.status();
@@ -152,12 +165,12 @@ Status apply_info(const pmix_info_t &i, spawn_plan *p, std::vector<std::string> 
         auto s = string_of(i);
         if (!s.ok()) return s.status();
         const char *path = getenv("PATH");
-        p->env.push_back("PATH=" + s.value() + "/bin" + (path ? std::string(":") + path : std::string()));
+        scope->env.push_back("PATH=" + s.value() + "/bin" + (path ? std::string(":") + path : std::string()));
     } else if (key == PMIX_SET_ENVAR) {
         if (i.value.type != PMIX_ENVAR || i.value.data.envar.envar == nullptr)
             return Status(PMIX_ERR_BAD_PARAM, key + " must be a pmix_envar_t");
-        p->env.push_back(std::string(i.value.data.envar.envar) + "=" +
-                         (i.value.data.envar.value ? i.value.data.envar.value : ""));
+        scope->env.push_back(std::string(i.value.data.envar.envar) + "=" +
+                             (i.value.data.envar.value ? i.value.data.envar.value : ""));
     } else if (key == PMIX_NOTIFY_PROC_TERMINATION) {
         // the children's servers raise PMIX_EVENT_PROC_TERMINATED for normal exits too
         if (i.value.type == PMIX_BOOL && i.value.data.flag) p->env.push_back("SLURM_PMIXCPP_PROCTERMEVENTS=all");
@@ -170,6 +183,40 @@ Status apply_info(const pmix_info_t &i, spawn_plan *p, std::vector<std::string> 
         return Status(PMIX_ERR_NOT_SUPPORTED, "required spawn attribute " + key + " is not supported under Slurm");
     }
     return Status::success();
+}
+
+// The PATH an app's command is looked up in: the last PATH= of `env`, "" = srun's own.
+std::string path_of(const std::vector<std::string> &env) {
+    std::string path;
+    for (const auto &e : env)
+        if (e.rfind("PATH=", 0) == 0) path = e.substr(5);
+    return path;
+}
+
+// A relative app directory is relative to the step's (srun's --chdir, else srun's own).
+std::string join_dir(const std::string &base, const std::string &dir) {
+    if (dir.empty()) return base;
+    if (dir[0] == '/' || base.empty()) return dir;
+    return base + "/" + dir;
+}
+
+// One host per rank (srun --distribution=arbitrary): each app's ranks go round the app's hosts;
+// an app that names none uses the job's hosts, else every host some app named.
+Result<std::vector<std::string>> rank_hosts(const std::vector<info_scope> &apps,
+                                            const std::vector<uint32_t> &nprocs, const std::string &job_hosts) {
+    std::string all;
+    for (const auto &a : apps)
+        if (!a.hosts.empty()) all += (all.empty() ? "" : ",") + a.hosts;
+    std::vector<std::string> out;
+    for (size_t i = 0; i < apps.size(); ++i) {
+        const std::string &list = !apps[i].hosts.empty() ? apps[i].hosts : !job_hosts.empty() ? job_hosts : all;
+        auto hosts = hostlist::expand(list);
+        if (!hosts.ok()) return Status(PMIX_ERR_BAD_PARAM, "app " + std::to_string(i) + ": bad host list \"" + list +
+                                                               "\": " + hosts.status().message());
+        if (hosts->empty()) return Status(PMIX_ERR_BAD_PARAM, "app " + std::to_string(i) + ": empty host list");
+        for (uint32_t k = 0; k < nprocs[i]; ++k) out.push_back((*hosts)[k % hosts->size()]);
+    }
+    return out;
 }
 
 }  // namespace
@@ -192,39 +239,98 @@ bool parse_step_nspace(const std::string &nspace, uint32_t *job, uint32_t *step)
 Result<spawn_plan> plan_spawn(const agent_spawn_request &r, uint32_t job_id, const alloc_resolver &resolve) {
     const auto &req = r.request;
     if (req.apps.empty()) return Status(PMIX_ERR_BAD_PARAM, "no apps to spawn");
-    if (req.apps.size() > 1)
-        return Status(PMIX_ERR_NOT_SUPPORTED, "spawning several apps in one call is not supported yet");
-    const auto &app = req.apps[0];
-    if (app.maxprocs <= 0) return Status(PMIX_ERR_BAD_PARAM, "maxprocs must be > 0");
     spawn_plan p;
-    p.cwd = app.cwd;
     std::vector<std::string> opts;
-    std::string nodelist, target;
+    std::string target;
+    info_scope job;
     for (size_t i = 0; i < req.job_info.size(); ++i)
-        PMIXCPP_RETURN_IF_ERROR(apply_info(req.job_info[i], &p, &opts, &nodelist, &target));
-    for (size_t i = 0; i < app.info.size(); ++i)
-        PMIXCPP_RETURN_IF_ERROR(apply_info(app.info[i], &p, &opts, &nodelist, &target));
+        PMIXCPP_RETURN_IF_ERROR(apply_info(req.job_info[i], &p, &job, &opts, &target));
+    std::vector<info_scope> apps(req.apps.size());
+    std::vector<uint32_t> nprocs;
+    uint64_t ntasks = 0;
+    for (size_t a = 0; a < req.apps.size(); ++a) {
+        const auto &app = req.apps[a];
+        if (app.maxprocs <= 0) return Status(PMIX_ERR_BAD_PARAM, "maxprocs must be > 0");
+        nprocs.push_back(static_cast<uint32_t>(app.maxprocs));
+        ntasks += static_cast<uint64_t>(app.maxprocs);
+        if (ntasks > INT32_MAX) return Status(PMIX_ERR_BAD_PARAM, "too many processes in one spawn");
+        apps[a].cwd = app.cwd;
+        for (size_t i = 0; i < app.info.size(); ++i)
+            PMIXCPP_RETURN_IF_ERROR(apply_info(app.info[i], &p, &apps[a], &opts, &target));
+        for (const auto &e : app.env) {
+            if (e.find('=') == std::string::npos || e[0] == '=')
+                return Status(PMIX_ERR_BAD_PARAM, "app env entry without '='");
+            apps[a].env.push_back(e);
+        }
+    }
     p.job_id = job_id;
     if (!target.empty()) {
         if (!resolve) return Status(PMIX_ERR_BAD_PARAM, "unknown allocation " + target);
-        auto job = resolve(target);
-        if (!job.ok()) return job.status();
-        p.job_id = job.value();
+        auto jid = resolve(target);
+        if (!jid.ok()) return jid.status();
+        p.job_id = jid.value();
     }
-    for (const auto &e : app.env) {
-        if (e.find('=') == std::string::npos || e[0] == '=') return Status(PMIX_ERR_BAD_PARAM, "app env entry without '='");
-        p.env.push_back(e);
-    }
+    p.env.insert(p.env.end(), job.env.begin(), job.env.end());
     p.env.push_back(std::string(kParentEnv) + "=" + r.parent_nspace + ":" + std::to_string(r.parent_rank));
-    p.exe = app.cmd;
     // The children share the job's CPUs with their parents (--overlap), as mpirun's spawn does.
     p.argv = {"srun", "--jobid=" + std::to_string(p.job_id), "--mpi=pmixcpp", "--overlap",
-              "--ntasks=" + std::to_string(app.maxprocs), "--kill-on-bad-exit=0"};
-    if (!nodelist.empty()) p.argv.push_back("--nodelist=" + nodelist);
-    if (!p.cwd.empty()) p.argv.push_back("--chdir=" + p.cwd);
-    for (auto &o : opts) p.argv.push_back(std::move(o));
-    p.argv.push_back(app.cmd);
-    for (size_t i = 1; i < app.argv.size(); ++i) p.argv.push_back(app.argv[i]);
+              "--ntasks=" + std::to_string(ntasks), "--kill-on-bad-exit=0"};
+
+    if (req.apps.size() == 1) {
+        // One app: srun runs it directly; its own infos refine the job's.
+        const auto &app = req.apps[0];
+        const info_scope &mine = apps[0];
+        p.env.insert(p.env.end(), mine.env.begin(), mine.env.end());
+        std::string hosts = job.hosts;
+        if (!mine.hosts.empty()) hosts += (hosts.empty() ? "" : ",") + mine.hosts;
+        std::string cwd = mine.cwd.empty() ? job.cwd : mine.cwd;
+        if (!hosts.empty()) p.argv.push_back("--nodelist=" + hosts);
+        if (!cwd.empty()) p.argv.push_back("--chdir=" + cwd);
+        for (auto &o : opts) p.argv.push_back(std::move(o));
+        p.argv.push_back(app.cmd);
+        for (size_t i = 1; i < app.argv.size(); ++i) p.argv.push_back(app.argv[i]);
+        p.exes.push_back({app.cmd, cwd, path_of(p.env)});
+        return p;
+    }
+
+    // Several apps: one step whose command is pmixcpp-mpmd, which execs each rank's app.
+    std::vector<mpmd_app> table;
+    uint32_t first = 0;
+    bool per_app_hosts = false;
+    std::string sizes;
+    for (size_t a = 0; a < req.apps.size(); ++a) {
+        const auto &app = req.apps[a];
+        mpmd_app m;
+        m.first_rank = first;
+        m.nprocs = nprocs[a];
+        m.cmd = app.cmd;
+        m.argv = app.argv.empty() ? std::vector<std::string>{app.cmd} : app.argv;
+        m.env = apps[a].env;
+        m.cwd = apps[a].cwd;
+        first += nprocs[a];
+        per_app_hosts |= !apps[a].hosts.empty();
+        sizes += (a ? "," : "") + std::to_string(nprocs[a]);
+        std::vector<std::string> env = p.env;
+        env.insert(env.end(), m.env.begin(), m.env.end());
+        p.exes.push_back({m.cmd, join_dir(job.cwd, m.cwd), path_of(env)});
+        table.push_back(std::move(m));
+    }
+    auto hex = encode_mpmd(table);
+    if (!hex.ok()) return hex.status();
+    p.env.push_back(std::string(kMpmdAppsEnv) + "=" + hex.value());
+    p.env.push_back(std::string(kAppSizesEnv) + "=" + sizes);
+    if (per_app_hosts) {
+        auto hosts = rank_hosts(apps, nprocs, job.hosts);
+        if (!hosts.ok()) return hosts.status();
+        p.rank_hosts = std::move(hosts.value());
+        p.argv.push_back("--distribution=arbitrary");
+    } else if (!job.hosts.empty()) {
+        p.argv.push_back("--nodelist=" + job.hosts);
+    }
+    if (!job.cwd.empty()) p.argv.push_back("--chdir=" + job.cwd);
+    for (auto &o : opts)
+        if (!per_app_hosts || o.rfind("--distribution=", 0) != 0) p.argv.push_back(std::move(o));
+    p.argv.push_back(PMIXCPP_MPMD_EXEC);
     return p;
 }
 
@@ -379,11 +485,35 @@ agent_spawn_reply spawn_launcher::launch(const agent_spawn_request &r) {
     auto plan = plan_spawn(r, _job_id, _resolve);
     if (!plan.ok()) return fail(plan.status());
     const char *path = getenv("PATH");
-    std::string path_env = path ? path : "/usr/bin:/bin";
-    for (const auto &e : plan->env)
-        if (e.rfind("PATH=", 0) == 0) path_env = e.substr(5);
-    auto exe = resolve_exe(plan->exe, plan->cwd, path_env);
-    if (!exe.ok()) return fail(exe.status());
+    for (const auto &x : plan->exes) {
+        auto exe = resolve_exe(x.cmd, x.cwd, !x.path.empty() ? x.path : path ? path : "/usr/bin:/bin");
+        if (!exe.ok()) return fail(exe.status());
+    }
+    // Ranks placed by the apps' hosts: srun reads the host of each rank from SLURM_HOSTFILE.
+    std::string hostfile;
+    if (!plan->rank_hosts.empty()) {
+        const char *tmp = getenv("TMPDIR");
+        std::string templ = std::string(tmp && *tmp ? tmp : "/tmp") + "/pmixcpp-spawn-hosts.XXXXXX";
+        int fd = mkstemp(templ.data());
+        if (fd < 0) return fail(Status(PMIX_ERR_OUT_OF_RESOURCE, "cannot create " + templ + ": " + strerror(errno)));
+        std::string lines;
+        for (const auto &h : plan->rank_hosts) lines += h + "\n";
+        bool ok = write(fd, lines.data(), lines.size()) == static_cast<ssize_t>(lines.size());
+        close(fd);
+        if (!ok) {
+            unlink(templ.c_str());
+            return fail(Status(PMIX_ERR_OUT_OF_RESOURCE, "cannot write " + templ));
+        }
+        hostfile = templ;
+        plan->env.push_back("SLURM_HOSTFILE=" + hostfile);
+    }
+    // srun has read it once the step exists (or srun is gone)
+    struct unlink_at_end {
+        std::string path;
+        ~unlink_at_end() {
+            if (!path.empty()) unlink(path.c_str());
+        }
+    } remove_hostfile{hostfile};
 
     int report[2];
     if (pipe2(report, O_CLOEXEC) != 0) return fail(Status(PMIX_ERR_OUT_OF_RESOURCE, std::string("pipe: ") + strerror(errno)));
@@ -392,7 +522,8 @@ agent_spawn_reply spawn_launcher::launch(const agent_spawn_request &r) {
     static const char *drop[] = {"SLURM_NTASKS=", "SLURM_NPROCS=", "SLURM_NNODES=", "SLURM_NTASKS_PER_NODE=",
                                  "SLURM_TASKS_PER_NODE=", "SLURM_STEP_", "SLURM_DISTRIBUTION=", "SLURM_NODELIST=",
                                  "SLURM_JOB_NODELIST=", "SLURM_SRUN_COMM_", "SLURM_STEPID=", "SLURM_MPI_TYPE=",
-                                 "SLURM_CPUS_PER_TASK=", "SLURM_OVERLAP=", "SLURM_EXCLUSIVE=", kReportFdEnv,
+                                 "SLURM_CPUS_PER_TASK=", "SLURM_OVERLAP=", "SLURM_EXCLUSIVE=", "SLURM_HOSTFILE=",
+                                 "SLURM_ARBITRARY_NODELIST=", kReportFdEnv, kMpmdAppsEnv, kAppSizesEnv,
                                  nullptr};
     for (char **e = environ; e && *e; ++e) {
         bool skip = false;

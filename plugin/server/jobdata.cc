@@ -1,5 +1,7 @@
 #include "jobdata.h"
 
+#include "../common/mpmd.h"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -122,6 +124,20 @@ Result<std::vector<wire::jobdata_entry>> build_jobdata(const step_info &step, co
         proc_map += join(step.node_ranks[n], ",");
     }
 
+    // A spawned step of several apps (plugin/common/mpmd.h): ranks numbered through the apps.
+    std::vector<uint32_t> app_sizes;
+    for (const auto &e : step.job_env)
+        if (e.rfind(std::string(spawn::kAppSizesEnv) + "=", 0) == 0)
+            app_sizes = spawn::parse_app_sizes(std::string_view(e).substr(strlen(spawn::kAppSizesEnv) + 1));
+    uint64_t apps_total = 0;
+    for (uint32_t n : app_sizes) apps_total += n;
+    if (apps_total != step.ntasks) app_sizes = {step.ntasks};  // one app (or a table not of this step)
+    std::vector<uint32_t> app_of(step.ntasks), app_first(app_sizes.size());
+    for (uint32_t a = 0, r = 0; a < app_sizes.size(); ++a) {
+        app_first[a] = r;
+        for (uint32_t k = 0; k < app_sizes[a]; ++k) app_of[r++] = a;
+    }
+
     std::vector<wire::jobdata_entry> entries;
     entries.reserve(step.ntasks + 1);
     {
@@ -134,8 +150,8 @@ Result<std::vector<wire::jobdata_entry>> build_jobdata(const step_info &step, co
         b.u32(PMIX_UNIV_SIZE, universe);
         b.u32(PMIX_MAX_PROCS, universe);
         b.u32(PMIX_NUM_NODES, static_cast<uint32_t>(step.node_names.size()));
-        b.u32(PMIX_JOB_NUM_APPS, 1);
-        b.u32(PMIX_APP_SIZE, step.ntasks);
+        b.u32(PMIX_JOB_NUM_APPS, static_cast<uint32_t>(app_sizes.size()));
+        b.u32(PMIX_APP_SIZE, app_sizes[0]);
         b.str(PMIX_NODE_LIST, node_list);
         b.str(PMIX_NODE_MAP, node_list);
         b.str(PMIX_PROC_MAP, proc_map);
@@ -175,9 +191,11 @@ Result<std::vector<wire::jobdata_entry>> build_jobdata(const step_info &step, co
         const uint32_t n = node_of[r];
         b.rank(PMIX_RANK, r);
         b.rank(PMIX_GLOBAL_RANK, r);
-        b.rank(PMIX_APP_RANK, r);
-        b.u32(PMIX_APPNUM, 0);
-        b.rank(PMIX_APPLDR, 0);
+        const uint32_t app = app_of[r];
+        b.rank(PMIX_APP_RANK, r - app_first[app]);
+        b.u32(PMIX_APPNUM, app);
+        b.rank(PMIX_APPLDR, app_first[app]);
+        if (app_sizes.size() > 1) b.u32(PMIX_APP_SIZE, app_sizes[app]);
         b.u16(PMIX_LOCAL_RANK, static_cast<uint16_t>(lrank_of[r]));
         b.u16(PMIX_NODE_RANK, static_cast<uint16_t>(lrank_of[r]));
         b.u32(PMIX_NODEID, n);

@@ -5,7 +5,7 @@
 // Keys and types (job level, rank PMIX_RANK_WILDCARD):
 //   pmix.nspace STRING, pmix.jobid STRING "<job>.<step>", slurm.jobid UINT32, slurm.stepid UINT32,
 //   pmix.job.size UINT32, pmix.univ.size UINT32, pmix.max.size UINT32, pmix.num.nodes UINT32,
-//   pmix.job.napps UINT32 (1), pmix.app.size UINT32, pmix.nlist STRING "n1,n2",
+//   pmix.job.napps UINT32, pmix.app.size UINT32 (of app 0), pmix.nlist STRING "n1,n2",
 //   pmix.nmap STRING "n1,n2", pmix.pmap STRING "0,1;2,3" (ranks per node, ';' between nodes),
 //   pmix.anlmap STRING (PMI_process_mapping "(vector,(0,2,1))" style),
 //   pmix.local.size UINT32, pmix.node.size UINT32, pmix.lpeers STRING "0,1",
@@ -13,9 +13,11 @@
 //   pmix.tmpdir STRING, pmix.nsdir STRING, pmix.tdir.rmclean BOOL true, pmix.spawned BOOL false,
 //   pmix.cpuset STRING (the node's cpuset for the step), pmix.lcpus STRING "<cpuset>:<ranks>".
 // Process level, for EVERY rank of the namespace:
-//   pmix.rank PROC_RANK, pmix.grank PROC_RANK, pmix.apprank PROC_RANK, pmix.appnum UINT32 (0),
-//   pmix.aldr PROC_RANK (0), pmix.lrank UINT16, pmix.nrank UINT16, pmix.nodeid UINT32,
-//   pmix.hname STRING (the Slurm node name),
+//   pmix.rank PROC_RANK, pmix.grank PROC_RANK, pmix.apprank PROC_RANK, pmix.appnum UINT32,
+//   pmix.aldr PROC_RANK (the app's first rank), pmix.lrank UINT16, pmix.nrank UINT16,
+//   pmix.nodeid UINT32, pmix.hname STRING (the Slurm node name), with several apps also
+//   pmix.app.size UINT32 (of the rank's app),
+// Apps: one, unless the step was spawned with several (PMIXCPP_SPAWN_APP_SIZES, mpmd.h).
 // and for the ranks on this node also
 //   pmix.locstr STRING, pmix.cpuset STRING, pmix.pdir STRING (<step_dir>/rank.<r>).
 #pragma once

@@ -341,6 +341,7 @@ TEST(DynService, BadNodeMessagesAreDropped) {
 
 // --- spawn: the srun command line, attribute handling, executable check, agent messages ---------
 #include "plugin/common/spawn_request.h"
+#include "plugin/common/mpmd.h"
 
 namespace {
 spawn::agent_spawn_request spawn_req(int maxprocs) {
@@ -399,8 +400,78 @@ TEST(Spawn, AttributesAndShapesRefused) {
     EXPECT_EQ(spawn::plan_spawn(r, 1).status().code(), PMIX_ERR_BAD_PARAM);
     EXPECT_EQ(spawn::plan_spawn(spawn_req(0), 1).status().code(), PMIX_ERR_BAD_PARAM);
     auto two = spawn_req(1);
-    two.request.apps.push_back(wire::spawn_app{"/bin/true", {}, {}, {}, 1, InfoArray()});
-    EXPECT_EQ(spawn::plan_spawn(two, 1).status().code(), PMIX_ERR_NOT_SUPPORTED);
+    two.request.apps.push_back(wire::spawn_app{"/bin/true", {}, {}, {}, 0, InfoArray()});
+    EXPECT_EQ(spawn::plan_spawn(two, 1).status().code(), PMIX_ERR_BAD_PARAM);  // the 2nd app has no procs
+}
+
+TEST(Spawn, SeveralAppsRunThroughTheMpmdHelper) {
+    auto r = spawn_req(2);  // app 0: /bin/true x "y z", A=1
+    r.request.job_info = infos({info_str(PMIX_WDIR, "/tmp"), info_str(PMIX_HOST, "n1")});
+    wire::spawn_app b{"/bin/echo", {"echo", "b"}, {"B=2"}, "sub", 3, InfoArray()};
+    b.info = infos({info_str(PMIX_WDIR, "/var")});
+    r.request.apps.push_back(std::move(b));
+    auto p = spawn::plan_spawn(r, 42);
+    ASSERT_TRUE(p.ok()) << p.status().message();
+    EXPECT_TRUE(has(p->argv, "--ntasks=5"));
+    EXPECT_TRUE(has(p->argv, "--chdir=/tmp"));
+    EXPECT_TRUE(has(p->argv, "--nodelist=n1"));
+    EXPECT_EQ(p->argv.back().substr(p->argv.back().rfind('/') + 1), "pmixcpp-mpmd");
+    EXPECT_TRUE(has(p->env, "PMIXCPP_SPAWN_APP_SIZES=2,3"));
+    EXPECT_FALSE(has(p->env, "A=1"));  // app env goes to that app only
+    EXPECT_TRUE(p->rank_hosts.empty());
+    ASSERT_EQ(p->exes.size(), 2u);
+    EXPECT_EQ(p->exes[0].cmd, "/bin/true");
+    EXPECT_EQ(p->exes[1].cwd, "/var");  // the app's PMIX_WDIR wins over its cwd
+    std::string table;
+    for (const auto &e : p->env)
+        if (e.rfind("PMIXCPP_MPMD_APPS=", 0) == 0) table = e.substr(strlen("PMIXCPP_MPMD_APPS="));
+    std::vector<spawn::mpmd_app> apps;
+    ASSERT_TRUE(spawn::decode_mpmd(table, &apps).ok());
+    ASSERT_EQ(apps.size(), 2u);
+    EXPECT_EQ(apps[0].argv, (std::vector<std::string>{"/bin/true", "x", "y z"}));
+    EXPECT_EQ(apps[0].env, (std::vector<std::string>{"A=1"}));
+    EXPECT_EQ(apps[1].first_rank, 2u);
+    EXPECT_EQ(apps[1].nprocs, 3u);
+    EXPECT_EQ(apps[1].cwd, "/var");
+    EXPECT_EQ(spawn::app_of_rank(apps, 1), &apps[0]);
+    EXPECT_EQ(spawn::app_of_rank(apps, 4), &apps[1]);
+    EXPECT_EQ(spawn::app_of_rank(apps, 5), nullptr);
+
+    // apps naming their own hosts: one host per rank, round each app's list
+    r.request.job_info = InfoArray();
+    r.request.apps[0].info = infos({info_str(PMIX_HOST, "n[3-4]")});
+    r.request.apps[1].info = infos({info_str(PMIX_HOST, "n5")});
+    p = spawn::plan_spawn(r, 42);
+    ASSERT_TRUE(p.ok()) << p.status().message();
+    EXPECT_EQ(p->rank_hosts, (std::vector<std::string>{"n3", "n4", "n5", "n5", "n5"}));
+    EXPECT_TRUE(has(p->argv, "--distribution=arbitrary"));
+    // an app without hosts goes where the others go
+    r.request.apps[1].info = InfoArray();
+    p = spawn::plan_spawn(r, 42);
+    ASSERT_TRUE(p.ok()) << p.status().message();
+    EXPECT_EQ(p->rank_hosts, (std::vector<std::string>{"n3", "n4", "n3", "n4", "n3"}));
+}
+
+TEST(Spawn, MpmdTableRejectsWhatItDidNotWrite) {
+    std::vector<spawn::mpmd_app> apps(2);
+    apps[0] = {0, 1, "a", {"a"}, {}, ""};
+    apps[1] = {1, 2, "b", {"b", "c d"}, {"X=1"}, "/w"};
+    auto hex = spawn::encode_mpmd(apps);
+    ASSERT_TRUE(hex.ok());
+    std::vector<spawn::mpmd_app> back;
+    ASSERT_TRUE(spawn::decode_mpmd(hex.value(), &back).ok());
+    EXPECT_EQ(back[1].argv[1], "c d");
+    EXPECT_FALSE(spawn::decode_mpmd(hex.value().substr(0, hex->size() - 2), &back).ok());  // truncated
+    EXPECT_FALSE(spawn::decode_mpmd(hex.value() + "00", &back).ok());                      // trailing
+    EXPECT_FALSE(spawn::decode_mpmd("zz" + hex.value().substr(2), &back).ok());           // not hex
+    apps[1].first_rank = 2;  // a gap in the ranks
+    EXPECT_FALSE(spawn::decode_mpmd(spawn::encode_mpmd(apps).value(), &back).ok());
+    apps[1].first_rank = 1;
+    apps[1].env.assign(1, std::string(70 * 1024, 'x'));  // does not fit in one variable
+    EXPECT_EQ(spawn::encode_mpmd(apps).status().code(), PMIX_ERR_BAD_PARAM);
+    EXPECT_EQ(spawn::parse_app_sizes("4,1"), (std::vector<uint32_t>{4, 1}));
+    EXPECT_TRUE(spawn::parse_app_sizes("4,,1").empty());
+    EXPECT_TRUE(spawn::parse_app_sizes("").empty());
 }
 
 TEST(Spawn, TargetAllocationAndChildSeparation) {

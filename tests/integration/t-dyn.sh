@@ -82,6 +82,30 @@ for n in 4 32; do
     expect_match "spawn $n: too many processes -> PMIX_ERR_JOB_FAILED_TO_LAUNCH" 'PASS rank 0: PMIx_Spawn\(NULL, 0, &huge.*FAILED_TO_LAUNCH \(want' "$out"
     echo "$out" | grep -E '^(SPAWN-|PLAIN-SRUN)' | sed 's/^/    /'
 done
+
+# --- several apps in one spawn ----------------------------------------------------------------
+# Rank 0 spawns two apps in one PMIx_Spawn (2 + 3 processes, one step run through pmixcpp-mpmd):
+# each child checks its app number, app rank, leader and size, its app's environment and
+# directory; then again with each app on a host of its own (PMIX_HOST per app). A missing
+# executable in one app refuses the whole spawn.
+for placed in no yes; do
+    rm -f "$mark"/mchild.*
+    out=$(timeout -k 5 120 salloc -N2 -n9 bash -c '
+        hosts=($(scontrol show hostnames "$SLURM_JOB_NODELIST"))
+        extra=""; [ "'$placed'" = yes ] && extra="${hosts[1]} ${hosts[0]}"
+        echo "HOSTS $extra"
+        srun --mpi=pmixcpp -N2 -n4 '"$prog"' spawnmulti '"$mark"' $extra' 2>&1)
+    expect_no_match "spawn of 2 apps (placed: $placed): no failed check" '^FAIL ' "$out"
+    expect_match "spawn of 2 apps (placed: $placed): the parent got one namespace" 'PASS rank 0: PMIx_Spawn of 2 apps \(2 \+ 3\) -> PMIX_SUCCESS' "$out"
+    expect_eq "spawn of 2 apps (placed: $placed): 2 children of app A checked their app" 2 "$(echo "$out" | grep -c 'PASS rank [01]: app A: PMIX_APPLDR 0$')"
+    expect_eq "spawn of 2 apps (placed: $placed): 3 children of app B checked their app" 3 "$(echo "$out" | grep -c 'PASS rank [234]: app B: PMIX_APP_SIZE 3$')"
+    expect_match "spawn of 2 apps (placed: $placed): all 5 children passed" 'PASS rank 0: 5 of 5 children of the two apps passed' "$out"
+    expect_match "spawn of 2 apps: a missing executable in one app -> PMIX_ERR_JOB_EXE_NOT_FOUND" 'PASS rank 0: PMIx_Spawn\(NULL, 0, apps, 2, child\) -> PMIX_ERR_JOB_EXE_NOT_FOUND' "$out"
+    if [ "$placed" = yes ]; then
+        expect_eq "spawn of 2 apps: every child runs on its app's host" 5 "$(echo "$out" | grep -c 'PASS rank [0-4]: app [AB]: runs on its host')"
+    fi
+    echo "$out" | grep -E '^(SPAWN-MULTI|FAIL)' | head -5 | sed 's/^/    /'
+done
 rm -rf "$mark"
 
 # --- log ----------------------------------------------------------------------------------------

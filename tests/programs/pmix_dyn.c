@@ -6,7 +6,11 @@
  *   pmix_dyn log <tag>: PMIx_Log to stderr, syslog, Slurm's log, PMIX_LOG_ONCE, Log_nb
  *   pmix_dyn spawn <n> <markdir>: rank 0 spawns <n> copies of this program ("child" mode) as a
  *                      new step; the children check PMIX_PARENT_ID / PMIX_SPAWNED and touch
- *                      <markdir>/child.<rank>; rank 0 waits for them; error paths; timing */
+ *                      <markdir>/child.<rank>; rank 0 waits for them; error paths; timing
+ *   pmix_dyn spawnmulti <markdir> [hostA hostB]: rank 0 spawns two apps in one call (2 + 3
+ *                      copies, "mchild A|B"), each with its own argv, environment and directory
+ *                      (and host, if given); the children check their app number, app rank,
+ *                      app leader and size, the environment, directory and host of their app */
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -405,6 +409,117 @@ static void run_child(const char *markdir) {
     }
 }
 
+/* --- several apps in one spawn ------------------------------------------------------------------ */
+static void test_spawn_multi(const char *self, const char *markdir, const char *host_a, const char *host_b) {
+    if (me.rank != 0) return;
+    char *argv_a[] = {(char *)self, "mchild", "A", (char *)markdir, (char *)(host_a ? host_a : "-"), NULL};
+    char *argv_b[] = {(char *)self, "mchild", "B", (char *)markdir, (char *)(host_b ? host_b : "-"), NULL};
+    char *env_a[] = {"PMIX_DYN_APP=A", NULL};
+    char *env_b[] = {"PMIX_DYN_APP=B", "PMIX_DYN_APP_B_ONLY=yes", NULL};
+    pmix_app_t apps[2];
+    memset(apps, 0, sizeof(apps));
+    apps[0].cmd = (char *)self;
+    apps[0].argv = argv_a;
+    apps[0].env = env_a;
+    apps[0].cwd = "/tmp";
+    apps[0].maxprocs = 2;
+    apps[1].cmd = (char *)self;
+    apps[1].argv = argv_b;
+    apps[1].env = env_b;
+    apps[1].maxprocs = 3;
+    /* app B's directory comes from its PMIX_WDIR; hosts per app when given */
+    PMIX_INFO_CREATE(apps[1].info, 2);
+    PMIX_INFO_LOAD(&apps[1].info[0], PMIX_WDIR, "/", PMIX_STRING);
+    apps[1].ninfo = 1;
+    if (host_a && host_b) {
+        PMIX_INFO_CREATE(apps[0].info, 1);
+        PMIX_INFO_LOAD(&apps[0].info[0], PMIX_HOST, host_a, PMIX_STRING);
+        apps[0].ninfo = 1;
+        PMIX_INFO_LOAD(&apps[1].info[1], PMIX_HOST, host_b, PMIX_STRING);
+        apps[1].ninfo = 2;
+    }
+    pmix_nspace_t child;
+    double t0 = now_ms();
+    pmix_status_t rc = PMIx_Spawn(NULL, 0, apps, 2, child);
+    CHECK(rc == PMIX_SUCCESS && strncmp(child, "pmixcpp.", 8) == 0, "PMIx_Spawn of 2 apps (2 + 3) -> %s, namespace %s",
+          PMIx_Error_string(rc), rc == PMIX_SUCCESS ? child : "-");
+    int seen = 0;
+    for (int i = 0; i < 1200 && seen < 5 && rc == PMIX_SUCCESS; ++i) {
+        seen = 0;
+        for (int r = 0; r < 5; ++r) {
+            char f[512];
+            snprintf(f, sizeof(f), "%s/mchild.%d", markdir, r);
+            struct stat st;
+            if (stat(f, &st) == 0) seen++;
+        }
+        if (seen < 5) usleep(50000);
+    }
+    CHECK(seen == 5, "%d of 5 children of the two apps passed their checks", seen);
+    printf("SPAWN-MULTI-READY-MS %.1f\n", now_ms() - t0);
+    /* one missing executable among the apps fails the whole spawn before anything starts */
+    apps[1].cmd = "/nonexistent/pmix_dyn_no_such_program";
+    CHECK_RC(PMIX_ERR_JOB_EXE_NOT_FOUND, PMIx_Spawn(NULL, 0, apps, 2, child));
+    /* an app without processes */
+    apps[1].cmd = (char *)self;
+    apps[1].maxprocs = 0;
+    CHECK_RC(PMIX_ERR_BAD_PARAM, PMIx_Spawn(NULL, 0, apps, 2, child));
+    PMIX_INFO_FREE(apps[1].info, 2);
+    if (apps[0].info) PMIX_INFO_FREE(apps[0].info, 1);
+}
+
+static uint32_t get_u32_of(pmix_rank_t rank, const char *key, pmix_data_type_t type) {
+    pmix_proc_t p;
+    PMIX_PROC_LOAD(&p, me.nspace, rank);
+    pmix_value_t *val = NULL;
+    uint32_t out = 0xFFFFFFFFu;
+    if (PMIx_Get(&p, key, NULL, 0, &val) == PMIX_SUCCESS && val && val->type == type)
+        out = type == PMIX_PROC_RANK ? val->data.rank : val->data.uint32;
+    if (val) PMIX_VALUE_RELEASE(val);
+    return out;
+}
+
+static void run_mchild(const char *app, const char *markdir, const char *host) {
+    const int a = strcmp(app, "B") == 0;
+    const uint32_t first = a ? 2 : 0, size = a ? 3 : 2;
+    const char *env = getenv("PMIX_DYN_APP"), *only_b = getenv("PMIX_DYN_APP_B_ONLY");
+    CHECK(env && strcmp(env, app) == 0 && (only_b != NULL) == a, "app %s: its own environment (PMIX_DYN_APP=%s, B_ONLY %s)",
+          app, env ? env : "unset", only_b ? only_b : "unset");
+    char cwd[512] = "";
+    CHECK(getcwd(cwd, sizeof(cwd)) && strcmp(cwd, a ? "/" : "/tmp") == 0, "app %s: directory %s", app, cwd);
+    CHECK(get_u32_of(me.rank, PMIX_APPNUM, PMIX_UINT32) == (uint32_t)a, "app %s: PMIX_APPNUM %u", app,
+          get_u32_of(me.rank, PMIX_APPNUM, PMIX_UINT32));
+    CHECK(me.rank >= first && me.rank < first + size, "app %s: rank %u in [%u, %u)", app, me.rank, first, first + size);
+    CHECK(get_u32_of(me.rank, PMIX_APP_RANK, PMIX_PROC_RANK) == me.rank - first, "app %s: PMIX_APP_RANK %u", app,
+          get_u32_of(me.rank, PMIX_APP_RANK, PMIX_PROC_RANK));
+    CHECK(get_u32_of(me.rank, PMIX_APPLDR, PMIX_PROC_RANK) == first, "app %s: PMIX_APPLDR %u", app,
+          get_u32_of(me.rank, PMIX_APPLDR, PMIX_PROC_RANK));
+    CHECK(get_u32_of(me.rank, PMIX_APP_SIZE, PMIX_UINT32) == size, "app %s: PMIX_APP_SIZE %u", app,
+          get_u32_of(me.rank, PMIX_APP_SIZE, PMIX_UINT32));
+    CHECK(get_u32_of(PMIX_RANK_WILDCARD, PMIX_JOB_NUM_APPS, PMIX_UINT32) == 2, "PMIX_JOB_NUM_APPS 2");
+    CHECK(get_u32_of(PMIX_RANK_WILDCARD, PMIX_JOB_SIZE, PMIX_UINT32) == 5, "PMIX_JOB_SIZE 5");
+    /* the other app's ranks too (rank 4 is B, rank 0 is A) */
+    CHECK(get_u32_of(4, PMIX_APPNUM, PMIX_UINT32) == 1 && get_u32_of(0, PMIX_APPNUM, PMIX_UINT32) == 0,
+          "app numbers of ranks 0 and 4: %u %u", get_u32_of(0, PMIX_APPNUM, PMIX_UINT32),
+          get_u32_of(4, PMIX_APPNUM, PMIX_UINT32));
+    if (host && strcmp(host, "-") != 0) {
+        pmix_proc_t self;
+        PMIX_PROC_LOAD(&self, me.nspace, me.rank);
+        pmix_value_t *val = NULL;
+        pmix_status_t rc = PMIx_Get(&self, PMIX_HOSTNAME, NULL, 0, &val);
+        CHECK(rc == PMIX_SUCCESS && val && val->type == PMIX_STRING && strcmp(val->data.string, host) == 0,
+              "app %s: runs on its host %s (PMIX_HOSTNAME %s)", app, host,
+              rc == PMIX_SUCCESS && val && val->type == PMIX_STRING ? val->data.string : "?");
+        if (val) PMIX_VALUE_RELEASE(val);
+    }
+    fence_all();
+    if (ptest_failures == 0) {
+        char f[512];
+        snprintf(f, sizeof(f), "%s/mchild.%u", markdir, me.rank);
+        FILE *fp = fopen(f, "w");
+        if (fp) fclose(fp);
+    }
+}
+
 /* --- across steps of one job (session range) ----------------------------------------------------
  * xstep A <tag>: rank 0 publishes xstep.<tag>.a (default range), waits for xstep.<tag>.b
  * xstep B <tag>: rank 0 waits for xstep.<tag>.a, then publishes xstep.<tag>.b */
@@ -446,6 +561,11 @@ int main(int argc, char **argv) {
     } else if (strcmp(mode, "spawn") == 0) {
         test_spawn(argv[0], argc > 2 ? atoi(argv[2]) : 4, argc > 3 ? argv[3] : "/tmp");
         fence_all();
+    } else if (strcmp(mode, "spawnmulti") == 0) {
+        test_spawn_multi(argv[0], argc > 2 ? argv[2] : "/tmp", argc > 4 ? argv[3] : NULL, argc > 4 ? argv[4] : NULL);
+        fence_all();
+    } else if (strcmp(mode, "mchild") == 0) {
+        run_mchild(argc > 2 ? argv[2] : "A", argc > 3 ? argv[3] : "/tmp", argc > 4 ? argv[4] : "-");
     } else if (strcmp(mode, "child") == 0) {
         run_child(argc > 2 ? argv[2] : "/tmp");
     } else if (strcmp(mode, "log") == 0) {

@@ -269,6 +269,32 @@ TEST(JobData, KeysAndTypesMatchTheOpenMpiContract) {
     EXPECT_EQ(back.size(), 6u);
 }
 
+TEST(JobData, SeveralAppsNumberTheRanksInOrder) {
+    step_info s = sample_step();
+    s.job_env = {"PMIXCPP_SPAWN_APP_SIZES=2,3"};
+    auto e = build_jobdata(s, {});
+    ASSERT_TRUE(e.ok()) << e.status().message();
+    const uint32_t W = PMIX_RANK_WILDCARD;
+    EXPECT_EQ(entry_key(e.value(), W, PMIX_JOB_NUM_APPS)->value.data.uint32, 2u);
+    const uint32_t appnum[] = {0, 0, 1, 1, 1}, apprank[] = {0, 1, 0, 1, 2}, ldr[] = {0, 0, 2, 2, 2},
+                   size[] = {2, 2, 3, 3, 3};
+    for (uint32_t r = 0; r < 5; ++r) {
+        EXPECT_EQ(entry_key(e.value(), r, PMIX_APPNUM)->value.data.uint32, appnum[r]) << r;
+        EXPECT_EQ(entry_key(e.value(), r, PMIX_APP_RANK)->value.data.rank, apprank[r]) << r;
+        EXPECT_EQ(entry_key(e.value(), r, PMIX_APPLDR)->value.data.rank, ldr[r]) << r;
+        EXPECT_EQ(entry_key(e.value(), r, PMIX_APP_SIZE)->value.data.uint32, size[r]) << r;
+    }
+    // sizes that do not add up to the step (or are malformed) are one app
+    for (const char *bad : {"PMIXCPP_SPAWN_APP_SIZES=2,2", "PMIXCPP_SPAWN_APP_SIZES=2,x3", "PMIXCPP_SPAWN_APP_SIZES=0,5"}) {
+        s.job_env = {bad};
+        e = build_jobdata(s, {});
+        ASSERT_TRUE(e.ok());
+        EXPECT_EQ(entry_key(e.value(), W, PMIX_JOB_NUM_APPS)->value.data.uint32, 1u) << bad;
+        EXPECT_EQ(entry_key(e.value(), 4, PMIX_APPNUM)->value.data.uint32, 0u) << bad;
+        EXPECT_EQ(entry_key(e.value(), 4, PMIX_APP_RANK)->value.data.rank, 4u) << bad;
+    }
+}
+
 TEST(JobData, RejectsBrokenMaps) {
     step_info s = sample_step();
     s.node_ranks = {{0, 1}, {3, 4}};  // rank 2 nowhere
