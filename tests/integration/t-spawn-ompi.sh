@@ -1,6 +1,7 @@
 # MPI_Comm_spawn with Debian's unmodified OpenMPI: parents `srun -N2 -n4` spawn 4 children (a new
 # step of the job) that exchange messages with the parents over the intercommunicator and join
 # an MPI_Allreduce over the merged communicator, then everyone disconnects and exits cleanly.
+# MPI_Comm_spawn_multiple of two commands: each child sees its command's MPI_APPNUM.
 # Also PMIx_Spawn + PMIx_Connect of 4 children (tests/programs/pmix_connect.c "spawn") with
 # PMIX_EVENT_JOB_END at the spawner when the children's step ends. Prints the time of a spawn of
 # 4 and of 32 processes next to a plain srun of the same program inside the job (no assertion
@@ -20,7 +21,7 @@ for n in 4 32; do
     echo "$out" | grep -E '^(SPAWN-CONNECT-MS|FAIL)' | head -5 | sed 's/^/    /'
 done
 
-mpi_build mpi_spawn mpi_hello || { t_done; exit; }
+mpi_build mpi_spawn mpi_hello mpi_spawn_multiple || { t_done; exit; }
 
 # --- Goal: -N2 -n4 spawns 4, over TCP and over the default transports ---------------------------
 for btl in self,tcp default; do
@@ -36,6 +37,14 @@ for btl in self,tcp default; do
     [ $((SECONDS - t0)) -lt 120 ] && pass "mpi_spawn done in $((SECONDS - t0)) s" || fail "mpi_spawn took $((SECONDS - t0)) s"
     printf '%s\n' "$out" | grep -q 'MPI-SPAWN-OK' || printf '%s\n' "$out" | tail -15 | sed 's/^/    /'
 done
+
+# --- MPI_Comm_spawn_multiple: two commands (2 + 3 processes) in one call, one Slurm step -------
+out=$(OMPI_MCA_btl=self,tcp timeout -k 5 150 salloc -N2 -n9 srun --mpi=pmixcpp -N2 -n4 "$work/mpi_spawn_multiple" 2>&1)
+expect_match "MPI_Comm_spawn_multiple of 2 commands works" '^MPI-SPAWN-MULTIPLE-OK 5$' "$out"
+expect_eq "MPI_Comm_spawn_multiple: every child has its command's MPI_APPNUM and argv" 5 \
+    "$(echo "$out" | grep -cE '^parent: child [0-4]: appnum [01], argv matches -> right$')"
+expect_no_match "MPI_Comm_spawn_multiple: no error from srun or OpenMPI" '(srun: error|Job step aborted|ORTE_ERROR|PMIX ERROR|MPI_ABORT)' "$out"
+printf '%s\n' "$out" | grep -q 'MPI-SPAWN-MULTIPLE-OK' || printf '%s\n' "$out" | tail -15 | sed 's/^/    /'
 
 # --- Times: spawn of 4 and 32 next to a plain srun of the same processes in the job ---------------
 export OMPI_MCA_btl=self,tcp
