@@ -24,6 +24,7 @@ const char *to_string(op o) {
     switch (o) {
     case op::get: return "get";
     case op::event: return "event";
+    case op::jobctl: return "job control";
     case op::inbox: return "inbox";
     case op::answer: return "answer";
     }
@@ -51,6 +52,13 @@ Result<std::vector<uint8_t>> encode(const message &m) {
         PMIXCPP_RETURN_IF_ERROR(w.put_bytes(m.payload.data(), m.payload.size()));
         break;
     case op::inbox: w.put_u32(m.node); break;
+    case op::jobctl:
+        PMIXCPP_RETURN_IF_ERROR(w.put_string(m.nspace));
+        w.put_i32(m.signal);
+        w.put_u8(m.terminate ? 1 : 0);
+        w.put_u32(static_cast<uint32_t>(m.ranks.size()));
+        for (uint32_t r : m.ranks) w.put_u32(r);
+        break;
     case op::answer:
         w.put_u64(m.id);
         w.put_i32(m.status);
@@ -98,6 +106,22 @@ Status decode(std::span<const uint8_t> body, message *m) {
         break;
     }
     case op::inbox: PMIXCPP_RETURN_IF_ERROR(r.get_u32(&m->node)); break;
+    case op::jobctl: {
+        uint8_t term = 0;
+        uint32_t n = 0;
+        PMIXCPP_RETURN_IF_ERROR(r.get_string(&m->nspace, PMIX_MAX_NSLEN));
+        PMIXCPP_RETURN_IF_ERROR(r.get_i32(&m->signal));
+        PMIXCPP_RETURN_IF_ERROR(r.get_u8(&term));
+        PMIXCPP_RETURN_IF_ERROR(r.get_u32(&n));
+        if (m->nspace.empty()) return Status(PMIX_ERR_BAD_PARAM, "cross-step job control without a namespace");
+        if (m->signal <= 0 || m->signal >= 65) return Status(PMIX_ERR_BAD_PARAM, "cross-step job control: bad signal");
+        if (term > 1) return Status(PMIX_ERR_BAD_PARAM, "cross-step job control: bad terminate flag");
+        if (n > r.remaining() / 4) return Status(PMIX_ERR_UNPACK_FAILURE, "cross-step job control: rank count beyond the message");
+        m->terminate = term == 1;
+        m->ranks.resize(n);
+        for (auto &x : m->ranks) PMIXCPP_RETURN_IF_ERROR(r.get_u32(&x));
+        break;
+    }
     case op::answer:
         PMIXCPP_RETURN_IF_ERROR(r.get_u64(&m->id));
         PMIXCPP_RETURN_IF_ERROR(r.get_i32(&m->status));
@@ -290,6 +314,11 @@ void router::submit(int fd, std::vector<uint8_t> body) {
                 forward_event(fd, std::move(m), std::move(body));
             });
             return;
+        case op::jobctl:
+            spawn([this, fd, m = std::move(m), body = std::move(body)]() mutable {
+                forward_jobctl(fd, std::move(m), std::move(body));
+            });
+            return;
         case op::inbox: {
             if (m.node >= _nodes.size()) {
                 answer(fd, PMIX_ERR_BAD_PARAM, "inbox of node " + std::to_string(m.node) + ": no such node");
@@ -370,6 +399,24 @@ void router::forward_event(int fd, message m, std::vector<uint8_t> body) {
         ++_stats.events_out;
     }
     answer(fd, PMIX_SUCCESS, "reached " + std::to_string(reached) + " other step(s)");
+}
+
+void router::forward_jobctl(int fd, message m, std::vector<uint8_t> body) {
+    if (m.nspace == _nspace) {
+        answer(fd, PMIX_ERR_BAD_PARAM, "cross-step job control of our own namespace " + _nspace);
+        return;
+    }
+    if (!session::step_registered(_dir, m.nspace)) {
+        answer(fd, PMIX_ERR_NOT_FOUND, "namespace " + m.nspace + " is not a running step of this job");
+        return;
+    }
+    auto reply = call_peer(socket_path(_dir, m.nspace), body, 5000, &_stopping);
+    if (!reply.ok()) {
+        answer(fd, PMIX_ERR_NOT_FOUND, "step " + m.nspace + " is gone: " + reply.status().message());
+        return;
+    }
+    Status sent = send_alloc_reply_and_close(fd, reply.value());  // the other step's verdict
+    if (!sent.ok()) PMIXCPP_LOG_VERBOSE("%s: cross-step job control: %s", _nspace.c_str(), sent.message().c_str());
 }
 
 void router::queue(uint32_t node, std::vector<uint8_t> body, uint64_t id) {
@@ -458,6 +505,35 @@ void router::serve_peer(int fd) {
                 else PMIXCPP_LOG_ERROR("%s: cross-step event dropped for node %u: %u messages queued", _nspace.c_str(), node, kMaxQueued);
         }
         for (uint32_t node = 0; node < _nodes.size(); ++node) flush(node);
+        answer(fd, PMIX_SUCCESS, {});
+        return;
+    }
+    if (m.what == op::jobctl) {
+        // Each node's server signals the ranks it hosts: only the nodes of the targets are told.
+        if (m.nspace != _nspace) {
+            answer(fd, PMIX_ERR_NOT_FOUND, "job control of " + m.nspace + " reached step " + _nspace);
+            return;
+        }
+        std::vector<bool> told(_nodes.size(), m.ranks.empty());
+        for (uint32_t r : m.ranks) {
+            if (r >= _node_of.size()) {
+                answer(fd, PMIX_ERR_BAD_PARAM, "no rank " + std::to_string(r) + " in " + _nspace);
+                return;
+            }
+            if (_node_of[r] < told.size()) told[_node_of[r]] = true;
+        }
+        {
+            std::lock_guard<std::mutex> g(_mutex);
+            for (uint32_t node = 0; node < _nodes.size(); ++node)
+                if (told[node] && _nodes[node].queued.size() >= kMaxQueued) {
+                    answer(fd, PMIX_ERR_OUT_OF_RESOURCE, "step " + _nspace + ": too many cross-step requests waiting");
+                    return;
+                }
+            for (uint32_t node = 0; node < _nodes.size(); ++node)
+                if (told[node]) queue(node, f->payload, 0);
+        }
+        for (uint32_t node = 0; node < _nodes.size(); ++node)
+            if (told[node]) flush(node);
         answer(fd, PMIX_SUCCESS, {});
         return;
     }

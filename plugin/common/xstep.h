@@ -1,6 +1,6 @@
 // Messages between the steps of one job, after (or without) PMIx_Connect: direct modex of a
-// proc of another step, and events whose range reaches other steps (shared/PROTOCOL.md,
-// "Between the steps of a job").
+// proc of another step, events whose range reaches other steps, and PMIx_Job_control of another
+// step's procs (shared/PROTOCOL.md, "Between the steps of a job").
 //
 //   node server of step A --agent call--> srun A --Unix socket in the job's directory--> srun B
 //   srun B --answer of the long-lived "inbox" call of the node hosting the rank--> node server B
@@ -36,7 +36,7 @@ inline constexpr uint32_t kMagic = 0x53585850;  // "PXXS"
 inline constexpr uint32_t kMaxQueued = 4096;     // messages waiting for one node's inbox
 inline constexpr int kInboxCallMs = 3600 * 1000;  // one inbox call; re-issued when it ends
 
-enum class op : uint8_t { get = 1, event = 2, inbox = 3, answer = 4 };
+enum class op : uint8_t { get = 1, event = 2, inbox = 3, answer = 4, jobctl = 5 };
 const char *to_string(op o);
 
 // Body of an agent call (and of a message between sruns): u32 magic, u8 op, then
@@ -46,6 +46,8 @@ const char *to_string(op o);
 //           wire::event_notification
 //   inbox:  u32 node (the caller's node index in its step)
 //   answer: u64 id (of the inbox item), i32 status, str message, bytes data (encoded info[])
+//   jobctl: str nspace (the target step), i32 signal, u8 terminate (SIGTERM, SIGKILL after the
+//           grace), u32 n, n x u32 rank (0 = every rank of the step)
 // Every call is answered with a session::agent_reply (i32 status, str message, bytes body).
 struct message {
     op what = op::get;
@@ -58,6 +60,9 @@ struct message {
     std::vector<uint8_t> payload;      // event: the notification; answer: the data
     uint32_t node = 0;                 // inbox
     uint64_t id = 0;                   // answer
+    std::vector<uint32_t> ranks;       // jobctl (empty = all)
+    int32_t signal = 0;                // jobctl
+    bool terminate = false;            // jobctl
     int32_t status = 0;
     std::string text;
 };
@@ -100,6 +105,7 @@ private:
     void flush(uint32_t node);                           // answer a waiting inbox (not under _mutex)
     void forward_get(int fd, message m, std::vector<uint8_t> body);
     void forward_event(int fd, message m, std::vector<uint8_t> body);
+    void forward_jobctl(int fd, message m, std::vector<uint8_t> body);
     void spawn(std::function<void()> fn);
 
     std::string _dir, _nspace, _socket;

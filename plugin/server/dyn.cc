@@ -5,10 +5,13 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <map>
+#include <set>
 
 #include "log.h"
 #include "../common/session_store.h"
 #include "../common/spawn_request.h"
+#include "../common/xstep.h"
 #include "../net/envelope.h"
 #include "value.h"
 #include "wire/codec.h"
@@ -329,13 +332,22 @@ bool dyn_service::job_control(uint64_t conn, uint32_t rank, uint32_t request_id,
     } else {
         return false;
     }
-    // Targets: none or {nspace, WILDCARD} = every rank of the step.
+    // Targets: none or {nspace, WILDCARD} = every rank of the step; other namespaces: steps of
+    // the job, each with its ranks (empty = all of them).
     std::vector<bool> chosen(_step.ntasks, m.targets.empty());
+    std::map<std::string, std::vector<uint32_t>> others;
+    std::set<std::string> whole;  // other namespaces named with PMIX_RANK_WILDCARD
     for (const auto &t : m.targets) {
         std::string ns(t.nspace, strnlen(t.nspace, PMIX_MAX_NSLEN + 1));
         if (!ns.empty() && ns != _step.nspace) {
-            _ops.reply(conn, request_id, PMIX_ERR_NOT_SUPPORTED, "job control of another namespace (" + ns + ")", {});
-            return true;
+            if (t.rank == PMIX_RANK_WILDCARD) whole.insert(ns);
+            else if (!PMIX_RANK_IS_VALID(t.rank)) {
+                _ops.reply(conn, request_id, PMIX_ERR_BAD_PARAM, "invalid rank of " + ns, {});
+                return true;
+            }
+            auto &ranks = others[ns];
+            if (t.rank != PMIX_RANK_WILDCARD) ranks.push_back(t.rank);
+            continue;
         }
         if (t.rank == PMIX_RANK_WILDCARD) {
             chosen.assign(_step.ntasks, true);
@@ -347,16 +359,69 @@ bool dyn_service::job_control(uint64_t conn, uint32_t rank, uint32_t request_id,
             return true;
         }
     }
-    std::vector<std::vector<uint32_t>> by_node(_step.node_names.size());
-    for (uint32_t r = 0; r < _step.ntasks; ++r)
-        if (chosen[r] && r < _node_of.size() && _node_of[r] < by_node.size()) by_node[_node_of[r]].push_back(r);
-    PMIXCPP_LOG_VERBOSE("%s: rank %u asks to %s %zu rank(s)", _step.nspace.c_str(), rank, what.c_str(),
-                        static_cast<size_t>(std::count(chosen.begin(), chosen.end(), true)));
-    // Answer first: the caller may be among the targets.
+    for (const auto &ns : whole) others[ns].clear();
+    PMIXCPP_LOG_VERBOSE("%s: rank %u asks to %s %zu rank(s) here and %zu other namespace(s)", _step.nspace.c_str(),
+                        rank, what.c_str(), static_cast<size_t>(std::count(chosen.begin(), chosen.end(), true)),
+                        others.size());
     wire::Writer body;
     wire::job_control_reply reply;
     if (!wire::encode(body, reply).ok()) return true;
-    _ops.reply(conn, request_id, PMIX_SUCCESS, {}, body.data());
+    if (others.empty()) {
+        // Answer first: the caller may be among the targets.
+        _ops.reply(conn, request_id, PMIX_SUCCESS, {}, body.data());
+        signal_step(chosen, sig, terminate);
+        return true;
+    }
+    if (!_ops.xstep) {
+        _ops.reply(conn, request_id, PMIX_ERR_NOT_SUPPORTED,
+                   "job control of another namespace (" + others.begin()->first + "): no cross-step router", {});
+        return true;
+    }
+    // The other steps first: one refusal (not a step of this job, no such rank) fails the call
+    // and our own targets are left alone.
+    struct gather {
+        size_t left = 0;
+        pmix_status_t status = PMIX_SUCCESS;
+        std::string message;
+    };
+    auto g = std::make_shared<gather>();
+    g->left = others.size();
+    auto reply_bytes = std::make_shared<std::vector<uint8_t>>(body.data());
+    for (const auto &[ns, ranks] : others) {
+        xstep::message x;
+        x.what = xstep::op::jobctl;
+        x.nspace = ns;
+        x.ranks = ranks;
+        x.signal = sig;
+        x.terminate = terminate;
+        auto bytes = xstep::encode(x);
+        if (!bytes.ok()) {
+            _ops.reply(conn, request_id, bytes.status().code(), bytes.status().message(), {});
+            return true;
+        }
+        _ops.xstep(std::move(bytes.value()), 10000,
+                   [this, g, ns, conn, request_id, chosen, sig, terminate, reply_bytes](
+                       int status, const std::string &message, std::vector<uint8_t>) {
+                       if (status != PMIX_SUCCESS && g->status == PMIX_SUCCESS) {
+                           g->status = status;
+                           g->message = "job control of " + ns + ": " + message;
+                       }
+                       if (--g->left > 0) return;
+                       if (g->status != PMIX_SUCCESS) {
+                           _ops.reply(conn, request_id, g->status, g->message, {});
+                           return;
+                       }
+                       _ops.reply(conn, request_id, PMIX_SUCCESS, {}, *reply_bytes);
+                       signal_step(chosen, sig, terminate);
+                   });
+    }
+    return true;
+}
+
+void dyn_service::signal_step(const std::vector<bool> &chosen, int sig, bool terminate) {
+    std::vector<std::vector<uint32_t>> by_node(_step.node_names.size());
+    for (uint32_t r = 0; r < _step.ntasks && r < chosen.size(); ++r)
+        if (chosen[r] && r < _node_of.size() && _node_of[r] < by_node.size()) by_node[_node_of[r]].push_back(r);
     for (uint32_t n = 0; n < by_node.size(); ++n) {
         if (n == _step.node_id || by_node[n].empty() || !_ops.send_node) continue;
         // i32 signal, u8 terminate, u32 n, u32 rank...
@@ -368,7 +433,14 @@ bool dyn_service::job_control(uint64_t conn, uint32_t rank, uint32_t request_id,
         _ops.send_node(n, net::kChannelJobControl, w.data());
     }
     if (_step.node_id < by_node.size()) signal_local(by_node[_step.node_id], sig, terminate);
-    return true;
+}
+
+void dyn_service::job_control_of_other_step(const std::vector<uint32_t> &ranks, int sig, bool terminate) {
+    std::vector<uint32_t> mine;
+    for (uint32_t r : _step.local_ranks())
+        if (ranks.empty() || std::find(ranks.begin(), ranks.end(), r) != ranks.end()) mine.push_back(r);
+    PMIXCPP_LOG_VERBOSE("%s: another step asks for signal %d to %zu rank(s) here", _step.nspace.c_str(), sig, mine.size());
+    signal_local(mine, sig, terminate);
 }
 
 void dyn_service::signal_local(const std::vector<uint32_t> &ranks, int sig, bool terminate) {

@@ -65,7 +65,12 @@ public:
 
     // PMIx_Job_control: handles it and returns true when the directives ask for kill, terminate or
     // signal; false leaves the request to the server (clean-up registrations).
+    // Targets in other steps of the job go to them through srun (ops.xstep, xstep::op::jobctl);
+    // the caller is answered when every other step accepted (or one refused), then our own
+    // targets are signalled.
     bool job_control(uint64_t conn, uint32_t rank, uint32_t request_id, const wire::job_control_request &m);
+    // Job control another step asked for: signal those of `ranks` (empty = all) that run here.
+    void job_control_of_other_step(const std::vector<uint32_t> &ranks, int sig, bool terminate);
 
     // PMIx_Connect / PMIx_Disconnect, or a fence naming other namespaces (connect.h). The
     // payload is a fence_request.
@@ -95,6 +100,7 @@ private:
     void answer_lookup(const lookup_answer &a);
     void watch_child(const std::string &child, uint32_t spawner);
     void signal_local(const std::vector<uint32_t> &ranks, int sig, bool terminate);
+    void signal_step(const std::vector<bool> &chosen, int sig, bool terminate);  // every node's share
 
     step_info _step;
     std::vector<uint32_t> _node_of;

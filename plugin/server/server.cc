@@ -1850,10 +1850,16 @@ void server_impl::from_other_step(const xstep::inbox_item &item) {
     xstep::message m;
     Status st = xstep::decode(item.body, &m);
     if (st.ok() && m.what == xstep::op::get && item.id == 0) st = Status(PMIX_ERR_BAD_PARAM, "get without an id");
-    if (st.ok() && m.what != xstep::op::get && m.what != xstep::op::event)
+    if (st.ok() && m.what != xstep::op::get && m.what != xstep::op::event && m.what != xstep::op::jobctl)
         st = Status(PMIX_ERR_BAD_PARAM, std::string("unexpected ") + xstep::to_string(m.what));
+    if (st.ok() && m.what == xstep::op::jobctl && m.nspace != _step.nspace)
+        st = Status(PMIX_ERR_BAD_PARAM, "job control of " + m.nspace);
     if (!st.ok()) {
         PMIXCPP_LOG_ERROR("%s: dropped a message of another step: %s", _step.nspace.c_str(), st.message().c_str());
+        return;
+    }
+    if (m.what == xstep::op::jobctl) {  // our local ranks among the targets
+        _dyn->job_control_of_other_step(m.ranks, m.signal, m.terminate);
         return;
     }
     if (m.what == xstep::op::event) {  // to our local ranks in range; never sent on

@@ -29,8 +29,9 @@ if [ -z "${SLURM_CONF:-}" ]; then
     eval "$("$src/contrib/cluster.sh" env)"
 fi
 # the binary must be visible to the tasks
-cp "$work/pmix_bench" "$PMIXCPP_CLUSTER_DIR/pmix_bench" 2>/dev/null || cp "$work/pmix_bench" /tmp/pmix_bench.$$
-bin="$PMIXCPP_CLUSTER_DIR/pmix_bench"; [ -x "$bin" ] || bin=/tmp/pmix_bench.$$
+cluster_dir=${PMIXCPP_CLUSTER_DIR:-/tmp/pmixcpp-cluster}
+cp "$work/pmix_bench" "$cluster_dir/pmix_bench" 2>/dev/null || cp "$work/pmix_bench" /tmp/pmix_bench.$$
+bin="$cluster_dir/pmix_bench"; [ -x "$bin" ] || bin=/tmp/pmix_bench.$$
 
 median() { sort -g | awk '{a[NR]=$1} END {if (NR == 0) print "nan"; else if (NR % 2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
 

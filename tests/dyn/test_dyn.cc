@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <poll.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -1259,6 +1260,73 @@ TEST(Xstep, RoutersCarryGetsAnswersAndEventsBetweenSteps) {
         EXPECT_EQ(read_answer(after.fds[1]).status, PMIX_ERR_NOT_FOUND);
         a.value()->stop();
         store.value()->step_ended("pmixcpp.7.0");
+    }
+    std::filesystem::remove_all(dir);
+}
+
+TEST(Xstep, JobControlReachesOnlyTheNodesOfItsTargets) {
+    xstep::message j;
+    j.what = xstep::op::jobctl;
+    j.nspace = "pmixcpp.8.1";
+    j.signal = SIGUSR1;
+    j.terminate = true;
+    j.ranks = {3};
+    auto bytes = body_of(j);
+    xstep::message back;
+    ASSERT_TRUE(xstep::decode(bytes, &back).ok());
+    EXPECT_EQ(back.ranks, (std::vector<uint32_t>{3}));
+    EXPECT_EQ(back.signal, SIGUSR1);
+    EXPECT_TRUE(back.terminate);
+    for (size_t cut = 0; cut < bytes.size(); ++cut)
+        EXPECT_FALSE(xstep::decode(std::span<const uint8_t>(bytes.data(), cut), &back).ok());
+    j.signal = 0;  // not a signal
+    EXPECT_FALSE(xstep::decode(body_of(j), &back).ok());
+    j.signal = SIGUSR1;
+
+    char dir[] = "/tmp/pmixcpp-xstep-test.XXXXXX";
+    ASSERT_NE(mkdtemp(dir), nullptr);
+    {
+        auto store = session::job_store::open(8, getuid(), "c", dir);
+        ASSERT_TRUE(store.ok());
+        store.value()->step_started("pmixcpp.8.0");
+        store.value()->step_started("pmixcpp.8.1");
+        auto a = xstep::router::start(dir, "pmixcpp.8.0", {0}, 1);
+        auto b = xstep::router::start(dir, "pmixcpp.8.1", {0, 0, 1, 1}, 2);
+        ASSERT_TRUE(a.ok() && b.ok());
+        // rank 3 lives on B's node 1: that node's inbox gets it, node 0's nothing
+        call_pair inbox0, inbox1, ctl;
+        xstep::message in;
+        in.what = xstep::op::inbox;
+        in.node = 1;
+        b.value()->submit(inbox1.router_end(), body_of(in));
+        a.value()->submit(ctl.router_end(), body_of(j));
+        EXPECT_EQ(read_answer(ctl.fds[1]).status, PMIX_SUCCESS);
+        auto got = read_answer(inbox1.fds[1]);
+        std::vector<xstep::inbox_item> items;
+        ASSERT_TRUE(xstep::decode_items(got.body, &items).ok());
+        ASSERT_EQ(items.size(), 1u);
+        ASSERT_TRUE(xstep::decode(items[0].body, &back).ok());
+        EXPECT_EQ(back.what, xstep::op::jobctl);
+        EXPECT_EQ(back.ranks, (std::vector<uint32_t>{3}));
+        in.node = 0;
+        b.value()->submit(inbox0.router_end(), body_of(in));
+        pollfd p{inbox0.fds[1], POLLIN, 0};
+        EXPECT_EQ(poll(&p, 1, 200), 0);  // nothing for node 0
+        // a rank B does not have, a namespace that is no step of the job, our own namespace
+        call_pair bad_rank, ghost, own;
+        j.ranks = {4};
+        a.value()->submit(bad_rank.router_end(), body_of(j));
+        EXPECT_EQ(read_answer(bad_rank.fds[1]).status, PMIX_ERR_BAD_PARAM);
+        j.nspace = "pmixcpp.8.9";
+        a.value()->submit(ghost.router_end(), body_of(j));
+        EXPECT_EQ(read_answer(ghost.fds[1]).status, PMIX_ERR_NOT_FOUND);
+        j.nspace = "pmixcpp.8.0";
+        a.value()->submit(own.router_end(), body_of(j));
+        EXPECT_EQ(read_answer(own.fds[1]).status, PMIX_ERR_BAD_PARAM);
+        a.value()->stop();
+        b.value()->stop();
+        store.value()->step_ended("pmixcpp.8.0");
+        store.value()->step_ended("pmixcpp.8.1");
     }
     std::filesystem::remove_all(dir);
 }

@@ -106,6 +106,21 @@ for placed in no yes; do
     fi
     echo "$out" | grep -E '^(SPAWN-MULTI|FAIL)' | head -5 | sed 's/^/    /'
 done
+
+# --- job control of another namespace ------------------------------------------------------------
+# Rank 0 spawns 3 children (a step of their own) and signals, then kills them with
+# PMIx_Job_control naming their namespace: through both steps' sruns (xstep) to the children's
+# node servers. SIGUSR1 to child rank 1 reaches it alone; an unknown namespace and a rank out
+# of range are refused; KILL of the namespace ends the step (PMIX_EVENT_JOB_END at the spawner).
+rm -f "$mark"/*
+out=$(timeout -k 5 120 salloc -N2 -n9 srun --mpi=pmixcpp -N2 -n4 "$prog" ctlother "$mark" 2>&1)
+expect_no_match "job control of another namespace: no failed check" '^FAIL ' "$out"
+expect_match "job control of another namespace: SIGUSR1 to one child rank" 'PASS rank 0: SIGUSR1 reached child rank 1 of pmixcpp\.[0-9]+\.[0-9]+, and only it' "$out"
+expect_match "job control of another namespace: rank out of range -> BAD_PARAM" 'PASS rank 0: ctl\(&bad, 1, PMIX_JOB_CTRL_SIGNAL, SIGUSR1\) -> PMIX_ERR_BAD_PARAM' "$out"
+expect_match "job control of another namespace: unknown namespace -> NOT_FOUND" 'PASS rank 0: ctl\(&bad, 1, PMIX_JOB_CTRL_KILL, 0\) -> PMIX_ERR_NOT_FOUND' "$out"
+expect_match "job control of another namespace: KILL ends the children's step" 'PASS rank 0: the killed namespace pmixcpp\.[0-9]+\.[0-9]+ ended' "$out"
+expect_match "job control of another namespace: no child outlived it" 'PASS rank 0: no victim outlived the kill' "$out"
+expect_eq "job control of another namespace: the parents passed" 4 "$(echo "$out" | grep -c '^RESULT-PASS rank')"
 rm -rf "$mark"
 
 # --- log ----------------------------------------------------------------------------------------

@@ -10,7 +10,11 @@
  *   pmix_dyn spawnmulti <markdir> [hostA hostB]: rank 0 spawns two apps in one call (2 + 3
  *                      copies, "mchild A|B"), each with its own argv, environment and directory
  *                      (and host, if given); the children check their app number, app rank,
- *                      app leader and size, the environment, directory and host of their app */
+ *                      app leader and size, the environment, directory and host of their app
+ *   pmix_dyn ctlother <markdir>: rank 0 spawns 3 "victim" children (a step of their own), then
+ *                      PMIx_Job_control of that other namespace: SIGUSR1 to child rank 1 only,
+ *                      error paths (unknown namespace, rank out of range), then KILL of the
+ *                      whole namespace; its end comes back as PMIX_EVENT_JOB_END */
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -244,7 +248,7 @@ static void test_jobctl(void) {
         PMIX_PROC_LOAD(&bad, me.nspace, 99);
         CHECK_RC(PMIX_ERR_BAD_PARAM, PMIx_Job_control(&bad, 1, &sig, 1, NULL, NULL));
         PMIX_PROC_LOAD(&bad, "no.such.namespace", 0);
-        CHECK_RC(PMIX_ERR_NOT_SUPPORTED, PMIx_Job_control(&bad, 1, &sig, 1, NULL, NULL));
+        CHECK_RC(PMIX_ERR_NOT_FOUND, PMIx_Job_control(&bad, 1, &sig, 1, NULL, NULL));
     }
     if (me.rank == 1 || me.rank == 3) {
         for (int i = 0; i < 200 && !got_usr1; ++i) usleep(50000);
@@ -520,6 +524,115 @@ static void run_mchild(const char *app, const char *markdir, const char *host) {
     }
 }
 
+/* --- job control of another namespace ----------------------------------------------------------- */
+static volatile int job_end_seen = 0;
+static volatile pmix_status_t job_end_term = -1;
+static void job_end_cb(size_t id, pmix_status_t status, const pmix_proc_t *source, pmix_info_t info[], size_t ninfo,
+                       pmix_info_t results[], size_t nresults, pmix_event_notification_cbfunc_fn_t cbfunc,
+                       void *cbdata) {
+    (void)id; (void)source; (void)results; (void)nresults;
+    for (size_t i = 0; i < ninfo; ++i)
+        if (strcmp(info[i].key, PMIX_JOB_TERM_STATUS) == 0 && info[i].value.type == PMIX_STATUS)
+            job_end_term = info[i].value.data.status;
+    if (status == PMIX_EVENT_JOB_END) job_end_seen = 1;
+    if (cbfunc) cbfunc(PMIX_EVENT_ACTION_COMPLETE, NULL, 0, NULL, NULL, cbdata);
+}
+static void reg_done(pmix_status_t st, size_t ref, void *cbdata) { (void)st; (void)ref; *(volatile int *)cbdata = 1; }
+
+static int marks(const char *markdir, const char *what, int n) {
+    int seen = 0;
+    for (int r = 0; r < n; ++r) {
+        char f[512];
+        struct stat st;
+        snprintf(f, sizeof(f), "%s/%s.%d", markdir, what, r);
+        if (stat(f, &st) == 0) seen++;
+    }
+    return seen;
+}
+
+static pmix_status_t ctl(const pmix_proc_t *targets, size_t n, const char *key, int sig) {
+    pmix_info_t d;
+    if (strcmp(key, PMIX_JOB_CTRL_SIGNAL) == 0) PMIX_INFO_LOAD(&d, key, &sig, PMIX_INT);
+    else {
+        bool t = true;
+        PMIX_INFO_LOAD(&d, key, &t, PMIX_BOOL);
+    }
+    pmix_status_t rc = PMIx_Job_control(targets, n, &d, 1, NULL, NULL);
+    PMIX_INFO_DESTRUCT(&d);
+    return rc;
+}
+
+static void test_ctl_other(const char *self, const char *markdir) {
+    if (me.rank != 0) return;
+    pmix_status_t code = PMIX_EVENT_JOB_END;
+    volatile int registered = 0;
+    PMIx_Register_event_handler(&code, 1, NULL, 0, job_end_cb, reg_done, (void *)&registered);
+    for (int i = 0; i < 5000 && !registered; ++i) usleep(1000);
+    char *argv[] = {(char *)self, "victim", (char *)markdir, NULL};
+    pmix_app_t app;
+    memset(&app, 0, sizeof(app));
+    app.cmd = (char *)self;
+    app.argv = argv;
+    app.maxprocs = 3;
+    pmix_nspace_t child;
+    pmix_status_t rc = PMIx_Spawn(NULL, 0, &app, 1, child);
+    CHECK(rc == PMIX_SUCCESS, "PMIx_Spawn of 3 victims -> %s (%s)", PMIx_Error_string(rc), rc == PMIX_SUCCESS ? child : "-");
+    if (rc != PMIX_SUCCESS) return;
+    for (int i = 0; i < 600 && marks(markdir, "ready", 3) < 3; ++i) usleep(50000);
+    CHECK(marks(markdir, "ready", 3) == 3, "the 3 victims are ready");
+
+    pmix_proc_t one;
+    PMIX_PROC_LOAD(&one, child, 1);
+    CHECK_RC(PMIX_SUCCESS, ctl(&one, 1, PMIX_JOB_CTRL_SIGNAL, SIGUSR1));
+    for (int i = 0; i < 200 && marks(markdir, "usr1", 3) < 1; ++i) usleep(25000);
+    usleep(300000);
+    char f[512];
+    struct stat st;
+    snprintf(f, sizeof(f), "%s/usr1.1", markdir);
+    CHECK(stat(f, &st) == 0 && marks(markdir, "usr1", 3) == 1, "SIGUSR1 reached child rank 1 of %s, and only it (%d marks)",
+          child, marks(markdir, "usr1", 3));
+
+    /* refusals leave everything alone */
+    pmix_proc_t bad;
+    PMIX_PROC_LOAD(&bad, child, 7);
+    CHECK_RC(PMIX_ERR_BAD_PARAM, ctl(&bad, 1, PMIX_JOB_CTRL_SIGNAL, SIGUSR1));
+    char ghost[PMIX_MAX_NSLEN + 1];
+    snprintf(ghost, sizeof(ghost), "%.*s.4242", (int)(strrchr(me.nspace, '.') - me.nspace), me.nspace);
+    PMIX_PROC_LOAD(&bad, ghost, PMIX_RANK_WILDCARD);
+    CHECK_RC(PMIX_ERR_NOT_FOUND, ctl(&bad, 1, PMIX_JOB_CTRL_KILL, 0));
+    CHECK(marks(markdir, "usr1", 3) == 1, "no other signal arrived");
+
+    double t0 = now_ms();
+    pmix_proc_t all;
+    PMIX_PROC_LOAD(&all, child, PMIX_RANK_WILDCARD);
+    CHECK_RC(PMIX_SUCCESS, ctl(&all, 1, PMIX_JOB_CTRL_KILL, 0));
+    for (int i = 0; i < 30000 && !job_end_seen; ++i) usleep(1000);
+    CHECK(job_end_seen && job_end_term != PMIX_SUCCESS, "the killed namespace %s ended (PMIX_EVENT_JOB_END, term status %s) %.0f ms after the kill",
+          child, PMIx_Error_string(job_end_term), now_ms() - t0);
+    CHECK(marks(markdir, "survived", 3) == 0, "no victim outlived the kill");
+}
+
+
+static void run_victim(const char *markdir) {
+    signal(SIGUSR1, on_usr1);
+    char f[512];
+    snprintf(f, sizeof(f), "%s/ready.%u", markdir, me.rank);
+    FILE *fp = fopen(f, "w");
+    if (fp) fclose(fp);
+    for (int i = 0; i < 600; ++i) {  /* 60 s at most: killed long before */
+        if (got_usr1 == 1) {
+            got_usr1 = 2;
+            snprintf(f, sizeof(f), "%s/usr1.%u", markdir, me.rank);
+            fp = fopen(f, "w");
+            if (fp) fclose(fp);
+        }
+        usleep(100000);
+    }
+    snprintf(f, sizeof(f), "%s/survived.%u", markdir, me.rank);
+    fp = fopen(f, "w");
+    if (fp) fclose(fp);
+}
+
 /* --- across steps of one job (session range) ----------------------------------------------------
  * xstep A <tag>: rank 0 publishes xstep.<tag>.a (default range), waits for xstep.<tag>.b
  * xstep B <tag>: rank 0 waits for xstep.<tag>.a, then publishes xstep.<tag>.b */
@@ -564,6 +677,11 @@ int main(int argc, char **argv) {
     } else if (strcmp(mode, "spawnmulti") == 0) {
         test_spawn_multi(argv[0], argc > 2 ? argv[2] : "/tmp", argc > 4 ? argv[3] : NULL, argc > 4 ? argv[4] : NULL);
         fence_all();
+    } else if (strcmp(mode, "ctlother") == 0) {
+        test_ctl_other(argv[0], argc > 2 ? argv[2] : "/tmp");
+        fence_all();
+    } else if (strcmp(mode, "victim") == 0) {
+        run_victim(argc > 2 ? argv[2] : "/tmp");
     } else if (strcmp(mode, "mchild") == 0) {
         run_mchild(argc > 2 ? argv[2] : "A", argc > 3 ? argv[3] : "/tmp", argc > 4 ? argv[4] : "-");
     } else if (strcmp(mode, "child") == 0) {
