@@ -358,15 +358,20 @@ void router::submit(int fd, std::vector<uint8_t> body) {
     answer(fd, PMIX_ERR_BAD_PARAM, "cross-step: unknown operation");
 }
 
+bool router::other_running_step(int fd, const std::string &ns, const char *what) {
+    if (ns == _nspace) {
+        answer(fd, PMIX_ERR_BAD_PARAM, std::string("cross-step ") + what + " of our own namespace " + _nspace);
+        return false;
+    }
+    if (!session::step_registered(_dir, ns)) {
+        answer(fd, PMIX_ERR_NOT_FOUND, "namespace " + ns + " is not a running step of this job");
+        return false;
+    }
+    return true;
+}
+
 void router::forward_get(int fd, message m, std::vector<uint8_t> body) {
-    if (m.nspace == _nspace) {
-        answer(fd, PMIX_ERR_BAD_PARAM, "cross-step get of our own namespace " + _nspace);
-        return;
-    }
-    if (!session::step_registered(_dir, m.nspace)) {
-        answer(fd, PMIX_ERR_NOT_FOUND, "namespace " + m.nspace + " is not a running step of this job");
-        return;
-    }
+    if (!other_running_step(fd, m.nspace, "get")) return;
     {
         std::lock_guard<std::mutex> g(_mutex);
         ++_stats.gets_out;
@@ -402,14 +407,7 @@ void router::forward_event(int fd, message m, std::vector<uint8_t> body) {
 }
 
 void router::forward_jobctl(int fd, message m, std::vector<uint8_t> body) {
-    if (m.nspace == _nspace) {
-        answer(fd, PMIX_ERR_BAD_PARAM, "cross-step job control of our own namespace " + _nspace);
-        return;
-    }
-    if (!session::step_registered(_dir, m.nspace)) {
-        answer(fd, PMIX_ERR_NOT_FOUND, "namespace " + m.nspace + " is not a running step of this job");
-        return;
-    }
+    if (!other_running_step(fd, m.nspace, "job control")) return;
     auto reply = call_peer(socket_path(_dir, m.nspace), body, 5000, &_stopping);
     if (!reply.ok()) {
         answer(fd, PMIX_ERR_NOT_FOUND, "step " + m.nspace + " is gone: " + reply.status().message());

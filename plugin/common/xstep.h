@@ -106,6 +106,9 @@ private:
     void forward_get(int fd, message m, std::vector<uint8_t> body);
     void forward_event(int fd, message m, std::vector<uint8_t> body);
     void forward_jobctl(int fd, message m, std::vector<uint8_t> body);
+    // `ns` is another running step of the job; otherwise answers `fd` (our own: BAD_PARAM, not
+    // registered: NOT_FOUND) and returns false.
+    bool other_running_step(int fd, const std::string &ns, const char *what);
     void spawn(std::function<void()> fn);
 
     std::string _dir, _nspace, _socket;

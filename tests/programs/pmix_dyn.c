@@ -321,6 +321,26 @@ static void test_log(const char *tag) {
 #include <sys/stat.h>
 #include <time.h>
 
+/* <markdir>/<what>.<rank>: how children tell the spawner they got somewhere */
+static void touch_mark(const char *markdir, const char *what, unsigned rank) {
+    char f[512];
+    snprintf(f, sizeof(f), "%s/%s.%u", markdir, what, rank);
+    FILE *fp = fopen(f, "w");
+    if (fp) fclose(fp);
+}
+/* how many of ranks 0..n-1 left <markdir>/<what>.<rank> */
+static int marks(const char *markdir, const char *what, int n) {
+    int seen = 0;
+    for (int r = 0; r < n; ++r) {
+        char f[512];
+        struct stat st;
+        snprintf(f, sizeof(f), "%s/%s.%d", markdir, what, r);
+        if (stat(f, &st) == 0) seen++;
+    }
+    return seen;
+}
+
+
 static double now_ms(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -354,16 +374,7 @@ static void test_spawn(const char *self, int n, const char *markdir) {
     printf("SPAWN-STEP-MS %d %.1f\n", n, t1 - t0);
     /* wait for every child to have run PMIx_Init and checked its parent */
     int seen = 0;
-    for (int i = 0; i < 1200 && seen < n && rc == PMIX_SUCCESS; ++i) {
-        seen = 0;
-        for (int r = 0; r < n; ++r) {
-            char f[512];
-            snprintf(f, sizeof(f), "%s/child.%d", markdir, r);
-            struct stat st;
-            if (stat(f, &st) == 0) seen++;
-        }
-        if (seen < n) usleep(50000);
-    }
+    for (int i = 0; i < 1200 && rc == PMIX_SUCCESS && (seen = marks(markdir, "child", n)) < n; ++i) usleep(50000);
     double t2 = now_ms();
     CHECK(seen == n, "%d of %d children initialized and saw their parent", seen, n);
     printf("SPAWN-READY-MS %d %.1f\n", n, t2 - t0);
@@ -405,12 +416,7 @@ static void run_child(const char *markdir) {
     CHECK(rc == PMIX_SUCCESS && val && val->type == PMIX_BOOL && val->data.flag, "child: PMIX_SPAWNED is true");
     if (val) PMIX_VALUE_RELEASE(val);
     fence_all();
-    if (ptest_failures == 0) {
-        char f[512];
-        snprintf(f, sizeof(f), "%s/child.%u", markdir, me.rank);
-        FILE *fp = fopen(f, "w");
-        if (fp) fclose(fp);
-    }
+    if (ptest_failures == 0) touch_mark(markdir, "child", me.rank);
 }
 
 /* --- several apps in one spawn ------------------------------------------------------------------ */
@@ -448,16 +454,7 @@ static void test_spawn_multi(const char *self, const char *markdir, const char *
     CHECK(rc == PMIX_SUCCESS && strncmp(child, "pmixcpp.", 8) == 0, "PMIx_Spawn of 2 apps (2 + 3) -> %s, namespace %s",
           PMIx_Error_string(rc), rc == PMIX_SUCCESS ? child : "-");
     int seen = 0;
-    for (int i = 0; i < 1200 && seen < 5 && rc == PMIX_SUCCESS; ++i) {
-        seen = 0;
-        for (int r = 0; r < 5; ++r) {
-            char f[512];
-            snprintf(f, sizeof(f), "%s/mchild.%d", markdir, r);
-            struct stat st;
-            if (stat(f, &st) == 0) seen++;
-        }
-        if (seen < 5) usleep(50000);
-    }
+    for (int i = 0; i < 1200 && rc == PMIX_SUCCESS && (seen = marks(markdir, "mchild", 5)) < 5; ++i) usleep(50000);
     CHECK(seen == 5, "%d of 5 children of the two apps passed their checks", seen);
     printf("SPAWN-MULTI-READY-MS %.1f\n", now_ms() - t0);
     /* one missing executable among the apps fails the whole spawn before anything starts */
@@ -516,12 +513,7 @@ static void run_mchild(const char *app, const char *markdir, const char *host) {
         if (val) PMIX_VALUE_RELEASE(val);
     }
     fence_all();
-    if (ptest_failures == 0) {
-        char f[512];
-        snprintf(f, sizeof(f), "%s/mchild.%u", markdir, me.rank);
-        FILE *fp = fopen(f, "w");
-        if (fp) fclose(fp);
-    }
+    if (ptest_failures == 0) touch_mark(markdir, "mchild", me.rank);
 }
 
 /* --- job control of another namespace ----------------------------------------------------------- */
@@ -538,17 +530,6 @@ static void job_end_cb(size_t id, pmix_status_t status, const pmix_proc_t *sourc
     if (cbfunc) cbfunc(PMIX_EVENT_ACTION_COMPLETE, NULL, 0, NULL, NULL, cbdata);
 }
 static void reg_done(pmix_status_t st, size_t ref, void *cbdata) { (void)st; (void)ref; *(volatile int *)cbdata = 1; }
-
-static int marks(const char *markdir, const char *what, int n) {
-    int seen = 0;
-    for (int r = 0; r < n; ++r) {
-        char f[512];
-        struct stat st;
-        snprintf(f, sizeof(f), "%s/%s.%d", markdir, what, r);
-        if (stat(f, &st) == 0) seen++;
-    }
-    return seen;
-}
 
 static pmix_status_t ctl(const pmix_proc_t *targets, size_t n, const char *key, int sig) {
     pmix_info_t d;
@@ -615,22 +596,15 @@ static void test_ctl_other(const char *self, const char *markdir) {
 
 static void run_victim(const char *markdir) {
     signal(SIGUSR1, on_usr1);
-    char f[512];
-    snprintf(f, sizeof(f), "%s/ready.%u", markdir, me.rank);
-    FILE *fp = fopen(f, "w");
-    if (fp) fclose(fp);
+    touch_mark(markdir, "ready", me.rank);
     for (int i = 0; i < 600; ++i) {  /* 60 s at most: killed long before */
         if (got_usr1 == 1) {
             got_usr1 = 2;
-            snprintf(f, sizeof(f), "%s/usr1.%u", markdir, me.rank);
-            fp = fopen(f, "w");
-            if (fp) fclose(fp);
+            touch_mark(markdir, "usr1", me.rank);
         }
         usleep(100000);
     }
-    snprintf(f, sizeof(f), "%s/survived.%u", markdir, me.rank);
-    fp = fopen(f, "w");
-    if (fp) fclose(fp);
+    touch_mark(markdir, "survived", me.rank);
 }
 
 /* --- across steps of one job (session range) ----------------------------------------------------
