@@ -145,13 +145,31 @@ std::vector<uint32_t> tree_engine::missing() const {
 
 // ---------------------------------------------------------------- ring
 
-ring_engine::ring_engine(coll_key key, std::vector<uint32_t> nodes, uint32_t self_node)
+std::vector<uint32_t> ring_order_of(const std::vector<uint32_t> &nodes, const std::vector<uint32_t> &group_of) {
+    if (nodes.empty() || group_of.empty() || nodes.back() >= group_of.size()) return nodes;
+    std::vector<uint32_t> order;  // group ids in order of first appearance
+    std::map<uint32_t, std::vector<uint32_t>> members;
+    for (uint32_t n : nodes) {
+        auto &m = members[group_of[n]];
+        if (m.empty()) order.push_back(group_of[n]);
+        m.push_back(n);
+    }
+    std::vector<uint32_t> out;
+    out.reserve(nodes.size());
+    for (uint32_t g : order) out.insert(out.end(), members[g].begin(), members[g].end());
+    return out;
+}
+
+ring_engine::ring_engine(coll_key key, std::vector<uint32_t> nodes, uint32_t self_node,
+                         const std::vector<uint32_t> &group_of)
     : _key(key), _nodes(std::move(nodes)), _self(self_node) {
-    uint32_t i = index_of(_nodes, _self);
-    uint32_t m = static_cast<uint32_t>(_nodes.size());
-    if (i != UINT32_MAX && m > 0) {
-        _next = _nodes[(i + 1) % m];
-        _prev = _nodes[(i + m - 1) % m];
+    const std::vector<uint32_t> ring = ring_order_of(_nodes, group_of);
+    auto it = std::find(ring.begin(), ring.end(), _self);
+    const size_t m = ring.size();
+    if (it != ring.end()) {
+        const size_t i = size_t(it - ring.begin());
+        _next = ring[(i + 1) % m];
+        _prev = ring[(i + m - 1) % m];
     }
 }
 

@@ -81,9 +81,16 @@ private:
     std::vector<node_blob> _gathered;
 };
 
+// The ring's order: `nodes` as given, or with node groups (as for the tree, e.g. leaf switches)
+// the nodes of each group next to each other, groups in order of first appearance, members in
+// node order, so a lap crosses between groups once per group instead of at every interleaved
+// neighbour. A group_of shorter than the largest node id is ignored.
+std::vector<uint32_t> ring_order_of(const std::vector<uint32_t> &nodes, const std::vector<uint32_t> &group_of);
+
 class ring_engine {
 public:
-    ring_engine(coll_key key, std::vector<uint32_t> nodes, uint32_t self_node);
+    ring_engine(coll_key key, std::vector<uint32_t> nodes, uint32_t self_node,
+                const std::vector<uint32_t> &group_of = {});
     void start(blob local, actions &out);
     Status receive(uint32_t from, coll_message &&m, actions &out);
     std::vector<uint32_t> missing() const;

@@ -54,7 +54,7 @@ void fence_manager::run_engine(fence &f, msg_kind kind) {
     actions a;
     if (kind == msg_kind::ring) {
         if (f.ring) return;
-        f.ring = std::make_unique<ring_engine>(key, f.nodes, _opts.self_node);
+        f.ring = std::make_unique<ring_engine>(key, f.nodes, _opts.self_node, _opts.node_groups);
         f.ring->start(f.local, a);
     } else if (kind == msg_kind::direct) {
         if (f.direct) return;

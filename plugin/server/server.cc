@@ -1493,6 +1493,18 @@ Status server_impl::setup_multinode() {
     co.algo = static_cast<coll::algorithm>(mo.fence_algo);
     co.tree_width = mo.tree_width;
     co.node_groups = mo.node_groups;
+    if (!mo.node_groups.empty()) {
+        // The ring's neighbours of a fence over every node, for the log: switch by switch.
+        std::vector<uint32_t> all(_step.node_names.size());
+        for (uint32_t i = 0; i < all.size(); ++i) all[i] = i;
+        auto ring = coll::ring_order_of(all, mo.node_groups);
+        auto at = std::find(ring.begin(), ring.end(), _step.node_id);
+        if (at != ring.end() && ring.size() > 1) {
+            size_t i = size_t(at - ring.begin()), m = ring.size();
+            PMIXCPP_LOG_VERBOSE("%s: ring fence follows the switches: previous %s, next %s", _step.nspace.c_str(),
+                                _step.node_names[ring[(i + m - 1) % m]].c_str(), _step.node_names[ring[(i + 1) % m]].c_str());
+        }
+    }
     if (!mo.node_groups.empty() && !coll::tree_follows_groups(_step.node_names.size(), mo.tree_width)) {
         PMIXCPP_LOG_VERBOSE("%s: tree fence over %zu nodes is one level (width %u): switches not used",
                             _step.nspace.c_str(), _step.node_names.size(), mo.tree_width);

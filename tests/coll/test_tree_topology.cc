@@ -1,12 +1,14 @@
 // The tree fence's shape when the step's nodes are grouped by leaf switch (engines.h,
 // tree_links_of): nodes under one switch form a subtree, and a fence crosses between switches
-// 2 * (switches - 1) times. Also a small benchmark: messages crossing switches per fence, flat
-// tree against topology-aware tree, for a few layouts (counts, no timing).
+// 2 * (switches - 1) times; the ring's order keeps each switch's nodes together, so a blob
+// crosses between switches once per switch. Also a small benchmark: messages crossing switches
+// per fence, flat against topology-aware, tree and ring, for a few layouts (counts, no timing).
 #include <gtest/gtest.h>
 
 #include <cstdio>
 #include <deque>
 #include <map>
+#include <set>
 
 #include "plugin/coll/engines.h"
 
@@ -20,13 +22,12 @@ struct fence_count {
     bool complete = false;
 };
 
-// One tree fence over `nodes`; the engines are shaped by `shape_groups` (empty = flat), the
-// crossings counted against `switch_of`.
-fence_count run_tree(const std::vector<uint32_t> &nodes, uint32_t width, const std::vector<uint32_t> &shape_groups,
-                     const std::vector<uint32_t> &switch_of) {
+// One fence over `nodes` with engines made by `make(node)`, crossings counted against `switch_of`.
+template <typename make_engine>
+fence_count run_fence(const std::vector<uint32_t> &nodes, const std::vector<uint32_t> &switch_of, make_engine make) {
     fence_count out;
-    std::map<uint32_t, std::unique_ptr<tree_engine>> eng;
-    for (uint32_t n : nodes) eng[n] = std::make_unique<tree_engine>(coll_key{1, 0}, nodes, n, width, shape_groups);
+    std::map<uint32_t, decltype(make(0u))> eng;
+    for (uint32_t n : nodes) eng[n] = make(n);
     std::deque<std::pair<uint32_t, send_action>> q;
     size_t done = 0;
     auto take = [&](uint32_t from, actions &a) {
@@ -54,6 +55,22 @@ fence_count run_tree(const std::vector<uint32_t> &nodes, uint32_t width, const s
     }
     out.complete = done == nodes.size();
     return out;
+}
+
+// A tree fence shaped by `shape_groups` (empty = flat).
+fence_count run_tree(const std::vector<uint32_t> &nodes, uint32_t width, const std::vector<uint32_t> &shape_groups,
+                     const std::vector<uint32_t> &switch_of) {
+    return run_fence(nodes, switch_of, [&](uint32_t n) {
+        return std::make_unique<tree_engine>(coll_key{1, 0}, nodes, n, width, shape_groups);
+    });
+}
+
+// A ring fence ordered by `shape_groups` (empty = node order).
+fence_count run_ring(const std::vector<uint32_t> &nodes, const std::vector<uint32_t> &shape_groups,
+                     const std::vector<uint32_t> &switch_of) {
+    return run_fence(nodes, switch_of, [&](uint32_t n) {
+        return std::make_unique<ring_engine>(coll_key{1, 0}, nodes, n, shape_groups);
+    });
 }
 
 std::vector<uint32_t> iota_nodes(uint32_t n) {
@@ -115,7 +132,9 @@ TEST(tree_topology, every_node_has_one_parent_and_the_links_agree) {
                     bool first_of_switch = true;
                     for (uint32_t y : nodes)
                         if (y < x && g[y] == g[x]) first_of_switch = false;
-                    if (!first_of_switch && tree_follows_groups(n, width)) EXPECT_EQ(g[l.parent], g[x]);
+                    if (!first_of_switch && tree_follows_groups(n, width)) {
+                        EXPECT_EQ(g[l.parent], g[x]);
+                    }
                 }
                 EXPECT_EQ(roots, 1u);
             }
@@ -142,6 +161,32 @@ TEST(tree_topology, fence_crosses_switches_twice_per_extra_switch) {
         }
 }
 
+TEST(ring_topology, each_blob_crosses_once_per_switch) {
+    for (uint32_t n : {3u, 16u, 64u})
+        for (uint32_t nsw : {2u, 4u, 8u}) {
+            if (nsw > n) continue;
+            auto nodes = iota_nodes(n);
+            std::vector<uint32_t> sw(n);
+            for (uint32_t i = 0; i < n; ++i) sw[i] = (i * 5 + i / 3) % nsw;
+            std::set<uint32_t> used(sw.begin(), sw.end());
+            auto order = ring_order_of(nodes, sw);
+            ASSERT_EQ(order.size(), n);
+            size_t changes = 0;  // switch boundaries around the ring
+            for (uint32_t i = 0; i < n; ++i) changes += sw[order[i]] != sw[order[(i + 1) % n]];
+            EXPECT_EQ(changes, used.size() > 1 ? used.size() : 0u);
+            auto aware = run_ring(nodes, sw, sw), flat = run_ring(nodes, {}, sw);
+            EXPECT_TRUE(aware.complete && flat.complete);
+            EXPECT_EQ(aware.messages, size_t(n) * (n - 1));
+            // each of the n blobs travels n-1 hops and passes all boundaries but the one behind it
+            // (the one behind it is crossed by nobody when it leads into its own origin)
+            EXPECT_LE(aware.crossing, size_t(n) * changes);
+            EXPECT_LE(aware.crossing, flat.crossing);
+        }
+    // a group_of too short for the nodes: node order
+    EXPECT_EQ(ring_order_of({0, 1, 2}, {0, 1}), (std::vector<uint32_t>{0, 1, 2}));
+    EXPECT_EQ(ring_order_of({0, 1, 2, 3}, {0, 1, 0, 1}), (std::vector<uint32_t>{0, 2, 1, 3}));
+}
+
 // Not a check: the numbers for the README (messages crossing switches per fence).
 TEST(tree_topology, benchmark_crossings) {
     struct layout {
@@ -166,4 +211,16 @@ TEST(tree_topology, benchmark_crossings) {
             EXPECT_LE(aware.crossing, flat.crossing);
             printf("%-34s %6u %8zu %14zu %14zu\n", l.name, width, aware.messages, flat.crossing, aware.crossing);
         }
+    printf("%-34s %6s %8s %14s %14s\n", "ring: layout", "", "messages", "flat crossing", "topo crossing");
+    for (layout l : {layout{"16 nodes, 4 switches, blocked", 16, 4, true},
+                     layout{"16 nodes, 4 switches, interleaved", 16, 4, false},
+                     layout{"64 nodes, 8 switches, interleaved", 64, 8, false}}) {
+        auto nodes = iota_nodes(l.n);
+        std::vector<uint32_t> sw(l.n);
+        for (uint32_t i = 0; i < l.n; ++i) sw[i] = l.blocked ? i / (l.n / l.nsw) : i % l.nsw;
+        auto flat = run_ring(nodes, {}, sw), aware = run_ring(nodes, sw, sw);
+        EXPECT_TRUE(flat.complete && aware.complete);
+        EXPECT_LE(aware.crossing, flat.crossing);
+        printf("%-34s %6s %8zu %14zu %14zu\n", l.name, "", aware.messages, flat.crossing, aware.crossing);
+    }
 }
