@@ -42,8 +42,16 @@ done
 out=$(OMPI_MCA_btl=self,tcp timeout -k 5 150 salloc -N2 -n9 srun --mpi=pmixcpp -N2 -n4 "$work/mpi_spawn_multiple" 2>&1)
 expect_match "MPI_Comm_spawn_multiple of 2 commands works" '^MPI-SPAWN-MULTIPLE-OK 5$' "$out"
 expect_eq "MPI_Comm_spawn_multiple: every child has its command's MPI_APPNUM and argv" 5 \
-    "$(echo "$out" | grep -cE '^parent: child [0-4]: appnum [01], argv matches -> right$')"
+    "$(echo "$out" | grep -cE '^parent: child [0-4]: appnum [01], argv matches, host any -> right$')"
 expect_no_match "MPI_Comm_spawn_multiple: no error from srun or OpenMPI" '(srun: error|Job step aborted|ORTE_ERROR|PMIX ERROR|MPI_ABORT)' "$out"
+printf '%s\n' "$out" | grep -q 'MPI-SPAWN-MULTIPLE-OK' || printf '%s\n' "$out" | tail -15 | sed 's/^/    /'
+# ... and with MPI_Info "host" per command: each command's processes on its own node
+out=$(OMPI_MCA_btl=self,tcp timeout -k 5 150 salloc -N2 -n9 bash -c '
+    hosts=($(scontrol show hostnames "$SLURM_JOB_NODELIST"))
+    srun --mpi=pmixcpp -N2 -n4 '"$work/mpi_spawn_multiple"' "${hosts[1]}" "${hosts[0]}"' 2>&1)
+expect_match "MPI_Comm_spawn_multiple with a host per command works" '^MPI-SPAWN-MULTIPLE-OK 5$' "$out"
+expect_eq "MPI_Comm_spawn_multiple: every child runs on its command's host" 5 \
+    "$(echo "$out" | grep -cE "^parent: child [0-4]: appnum [01], argv matches, host its command's -> right$")"
 printf '%s\n' "$out" | grep -q 'MPI-SPAWN-MULTIPLE-OK' || printf '%s\n' "$out" | tail -15 | sed 's/^/    /'
 
 # --- Times: spawn of 4 and 32 next to a plain srun of the same processes in the job ---------------
