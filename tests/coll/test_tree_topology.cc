@@ -79,6 +79,14 @@ std::vector<uint32_t> iota_nodes(uint32_t n) {
     return v;
 }
 
+// n nodes scattered over nsw switches in no simple order; *used = the switches that got a node.
+std::vector<uint32_t> scattered_switches(uint32_t n, uint32_t nsw, std::set<uint32_t> *used) {
+    std::vector<uint32_t> sw(n);
+    for (uint32_t i = 0; i < n; ++i) sw[i] = (i * 5 + i / 3) % nsw;
+    used->insert(sw.begin(), sw.end());
+    return sw;
+}
+
 }  // namespace
 
 TEST(tree_topology, flat_without_groups) {
@@ -145,9 +153,8 @@ TEST(tree_topology, fence_crosses_switches_twice_per_extra_switch) {
         for (uint32_t nsw : {2u, 4u, 8u}) {
             if (nsw > n) continue;
             auto nodes = iota_nodes(n);
-            std::vector<uint32_t> sw(n);
-            for (uint32_t i = 0; i < n; ++i) sw[i] = (i * 5 + i / 3) % nsw;
-            std::set<uint32_t> used(sw.begin(), sw.end());
+            std::set<uint32_t> used;
+            auto sw = scattered_switches(n, nsw, &used);
             auto aware = run_tree(nodes, 8, sw, sw);
             EXPECT_TRUE(aware.complete);
             if (tree_follows_groups(n, 8))
@@ -166,9 +173,8 @@ TEST(ring_topology, each_blob_crosses_once_per_switch) {
         for (uint32_t nsw : {2u, 4u, 8u}) {
             if (nsw > n) continue;
             auto nodes = iota_nodes(n);
-            std::vector<uint32_t> sw(n);
-            for (uint32_t i = 0; i < n; ++i) sw[i] = (i * 5 + i / 3) % nsw;
-            std::set<uint32_t> used(sw.begin(), sw.end());
+            std::set<uint32_t> used;
+            auto sw = scattered_switches(n, nsw, &used);
             auto order = ring_order_of(nodes, sw);
             ASSERT_EQ(order.size(), n);
             size_t changes = 0;  // switch boundaries around the ring
