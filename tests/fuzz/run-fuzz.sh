@@ -69,6 +69,21 @@ if [ -f "$srcdir/plugin/net/envelope.cc" ]; then
     have_node=1
 fi
 
+# The srun-agent channel: cross-step messages and inbox items (plugin/common/xstep.h), the MPMD
+# app table of a spawned step (plugin/common/mpmd.h).
+have_agent=
+if [ -f "$srcdir/plugin/common/xstep.cc" ] && [ -f "$srcdir/plugin/common/mpmd.cc" ]; then
+    c="$srcdir/plugin/common"
+    # shellcheck disable=SC2086
+    if ! "$cxx" $flags $includes -I"$srcdir" "$srcdir/tests/fuzz/fuzz_agent.cc" "$c/xstep.cc" "$c/mpmd.cc" \
+        "$c/session_store.cc" "$c/agent_io.cc" "$c/alloc_agent.cc" "$srcdir/shared/log.cc" \
+        "$srcdir/shared/wire/messages.cc" $common -lpthread -o "$work/fuzz_agent"; then
+        echo "run-fuzz: build of fuzz_agent failed"
+        exit 1
+    fi
+    have_agent=1
+fi
+
 # Copy the seeds: the source tree may be read-only (distcheck) and libFuzzer writes new inputs.
 mkdir -p "$work/corpus"
 cp "$srcdir"/tests/fuzz/corpus/* "$work/corpus/" 2>/dev/null || true
@@ -101,5 +116,9 @@ fi
 if [ -n "$have_node" ]; then
     mkdir -p "$work/corpus-node"
     run_one fuzz_node "$work/corpus-node"
+fi
+if [ -n "$have_agent" ]; then
+    mkdir -p "$work/corpus-agent"
+    run_one fuzz_agent "$work/corpus-agent"
 fi
 exit 0
