@@ -1,6 +1,7 @@
 #include "engines.h"
 
 #include <algorithm>
+#include <map>
 
 namespace pmixcpp::coll {
 
@@ -17,6 +18,20 @@ namespace {
 uint32_t index_of(const std::vector<uint32_t> &nodes, uint32_t node) {
     auto it = std::lower_bound(nodes.begin(), nodes.end(), node);
     return it != nodes.end() && *it == node ? static_cast<uint32_t>(it - nodes.begin()) : UINT32_MAX;
+}
+
+// The nodes of each group, groups in order of first appearance, members in node order; empty
+// when group_of does not cover the nodes.
+std::vector<std::vector<uint32_t>> groups_of(const std::vector<uint32_t> &nodes, const std::vector<uint32_t> &group_of) {
+    if (nodes.empty() || group_of.empty() || nodes.back() >= group_of.size()) return {};
+    std::vector<std::vector<uint32_t>> out;
+    std::map<uint32_t, size_t> slot;  // group id -> index in out
+    for (uint32_t n : nodes) {
+        auto [it, fresh] = slot.emplace(group_of[n], out.size());
+        if (fresh) out.emplace_back();
+        out[it->second].push_back(n);
+    }
+    return out;
 }
 }  // namespace
 
@@ -35,29 +50,22 @@ tree_links tree_links_of(const std::vector<uint32_t> &nodes, uint32_t self, uint
                          const std::vector<uint32_t> &group_of) {
     width = std::max<uint32_t>(width, 1);
     tree_links out;
-    bool grouped = !nodes.empty() && !group_of.empty() && nodes.back() < group_of.size() &&
-                   tree_follows_groups(nodes.size(), width);
-    if (!grouped) {
+    const auto groups = tree_follows_groups(nodes.size(), width) ? groups_of(nodes, group_of)
+                                                                  : std::vector<std::vector<uint32_t>>{};
+    if (groups.empty()) {
         uint32_t i = index_of(nodes, self);
         if (i != UINT32_MAX) heap_links(nodes, i, width, &out);
         return out;
     }
-    // Groups in order of first appearance; members in node order.
-    std::vector<uint32_t> order;  // group ids
-    std::map<uint32_t, std::vector<uint32_t>> members;
-    for (uint32_t n : nodes) {
-        auto &m = members[group_of[n]];
-        if (m.empty()) order.push_back(group_of[n]);
-        m.push_back(n);
-    }
-    const std::vector<uint32_t> &mine = members[group_of[self]];
+    size_t r = 0;  // our group's index
+    while (r < groups.size() && std::find(groups[r].begin(), groups[r].end(), self) == groups[r].end()) ++r;
+    if (r == groups.size()) return out;
+    const std::vector<uint32_t> &mine = groups[r];
     auto pos = std::find(mine.begin(), mine.end(), self);
-    if (pos == mine.end()) return out;
     heap_links(mine, size_t(pos - mine.begin()), width, &out);
     if (pos == mine.begin()) {  // a group root: also a member of the tree of group roots
         std::vector<uint32_t> roots;
-        for (uint32_t g : order) roots.push_back(members[g].front());
-        size_t r = size_t(std::find(order.begin(), order.end(), group_of[self]) - order.begin());
+        for (const auto &g : groups) roots.push_back(g.front());
         tree_links upper;
         heap_links(roots, r, width, &upper);
         out.parent = upper.parent;
@@ -146,17 +154,11 @@ std::vector<uint32_t> tree_engine::missing() const {
 // ---------------------------------------------------------------- ring
 
 std::vector<uint32_t> ring_order_of(const std::vector<uint32_t> &nodes, const std::vector<uint32_t> &group_of) {
-    if (nodes.empty() || group_of.empty() || nodes.back() >= group_of.size()) return nodes;
-    std::vector<uint32_t> order;  // group ids in order of first appearance
-    std::map<uint32_t, std::vector<uint32_t>> members;
-    for (uint32_t n : nodes) {
-        auto &m = members[group_of[n]];
-        if (m.empty()) order.push_back(group_of[n]);
-        m.push_back(n);
-    }
+    const auto groups = groups_of(nodes, group_of);
+    if (groups.empty()) return nodes;
     std::vector<uint32_t> out;
     out.reserve(nodes.size());
-    for (uint32_t g : order) out.insert(out.end(), members[g].begin(), members[g].end());
+    for (const auto &g : groups) out.insert(out.end(), g.begin(), g.end());
     return out;
 }
 

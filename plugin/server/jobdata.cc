@@ -1,6 +1,7 @@
 #include "jobdata.h"
 
 #include "../common/mpmd.h"
+#include "../common/spawn_request.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -90,6 +91,15 @@ std::string anl_map(const step_info &step) {
     return out + ")";
 }
 
+// The value of `name` in the step's environment (the last one), "" when it is not there.
+std::string job_env_value(const step_info &step, const char *name) {
+    const std::string prefix = std::string(name) + "=";
+    std::string value;
+    for (const auto &e : step.job_env)
+        if (e.rfind(prefix, 0) == 0) value = e.substr(prefix.size());
+    return value;
+}
+
 }  // namespace
 
 std::string proc_dir(const step_info &step, uint32_t rank) { return step.step_dir + "/rank." + std::to_string(rank); }
@@ -125,10 +135,7 @@ Result<std::vector<wire::jobdata_entry>> build_jobdata(const step_info &step, co
     }
 
     // A spawned step of several apps (plugin/common/mpmd.h): ranks numbered through the apps.
-    std::vector<uint32_t> app_sizes;
-    for (const auto &e : step.job_env)
-        if (e.rfind(std::string(spawn::kAppSizesEnv) + "=", 0) == 0)
-            app_sizes = spawn::parse_app_sizes(std::string_view(e).substr(strlen(spawn::kAppSizesEnv) + 1));
+    std::vector<uint32_t> app_sizes = spawn::parse_app_sizes(job_env_value(step, spawn::kAppSizesEnv));
     uint64_t apps_total = 0;
     for (uint32_t n : app_sizes) apps_total += n;
     if (apps_total != step.ntasks) app_sizes = {step.ntasks};  // one app (or a table not of this step)
@@ -166,9 +173,7 @@ Result<std::vector<wire::jobdata_entry>> build_jobdata(const step_info &step, co
         b.str(PMIX_NSDIR, step.step_dir);
         b.flag(PMIX_TDIR_RMCLEAN, true);
         // A step started by PMIx_Spawn carries its parent in PMIXCPP_SPAWN_PARENT=<nspace>:<rank>.
-        std::string parent;
-        for (const auto &e : step.job_env)
-            if (e.rfind("PMIXCPP_SPAWN_PARENT=", 0) == 0) parent = e.substr(strlen("PMIXCPP_SPAWN_PARENT="));
+        const std::string parent = job_env_value(step, spawn::kParentEnv);
         auto colon = parent.rfind(':');
         if (colon != std::string::npos && colon > 0 && colon + 1 < parent.size() &&
             parent.find_first_not_of("0123456789", colon + 1) == std::string::npos) {

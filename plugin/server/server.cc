@@ -1493,10 +1493,11 @@ Status server_impl::setup_multinode() {
     co.algo = static_cast<coll::algorithm>(mo.fence_algo);
     co.tree_width = mo.tree_width;
     co.node_groups = mo.node_groups;
+    // The shapes of a fence over every node, for the log.
+    std::vector<uint32_t> all(mo.node_groups.empty() ? 0 : _step.node_names.size());
+    for (uint32_t i = 0; i < all.size(); ++i) all[i] = i;
     if (!mo.node_groups.empty()) {
-        // The ring's neighbours of a fence over every node, for the log: switch by switch.
-        std::vector<uint32_t> all(_step.node_names.size());
-        for (uint32_t i = 0; i < all.size(); ++i) all[i] = i;
+        // The ring's neighbours: switch by switch.
         auto ring = coll::ring_order_of(all, mo.node_groups);
         auto at = std::find(ring.begin(), ring.end(), _step.node_id);
         if (at != ring.end() && ring.size() > 1) {
@@ -1509,9 +1510,7 @@ Status server_impl::setup_multinode() {
         PMIXCPP_LOG_VERBOSE("%s: tree fence over %zu nodes is one level (width %u): switches not used",
                             _step.nspace.c_str(), _step.node_names.size(), mo.tree_width);
     } else if (!mo.node_groups.empty()) {
-        // The shape of a fence over every node, for the log: nodes under one switch form a subtree.
-        std::vector<uint32_t> all(_step.node_names.size());
-        for (uint32_t i = 0; i < all.size(); ++i) all[i] = i;
+        // The tree: nodes under one switch form a subtree.
         coll::tree_links l = coll::tree_links_of(all, _step.node_id, mo.tree_width, mo.node_groups);
         std::string kids;
         for (uint32_t c : l.children) kids += (kids.empty() ? "" : ",") + _step.node_names[c];
