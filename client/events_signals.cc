@@ -35,8 +35,11 @@ static_assert(std::atomic<bool>::is_always_lock_free);
 // Written before the handlers are installed, read by them: plain ints, no locks.
 int g_pipe_rd = -1, g_pipe_wr = -1;
 // Filled before the handlers go in, unchanged until the next install (after the reader is joined).
-std::vector<installed_signal> g_installed;
-std::thread g_reader;
+// Both never destroyed: a process may exit() without PMIx_Finalize while the reader runs, and the
+// destructor of a joinable std::thread would then abort it instead of letting it end with its own
+// exit status; the reader may still look at the list while the process winds down.
+std::vector<installed_signal> &g_installed = *new std::vector<installed_signal>;
+std::thread &g_reader = *new std::thread;
 std::atomic<bool> g_stopping{false};  // set once the original dispositions are back
 bool g_atfork_registered = false;
 

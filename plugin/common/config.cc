@@ -63,6 +63,9 @@ struct key_def {
     setter set;
     std::function<std::string(const plugin_config &)> raw;  // the value as mpi.conf spells it
     const char *unset_text = "";                              // shown when raw is empty
+    // Steers what root does on the nodes (a path slurmstepd creates files in): only the
+    // administrator's mpi.conf may set it; a user's SLURM_PMIXCPP_* override is refused.
+    bool admin_only = false;
 };
 
 const std::vector<key_def> &key_defs() {
@@ -80,7 +83,7 @@ const std::vector<key_def> &key_defs() {
              if (v.empty() || v[0] != '/') return bad(k, v, "an absolute directory path");
              return parse_word(k, v, c.tmpdir_base);
          },
-         [](const plugin_config &c) { return c.tmpdir_base; }, "(the node's TmpFS)"},
+         [](const plugin_config &c) { return c.tmpdir_base; }, "(the node's TmpFS)", /*admin_only=*/true},
         {"PMIxCppTransport",
          [](plugin_config &c, const std::string &k, const std::string &v) {
              std::string l = lower(v);
@@ -195,12 +198,23 @@ Status plugin_config::set(const std::string &key, const std::string &value) {
     return Status(PMIX_ERR_BAD_PARAM, "mpi.conf: unknown key " + key);
 }
 
+bool admin_only_key(const std::string &key) {
+    for (const auto &d : key_defs())
+        if (lower(d.name) == lower(key)) return d.admin_only;
+    return false;
+}
+
 Status plugin_config::apply_env_overrides(const std::vector<std::string> &env) {
     plugin_config copy = *this;
     for (const auto &d : key_defs()) {
         const std::string var = env_override_name(d.name) + "=";
         for (const auto &entry : env) {
             if (entry.compare(0, var.size(), var) != 0) continue;
+            if (d.admin_only)
+                return Status(PMIX_ERR_NO_PERMISSIONS,
+                              "environment " + env_override_name(d.name) + " refused: " + d.name +
+                                  " decides where root creates files on the nodes, so only the administrator's "
+                                  "mpi.conf may set it");
             Status st = d.set(copy, d.name, entry.substr(var.size()));
             if (!st.ok())
                 return st.with_context("environment " + env_override_name(d.name) + " (overrides " +

@@ -43,7 +43,8 @@ struct plugin_config {
     // with a message naming the key and the accepted values; *this unchanged on failure.
     Status set(const std::string &key, const std::string &value);
 
-    // Apply SLURM_PMIXCPP_<NAME> overrides found in an environment (KEY=VALUE strings).
+    // Apply SLURM_PMIXCPP_<NAME> overrides found in an environment (KEY=VALUE strings). An
+    // override of an administrator-only key (admin_only_key) is refused, naming the variable.
     Status apply_env_overrides(const std::vector<std::string> &env);
 
     // Every key with its current value, in mpi.conf spelling, for display.
@@ -60,5 +61,9 @@ const std::vector<std::string> &config_keys();
 
 // The environment variable that overrides a key: PMIxCppTmpDirBase -> SLURM_PMIXCPP_TMPDIRBASE.
 std::string env_override_name(const std::string &key);
+
+// Keys that steer what root does (PMIxCppTmpDirBase): set only in mpi.conf, never by a user's
+// environment.
+bool admin_only_key(const std::string &key);
 
 }  // namespace pmixcpp

@@ -9,7 +9,6 @@
 
 #include <cerrno>
 #include <cstring>
-#include <filesystem>
 
 namespace pmixcpp {
 
@@ -22,37 +21,51 @@ Status sys_error(const std::string &what) {
 }  // namespace
 
 Status prepare_step_dir(step_info &step, const std::string &base) {
-    struct stat st {};
-    if (base.empty() || base[0] != '/')
-        return Status(PMIX_ERR_BAD_PARAM, "step directory base '" + base + "' is not an absolute path");
-    std::string dir = base + "/pmixcpp." + std::to_string(step.uid) + "." + std::to_string(step.job_id) + "." +
-                      std::to_string(step.step_id);
-    std::string sock = dir + "/server.sock";
-    if (sock.size() >= sizeof(sockaddr_un::sun_path))
-        return Status(PMIX_ERR_BAD_PARAM, "server socket path " + sock + " is longer than " +
+    const std::string prefix = "pmixcpp." + std::to_string(step.job_id) + "." + std::to_string(step.step_id) + ".";
+    // <base>/<prefix>XXXXXX/server.sock must fit a socket address.
+    const size_t sock_len = base.size() + 1 + prefix.size() + 6 + std::string("/server.sock").size();
+    if (sock_len >= sizeof(sockaddr_un::sun_path))
+        return Status(PMIX_ERR_BAD_PARAM, "server socket path below " + base + " would be " + std::to_string(sock_len) +
+                                              " bytes, longer than " +
                                               std::to_string(sizeof(sockaddr_un::sun_path) - 1) +
-                                              " bytes; set PMIxCppTmpDirBase to a shorter directory");
+                                              "; set PMIxCppTmpDirBase to a shorter directory");
+    auto base_dir = safe_fs::dir::open_trusted(base);
+    if (!base_dir.ok()) return base_dir.status().with_context("step directory base");
 
-    if (stat(base.c_str(), &st) != 0) return sys_error("step directory base " + base);
-    if (!S_ISDIR(st.st_mode)) return Status(PMIX_ERR_BAD_PARAM, "step directory base " + base + " is not a directory");
-
-    std::error_code ec;
-    std::filesystem::remove_all(dir, ec);  // a leftover of an earlier step with the same ids
-    if (mkdir(dir.c_str(), 0700) != 0) return sys_error("mkdir " + dir);
-    if (chown(dir.c_str(), step.uid, step.gid) != 0) {
-        Status s = sys_error("chown " + dir);
-        rmdir(dir.c_str());
+    auto root = base_dir->make_unique_subdir(prefix, 0711);
+    if (!root.ok()) return root.status();
+    const std::string root_name = root->path().substr(base_dir->path().size() + 1);
+    auto fail = [&](Status s) {
+        base_dir->remove(root_name);
         return s;
+    };
+    // The user's directory and its process directories are root's until complete: nothing of the
+    // user can be in them while root works there.
+    auto user = root->make_subdir("user", 0700);
+    if (!user.ok()) return fail(user.status());
+    for (uint32_t r : step.local_ranks()) {
+        const std::string name = "rank." + std::to_string(r);
+        auto pd = user->make_subdir(name, 0700);
+        if (!pd.ok()) return fail(pd.status());
+        if (Status s = pd->chown_self(step.uid, step.gid, 0700); !s.ok()) return fail(s);
     }
-    step.step_dir = dir;
-    step.server_socket = sock;
+    if (Status s = user->chown_self(step.uid, step.gid, 0700); !s.ok()) return fail(s);
+
+    auto dirs = std::make_shared<step_dirs>();
+    dirs->root_name = root_name;
+    step.step_root = root->path();
+    step.step_dir = user->path();
+    step.server_socket = step.step_root + "/server.sock";
+    dirs->base = std::move(base_dir.value());
+    dirs->root = std::move(root.value());
+    dirs->user = std::move(user.value());
+    step.dirs = std::move(dirs);
     return Status::success();
 }
 
 void remove_step_dir(const step_info &step) {
-    if (step.step_dir.empty()) return;
-    std::error_code ec;
-    std::filesystem::remove_all(step.step_dir, ec);
+    if (!step.dirs) return;
+    step.dirs->base.remove(step.dirs->root_name);
 }
 
 Result<std::string> random_token(size_t bytes) {

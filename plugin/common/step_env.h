@@ -4,6 +4,7 @@
 
 #include "../server/step_info.h"
 #include "config.h"
+#include "safe_fs.h"
 #include "status.h"
 
 #include <string>
@@ -14,12 +15,24 @@ namespace pmixcpp {
 
 using env_list = std::vector<std::pair<std::string, std::string>>;
 
-// Create <base>/pmixcpp.<uid>.<job>.<step>, mode 0700, owned by the job's user, and
-// fill step.step_dir and step.server_socket. Fails with a clear message when the
-// base is missing, not a directory, or the socket path would be too long.
+// The step's directories, open and verified (safe_fs.h has the layout).
+struct step_dirs {
+    safe_fs::dir base;   // the administrator's base (TmpFS or PMIxCppTmpDirBase)
+    safe_fs::dir root;   // <base>/pmixcpp.<job>.<step>.<random>, root-owned, 0711
+    safe_fs::dir user;   // <root>/user, the job user's, 0700
+    std::string root_name;
+};
+
+// Create the step's directories below `base` (an administrator's directory: owned by root, not
+// writable by others unless sticky): the root-owned step root with an unpredictable name, and in
+// it the user's directory with one process directory per local rank, handed to the job's user
+// only once complete. Fills step.step_root, step.step_dir, step.server_socket and step.dirs.
+// Fails with a clear message (and leaves nothing behind) when the base is missing, not trusted,
+// or the socket path would be too long.
 Status prepare_step_dir(step_info &step, const std::string &base);
 
-// Remove what prepare_step_dir created (best effort, logs nothing).
+// Remove what prepare_step_dir created, and whatever the job put in its directory, without
+// following any link (best effort, logs nothing).
 void remove_step_dir(const step_info &step);
 
 // A fresh random secret, hex encoded (from getrandom()).

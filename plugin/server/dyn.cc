@@ -445,18 +445,19 @@ void dyn_service::job_control_of_other_step(const std::vector<uint32_t> &ranks, 
 
 void dyn_service::signal_local(const std::vector<uint32_t> &ranks, int sig, bool terminate) {
     for (uint32_t r : ranks) {
-        pid_t pid = _ops.pid_of ? _ops.pid_of(r) : 0;
-        if (pid <= 0) {
+        process_handle proc = _ops.process_of ? _ops.process_of(r) : nullptr;
+        if (!proc) {
             PMIXCPP_LOG_WARNING("%s: cannot signal rank %u: it has no connection to the server", _step.nspace.c_str(), r);
             continue;
         }
-        if (_ops.signal(pid, sig) != 0) {
-            PMIXCPP_LOG_WARNING("%s: signal %d to rank %u (pid %d): %s", _step.nspace.c_str(), sig, r,
-                                static_cast<int>(pid), strerror(errno));
+        const int pid = static_cast<int>(proc->pid());
+        if (_ops.signal(*proc, sig) != 0) {
+            PMIXCPP_LOG_WARNING("%s: signal %d to rank %u (pid %d): %s", _step.nspace.c_str(), sig, r, pid,
+                                strerror(errno));
             continue;
         }
-        PMIXCPP_LOG_DEBUG("%s: signal %d sent to rank %u (pid %d)", _step.nspace.c_str(), sig, r, static_cast<int>(pid));
-        if (terminate) _kills.push_back({server_clock::now() + std::chrono::seconds(kTerminateGraceSec), pid});
+        PMIXCPP_LOG_DEBUG("%s: signal %d sent to rank %u (pid %d)", _step.nspace.c_str(), sig, r, pid);
+        if (terminate) _kills.push_back({server_clock::now() + std::chrono::seconds(kTerminateGraceSec), std::move(proc)});
     }
 }
 
@@ -536,7 +537,7 @@ void dyn_service::expire(server_clock::time_point now) {
     for (const auto &a : _store.expire(now)) answer_lookup(a);
     for (auto it = _kills.begin(); it != _kills.end();) {
         if (it->when <= now) {
-            if (_ops.signal(it->pid, 0) == 0) _ops.signal(it->pid, SIGKILL);
+            if (_ops.signal(*it->proc, 0) == 0) _ops.signal(*it->proc, SIGKILL);
             it = _kills.erase(it);
         } else {
             ++it;

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "../common/process_ref.h"
 #include "connect.h"
 #include "pubsub.h"
 #include "step_info.h"
@@ -30,8 +31,9 @@ struct dyn_ops {
         reply;
     // Send to another node's server (channel numbers of plugin/net/envelope.h). Empty = one node.
     std::function<void(uint32_t node, uint16_t channel, std::span<const uint8_t> body)> send_node;
-    // The pid of a local rank's process (0 = unknown: never connected).
-    std::function<pid_t(uint32_t rank)> pid_of;
+    // The process of a connected local rank (null: never connected, or gone), a pidfd taken
+    // when it connected (common/process_ref.h): never a bare pid that could have been reused.
+    std::function<process_handle(uint32_t rank)> process_of;
     // PMIx_Spawn: carry the encoded agent request to srun's side; `done` runs on the loop thread.
     // Empty = spawn is refused (PMIX_ERR_NOT_SUPPORTED).
     using spawn_done = std::function<void(int status, const std::string &message, const std::string &nspace)>;
@@ -50,7 +52,9 @@ struct dyn_ops {
     // A step this node's rank `spawner` spawned ended (its srun's exit code): raise the event.
     std::function<void(const std::string &child_nspace, uint32_t spawner, int exit_code)> child_ended;
     // Deliver a signal (tests replace kill(2)).
-    std::function<int(pid_t pid, int sig)> signal = [](pid_t pid, int sig) { return ::kill(pid, sig); };
+    std::function<int(const process_ref &p, int sig)> signal = [](const process_ref &p, int sig) {
+        return p.send_signal(sig);
+    };
 };
 
 class dyn_service {
@@ -109,7 +113,7 @@ private:
     std::unique_ptr<connect_service> _connect;
     struct pending_kill {
         server_clock::time_point when;
-        pid_t pid;
+        process_handle proc;  // the very process SIGTERM went to, even if its pid is reused
     };
     std::vector<pending_kill> _kills;  // SIGKILL after a terminate's grace period
 };

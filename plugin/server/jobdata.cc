@@ -217,28 +217,4 @@ Result<std::vector<wire::jobdata_entry>> build_jobdata(const step_info &step, co
     return entries;
 }
 
-Status write_jobdata_file(const std::string &path, const std::vector<uint8_t> &bytes) {
-    unlink(path.c_str());
-    int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
-    if (fd < 0) return Status(PMIX_ERROR, "create " + path + ": " + strerror(errno));
-    size_t done = 0;
-    while (done < bytes.size()) {
-        ssize_t n = write(fd, bytes.data() + done, bytes.size() - done);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) {
-            Status st(PMIX_ERROR, "write " + path + ": " + strerror(errno));
-            close(fd);
-            unlink(path.c_str());
-            return st;
-        }
-        done += static_cast<size_t>(n);
-    }
-    if (fchmod(fd, 0444) != 0 || close(fd) != 0) {
-        Status st(PMIX_ERROR, "finish " + path + ": " + strerror(errno));
-        unlink(path.c_str());
-        return st;
-    }
-    return Status::success();
-}
-
 }  // namespace pmixcpp::server

@@ -36,7 +36,4 @@ Result<std::vector<wire::jobdata_entry>> build_jobdata(const step_info &step, co
 // The per-rank process directory named by pmix.pdir.
 std::string proc_dir(const step_info &step, uint32_t rank);
 
-// Write the encoded job data to `path` (mode 0444, never following a symlink).
-Status write_jobdata_file(const std::string &path, const std::vector<uint8_t> &bytes);
-
 }  // namespace pmixcpp::server

@@ -1,12 +1,6 @@
 #include "modex_snapshot.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
-
+#include "../common/step_env.h"
 #include "wire/snapshot.h"
 
 namespace pmixcpp::server {
@@ -27,30 +21,13 @@ Result<std::string> modex_snapshot_writer::write(const kv_store &kvs) {
     auto bytes = wire::encode_snapshot(ranks);
     if (!bytes.ok()) return bytes.status();
 
+    if (!_dirs) return Status(PMIX_ERR_BAD_PARAM, "modex snapshot: the step has no directory");
+    const safe_fs::dir &root = _dirs->root;
     const uint64_t seq = ++_seq;
-    const std::string path = path_of(seq), tmp = path + ".tmp";
-    int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0444);
-    if (fd < 0) return Status(PMIX_ERROR, "modex snapshot: open " + tmp + ": " + std::strerror(errno));
-    const auto &b = bytes.value();
-    size_t off = 0;
-    while (off < b.size()) {
-        ssize_t n = ::write(fd, b.data() + off, b.size() - off);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) {
-            int err = errno;
-            close(fd);
-            unlink(tmp.c_str());
-            return Status(PMIX_ERROR, "modex snapshot: write " + tmp + ": " + std::strerror(err));
-        }
-        off += static_cast<size_t>(n);
-    }
-    if (fchown(fd, _uid, _gid) != 0 || close(fd) != 0 || rename(tmp.c_str(), path.c_str()) != 0) {
-        int err = errno;
-        unlink(tmp.c_str());
-        return Status(PMIX_ERROR, "modex snapshot: finish " + path + ": " + std::strerror(err));
-    }
-    if (seq > 2) unlink(path_of(seq - 2).c_str());
-    return path;
+    Status st = root.write_new_file(name_of(seq), bytes.value(), 0400, _uid, _gid);
+    if (!st.ok()) return st.with_context("modex snapshot");
+    if (seq > 2) root.remove(name_of(seq - 2));
+    return root.path() + "/" + name_of(seq);
 }
 
 }  // namespace pmixcpp::server

@@ -5,28 +5,32 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "kvs.h"
 #include "status.h"
+#include "step_info.h"
 
 namespace pmixcpp::server {
 
 class modex_snapshot_writer {
 public:
     // `node_of[rank]` is the node index of each rank; `node_id` is this node's.
-    modex_snapshot_writer(std::string step_dir, uid_t uid, gid_t gid, std::vector<uint32_t> node_of, uint32_t node_id)
-        : _dir(std::move(step_dir)), _uid(uid), _gid(gid), _node_of(std::move(node_of)), _node_id(node_id) {}
+    // The snapshots go into the root-owned step root of `dirs` (step_env.h), owned by uid:gid, 0400.
+    modex_snapshot_writer(std::shared_ptr<const step_dirs> dirs, uid_t uid, gid_t gid, std::vector<uint32_t> node_of,
+                          uint32_t node_id)
+        : _dirs(std::move(dirs)), _uid(uid), _gid(gid), _node_of(std::move(node_of)), _node_id(node_id) {}
 
     // Write a new snapshot of `kvs` and return its path; the one before the previous is removed
     // (clients keep their mapping of an unlinked file).
     Result<std::string> write(const kv_store &kvs);
 
 private:
-    std::string path_of(uint64_t seq) const { return _dir + "/modex." + std::to_string(seq); }
+    static std::string name_of(uint64_t seq) { return "modex." + std::to_string(seq); }
 
-    std::string _dir;
+    std::shared_ptr<const step_dirs> _dirs;
     uid_t _uid;
     gid_t _gid;
     std::vector<uint32_t> _node_of;

@@ -24,6 +24,7 @@
 
 #include "../coll/fence_manager.h"
 #include "../common/fabric_request.h"
+#include "../common/step_env.h"
 #include "../net/transport.h"
 #include "dyn.h"
 #include "events.h"
@@ -132,6 +133,7 @@ struct connection {
     conn_state state = conn_state::awaiting_connect;
     uint32_t rank = PMIX_RANK_UNDEF;
     pid_t pid = 0;  // from SO_PEERCRED
+    process_handle proc;  // a pidfd of the process that connected: the only way it is signalled
     uid_t uid = 0;
     server_impl *server = nullptr;  // for the libevent callbacks (arg = this connection)
 
@@ -151,11 +153,13 @@ constexpr uint64_t kXstepConn = 1ull << 62;
 //   reply    u32 request id, u32 target rank, i32 status, str message, rank data (see encode_ranks)
 // Rank data (also a node's fence contribution): u32 n, n x (u32 rank, info[]).
 
+// A path registered with PMIX_REGISTER_CLEANUP(_DIR), relative to the user's step directory.
 struct cleanup_entry {
-    std::string path;
+    std::string relpath;
     bool dir = false;
     bool recursive = false;
 };
+constexpr size_t kMaxCleanups = 4096;
 
 }  // namespace
 
@@ -174,7 +178,7 @@ public:
         for (uint32_t n = 0; n < step.node_ranks.size(); ++n)
             for (uint32_t r : step.node_ranks[n])
                 if (r < step.ntasks) _node_of[r] = n;
-        _snapshots = std::make_unique<modex_snapshot_writer>(step.step_dir, step.uid, step.gid, _node_of, step.node_id);
+        _snapshots = std::make_unique<modex_snapshot_writer>(step.dirs, step.uid, step.gid, _node_of, step.node_id);
         if (opts.job_end_time > 0 && opts.time_limit_alert_sec > 0) {
             auto left = std::chrono::seconds(opts.job_end_time - opts.time_limit_alert_sec) -
                         std::chrono::duration_cast<std::chrono::seconds>(
@@ -425,7 +429,8 @@ private:
 
 Status server_impl::setup(const node_topology &topo) {
     const step_info &s = _step;
-    if (s.step_dir.empty() || s.server_socket.empty()) return Status(PMIX_ERR_BAD_PARAM, "step has no directory");
+    if (!s.dirs || s.server_socket.empty()) return Status(PMIX_ERR_BAD_PARAM, "step has no directory");
+    const safe_fs::dir &root = s.dirs->root;
     if (s.node_id >= s.node_ranks.size()) return Status(PMIX_ERR_BAD_PARAM, "step map has no entry for this node");
 
     // Job data: build, write, load into the store.
@@ -433,19 +438,14 @@ Status server_impl::setup(const node_topology &topo) {
     if (!entries.ok()) return entries.status().with_context("job data of " + s.nspace);
     auto bytes = wire::encode_jobdata(entries.value());
     if (!bytes.ok()) return bytes.status().with_context("encode job data of " + s.nspace);
-    _jobdata_path = s.step_dir + "/jobdata";
+    _jobdata_path = root.path() + "/jobdata";
     _jobdata_size = bytes->size();
-    PMIXCPP_RETURN_IF_ERROR(write_jobdata_file(_jobdata_path, bytes.value()));
+    PMIXCPP_RETURN_IF_ERROR(root.write_new_file("jobdata", bytes.value(), 0400, s.uid, s.gid));
     for (const auto &e : entries.value())
         PMIXCPP_RETURN_IF_ERROR(_kvs.add_job_data(e.rank, e.infos.data(), e.infos.size()));
-    for (uint32_t r : s.local_ranks()) {
-        std::string d = proc_dir(s, r);
-        if (mkdir(d.c_str(), 0700) != 0 || lchown(d.c_str(), s.uid, s.gid) != 0)
-            PMIXCPP_LOG_WARNING("%s: process directory %s of rank %u: %s", s.nspace.c_str(), d.c_str(), r,
-                                strerror(errno));
-    }
 
-    // The socket: only the job's user can reach it (directory 0700 owned by the user).
+    // The socket, in the root-owned step root (nobody else can put or replace an entry there):
+    // owned by the job's user, mode 0600, so only that user can reach it.
     sockaddr_un addr{};
     addr.sun_family = AF_UNIX;
     if (s.server_socket.size() >= sizeof(addr.sun_path))
@@ -453,15 +453,11 @@ Status server_impl::setup(const node_topology &topo) {
     memcpy(addr.sun_path, s.server_socket.c_str(), s.server_socket.size() + 1);
     _listen_fd = unique_fd(socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
     if (_listen_fd.get() < 0) return sys_error("socket");
-    unlink(s.server_socket.c_str());
     if (bind(_listen_fd.get(), reinterpret_cast<sockaddr *>(&addr), sizeof(addr)) != 0)
         return sys_error("bind " + s.server_socket);
     _socket_created = true;
-    struct stat st {};
-    if (lstat(s.server_socket.c_str(), &st) != 0 || !S_ISSOCK(st.st_mode))
-        return Status(PMIX_ERROR, "socket " + s.server_socket + " vanished or was replaced after bind");
-    // lchown never follows a symlink someone might have put in place since.
-    if (lchown(s.server_socket.c_str(), s.uid, s.gid) != 0) return sys_error("chown " + s.server_socket);
+    PMIXCPP_RETURN_IF_ERROR(root.chown_entry("server.sock", s.uid, s.gid));
+    if (fchmodat(root.fd(), "server.sock", 0600, 0) != 0) return sys_error("chmod " + s.server_socket);
     if (listen(_listen_fd.get(), SOMAXCONN) != 0) return sys_error("listen " + s.server_socket);
 
     int p[2];
@@ -536,30 +532,20 @@ void server_impl::stop() {
     _ev_timer.reset();
     _base.reset();
     _listen_fd.reset();
-    if (_socket_created) unlink(_step.server_socket.c_str());
+    if (_socket_created) _step.dirs->root.remove("server.sock");
     remove_cleanup_paths();
     PMIXCPP_LOG_DEBUG("%s: server stopped (%zu connections closed, %zu fences and %zu gets pending)",
                       _step.nspace.c_str(), nconn, _fences.pending(), _gets.size());
 }
 
 void server_impl::remove_cleanup_paths() {
-    namespace fs = std::filesystem;
-    const fs::path top = fs::path(_step.step_dir).lexically_normal();
+    // Registered paths were checked to lie in the user's step directory; they are resolved again
+    // beneath its descriptor, never through a link or "..", whatever the job did since.
     for (const auto &c : _cleanups) {
-        fs::path p = fs::path(c.path).lexically_normal();
-        auto rel = p.lexically_relative(top);
-        bool inside = !rel.empty() && rel.native() != "." && *rel.begin() != "..";
-        if (!inside) {
-            PMIXCPP_LOG_VERBOSE("%s: not removing registered clean-up path %s: outside the step directory %s",
-                                _step.nspace.c_str(), c.path.c_str(), _step.step_dir.c_str());
-            continue;
-        }
-        std::error_code ec;
-        if (c.dir && c.recursive)
-            fs::remove_all(p, ec);  // does not follow symlinks
-        else
-            fs::remove(p, ec);
-        if (ec) PMIXCPP_LOG_DEBUG("%s: clean-up of %s: %s", _step.nspace.c_str(), c.path.c_str(), ec.message().c_str());
+        Status st = _step.dirs->user.remove_beneath(c.relpath);
+        if (!st.ok())
+            PMIXCPP_LOG_VERBOSE("%s: clean-up of %s/%s: %s", _step.nspace.c_str(), _step.step_dir.c_str(),
+                                c.relpath.c_str(), st.message().c_str());
     }
 }
 
@@ -664,6 +650,10 @@ void server_impl::accept_clients() {
         auto c = std::make_unique<connection>(_opts.max_payload);
         c->id = _next_conn++;
         c->pid = cred.pid;
+        auto proc = process_ref::of_socket_peer(fd);
+        if (proc.ok()) c->proc = std::move(proc.value());
+        else PMIXCPP_LOG_WARNING("%s: client pid %d cannot be signalled: %s", _step.nspace.c_str(),
+                                 static_cast<int>(cred.pid), proc.status().message().c_str());
         c->uid = cred.uid;
         c->server = this;
         c->fd = std::move(guard);
@@ -1037,10 +1027,10 @@ dyn_ops server_impl::make_dyn_ops() {
             PMIXCPP_LOG_ERROR("%s: job-end event of %s: %s", _step.nspace.c_str(), child.c_str(), st.message().c_str());
     };
     ops.connect_timeout_sec = _opts.multinode.timeout_sec;
-    ops.pid_of = [this](uint32_t rank) -> pid_t {
-        if (rank >= _rank_conn.size()) return 0;
+    ops.process_of = [this](uint32_t rank) -> process_handle {
+        if (rank >= _rank_conn.size()) return nullptr;
         connection *c = find(_rank_conn[rank]);
-        return c ? c->pid : 0;
+        return c ? c->proc : nullptr;
     };
     return ops;
 }
@@ -1308,7 +1298,20 @@ void server_impl::handle_job_control(connection &c, const wire::Frame &f) {
                 send_reply(c.id, f.id, PMIX_ERR_BAD_PARAM, key + " needs an absolute path");
                 return;
             }
-            _cleanups.push_back({path, key == PMIX_REGISTER_CLEANUP_DIR, recursive});
+            // The server removes, as root, only what lies in the user's own step directory.
+            std::string rel;
+            if (!safe_fs::lexically_inside(path, _step.step_dir, &rel) || rel.empty()) {
+                std::string why = "clean-up path " + path + " is not inside the step directory " + _step.step_dir;
+                PMIXCPP_LOG_VERBOSE("%s: rank %u: %s", _step.nspace.c_str(), c.rank, why.c_str());
+                send_reply(c.id, f.id, PMIX_ERR_NO_PERMISSIONS, why);
+                return;
+            }
+            if (_cleanups.size() >= kMaxCleanups) {
+                send_reply(c.id, f.id, PMIX_ERR_OUT_OF_RESOURCE,
+                           "more than " + std::to_string(kMaxCleanups) + " clean-up registrations");
+                return;
+            }
+            _cleanups.push_back({rel, key == PMIX_REGISTER_CLEANUP_DIR, recursive});
             ++registered;
             PMIXCPP_LOG_DEBUG("%s: rank %u registered %s for clean-up", _step.nspace.c_str(), c.rank, path.c_str());
         } else if (key.rfind("pmix.clnup.", 0) == 0 || key == PMIX_TIMEOUT) {

@@ -5,10 +5,13 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 namespace pmixcpp {
+
+struct step_dirs;  // the verified, open step directories (plugin/common/step_env.h)
 
 struct step_info {
     std::string nspace;         // PMIx namespace of the step: "pmixcpp.<job>.<step>"
@@ -25,8 +28,10 @@ struct step_info {
     uint32_t universe_size = 0; // ranks the job could hold (>= ntasks)
 
     std::string hostname;       // the real host name of this node
-    std::string step_dir;       // private per-step directory on this node (mode 0700, owned by uid)
-    std::string server_socket;  // Unix socket path of this node's server
+    std::string step_root;      // root-owned per-step directory (0711): socket, job data, modex snapshots
+    std::string step_dir;       // the user's per-step directory, <step_root>/user (mode 0700, owned by uid)
+    std::string server_socket;  // Unix socket path of this node's server, in step_root
+    std::shared_ptr<const step_dirs> dirs;  // open descriptors of the directories above
     std::string client_token;   // secret a client presents when it connects
     std::vector<std::string> job_env;  // the step's environment (KEY=VALUE)
 

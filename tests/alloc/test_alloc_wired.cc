@@ -12,6 +12,7 @@
 #include "../../plugin/common/alloc_agent.h"
 #include "../../plugin/common/alloc_request.h"
 #include "../../plugin/common/srun_agent.h"
+#include "../../plugin/common/step_env.h"
 #include "../../plugin/server/server.h"
 #include "../server/client_util.h"
 
@@ -119,8 +120,6 @@ TEST(ServerAlloc, RequestsQueriesAndTheCompletionEvent) {
     char tmpl[] = "/tmp/pmixcpp-alloc-test.XXXXXX";
     ASSERT_NE(mkdtemp(tmpl), nullptr);
     step_info step;
-    step.step_dir = tmpl;
-    step.server_socket = step.step_dir + "/server.sock";
     step.nspace = make_namespace(7, 0);
     step.job_id = 7;
     step.uid = getuid();
@@ -135,6 +134,7 @@ TEST(ServerAlloc, RequestsQueriesAndTheCompletionEvent) {
     threaded_host ahost;
     server::server_options opts;
     opts.alloc = &ahost;
+    ASSERT_TRUE(prepare_step_dir(step, tmpl).ok());
     auto srv = server::pmix_server::start(step, server::node_topology{"0", "SK0:CR0:HT0", 0}, &host, opts);
     ASSERT_TRUE(srv.ok()) << srv.status().message();
     {
@@ -196,5 +196,6 @@ TEST(ServerAlloc, RequestsQueriesAndTheCompletionEvent) {
         EXPECT_EQ(alloc::info_string(qb.results, PMIX_QUERY_NAMESPACES).value_or(""), step.nspace);
     }
     srv.value()->stop();
-    std::filesystem::remove_all(step.step_dir);
+    remove_step_dir(step);
+    std::filesystem::remove_all(tmpl);
 }

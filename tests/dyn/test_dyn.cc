@@ -204,9 +204,12 @@ struct two_nodes {
             ops.send_node = [this, n](uint32_t to, uint16_t chan, std::span<const uint8_t> body) {
                 wire_q.emplace_back(n, to, chan, std::vector<uint8_t>(body.begin(), body.end()));
             };
-            ops.pid_of = [](uint32_t rank) -> pid_t { return rank == 1 ? 0 : 1000 + rank; };
-            ops.signal = [this, n](pid_t pid, int sig) {
-                signals[n].emplace_back(pid, sig);
+            ops.process_of = [](uint32_t rank) -> process_handle {
+                if (rank == 1) return nullptr;
+                return std::make_shared<const process_ref>(-1, static_cast<pid_t>(1000 + rank));
+            };
+            ops.signal = [this, n](const process_ref &p, int sig) {
+                signals[n].emplace_back(p.pid(), sig);
                 return 0;
             };
             svc[n] = std::make_unique<dyn_service>(step[n], std::vector<uint32_t>{0, 0, 1, 1}, std::move(ops));

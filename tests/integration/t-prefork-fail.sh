@@ -7,12 +7,15 @@ out=$(SLURM_PMIXCPP_TIMEOUT=abc timeout 30 srun --mpi=pmixcpp -N1 -n1 true 2>&1)
 if [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ]; then pass "srun fails on SLURM_PMIXCPP_TIMEOUT=abc (rc=$rc)"; else fail "srun rc=$rc on a bad override"; fi
 expect_match "srun names the variable and the key" 'SLURM_PMIXCPP_TIMEOUT \(overrides PMIxCppTimeout\): PMIxCppTimeout=abc is invalid' "$out"
 
-# 2. slurmstepd cannot create the step directory: prefork fails on every node.
+# 2. slurmstepd cannot create the step directory (the administrator's base is missing): prefork
+#    fails on every node.
 tag="/nonexistent/pmixcpp-$$"
-run_srun 60 --mpi=pmixcpp --export=ALL,SLURM_PMIXCPP_TMPDIRBASE=$tag -N2 -n2 --ntasks-per-node=1 true
+cluster_restart_with "PMIxCppTmpDirBase=$tag"
+run_srun 60 --mpi=pmixcpp -N2 -n2 --ntasks-per-node=1 true
 expect_eq "srun exits with status 1 when prefork fails" 1 "$rc"
-expect_match "srun shows the node and the reason" "mpi/pmixcpp: node n[0-9]+: step setup failed: step directory: step directory base $tag: No such file or directory" "$out"
-expect_match "slurmd log has the plugin's reason" "mpi/pmixcpp: slurmstepd_prefork: step directory: step directory base $tag: No such file or directory" "$(slurmd_logs)"
+expect_match "srun shows the node and the reason" "mpi/pmixcpp: node n[0-9]+: step setup failed: step directory: step directory base: $tag: No such file or directory" "$out"
+expect_match "slurmd log has the plugin's reason" "mpi/pmixcpp: slurmstepd_prefork: step directory: step directory base: $tag: No such file or directory" "$(slurmd_logs)"
+cluster_restart_with ""
 
 # 3. A bad override that only the step sees (--export) is refused by slurmstepd.
 run_srun 60 --mpi=pmixcpp --export=ALL,SLURM_PMIXCPP_FENCE=sideways -N1 -n1 true

@@ -64,6 +64,18 @@ TEST(PluginConfig, EnvOverrides) {
     EXPECT_EQ(d.fence, fence_algo::automatic) << "a failed override leaves the config unchanged";
 }
 
+TEST(PluginConfig, AdminOnlyKeysRefuseUserOverrides) {
+    EXPECT_TRUE(admin_only_key("PMIxCppTmpDirBase"));
+    EXPECT_FALSE(admin_only_key("PMIxCppTimeout"));
+    plugin_config c;
+    ASSERT_TRUE(c.set("PMIxCppTmpDirBase", "/var/spool/pmixcpp").ok()) << "mpi.conf may set it";
+    Status s = c.apply_env_overrides({"SLURM_PMIXCPP_TIMEOUT=9", "SLURM_PMIXCPP_TMPDIRBASE=/home/user/evil"});
+    EXPECT_EQ(s.code(), PMIX_ERR_NO_PERMISSIONS);
+    EXPECT_NE(s.message().find("SLURM_PMIXCPP_TMPDIRBASE refused: PMIxCppTmpDirBase"), std::string::npos) << s.message();
+    EXPECT_EQ(c.tmpdir_base, "/var/spool/pmixcpp");
+    EXPECT_EQ(c.timeout_sec, 300u) << "nothing applied when one override is refused";
+}
+
 TEST(PluginConfig, SignalEventsList) {
     plugin_config c;
     EXPECT_EQ(c.signal_events, "USR1,USR2");

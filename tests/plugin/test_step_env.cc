@@ -1,5 +1,6 @@
 #include "plugin/common/step_env.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -38,14 +39,65 @@ TEST(StepEnv, PrepareAndRemoveStepDir) {
     ASSERT_NE(mkdtemp(tmpl), nullptr);
     step_info s = sample_step();
     ASSERT_TRUE(prepare_step_dir(s, tmpl).ok());
-    EXPECT_EQ(s.step_dir, std::string(tmpl) + "/pmixcpp." + std::to_string(getuid()) + ".12.3");
-    EXPECT_EQ(s.server_socket, s.step_dir + "/server.sock");
+    const std::string prefix = std::string(tmpl) + "/pmixcpp.12.3.";
+    ASSERT_EQ(s.step_root.compare(0, prefix.size(), prefix), 0) << s.step_root;
+    EXPECT_EQ(s.step_root.size(), prefix.size() + 6) << "an unpredictable suffix";
+    EXPECT_EQ(s.step_dir, s.step_root + "/user");
+    EXPECT_EQ(s.server_socket, s.step_root + "/server.sock");
     struct stat st {};
-    ASSERT_EQ(stat(s.step_dir.c_str(), &st), 0);
-    EXPECT_EQ(st.st_mode & 0777, 0700u);
-    EXPECT_EQ(st.st_uid, getuid());
+    ASSERT_EQ(lstat(s.step_root.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 07777, 0711u);
+    EXPECT_EQ(st.st_uid, geteuid());
+    ASSERT_EQ(lstat(s.step_dir.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 07777, 0700u);
+    EXPECT_EQ(st.st_uid, s.uid);
+    for (uint32_t r : {2u, 3u}) {
+        ASSERT_EQ(lstat((s.step_dir + "/rank." + std::to_string(r)).c_str(), &st), 0) << r;
+        EXPECT_TRUE(S_ISDIR(st.st_mode));
+    }
+    EXPECT_NE(lstat((s.step_dir + "/rank.0").c_str(), &st), 0) << "only local ranks";
+
+    // Two steps with the same ids never share a directory.
+    step_info again = sample_step();
+    ASSERT_TRUE(prepare_step_dir(again, tmpl).ok());
+    EXPECT_NE(again.step_root, s.step_root);
+    remove_step_dir(again);
+
+    // Whatever the job left (links to the outside included) goes, and only that.
+    std::string outside = std::string(tmpl) + "/outside";
+    ASSERT_EQ(mkdir(outside.c_str(), 0700), 0);
+    ASSERT_EQ(close(open((outside + "/keep").c_str(), O_CREAT | O_WRONLY, 0600)), 0);
+    ASSERT_EQ(symlink(outside.c_str(), (s.step_dir + "/link").c_str()), 0);
+    ASSERT_EQ(mkdir((s.step_dir + "/rank.2/deep").c_str(), 0700), 0);
+    ASSERT_EQ(symlink((outside + "/keep").c_str(), (s.step_dir + "/rank.2/deep/file").c_str()), 0);
     remove_step_dir(s);
-    EXPECT_NE(stat(s.step_dir.c_str(), &st), 0);
+    EXPECT_NE(lstat(s.step_root.c_str(), &st), 0);
+    EXPECT_EQ(lstat((outside + "/keep").c_str(), &st), 0) << "a link was followed";
+    std::filesystem::remove_all(tmpl);
+}
+
+TEST(StepEnv, PrepareRefusesAnUntrustedBase) {
+    char tmpl[] = "/tmp/pmixcpp-test-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    step_info s = sample_step();
+    // Writable by others without the sticky bit: anyone could swap entries.
+    ASSERT_EQ(chmod(tmpl, 0777), 0);
+    Status st = prepare_step_dir(s, tmpl);
+    EXPECT_FALSE(st.ok());
+    EXPECT_NE(st.message().find("writable by other users"), std::string::npos) << st.message();
+    ASSERT_EQ(chmod(tmpl, 01777), 0);  // like /tmp: fine
+    EXPECT_TRUE(prepare_step_dir(s, tmpl).ok());
+    remove_step_dir(s);
+    if (geteuid() == 0) {
+        // Owned by another user: refused.
+        ASSERT_EQ(chmod(tmpl, 0755), 0);
+        ASSERT_EQ(chown(tmpl, 65534, 65534), 0);
+        step_info t = sample_step();
+        st = prepare_step_dir(t, tmpl);
+        EXPECT_FALSE(st.ok());
+        EXPECT_NE(st.message().find("owned by uid 65534"), std::string::npos) << st.message();
+        EXPECT_TRUE(t.step_dir.empty());
+    }
     std::filesystem::remove_all(tmpl);
 }
 

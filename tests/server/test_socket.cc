@@ -12,6 +12,7 @@
 #include <iterator>
 #include <mutex>
 
+#include "../../plugin/common/step_env.h"
 #include "../../plugin/server/server.h"
 #include "client_util.h"
 
@@ -49,8 +50,7 @@ protected:
     void SetUp() override {
         char tmpl[] = "/tmp/pmixcpp-server-test.XXXXXX";
         ASSERT_NE(mkdtemp(tmpl), nullptr);
-        step.step_dir = tmpl;
-        step.server_socket = step.step_dir + "/server.sock";
+        base = tmpl;
         step.nspace = make_namespace(7, 0);
         step.job_id = 7;
         step.uid = getuid();
@@ -61,6 +61,7 @@ protected:
         step.node_ranks = {{0, 1, 2}, {3}};  // rank 3 lives on another node
         step.universe_size = 4;
         step.client_token = "0123456789abcdef";
+        ASSERT_TRUE(prepare_step_dir(step, base).ok());
         auto s = pmix_server::start(step, node_topology{"0", "SK0:CR0:HT0", 0}, &host);
         ASSERT_TRUE(s.ok()) << s.status().message();
         srv = std::move(s.value());
@@ -68,7 +69,8 @@ protected:
     void TearDown() override {
         if (srv) srv->stop();
         srv.reset();
-        std::filesystem::remove_all(step.step_dir);
+        remove_step_dir(step);
+        std::filesystem::remove_all(base);
     }
     // A connected client for `rank`.
     std::unique_ptr<raw_client> client(uint32_t rank) {
@@ -109,6 +111,7 @@ protected:
         return c.send_msg(wire::msg_type::commit, id, m);
     }
 
+    std::string base;
     step_info step;
     fake_host host;
     std::unique_ptr<pmix_server> srv;
@@ -128,10 +131,11 @@ TEST_F(ServerSocket, ConnectRepliesWithJobData) {
     wire::connect_reply r;
     ASSERT_EQ(c.do_connect(step.nspace, 2, step.client_token, &r), PMIX_SUCCESS);
     EXPECT_EQ(r.local_rank, 2u);
-    EXPECT_EQ(r.jobdata_path, step.step_dir + "/jobdata");
+    EXPECT_EQ(r.jobdata_path, step.step_root + "/jobdata");
     struct stat st {};
     ASSERT_EQ(stat(r.jobdata_path.c_str(), &st), 0);
-    EXPECT_EQ(st.st_mode & 0777, 0444u);
+    EXPECT_EQ(st.st_mode & 0777, 0400u) << "readable by the job's user only";
+    EXPECT_EQ(st.st_uid, step.uid);
     EXPECT_EQ(static_cast<uint64_t>(st.st_size), r.jobdata_size);
     std::ifstream in(r.jobdata_path, std::ios::binary);
     std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -349,6 +353,33 @@ TEST_F(ServerSocket, AbortLogAndJobControl) {
     ASSERT_TRUE(r);
     EXPECT_EQ(r->status, PMIX_SUCCESS);
 
+    // Outside the user's step directory, or escaping it with "..": refused, never removed.
+    char outside_tmpl[] = "/tmp/pmixcpp-outside.XXXXXX";
+    ASSERT_NE(mkdtemp(outside_tmpl), nullptr);
+    const std::string outside = outside_tmpl;
+    for (const std::string &bad : {outside, step.step_dir + "/../../" + outside.substr(5), step.step_root}) {
+        wire::job_control_request esc;
+        esc.infos = make_infos(1);
+        set_info(esc.infos[0], PMIX_REGISTER_CLEANUP_DIR, bad.c_str(), PMIX_STRING);
+        ASSERT_TRUE(a->send_msg(wire::msg_type::job_control, 3, esc));
+        r = a->recv_reply();
+        ASSERT_TRUE(r);
+        EXPECT_EQ(r->status, PMIX_ERR_NO_PERMISSIONS) << bad;
+    }
+    // Inside, but through a link the job planted: accepted, and at the end the link is not followed.
+    ASSERT_EQ(symlink(outside.c_str(), (step.step_dir + "/via").c_str()), 0);
+    {
+        std::ofstream(outside + "/precious") << "x";
+        wire::job_control_request via;
+        via.infos = make_infos(1);
+        std::string p = step.step_dir + "/via/precious";
+        set_info(via.infos[0], PMIX_REGISTER_CLEANUP, p.c_str(), PMIX_STRING);
+        ASSERT_TRUE(a->send_msg(wire::msg_type::job_control, 3, via));
+        r = a->recv_reply();
+        ASSERT_TRUE(r);
+        EXPECT_EQ(r->status, PMIX_SUCCESS);
+    }
+
     // Kill of another namespace: refused (the actions themselves are tested in tests/dyn).
     wire::job_control_request other;
     pmix_proc_t elsewhere{};
@@ -377,6 +408,8 @@ TEST_F(ServerSocket, AbortLogAndJobControl) {
     srv->stop();
     EXPECT_FALSE(std::filesystem::exists(dir));
     EXPECT_FALSE(std::filesystem::exists(step.server_socket));
+    EXPECT_TRUE(std::filesystem::exists(outside + "/precious")) << "a clean-up followed a link";
+    std::filesystem::remove_all(outside);
 }
 
 TEST_F(ServerSocket, FinalizedRankIsNotADeath) {

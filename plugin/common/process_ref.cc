@@ -1,0 +1,45 @@
+#include "process_ref.h"
+
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+
+#ifndef SO_PEERPIDFD
+#define SO_PEERPIDFD 77
+#endif
+
+namespace pmixcpp {
+
+process_ref::~process_ref() {
+    if (_fd >= 0) close(_fd);
+}
+
+Result<std::shared_ptr<const process_ref>> process_ref::of_socket_peer(int sock) {
+    ucred cred{};
+    socklen_t len = sizeof(cred);
+    if (getsockopt(sock, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0)
+        return Status(PMIX_ERROR, std::string("SO_PEERCRED: ") + strerror(errno));
+    int fd = -1;
+    len = sizeof(fd);
+    if (getsockopt(sock, SOL_SOCKET, SO_PEERPIDFD, &fd, &len) != 0 || fd < 0) {
+        if (errno != ENOPROTOOPT && errno != EINVAL)
+            return Status(PMIX_ERROR, std::string("SO_PEERPIDFD: ") + strerror(errno));
+        fd = static_cast<int>(syscall(SYS_pidfd_open, cred.pid, 0));
+        if (fd < 0) return Status(PMIX_ERROR, "pidfd_open(" + std::to_string(cred.pid) + "): " + strerror(errno));
+    }
+    return std::make_shared<const process_ref>(fd, cred.pid);
+}
+
+int process_ref::send_signal(int sig) const {
+    if (_fd < 0) {
+        errno = ESRCH;
+        return -1;
+    }
+    return static_cast<int>(syscall(SYS_pidfd_send_signal, _fd, sig, nullptr, 0));
+}
+
+}  // namespace pmixcpp

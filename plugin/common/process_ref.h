@@ -1,0 +1,40 @@
+// A handle on one process that stays bound to it: a pidfd. Signals go through
+// pidfd_send_signal, so a process that exited and whose pid was reused is never hit
+// (the call fails with ESRCH instead). Taken from a Unix socket's peer at accept time:
+// SO_PEERPIDFD names exactly the process that called connect() (Linux >= 6.5); on older
+// kernels, pidfd_open of the SO_PEERCRED pid right at accept.
+#pragma once
+
+#include <sys/types.h>
+
+#include <memory>
+
+#include "status.h"
+
+namespace pmixcpp {
+
+class process_ref {
+public:
+    // `fd` is owned (closed on destruction); -1 makes a handle that signals nothing (tests).
+    process_ref(int fd, pid_t pid) : _fd(fd), _pid(pid) {}
+    ~process_ref();
+    process_ref(const process_ref &) = delete;
+    process_ref &operator=(const process_ref &) = delete;
+
+    // The process at the other end of a connected Unix socket.
+    static Result<std::shared_ptr<const process_ref>> of_socket_peer(int sock);
+
+    // pidfd_send_signal; -1 with errno on failure (ESRCH: the process is gone).
+    int send_signal(int sig) const;
+
+    pid_t pid() const { return _pid; }
+    int fd() const { return _fd; }
+
+private:
+    int _fd;
+    pid_t _pid;
+};
+
+using process_handle = std::shared_ptr<const process_ref>;
+
+}  // namespace pmixcpp

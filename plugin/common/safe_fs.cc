@@ -1,0 +1,313 @@
+#include "safe_fs.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <sys/random.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+namespace pmixcpp::safe_fs {
+
+namespace {
+
+constexpr int kMaxDepth = 128;
+
+Status sys_error(const std::string &what, int err = errno) {
+    return Status(PMIX_ERROR, what + ": " + std::strerror(err));
+}
+
+std::string join(const std::string &dir, const std::string &name) { return dir + "/" + name; }
+
+// A single path component: not empty, not "." or "..", no slash.
+bool plain_name(const std::string &name) {
+    return !name.empty() && name != "." && name != ".." && name.find('/') == std::string::npos;
+}
+
+Result<std::string> random_suffix(size_t n) {
+    static const char alphabet[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    unsigned char raw[32];
+    if (n > sizeof(raw)) n = sizeof(raw);
+    size_t got = 0;
+    while (got < n) {
+        ssize_t r = getrandom(raw + got, n - got, 0);
+        if (r < 0) {
+            if (errno == EINTR) continue;
+            return sys_error("getrandom");
+        }
+        got += static_cast<size_t>(r);
+    }
+    std::string out;
+    for (size_t i = 0; i < n; ++i) out.push_back(alphabet[raw[i] % (sizeof(alphabet) - 1)]);
+    return out;
+}
+
+Status write_all(int fd, std::span<const uint8_t> bytes, const std::string &what) {
+    size_t off = 0;
+    while (off < bytes.size()) {
+        ssize_t n = ::write(fd, bytes.data() + off, bytes.size() - off);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return sys_error("write " + what, n < 0 ? errno : EIO);
+        off += static_cast<size_t>(n);
+    }
+    return Status::success();
+}
+
+// openat2 beneath `dirfd`, never through a link; falls back to a component walk where the kernel
+// has no openat2 (before 5.6).
+int open_beneath(int dirfd, const std::string &rel, int flags) {
+    open_how how{};
+    how.flags = static_cast<uint64_t>(flags | O_CLOEXEC | O_NOFOLLOW);
+    how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+    long fd = syscall(SYS_openat2, dirfd, rel.c_str(), &how, sizeof(how));
+    if (fd >= 0 || errno != ENOSYS) return static_cast<int>(fd);
+    // Component by component: every intermediate one a directory opened with O_NOFOLLOW.
+    std::filesystem::path p(rel);
+    int cur = dup(dirfd);
+    if (cur < 0) return -1;
+    auto it = p.begin();
+    while (it != p.end()) {
+        std::string comp = it->native();
+        ++it;
+        if (!plain_name(comp)) {
+            close(cur);
+            errno = EXDEV;
+            return -1;
+        }
+        int next = openat(cur, comp.c_str(), (it == p.end() ? flags : O_RDONLY | O_DIRECTORY) | O_NOFOLLOW | O_CLOEXEC);
+        int err = errno;
+        close(cur);
+        if (next < 0) {
+            errno = err;
+            return -1;
+        }
+        cur = next;
+    }
+    return cur;
+}
+
+}  // namespace
+
+unique_fd &unique_fd::operator=(unique_fd &&o) noexcept {
+    if (this != &o) {
+        reset();
+        _fd = o._fd;
+        o._fd = -1;
+    }
+    return *this;
+}
+
+void unique_fd::reset(int fd) {
+    if (_fd >= 0) ::close(_fd);
+    _fd = fd;
+}
+
+Result<dir> dir::verify(unique_fd fd, std::string path, uid_t owner, bool allow_sticky_shared) {
+    struct stat st {};
+    if (fstat(fd.get(), &st) != 0) return sys_error("stat " + path);
+    if (!S_ISDIR(st.st_mode)) return Status(PMIX_ERR_BAD_PARAM, path + " is not a directory");
+    if (owner != static_cast<uid_t>(-1) && st.st_uid != owner)
+        return Status(PMIX_ERR_NO_PERMISSIONS, path + " is owned by uid " + std::to_string(st.st_uid) + ", not " +
+                                                   std::to_string(owner));
+    if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(allow_sticky_shared && (st.st_mode & S_ISVTX))) {
+        char mode[8];
+        snprintf(mode, sizeof(mode), "%04o", static_cast<unsigned>(st.st_mode & 07777));
+        return Status(PMIX_ERR_NO_PERMISSIONS, path + " is writable by other users (mode " + mode + ")");
+    }
+    return dir(std::move(fd), std::move(path));
+}
+
+Result<dir> dir::open_trusted(const std::string &path) {
+    if (path.empty() || path[0] != '/')
+        return Status(PMIX_ERR_BAD_PARAM, "'" + path + "' is not an absolute path");
+    unique_fd fd(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (fd.get() < 0) return sys_error(path);
+    struct stat st {};
+    if (fstat(fd.get(), &st) != 0) return sys_error("stat " + path);
+    // Root's or our own; a directory of another user could be changed under us.
+    uid_t owner = st.st_uid == 0 ? 0 : geteuid();
+    return verify(std::move(fd), path, owner, /*allow_sticky_shared=*/true);
+}
+
+Result<dir> dir::make_unique_subdir(const std::string &prefix, mode_t mode) const {
+    for (int attempt = 0; attempt < 16; ++attempt) {
+        auto suffix = random_suffix(6);
+        if (!suffix.ok()) return suffix.status();
+        std::string name = prefix + suffix.value();
+        if (!plain_name(name)) return Status(PMIX_ERR_BAD_PARAM, "bad directory name '" + name + "'");
+        if (mkdirat(fd(), name.c_str(), 0700) != 0) {
+            if (errno == EEXIST) continue;
+            return sys_error("mkdir " + join(_path, name));
+        }
+        auto d = open_subdir(name, geteuid());
+        if (!d.ok()) return d.status();
+        if (fchmod(d->fd(), mode) != 0) {
+            Status s = sys_error("chmod " + d->path());
+            remove(name);
+            return s;
+        }
+        return d;
+    }
+    return Status(PMIX_ERR_EXISTS, "no free directory name " + join(_path, prefix) + "XXXXXX");
+}
+
+Result<dir> dir::make_subdir(const std::string &name, mode_t mode) const {
+    if (!plain_name(name)) return Status(PMIX_ERR_BAD_PARAM, "bad directory name '" + name + "'");
+    if (mkdirat(fd(), name.c_str(), 0700) != 0) return sys_error("mkdir " + join(_path, name));
+    auto d = open_subdir(name, geteuid());
+    if (!d.ok()) return d.status();
+    if (fchmod(d->fd(), mode) != 0) {
+        Status s = sys_error("chmod " + d->path());
+        remove(name);
+        return s;
+    }
+    return d;
+}
+
+Result<dir> dir::open_subdir(const std::string &name, uid_t owner) const {
+    if (!plain_name(name)) return Status(PMIX_ERR_BAD_PARAM, "bad directory name '" + name + "'");
+    unique_fd sub(openat(fd(), name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (sub.get() < 0) return sys_error("open " + join(_path, name));
+    return verify(std::move(sub), join(_path, name), owner, /*allow_sticky_shared=*/false);
+}
+
+Result<unique_fd> dir::create_file(const std::string &name, mode_t mode) const {
+    if (!plain_name(name)) return Status(PMIX_ERR_BAD_PARAM, "bad file name '" + name + "'");
+    unique_fd f(openat(fd(), name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode));
+    if (f.get() < 0) return sys_error("create " + join(_path, name));
+    return f;
+}
+
+Status dir::write_new_file(const std::string &name, std::span<const uint8_t> bytes, mode_t mode, uid_t uid,
+                           gid_t gid) const {
+    auto f = create_file(name, 0600);
+    if (!f.ok()) return f.status();
+    Status s = write_all(f->get(), bytes, join(_path, name));
+    if (s.ok() && fchown(f->get(), uid, gid) != 0) s = sys_error("chown " + join(_path, name));
+    if (s.ok() && fchmod(f->get(), mode) != 0) s = sys_error("chmod " + join(_path, name));
+    if (s.ok() && ::close(f->release()) != 0) s = sys_error("close " + join(_path, name));
+    if (!s.ok()) unlinkat(fd(), name.c_str(), 0);
+    return s;
+}
+
+Status dir::replace_file(const std::string &name, std::span<const uint8_t> bytes, mode_t mode, uid_t uid,
+                         gid_t gid) const {
+    if (!plain_name(name)) return Status(PMIX_ERR_BAD_PARAM, "bad file name '" + name + "'");
+    auto suffix = random_suffix(8);
+    if (!suffix.ok()) return suffix.status();
+    const std::string tmp = "." + name + "." + suffix.value();
+    PMIXCPP_RETURN_IF_ERROR(write_new_file(tmp, bytes, mode, uid, gid));
+    if (renameat(fd(), tmp.c_str(), fd(), name.c_str()) != 0) {
+        Status s = sys_error("rename " + join(_path, tmp) + " to " + name);
+        unlinkat(fd(), tmp.c_str(), 0);
+        return s;
+    }
+    return Status::success();
+}
+
+Status dir::chown_entry(const std::string &name, uid_t uid, gid_t gid) const {
+    if (!plain_name(name)) return Status(PMIX_ERR_BAD_PARAM, "bad name '" + name + "'");
+    if (fchownat(fd(), name.c_str(), uid, gid, AT_SYMLINK_NOFOLLOW) != 0) return sys_error("chown " + join(_path, name));
+    return Status::success();
+}
+
+Status dir::chown_self(uid_t uid, gid_t gid, mode_t mode) const {
+    if (fchown(fd(), uid, gid) != 0) return sys_error("chown " + _path);
+    if (fchmod(fd(), mode) != 0) return sys_error("chmod " + _path);
+    return Status::success();
+}
+
+Status dir::remove(const std::string &name) const {
+    if (!plain_name(name)) return Status(PMIX_ERR_BAD_PARAM, "bad name '" + name + "'");
+    struct stat st {};
+    if (fstat(fd(), &st) != 0) return sys_error("stat " + _path);
+    return remove_tree_at(fd(), name, st.st_dev);
+}
+
+Status dir::remove_beneath(const std::string &relpath) const {
+    std::filesystem::path p = std::filesystem::path(relpath).lexically_normal();
+    if (p.empty() || p.is_absolute() || relpath.find("..") != std::string::npos)
+        return Status(PMIX_ERR_BAD_PARAM, "'" + relpath + "' is not a plain path below " + _path);
+    std::string leaf = p.filename().native();
+    if (leaf.empty()) {  // "a/b/" -> "b"
+        p = p.parent_path();
+        leaf = p.filename().native();
+    }
+    if (!plain_name(leaf)) return Status(PMIX_ERR_BAD_PARAM, "'" + relpath + "' names no entry");
+    std::string parent = p.parent_path().native();
+    unique_fd pfd(parent.empty() ? dup(fd()) : open_beneath(fd(), parent, O_RDONLY | O_DIRECTORY));
+    if (pfd.get() < 0) {
+        if (errno == ENOENT) return Status::success();
+        return sys_error("resolve " + join(_path, parent) + " (links and '..' are not followed)");
+    }
+    struct stat st {};
+    if (fstat(fd(), &st) != 0) return sys_error("stat " + _path);
+    return remove_tree_at(pfd.get(), leaf, st.st_dev);
+}
+
+Status remove_tree_at(int parent_fd, const std::string &name, dev_t dev, int depth) {
+    if (unlinkat(parent_fd, name.c_str(), 0) == 0 || errno == ENOENT) return Status::success();
+    if (errno != EISDIR && errno != EPERM) return sys_error("unlink " + name);
+    if (depth >= kMaxDepth) return Status(PMIX_ERR_BAD_PARAM, "directory tree deeper than " + std::to_string(kMaxDepth));
+    int sub = openat(parent_fd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (sub < 0) {
+        if (errno == ENOENT) return Status::success();
+        return sys_error("open " + name);
+    }
+    struct stat st {};
+    if (fstat(sub, &st) != 0 || st.st_dev != dev) {
+        ::close(sub);
+        return Status(PMIX_ERR_BAD_PARAM, name + " is on another file system: not removed");
+    }
+    DIR *d = fdopendir(sub);  // owns `sub` from here
+    if (!d) {
+        Status s = sys_error("opendir " + name);
+        ::close(sub);
+        return s;
+    }
+    Status first = Status::success();
+    // Entries are removed while reading; restart the listing until a pass removes nothing new.
+    for (int pass = 0; pass < 4; ++pass) {
+        std::vector<std::string> names;
+        rewinddir(d);
+        while (dirent *e = readdir(d)) {
+            std::string n = e->d_name;
+            if (n != "." && n != "..") names.push_back(std::move(n));
+        }
+        if (names.empty()) break;
+        for (const auto &n : names) {
+            Status s = remove_tree_at(dirfd(d), n, dev, depth + 1);
+            if (!s.ok() && first.ok()) first = s.with_context(name);
+        }
+        if (!first.ok()) break;
+    }
+    closedir(d);
+    if (unlinkat(parent_fd, name.c_str(), AT_REMOVEDIR) != 0 && errno != ENOENT && first.ok())
+        first = sys_error("rmdir " + name);
+    return first;
+}
+
+bool lexically_inside(const std::string &path, const std::string &top, std::string *rel) {
+    namespace fs = std::filesystem;
+    fs::path p(path), t(top);
+    if (!p.is_absolute() || !t.is_absolute()) return false;
+    for (const auto &c : p)
+        if (c == "..") return false;
+    p = p.lexically_normal();
+    t = t.lexically_normal();
+    fs::path r = p.lexically_relative(t);
+    if (r.empty()) return false;
+    if (r.native() == ".") {
+        if (rel) rel->clear();
+        return true;
+    }
+    if (*r.begin() == "..") return false;
+    if (rel) *rel = r.native();
+    return true;
+}
+
+}  // namespace pmixcpp::safe_fs
