@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <csignal>
 #include <cstring>
 
@@ -32,6 +33,36 @@ Result<std::shared_ptr<const process_ref>> process_ref::of_socket_peer(int sock)
         if (fd < 0) return Status(PMIX_ERROR, "pidfd_open(" + std::to_string(cred.pid) + "): " + strerror(errno));
     }
     return std::make_shared<const process_ref>(fd, cred.pid);
+}
+
+namespace {
+
+pid_t parent_of(pid_t pid) {
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/stat", static_cast<int>(pid));
+    FILE *f = fopen(path, "re");
+    if (!f) return -1;
+    char buf[512];
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    // "pid (comm) state ppid ...": comm may hold spaces and parentheses; the last ')' ends it.
+    const char *close = strrchr(buf, ')');
+    int ppid = -1;
+    char state = 0;
+    if (!close || sscanf(close + 1, " %c %d", &state, &ppid) != 2) return -1;
+    return ppid;
+}
+
+}  // namespace
+
+bool process_ref::descends_from(pid_t ancestor) const {
+    pid_t p = _pid;
+    for (int depth = 0; depth < 256 && p > 1; ++depth) {
+        if (p == ancestor) return send_signal(0) == 0;
+        p = parent_of(p);
+    }
+    return false;
 }
 
 int process_ref::send_signal(int sig) const {

@@ -24,6 +24,10 @@ public:
     // The process at the other end of a connected Unix socket.
     static Result<std::shared_ptr<const process_ref>> of_socket_peer(int sock);
 
+    // True if the process is `ancestor` or descends from it (the parent chain in /proc), checked
+    // while the process provably lives (its pidfd answers afterwards), so a reused pid cannot pass.
+    bool descends_from(pid_t ancestor) const;
+
     // pidfd_send_signal; -1 with errno on failure (ESRCH: the process is gone).
     int send_signal(int sig) const;
 

@@ -650,10 +650,20 @@ void server_impl::accept_clients() {
         auto c = std::make_unique<connection>(_opts.max_payload);
         c->id = _next_conn++;
         c->pid = cred.pid;
+        // Only processes of this step: descendants of this slurmstepd. Another process of the
+        // same user that learned a task's token is refused.
         auto proc = process_ref::of_socket_peer(fd);
-        if (proc.ok()) c->proc = std::move(proc.value());
-        else PMIXCPP_LOG_WARNING("%s: client pid %d cannot be signalled: %s", _step.nspace.c_str(),
-                                 static_cast<int>(cred.pid), proc.status().message().c_str());
+        if (!proc.ok()) {
+            PMIXCPP_LOG_ERROR("%s: refusing a client (pid %d): %s", _step.nspace.c_str(), static_cast<int>(cred.pid),
+                              proc.status().message().c_str());
+            continue;
+        }
+        if (!proc.value()->descends_from(getpid())) {
+            PMIXCPP_LOG_ERROR("%s: refusing a client (pid %d, uid %u): not a process of this step", _step.nspace.c_str(),
+                              static_cast<int>(cred.pid), static_cast<unsigned>(cred.uid));
+            continue;
+        }
+        c->proc = std::move(proc.value());
         c->uid = cred.uid;
         c->server = this;
         c->fd = std::move(guard);
