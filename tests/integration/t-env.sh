@@ -17,7 +17,8 @@ for r in 0 1 2 3; do
     expect_match "rank $r namespace" "NS=pmixcpp\.$job\.$step " "$line"
     expect_match "rank $r PMIX_RANK" "RANK=$r " "$line"
     node=$(echo "$line" | sed 's/.*NODE=\([^ ]*\).*/\1/')
-    expect_match "rank $r server socket in its node's TmpFS" "URI=unix:$PMIXCPP_CLUSTER_DIR/tmp/$node/pmixcpp\.$uid\.$job\.$step/server\.sock " "$line"
+    expect_match "rank $r server socket in the root-owned step root in its node's TmpFS" "URI=unix:$PMIXCPP_CLUSTER_DIR/tmp/$node/pmixcpp\.$job\.$step\.[A-Za-z0-9]{6}/server\.sock " "$line"
+    expect_match "rank $r step directory is the user's part of the same root" "URI=unix:([^ ]*)/server\.sock .*DIR=\1/user$" "$line"
     expect_match "rank $r token" "TOKEN=[0-9a-f]{32} " "$line"
 done
 expect_eq "local ranks 0,1 on each node" "0 0 1 1" "$(echo "$lines" | sed 's/.*LRANK=\([0-9]*\).*/\1/' | sort | tr '\n' ' ' | sed 's/ $//')"
