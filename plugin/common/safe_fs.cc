@@ -7,6 +7,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -15,7 +16,8 @@ namespace pmixcpp::safe_fs {
 
 namespace {
 
-constexpr int kMaxDepth = 128;
+constexpr int kMaxDepth = 64;     // descriptors held at once while removing a tree
+constexpr int kMaxPasses = 4096;  // listings of one directory while removing it
 
 Status sys_error(const std::string &what, int err = errno) {
     return Status(PMIX_ERROR, what + ": " + std::strerror(err));
@@ -249,10 +251,20 @@ Status dir::remove_beneath(const std::string &relpath) const {
     return remove_tree_at(pfd.get(), leaf, st.st_dev);
 }
 
-Status remove_tree_at(int parent_fd, const std::string &name, dev_t dev, int depth) {
+namespace {
+
+// remove_tree_at, with the descriptor of the tree's top once below it (-1 at the top itself).
+Status remove_tree_below(int parent_fd, const std::string &name, dev_t dev, int depth, int top_fd) {
     if (unlinkat(parent_fd, name.c_str(), 0) == 0 || errno == ENOENT) return Status::success();
     if (errno != EISDIR && errno != EPERM) return sys_error("unlink " + name);
-    if (depth >= kMaxDepth) return Status(PMIX_ERR_BAD_PARAM, "directory tree deeper than " + std::to_string(kMaxDepth));
+    if (depth >= kMaxDepth && top_fd >= 0) {
+        // Too deep to hold a descriptor per level: move the subtree up to the top of the tree
+        // being removed, whose listing is read again until it is empty.
+        static std::atomic<uint64_t> moved{0};
+        const std::string up = ".pmixcpp-deep." + std::to_string(moved++);
+        if (renameat(parent_fd, name.c_str(), top_fd, up.c_str()) != 0) return sys_error("move up " + name);
+        return Status::success();
+    }
     int sub = openat(parent_fd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (sub < 0) {
         if (errno == ENOENT) return Status::success();
@@ -269,9 +281,11 @@ Status remove_tree_at(int parent_fd, const std::string &name, dev_t dev, int dep
         ::close(sub);
         return s;
     }
+    const int top = top_fd >= 0 ? top_fd : dirfd(d);
     Status first = Status::success();
-    // Entries are removed while reading; restart the listing until a pass removes nothing new.
-    for (int pass = 0; pass < 4; ++pass) {
+    // Read the listing again until it is empty: entries removed while reading, and subtrees moved
+    // up to the top, are seen on the next pass.
+    for (int pass = 0; pass < kMaxPasses; ++pass) {
         std::vector<std::string> names;
         rewinddir(d);
         while (dirent *e = readdir(d)) {
@@ -280,7 +294,7 @@ Status remove_tree_at(int parent_fd, const std::string &name, dev_t dev, int dep
         }
         if (names.empty()) break;
         for (const auto &n : names) {
-            Status s = remove_tree_at(dirfd(d), n, dev, depth + 1);
+            Status s = remove_tree_below(dirfd(d), n, dev, depth + 1, top);
             if (!s.ok() && first.ok()) first = s.with_context(name);
         }
         if (!first.ok()) break;
@@ -289,6 +303,12 @@ Status remove_tree_at(int parent_fd, const std::string &name, dev_t dev, int dep
     if (unlinkat(parent_fd, name.c_str(), AT_REMOVEDIR) != 0 && errno != ENOENT && first.ok())
         first = sys_error("rmdir " + name);
     return first;
+}
+
+}  // namespace
+
+Status remove_tree_at(int parent_fd, const std::string &name, dev_t dev, int depth) {
+    return remove_tree_below(parent_fd, name, dev, depth, -1);
 }
 
 bool lexically_inside(const std::string &path, const std::string &top, std::string *rel) {

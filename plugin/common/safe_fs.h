@@ -109,7 +109,8 @@ private:
 };
 
 // Remove a whole tree below the directory `parent_fd`, entry `name`, without following links and
-// without leaving `dev` (the file system of the tree's top). Depth-limited; ENOENT is success.
+// without leaving `dev` (the file system of the tree's top). At most 64 descriptors are held at
+// once: deeper subtrees are moved up to the tree's top and removed from there. ENOENT is success.
 Status remove_tree_at(int parent_fd, const std::string &name, dev_t dev, int depth = 0);
 
 // True if `path` is `top` or lies below it, comparing normalized paths; a path with a ".."
