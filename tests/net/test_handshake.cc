@@ -4,7 +4,9 @@
 // connections, a flood.
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <poll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -456,4 +458,50 @@ TEST(agent_listener, idle_and_hostile_peers_hold_nobody_up) {
     auto bad = send_agent_report(loopback(), port, "not-it", r, 2000);
     EXPECT_EQ(bad.code(), PMIX_ERR_NO_PERMISSIONS);
     EXPECT_EQ(reports, 2);
+}
+
+TEST(agent_listener, out_of_descriptors_pauses_instead_of_spinning) {
+    auto agent = srun_agent::start(nullptr, {"127.0.0.1"});
+    ASSERT_TRUE(agent.ok()) << agent.status().message();
+    const uint16_t port = agent.value()->port();
+    rlimit old{};
+    ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &old), 0);
+    size_t open_now = 0;
+    for (int fd = 0; fd < 4096; ++fd) open_now += fcntl(fd, F_GETFD) != -1 ? 1 : 0;
+    rlimit low = old;
+    low.rlim_cur = open_now + 24;
+    ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &low), 0);
+    // Fill the descriptor table (the agent accepting some of these connections helps), then open
+    // two more connections it cannot accept: its listening socket stays readable.
+    std::vector<int> socks;
+    for (int i = 0; i < 64; ++i) {
+        int fd = connect_loopback(port);
+        if (fd < 0) break;
+        socks.push_back(fd);
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    ASSERT_GE(socks.size(), 2u);
+    for (int i = 0; i < 2; ++i) {
+        close(socks.back());
+        socks.pop_back();
+    }
+    for (int i = 0; i < 2; ++i) {
+        int fd = connect_loopback(port);
+        if (fd >= 0) socks.push_back(fd);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    rusage r0{}, r1{};
+    getrusage(RUSAGE_SELF, &r0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+    getrusage(RUSAGE_SELF, &r1);
+    auto cpu_us = [](const rusage &r) {
+        return (r.ru_utime.tv_sec + r.ru_stime.tv_sec) * 1000000L + r.ru_utime.tv_usec + r.ru_stime.tv_usec;
+    };
+    EXPECT_LT(cpu_us(r1) - cpu_us(r0), 250000) << "the agent spins on accept() failing with EMFILE";
+    for (int fd : socks) close(fd);
+    ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &old), 0);
+    // Serving again once descriptors are back.
+    agent_report rep;
+    rep.status = 2;
+    EXPECT_TRUE(send_agent_report(loopback(), port, agent.value()->secret(), rep, 3000).ok());
 }
