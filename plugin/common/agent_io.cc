@@ -5,6 +5,7 @@
 #include <poll.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cerrno>
 #include <cstring>
 #include <string>
@@ -105,7 +106,8 @@ Result<int> connect_authenticated(const sockaddr_storage &host, uint16_t port, c
     Status last;
     for (int attempt = 0; attempt < kHandshakeTries; ++attempt) {
         if (attempt > 0) {
-            auto pause = std::chrono::milliseconds(100 * attempt);
+            // Spread the retries of many callers shed at once (50..150 ms, times the attempt).
+            auto pause = std::chrono::milliseconds((50 + std::rand() % 101) * attempt);
             if (clock_type::now() + pause >= deadline || (cancel && cancel->load())) break;
             std::this_thread::sleep_for(pause);
         }

@@ -164,8 +164,10 @@ void srun_agent::accept_all() {
             c->id = _next_conn++;
             c->peer = net::peer_address(peer);
             c->hs.emplace(_key, net::auth::purpose::agent, std::string());
-            for (uint64_t old : _guard.admit(c->id, c->peer)) drop(old);
-            _conns.emplace(c->id, std::move(c));
+            const uint64_t id = c->id;
+            for (uint64_t old : _guard.admit(id, c->peer)) drop(old);
+            _conns.emplace(id, std::move(c));
+            serve(id);  // a real client's hello is usually here already: answer before the next accept
         }
     }
 }

@@ -27,8 +27,11 @@
 namespace pmixcpp::net {
 
 struct listener_limits {
-    size_t max_pending = 64;
-    size_t max_pending_per_peer = 16;
+    // A pending connection costs a descriptor and about 1 KiB (the handshake's fixed buffer and
+    // state): 256 of them, 256 KiB. Per address, room for a burst of real clients (a node's
+    // concurrent allocation calls; on a test cluster every node of a step shares 127.0.0.1).
+    size_t max_pending = 256;
+    size_t max_pending_per_peer = 64;
     std::chrono::milliseconds auth_timeout{3000};
     size_t log_burst = 5;
     std::chrono::milliseconds log_window{10000};

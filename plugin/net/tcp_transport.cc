@@ -299,9 +299,12 @@ private:
                 close(fd);
                 continue;
             }
-            for (uint64_t old : self->_guard.admit(c->id, c->peer)) self->close_in(old, nullptr);
-            self->_in.emplace(c->id, std::move(c));
+            const uint64_t id = c->id;
+            in_conn *raw = c.get();
+            for (uint64_t old : self->_guard.admit(id, c->peer)) self->close_in(old, nullptr);
+            self->_in.emplace(id, std::move(c));
             self->arm_sweep();
+            self->in_handshake(raw);  // a real peer's hello is usually here already: answer it now
         }
     }
 

@@ -110,7 +110,8 @@ attack_case() {  # transport
     expect_match "$tr: a captured agent handshake was replayed and dropped" '^replay of .* dropped' "$report"
 
     # Floods of idle connections, at the same time. What they cost is counted in descriptors the
-    # listeners hold: at most the cap of unauthenticated connections (64), whatever the flood.
+    # listeners hold: at most the per-address cap of unauthenticated connections (64), whatever
+    # the flood.
     # (The flood's tail waits in the kernel's accept queue and SYN retries, not in our processes.)
     local fds0_stepd fds0_srun peak_stepd=0 peak_srun=0 n floods=()
     nfds() { ls "/proc/$1/fd" 2>/dev/null | wc -l; }
