@@ -1,6 +1,7 @@
 #include "srun_agent.h"
 
 #include <arpa/inet.h>
+#include <netinet/tcp.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -159,6 +160,8 @@ void srun_agent::accept_all() {
                     _accept_paused_until = agent_io::clock_type::now() + _guard.limits().accept_pause;
                 break;
             }
+            int one = 1;  // the challenge and the acknowledgements are small: no Nagle delay
+            setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
             auto c = std::make_unique<conn>();
             c->fd = fd;
             c->id = _next_conn++;
