@@ -2,12 +2,17 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cerrno>
 #include <cstring>
 #include <string>
+#include <thread>
+
+#include "../net/handshake.h"
 
 namespace pmixcpp::agent_io {
 
@@ -60,6 +65,10 @@ Result<int> connect_to(const sockaddr_storage &host, uint16_t port, clock_type::
     int fd = socket(addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (fd < 0) return sys_error("socket");
     fd_guard guard{fd};
+    // Small messages back to back (the handshake's response, then the request): without this,
+    // Nagle holds the second until the agent's delayed ACK, 40 ms later.
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     if (connect(fd, reinterpret_cast<sockaddr *>(&addr), len) != 0 && errno != EINPROGRESS)
         return sys_error("connect");
     PMIXCPP_RETURN_IF_ERROR(wait_fd(fd, POLLOUT, deadline, cancel).with_context("connect"));
@@ -72,6 +81,73 @@ Result<int> connect_to(const sockaddr_storage &host, uint16_t port, clock_type::
     }
     guard.fd = -1;  // the caller owns it now
     return fd;
+}
+
+namespace {
+
+constexpr int kHandshakeTries = 4;
+
+// One handshake frame, read byte-exactly (nothing after it is consumed).
+Status read_handshake_frame(int fd, net::auth::frame_reader *r, clock_type::time_point deadline,
+                            const std::atomic<bool> *cancel) {
+    r->reset();
+    while (!r->complete()) {
+        PMIXCPP_RETURN_IF_ERROR(wait_fd(fd, POLLIN, deadline, cancel));
+        uint8_t buf[net::auth::kMaxHandshakeFrame];
+        ssize_t n = read(fd, buf, r->wanted());
+        if (n < 0 && (errno == EAGAIN || errno == EINTR)) continue;
+        if (n <= 0) return Status(PMIX_ERR_UNREACH, "the connection closed during the handshake");
+        PMIXCPP_RETURN_IF_ERROR(r->feed(buf, static_cast<size_t>(n)));
+    }
+    return Status::success();
+}
+
+}  // namespace
+
+Result<int> connect_authenticated(const sockaddr_storage &host, uint16_t port, const std::string &secret,
+                                  clock_type::time_point deadline, const std::atomic<bool> *cancel) {
+    auto k = net::auth::derive_key(secret, net::auth::purpose::agent);
+    if (!k.ok()) return k.status();
+    Status last;
+    for (int attempt = 0; attempt < kHandshakeTries; ++attempt) {
+        if (attempt > 0) {
+            // Spread the retries of many callers shed at once (50..150 ms, times the attempt).
+            auto pause = std::chrono::milliseconds((50 + std::rand() % 101) * attempt);
+            if (clock_type::now() + pause >= deadline || (cancel && cancel->load())) break;
+            std::this_thread::sleep_for(pause);
+        }
+        auto fd = connect_to(host, port, deadline, cancel);
+        if (!fd.ok()) return fd.status();
+        fd_guard guard{fd.value()};
+        net::auth::client_handshake hs(k.value(), net::auth::purpose::agent, {}, UINT32_MAX);
+        auto hello = hs.hello_frame();
+        if (!hello.ok()) return hello.status();
+        PMIXCPP_RETURN_IF_ERROR(send_all(fd.value(), hello.value(), deadline, cancel).with_context("handshake"));
+        net::auth::frame_reader r;
+        last = read_handshake_frame(fd.value(), &r, deadline, cancel);
+        if (last.code() == PMIX_ERR_UNREACH) continue;  // dropped before our turn: try again
+        PMIXCPP_RETURN_IF_ERROR(last);
+        auto response = hs.on_frame(r.type(), r.payload());
+        if (!response.ok()) return response.status();
+        PMIXCPP_RETURN_IF_ERROR(send_all(fd.value(), response.value(), deadline, cancel).with_context("handshake"));
+        guard.fd = -1;
+        return fd.value();
+    }
+    return last.ok() ? Status(PMIX_ERR_TIMEOUT, "handshake: timed out") : last;
+}
+
+Status accept_authenticated(int fd, const std::string &secret, clock_type::time_point deadline) {
+    auto k = net::auth::derive_key(secret, net::auth::purpose::agent);
+    if (!k.ok()) return k.status();
+    net::auth::server_handshake hs(k.value(), net::auth::purpose::agent, {});
+    net::auth::frame_reader r;
+    while (!hs.done()) {
+        PMIXCPP_RETURN_IF_ERROR(read_handshake_frame(fd, &r, deadline, nullptr));
+        auto reply = hs.on_frame(r.type(), r.payload());
+        if (!reply.ok()) return reply.status();
+        if (!reply->empty()) PMIXCPP_RETURN_IF_ERROR(send_all(fd, reply.value(), deadline, nullptr));
+    }
+    return Status::success();
 }
 
 Result<wire::Frame> read_frame(int fd, uint32_t max_payload, clock_type::time_point deadline,

@@ -1,5 +1,6 @@
 // Client side of a conversation with srun's agent (plugin/common/srun_agent.h): connect
-// with a deadline, send a whole frame, read one frame back. Shared by the reports, the
+// with a deadline and authenticate (plugin/net/handshake.h), send a whole frame, read one frame
+// back. Shared by the reports, the
 // address rendezvous and the allocation channel; blocking calls bounded in time, made from
 // threads of their own (never the server's loop).
 #pragma once
@@ -11,6 +12,7 @@
 #include <chrono>
 #include <cstdint>
 #include <span>
+#include <string>
 
 #include "status.h"
 #include "wire/frame.h"
@@ -39,6 +41,17 @@ Status send_all(int fd, std::span<const uint8_t> bytes, clock_type::time_point d
 // The caller owns the descriptor.
 Result<int> connect_to(const sockaddr_storage &host, uint16_t port, clock_type::time_point deadline,
                        const std::atomic<bool> *cancel = nullptr);
+
+// connect_to, then the handshake (purpose agent) proving both sides know `secret`, which never
+// travels. The agent sheds unauthenticated connections under a flood: a handshake it drops is
+// tried again a few times while the deadline allows. PMIX_ERR_NO_PERMISSIONS if the listener
+// does not know the secret.
+Result<int> connect_authenticated(const sockaddr_storage &host, uint16_t port, const std::string &secret,
+                                  clock_type::time_point deadline, const std::atomic<bool> *cancel = nullptr);
+
+// The listening side of that handshake on an accepted socket, blocking until `deadline` (for
+// simple servers and tests; srun's agent runs it non-blocking in its loop).
+Status accept_authenticated(int fd, const std::string &secret, clock_type::time_point deadline);
 
 // Read one frame (payload at most `max_payload`). PMIX_ERR_TIMEOUT at the deadline,
 // PMIX_ERR_UNREACH if the peer closes first, the reader's error for a malformed stream.

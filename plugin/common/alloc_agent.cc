@@ -25,12 +25,11 @@ Result<std::vector<uint8_t>> agent_alloc_call(const sockaddr_storage &agent_host
                                               int timeout_ms, const std::atomic<bool> *cancel) {
     auto deadline = clock_type::now() + std::chrono::milliseconds(timeout_ms);
     wire::Writer w;
-    PMIXCPP_RETURN_IF_ERROR(w.put_string(secret));
     PMIXCPP_RETURN_IF_ERROR(w.put_bytes(body.data(), body.size()));
     auto frame = wire::encode_frame(kAgentAllocFrame, 0, 1, w.data(), kAgentAllocMax);
     if (!frame.ok()) return frame.status();
 
-    auto fd = agent_io::connect_to(agent_host, port, deadline, cancel);
+    auto fd = agent_io::connect_authenticated(agent_host, port, secret, deadline, cancel);
     if (!fd.ok()) return fd.status().with_context("srun agent");
     fd_guard guard{fd.value()};
     PMIXCPP_RETURN_IF_ERROR(send_all(fd.value(), frame.value(), deadline, cancel).with_context("srun agent"));
@@ -47,14 +46,11 @@ Result<std::vector<uint8_t>> agent_alloc_call(const sockaddr_storage &agent_host
     return std::move(f->payload);
 }
 
-Result<std::vector<uint8_t>> open_alloc_frame(std::span<const uint8_t> payload, const std::string &secret) {
+Result<std::vector<uint8_t>> open_alloc_frame(std::span<const uint8_t> payload) {
     wire::Reader r(payload.data(), payload.size());
-    std::string got;
-    PMIXCPP_RETURN_IF_ERROR(r.get_string(&got, 256).with_context("alloc frame"));
     std::span<const uint8_t> body;
     PMIXCPP_RETURN_IF_ERROR(r.get_bytes(&body).with_context("alloc frame"));
     PMIXCPP_RETURN_IF_ERROR(r.expect_end().with_context("alloc frame"));
-    if (got != secret) return Status(PMIX_ERR_NO_PERMISSIONS, "alloc frame with a wrong step secret");
     return std::vector<uint8_t>(body.begin(), body.end());
 }
 

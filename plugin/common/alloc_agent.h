@@ -1,5 +1,6 @@
 // The allocation channel of srun's agent (srun_agent.h): slurmstepd opens a connection to the
-// agent, sends one `alloc` frame (the step secret and an encoded alloc::agent_request) and waits
+// agent, authenticates (agent_io::connect_authenticated), sends one `alloc` frame (an encoded
+// alloc::agent_request) and waits
 // on that connection for one `alloc reply` frame (an encoded alloc::agent_reply). The agent hands
 // the connection to the srun-side bridge, which answers when the request is done — seconds or
 // hours later for a request Slurm keeps pending. Many such connections may be open at once.
@@ -27,8 +28,8 @@ Result<std::vector<uint8_t>> agent_alloc_call(const sockaddr_storage &agent_host
                                               const std::string &secret, std::span<const uint8_t> body,
                                               int timeout_ms, const std::atomic<bool> *cancel = nullptr);
 
-// Agent side: the payload of an alloc frame -> its body, if the secret matches.
-Result<std::vector<uint8_t>> open_alloc_frame(std::span<const uint8_t> payload, const std::string &secret);
+// Agent side: the payload of an alloc frame -> its body (the connection is authenticated).
+Result<std::vector<uint8_t>> open_alloc_frame(std::span<const uint8_t> payload);
 
 // Agent side: write one reply frame with `body` on `fd` (bounded by timeout_ms) and close `fd`.
 Status send_alloc_reply_and_close(int fd, std::span<const uint8_t> body, int timeout_ms = 5000);

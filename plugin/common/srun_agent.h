@@ -1,27 +1,43 @@
 // The srun-side agent: a small TCP listener that srun's side of the plugin
 // runs for the life of a step. slurmstepd reports to it what the user must
 // see and what srun's exit code must say: a step that failed to set up on a
-// node, or a PMIx_Abort (status and message). Only reporters that present the
-// step's secret are heard. Knows nothing of Slurm.
+// node, or a PMIx_Abort (status and message). Knows nothing of Slurm.
+//
+// Every connection opens with the handshake of plugin/net/handshake.h (purpose agent): the peer
+// and the agent prove they know the step's secret, which never travels. Until then the agent
+// reads only the handshake's bytes, into a fixed buffer; unauthenticated connections are bounded
+// (plugin/net/listener_guard.h: caps, a 3 s deadline, rate-limited refusal lines, a pause when
+// accept() runs out of descriptors). It listens on the addresses the step's nodes reach srun at
+// (start()), not on every interface. One thread serves every connection with poll(): a slow or
+// silent peer holds nobody else up.
 //
 // It is also the rendezvous of the step's node servers: each slurmstepd reports (node id, node
 // count, its node-transport address) on a connection it keeps open; once every node has
 // reported, each gets the full address table on that connection. A TCP address "tcp:*:<port>"
-// gets its '*' replaced by the IP the agent sees the node connect from.
+// gets its '*' replaced by the IP the agent sees the node connect from. The secret is not in any
+// of these messages (the handshake proved it).
 #pragma once
 
 #include <netinet/in.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "../net/handshake.h"
+#include "../net/listener_guard.h"
 #include "status.h"
+
+namespace pmixcpp::wire {
+struct Frame;
+}
 
 namespace pmixcpp {
 
@@ -39,9 +55,11 @@ class srun_agent {
 public:
     using report_fn = std::function<void(const agent_report &)>;
 
-    // Listen on an ephemeral TCP port on every interface and serve reports on
-    // a thread of its own. `on_report` runs on that thread.
-    static Result<std::unique_ptr<srun_agent>> start(report_fn on_report);
+    // Listen on an ephemeral TCP port, on each address of `bind_addresses` (the same port on
+    // all; IPv4 or IPv6 literals; empty: every interface), and serve on a thread of its own.
+    // `on_report` runs on that thread.
+    static Result<std::unique_ptr<srun_agent>> start(report_fn on_report,
+                                                     std::vector<std::string> bind_addresses = {});
     // Allocation requests (alloc_agent.h): `on_alloc` gets the connection (it owns `fd` and answers
     // on it) and the request body, on the agent's thread; it must return at once. Set before any
     // daemon can connect (right after start); without it such connections are closed.
@@ -58,22 +76,35 @@ public:
     // Stop listening and join the thread (idempotent).
     void stop();
 
+    struct conn;  // one accepted connection (srun_agent.cc)
+
 private:
-    srun_agent() = default;
+    srun_agent();
+    Status listen_on(const std::vector<std::string> &bind_addresses);
     void run();
-    bool serve(int fd);  // true: the agent keeps the connection (rendezvous)
+    void accept_all();
+    void serve(uint64_t id);  // readable
+    // A complete frame on an authenticated connection. True: the connection was handed on
+    // (rendezvous, allocation) or closed; false: keep reading.
+    bool handle_frame(conn &c, const wire::Frame &f);
+    void drop(uint64_t id, bool close_fd = true);
     void rendezvous_complete();
 
-    int _listen_fd = -1;
+    std::vector<int> _listen_fds;
     int _wake_fd[2] = {-1, -1};
     uint16_t _port = 0;
     std::string _secret;
+    net::auth::key _key;  // the agent handshake's
     std::atomic<int> _exit_code{0};
     report_fn _on_report;
     alloc_fn _on_alloc;
     std::thread _thread;
     uint32_t _rdv_nodes = 0;
     std::map<uint32_t, std::pair<int, std::string>> _rdv;  // node id -> (connection, address)
+    std::map<uint64_t, std::unique_ptr<conn>> _conns;
+    uint64_t _next_conn = 1;
+    net::listener_guard _guard;
+    std::optional<std::chrono::steady_clock::time_point> _accept_paused_until;
 };
 
 // slurmstepd side: deliver one report to the agent at host:port and wait for its

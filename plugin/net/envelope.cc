@@ -22,38 +22,32 @@ const char *to_string(channel c) {
 Result<std::vector<uint8_t>> encode_node_frame(const step_identity &id, uint32_t src_node, channel chan,
                                                std::span<const uint8_t> body) {
     wire::Writer w;
+    w.put_u8(kEnvelopeVersion);
     PMIXCPP_RETURN_IF_ERROR(w.put_string(id.nspace));
-    PMIXCPP_RETURN_IF_ERROR(w.put_string(id.secret));
     w.put_u32(src_node);
     w.put_u16(static_cast<uint16_t>(chan));
     PMIXCPP_RETURN_IF_ERROR(w.put_bytes(body.data(), body.size()));
     return wire::encode_frame(kNodeFrameType, 0, 0, w.data(), kMaxNodePayload);
 }
 
-namespace {
-bool same_secret(const std::string &a, const std::string &b) {
-    if (a.size() != b.size()) return false;
-    unsigned char diff = 0;
-    for (size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
-    return diff == 0;
-}
-}  // namespace
-
 Status decode_node_payload(std::span<const uint8_t> payload, const step_identity &id, uint32_t nnodes,
                            envelope *out) {
     wire::Reader r(payload);
-    std::string nspace, secret;
+    std::string nspace;
+    uint8_t version = 0;
     uint32_t src = 0;
     uint16_t chan = 0;
     std::span<const uint8_t> body;
+    PMIXCPP_RETURN_IF_ERROR(r.get_u8(&version));
+    if (version != kEnvelopeVersion)
+        return Status(PMIX_ERR_NOT_SUPPORTED, "node envelope version " + std::to_string(version) + " (this side speaks " +
+                                                  std::to_string(kEnvelopeVersion) + ")");
     PMIXCPP_RETURN_IF_ERROR(r.get_string(&nspace, 256));
-    PMIXCPP_RETURN_IF_ERROR(r.get_string(&secret, 256));
     PMIXCPP_RETURN_IF_ERROR(r.get_u32(&src));
     PMIXCPP_RETURN_IF_ERROR(r.get_u16(&chan));
     PMIXCPP_RETURN_IF_ERROR(r.get_bytes(&body));
     PMIXCPP_RETURN_IF_ERROR(r.expect_end());
     if (nspace != id.nspace) return Status(PMIX_ERR_NO_PERMISSIONS, "message for another step (" + nspace + ")");
-    if (!same_secret(secret, id.secret)) return Status(PMIX_ERR_NO_PERMISSIONS, "wrong step secret");
     if (src >= nnodes) return Status(PMIX_ERR_BAD_PARAM, "source node " + std::to_string(src) + " out of range");
     if ((chan < static_cast<uint16_t>(channel::coll) || chan > static_cast<uint16_t>(channel::node_query)) &&
         (chan < kChannelPubsubRequest || chan > kChannelJobControl))

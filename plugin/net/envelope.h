@@ -1,9 +1,11 @@
 // The envelope of every node-to-node message: one frame (shared/wire/frame.h) of type
 // kNodeFrameType whose payload is
-//   str nspace, str secret, u32 source node, u16 channel, bytes body
-// The receiver checks the namespace and the per-step secret (which only the step's daemons know)
-// before the body reaches anyone; a message that fails a check is dropped by the transport with a
-// logged reason. No I/O here: pure encode/decode, fuzzed by tests/fuzz/fuzz_node.cc.
+//   u8 envelope version (kEnvelopeVersion), str nspace, u32 source node, u16 channel, bytes body
+// The per-step secret is not in it: a TCP connection proves it in its opening handshake, a UCX
+// frame carries a seal keyed by it (handshake.h). The receiver checks the version and the
+// namespace before the body reaches anyone; a message that fails a check is dropped by the
+// transport with a logged reason. No I/O here: pure encode/decode, fuzzed by
+// tests/fuzz/fuzz_node.cc.
 #pragma once
 
 #include <cstdint>
@@ -17,6 +19,8 @@ namespace pmixcpp::net {
 
 inline constexpr uint16_t kNodeFrameType = 0x100;
 inline constexpr uint32_t kMaxNodePayload = 256u << 20;
+// 1 carried the secret in clear; 2 has none.
+inline constexpr uint8_t kEnvelopeVersion = 2;
 
 // What a body is for; the transport does not look inside.
 // `link` is the transports' own (hello/goodbye between two servers; never handed up);
@@ -35,7 +39,7 @@ const char *to_string(channel c);
 
 struct step_identity {
     std::string nspace;
-    std::string secret;
+    std::string secret;  // keys the handshakes and the UCX seals; never sent
 };
 
 struct envelope {
@@ -48,8 +52,8 @@ struct envelope {
 Result<std::vector<uint8_t>> encode_node_frame(const step_identity &id, uint32_t src_node, channel chan,
                                                std::span<const uint8_t> body);
 
-// Check and decode the payload of a kNodeFrameType frame: right namespace, right secret (compared
-// in constant time), source node < nnodes, known channel, nothing trailing.
+// Check and decode the payload of a kNodeFrameType frame: envelope version, right namespace,
+// source node < nnodes, known channel, nothing trailing.
 Status decode_node_payload(std::span<const uint8_t> payload, const step_identity &id, uint32_t nnodes,
                            envelope *out);
 

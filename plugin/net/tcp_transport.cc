@@ -3,6 +3,13 @@
 // connections only carry the peers' messages to us: no connection races to resolve. Both kinds
 // are read to their end: EOF or a reset without the peer's goodbye means the peer is lost
 // (transport.h); TCP keepalive notices a peer host that went silent.
+//
+// Every connection opens with the handshake of handshake.h (purpose node, the step's namespace,
+// the connecting node's id). The accepting side reads the handshake frames byte-exactly (never
+// past them) into a fixed buffer, and nothing else until the client proved the secret; the
+// connecting side sends its queued messages only after the listener proved it too. Unauthenticated
+// connections are bounded by a listener_guard (caps, a 3 s deadline, rate-limited refusal lines,
+// a pause on EMFILE); the listener binds to the node's address (transport_options::bind_address).
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -16,9 +23,12 @@
 #include <cstring>
 #include <deque>
 #include <map>
+#include <optional>
 
 #include <poll.h>
 
+#include "handshake.h"
+#include "listener_guard.h"
 #include "log.h"
 #include "transport.h"
 #include "wire/frame.h"
@@ -34,10 +44,22 @@ using event_ptr = std::unique_ptr<event, event_deleter>;
 
 class tcp_transport;
 
+// How long a connecting side waits for the listener's challenge, and how often it retries a
+// handshake the listener dropped (it sheds unauthenticated connections under a flood).
+constexpr auto kClientHandshakeTimeout = std::chrono::seconds(10);
+constexpr int kHandshakeRetries = 3;
+constexpr timeval kSweepPeriod{1, 0};
+
 struct out_conn {
     int fd = -1;
     bool connected = false;
-    bool ever_connected = false;  // a refused first connect may be a peer that already left
+    bool authenticated = false;  // the listener proved the secret; our messages may go
+    std::optional<auth::client_handshake> hs;
+    auth::frame_reader hs_reader;
+    std::chrono::steady_clock::time_point hs_deadline{};
+    int hs_failures = 0;
+    event_ptr ev_retry;
+    bool ever_connected = false;  // authenticated once (a refused first connect may be a peer that already left)
     event_ptr ev_read;  // EOF / reset of the peer, its goodbye
     wire::FrameReader reader{kMaxNodePayload};
     sockaddr_in addr{};
@@ -52,10 +74,14 @@ struct out_conn {
 struct in_conn {
     int fd = -1;
     event_ptr ev;
-    wire::FrameReader reader{kMaxNodePayload};
+    // Until authenticated: the handshake, read byte-exactly into its fixed buffer.
+    std::optional<auth::server_handshake> hs;
+    auth::frame_reader hs_reader;
+    wire::FrameReader reader{kMaxNodePayload};  // afterwards
     tcp_transport *owner = nullptr;
     uint64_t id = 0;
-    uint32_t node = UINT32_MAX;  // known from its first message
+    std::string peer;            // its address, for log lines
+    uint32_t node = UINT32_MAX;  // known from its handshake
 };
 
 enum class peer_state : uint8_t { alive, left, lost };
@@ -94,7 +120,8 @@ bool write_until(int fd, const uint8_t *data, size_t len, std::chrono::steady_cl
 
 class tcp_transport : public node_transport {
 public:
-    tcp_transport(event_base *base, transport_options opts) : _base(base), _opts(std::move(opts)) {
+    tcp_transport(event_base *base, transport_options opts)
+        : _base(base), _opts(std::move(opts)), _guard("tcp transport (" + _opts.id.nspace + ")") {
         _out.resize(_opts.node_names.size());
         _state.assign(_opts.node_names.size(), peer_state::alive);
         _bye.assign(_opts.node_names.size(), false);
@@ -115,27 +142,42 @@ public:
         }
         _in.clear();
         _ev_listen.reset();
+        _ev_resume.reset();
+        _ev_sweep.reset();
         if (_listen_fd >= 0) close(_listen_fd);
     }
 
-    Status listen_any() {
+    Status listen_on() {
+        auto k = auth::derive_key(_opts.id.secret, auth::purpose::node);
+        if (!k.ok()) return k.status().with_context("tcp transport");
+        _key = k.value();
         _listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
         if (_listen_fd < 0) return Status(PMIX_ERROR, std::string("socket: ") + strerror(errno));
         sockaddr_in a{};
         a.sin_family = AF_INET;
         a.sin_addr.s_addr = htonl(INADDR_ANY);
+        if (!_opts.bind_address.empty() && inet_pton(AF_INET, _opts.bind_address.c_str(), &a.sin_addr) != 1)
+            return Status(PMIX_ERR_BAD_PARAM, "tcp transport: bad bind address " + _opts.bind_address);
         socklen_t len = sizeof(a);
         if (bind(_listen_fd, reinterpret_cast<sockaddr *>(&a), sizeof(a)) != 0 || listen(_listen_fd, 256) != 0 ||
             getsockname(_listen_fd, reinterpret_cast<sockaddr *>(&a), &len) != 0)
-            return Status(PMIX_ERROR, std::string("tcp listen: ") + strerror(errno));
+            return Status(PMIX_ERROR, "tcp listen on " + (_opts.bind_address.empty() ? "*" : _opts.bind_address) +
+                                          ": " + strerror(errno));
         _port = ntohs(a.sin_port);
         _ev_listen.reset(event_new(_base, _listen_fd, EV_READ | EV_PERSIST, on_accept, this));
-        if (!_ev_listen || event_add(_ev_listen.get(), nullptr) != 0) return Status(PMIX_ERROR, "event_add failed");
+        _ev_resume.reset(evtimer_new(_base, on_resume_accept, this));
+        _ev_sweep.reset(evtimer_new(_base, on_sweep, this));
+        if (!_ev_listen || !_ev_resume || !_ev_sweep || event_add(_ev_listen.get(), nullptr) != 0)
+            return Status(PMIX_ERROR, "event_add failed");
+        PMIXCPP_LOG_DEBUG("tcp transport: listening on %s:%u", _opts.bind_address.empty() ? "*" : _opts.bind_address.c_str(),
+                          _port);
         return Status::success();
     }
 
     const char *kind() const override { return "tcp"; }
-    std::string address() const override { return "tcp:*:" + std::to_string(_port); }
+    std::string address() const override {
+        return "tcp:" + (_opts.bind_address.empty() ? std::string("*") : _opts.bind_address) + ":" + std::to_string(_port);
+    }
     bool has_peers() const override { return _have_peers; }
 
     Status set_peers(const std::vector<std::string> &addresses) override {
@@ -186,14 +228,14 @@ public:
         auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(budget_ms);
         size_t told = 0;
         for (auto &o : _out) {
-            if (o.fd < 0 || !o.connected || _state[o.node] != peer_state::alive) continue;
+            if (o.fd < 0 || !o.authenticated || _state[o.node] != peer_state::alive) continue;
             o.buf.insert(o.buf.end(), frame->begin(), frame->end());
             if (write_until(o.fd, o.buf.data() + o.sent, o.buf.size() - o.sent, deadline)) ++told;
             o.buf.clear();
             o.sent = 0;
         }
         for (auto &[id, c] : _in) {
-            if (c->node >= _state.size() || _state[c->node] != peer_state::alive) continue;
+            if (c->hs || c->node >= _state.size() || _state[c->node] != peer_state::alive) continue;
             if (write_until(c->fd, frame->data(), frame->size(), deadline)) ++told;
         }
         PMIXCPP_LOG_DEBUG("tcp transport: said goodbye on %zu connections", told);
@@ -222,9 +264,9 @@ public:
         out_conn &o = _out[node];
         o.buf.insert(o.buf.end(), frame->begin(), frame->end());
         if (!_have_peers) return;
-        if (o.fd < 0)
+        if (o.fd < 0 && !o.ev_retry)
             start_connect(o);
-        else if (o.connected)
+        else if (o.authenticated)
             flush(o);
     }
 
@@ -232,38 +274,128 @@ private:
     static void on_accept(evutil_socket_t, short, void *arg) {
         auto *self = static_cast<tcp_transport *>(arg);
         for (;;) {
-            int fd = accept4(self->_listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-            if (fd < 0) return;
+            sockaddr_storage peer{};
+            socklen_t plen = sizeof(peer);
+            int fd = accept4(self->_listen_fd, reinterpret_cast<sockaddr *>(&peer), &plen, SOCK_NONBLOCK | SOCK_CLOEXEC);
+            if (fd < 0) {
+                if (errno == EINTR || errno == ECONNABORTED) continue;
+                if (self->_guard.accept_failed(errno)) {  // out of descriptors: pause, do not spin
+                    event_del(self->_ev_listen.get());
+                    auto ms = self->_guard.limits().accept_pause.count();
+                    timeval tv{static_cast<time_t>(ms / 1000), static_cast<suseconds_t>((ms % 1000) * 1000)};
+                    evtimer_add(self->_ev_resume.get(), &tv);
+                }
+                return;
+            }
             set_node_socket_options(fd);
             auto c = std::make_unique<in_conn>();
             c->fd = fd;
             c->owner = self;
             c->id = self->_next_in++;
+            c->peer = peer_address(peer);
+            c->hs.emplace(self->_key, auth::purpose::node, self->_opts.id.nspace);
             c->ev.reset(event_new(self->_base, fd, EV_READ | EV_PERSIST, on_in_read, c.get()));
             if (!c->ev || event_add(c->ev.get(), nullptr) != 0) {
                 close(fd);
                 continue;
             }
-            self->_in.emplace(c->id, std::move(c));
+            const uint64_t id = c->id;
+            in_conn *raw = c.get();
+            for (uint64_t old : self->_guard.admit(id, c->peer)) self->close_in(old, nullptr);
+            self->_in.emplace(id, std::move(c));
+            self->arm_sweep();
+            self->in_handshake(raw);  // a real peer's hello is usually here already: answer it now
         }
+    }
+
+    static void on_resume_accept(evutil_socket_t, short, void *arg) {
+        auto *self = static_cast<tcp_transport *>(arg);
+        event_add(self->_ev_listen.get(), nullptr);
+    }
+
+    void arm_sweep() {
+        if (!evtimer_pending(_ev_sweep.get(), nullptr)) evtimer_add(_ev_sweep.get(), &kSweepPeriod);
+    }
+
+    // Once a second while handshakes are open: drop the accepted ones past their deadline, fail
+    // our own that the listener never answered.
+    static void on_sweep(evutil_socket_t, short, void *arg) {
+        auto *self = static_cast<tcp_transport *>(arg);
+        for (uint64_t id : self->_guard.expired()) self->close_in(id, nullptr);
+        bool open = self->_guard.pending() > 0;
+        auto now = std::chrono::steady_clock::now();
+        for (auto &o : self->_out) {
+            if (o.fd < 0 || !o.hs || o.authenticated) continue;
+            if (now >= o.hs_deadline)
+                self->fail_out(o, "no answer to our handshake within " +
+                                      std::to_string(std::chrono::duration_cast<std::chrono::seconds>(kClientHandshakeTimeout).count()) + " s");
+            else
+                open = true;
+        }
+        if (open) self->arm_sweep();
     }
 
     void close_in(uint64_t id, const char *why) {
         auto it = _in.find(id);
         if (it == _in.end()) return;
         if (why) PMIXCPP_LOG_ERROR("tcp transport: dropping an incoming node connection: %s", why);
+        _guard.closed(id);
         it->second->ev.reset();
         close(it->second->fd);
         _in.erase(it);
+    }
+
+    // An accepted connection before authentication: read exactly the handshake frame's bytes,
+    // answer the hello, check the response. Returns false if the connection is gone.
+    bool in_handshake(in_conn *c) {
+        const uint64_t id = c->id;
+        while (c->hs) {
+            uint8_t buf[auth::kMaxHandshakeFrame];
+            ssize_t n = recv(c->fd, buf, c->hs_reader.wanted(), 0);
+            if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return true;
+            if (n <= 0) {
+                _guard.refused(c->peer, n == 0 ? "closed before authenticating" : std::string("before authenticating: ") + strerror(errno));
+                close_in(id, nullptr);
+                return false;
+            }
+            Status st = c->hs_reader.feed(buf, static_cast<size_t>(n));
+            if (st.ok() && c->hs_reader.complete()) {
+                auto reply = c->hs->on_frame(c->hs_reader.type(), c->hs_reader.payload());
+                c->hs_reader.reset();
+                st = reply.status();
+                if (st.ok() && !reply->empty() &&
+                    ::send(c->fd, reply->data(), reply->size(), MSG_NOSIGNAL | MSG_DONTWAIT) != static_cast<ssize_t>(reply->size()))
+                    st = Status(PMIX_ERR_UNREACH, "cannot send the challenge");
+                if (st.ok() && c->hs->done()) {
+                    const uint32_t node = c->hs->peer_node();
+                    if (node >= _out.size() || node == _opts.node_id)
+                        st = Status(PMIX_ERR_BAD_PARAM, "authenticated as node " + std::to_string(node) + " of " +
+                                                            std::to_string(_out.size()));
+                    else {
+                        c->node = node;
+                        c->hs.reset();
+                        _guard.authenticated(id);
+                        PMIXCPP_LOG_DEBUG("tcp transport: node %s authenticated", _opts.node_names[node].c_str());
+                    }
+                }
+            }
+            if (!st.ok()) {
+                _guard.refused(c->peer, st.message());
+                close_in(id, nullptr);
+                return false;
+            }
+        }
+        return true;
     }
 
     static void on_in_read(evutil_socket_t fd, short, void *arg) {
         auto *c = static_cast<in_conn *>(arg);
         tcp_transport *self = c->owner;
         uint64_t id = c->id;
+        if (c->hs && (!self->in_handshake(c) || c->hs)) return;
         uint8_t buf[65536];
         ssize_t n = recv(fd, buf, sizeof(buf), 0);
-        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
             std::string why = n == 0 ? "its connection to us closed" : std::string("its connection to us: ") + strerror(errno);
             uint32_t node = c->node;
             self->close_in(id, nullptr);
@@ -287,11 +419,13 @@ private:
             Status st = fr.type == kNodeFrameType
                             ? decode_node_payload(fr.payload, self->_opts.id, self->_out.size(), &env)
                             : Status(PMIX_ERR_BAD_PARAM, "frame type " + std::to_string(fr.type));
+            if (st.ok() && env.src_node != c->node)
+                st = Status(PMIX_ERR_NO_PERMISSIONS, "node " + std::to_string(c->node) + " sent a message as node " +
+                                                         std::to_string(env.src_node));
             if (!st.ok()) {
                 self->close_in(id, ("message refused: " + st.message()).c_str());
                 return;
             }
-            if (c->node == UINT32_MAX) c->node = env.src_node;
             self->dispatch(std::move(env));
             if (self->_in.find(id) == self->_in.end()) return;
         }
@@ -315,6 +449,10 @@ private:
     static void on_out_read(evutil_socket_t fd, short, void *arg) {
         auto *o = static_cast<out_conn *>(arg);
         tcp_transport *self = o->owner;
+        if (!o->authenticated) {
+            self->out_handshake(*o);
+            return;
+        }
         uint8_t buf[4096];
         ssize_t n = recv(fd, buf, sizeof(buf), 0);
         if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
@@ -329,7 +467,8 @@ private:
             if (!f.ok() || !f->has_value()) return;
             envelope env;
             if ((**f).type != kNodeFrameType ||
-                !decode_node_payload((**f).payload, self->_opts.id, self->_out.size(), &env).ok())
+                !decode_node_payload((**f).payload, self->_opts.id, self->_out.size(), &env).ok() ||
+                env.src_node != o->node)
                 return;
             self->dispatch(std::move(env));
             if (o->fd != fd) return;
@@ -368,13 +507,80 @@ private:
         }
     }
 
+    // Our connection's handshake: the listener's challenge, read byte-exactly; once it proved the
+    // secret, our response goes first and the queued messages after it.
+    void out_handshake(out_conn &o) {
+        const int fd = o.fd;
+        while (fd == o.fd && !o.authenticated) {
+            uint8_t buf[auth::kMaxHandshakeFrame];
+            ssize_t n = recv(o.fd, buf, o.hs_reader.wanted(), 0);
+            if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return;
+            if (n <= 0) {
+                retry_handshake(o, n == 0 ? "the listener closed the connection during the handshake"
+                                          : std::string("during the handshake: ") + strerror(errno));
+                return;
+            }
+            Status st = o.hs_reader.feed(buf, static_cast<size_t>(n));
+            if (st.ok() && o.hs_reader.complete()) {
+                auto response = o.hs->on_frame(o.hs_reader.type(), o.hs_reader.payload());
+                o.hs_reader.reset();
+                st = response.status();
+                if (st.ok()) {
+                    o.buf.insert(o.buf.begin() + static_cast<std::ptrdiff_t>(o.sent), response->begin(), response->end());
+                    o.authenticated = true;
+                    o.ever_connected = true;
+                    o.hs.reset();
+                    o.hs_failures = 0;
+                    PMIXCPP_LOG_DEBUG("tcp transport: node %s authenticated", _opts.node_names[o.node].c_str());
+                    flush(o);
+                    return;
+                }
+            }
+            if (!st.ok()) {
+                PMIXCPP_LOG_ERROR("tcp transport: node %s: %s", _opts.node_names[o.node].c_str(), st.message().c_str());
+                fail_out(o, st.message());
+                return;
+            }
+        }
+    }
+
+    // The listener dropped our handshake (it may be shedding a flood of unauthenticated
+    // connections): try again shortly, a few times, before taking the node for gone.
+    void retry_handshake(out_conn &o, const std::string &why) {
+        if (++o.hs_failures > kHandshakeRetries) {
+            fail_out(o, why);
+            return;
+        }
+        PMIXCPP_LOG_DEBUG("tcp transport: node %s: %s; retrying", _opts.node_names[o.node].c_str(), why.c_str());
+        o.ev.reset();
+        o.ev_read.reset();
+        close(o.fd);
+        o.fd = -1;
+        o.connected = false;
+        o.hs.reset();
+        o.hs_reader.reset();
+        o.ev_retry.reset(evtimer_new(_base, on_retry, &o));
+        timeval tv{0, 100000 * o.hs_failures};
+        if (o.ev_retry) evtimer_add(o.ev_retry.get(), &tv);
+    }
+
+    static void on_retry(evutil_socket_t, short, void *arg) {
+        auto *o = static_cast<out_conn *>(arg);
+        o->ev_retry.reset();
+        o->owner->start_connect(*o);
+    }
+
     void close_peer(uint32_t node) {
         out_conn &o = _out[node];
         o.ev.reset();
         o.ev_read.reset();
+        o.ev_retry.reset();
         if (o.fd >= 0) close(o.fd);
         o.fd = -1;
         o.connected = false;
+        o.authenticated = false;
+        o.hs.reset();
+        o.hs_reader.reset();
         o.buf.clear();
         o.sent = 0;
         o.reader = wire::FrameReader{kMaxNodePayload};
@@ -393,6 +599,7 @@ private:
         }
         set_node_socket_options(o.fd);
         o.connected = false;
+        o.authenticated = false;
         o.ev.reset(event_new(_base, o.fd, EV_WRITE | EV_PERSIST, on_out_write, &o));
         int rc = connect(o.fd, reinterpret_cast<sockaddr *>(&o.addr), sizeof(o.addr));
         if (rc != 0 && errno != EINPROGRESS) {
@@ -436,12 +643,24 @@ private:
                 return;
             }
             o->connected = true;
-            o->ever_connected = true;
             o->ev_read.reset(event_new(self->_base, o->fd, EV_READ | EV_PERSIST, on_out_read, o));
             if (o->ev_read) event_add(o->ev_read.get(), nullptr);
             PMIXCPP_LOG_DEBUG("tcp transport: connected to node %s", self->_opts.node_names[o->node].c_str());
+            // Our hello; nothing else until the listener's challenge proved it knows the secret.
+            o->hs.emplace(self->_key, auth::purpose::node, self->_opts.id.nspace, self->_opts.node_id);
+            o->hs_reader.reset();
+            o->hs_deadline = std::chrono::steady_clock::now() + kClientHandshakeTimeout;
+            auto hello = o->hs->hello_frame();
+            if (!hello.ok() || ::send(o->fd, hello->data(), hello->size(), MSG_NOSIGNAL | MSG_DONTWAIT) !=
+                                   static_cast<ssize_t>(hello->size())) {
+                self->fail_out(*o, hello.ok() ? std::string("cannot send our handshake") : hello.status().message());
+                return;
+            }
+            event_del(o->ev.get());
+            self->arm_sweep();
+            return;
         }
-        self->flush(*o);
+        if (o->authenticated) self->flush(*o);
     }
 
     void flush(out_conn &o) {
@@ -465,9 +684,11 @@ private:
 
     event_base *_base;
     transport_options _opts;
+    auth::key _key;  // the node handshake's, from the step secret
+    listener_guard _guard;
     int _listen_fd = -1;
     uint16_t _port = 0;
-    event_ptr _ev_listen;
+    event_ptr _ev_listen, _ev_resume, _ev_sweep;
     bool _have_peers = false;
     std::vector<out_conn> _out;
     std::vector<peer_state> _state;  // by node
@@ -481,7 +702,7 @@ private:
 
 Result<std::unique_ptr<node_transport>> make_tcp_transport(event_base *base, transport_options opts) {
     auto t = std::make_unique<tcp_transport>(base, std::move(opts));
-    PMIXCPP_RETURN_IF_ERROR(t->listen_any());
+    PMIXCPP_RETURN_IF_ERROR(t->listen_on());
     return std::unique_ptr<node_transport>(std::move(t));
 }
 

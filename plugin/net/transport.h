@@ -1,6 +1,10 @@
 // Node transport: send a message to node i of the step; receive messages through a callback.
 // Everything runs on the server's libevent loop thread (the transport registers its sockets /
-// UCX event fd in that loop). Messages are authenticated by the envelope (envelope.h).
+// UCX event fd in that loop). Peers are authenticated by the step secret without sending it: a
+// TCP connection opens with the handshake of handshake.h (neither side reads the other's messages
+// before it), a UCX frame carries a seal with a sequence number (replays are dropped). The TCP
+// listener binds to the node's own address and bounds what an unauthenticated peer costs
+// (listener_guard.h).
 //
 // Addresses: a transport publishes address() through the bootstrap (srun agent rendezvous);
 // once every node's address is known, set_peers() gets the table (index = node id). Messages
@@ -49,6 +53,9 @@ struct transport_options {
     step_identity id;
     uint32_t node_id = 0;
     std::vector<std::string> node_names;  // for log lines; size = number of nodes
+    // TCP: the IPv4 address to listen on, the node's own (the one Slurm reaches it at); empty:
+    // every interface (only when that address is unknown).
+    std::string bind_address;
     bool eager_connect = false;           // connect to every peer as soon as the table is known
     std::string ucx_tls;                  // UCX only: UCX_TLS (empty = UCX's default)
     std::string ucx_devices;              // UCX only: UCX_NET_DEVICES
@@ -65,8 +72,9 @@ class node_transport {
 public:
     virtual ~node_transport() = default;
     virtual const char *kind() const = 0;
-    // What peers need to reach us. TCP: "tcp:*:<port>" (the rendezvous fills in the host it
-    // sees us from); UCX: "ucx:<hex worker address>".
+    // What peers need to reach us. TCP: "tcp:<bound ip>:<port>", or "tcp:*:<port>" when bound to
+    // every interface (the rendezvous fills in the host it sees us from); UCX: "ucx:<hex worker
+    // address>".
     virtual std::string address() const = 0;
     virtual Status set_peers(const std::vector<std::string> &addresses) = 0;
     virtual bool has_peers() const = 0;

@@ -5,7 +5,13 @@
 // Lost peers: endpoints use UCP_ERR_HANDLING_MODE_PEER with an error handler; an endpoint error
 // that does not follow the peer's goodbye reports the node lost (transport.h). Errors and
 // received messages go through one queue, so a goodbye is always seen before the error that the
-// peer's closing endpoints cause. UCX's keepalive (every 2 s here) notices a silent peer.
+// peer's closing endpoints cause.
+// UCX's keepalive (every 2 s here) notices a silent peer.
+// Authentication: UCX has no connection of ours to open with a handshake, so every frame is sealed
+// (handshake.h: destination, a per-sender sequence number and an HMAC keyed by the step secret);
+// a frame whose seal fails, that is addressed to another node or whose number was seen already
+// (a replay) is dropped with a rate-limited log line. The worker addresses themselves travel
+// through srun's agent, whose connections are authenticated.
 #include <ucp/api/ucp.h>
 
 #include <chrono>
@@ -13,6 +19,8 @@
 #include <cstring>
 #include <deque>
 
+#include "handshake.h"
+#include "listener_guard.h"
 #include "log.h"
 #include "transport.h"
 
@@ -75,7 +83,9 @@ struct inbound {
 
 class ucx_transport : public node_transport {
 public:
-    ucx_transport(event_base *base, transport_options opts) : _base(base), _opts(std::move(opts)) {
+    ucx_transport(event_base *base, transport_options opts)
+        : _base(base), _opts(std::move(opts)), _refusals("ucx transport (" + _opts.id.nspace + ")") {
+        _windows.resize(_opts.node_names.size());
         _eps.assign(_opts.node_names.size(), nullptr);
         _peer_addr.resize(_opts.node_names.size());
         _queued.resize(_opts.node_names.size());
@@ -108,6 +118,9 @@ public:
     }
 
     Status init() {
+        auto k = auth::derive_key(_opts.id.secret, "ucx frames");
+        if (!k.ok()) return k.status().with_context("ucx transport");
+        _key = k.value();
         ucp_config_t *cfg = nullptr;
         ucs_status_t s = ucp_config_read(nullptr, nullptr, &cfg);
         if (s != UCS_OK) return fail("ucp_config_read", s);
@@ -221,7 +234,8 @@ public:
                               _opts.node_names[node].c_str(), _state[node] == peer_state::lost ? "is lost" : "left");
             return;
         }
-        auto frame = encode_node_frame(_opts.id, _opts.node_id, chan, body);
+        auto plain = encode_node_frame(_opts.id, _opts.node_id, chan, body);
+        auto frame = plain.ok() ? auth::seal_frame(_key, std::move(plain.value()), node, ++_send_seq) : plain.status();
         if (!frame.ok()) {
             PMIXCPP_LOG_ERROR("ucx transport: cannot encode a %s message: %s", to_string(chan),
                               frame.status().message().c_str());
@@ -415,9 +429,15 @@ private:
                     continue;
                 }
                 envelope env;
-                Status st = decode_node_frame(in.frame, _opts.id, static_cast<uint32_t>(_eps.size()), &env);
+                std::span<const uint8_t> inner;
+                uint64_t seq = 0;
+                Status st = auth::open_sealed_frame(_key, in.frame, _opts.node_id, &inner, &seq);
+                if (st.ok()) st = decode_node_frame(inner, _opts.id, static_cast<uint32_t>(_eps.size()), &env);
+                if (st.ok() && (env.src_node == _opts.node_id || !_windows[env.src_node].accept(seq)))
+                    st = Status(PMIX_ERR_NO_PERMISSIONS, "replayed frame " + std::to_string(seq) + " of node " +
+                                                             std::to_string(env.src_node));
                 if (!st.ok()) {
-                    PMIXCPP_LOG_ERROR("ucx transport: message refused: %s", st.message().c_str());
+                    _refusals.refused("a UCX peer", "message refused: " + st.message());
                     continue;
                 }
                 _heard[env.src_node] = true;
@@ -449,6 +469,10 @@ private:
 
     event_base *_base;
     transport_options _opts;
+    auth::key _key;                             // the frame seals'
+    uint64_t _send_seq = 0;                     // our frames' numbers (one counter for all peers)
+    std::vector<auth::replay_window> _windows;  // by source node
+    listener_guard _refusals;                   // its rate-limited log only
     ucp_context_h _ctx = nullptr;
     ucp_worker_h _worker = nullptr;
     ucp_address_t *_addr = nullptr;

@@ -1471,6 +1471,7 @@ Status server_impl::setup_multinode() {
     const multinode_options &mo = _opts.multinode;
     net::transport_options to;
     to.id = {_step.nspace, mo.secret};
+    to.bind_address = mo.bind_address;
     to.node_id = _step.node_id;
     to.node_names = _step.node_names;
     to.eager_connect = mo.eager_connect;

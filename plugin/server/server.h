@@ -26,6 +26,7 @@ struct multinode_options {
     bool ucx = true;               // try UCX first; TCP if UCX cannot start
     std::string secret;            // per-step secret of the step's daemons (never seen by tasks)
     std::string ucx_tls, ucx_devices;
+    std::string bind_address;      // TCP: listen on this IPv4 address (the node's), empty: any
     bool eager_connect = false;
     int fence_algo = 0;            // 0 auto, 1 tree, 2 ring, 3 direct (coll::algorithm)
     uint32_t tree_width = 8;

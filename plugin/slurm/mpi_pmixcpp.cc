@@ -11,6 +11,7 @@
 #include "../common/spawn_request.h"
 #include "../common/srun_agent.h"
 #include "../common/xstep.h"
+#include "../net/listener_guard.h"
 #include "../common/step_env.h"
 #include "../server/connect.h"
 #include "../server/server.h"
@@ -18,6 +19,9 @@
 #include "../server/topology.h"
 #include "log.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -193,6 +197,57 @@ std::string node_tmpfs(const stepd_step_rec_t *job) {
     return out;
 }
 
+// The local IPv4/IPv6 address this host sends from to reach `to` (a connected UDP socket sends
+// nothing; the kernel picks the route and the source): the address `to` sees us at. "" if none.
+std::string local_address_toward(const slurm_addr_t &to) {
+    if (to.ss_family != AF_INET && to.ss_family != AF_INET6) return {};
+    sockaddr_storage dst = to;
+    socklen_t len = to.ss_family == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6);
+    if (to.ss_family == AF_INET) reinterpret_cast<sockaddr_in *>(&dst)->sin_port = htons(9);
+    else reinterpret_cast<sockaddr_in6 *>(&dst)->sin6_port = htons(9);
+    int fd = socket(to.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return {};
+    sockaddr_storage self{};
+    socklen_t slen = sizeof(self);
+    bool ok = connect(fd, reinterpret_cast<sockaddr *>(&dst), len) == 0 &&
+              getsockname(fd, reinterpret_cast<sockaddr *>(&self), &slen) == 0;
+    close(fd);
+    return ok ? net::peer_address(self) : std::string();
+}
+
+// slurmstepd: the IPv4 address the node transport listens on: the node's NodeAddr as Slurm
+// resolves it, else the address this node reaches srun from; "" (every interface) if neither.
+std::string node_listen_address(const stepd_step_rec_t *job, const sockaddr_storage *agent_host) {
+    slurm_addr_t a{};
+    if (job && job->node_name && slurm_conf_get_addr(job->node_name, &a, 0) == SLURM_SUCCESS && a.ss_family == AF_INET &&
+        reinterpret_cast<sockaddr_in *>(&a)->sin_addr.s_addr != htonl(INADDR_ANY))
+        return net::peer_address(a);
+    if (agent_host && agent_host->ss_family == AF_INET) {
+        std::string mine = local_address_toward(*agent_host);
+        if (!mine.empty()) return mine;
+    }
+    PMIXCPP_LOG_WARNING("no address known for node %s: the node transport listens on every interface",
+                        job && job->node_name ? job->node_name : "?");
+    return {};
+}
+
+// srun: the addresses the step's nodes reach srun at, one per route to them (usually one).
+std::vector<std::string> agent_listen_addresses(const std::vector<std::string> &nodes) {
+    std::set<std::string> out;
+    std::set<std::string> seen_node_addrs;
+    for (const std::string &n : nodes) {
+        slurm_addr_t a{};
+        if (slurm_conf_get_addr(n.c_str(), &a, 0) != SLURM_SUCCESS) continue;
+        if (!seen_node_addrs.insert(net::peer_address(a)).second) continue;
+        std::string mine = local_address_toward(a);
+        if (!mine.empty()) out.insert(mine);
+        if (seen_node_addrs.size() >= 4096) break;  // a route per node is plenty
+    }
+    if (out.empty())
+        PMIXCPP_LOG_WARNING("no route to the step's nodes found: srun's agent listens on every interface");
+    return {out.begin(), out.end()};
+}
+
 // Take the agent's address from the step environment (and hide it from the tasks).
 void take_agent_address(const stepd_step_rec_t *job, char ***env) {
     plugin_state &st = state();
@@ -299,6 +354,7 @@ Status prefork(const stepd_step_rec_t *job, char ***env) {
     mo.enabled = st.have_agent && step->node_names.size() > 1;
     mo.ucx = cfg.transport == transport_kind::ucx;
     mo.secret = st.agent_secret;
+    if (mo.enabled) mo.bind_address = node_listen_address(job, &st.agent_host);  // (UCX may fall back to TCP)
     mo.ucx_tls = cfg.ucx_tls;
     mo.ucx_devices = cfg.ucx_devices;
     mo.eager_connect = cfg.eager_connect;
@@ -521,6 +577,11 @@ PMIXCPP_EXPORT mpi_plugin_client_state_t *mpi_p_client_prelaunch(const mpi_plugi
         };
         auto tracker = std::make_shared<lost_tracker>();
         tracker->nnodes = job->step_layout ? job->step_layout->node_cnt : 0;
+        std::vector<std::string> listen_on;
+        if (job->step_layout && job->step_layout->node_list) {
+            auto nodes = expand_nodelist(job->step_layout->node_list);
+            if (nodes.ok()) listen_on = agent_listen_addresses(nodes.value());
+        }
         auto agent = srun_agent::start([tracker, job_id = job->step_id.job_id,
                                         step_id = job->step_id.step_id](const agent_report &r) {
             if (r.what != agent_report::kind::node_done) {
@@ -547,7 +608,7 @@ PMIXCPP_EXPORT mpi_plugin_client_state_t *mpi_p_client_prelaunch(const mpi_plugi
             if (slurm_kill_job_step(job_id, step_id, SIGKILL) != SLURM_SUCCESS)
                 log_var(LOG_LEVEL_ERROR, "mpi/pmixcpp: slurm_kill_job_step(%u, %u): %s", job_id, step_id,
                         slurm_strerror(slurm_get_errno()));
-        });
+        }, listen_on);
         if (!agent.ok()) return agent.status().with_context("srun agent");
         // Allocation requests of the step's processes: executed here, in srun, as the user.
         alloc_bridge::job_context ctx;

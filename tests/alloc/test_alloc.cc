@@ -10,6 +10,7 @@
 #include <cstring>
 #include <thread>
 
+#include "plugin/common/agent_io.h"
 #include "plugin/common/alloc_agent.h"
 #include "plugin/common/alloc_request.h"
 #include "plugin/common/alloc_table.h"
@@ -320,6 +321,11 @@ TEST(AllocAgent, CallAndAnswerOverTcp) {
     std::thread agent([lfd] {
         for (int i = 0; i < 2; ++i) {
             int fd = accept(lfd, nullptr, nullptr);
+            Status auth = agent_io::accept_authenticated(fd, "s3cret", agent_io::clock_type::now() + std::chrono::seconds(5));
+            if (!auth.ok()) {
+                close(fd);  // the wrong secret: the caller saw our proof fail and left
+                continue;
+            }
             wire::FrameReader reader(kAgentAllocMax);
             uint8_t buf[4096];
             std::optional<wire::Frame> f;
@@ -333,12 +339,8 @@ TEST(AllocAgent, CallAndAnswerOverTcp) {
             }
             ASSERT_TRUE(f.has_value());
             EXPECT_EQ(f->type, kAgentAllocFrame);
-            auto body = open_alloc_frame(f->payload, "s3cret");
-            if (!body.ok()) {
-                EXPECT_EQ(body.status().code(), PMIX_ERR_NO_PERMISSIONS);
-                close(fd);  // the caller sees the connection close
-                continue;
-            }
+            auto body = open_alloc_frame(f->payload);
+            ASSERT_TRUE(body.ok());
             std::vector<uint8_t> rev(body.value().rbegin(), body.value().rend());
             EXPECT_TRUE(send_alloc_reply_and_close(fd, rev).ok());
         }
@@ -351,7 +353,7 @@ TEST(AllocAgent, CallAndAnswerOverTcp) {
     EXPECT_EQ(r.value(), (std::vector<uint8_t>{3, 2, 1}));
     auto wrong = agent_alloc_call(host, port, "wrong", body, 5000);
     EXPECT_FALSE(wrong.ok());
-    EXPECT_EQ(wrong.status().code(), PMIX_ERR_UNREACH);
+    EXPECT_EQ(wrong.status().code(), PMIX_ERR_NO_PERMISSIONS);
     agent.join();
 
     // Nobody answers: the cancel flag ends the wait.

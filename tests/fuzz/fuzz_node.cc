@@ -1,6 +1,6 @@
 // libFuzzer target: arbitrary bytes as node-to-node input, as a server receives it from another
-// node: a whole node frame (envelope with namespace and secret checks), and the body of a
-// collective message. The first byte picks the target. Nothing may crash, leak or read out of
+// node: a whole node frame (envelope version 2, namespace check; the secret is no longer in it),
+// and the body of a collective message. The first byte picks the target. Nothing may crash, leak or read out of
 // bounds; a collective message that decodes must re-encode to the same bytes.
 #include <cstddef>
 #include <cstdint>

@@ -69,6 +69,18 @@ if [ -f "$srcdir/plugin/net/envelope.cc" ]; then
     have_node=1
 fi
 
+# The handshake of the node listeners and srun's agent (plugin/net/handshake.h); needs libcrypto.
+have_handshake=
+if [ -f "$srcdir/plugin/net/handshake.cc" ]; then
+    # shellcheck disable=SC2086
+    if ! "$cxx" $flags $includes -I"$srcdir" "$srcdir/tests/fuzz/fuzz_handshake.cc" "$srcdir/plugin/net/handshake.cc" \
+        $common -lcrypto -o "$work/fuzz_handshake"; then
+        echo "run-fuzz: build of fuzz_handshake failed"
+        exit 1
+    fi
+    have_handshake=1
+fi
+
 # The srun-agent channel: cross-step messages and inbox items (plugin/common/xstep.h), the MPMD
 # app table of a spawned step (plugin/common/mpmd.h).
 have_agent=
@@ -76,8 +88,8 @@ if [ -f "$srcdir/plugin/common/xstep.cc" ] && [ -f "$srcdir/plugin/common/mpmd.c
     c="$srcdir/plugin/common"
     # shellcheck disable=SC2086
     if ! "$cxx" $flags $includes -I"$srcdir" "$srcdir/tests/fuzz/fuzz_agent.cc" "$c/xstep.cc" "$c/mpmd.cc" \
-        "$c/session_store.cc" "$c/agent_io.cc" "$c/alloc_agent.cc" "$srcdir/shared/log.cc" \
-        "$srcdir/shared/wire/messages.cc" $common -lpthread -o "$work/fuzz_agent"; then
+        "$c/session_store.cc" "$c/agent_io.cc" "$c/alloc_agent.cc" "$srcdir/plugin/net/handshake.cc" "$srcdir/shared/log.cc" \
+        "$srcdir/shared/wire/messages.cc" $common -lpthread -lcrypto -o "$work/fuzz_agent"; then
         echo "run-fuzz: build of fuzz_agent failed"
         exit 1
     fi
@@ -116,6 +128,10 @@ fi
 if [ -n "$have_node" ]; then
     mkdir -p "$work/corpus-node"
     run_one fuzz_node "$work/corpus-node"
+fi
+if [ -n "$have_handshake" ]; then
+    mkdir -p "$work/corpus-handshake"
+    run_one fuzz_handshake "$work/corpus-handshake"
 fi
 if [ -n "$have_agent" ]; then
     mkdir -p "$work/corpus-agent"

@@ -24,8 +24,14 @@ TEST(envelope, round_trip_and_checks) {
     EXPECT_EQ(e.src_node, 2u);
     EXPECT_EQ(e.chan, static_cast<uint16_t>(channel::dmodex_request));
     EXPECT_EQ(e.body, body);
-    EXPECT_EQ(decode_node_frame(*frame, {"pmixcpp.1.0", "s3creT"}, 4, &e).code(), PMIX_ERR_NO_PERMISSIONS);
+    // The secret is not on the wire (the connection's handshake or the UCX seal proves it).
+    std::string bytes(frame->begin(), frame->end());
+    EXPECT_EQ(bytes.find("s3cret"), std::string::npos);
+    EXPECT_EQ(frame->at(wire::kFrameHeaderSize), kEnvelopeVersion);
     EXPECT_EQ(decode_node_frame(*frame, {"pmixcpp.2.0", "s3cret"}, 4, &e).code(), PMIX_ERR_NO_PERMISSIONS);
+    auto old = *frame;  // an envelope of version 1 (secret in clear) is refused
+    old[wire::kFrameHeaderSize] = 1;
+    EXPECT_EQ(decode_node_frame(old, id, 4, &e).code(), PMIX_ERR_NOT_SUPPORTED);
     EXPECT_FALSE(decode_node_frame(*frame, id, 2, &e).ok());  // source node out of range
     auto cut = *frame;
     cut.pop_back();
@@ -131,9 +137,10 @@ TEST(rendezvous, every_node_gets_the_table) {
         ASSERT_TRUE(results[i].ok()) << results[i].status().message();
         EXPECT_EQ(results[i].value(), (std::vector<std::string>{"tcp:127.0.0.1:1000", "ucx:abcd", "tcp:127.0.0.1:1002"}));
     }
-    // wrong secret: refused, the caller sees the connection close
+    // wrong secret: the agent's proof does not match ours, we stop before sending anything
     auto bad = agent_rendezvous(host, (*agent)->port(), "nope", 0, 1, "tcp:*:1", 2000);
     EXPECT_FALSE(bad.ok());
+    EXPECT_EQ(bad.status().code(), PMIX_ERR_NO_PERMISSIONS);
     // cancel: returns promptly
     std::atomic<bool> cancel{true};
     auto c = agent_rendezvous(host, (*agent)->port(), (*agent)->secret(), 0, 2, "tcp:*:1", 5000, &cancel);

@@ -1,0 +1,325 @@
+#include "handshake.h"
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/core_names.h>
+#include <openssl/params.h>
+#include <openssl/rand.h>
+
+#include <cstring>
+#include <memory>
+
+#include "wire/codec.h"
+
+namespace pmixcpp::net::auth {
+
+namespace {
+
+constexpr std::string_view kLabelPrefix = "pmixcpp auth v1 ";
+constexpr std::string_view kServerLabel = "server";
+constexpr std::string_view kClientLabel = "client";
+
+std::span<const uint8_t> bytes_of(std::string_view s) {
+    return {reinterpret_cast<const uint8_t *>(s.data()), s.size()};
+}
+
+struct mac_ctx_deleter {
+    void operator()(EVP_MAC_CTX *c) const { EVP_MAC_CTX_free(c); }
+};
+
+// The HMAC algorithm, fetched once (a fetched EVP_MAC is shareable between threads).
+EVP_MAC *hmac_algorithm() {
+    static EVP_MAC *const m = EVP_MAC_fetch(nullptr, "HMAC", nullptr);
+    return m;
+}
+
+// HMAC-SHA256 over parts with a raw key (the secret itself, for the derivation).
+Result<mac> hmac_raw(std::span<const uint8_t> key_bytes, std::initializer_list<std::span<const uint8_t>> parts) {
+    EVP_MAC *alg = hmac_algorithm();
+    if (!alg) return Status(PMIX_ERROR, "OpenSSL has no HMAC");
+    std::unique_ptr<EVP_MAC_CTX, mac_ctx_deleter> ctx(EVP_MAC_CTX_new(alg));
+    char digest[] = "SHA256";
+    OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0), OSSL_PARAM_construct_end()};
+    if (!ctx || EVP_MAC_init(ctx.get(), key_bytes.data(), key_bytes.size(), params) != 1)
+        return Status(PMIX_ERROR, "HMAC-SHA256 init failed");
+    for (auto p : parts)
+        if (!p.empty() && EVP_MAC_update(ctx.get(), p.data(), p.size()) != 1)
+            return Status(PMIX_ERROR, "HMAC-SHA256 update failed");
+    mac out{};
+    size_t len = 0;
+    if (EVP_MAC_final(ctx.get(), out.data(), &len, out.size()) != 1 || len != out.size())
+        return Status(PMIX_ERROR, "HMAC-SHA256 failed");
+    return out;
+}
+
+Status bad(const std::string &what) { return Status(PMIX_ERR_NO_PERMISSIONS, "handshake: " + what); }
+
+Result<std::vector<uint8_t>> frame_of(uint16_t type, std::span<const uint8_t> payload) {
+    return wire::encode_frame(type, 0, 0, payload, kMaxHandshakePayload);
+}
+
+}  // namespace
+
+const char *to_string(purpose p) {
+    switch (p) {
+    case purpose::node: return "node";
+    case purpose::agent: return "agent";
+    }
+    return "unknown";
+}
+
+Result<key> derive_key(std::string_view secret, std::string_view label) {
+    if (secret.empty()) return Status(PMIX_ERR_BAD_PARAM, "handshake: no step secret");
+    std::string full(kLabelPrefix);
+    full += label;
+    auto m = hmac_raw(bytes_of(secret), {bytes_of(full)});
+    if (!m.ok()) return m.status();
+    key k;
+    memcpy(k.bytes.data(), m->data(), k.bytes.size());
+    return k;
+}
+
+Result<key> derive_key(std::string_view secret, purpose p) { return derive_key(secret, to_string(p)); }
+
+Result<mac> hmac(const key &k, std::initializer_list<std::span<const uint8_t>> parts) {
+    return hmac_raw(k.bytes, parts);
+}
+
+bool equal(std::span<const uint8_t> a, std::span<const uint8_t> b) {
+    return a.size() == b.size() && CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
+}
+
+Status random_bytes(std::span<uint8_t> out) {
+    if (out.size() > static_cast<size_t>(INT32_MAX) || RAND_bytes(out.data(), static_cast<int>(out.size())) != 1)
+        return Status(PMIX_ERROR, "handshake: no random bytes from OpenSSL");
+    return Status::success();
+}
+
+// --- encoding ---------------------------------------------------------------------------------
+
+std::vector<uint8_t> encode_hello_payload(const hello &h) {
+    wire::Writer w;
+    w.put_u8(h.version);
+    w.put_u8(static_cast<uint8_t>(h.what));
+    (void)w.put_string(h.nspace.substr(0, 255));
+    w.put_u32(h.node);
+    w.put_raw(h.client_nonce.data(), h.client_nonce.size());
+    return w.data();
+}
+
+Status decode_hello(std::span<const uint8_t> payload, hello *out) {
+    wire::Reader r(payload);
+    hello h;
+    uint8_t what = 0;
+    const uint8_t *n = nullptr;
+    PMIXCPP_RETURN_IF_ERROR(r.get_u8(&h.version));
+    if (h.version != kHandshakeVersion) return bad("hello of version " + std::to_string(h.version));
+    PMIXCPP_RETURN_IF_ERROR(r.get_u8(&what));
+    if (what != static_cast<uint8_t>(purpose::node) && what != static_cast<uint8_t>(purpose::agent))
+        return bad("hello for an unknown listener " + std::to_string(what));
+    h.what = static_cast<purpose>(what);
+    PMIXCPP_RETURN_IF_ERROR(r.get_string(&h.nspace, 255));
+    PMIXCPP_RETURN_IF_ERROR(r.get_u32(&h.node));
+    PMIXCPP_RETURN_IF_ERROR(r.get_raw(kNonceSize, &n));
+    PMIXCPP_RETURN_IF_ERROR(r.expect_end());
+    memcpy(h.client_nonce.data(), n, kNonceSize);
+    *out = std::move(h);
+    return Status::success();
+}
+
+std::vector<uint8_t> encode_challenge_payload(const challenge &c) {
+    wire::Writer w;
+    w.put_u8(c.version);
+    w.put_raw(c.server_nonce.data(), c.server_nonce.size());
+    w.put_raw(c.server_mac.data(), c.server_mac.size());
+    return w.data();
+}
+
+Status decode_challenge(std::span<const uint8_t> payload, challenge *out) {
+    wire::Reader r(payload);
+    challenge c;
+    const uint8_t *n = nullptr, *m = nullptr;
+    PMIXCPP_RETURN_IF_ERROR(r.get_u8(&c.version));
+    if (c.version != kHandshakeVersion) return bad("challenge of version " + std::to_string(c.version));
+    PMIXCPP_RETURN_IF_ERROR(r.get_raw(kNonceSize, &n));
+    PMIXCPP_RETURN_IF_ERROR(r.get_raw(kMacSize, &m));
+    PMIXCPP_RETURN_IF_ERROR(r.expect_end());
+    memcpy(c.server_nonce.data(), n, kNonceSize);
+    memcpy(c.server_mac.data(), m, kMacSize);
+    *out = c;
+    return Status::success();
+}
+
+Status decode_response(std::span<const uint8_t> payload, response *out) {
+    if (payload.size() != kMacSize) return bad("response of " + std::to_string(payload.size()) + " bytes");
+    memcpy(out->client_mac.data(), payload.data(), kMacSize);
+    return Status::success();
+}
+
+// --- frame_reader -----------------------------------------------------------------------------
+
+size_t frame_reader::wanted() const {
+    if (!_have_header) return wire::kFrameHeaderSize - _got;
+    return wire::kFrameHeaderSize + _header.length - _got;
+}
+
+Status frame_reader::feed(const uint8_t *data, size_t n) {
+    if (n > wanted()) return bad("read past the handshake frame");
+    // Garbage is refused with its first bytes: the magic is checked as it arrives.
+    for (size_t i = 0; i < n; ++i) {
+        size_t at = _got + i;
+        if (at < 4 && data[i] != wire::kFrameMagic[at]) return bad("not a pmixcpp frame");
+    }
+    memcpy(_buf.data() + _got, data, n);
+    _got += n;
+    if (!_have_header && _got == wire::kFrameHeaderSize) {
+        wire::FrameHeader h;
+        Status st = wire::decode_frame_header({_buf.data(), wire::kFrameHeaderSize}, &h, kMaxHandshakePayload);
+        if (!st.ok()) return bad(st.message());
+        if (h.type != kHelloFrame && h.type != kChallengeFrame && h.type != kResponseFrame)
+            return bad("frame type " + std::to_string(h.type) + " before authentication");
+        _header = h;
+        _have_header = true;
+    }
+    return Status::success();
+}
+
+// --- server -----------------------------------------------------------------------------------
+
+server_handshake::server_handshake(key k, purpose p, std::string nspace)
+    : _key(k), _purpose(p), _nspace(std::move(nspace)) {}
+
+Result<std::vector<uint8_t>> server_handshake::on_hello(std::span<const uint8_t> payload) {
+    if (_state != state::await_hello) {
+        _state = state::failed;
+        return bad("unexpected hello");
+    }
+    _state = state::failed;  // until it succeeds
+    hello h;
+    PMIXCPP_RETURN_IF_ERROR(decode_hello(payload, &h));
+    if (h.what != _purpose)
+        return bad(std::string("hello for a ") + to_string(h.what) + " listener reached a " + to_string(_purpose) +
+                   " listener");
+    if (!_nspace.empty() && h.nspace != _nspace) return bad("hello for another step (" + h.nspace + ")");
+    challenge c;
+    PMIXCPP_RETURN_IF_ERROR(random_bytes(c.server_nonce));
+    _hello.assign(payload.begin(), payload.end());
+    auto m = hmac(_key, {bytes_of(kServerLabel), _hello, c.server_nonce});
+    if (!m.ok()) return m.status();
+    c.server_mac = m.value();
+    _server_nonce = c.server_nonce;
+    _peer_node = h.node;
+    _peer_nspace = h.nspace;
+    auto f = frame_of(kChallengeFrame, encode_challenge_payload(c));
+    if (!f.ok()) return f.status();
+    _state = state::await_response;
+    return f;
+}
+
+Status server_handshake::on_response(std::span<const uint8_t> payload) {
+    if (_state != state::await_response) {
+        _state = state::failed;
+        return bad("unexpected response");
+    }
+    _state = state::failed;
+    response r;
+    PMIXCPP_RETURN_IF_ERROR(decode_response(payload, &r));
+    auto m = hmac(_key, {bytes_of(kClientLabel), _hello, _server_nonce});
+    if (!m.ok()) return m.status();
+    if (!equal(m.value(), r.client_mac)) return bad("wrong step secret");
+    _state = state::done;
+    return Status::success();
+}
+
+Result<std::vector<uint8_t>> server_handshake::on_frame(uint16_t type, std::span<const uint8_t> payload) {
+    if (type == kHelloFrame) return on_hello(payload);
+    if (type == kResponseFrame) {
+        PMIXCPP_RETURN_IF_ERROR(on_response(payload));
+        return std::vector<uint8_t>{};
+    }
+    _state = state::failed;
+    return bad("frame type " + std::to_string(type) + " from a client");
+}
+
+// --- client -----------------------------------------------------------------------------------
+
+client_handshake::client_handshake(key k, purpose p, std::string nspace, uint32_t node) : _key(k) {
+    _hello.what = p;
+    _hello.nspace = std::move(nspace);
+    _hello.node = node;
+}
+
+Result<std::vector<uint8_t>> client_handshake::hello_frame() {
+    PMIXCPP_RETURN_IF_ERROR(random_bytes(_hello.client_nonce));
+    _hello_payload = encode_hello_payload(_hello);
+    _done = false;
+    return frame_of(kHelloFrame, _hello_payload);
+}
+
+Result<std::vector<uint8_t>> client_handshake::on_challenge(std::span<const uint8_t> payload) {
+    if (_hello_payload.empty() || _done) return bad("unexpected challenge");
+    challenge c;
+    PMIXCPP_RETURN_IF_ERROR(decode_challenge(payload, &c));
+    auto expect = hmac(_key, {bytes_of(kServerLabel), _hello_payload, c.server_nonce});
+    if (!expect.ok()) return expect.status();
+    if (!equal(expect.value(), c.server_mac)) return bad("the listener does not know the step secret");
+    auto m = hmac(_key, {bytes_of(kClientLabel), _hello_payload, c.server_nonce});
+    if (!m.ok()) return m.status();
+    _done = true;
+    return frame_of(kResponseFrame, m.value());
+}
+
+Result<std::vector<uint8_t>> client_handshake::on_frame(uint16_t type, std::span<const uint8_t> payload) {
+    if (type != kChallengeFrame) return bad("frame type " + std::to_string(type) + " from a listener");
+    return on_challenge(payload);
+}
+
+// --- UCX seal ---------------------------------------------------------------------------------
+
+Result<std::vector<uint8_t>> seal_frame(const key &k, std::vector<uint8_t> frame, uint32_t dst, uint64_t seq) {
+    wire::Writer w;
+    w.put_u32(dst);
+    w.put_u64(seq);
+    auto m = hmac(k, {frame, w.data()});
+    if (!m.ok()) return m.status();
+    frame.insert(frame.end(), w.data().begin(), w.data().end());
+    frame.insert(frame.end(), m->begin(), m->end());
+    return frame;
+}
+
+Status open_sealed_frame(const key &k, std::span<const uint8_t> sealed, uint32_t me, std::span<const uint8_t> *frame,
+                         uint64_t *seq) {
+    if (sealed.size() < kSealSize) return bad("unsealed frame");
+    const size_t body = sealed.size() - kSealSize;
+    auto m = hmac(k, {sealed.first(body), sealed.subspan(body, 12)});
+    if (!m.ok()) return m.status();
+    if (!equal(m.value(), sealed.subspan(body + 12, kMacSize))) return bad("frame with a wrong seal");
+    wire::Reader r(sealed.subspan(body, 12));
+    uint32_t dst = 0;
+    uint64_t s = 0;
+    PMIXCPP_RETURN_IF_ERROR(r.get_u32(&dst));
+    PMIXCPP_RETURN_IF_ERROR(r.get_u64(&s));
+    if (dst != me) return bad("frame sealed for node " + std::to_string(dst));
+    *frame = sealed.first(body);
+    *seq = s;
+    return Status::success();
+}
+
+bool replay_window::accept(uint64_t seq) {
+    if (!_any || seq > _highest) {
+        uint64_t shift = _any ? seq - _highest : 64;
+        _bits = shift >= 64 ? 0 : _bits << shift;
+        _bits |= 1;
+        _highest = seq;
+        _any = true;
+        return true;
+    }
+    uint64_t age = _highest - seq;
+    if (age >= 64) return false;
+    uint64_t bit = uint64_t{1} << age;
+    if (_bits & bit) return false;
+    _bits |= bit;
+    return true;
+}
+
+}  // namespace pmixcpp::net::auth

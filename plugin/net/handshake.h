@@ -1,0 +1,175 @@
+// The authentication that opens every TCP connection to a node listener (tcp_transport.cc) or to
+// srun's agent (srun_agent.h), and the per-frame seal of UCX node frames. Keyed by the per-step
+// secret, which never travels: both sides prove they know it with HMAC-SHA256 (OpenSSL libcrypto)
+// over fresh random nonces from both sides. No I/O here: encode/decode and the two state machines,
+// fuzzed by tests/fuzz/fuzz_handshake.cc. shared/PROTOCOL.md has the byte layouts.
+//
+//   client                                             server
+//   hello     {v, purpose, nspace, node, Nc}   ---->   checks v, purpose, nspace (when it knows one)
+//             <----   challenge {v, Ns, HMAC(K, "server" | hello | Ns)}
+//   checks the server's MAC (a server without the secret is left at once)
+//   response  {HMAC(K, "client" | hello | Ns)}  ---->   checks the client's MAC (CRYPTO_memcmp)
+//   ... the connection's ordinary frames follow; the server reads none before the response ...
+//
+// K = HMAC(secret, "pmixcpp auth v1 " + purpose name): node listeners and the agent have distinct
+// keys. A recorded client run replayed later fails (the server's Ns is new each time); a recorded
+// server answer fails against a new client (Nc is part of what the server signs); the labels keep
+// a server's proof from being reflected as a client's. Handshake frames are ordinary wire frames
+// (shared/wire/frame.h) whose payload is at most kMaxHandshakePayload bytes; a header announcing
+// more fails before any byte of payload is read.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "status.h"
+#include "wire/frame.h"
+
+namespace pmixcpp::net::auth {
+
+inline constexpr size_t kNonceSize = 32;
+inline constexpr size_t kMacSize = 32;  // HMAC-SHA256
+inline constexpr uint8_t kHandshakeVersion = 1;
+inline constexpr uint16_t kHelloFrame = 0x1F0;
+inline constexpr uint16_t kChallengeFrame = 0x1F1;
+inline constexpr uint16_t kResponseFrame = 0x1F2;
+inline constexpr uint32_t kMaxHandshakePayload = 512;
+inline constexpr size_t kMaxHandshakeFrame = wire::kFrameHeaderSize + kMaxHandshakePayload;
+
+using nonce = std::array<uint8_t, kNonceSize>;
+using mac = std::array<uint8_t, kMacSize>;
+
+// Who listens: a node server (node transport) or srun's agent.
+enum class purpose : uint8_t { node = 1, agent = 2 };
+const char *to_string(purpose p);
+
+// A key derived from the step secret for one use ("node", "agent", "ucx frames").
+struct key {
+    std::array<uint8_t, 32> bytes{};
+};
+Result<key> derive_key(std::string_view secret, std::string_view label);
+Result<key> derive_key(std::string_view secret, purpose p);
+
+// HMAC-SHA256 of the concatenation of `parts`.
+Result<mac> hmac(const key &k, std::initializer_list<std::span<const uint8_t>> parts);
+// Constant time (CRYPTO_memcmp).
+bool equal(std::span<const uint8_t> a, std::span<const uint8_t> b);
+Status random_bytes(std::span<uint8_t> out);
+
+struct hello {
+    uint8_t version = kHandshakeVersion;
+    purpose what = purpose::node;
+    std::string nspace;  // the step (node listeners check it; the agent sends it empty)
+    uint32_t node = 0;   // the client's node id (UINT32_MAX: not a node)
+    nonce client_nonce{};
+};
+struct challenge {
+    uint8_t version = kHandshakeVersion;
+    nonce server_nonce{};
+    mac server_mac{};
+};
+struct response {
+    mac client_mac{};
+};
+
+std::vector<uint8_t> encode_hello_payload(const hello &h);
+Status decode_hello(std::span<const uint8_t> payload, hello *out);
+std::vector<uint8_t> encode_challenge_payload(const challenge &c);
+Status decode_challenge(std::span<const uint8_t> payload, challenge *out);
+Status decode_response(std::span<const uint8_t> payload, response *out);
+
+// One handshake frame read from a stream, at most kMaxHandshakeFrame bytes held. wanted() says
+// how many bytes to read next, never more than the rest of the current frame, so that nothing
+// after the frame (the peer's first ordinary frames) is consumed: read exactly that much.
+class frame_reader {
+public:
+    size_t wanted() const;
+    // n <= wanted(). Fails for good on a bad header, an unexpected type or an oversized length.
+    Status feed(const uint8_t *data, size_t n);
+    bool complete() const { return _have_header && _got == wire::kFrameHeaderSize + _header.length; }
+    uint16_t type() const { return _header.type; }
+    std::span<const uint8_t> payload() const { return {_buf.data() + wire::kFrameHeaderSize, _header.length}; }
+    void reset() { *this = frame_reader(); }
+
+private:
+    std::array<uint8_t, kMaxHandshakeFrame> _buf{};
+    size_t _got = 0;
+    bool _have_header = false;
+    wire::FrameHeader _header;
+};
+
+// The listening side. on_hello answers with the challenge frame; on_response says whether the
+// client proved it knows the secret. An error is final: the caller drops the connection.
+class server_handshake {
+public:
+    enum class state : uint8_t { await_hello, await_response, done, failed };
+    // `nspace`: the step the listener serves ("" = accept any, the agent's case).
+    server_handshake(key k, purpose p, std::string nspace);
+    Result<std::vector<uint8_t>> on_hello(std::span<const uint8_t> payload);
+    Status on_response(std::span<const uint8_t> payload);
+    // Feed a complete handshake frame; returns bytes to send back (maybe none).
+    Result<std::vector<uint8_t>> on_frame(uint16_t type, std::span<const uint8_t> payload);
+    state current() const { return _state; }
+    bool done() const { return _state == state::done; }
+    uint32_t peer_node() const { return _peer_node; }
+    const std::string &peer_nspace() const { return _peer_nspace; }
+
+private:
+    key _key;
+    purpose _purpose;
+    std::string _nspace;
+    state _state = state::await_hello;
+    std::vector<uint8_t> _hello;  // the client's hello payload (the transcript)
+    nonce _server_nonce{};
+    uint32_t _peer_node = UINT32_MAX;
+    std::string _peer_nspace;
+};
+
+// The connecting side: hello() first, then on_challenge() checks the server and gives the
+// response frame.
+class client_handshake {
+public:
+    client_handshake(key k, purpose p, std::string nspace, uint32_t node);
+    Result<std::vector<uint8_t>> hello_frame();
+    Result<std::vector<uint8_t>> on_challenge(std::span<const uint8_t> payload);
+    Result<std::vector<uint8_t>> on_frame(uint16_t type, std::span<const uint8_t> payload);
+    bool done() const { return _done; }
+
+private:
+    key _key;
+    hello _hello;
+    std::vector<uint8_t> _hello_payload;
+    bool _done = false;
+};
+
+// --- UCX frame seal ------------------------------------------------------------------------
+// UCX has no connection to authenticate, so each node frame carries a trailer
+//   u32 destination node, u64 sequence, u8[32] HMAC(K_ucx, frame | destination | sequence)
+// with K_ucx = derive_key(secret, "ucx frames"). The sender numbers its frames (one counter per
+// sender, so a receiver sees increasing numbers with gaps); the receiver keeps, per source node,
+// the highest number seen and a 64-frame window below it, and drops a frame outside the window or
+// seen before (a replay) or addressed to another node.
+inline constexpr size_t kSealSize = 4 + 8 + kMacSize;
+
+Result<std::vector<uint8_t>> seal_frame(const key &k, std::vector<uint8_t> frame, uint32_t dst, uint64_t seq);
+// Checks the MAC and the destination; gives the inner frame and its sequence number.
+Status open_sealed_frame(const key &k, std::span<const uint8_t> sealed, uint32_t me,
+                         std::span<const uint8_t> *frame, uint64_t *seq);
+
+// Sliding replay window for one sender (RFC 4303 style).
+class replay_window {
+public:
+    // True (and remembered) if `seq` was not seen and is not too old.
+    bool accept(uint64_t seq);
+
+private:
+    uint64_t _highest = 0;
+    uint64_t _bits = 0;  // bit i: highest - i was seen
+    bool _any = false;
+};
+
+}  // namespace pmixcpp::net::auth
