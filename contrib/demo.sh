@@ -20,15 +20,23 @@ nodes=4
 ppn=2
 
 heading() { printf '\n== %s\n' "$*"; }
+work=$(mktemp -d /tmp/pmixcpp-demo.XXXXXX)
+trap 'rm -rf "$work"' EXIT
 
 heading "Installing the Debian packages pmixcpp needs, building, installing into $PMIXCPP_PREFIX"
-"$src/contrib/build.sh"
+echo "(5-10 minutes on a fresh machine, seconds when nothing changed; log: $work/build.log)"
+t0=$SECONDS
+if ! "$src/contrib/build.sh" > "$work/build.log" 2>&1; then
+    tail -n 40 "$work/build.log"
+    echo "demo: FAILED - the build failed (above: the end of its log)"
+    exit 1
+fi
+echo "built and installed in $((SECONDS - t0)) s"
 
 heading "Starting a local Slurm cluster: munged, slurmctld and $nodes slurmd (nodes n1..n$nodes) on this host"
 export PMIXCPP_PLUGIN_DIR="$PMIXCPP_PREFIX/lib/slurm"
-"$src/contrib/cluster.sh" restart "$nodes"
-work=$(mktemp -d /tmp/pmixcpp-demo.XXXXXX)
 trap '"$src/contrib/cluster.sh" stop >/dev/null 2>&1; rm -rf "$work"' EXIT
+"$src/contrib/cluster.sh" restart "$nodes"
 eval "$("$src/contrib/cluster.sh" env)"
 sinfo --Node --format='%N %T' --noheader | sort -V | tr '\n' ' ' | sed 's/^/nodes: /; s/ $/\n/'
 
