@@ -369,7 +369,7 @@ our_stepds() {
         exe=$(readlink "$d/exe" 2>/dev/null) || continue
         [ "$exe" = "$want" ] || [ "$exe" = "$want (deleted)" ] || continue
         if holds_state_file "$d" ||
-           tr '\0' '\n' < "$d/environ" 2>/dev/null | grep -qxF "PMIXCPP_CLUSTER_DIR=$STATE"; then
+           tr '\0' '\n' 2>/dev/null < "$d/environ" | grep -qxF "PMIXCPP_CLUSTER_DIR=$STATE"; then
             echo "$pid"
         fi
     done

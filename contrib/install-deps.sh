@@ -20,6 +20,7 @@ libevent-dev libssl-dev libhwloc-dev hwloc libucx-dev ucx-utils libgtest-dev lib
 slurmctld slurmd slurm-client slurm-wlm-basic-plugins munge
 libpmix-dev openmpi-bin libopenmpi-dev
 hyperfine procps
+debhelper lintian fakeroot groff-base
 "
 SERVICE_PACKAGES="munge slurmd slurmctld"
 

@@ -1,7 +1,8 @@
 #!/bin/bash
 # Set up everything on a fresh machine and run the whole test suite:
 # unit tests, ABI checks and fuzzing (make check), then the integration tests
-# on a real local Slurm cluster. Run as root.
+# on a real local Slurm cluster (among them t-debs: the Debian packages), then
+# the README's first command, contrib/demo.sh. Run as root.
 set -uo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 export PMIXCPP_BUILD_DIR=${PMIXCPP_BUILD_DIR:-$src/_build}
@@ -25,5 +26,10 @@ PMIXCPP_PLUGIN_DIR="$PMIXCPP_PREFIX/lib/slurm" "$src/tests/integration/run.sh"
 int_rc=$?
 t3=$(date +%s)
 
-echo "test-all: build $((t1 - t0)) s, make check $((t2 - t1)) s (rc $unit_rc), integration $((t3 - t2)) s (rc $int_rc)"
-[ $unit_rc -eq 0 ] && [ $int_rc -eq 0 ]
+echo "=== the README's first command: contrib/demo.sh"
+"$src/contrib/demo.sh" </dev/null
+demo_rc=$?
+t4=$(date +%s)
+
+echo "test-all: build $((t1 - t0)) s, make check $((t2 - t1)) s (rc $unit_rc), integration $((t3 - t2)) s (rc $int_rc), demo $((t4 - t3)) s (rc $demo_rc)"
+[ $unit_rc -eq 0 ] && [ $int_rc -eq 0 ] && [ $demo_rc -eq 0 ]
