@@ -485,8 +485,8 @@ void print_info() {
     printf("  libslurm:       dlopen at run time, scheduler mode only (PMIXCPP_LIBSLURM)\n");
     printf("mpi.conf keys (default)\n");
     for (const auto &[k, v] : plugin_config{}.printable())
-        printf("  %-22s %s   (override: %s)\n", k.c_str(), v.empty() ? "(unset)" : v.c_str(),
-               env_override_name(k).c_str());
+        printf("  %-22s %s   (%s%s)\n", k.c_str(), v.empty() ? "(unset)" : v.c_str(),
+               admin_only_key(k) ? "mpi.conf only, not " : "override: ", env_override_name(k).c_str());
     size_t nimpl = 0, nnot = 0;
     std::string impl, notsup;
     for (const char *fn : kApiDeclared) {
