@@ -2,7 +2,7 @@
 # processes; the job runs as user nobody, the targets belong to root. Each attack checks that the
 # target is untouched and that the step still does its work.
 . "$(dirname "$0")/lib.sh"
-prog="${PMIXCPP_PREFIX:?set PMIXCPP_PREFIX}/libexec/pmixcpp/tests/pmix_attack"
+prog="${PMIXCPP_PREFIX:?set PMIXCPP_PREFIX}/libexec/pmixcpp/tests/pmix_attack_files"
 basic="$PMIXCPP_PREFIX/libexec/pmixcpp/tests/pmix_basic"
 [ -x "$prog" ] || { fail "$prog not installed"; t_done; exit; }
 id nobody >/dev/null 2>&1 || { echo "  skip: no user 'nobody'"; exit 0; }

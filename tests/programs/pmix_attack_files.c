@@ -1,13 +1,13 @@
 /* What a hostile (or just careless) job does to the server it runs under; used by
  * tests/integration/t-attack-files.sh, run as an unprivileged user.
  *
- *   pmix_attack cleanup PATH...  rank 0 registers each PATH for clean-up (PMIX_REGISTER_CLEANUP_DIR,
- *                                recursive) and prints "CLEANUP <path> <status>"; then every rank
+ *   pmix_attack_files cleanup PATH...  rank 0 registers each PATH for clean-up
+ *                                (PMIX_REGISTER_CLEANUP_DIR, recursive) and prints "CLEANUP <path> <status>"; then every rank
  *                                runs a collecting fence and checks a peer's value (the modex
  *                                snapshot path), and finalizes.
- *   pmix_attack fence            only the collecting fence and the check.
- *   pmix_attack exit N           rank 1 calls exit(N) right after PMIx_Init, without PMIx_Finalize;
- *                                the other ranks finalize and return 0.
+ *   pmix_attack_files fence      only the collecting fence and the check.
+ *   pmix_attack_files exit N     rank 1 calls exit(N) right after PMIx_Init, without
+ *                                PMIx_Finalize; the other ranks finalize and return 0.
  */
 #include "ptest.h"
 
