@@ -563,39 +563,20 @@ void router::serve_peer(int fd) {
 
 caller::~caller() {
     _cancel = true;
-    std::list<worker> workers;
-    {
-        std::lock_guard<std::mutex> g(_mutex);
-        workers.swap(_workers);
-    }
-    for (auto &w : workers)
-        if (w.thread.joinable()) w.thread.join();
+    _workers.close();
 }
 
 void caller::call(std::vector<uint8_t> body, int timeout_ms, done_fn done) {
-    std::lock_guard<std::mutex> g(_mutex);
-    for (auto it = _workers.begin(); it != _workers.end();) {
-        if (it->done->load()) {
-            it->thread.join();
-            it = _workers.erase(it);
-        } else {
-            ++it;
-        }
-    }
-    try {
-        auto finished = std::make_shared<std::atomic<bool>>(false);
-        _workers.push_back(worker{std::thread([this, body = std::move(body), timeout_ms, done, finished] {
-                                      auto bytes = agent_alloc_call(_host, _port, _secret, body, timeout_ms, &_cancel);
-                                      session::agent_reply rep;
-                                      Status st = bytes.ok() ? session::decode_reply(bytes.value(), &rep) : bytes.status();
-                                      if (!st.ok()) done(st.code() == PMIX_SUCCESS ? PMIX_ERROR : st.code(), st.message(), {});
-                                      else done(rep.status, rep.message, std::move(rep.body));
-                                      finished->store(true);
-                                  }),
-                                  finished});
-    } catch (const std::exception &e) {
-        done(PMIX_ERR_OUT_OF_RESOURCE, std::string("cannot start a cross-step call: ") + e.what(), {});
-    }
+    Status st = _workers.start(
+        [this, body = std::move(body), timeout_ms, done] {
+            auto bytes = agent_alloc_call(_host, _port, _secret, body, timeout_ms, &_cancel);
+            session::agent_reply rep;
+            Status rs = bytes.ok() ? session::decode_reply(bytes.value(), &rep) : bytes.status();
+            if (!rs.ok()) done(rs.code() == PMIX_SUCCESS ? PMIX_ERROR : rs.code(), rs.message(), {});
+            else done(rep.status, rep.message, std::move(rep.body));
+        },
+        "cross-step calls");
+    if (!st.ok()) done(st.code(), st.message(), {});
 }
 
 Result<std::unique_ptr<inbox>> inbox::start(const sockaddr_storage &agent_host, uint16_t port, std::string secret,
