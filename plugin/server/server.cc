@@ -953,16 +953,15 @@ queued server_impl::queue_output(connection &c, std::span<const uint8_t> frame) 
     const size_t backlog = c.out.size() - c.out_sent;
     if (backlog + frame.size() > kMaxReplyBacklog || c.out_frames >= kMaxQueuedReplies) {
         c.overflowed = true;
-        PMIXCPP_LOG_ERROR("%s: rank %u (pid %d) does not read its replies (%zu bytes in %zu replies queued): "
-                          "closing its connection",
-                          _step.nspace.c_str(), c.rank, static_cast<int>(c.pid), backlog, c.out_frames);
-        // Stop reading it and free the backlog now; close from the loop, after the handler that
-        // queued this (it may still hold the connection).
+        std::string why = "closed by the server: it does not read its replies (" + std::to_string(backlog) +
+                          " bytes in " + std::to_string(c.out_frames) + " replies queued)";
+        // Stop reading it and free the backlog now; close (one log line) from the loop, after the
+        // handler that queued this (it may still hold the connection).
         event_del(c.ev_read.get());
         event_del(c.ev_write.get());
         std::vector<uint8_t>().swap(c.out);
         c.out_sent = 0;
-        post([this, id = c.id] { close_connection(id, "reply backlog over the limit"); });
+        post([this, id = c.id, why] { close_connection(id, why); });
         return queued::overflow;
     }
     c.out.insert(c.out.end(), frame.begin(), frame.end());
