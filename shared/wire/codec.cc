@@ -894,13 +894,15 @@ Status decode_info_impl(Reader &r, pmix_info_t *info, int depth) {
     uint32_t flags;
     Status st = decode_fixed_string(r, info->key, PMIX_MAX_KEYLEN, "info key");
     if (st.ok()) st = r.get_u32(&flags).with_context("info flags");
+    // never put on the wire (encode_info clears it): refused, so every encoding is canonical
+    if (st.ok() && (flags & PMIX_INFO_PERSISTENT) != 0) st = bad("info flags carry PMIX_INFO_PERSISTENT");
     if (st.ok())
         st = decode_value_impl(r, &info->value, depth).with_context("info " + std::string(info->key));
     if (!st.ok()) {
         memset(info, 0, sizeof(*info));  // value already released by decode_value_impl
         return st;
     }
-    info->flags = flags & ~static_cast<pmix_info_directives_t>(PMIX_INFO_PERSISTENT);
+    info->flags = flags;
     return Status::success();
 }
 

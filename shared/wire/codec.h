@@ -159,8 +159,8 @@ Status encode_value(Writer &w, const pmix_value_t &value);
 // `value` is overwritten (not released first); PMIX_UNDEF on failure.
 Status decode_value(Reader &r, pmix_value_t *value);
 
-// PMIX_INFO_PERSISTENT is never put on the wire and is cleared when decoding (decoded data is
-// always owned).
+// PMIX_INFO_PERSISTENT is never put on the wire (the encoder clears it; the decoder refuses an
+// info that carries it, so decoded data is always owned and every encoding is canonical).
 Status encode_info(Writer &w, const pmix_info_t &info);
 // `info` is overwritten; zeroed on failure.
 Status decode_info(Reader &r, pmix_info_t *info);

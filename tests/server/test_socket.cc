@@ -437,3 +437,69 @@ TEST_F(ServerSocket, PublishLookupThroughTheServer) {
     }
     EXPECT_EQ(st, PMIX_ERR_NOT_FOUND);
 }
+
+// --- what one client may cost the server (decoders and queues) ----------------------------------
+
+TEST_F(ServerSocket, FloodWithoutReadingIsDisconnectedOthersServed) {
+    auto flooder = client(0);
+    auto good = client(1);
+    // Gets of all job-level data, answered at once; the flooder never reads.
+    wire::get_request g;
+    g.proc = make_proc(step.nspace, PMIX_RANK_WILDCARD);
+    wire::Writer w;
+    ASSERT_TRUE(wire::encode(w, g).ok());
+    auto one = wire::encode_frame(static_cast<uint16_t>(wire::msg_type::get), 0, 1, w.data());
+    ASSERT_TRUE(one.ok());
+    std::vector<uint8_t> batch;
+    for (int i = 0; i < 512; ++i) batch.insert(batch.end(), one->begin(), one->end());
+    bool cut = false;
+    for (int round = 0; round < 200 && !cut; ++round) cut = !flooder->send_raw(batch.data(), batch.size());
+    EXPECT_TRUE(cut || flooder->wait_closed(10000)) << "the server kept a client that never reads";
+    // The server still serves the others.
+    ASSERT_TRUE(send_commit(*good, 2, "k", "v"));
+    auto r = good->recv_reply();
+    ASSERT_TRUE(r.has_value());
+    EXPECT_EQ(r->status, PMIX_SUCCESS);
+}
+
+TEST_F(ServerSocket, WaitingGetsPerClientAreCapped) {
+    auto c = client(0);
+    // Gets of a key rank 1 never commits wait; past the cap the next one fails at once.
+    for (uint32_t id = 1; id <= 4096; ++id) ASSERT_TRUE(send_get(*c, id, 1, "never"));
+    ASSERT_TRUE(send_get(*c, 5000, 1, "never"));
+    auto r = c->recv_reply();
+    ASSERT_TRUE(r.has_value());
+    EXPECT_EQ(r->id, 5000u);
+    EXPECT_EQ(r->status, PMIX_ERR_OUT_OF_RESOURCE);
+}
+
+TEST_F(ServerSocket, HostileFramesCloseOnlyThatConnection) {
+    auto good = client(1);
+    auto send_and_expect_closed = [&](uint16_t type, const std::vector<uint8_t> &payload, bool connect_first) {
+        raw_client c;
+        EXPECT_TRUE(c.open(step.server_socket));
+        if (connect_first) EXPECT_EQ(c.do_connect(step.nspace, 0, step.client_token), PMIX_SUCCESS);
+        auto f = wire::encode_frame(type, 0, 9, payload);
+        ASSERT_TRUE(f.ok());
+        EXPECT_TRUE(c.send_raw(f->data(), f->size()));
+        EXPECT_TRUE(c.wait_closed());
+    };
+    std::vector<uint8_t> huge_count{0xff, 0xff, 0xff, 0xff};
+    huge_count.resize(40, 0);
+    send_and_expect_closed(static_cast<uint16_t>(wire::msg_type::commit), huge_count, true);
+    // Before connect, a frame larger than a connect is refused.
+    send_and_expect_closed(static_cast<uint16_t>(wire::msg_type::connect), std::vector<uint8_t>(8192, 'x'), false);
+    // Well formed but over the decode budget: 1M infos of 10 bytes (544 MB decoded).
+    wire::Writer w;
+    w.put_u32(1u << 20);
+    for (uint32_t i = 0; i < (1u << 20); ++i) {
+        w.put_u32(0);
+        w.put_u32(0);
+        w.put_u16(PMIX_UNDEF);
+    }
+    send_and_expect_closed(static_cast<uint16_t>(wire::msg_type::finalize), w.data(), true);
+    ASSERT_TRUE(send_commit(*good, 2, "k", "v"));
+    auto r = good->recv_reply();
+    ASSERT_TRUE(r.has_value());
+    EXPECT_EQ(r->status, PMIX_SUCCESS);
+}
