@@ -143,7 +143,8 @@ struct connection {
     wire::FrameReader reader;
     std::vector<uint8_t> out;
     size_t out_sent = 0;
-    size_t out_frames = 0;  // frames queued since `out` last drained
+    uint64_t out_base = 0;  // stream position of out[0] (out is compacted as it is sent)
+    std::deque<uint64_t> reply_ends;  // stream positions where the replies not yet sent end
     bool close_after_flush = false;
     bool overflowed = false;  // its backlog went over the limit: nothing more is read or queued
     conn_state state = conn_state::awaiting_connect;
@@ -807,11 +808,19 @@ void server_impl::flush(connection &c) {
             return;
         }
         c.out_sent += static_cast<size_t>(n);
+        while (!c.reply_ends.empty() && c.reply_ends.front() <= c.out_base + c.out_sent) c.reply_ends.pop_front();
+        // A client that reads while more is queued never drains `out`: drop what was sent.
+        if (c.out_sent >= (1u << 20) && c.out_sent * 2 >= c.out.size()) {
+            c.out.erase(c.out.begin(), c.out.begin() + static_cast<std::ptrdiff_t>(c.out_sent));
+            c.out_base += c.out_sent;
+            c.out_sent = 0;
+        }
     }
     c.out.clear();
-    c.out.shrink_to_fit();
+    if (c.out.capacity() > (1u << 20)) c.out.shrink_to_fit();  // a burst is over: give its memory back
+    c.out_base += c.out_sent;
     c.out_sent = 0;
-    c.out_frames = 0;
+    c.reply_ends.clear();
     event_del(c.ev_write.get());
     if (c.close_after_flush) close_connection(c.id, "refused");
 }
@@ -951,21 +960,22 @@ void server_impl::send_reply(uint64_t conn_id, uint32_t request_id, pmix_status_
 queued server_impl::queue_output(connection &c, std::span<const uint8_t> frame) {
     if (c.overflowed) return queued::overflow;
     const size_t backlog = c.out.size() - c.out_sent;
-    if (backlog + frame.size() > kMaxReplyBacklog || c.out_frames >= kMaxQueuedReplies) {
+    if (backlog + frame.size() > kMaxReplyBacklog || c.reply_ends.size() >= kMaxQueuedReplies) {
         c.overflowed = true;
         std::string why = "closed by the server: it does not read its replies (" + std::to_string(backlog) +
-                          " bytes in " + std::to_string(c.out_frames) + " replies queued)";
+                          " bytes, " + std::to_string(c.reply_ends.size()) + " replies queued)";
         // Stop reading it and free the backlog now; close (one log line) from the loop, after the
         // handler that queued this (it may still hold the connection).
         event_del(c.ev_read.get());
         event_del(c.ev_write.get());
         std::vector<uint8_t>().swap(c.out);
         c.out_sent = 0;
+        c.reply_ends.clear();
         post([this, id = c.id, why] { close_connection(id, why); });
         return queued::overflow;
     }
     c.out.insert(c.out.end(), frame.begin(), frame.end());
-    ++c.out_frames;
+    c.reply_ends.push_back(c.out_base + c.out.size());
     return queued::ok;
 }
 
@@ -1553,8 +1563,9 @@ bool server_impl::queue_event_frame(uint32_t rank, std::span<const uint8_t> fram
     if (rank >= _rank_conn.size() || _rank_conn[rank] == 0) return false;
     connection *c = find(_rank_conn[rank]);
     if (!c || c->state != conn_state::active) return false;
+    // Events beyond kMaxEventBacklog are dropped for that client (events.h); they never close it.
     if (c->overflowed || c->out.size() - c->out_sent + frame.size() > kMaxEventBacklog) return false;
-    if (queue_output(*c, frame) != queued::ok) return false;
+    c->out.insert(c->out.end(), frame.begin(), frame.end());
     event_add(c->ev_write.get(), nullptr);
     return true;
 }

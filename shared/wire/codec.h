@@ -42,7 +42,7 @@ inline constexpr uint32_t kNullStringLength = 0xFFFFFFFFu;
 // allocation (arrays by count x element size, strings and byte blocks by length). The decoded form
 // of an input of n bytes is at most kDecodeBudgetFactor * n + kDecodeBudgetSlack bytes, and never
 // more than kMaxDecodeBudget. The factor covers the densest legitimate input: a pmix_info_t is
-// 544 bytes in memory for at least 10 on the wire (empty key, PMIX_UNDEF value), a pmix_proc_t 260
+// 552 bytes in memory for at least 10 on the wire (empty key, PMIX_UNDEF value), a pmix_proc_t 260
 // for 8. A message beyond the budget fails with PMIX_ERR_OUT_OF_RESOURCE before anything is
 // allocated for it.
 inline constexpr size_t kDecodeBudgetFactor = 64;

@@ -42,7 +42,7 @@ expect_eq "flood: every rank passed" 4 "$(echo "$out" | grep -c '^RESULT-PASS ra
 expect_match "flood: rank 0 was disconnected" '^DISCONNECTED after [0-9]+ requests' "$out"
 sleep 1
 logs=$(step_logs)
-expect_match "flood: the server logged why" "mpi/pmixcpp: .*rank 0 \(pid [0-9]+\) .*closed by the server: it does not read its replies \([0-9]+ bytes in [0-9]+ replies queued\)" "$logs"
+expect_match "flood: the server logged why" "mpi/pmixcpp: .*rank 0 \(pid [0-9]+\) .*closed by the server: it does not read its replies \([0-9]+ bytes, [0-9]+ replies queued\)" "$logs"
 expect_eq "flood: one log line about rank 0" 1 "$(echo "$logs" | grep -c 'rank 0 (pid')"
 echo "    slurmstepd max RSS during the flood: $((maxrss / 1024)) MiB"
 [ "$maxrss" -gt 0 ] && pass "slurmstepd of the step sampled" || fail "could not find the step's slurmstepd"

@@ -291,7 +291,7 @@ static void hostile(void) {
     put_u16(&p, PMIX_UNDEF);
     frame(&b, T_LOG, 2, &p, (uint32_t)p.n);
     hostile_one("log-nested-200-deep", 1, &b);
-    /* Well formed, but its decoded form (1M infos of 544 bytes) exceeds the decode budget. */
+    /* Well formed, but its decoded form (1M infos of 552 bytes) exceeds the decode budget. */
     b.n = 0;
     p.n = 0;
     put_u32(&p, 1u << 20);

@@ -489,7 +489,7 @@ TEST_F(ServerSocket, HostileFramesCloseOnlyThatConnection) {
     send_and_expect_closed(static_cast<uint16_t>(wire::msg_type::commit), huge_count, true);
     // Before connect, a frame larger than a connect is refused.
     send_and_expect_closed(static_cast<uint16_t>(wire::msg_type::connect), std::vector<uint8_t>(8192, 'x'), false);
-    // Well formed but over the decode budget: 1M infos of 10 bytes (544 MB decoded).
+    // Well formed but over the decode budget: 1M infos of 10 bytes (577 MB decoded).
     wire::Writer w;
     w.put_u32(1u << 20);
     for (uint32_t i = 0; i < (1u << 20); ++i) {

@@ -81,7 +81,7 @@ TEST(DecodeBudget, DensestLegitimateInputFits) {
 }
 
 TEST(DecodeBudget, OverTheCeilingFailsWithOutOfResource) {
-    // 1M dense infos: 10 MB of input, 544 MB decoded > kMaxDecodeBudget.
+    // 1M dense infos: 10 MB of input, 577 MB decoded > kMaxDecodeBudget.
     auto msg = dense_infos(1u << 20);
     Reader r(msg);
     InfoArray out;
