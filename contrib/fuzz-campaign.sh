@@ -46,6 +46,7 @@ for t in $targets; do
     mkdir -p "$corpus"
     cp -n "$src/tests/fuzz/corpus/$t"/* "$corpus/" 2>/dev/null || true
     echo "fuzz-campaign: $t for at most ${seconds}s / $runs runs"
+    before=$(ls "$work/$t"-crash-* "$work/$t"-leak-* "$work/$t"-oom-* "$work/$t"-timeout-* 2>/dev/null | wc -l)
     start=$(date +%s)
     ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} \
         "$work/bin/$t" -runs="$runs" -max_total_time="$seconds" -max_len="$max_len" \
@@ -54,8 +55,8 @@ for t in $targets; do
     rc=$?
     took=$(($(date +%s) - start))
     execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$work/$t.log" | tail -n 1)
-    found=$(ls "$work/$t"-crash-* "$work/$t"-leak-* "$work/$t"-oom-* "$work/$t"-timeout-* 2>/dev/null | wc -l)
-    line="$t: ${execs:-?} executions in ${took}s, exit $rc, $found crasher(s)"
+    found=$(($(ls "$work/$t"-crash-* "$work/$t"-leak-* "$work/$t"-oom-* "$work/$t"-timeout-* 2>/dev/null | wc -l) - before))
+    line="$t: ${execs:-?} executions in ${took}s, exit $rc, $found new crasher(s)"
     echo "fuzz-campaign: $line"
     summary+=("$line")
     if [ $rc -ne 0 ]; then

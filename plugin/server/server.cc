@@ -124,12 +124,14 @@ const char *to_string(conn_state s) {
 // What one client connection may cost the server (SECURITY.md, "Decoders and queues"):
 // - output it does not read: beyond kMaxReplyBacklog bytes or kMaxQueuedReplies replies queued
 //   since its socket last drained, the connection is closed (one log line);
-// - Gets waiting for data: kMaxWaitingGets, beyond that PMIX_ERR_OUT_OF_RESOURCE at once;
+// - Gets waiting for data: kMaxWaitingGets, fences entered and not complete: kMaxFencesInFlight;
+//   beyond that PMIX_ERR_OUT_OF_RESOURCE at once;
 // - before its connect is accepted: frames of at most kConnectMaxPayload bytes, and at most
 //   kMaxPendingConnects such connections at a time (others are closed at accept).
 constexpr size_t kMaxReplyBacklog = 64u << 20;
 constexpr size_t kMaxQueuedReplies = 16384;
 constexpr size_t kMaxWaitingGets = 4096;
+constexpr size_t kMaxFencesInFlight = 1024;  // fences a client entered that have not completed
 constexpr uint32_t kConnectMaxPayload = 4096;
 constexpr size_t kMaxPendingConnects = 256;
 // accept() failing for want of descriptors (EMFILE/ENFILE): accepts pause this long.
@@ -147,6 +149,7 @@ struct connection {
     std::deque<uint64_t> reply_ends;  // stream positions where the replies not yet sent end
     bool close_after_flush = false;
     bool overflowed = false;  // its backlog went over the limit: nothing more is read or queued
+    size_t fences = 0;        // fences entered, outcome not yet sent
     conn_state state = conn_state::awaiting_connect;
     uint32_t rank = PMIX_RANK_UNDEF;
     pid_t pid = 0;  // from SO_PEERCRED
@@ -990,6 +993,7 @@ void server_impl::send_fence_outcomes(const std::vector<fence_outcome> &outcomes
             else PMIXCPP_LOG_WARNING("%s: %s", _step.nspace.c_str(), path.status().message().c_str());
         }
         for (const auto &w : o.waiters) {
+            if (connection *c = find(w.conn); c && c->fences > 0) --c->fences;
             if (snapshot.empty()) {
                 send_reply(w.conn, w.request_id, o.status, o.message);
                 continue;
@@ -1312,6 +1316,12 @@ void server_impl::handle_fence(connection &c, const wire::Frame &f) {
         send_reply(c.id, f.id, participants.status().code(), participants.status().message());
         return;
     }
+    if (c.fences >= kMaxFencesInFlight) {
+        send_reply(c.id, f.id, PMIX_ERR_OUT_OF_RESOURCE,
+                   "too many fences in flight (" + std::to_string(kMaxFencesInFlight) + " per client)");
+        return;
+    }
+    ++c.fences;
     fence_waiter w{c.id, f.id, c.rank};
     auto deadline = info_deadline(m.infos);
     if (_multinode) deadline = remote_deadline(deadline);

@@ -503,3 +503,15 @@ TEST_F(ServerSocket, HostileFramesCloseOnlyThatConnection) {
     ASSERT_TRUE(r.has_value());
     EXPECT_EQ(r->status, PMIX_SUCCESS);
 }
+
+TEST_F(ServerSocket, FencesInFlightPerClientAreCapped) {
+    auto c = client(0);
+    // Fences over {0, 1} that rank 1 never enters: each is a new instance; past the cap the next
+    // one fails at once.
+    for (uint32_t id = 1; id <= 1024; ++id) ASSERT_TRUE(send_fence(*c, id, {0, 1}));
+    ASSERT_TRUE(send_fence(*c, 5000, {0, 1}));
+    auto r = c->recv_reply();
+    ASSERT_TRUE(r.has_value());
+    EXPECT_EQ(r->id, 5000u);
+    EXPECT_EQ(r->status, PMIX_ERR_OUT_OF_RESOURCE);
+}
