@@ -266,6 +266,7 @@ private:
     void pause_accepts(int err);
     bool _accept_paused = false;
     size_t _pending_refused = 0;  // connections refused since the last accepted one (logged once)
+    size_t _accept_pauses = 0;    // pauses since the last accepted connection (logged once)
     size_t pending_connects() const;
     void close_connection(uint64_t conn_id, const std::string &reason);
     connection *find(uint64_t conn_id);
@@ -686,11 +687,14 @@ void server_impl::on_accept_resume(evutil_socket_t, short, void *arg) {
 }
 
 // Out of descriptors: the listening socket stays readable, so a persistent read event would
-// spin. Stop watching it for kAcceptBackoff (one log line per pause).
+// spin. Stop watching it for kAcceptBackoff (one log line until an accept succeeds again).
 void server_impl::pause_accepts(int err) {
     if (_accept_paused) return;
-    PMIXCPP_LOG_ERROR("%s: accept on %s: %s; pausing new connections for %lld ms", _step.nspace.c_str(),
-                      _step.server_socket.c_str(), strerror(err), static_cast<long long>(kAcceptBackoff.count()));
+    if (_accept_pauses++ == 0)
+        PMIXCPP_LOG_ERROR("%s: accept on %s: %s; pausing new connections for %lld ms at a time until descriptors "
+                          "are free",
+                          _step.nspace.c_str(), _step.server_socket.c_str(), strerror(err),
+                          static_cast<long long>(kAcceptBackoff.count()));
     timeval tv{};
     tv.tv_usec = static_cast<suseconds_t>(std::chrono::microseconds(kAcceptBackoff).count());
     // A one-shot event that the base owns (freed with it if it never fires).
@@ -758,6 +762,11 @@ void server_impl::accept_clients() {
         _conns.emplace(id, std::move(c));
         ++pending;
         _pending_refused = 0;
+        if (_accept_pauses) {
+            PMIXCPP_LOG_VERBOSE("%s: accepting connections again (after %zu pauses)", _step.nspace.c_str(),
+                                _accept_pauses);
+            _accept_pauses = 0;
+        }
     }
 }
 

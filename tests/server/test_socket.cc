@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include <csignal>
@@ -514,4 +515,43 @@ TEST_F(ServerSocket, FencesInFlightPerClientAreCapped) {
     ASSERT_TRUE(r.has_value());
     EXPECT_EQ(r->id, 5000u);
     EXPECT_EQ(r->status, PMIX_ERR_OUT_OF_RESOURCE);
+}
+
+// accept() out of descriptors: the server pauses accepts instead of spinning on the readable
+// listening socket, and accepts again once descriptors are back.
+TEST_F(ServerSocket, AcceptOutOfDescriptorsBacksOffThenResumes) {
+    size_t open_fds = 0;
+    for (const auto &e : std::filesystem::directory_iterator("/proc/self/fd")) {
+        (void)e;
+        ++open_fds;
+    }
+    rlimit saved{};
+    ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &saved), 0);
+    rlimit tight = saved;
+    tight.rlim_cur = open_fds + 7;
+    ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &tight), 0);
+    // Clients and the server's accepted sockets share the limit: the server runs out first or
+    // together with the clients.
+    std::vector<std::unique_ptr<raw_client>> clients;
+    for (int i = 0; i < 8; ++i) {
+        auto c = std::make_unique<raw_client>();
+        if (!c->open(step.server_socket)) break;
+        clients.push_back(std::move(c));
+        usleep(20000);
+    }
+    rusage before{}, after{};
+    getrusage(RUSAGE_SELF, &before);
+    usleep(500000);
+    getrusage(RUSAGE_SELF, &after);
+    auto cpu_us = [](const rusage &r) {
+        return (r.ru_utime.tv_sec + r.ru_stime.tv_sec) * 1000000L + r.ru_utime.tv_usec + r.ru_stime.tv_usec;
+    };
+    long used = cpu_us(after) - cpu_us(before);
+    ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &saved), 0);
+    EXPECT_LT(used, 200000) << "the server spun on accept for " << used << " us of 500000";
+    clients.clear();
+    // Descriptors are back: a client connects and is served.
+    auto c = std::make_unique<raw_client>();
+    ASSERT_TRUE(c->open(step.server_socket));
+    EXPECT_EQ(c->do_connect(step.nspace, 0, step.client_token), PMIX_SUCCESS);
 }
