@@ -122,8 +122,8 @@ const char *to_string(conn_state s) {
 }
 
 // What one client connection may cost the server (SECURITY.md, "Decoders and queues"):
-// - output it does not read: beyond kMaxReplyBacklog bytes or kMaxQueuedReplies replies queued
-//   since its socket last drained, the connection is closed (one log line);
+// - output it does not read: beyond kMaxReplyBacklog bytes or kMaxQueuedReplies replies not yet
+//   sent, the connection is closed (one log line);
 // - Gets waiting for data: kMaxWaitingGets, fences entered and not complete: kMaxFencesInFlight;
 //   beyond that PMIX_ERR_OUT_OF_RESOURCE at once;
 // - before its connect is accepted: frames of at most kConnectMaxPayload bytes, and at most
