@@ -29,6 +29,7 @@ if [ ! -f Makefile ] || [ "$src/configure" -nt Makefile ] || ! grep -q -- "-g1 -
     "$src/configure" --prefix="$build/_install" --with-plugindir="$build/_install/lib/slurm" \
         CXXFLAGS="-g1 -O0 $flags" CFLAGS="-g1 -O0 $flags" LDFLAGS="$flags" >configure.out 2>&1 \
         || { tail -n 30 configure.out; echo "sanitize-check: configure failed"; exit 1; }
+    make clean >/dev/null 2>&1  # objects of other flags would be kept otherwise
 fi
 tests=$(sed -n 's/^check_PROGRAMS += //p' "$src"/tests/*/Makefile.inc | tr '\n' ' ')
 # shellcheck disable=SC2086
