@@ -1,8 +1,9 @@
 #!/bin/bash
 # Set up everything on a fresh machine and run the whole test suite:
-# unit tests, ABI checks and fuzzing (make check), then the integration tests
-# on a real local Slurm cluster (among them t-debs: the Debian packages), then
-# the README's first command, contrib/demo.sh. Run as root.
+# unit tests, ABI checks and fuzzing (make check), the unit tests again under ASan + UBSan
+# (contrib/sanitize-check.sh, own build directory), then the integration tests on a real local
+# Slurm cluster (among them t-debs: the Debian packages), then the README's first command,
+# contrib/demo.sh. Run as root.
 set -uo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 export PMIXCPP_BUILD_DIR=${PMIXCPP_BUILD_DIR:-$src/_build}
@@ -21,6 +22,11 @@ if [ $unit_rc -ne 0 ]; then
 fi
 t2=$(date +%s)
 
+echo "=== unit tests under ASan + UBSan (own build directory)"
+"$src/contrib/sanitize-check.sh"
+asan_rc=$?
+t2b=$(date +%s)
+
 echo "=== integration tests on a real Slurm cluster"
 PMIXCPP_PLUGIN_DIR="$PMIXCPP_PREFIX/lib/slurm" "$src/tests/integration/run.sh"
 int_rc=$?
@@ -31,5 +37,5 @@ echo "=== the README's first command: contrib/demo.sh"
 demo_rc=$?
 t4=$(date +%s)
 
-echo "test-all: build $((t1 - t0)) s, make check $((t2 - t1)) s (rc $unit_rc), integration $((t3 - t2)) s (rc $int_rc), demo $((t4 - t3)) s (rc $demo_rc)"
-[ $unit_rc -eq 0 ] && [ $int_rc -eq 0 ] && [ $demo_rc -eq 0 ]
+echo "test-all: build $((t1 - t0)) s, make check $((t2 - t1)) s (rc $unit_rc), sanitizers $((t2b - t2)) s (rc $asan_rc), integration $((t3 - t2b)) s (rc $int_rc), demo $((t4 - t3)) s (rc $demo_rc)"
+[ $unit_rc -eq 0 ] && [ $asan_rc -eq 0 ] && [ $int_rc -eq 0 ] && [ $demo_rc -eq 0 ]

@@ -47,6 +47,9 @@ Status decode(std::span<const uint8_t> bytes, uint32_t nnodes, coll_message *out
     if (n > nnodes) return Status(PMIX_ERR_BAD_PARAM, "collective message with " + std::to_string(n) + " blobs");
     if ((m.kind == msg_kind::ring || m.kind == msg_kind::direct) && n != 1)
         return Status(PMIX_ERR_BAD_PARAM, std::string(to_string(m.kind)) + " message without exactly one blob");
+    // a blob takes at least 8 bytes (origin node + length); the node bitmap is charged too
+    PMIXCPP_RETURN_IF_ERROR(r.take_count(n, 8, sizeof(node_blob), "collective blobs"));
+    PMIXCPP_RETURN_IF_ERROR(r.charge(nnodes / 8 + 1, "collective origin set"));
     m.blobs.resize(n);
     std::vector<bool> seen(nnodes, false);
     for (auto &b : m.blobs) {

@@ -188,8 +188,7 @@ Status decode(wire::Reader &r, agent_request *m) {
     PMIXCPP_RETURN_IF_ERROR(r.get_u8(&m->directive));
     uint32_t n = 0;
     PMIXCPP_RETURN_IF_ERROR(r.get_u32(&n));
-    if (n > kMaxKeys || n > r.remaining() / 4)
-        return Status(PMIX_ERR_UNPACK_FAILURE, "agent request: key count " + std::to_string(n) + " exceeds the payload");
+    PMIXCPP_RETURN_IF_ERROR(r.take_count(n, 4, sizeof(std::string), "agent request keys", kMaxKeys));
     std::vector<std::string> keys(n);
     for (auto &k : keys) PMIXCPP_RETURN_IF_ERROR(r.get_string(&k, PMIX_MAX_KEYLEN).with_context("agent request key"));
     m->keys = std::move(keys);

@@ -18,7 +18,7 @@ Status put_strings(wire::Writer &w, const std::vector<std::string> &v) {
 Status get_strings(wire::Reader &r, std::vector<std::string> *v) {
     uint32_t n = 0;
     PMIXCPP_RETURN_IF_ERROR(r.get_u32(&n));
-    if (n > r.remaining() / 4) return Status(PMIX_ERR_UNPACK_FAILURE, "string count beyond the table");
+    PMIXCPP_RETURN_IF_ERROR(r.take_count(n, 4, sizeof(std::string), "app table strings"));
     v->resize(n);
     for (auto &s : *v) PMIXCPP_RETURN_IF_ERROR(r.get_string(&s, kMaxString));
     return Status::success();
@@ -71,7 +71,9 @@ Status decode_mpmd(std::string_view hex, std::vector<mpmd_app> *apps) {
     PMIXCPP_RETURN_IF_ERROR(r.get_u32(&magic));
     if (magic != kMpmdMagic) return Status(PMIX_ERR_UNPACK_FAILURE, "not an app table");
     PMIXCPP_RETURN_IF_ERROR(r.get_u32(&n));
-    if (n == 0 || n > r.remaining() / 8) return Status(PMIX_ERR_UNPACK_FAILURE, "bad app count");
+    if (n == 0) return Status(PMIX_ERR_UNPACK_FAILURE, "app table without apps");
+    // an app takes at least 24 bytes (first rank, size, command, argv, env and cwd lengths)
+    PMIXCPP_RETURN_IF_ERROR(r.take_count(n, 24, sizeof(mpmd_app), "app table"));
     std::vector<mpmd_app> out(n);
     uint32_t next = 0;
     for (auto &a : out) {

@@ -95,7 +95,8 @@ Status decode(std::span<const uint8_t> body, rendezvous_request *out) {
     PMIXCPP_RETURN_IF_ERROR(r.get_u32(&out->node));
     PMIXCPP_RETURN_IF_ERROR(r.get_u32(&out->nodes));
     PMIXCPP_RETURN_IF_ERROR(r.get_u32(&n));
-    if (n == 0 || n > 1024) return Status(PMIX_ERR_BAD_PARAM, "connect rendezvous: bad namespace count");
+    if (n == 0) return Status(PMIX_ERR_BAD_PARAM, "connect rendezvous: no namespace");
+    PMIXCPP_RETURN_IF_ERROR(r.take_count(n, 4, sizeof(std::string), "connect rendezvous namespaces", 1024));
     out->nspaces.resize(n);
     for (auto &s : out->nspaces) PMIXCPP_RETURN_IF_ERROR(r.get_string(&s, PMIX_MAX_NSLEN));
     PMIXCPP_RETURN_IF_ERROR(r.get_u32(&out->timeout_ms));
@@ -122,7 +123,8 @@ Status decode_pieces(std::span<const uint8_t> body, std::vector<rendezvous_piece
     wire::Reader r(body.data(), body.size());
     uint32_t n = 0;
     PMIXCPP_RETURN_IF_ERROR(r.get_u32(&n));
-    if (n > r.remaining() / 8) return Status(PMIX_ERR_UNPACK_FAILURE, "connect pieces: count exceeds payload");
+    // a piece takes at least 12 bytes (namespace length, node, contribution length)
+    PMIXCPP_RETURN_IF_ERROR(r.take_count(n, 12, sizeof(rendezvous_piece), "connect pieces"));
     out->resize(n);
     for (auto &x : *out) {
         std::span<const uint8_t> c;

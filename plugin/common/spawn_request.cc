@@ -638,49 +638,34 @@ agent_spawn_reply spawn_launcher::launch(const agent_spawn_request &r) {
 
 agent_spawn_host::~agent_spawn_host() {
     _cancel = true;
-    std::vector<std::thread> threads;
-    {
-        std::lock_guard<std::mutex> g(_mutex);
-        threads.swap(_threads);
-    }
-    for (auto &t : threads)
-        if (t.joinable()) t.join();
+    _workers.close();
 }
 
 void agent_spawn_host::spawn(std::vector<uint8_t> body, std::function<void(Result<agent_spawn_reply>)> done) {
-    std::lock_guard<std::mutex> g(_mutex);
-    try {
-        _threads.emplace_back([this, body = std::move(body), done = std::move(done)] {
+    Status st = _workers.start(
+        [this, body = std::move(body), done] {
             auto bytes = agent_alloc_call(_host, _port, _secret, body, (kStepStartTimeoutSec + 30) * 1000, &_cancel);
             if (!bytes.ok()) {
                 done(bytes.status().with_context("spawn through srun"));
                 return;
             }
             agent_spawn_reply r;
-            Status st = decode_reply(bytes.value(), &r);
-            if (!st.ok()) done(st.with_context("spawn reply from srun"));
+            Status rs = decode_reply(bytes.value(), &r);
+            if (!rs.ok()) done(rs.with_context("spawn reply from srun"));
             else done(std::move(r));
-        });
-    } catch (const std::exception &e) {
-        done(Status(PMIX_ERR_OUT_OF_RESOURCE, std::string("cannot start a spawn thread: ") + e.what()));
-    }
+        },
+        "spawn requests");
+    if (!st.ok()) done(st);
 }
 
 void agent_spawn_host::call(std::vector<uint8_t> body, int timeout_ms,
                             std::function<void(Result<std::vector<uint8_t>>)> done) {
-    std::unique_lock<std::mutex> g(_mutex);
-    if (_cancel) {  // being destroyed (its threads already taken for joining): no new thread
-        g.unlock();
-        done(Status(PMIX_ERR_NOT_AVAILABLE, "the step ends"));
-        return;
-    }
-    try {
-        _threads.emplace_back([this, body = std::move(body), timeout_ms, done = std::move(done)] {
+    Status st = _workers.start(
+        [this, body = std::move(body), timeout_ms, done] {
             done(agent_alloc_call(_host, _port, _secret, body, timeout_ms, &_cancel));
-        });
-    } catch (const std::exception &e) {
-        done(Status(PMIX_ERR_OUT_OF_RESOURCE, std::string("cannot start an agent thread: ") + e.what()));
-    }
+        },
+        "calls to srun's agent");
+    if (!st.ok()) done(st);
 }
 
 }  // namespace pmixcpp::spawn

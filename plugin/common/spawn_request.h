@@ -20,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "workers.h"
 #include "status.h"
 #include "wire/messages.h"
 
@@ -143,7 +144,8 @@ private:
 };
 
 // slurmstepd side: carry one request to srun's agent on a thread of its own and hand the reply
-// to `done` (from that thread). Threads are joined on destruction.
+// to `done` (from that thread). At most kMaxInFlight such threads at once (bounded_workers): one
+// more request is answered PMIX_ERR_OUT_OF_RESOURCE at once. Threads are joined on destruction.
 class agent_spawn_host {
 public:
     agent_spawn_host(const sockaddr_storage &agent_host, uint16_t port, std::string secret)
@@ -158,8 +160,10 @@ private:
     uint16_t _port;
     std::string _secret;
     std::atomic<bool> _cancel{false};
-    std::mutex _mutex;
-    std::vector<std::thread> _threads;
+public:
+    static constexpr size_t kMaxInFlight = 256;
+private:
+    bounded_workers _workers{kMaxInFlight};
 };
 
 }  // namespace pmixcpp::spawn

@@ -98,7 +98,7 @@ Status decode(std::span<const uint8_t> body, message *m) {
     case op::event: {
         uint32_t n = 0;
         PMIXCPP_RETURN_IF_ERROR(r.get_u32(&n));
-        if (n > 1024) return Status(PMIX_ERR_BAD_PARAM, "cross-step event: too many namespaces");
+        PMIXCPP_RETURN_IF_ERROR(r.take_count(n, 4, sizeof(std::string), "cross-step event namespaces", 1024));
         m->nspaces.resize(n);
         for (auto &s : m->nspaces) PMIXCPP_RETURN_IF_ERROR(r.get_string(&s, PMIX_MAX_NSLEN));
         PMIXCPP_RETURN_IF_ERROR(r.get_bytes(&bytes));
@@ -116,7 +116,7 @@ Status decode(std::span<const uint8_t> body, message *m) {
         if (m->nspace.empty()) return Status(PMIX_ERR_BAD_PARAM, "cross-step job control without a namespace");
         if (m->signal <= 0 || m->signal >= 65) return Status(PMIX_ERR_BAD_PARAM, "cross-step job control: bad signal");
         if (term > 1) return Status(PMIX_ERR_BAD_PARAM, "cross-step job control: bad terminate flag");
-        if (n > r.remaining() / 4) return Status(PMIX_ERR_UNPACK_FAILURE, "cross-step job control: rank count beyond the message");
+        PMIXCPP_RETURN_IF_ERROR(r.take_count(n, 4, sizeof(uint32_t), "cross-step job control ranks"));
         m->terminate = term == 1;
         m->ranks.resize(n);
         for (auto &x : m->ranks) PMIXCPP_RETURN_IF_ERROR(r.get_u32(&x));
@@ -148,7 +148,8 @@ Status decode_items(std::span<const uint8_t> body, std::vector<inbox_item> *item
     wire::Reader r(body.data(), body.size());
     uint32_t n = 0;
     PMIXCPP_RETURN_IF_ERROR(r.get_u32(&n));
-    if (n > kMaxQueued) return Status(PMIX_ERR_BAD_PARAM, "inbox: too many items");
+    // an item takes at least 12 bytes (id + body length)
+    PMIXCPP_RETURN_IF_ERROR(r.take_count(n, 12, sizeof(inbox_item), "inbox items", kMaxQueued));
     items->resize(n);
     for (auto &i : *items) {
         std::span<const uint8_t> b;
@@ -562,39 +563,20 @@ void router::serve_peer(int fd) {
 
 caller::~caller() {
     _cancel = true;
-    std::list<worker> workers;
-    {
-        std::lock_guard<std::mutex> g(_mutex);
-        workers.swap(_workers);
-    }
-    for (auto &w : workers)
-        if (w.thread.joinable()) w.thread.join();
+    _workers.close();
 }
 
 void caller::call(std::vector<uint8_t> body, int timeout_ms, done_fn done) {
-    std::lock_guard<std::mutex> g(_mutex);
-    for (auto it = _workers.begin(); it != _workers.end();) {
-        if (it->done->load()) {
-            it->thread.join();
-            it = _workers.erase(it);
-        } else {
-            ++it;
-        }
-    }
-    try {
-        auto finished = std::make_shared<std::atomic<bool>>(false);
-        _workers.push_back(worker{std::thread([this, body = std::move(body), timeout_ms, done, finished] {
-                                      auto bytes = agent_alloc_call(_host, _port, _secret, body, timeout_ms, &_cancel);
-                                      session::agent_reply rep;
-                                      Status st = bytes.ok() ? session::decode_reply(bytes.value(), &rep) : bytes.status();
-                                      if (!st.ok()) done(st.code() == PMIX_SUCCESS ? PMIX_ERROR : st.code(), st.message(), {});
-                                      else done(rep.status, rep.message, std::move(rep.body));
-                                      finished->store(true);
-                                  }),
-                                  finished});
-    } catch (const std::exception &e) {
-        done(PMIX_ERR_OUT_OF_RESOURCE, std::string("cannot start a cross-step call: ") + e.what(), {});
-    }
+    Status st = _workers.start(
+        [this, body = std::move(body), timeout_ms, done] {
+            auto bytes = agent_alloc_call(_host, _port, _secret, body, timeout_ms, &_cancel);
+            session::agent_reply rep;
+            Status rs = bytes.ok() ? session::decode_reply(bytes.value(), &rep) : bytes.status();
+            if (!rs.ok()) done(rs.code() == PMIX_SUCCESS ? PMIX_ERROR : rs.code(), rs.message(), {});
+            else done(rep.status, rep.message, std::move(rep.body));
+        },
+        "cross-step calls");
+    if (!st.ok()) done(st.code(), st.message(), {});
 }
 
 Result<std::unique_ptr<inbox>> inbox::start(const sockaddr_storage &agent_host, uint16_t port, std::string secret,

@@ -28,6 +28,7 @@
 #include <thread>
 #include <vector>
 
+#include "workers.h"
 #include "status.h"
 
 namespace pmixcpp::xstep {
@@ -159,12 +160,10 @@ private:
     uint16_t _port;
     std::string _secret;
     std::atomic<bool> _cancel{false};
-    std::mutex _mutex;
-    struct worker {
-        std::thread thread;
-        std::shared_ptr<std::atomic<bool>> done;
-    };
-    std::list<worker> _workers;
+public:
+    static constexpr size_t kMaxInFlight = 256;  // beyond: PMIX_ERR_OUT_OF_RESOURCE at once
+private:
+    bounded_workers _workers{kMaxInFlight};
 };
 
 // slurmstepd side: keeps one inbox call open to srun's agent on a thread of its own and hands

@@ -8,6 +8,7 @@
 #include "log.h"
 #include "value.h"
 #include "wire/codec.h"
+#include "wire/node_messages.h"
 #include "../common/xstep.h"
 
 namespace pmixcpp::server {
@@ -265,20 +266,19 @@ void connect_service::enter(uint64_t conn, uint32_t rank, uint32_t request_id, c
 Result<std::vector<uint8_t>> connect_service::contribution(const collective &c) const {
     wire::Writer w;
     if (c.op != connect_op::connect) return w.data();
-    PMIXCPP_RETURN_IF_ERROR(w.put_string(_step.node_name()));
+    wire::connect_contribution m;
+    m.node = _step.node_name();
     auto job = _ops.data_of(PMIX_RANK_WILDCARD, relation::same_node);
     if (!job.ok()) return job.status();
-    PMIXCPP_RETURN_IF_ERROR(wire::encode_info_array(w, job->data(), job->size()));
-    w.put_u32(static_cast<uint32_t>(c.local.size()));
+    m.job = std::move(job.value());
     for (uint32_t r : c.local) {
-        w.put_u32(r);
         auto same = _ops.data_of(r, relation::same_node);
         if (!same.ok()) return same.status();
         auto other = _ops.data_of(r, relation::other_node);
         if (!other.ok()) return other.status();
-        PMIXCPP_RETURN_IF_ERROR(wire::encode_info_array(w, same->data(), same->size()));
-        PMIXCPP_RETURN_IF_ERROR(wire::encode_info_array(w, other->data(), other->size()));
+        m.ranks.push_back({r, std::move(same.value()), std::move(other.value())});
     }
+    PMIXCPP_RETURN_IF_ERROR(wire::encode(w, m));
     return w.data();
 }
 
@@ -360,35 +360,30 @@ void connect_service::fail(collective &c, pmix_status_t status, const std::strin
 Status connect_service::absorb(const std::vector<rendezvous_piece> &pieces) {
     std::map<std::string, std::vector<uint32_t>> local_peers;
     std::set<std::string> job_seen;
-    for (const auto &p : pieces) {
+    // Every contribution decoded before any is kept: a malformed one leaves no trace.
+    std::vector<wire::connect_contribution> decoded(pieces.size());
+    for (size_t i = 0; i < pieces.size(); ++i) {
+        if (pieces[i].nspace == _step.nspace) continue;
+        PMIXCPP_RETURN_IF_ERROR(wire::decode(pieces[i].contribution, &decoded[i])
+                                    .with_context("contribution of " + pieces[i].nspace));
+    }
+    for (size_t pi = 0; pi < pieces.size(); ++pi) {
+        const auto &p = pieces[pi];
         if (p.nspace == _step.nspace) continue;
-        wire::Reader r(p.contribution.data(), p.contribution.size());
-        std::string node;
-        InfoArray job;
-        uint32_t n = 0;
-        PMIXCPP_RETURN_IF_ERROR(r.get_string(&node, 4096));
-        PMIXCPP_RETURN_IF_ERROR(wire::decode_info_array(r, &job));
-        PMIXCPP_RETURN_IF_ERROR(r.get_u32(&n));
+        wire::connect_contribution &cm = decoded[pi];
+        InfoArray &job = cm.job;
         foreign_ns &f = _foreign[p.nspace];
-        const bool same_node = node == _step.node_name();
+        const bool same_node = cm.node == _step.node_name();
         if (job_seen.insert(p.nspace).second) {
             auto kept = filtered(job, [](const pmix_info_t &i) { return !node_relative(i.key); }, {});
             if (!kept.ok()) return kept.status();
             f.data[PMIX_RANK_WILDCARD] = std::move(kept.value());
             local_peers[p.nspace];
         }
-        for (uint32_t i = 0; i < n; ++i) {
-            uint32_t rank = 0;
-            InfoArray same, other;
-            PMIXCPP_RETURN_IF_ERROR(r.get_u32(&rank));
-            PMIXCPP_RETURN_IF_ERROR(wire::decode_info_array(r, &same));
-            PMIXCPP_RETURN_IF_ERROR(wire::decode_info_array(r, &other));
-            if (rank == PMIX_RANK_WILDCARD || rank == PMIX_RANK_UNDEF)
-                return Status(PMIX_ERR_BAD_PARAM, "contribution of " + p.nspace + " names rank " + std::to_string(rank));
-            f.data[rank] = same_node ? std::move(same) : std::move(other);
-            if (same_node) local_peers[p.nspace].push_back(rank);
+        for (auto &e : cm.ranks) {
+            f.data[e.rank] = same_node ? std::move(e.same_node) : std::move(e.other_node);
+            if (same_node) local_peers[p.nspace].push_back(e.rank);
         }
-        PMIXCPP_RETURN_IF_ERROR(r.expect_end());
     }
     // What is local to us: the other namespace's ranks on our node.
     for (auto &[n, ranks] : local_peers) {

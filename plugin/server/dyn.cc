@@ -15,6 +15,7 @@
 #include "../net/envelope.h"
 #include "value.h"
 #include "wire/codec.h"
+#include "wire/node_messages.h"
 
 namespace pmixcpp::server {
 
@@ -130,13 +131,15 @@ void dyn_service::on_client(uint64_t conn, uint32_t rank, uint16_t type, uint32_
         _ops.reply(conn, request_id, PMIX_ERR_UNREACH, "node 0's server is not reachable", {});
         return;
     }
-    // Forward to node 0: u8 type, u64 conn, u32 request id, u32 rank, bytes payload.
+    // Forward to node 0 (wire::pubsub_forward).
     wire::Writer w;
-    w.put_u8(static_cast<uint8_t>(type));
-    w.put_u64(conn);
-    w.put_u32(request_id);
-    w.put_u32(rank);
-    if (Status st = w.put_bytes(payload.data(), payload.size()); !st.ok()) {
+    wire::pubsub_forward fwd;
+    fwd.type = static_cast<uint8_t>(type);
+    fwd.conn = conn;
+    fwd.request_id = request_id;
+    fwd.rank = rank;
+    fwd.payload.assign(payload.begin(), payload.end());
+    if (Status st = wire::encode(w, fwd); !st.ok()) {
         _ops.reply(conn, request_id, st.code(), st.message(), {});
         return;
     }
@@ -151,12 +154,14 @@ void dyn_service::answer(const pubsub_requester &to, pmix_status_t status, const
         return;
     }
     if (!_ops.send_node) return;
-    // u64 conn, u32 request id, i32 status, str message, bytes body
     wire::Writer w;
-    w.put_u64(to.conn);
-    w.put_u32(to.request_id);
-    w.put_i32(status);
-    if (!w.put_string(message).ok() || !w.put_bytes(body.data(), body.size()).ok()) return;
+    wire::pubsub_answer a;
+    a.conn = to.conn;
+    a.request_id = to.request_id;
+    a.status = status;
+    a.message = message;
+    a.body.assign(body.begin(), body.end());
+    if (!wire::encode(w, a).ok()) return;
     _ops.send_node(to.node, net::kChannelPubsubReply, w.data());
 }
 
@@ -299,11 +304,10 @@ void dyn_service::rank_left(uint32_t rank) {
     // traffic at every rank's exit (the peer's server may be ending too).
     if (!_ops.send_node || _step_publishers.erase(rank) == 0) return;
     wire::Writer w;
-    w.put_u8(kRankLeft);
-    w.put_u64(0);
-    w.put_u32(0);
-    w.put_u32(rank);
-    if (!w.put_bytes(nullptr, 0).ok()) return;
+    wire::pubsub_forward left;
+    left.type = kRankLeft;
+    left.rank = rank;
+    if (!wire::encode(w, left).ok()) return;
     _ops.send_node(0, net::kChannelPubsubRequest, w.data());
 }
 
@@ -424,12 +428,8 @@ void dyn_service::signal_step(const std::vector<bool> &chosen, int sig, bool ter
         if (chosen[r] && r < _node_of.size() && _node_of[r] < by_node.size()) by_node[_node_of[r]].push_back(r);
     for (uint32_t n = 0; n < by_node.size(); ++n) {
         if (n == _step.node_id || by_node[n].empty() || !_ops.send_node) continue;
-        // i32 signal, u8 terminate, u32 n, u32 rank...
         wire::Writer w;
-        w.put_i32(sig);
-        w.put_u8(terminate ? 1 : 0);
-        w.put_u32(static_cast<uint32_t>(by_node[n].size()));
-        for (uint32_t r : by_node[n]) w.put_u32(r);
+        (void)wire::encode(w, wire::job_control_forward{sig, terminate, by_node[n]});
         _ops.send_node(n, net::kChannelJobControl, w.data());
     }
     if (_step.node_id < by_node.size()) signal_local(by_node[_step.node_id], sig, terminate);
@@ -466,18 +466,16 @@ void dyn_service::signal_local(const std::vector<uint32_t> &ranks, int sig, bool
 
 void dyn_service::on_node(uint32_t from, uint16_t channel, std::span<const uint8_t> body) {
     const char *ns = _step.nspace.c_str();
-    wire::Reader r(body.data(), body.size());
     if (channel == net::kChannelPubsubRequest) {
-        uint8_t type = 0;
+        wire::pubsub_forward m;
+        Status st = wire::decode(body, &m);
+        const uint8_t type = m.type;
         pubsub_requester who;
         who.node = from;
-        std::span<const uint8_t> payload;
-        Status st = r.get_u8(&type);
-        if (st.ok()) st = r.get_u64(&who.conn);
-        if (st.ok()) st = r.get_u32(&who.request_id);
-        if (st.ok()) st = r.get_u32(&who.rank);
-        if (st.ok()) st = r.get_bytes(&payload);
-        if (st.ok()) st = r.expect_end();
+        who.conn = m.conn;
+        who.request_id = m.request_id;
+        who.rank = m.rank;
+        std::span<const uint8_t> payload(m.payload);
         if (!st.ok() || _step.node_id != 0 || who.rank >= _step.ntasks || _node_of[who.rank] != from) {
             PMIXCPP_LOG_ERROR("%s: bad pubsub request from node %u dropped: %s", ns, from,
                               st.ok() ? "wrong node or rank" : st.message().c_str());
@@ -489,46 +487,25 @@ void dyn_service::on_node(uint32_t from, uint16_t channel, std::span<const uint8
         }
         handle_pubsub(who, type, payload);
     } else if (channel == net::kChannelPubsubReply) {
-        uint64_t conn = 0;
-        uint32_t request_id = 0;
-        int32_t status = 0;
-        std::string message;
-        std::span<const uint8_t> payload;
-        Status st = r.get_u64(&conn);
-        if (st.ok()) st = r.get_u32(&request_id);
-        if (st.ok()) st = r.get_i32(&status);
-        if (st.ok()) st = r.get_string(&message);
-        if (st.ok()) st = r.get_bytes(&payload);
-        if (st.ok()) st = r.expect_end();
+        wire::pubsub_answer m;
+        Status st = wire::decode(body, &m);
         if (!st.ok() || from != 0) {
             PMIXCPP_LOG_ERROR("%s: bad pubsub reply from node %u dropped: %s", ns, from,
                               st.ok() ? "not from node 0" : st.message().c_str());
             return;
         }
-        _ops.reply(conn, request_id, status, message, payload);
+        _ops.reply(m.conn, m.request_id, m.status, m.message, m.body);
     } else if (channel == net::kChannelJobControl) {
-        int32_t sig = 0;
-        uint8_t terminate = 0;
-        uint32_t n = 0;
-        Status st = r.get_i32(&sig);
-        if (st.ok()) st = r.get_u8(&terminate);
-        if (st.ok()) st = r.get_u32(&n);
-        if (st.ok() && (n > _step.ntasks || sig <= 0 || sig >= 65))
-            st = Status(PMIX_ERR_BAD_PARAM, "bad signal or rank count");
-        std::vector<uint32_t> ranks;
-        for (uint32_t i = 0; st.ok() && i < n; ++i) {
-            uint32_t rank = 0;
-            st = r.get_u32(&rank);
-            if (st.ok() && (rank >= _step.ntasks || _node_of[rank] != _step.node_id))
-                st = Status(PMIX_ERR_BAD_PARAM, "rank " + std::to_string(rank) + " is not on this node");
-            ranks.push_back(rank);
-        }
-        if (st.ok()) st = r.expect_end();
+        wire::job_control_forward m;
+        Status st = wire::decode(body, _step.ntasks, &m);
+        for (size_t i = 0; st.ok() && i < m.ranks.size(); ++i)
+            if (_node_of[m.ranks[i]] != _step.node_id)
+                st = Status(PMIX_ERR_BAD_PARAM, "rank " + std::to_string(m.ranks[i]) + " is not on this node");
         if (!st.ok()) {
             PMIXCPP_LOG_ERROR("%s: bad job control from node %u dropped: %s", ns, from, st.message().c_str());
             return;
         }
-        signal_local(ranks, sig, terminate != 0);
+        signal_local(m.ranks, m.signal, m.terminate);
     }
 }
 

@@ -7,6 +7,7 @@ std::vector<get_waiter> get_waits::take_if(Pred pred) {
     std::vector<get_waiter> out;
     for (auto it = _waiters.begin(); it != _waiters.end();) {
         if (pred(*it)) {
+            if (auto c = _per_conn.find(it->conn); c != _per_conn.end() && --c->second == 0) _per_conn.erase(c);
             out.push_back(std::move(*it));
             it = _waiters.erase(it);
         } else {

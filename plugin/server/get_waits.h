@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <list>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -24,7 +25,15 @@ struct get_waiter {
 
 class get_waits {
 public:
-    void add(get_waiter w) { _waiters.push_back(std::move(w)); }
+    void add(get_waiter w) {
+        ++_per_conn[w.conn];
+        _waiters.push_back(std::move(w));
+    }
+    // Waiters a connection has (the server caps them per client: kMaxWaitingGets).
+    size_t count_of(uint64_t conn) const {
+        auto it = _per_conn.find(conn);
+        return it == _per_conn.end() ? 0 : it->second;
+    }
 
     // Waiters on `target` for which ready(waiter) is true (called after `target` committed).
     std::vector<get_waiter> take_ready(uint32_t target, const std::function<bool(const get_waiter &)> &ready);
@@ -42,6 +51,7 @@ private:
     std::vector<get_waiter> take_if(Pred pred);
 
     std::list<get_waiter> _waiters;
+    std::map<uint64_t, size_t> _per_conn;
 };
 
 }  // namespace pmixcpp::server

@@ -34,6 +34,7 @@
 #include "log.h"
 #include "wire/frame.h"
 #include "wire/messages.h"
+#include "wire/node_messages.h"
 
 namespace pmixcpp::server {
 
@@ -121,6 +122,22 @@ const char *to_string(conn_state s) {
     return "unknown";
 }
 
+// What one client connection may cost the server (SECURITY.md, "Decoders and queues"):
+// - output it does not read: beyond kMaxReplyBacklog bytes or kMaxQueuedReplies replies not yet
+//   sent, the connection is closed (one log line);
+// - Gets waiting for data: kMaxWaitingGets, fences entered and not complete: kMaxFencesInFlight;
+//   beyond that PMIX_ERR_OUT_OF_RESOURCE at once;
+// - before its connect is accepted: frames of at most kConnectMaxPayload bytes, and at most
+//   kMaxPendingConnects such connections at a time (others are closed at accept).
+constexpr size_t kMaxReplyBacklog = 64u << 20;
+constexpr size_t kMaxQueuedReplies = 16384;
+constexpr size_t kMaxWaitingGets = 4096;
+constexpr size_t kMaxFencesInFlight = 1024;  // fences a client entered that have not completed
+constexpr uint32_t kConnectMaxPayload = 4096;
+constexpr size_t kMaxPendingConnects = 256;
+// accept() failing for want of descriptors (EMFILE/ENFILE): accepts pause this long.
+constexpr auto kAcceptBackoff = std::chrono::milliseconds(100);
+
 struct connection {
     uint64_t id = 0;
     unique_fd fd;
@@ -129,7 +146,11 @@ struct connection {
     wire::FrameReader reader;
     std::vector<uint8_t> out;
     size_t out_sent = 0;
+    uint64_t out_base = 0;  // stream position of out[0] (out is compacted as it is sent)
+    std::deque<uint64_t> reply_ends;  // stream positions where the replies not yet sent end
     bool close_after_flush = false;
+    bool overflowed = false;  // its backlog went over the limit: nothing more is read or queued
+    size_t fences = 0;        // fences entered, outcome not yet sent
     conn_state state = conn_state::awaiting_connect;
     uint32_t rank = PMIX_RANK_UNDEF;
     pid_t pid = 0;  // from SO_PEERCRED
@@ -140,6 +161,8 @@ struct connection {
     explicit connection(uint32_t max_payload) : reader(max_payload) {}
 };
 
+enum class queued { ok, overflow };
+
 enum class rank_state { not_connected, connected, finalized, died };
 
 // Get waiters whose requester is another node's server (direct modex): conn = kRemoteConn | node.
@@ -148,10 +171,7 @@ constexpr uint64_t kRemoteConn = 1ull << 63;
 // kXstepConn | an index of _xstep_gets.
 constexpr uint64_t kXstepConn = 1ull << 62;
 
-// Bodies of the direct-modex messages:
-//   request  u32 request id, u32 target rank, str key
-//   reply    u32 request id, u32 target rank, i32 status, str message, rank data (see encode_ranks)
-// Rank data (also a node's fence contribution): u32 n, n x (u32 rank, info[]).
+// Bodies of the node messages (direct modex, rank data of a fence, lost nodes): shared/wire/node_messages.h.
 
 // A path registered with PMIX_REGISTER_CLEANUP(_DIR), relative to the user's step directory.
 struct cleanup_entry {
@@ -236,6 +256,7 @@ private:
     static void on_timer(evutil_socket_t, short, void *arg);
     static void on_read(evutil_socket_t, short, void *arg);
     static void on_write(evutil_socket_t, short, void *arg);
+    static void on_accept_resume(evutil_socket_t, short, void *arg);
     template <typename F>
     static void guarded(const char *what, F &&f);
     void loop_main();
@@ -243,6 +264,14 @@ private:
     void accept_clients();
     void read_from(uint64_t conn_id);
     void flush(connection &c);
+    // Append a frame to the connection's output; over the backlog limits the connection is
+    // closed (from the loop, after the current handler) instead and overflow is returned.
+    queued queue_output(connection &c, std::span<const uint8_t> frame);
+    void pause_accepts(int err);
+    bool _accept_paused = false;
+    size_t _pending_refused = 0;  // connections refused since the last accepted one (logged once)
+    size_t _accept_pauses = 0;    // pauses since the last accepted connection (logged once)
+    size_t pending_connects() const;
     void close_connection(uint64_t conn_id, const std::string &reason);
     connection *find(uint64_t conn_id);
     void rearm_timer();
@@ -256,6 +285,11 @@ private:
     void handle_commit(connection &c, const wire::Frame &f);
     void handle_fence(connection &c, const wire::Frame &f);
     void handle_get(connection &c, const wire::Frame &f);
+    bool room_for_get(const get_waiter &w);
+    // Most procs a client's request may name: the step's ranks and up to kMaxForeignProcs of
+    // other namespaces (connect, fences and job control across steps).
+    static constexpr uint32_t kMaxForeignProcs = 65536;
+    uint32_t max_procs() const { return _step.ntasks + kMaxForeignProcs; }
     void handle_job_control(connection &c, const wire::Frame &f);
     void handle_log(connection &c, const wire::Frame &f);
     void handle_notify(connection &c, const wire::Frame &f);  // events: see events.h
@@ -338,6 +372,8 @@ private:
                            const std::string &message);
     Result<std::vector<uint8_t>> encode_ranks(const std::vector<uint32_t> &ranks) const;
     Status store_ranks(uint32_t from_node, std::span<const uint8_t> bytes, std::vector<uint32_t> *ranks);
+    Status store_ranks(uint32_t from_node, const std::vector<wire::rank_data_entry> &entries,
+                       std::vector<uint32_t> *ranks);
     void answer_ready_gets(uint32_t rank);
     // Node `node` of the step is lost (noticed here by the transport, or told by another node):
     // tell the other nodes (if noticed here), raise PMIX_ERR_NODE_DOWN for the local ranks, fail
@@ -625,16 +661,62 @@ connection *server_impl::find(uint64_t conn_id) {
     return it == _conns.end() ? nullptr : it->second.get();
 }
 
+void server_impl::on_accept_resume(evutil_socket_t, short, void *arg) {
+    auto *self = static_cast<server_impl *>(arg);
+    guarded("accept resume", [&] {
+        if (!self->_accept_paused || !self->_ev_listen) return;
+        self->_accept_paused = false;
+        event_add(self->_ev_listen.get(), nullptr);
+        self->accept_clients();
+        self->rearm_timer();
+    });
+}
+
+// Out of descriptors: the listening socket stays readable, so a persistent read event would
+// spin. Stop watching it for kAcceptBackoff (one log line until an accept succeeds again).
+void server_impl::pause_accepts(int err) {
+    if (_accept_paused) return;
+    if (_accept_pauses++ == 0)
+        PMIXCPP_LOG_ERROR("%s: accept on %s: %s; pausing new connections for %lld ms at a time until descriptors "
+                          "are free",
+                          _step.nspace.c_str(), _step.server_socket.c_str(), strerror(err),
+                          static_cast<long long>(kAcceptBackoff.count()));
+    timeval tv{};
+    tv.tv_usec = static_cast<suseconds_t>(std::chrono::microseconds(kAcceptBackoff).count());
+    // A one-shot event that the base owns (freed with it if it never fires).
+    if (event_base_once(_base.get(), -1, EV_TIMEOUT, on_accept_resume, this, &tv) != 0) return;
+    event_del(_ev_listen.get());
+    _accept_paused = true;
+}
+
+size_t server_impl::pending_connects() const {
+    size_t n = 0;
+    for (const auto &[id, c] : _conns)
+        if (c->state == conn_state::awaiting_connect) ++n;
+    return n;
+}
+
 void server_impl::accept_clients() {
-    while (true) {
+    size_t pending = pending_connects();
+    while (!_accept_paused) {
         int fd = accept4(_listen_fd.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0) {
             if (errno == EINTR) continue;
+            if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+                pause_accepts(errno);
+                return;
+            }
             if (errno != EAGAIN && errno != EWOULDBLOCK && errno != ECONNABORTED)
                 PMIXCPP_LOG_ERROR("%s: accept on %s: %m", _step.nspace.c_str(), _step.server_socket.c_str());
             return;
         }
         unique_fd guard(fd);
+        if (pending >= kMaxPendingConnects) {
+            if (!_pending_refused++)
+                PMIXCPP_LOG_ERROR("%s: refusing clients: %zu connections have not completed their connect",
+                                  _step.nspace.c_str(), pending);
+            continue;
+        }
         ucred cred{};
         socklen_t len = sizeof(cred);
         if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) {
@@ -647,7 +729,7 @@ void server_impl::accept_clients() {
                               static_cast<unsigned>(_step.uid));
             continue;
         }
-        auto c = std::make_unique<connection>(_opts.max_payload);
+        auto c = std::make_unique<connection>(std::min(_opts.max_payload, kConnectMaxPayload));
         c->id = _next_conn++;
         c->pid = cred.pid;
         // Only processes of this step: descendants of this slurmstepd. Another process of the
@@ -678,6 +760,13 @@ void server_impl::accept_clients() {
                           static_cast<int>(cred.pid), static_cast<unsigned long long>(c->id));
         uint64_t id = c->id;
         _conns.emplace(id, std::move(c));
+        ++pending;
+        _pending_refused = 0;
+        if (_accept_pauses) {
+            PMIXCPP_LOG_VERBOSE("%s: accepting connections again (after %zu pauses)", _step.nspace.c_str(),
+                                _accept_pauses);
+            _accept_pauses = 0;
+        }
     }
 }
 
@@ -712,6 +801,7 @@ void server_impl::read_from(uint64_t conn_id) {
             }
             if (!f->has_value()) break;
             if (!dispatch(*c, **f)) return;
+            if (c->overflowed) return;
         }
         if (static_cast<size_t>(n) < sizeof(buf)) return;
     }
@@ -730,9 +820,19 @@ void server_impl::flush(connection &c) {
             return;
         }
         c.out_sent += static_cast<size_t>(n);
+        while (!c.reply_ends.empty() && c.reply_ends.front() <= c.out_base + c.out_sent) c.reply_ends.pop_front();
+        // A client that reads while more is queued never drains `out`: drop what was sent.
+        if (c.out_sent >= (1u << 20) && c.out_sent * 2 >= c.out.size()) {
+            c.out.erase(c.out.begin(), c.out.begin() + static_cast<std::ptrdiff_t>(c.out_sent));
+            c.out_base += c.out_sent;
+            c.out_sent = 0;
+        }
     }
     c.out.clear();
+    if (c.out.capacity() > (1u << 20)) c.out.shrink_to_fit();  // a burst is over: give its memory back
+    c.out_base += c.out_sent;
     c.out_sent = 0;
+    c.reply_ends.clear();
     event_del(c.ev_write.get());
     if (c.close_after_flush) close_connection(c.id, "refused");
 }
@@ -866,8 +966,29 @@ void server_impl::send_reply(uint64_t conn_id, uint32_t request_id, pmix_status_
         frame = wire::encode_frame(static_cast<uint16_t>(wire::msg_type::reply), 0, request_id, small.data());
         if (!frame.ok()) return;
     }
-    c->out.insert(c->out.end(), frame->begin(), frame->end());
-    flush(*c);
+    if (queue_output(*c, frame.value()) == queued::ok) flush(*c);
+}
+
+queued server_impl::queue_output(connection &c, std::span<const uint8_t> frame) {
+    if (c.overflowed) return queued::overflow;
+    const size_t backlog = c.out.size() - c.out_sent;
+    if (backlog + frame.size() > kMaxReplyBacklog || c.reply_ends.size() >= kMaxQueuedReplies) {
+        c.overflowed = true;
+        std::string why = "closed by the server: it does not read its replies (" + std::to_string(backlog) +
+                          " bytes, " + std::to_string(c.reply_ends.size()) + " replies queued)";
+        // Stop reading it and free the backlog now; close (one log line) from the loop, after the
+        // handler that queued this (it may still hold the connection).
+        event_del(c.ev_read.get());
+        event_del(c.ev_write.get());
+        std::vector<uint8_t>().swap(c.out);
+        c.out_sent = 0;
+        c.reply_ends.clear();
+        post([this, id = c.id, why] { close_connection(id, why); });
+        return queued::overflow;
+    }
+    c.out.insert(c.out.end(), frame.begin(), frame.end());
+    c.reply_ends.push_back(c.out_base + c.out.size());
+    return queued::ok;
 }
 
 void server_impl::send_fence_outcomes(const std::vector<fence_outcome> &outcomes) {
@@ -881,6 +1002,7 @@ void server_impl::send_fence_outcomes(const std::vector<fence_outcome> &outcomes
             else PMIXCPP_LOG_WARNING("%s: %s", _step.nspace.c_str(), path.status().message().c_str());
         }
         for (const auto &w : o.waiters) {
+            if (connection *c = find(w.conn); c && c->fences > 0) --c->fences;
             if (snapshot.empty()) {
                 send_reply(w.conn, w.request_id, o.status, o.message);
                 continue;
@@ -1091,13 +1213,13 @@ bool server_impl::dispatch(connection &c, const wire::Frame &f) {
     default: close_connection(id, "unexpected message type " + std::to_string(f.type)); break;
     }
     connection *still = find(id);
-    return still && !still->close_after_flush;
+    return still && !still->close_after_flush && !still->overflowed;
 }
 
 // Decode a payload or close the connection with the reason.
 #define DECODE_OR_CLOSE(msg_struct, what)                                                            \
     msg_struct m;                                                                                    \
-    if (Status _st = wire::decode_payload(f.payload, &m); !_st.ok()) {                              \
+    if (Status _st = wire::decode_payload(f.payload, &m, max_procs()); !_st.ok()) {                \
         close_connection(c.id, std::string("malformed ") + (what) + " payload: " + _st.message()); \
         return;                                                                                      \
     }
@@ -1127,6 +1249,7 @@ void server_impl::handle_connect(connection &c, const wire::Frame &f) {
     }
     c.rank = m.rank;
     c.state = conn_state::active;
+    c.reader.set_max_payload(_opts.max_payload);  // connected: frames up to the configured size
     _rank_conn[m.rank] = c.id;
     if (_rank_state[m.rank] != rank_state::not_connected)
         PMIXCPP_LOG_VERBOSE("%s: rank %u connects again (pid %d)", ns, m.rank, static_cast<int>(c.pid));
@@ -1202,6 +1325,12 @@ void server_impl::handle_fence(connection &c, const wire::Frame &f) {
         send_reply(c.id, f.id, participants.status().code(), participants.status().message());
         return;
     }
+    if (c.fences >= kMaxFencesInFlight) {
+        send_reply(c.id, f.id, PMIX_ERR_OUT_OF_RESOURCE,
+                   "too many fences in flight (" + std::to_string(kMaxFencesInFlight) + " per client)");
+        return;
+    }
+    ++c.fences;
     fence_waiter w{c.id, f.id, c.rank};
     auto deadline = info_deadline(m.infos);
     if (_multinode) deadline = remote_deadline(deadline);
@@ -1218,6 +1347,14 @@ void server_impl::handle_fence(connection &c, const wire::Frame &f) {
     auto done = std::move(_done_in_entry);
     _done_in_entry.clear();
     for (auto &[instance, result] : done) finish_remote_fence(instance, std::move(result));
+}
+
+// A client may have kMaxWaitingGets Gets waiting; the next one fails at once.
+bool server_impl::room_for_get(const get_waiter &w) {
+    if (_gets.count_of(w.conn) < kMaxWaitingGets) return true;
+    fail_get(w, PMIX_ERR_OUT_OF_RESOURCE,
+             "too many Gets waiting (" + std::to_string(kMaxWaitingGets) + " per client)");
+    return false;
 }
 
 void server_impl::handle_get(connection &c, const wire::Frame &f) {
@@ -1268,6 +1405,7 @@ void server_impl::handle_get(connection &c, const wire::Frame &f) {
                          " without committing " + what);
             return;
         }
+        if (!room_for_get(w)) return;
         PMIXCPP_LOG_TRACE("%s: rank %u waits for %s of rank %u", ns, w.requester, what.c_str(), w.target);
         _gets.add(std::move(w));
         return;
@@ -1286,6 +1424,7 @@ void server_impl::handle_get(connection &c, const wire::Frame &f) {
                  "rank " + std::to_string(w.target) + " is on node " + _step.node_names.at(target_node) + ", which is lost");
         return;
     }
+    if (!room_for_get(w)) return;
     PMIXCPP_LOG_TRACE("%s: rank %u waits for %s of remote rank %u", ns, w.requester, what.c_str(), w.target);
     w.deadline = remote_deadline(w.deadline);
     uint32_t target = w.target;
@@ -1456,7 +1595,8 @@ bool server_impl::queue_event_frame(uint32_t rank, std::span<const uint8_t> fram
     if (rank >= _rank_conn.size() || _rank_conn[rank] == 0) return false;
     connection *c = find(_rank_conn[rank]);
     if (!c || c->state != conn_state::active) return false;
-    if (c->out.size() - c->out_sent + frame.size() > kMaxEventBacklog) return false;
+    // Events beyond kMaxEventBacklog are dropped for that client (events.h); they never close it.
+    if (c->overflowed || c->out.size() - c->out_sent + frame.size() > kMaxEventBacklog) return false;
     c->out.insert(c->out.end(), frame.begin(), frame.end());
     event_add(c->ev_write.get(), nullptr);
     return true;
@@ -1577,42 +1717,39 @@ std::optional<server_clock::time_point> server_impl::remote_deadline(std::option
 }
 
 Result<std::vector<uint8_t>> server_impl::encode_ranks(const std::vector<uint32_t> &ranks) const {
-    wire::Writer w;
-    size_t count_at = w.size();
-    w.put_u32(0);
-    uint32_t n = 0;
+    std::vector<wire::rank_data_entry> entries;
     for (uint32_t r : ranks) {
         if (!_kvs.has_committed(r)) continue;
         auto data = _kvs.visible_data(r, relation::other_node, false);
         if (!data.ok()) return data.status();
         if (data->empty()) continue;
-        w.put_u32(r);
-        PMIXCPP_RETURN_IF_ERROR(wire::encode_info_array(w, data->data(), data->size()));
-        ++n;
+        entries.push_back({r, std::move(data.value())});
     }
-    std::vector<uint8_t> out = w.take();
-    for (int i = 0; i < 4; ++i) out[count_at + i] = static_cast<uint8_t>(n >> (8 * i));
-    return out;
+    wire::Writer w;
+    PMIXCPP_RETURN_IF_ERROR(wire::encode_rank_data(w, entries));
+    return w.take();
 }
 
 Status server_impl::store_ranks(uint32_t from_node, std::span<const uint8_t> bytes, std::vector<uint32_t> *ranks) {
     if (bytes.empty()) return Status::success();  // a fence without data
-    wire::Reader r(bytes);
-    uint32_t n = 0;
-    PMIXCPP_RETURN_IF_ERROR(r.get_u32(&n));
-    for (uint32_t i = 0; i < n; ++i) {
-        uint32_t rank = 0;
-        InfoArray infos;
-        PMIXCPP_RETURN_IF_ERROR(r.get_u32(&rank));
-        PMIXCPP_RETURN_IF_ERROR(wire::decode_info_array(r, &infos));
-        if (rank >= _step.ntasks || _node_of[rank] != from_node)
-            return Status(PMIX_ERR_BAD_PARAM, "data of rank " + std::to_string(rank) + " from node " +
+    std::vector<wire::rank_data_entry> entries;
+    PMIXCPP_RETURN_IF_ERROR(wire::decode_rank_data(bytes, _step.ntasks, &entries));
+    return store_ranks(from_node, entries, ranks);
+}
+
+Status server_impl::store_ranks(uint32_t from_node, const std::vector<wire::rank_data_entry> &entries,
+                                std::vector<uint32_t> *ranks) {
+    // Every rank checked before anything is stored: a bad message leaves no trace.
+    for (const auto &e : entries)
+        if (e.rank >= _step.ntasks || _node_of[e.rank] != from_node)
+            return Status(PMIX_ERR_BAD_PARAM, "data of rank " + std::to_string(e.rank) + " from node " +
                                                   std::to_string(from_node) + ", which does not host it");
-        std::vector<uint8_t> scopes(infos.size(), PMIX_GLOBAL);
-        PMIXCPP_RETURN_IF_ERROR(_kvs.commit(rank, scopes.data(), infos.data(), infos.size()));
-        if (ranks) ranks->push_back(rank);
+    for (const auto &e : entries) {
+        std::vector<uint8_t> scopes(e.infos.size(), PMIX_GLOBAL);
+        PMIXCPP_RETURN_IF_ERROR(_kvs.commit(e.rank, scopes.data(), e.infos.data(), e.infos.size()));
+        if (ranks) ranks->push_back(e.rank);
     }
-    return r.expect_end();
+    return Status::success();
 }
 
 Status server_impl::start_remote_fence(uint64_t instance, const std::vector<uint32_t> &participants, bool collect) {
@@ -1708,10 +1845,9 @@ void server_impl::node_lost(uint32_t node, const std::string &why, bool noticed_
     if (_net) {
         _net->forget(node);
         if (noticed_here) {
-            // Body: u32 node, str reason. The others may have no connection to it.
+            // The others may have no connection to it.
             wire::Writer w;
-            w.put_u32(node);
-            (void)w.put_string(why.substr(0, 1024));
+            (void)wire::encode(w, wire::node_down_message{node, why.substr(0, 1024)});
             for (uint32_t n = 0; n < _node_lost.size(); ++n)
                 if (n != _step.node_id && !_node_lost[n]) _net->send(n, net::channel::node_down, w.data());
         }
@@ -1774,15 +1910,12 @@ void server_impl::settle_queries() {
 }
 
 void server_impl::handle_query(uint32_t from, const std::vector<uint8_t> &body) {
-    wire::Reader r(body.data(), body.size());
-    uint8_t kind = 0, yes = 0;
-    uint32_t node = 0;
-    Status st = r.get_u8(&kind);
-    if (st.ok()) st = r.get_u32(&node);
-    if (st.ok() && kind == 2) st = r.get_u8(&yes);
-    if (st.ok()) st = r.expect_end();
-    if (st.ok() && ((kind != 1 && kind != 2) || node >= _node_lost.size() || yes > 1))
-        st = Status(PMIX_ERR_BAD_PARAM, "kind " + std::to_string(kind) + ", node " + std::to_string(node));
+    wire::node_query_message q;
+    Status st = wire::decode(body, &q);
+    if (st.ok() && q.node >= _node_lost.size()) st = Status(PMIX_ERR_BAD_PARAM, "about node " + std::to_string(q.node));
+    const uint8_t kind = q.kind;
+    const uint32_t node = q.node;
+    const bool yes = q.said_goodbye;
     if (!st.ok() || !_net) {
         PMIXCPP_LOG_ERROR("%s: malformed node query from node %u dropped: %s", _step.nspace.c_str(), from,
                           st.message().c_str());
@@ -1790,9 +1923,7 @@ void server_impl::handle_query(uint32_t from, const std::vector<uint8_t> &body) 
     }
     if (kind == 1) {
         wire::Writer w;
-        w.put_u8(2);
-        w.put_u32(node);
-        w.put_u8(_net->said_goodbye(node) ? 1 : 0);
+        (void)wire::encode(w, wire::node_query_message{2, node, _net->said_goodbye(node)});
         _net->send(from, net::channel::node_query, w.data());
         return;
     }
@@ -1810,12 +1941,10 @@ void server_impl::handle_query(uint32_t from, const std::vector<uint8_t> &body) 
 }
 
 void server_impl::handle_node_down(uint32_t from, const std::vector<uint8_t> &body) {
-    wire::Reader r(body.data(), body.size());
-    uint32_t node = 0;
-    std::string why;
-    Status st = r.get_u32(&node);
-    if (st.ok()) st = r.get_string(&why, 4096);
-    if (st.ok()) st = r.expect_end();
+    wire::node_down_message m;
+    Status st = wire::decode(body, &m);
+    const uint32_t node = m.node;
+    const std::string &why = m.why;
     if (st.ok() && (node >= _node_lost.size() || node == from))
         st = Status(PMIX_ERR_BAD_PARAM, "about node " + std::to_string(node));
     if (!st.ok()) {
@@ -1844,11 +1973,12 @@ void server_impl::probe_nodes(const std::vector<uint32_t> &nodes) {
 }
 
 void server_impl::handle_probe(uint32_t from, const std::vector<uint8_t> &body) {
-    if (body.size() != 1 || (body[0] != 1 && body[0] != 2)) {
-        PMIXCPP_LOG_ERROR("%s: malformed probe from node %u dropped", _step.nspace.c_str(), from);
+    wire::probe_kind kind;
+    if (Status st = wire::decode(body, &kind); !st.ok()) {
+        PMIXCPP_LOG_ERROR("%s: malformed probe from node %u dropped: %s", _step.nspace.c_str(), from, st.message().c_str());
         return;
     }
-    if (body[0] == 2) {
+    if (kind == wire::probe_kind::pong) {
         if (_probes.erase(from))
             PMIXCPP_LOG_VERBOSE("%s: node %s answered the probe", _step.nspace.c_str(), _step.node_names.at(from).c_str());
         return;
@@ -1938,22 +2068,17 @@ void server_impl::request_dmodex(uint32_t target, const std::string &key) {
     if (_next_dmodex == 0) _next_dmodex = 1;
     _dmodex_pending[target] = {id, now};
     wire::Writer w;
-    w.put_u32(id);
-    w.put_u32(target);
-    if (!w.put_string(key).ok()) return;
+    if (!wire::encode(w, wire::dmodex_request{id, target, key}).ok()) return;
     PMIXCPP_LOG_TRACE("%s: dmodex request %u for %s of rank %u to node %s", _step.nspace.c_str(), id,
                       key.empty() ? "(all data)" : key.c_str(), target, _step.node_names.at(_node_of[target]).c_str());
     _net->send(_node_of[target], net::channel::dmodex_request, w.data());
 }
 
 void server_impl::handle_dmodex_request(uint32_t from, const std::vector<uint8_t> &body) {
-    wire::Reader r(body.data(), body.size());
-    uint32_t id = 0, target = 0;
-    std::string key;
-    Status st = r.get_u32(&id);
-    if (st.ok()) st = r.get_u32(&target);
-    if (st.ok()) st = r.get_string(&key, PMIX_MAX_KEYLEN);
-    if (st.ok()) st = r.expect_end();
+    wire::dmodex_request m;
+    Status st = wire::decode(body, &m);
+    const uint32_t id = m.id, target = m.target;
+    const std::string &key = m.key;
     if (!st.ok()) {
         PMIXCPP_LOG_ERROR("%s: malformed dmodex request from node %u dropped: %s", _step.nspace.c_str(), from,
                           st.message().c_str());
@@ -1986,10 +2111,12 @@ void server_impl::handle_dmodex_request(uint32_t from, const std::vector<uint8_t
 void server_impl::send_dmodex_reply(uint32_t node, uint32_t request_id, uint32_t target, pmix_status_t status,
                                     const std::string &message) {
     wire::Writer w;
-    w.put_u32(request_id);
-    w.put_u32(target);
-    w.put_i32(status);
-    (void)w.put_string(message);
+    wire::dmodex_reply head;
+    head.id = request_id;
+    head.target = target;
+    head.status = status;
+    head.message = message;
+    (void)wire::encode_head(w, head);
     if (status == PMIX_SUCCESS) {
         std::vector<uint32_t> ranks{target};
         if (_opts.multinode.dmodex_node) ranks = _step.local_ranks();
@@ -2004,23 +2131,15 @@ void server_impl::send_dmodex_reply(uint32_t node, uint32_t request_id, uint32_t
 }
 
 void server_impl::handle_dmodex_reply(uint32_t from, const std::vector<uint8_t> &body) {
-    wire::Reader r(body.data(), body.size());
-    uint32_t id = 0, target = 0;
-    int32_t status = 0;
-    std::string message;
-    Status st = r.get_u32(&id);
-    if (st.ok()) st = r.get_u32(&target);
-    if (st.ok()) st = r.get_i32(&status);
-    if (st.ok()) st = r.get_string(&message, 1u << 16);
+    wire::dmodex_reply m;
+    Status st = wire::decode(body, _step.ntasks, &m);
+    const uint32_t id = m.id, target = m.target;
+    const int32_t status = m.status;
+    const std::string &message = m.message;
     std::vector<uint32_t> ranks;
     if (st.ok() && (target >= _step.ntasks || _node_of[target] != from))
         st = Status(PMIX_ERR_BAD_PARAM, "reply about rank " + std::to_string(target) + ", not hosted there");
-    if (st.ok() && status == PMIX_SUCCESS) {
-        const uint8_t *rest = nullptr;
-        size_t n = r.remaining();
-        st = r.get_raw(n, &rest);
-        if (st.ok()) st = store_ranks(from, std::span<const uint8_t>(rest, n), &ranks);
-    }
+    if (st.ok() && status == PMIX_SUCCESS) st = store_ranks(from, m.data, &ranks);
     if (!st.ok()) {
         PMIXCPP_LOG_ERROR("%s: malformed dmodex reply from node %s dropped: %s", _step.nspace.c_str(),
                           _step.node_names.at(from).c_str(), st.message().c_str());

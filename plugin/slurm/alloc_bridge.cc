@@ -693,49 +693,23 @@ namespace server {
 
 agent_alloc_host::~agent_alloc_host() {
     _cancel = true;
-    std::lock_guard<std::mutex> lock(_mutex);
-    for (auto &c : _calls)
-        if (c.thread.joinable()) c.thread.join();
-    _calls.clear();
-}
-
-void agent_alloc_host::reap() {
-    for (auto it = _calls.begin(); it != _calls.end();) {
-        if (it->done->load()) {
-            if (it->thread.joinable()) it->thread.join();
-            it = _calls.erase(it);
-        } else {
-            ++it;
-        }
-    }
+    _workers.close();
 }
 
 void agent_alloc_host::forward_alloc(std::vector<uint8_t> request, int timeout_sec, reply_fn done) {
-    std::lock_guard<std::mutex> lock(_mutex);
-    reap();
-    if (_calls.size() >= kMaxInFlight) {
-        done(Status(PMIX_ERR_OUT_OF_RESOURCE,
-                    "too many allocation requests in flight on this node (" + std::to_string(kMaxInFlight) + ")"));
-        return;
-    }
     // Pending requests may wait long in Slurm: pmix.timeout (+ a margin for the bridge to answer
     // first), else a week.
     const int timeout_ms =
         timeout_sec > 0 ? static_cast<int>(std::min<int64_t>(int64_t(timeout_sec) + 30, INT32_MAX / 1000) * 1000)
                         : 7 * 24 * 3600 * 1000;
-    auto flag = std::make_shared<std::atomic<bool>>(false);
-    try {
-        std::thread t([this, request = std::move(request), timeout_ms, done, flag] {
+    Status st = _workers.start(
+        [this, request = std::move(request), timeout_ms, done] {
             auto answer = agent_alloc_call(_host, _port, _secret, request, timeout_ms, &_cancel);
-            if (!answer.ok() && _cancel.load())
-                answer = Status(PMIX_ERR_JOB_CANCELED, "the step is ending");
+            if (!answer.ok() && _cancel.load()) answer = Status(PMIX_ERR_JOB_CANCELED, "the step is ending");
             done(std::move(answer));
-            flag->store(true);
-        });
-        _calls.push_back(call{std::move(t), flag});
-    } catch (const std::exception &e) {
-        done(Status(PMIX_ERR_OUT_OF_RESOURCE, std::string("cannot start a thread for the request: ") + e.what()));
-    }
+        },
+        "allocation requests");
+    if (!st.ok()) done(st);
 }
 
 }  // namespace server

@@ -47,6 +47,7 @@
 #include <thread>
 #include <vector>
 
+#include "../common/workers.h"
 #include "../common/alloc_request.h"
 #include "../common/alloc_table.h"
 #include "../server/alloc.h"
@@ -128,20 +129,14 @@ public:
     ~agent_alloc_host() override;  // cancels and joins the calls in flight
     void forward_alloc(std::vector<uint8_t> request, int timeout_sec, reply_fn done) override;
 
-    static constexpr size_t kMaxInFlight = 256;
+    static constexpr size_t kMaxInFlight = 256;  // beyond: PMIX_ERR_OUT_OF_RESOURCE at once
 
 private:
-    void reap();  // join finished threads (under _mutex)
     sockaddr_storage _host;
     uint16_t _port;
     std::string _secret;
     std::atomic<bool> _cancel{false};
-    std::mutex _mutex;
-    struct call {
-        std::thread thread;
-        std::shared_ptr<std::atomic<bool>> done;
-    };
-    std::list<call> _calls;
+    bounded_workers _workers{kMaxInFlight};
 };
 
 }  // namespace server

@@ -58,6 +58,41 @@ void Writer::put_raw(const void *data, size_t size) {
 }
 
 // --- Reader ----------------------------------------------------------------------------------
+size_t decode_budget_for(size_t input_bytes) {
+    if (input_bytes > (kMaxDecodeBudget - kDecodeBudgetSlack) / kDecodeBudgetFactor) return kMaxDecodeBudget;
+    return input_bytes * kDecodeBudgetFactor + kDecodeBudgetSlack;
+}
+
+Status Reader::charge(size_t bytes, const char *what) {
+    if (bytes > _budget - _charged)
+        return Status(PMIX_ERR_OUT_OF_RESOURCE, std::string(what) + ": " + std::to_string(bytes) +
+                                                    " more bytes exceed the decode budget of the message (" +
+                                                    std::to_string(_budget) + " bytes for " +
+                                                    std::to_string(_size) + " input bytes)");
+    _charged += bytes;
+    return Status::success();
+}
+
+Status Reader::take_count(uint64_t count, size_t min_wire, size_t mem_size, const char *what, uint64_t max_count) {
+    if (count > max_count)
+        return Status(PMIX_ERR_UNPACK_FAILURE,
+                      std::string(what) + ": count " + std::to_string(count) + " exceeds the limit " +
+                          std::to_string(max_count));
+    if (min_wire == 0) min_wire = 1;
+    if (count > remaining() / min_wire)
+        return Status(PMIX_ERR_UNPACK_READ_PAST_END_OF_BUFFER,
+                      std::string(what) + ": count " + std::to_string(count) + " cannot fit in " +
+                          std::to_string(remaining()) + " remaining bytes");
+    // count <= remaining: no overflow unless mem_size is absurd
+    if (mem_size != 0 && count > (_budget - _charged) / mem_size)
+        return Status(PMIX_ERR_OUT_OF_RESOURCE,
+                      std::string(what) + ": " + std::to_string(count) + " elements of " + std::to_string(mem_size) +
+                          " bytes exceed the decode budget of the message (" + std::to_string(_budget) +
+                          " bytes for " + std::to_string(_size) + " input bytes)");
+    _charged += static_cast<size_t>(count) * mem_size;
+    return Status::success();
+}
+
 Status Reader::need(size_t n) const {
     if (n > _size - _pos)
         return Status(PMIX_ERR_UNPACK_READ_PAST_END_OF_BUFFER,
@@ -172,6 +207,10 @@ Status Reader::get_string_view(std::string_view *sv, bool *is_null, size_t max_l
         _pos = start;
         return Status(PMIX_ERR_UNPACK_FAILURE, "string contains a NUL byte");
     }
+    if (st = charge(static_cast<size_t>(len) + 1, "string"); !st.ok()) {
+        _pos = start;
+        return st;
+    }
     _pos += len;
     *is_null = false;
     *sv = std::string_view(p, len);
@@ -216,6 +255,7 @@ Status Reader::get_bytes(std::span<const uint8_t> *bytes) {
     uint32_t len;
     PMIXCPP_RETURN_IF_ERROR(get_u32(&len));
     Status st = need(len);
+    if (st.ok()) st = charge(len, "byte block");
     if (!st.ok()) {
         _pos = start;
         return st.with_context("byte block");
@@ -319,14 +359,8 @@ size_t min_wire_size(pmix_data_type_t type) {
     }
 }
 
-Status check_count(const Reader &r, uint32_t count, size_t min_size, const char *what) {
-    if (count > kMaxElementCount)
-        return bad(std::string(what) + ": count " + std::to_string(count) + " exceeds limit");
-    if (static_cast<uint64_t>(count) * min_size > r.remaining())
-        return Status(PMIX_ERR_UNPACK_READ_PAST_END_OF_BUFFER,
-                      std::string(what) + ": count " + std::to_string(count) + " cannot fit in " +
-                          std::to_string(r.remaining()) + " remaining bytes");
-    return Status::success();
+Status check_count(Reader &r, uint32_t count, size_t min_wire, size_t mem_size, const char *what) {
+    return r.take_count(count, min_wire, mem_size, what);
 }
 
 // A bounded, NUL-terminated char array (key or nspace) from the wire into fixed storage.
@@ -375,7 +409,7 @@ Status decode_coord(Reader &r, pmix_coord_t *c) {
     uint32_t dims;
     PMIXCPP_RETURN_IF_ERROR(r.get_u8(&c->view));
     PMIXCPP_RETURN_IF_ERROR(r.get_u32(&dims));
-    PMIXCPP_RETURN_IF_ERROR(check_count(r, dims, 4, "coord"));
+    PMIXCPP_RETURN_IF_ERROR(check_count(r, dims, 4, sizeof(uint32_t), "coord"));
     if (dims == 0) return Status::success();
     c->coord = static_cast<uint32_t *>(calloc(dims, sizeof(uint32_t)));
     if (c->coord == nullptr) return Status(PMIX_ERR_NOMEM, "out of memory decoding coord");
@@ -404,7 +438,8 @@ Status decode_argv(Reader &r, char ***argv) {
         *argv = nullptr;
         return Status::success();
     }
-    PMIXCPP_RETURN_IF_ERROR(check_count(r, n, 4, "argv"));
+    PMIXCPP_RETURN_IF_ERROR(check_count(r, n, 4, sizeof(char *), "argv"));
+    PMIXCPP_RETURN_IF_ERROR(r.charge(sizeof(char *), "argv"));  // the terminating NULL
     char **out = static_cast<char **>(calloc(static_cast<size_t>(n) + 1, sizeof(char *)));
     if (out == nullptr) return Status(PMIX_ERR_NOMEM, "out of memory decoding argv");
     *argv = out;  // owned by the caller's element from here on (element_destruct frees it)
@@ -454,7 +489,7 @@ Status decode_darray_impl(Reader &r, pmix_data_array_t *a, int depth) {
     if (min == 0 || esize == 0)
         return Status(PMIX_ERR_UNKNOWN_DATA_TYPE,
                       "data array of unknown/unsupported type " + std::to_string(type));
-    PMIXCPP_RETURN_IF_ERROR(check_count(r, count, min, "data array"));
+    PMIXCPP_RETURN_IF_ERROR(check_count(r, count, min, esize, "data array"));
     a->type = type;
     if (count == 0) return Status::success();
     char *elems = static_cast<char *>(calloc(count, esize));
@@ -760,7 +795,7 @@ Status decode_element(Reader &r, pmix_data_type_t type, void *e, int depth) {
             PMIXCPP_RETURN_IF_ERROR(r.get_cstring(&g->uuid));
             PMIXCPP_RETURN_IF_ERROR(r.get_cstring(&g->osname));
             PMIXCPP_RETURN_IF_ERROR(r.get_u32(&n));
-            PMIXCPP_RETURN_IF_ERROR(check_count(r, n, min_wire_size(PMIX_COORD), "geometry"));
+            PMIXCPP_RETURN_IF_ERROR(check_count(r, n, min_wire_size(PMIX_COORD), sizeof(pmix_coord_t), "geometry"));
             if (n == 0) return Status::success();
             g->coordinates = static_cast<pmix_coord_t *>(calloc(n, sizeof(pmix_coord_t)));
             if (g->coordinates == nullptr) return Status(PMIX_ERR_NOMEM, "out of memory decoding geometry");
@@ -824,6 +859,7 @@ Status decode_value_impl(Reader &r, pmix_value_t *v, int depth) {
         return Status(PMIX_ERR_UNKNOWN_DATA_TYPE,
                       "value of unknown/unsupported type " + std::to_string(type));
     if (data_type_is_pointer_in_value(type)) {
+        PMIXCPP_RETURN_IF_ERROR(r.charge(esize, "value"));
         void *p = calloc(1, esize);
         if (p == nullptr) return Status(PMIX_ERR_NOMEM, "out of memory decoding value");
         Status st = decode_element(r, type, p, depth);
@@ -858,13 +894,15 @@ Status decode_info_impl(Reader &r, pmix_info_t *info, int depth) {
     uint32_t flags;
     Status st = decode_fixed_string(r, info->key, PMIX_MAX_KEYLEN, "info key");
     if (st.ok()) st = r.get_u32(&flags).with_context("info flags");
+    // never put on the wire (encode_info clears it): refused, so every encoding is canonical
+    if (st.ok() && (flags & PMIX_INFO_PERSISTENT) != 0) st = bad("info flags carry PMIX_INFO_PERSISTENT");
     if (st.ok())
         st = decode_value_impl(r, &info->value, depth).with_context("info " + std::string(info->key));
     if (!st.ok()) {
         memset(info, 0, sizeof(*info));  // value already released by decode_value_impl
         return st;
     }
-    info->flags = flags & ~static_cast<pmix_info_directives_t>(PMIX_INFO_PERSISTENT);
+    info->flags = flags;
     return Status::success();
 }
 
@@ -924,7 +962,7 @@ Status encode_info_array(Writer &w, const pmix_info_t *infos, size_t count) {
 Status decode_info_array(Reader &r, InfoArray *out) {
     uint32_t count;
     PMIXCPP_RETURN_IF_ERROR(r.get_u32(&count).with_context("info array"));
-    PMIXCPP_RETURN_IF_ERROR(check_count(r, count, min_wire_size(PMIX_INFO), "info array"));
+    PMIXCPP_RETURN_IF_ERROR(check_count(r, count, min_wire_size(PMIX_INFO), sizeof(pmix_info_t), "info array"));
     if (count == 0) {
         *out = InfoArray();
         return Status::success();

@@ -38,6 +38,18 @@ inline constexpr int kMaxNestingDepth = 16;
 inline constexpr uint32_t kMaxElementCount = 1u << 24;
 inline constexpr uint32_t kNullStringLength = 0xFFFFFFFFu;
 
+// Decode budget: what a decoder may allocate for one message, charged by the Reader before each
+// allocation (arrays by count x element size, strings and byte blocks by length). The decoded form
+// of an input of n bytes is at most kDecodeBudgetFactor * n + kDecodeBudgetSlack bytes, and never
+// more than kMaxDecodeBudget. The factor covers the densest legitimate input: a pmix_info_t is
+// 552 bytes in memory for at least 10 on the wire (empty key, PMIX_UNDEF value), a pmix_proc_t 260
+// for 8. A message beyond the budget fails with PMIX_ERR_OUT_OF_RESOURCE before anything is
+// allocated for it.
+inline constexpr size_t kDecodeBudgetFactor = 64;
+inline constexpr size_t kDecodeBudgetSlack = 64u << 10;
+inline constexpr size_t kMaxDecodeBudget = 512u << 20;
+size_t decode_budget_for(size_t input_bytes);
+
 class Writer {
 public:
     void put_u8(uint8_t v) { _buf.push_back(v); }
@@ -74,11 +86,32 @@ private:
 };
 
 // Bounds-checked reader over a byte range it does not own. Every getter returns a Status and
-// leaves the position unchanged on failure.
+// leaves the position unchanged on failure. It keeps the message's decode budget (above): getters
+// that copy (strings, byte blocks) charge their length, and decoders call take_count before they
+// allocate an array.
 class Reader {
 public:
-    Reader(const uint8_t *data, size_t size) : _data(data), _size(size) {}
-    explicit Reader(std::span<const uint8_t> bytes) : _data(bytes.data()), _size(bytes.size()) {}
+    Reader(const uint8_t *data, size_t size) : _data(data), _size(size), _budget(decode_budget_for(size)) {}
+    explicit Reader(std::span<const uint8_t> bytes)
+        : _data(bytes.data()), _size(bytes.size()), _budget(decode_budget_for(bytes.size())) {}
+    // With an explicit budget (a caller that knows the decoded form is smaller, or a sub-message
+    // sharing what is left of its parent's budget).
+    Reader(std::span<const uint8_t> bytes, size_t budget) : _data(bytes.data()), _size(bytes.size()), _budget(budget) {}
+
+    // Before allocating `count` elements of `mem_size` bytes each, whose encodings take at least
+    // `min_wire` bytes each (>= 1): fails unless count <= max_count, the remaining input can hold
+    // them, and count * mem_size fits the remaining budget; charges that on success. A message
+    // announcing 2^32 elements in 40 bytes fails here, before any allocation.
+    Status take_count(uint64_t count, size_t min_wire, size_t mem_size, const char *what,
+                      uint64_t max_count = kMaxElementCount);
+    // Charge `bytes` against the budget (fails, charging nothing, if they do not fit).
+    Status charge(size_t bytes, const char *what);
+    size_t budget_left() const { return _budget - _charged; }
+    size_t charged() const { return _charged; }
+    // Most procs a list in this message may name (decode_procs and the like): a decoder that knows
+    // its step sets what the step can hold.
+    void limit_procs(uint32_t n) { _proc_limit = n; }
+    uint32_t proc_limit() const { return _proc_limit; }
 
     Status get_u8(uint8_t *v);
     Status get_u16(uint16_t *v);
@@ -95,7 +128,7 @@ public:
     Status get_string(std::string *s, size_t max_len = SIZE_MAX);
     // Nullable string as a malloc'ed C string (*s = NULL for the NULL marker), at most max_len bytes.
     Status get_cstring(char **s, size_t max_len = SIZE_MAX);
-    // Length-prefixed bytes as a view into the input.
+    // Length-prefixed bytes as a view into the input (charged: callers usually copy them).
     Status get_bytes(std::span<const uint8_t> *bytes);
     // Raw view of the next n bytes.
     Status get_raw(size_t n, const uint8_t **p);
@@ -113,6 +146,9 @@ private:
     const uint8_t *_data;
     size_t _size;
     size_t _pos = 0;
+    size_t _budget;
+    size_t _charged = 0;
+    uint32_t _proc_limit = kMaxElementCount;
 };
 
 // --- PMIx data -------------------------------------------------------------------------------
@@ -123,8 +159,8 @@ Status encode_value(Writer &w, const pmix_value_t &value);
 // `value` is overwritten (not released first); PMIX_UNDEF on failure.
 Status decode_value(Reader &r, pmix_value_t *value);
 
-// PMIX_INFO_PERSISTENT is never put on the wire and is cleared when decoding (decoded data is
-// always owned).
+// PMIX_INFO_PERSISTENT is never put on the wire (the encoder clears it; the decoder refuses an
+// info that carries it, so decoded data is always owned and every encoding is canonical).
 Status encode_info(Writer &w, const pmix_info_t &info);
 // `info` is overwritten; zeroed on failure.
 Status decode_info(Reader &r, pmix_info_t *info);

@@ -14,6 +14,7 @@
 // follows it. A reader rejects versions it does not speak, so a peer learns of a mismatch at once.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -77,6 +78,9 @@ public:
     // Bytes received but not yet returned as frames.
     size_t buffered() const { return _buf.size() - _start; }
     uint32_t max_payload() const { return _max_payload; }
+    // Change the limit for the frames whose header has not been read yet (a server accepts small
+    // frames until a client has authenticated, its configured size after).
+    void set_max_payload(uint32_t max_payload) { _max_payload = std::min(max_payload, kMaxPayloadLimit); }
 
 private:
     void compact();

@@ -50,8 +50,7 @@ Status decode_procs(Reader &r, std::vector<pmix_proc_t> *procs) {
     uint32_t n = 0;
     PMIXCPP_RETURN_IF_ERROR(r.get_u32(&n));
     // each proc takes at least 8 bytes (string length + rank)
-    if (n > kMaxElementCount || n > r.remaining() / 8)
-        return Status(PMIX_ERR_UNPACK_FAILURE, "proc count " + std::to_string(n) + " exceeds the payload");
+    PMIXCPP_RETURN_IF_ERROR(r.take_count(n, 8, sizeof(pmix_proc_t), "procs", r.proc_limit()));
     std::vector<pmix_proc_t> out(n);
     for (auto &p : out) PMIXCPP_RETURN_IF_ERROR(decode_proc(r, &p));
     *procs = std::move(out);
@@ -118,8 +117,7 @@ Status decode(Reader &r, commit_request *m) {
     uint32_t n = 0;
     PMIXCPP_RETURN_IF_ERROR(r.get_u32(&n));
     // scope byte + key length + flags + type at least
-    if (n > kMaxElementCount || n > r.remaining() / 11)
-        return Status(PMIX_ERR_UNPACK_FAILURE, "commit count " + std::to_string(n) + " exceeds the payload");
+    PMIXCPP_RETURN_IF_ERROR(r.take_count(n, 11, sizeof(pmix_info_t) + 1, "commit"));
     auto *infos = static_cast<pmix_info_t *>(calloc(n ? n : 1, sizeof(pmix_info_t)));
     if (!infos) return Status(PMIX_ERR_NOMEM, "commit: out of memory");
     InfoArray holder(infos, n);  // frees whatever was decoded on failure
@@ -239,7 +237,7 @@ Status decode_jobdata(std::span<const uint8_t> bytes, std::vector<jobdata_entry>
                                                    std::to_string(r.remaining()) + " bytes follow");
     uint32_t n = 0;
     PMIXCPP_RETURN_IF_ERROR(r.get_u32(&n).with_context("job data"));
-    if (n > r.remaining() / 8) return Status(PMIX_ERR_UNPACK_FAILURE, "job data: entry count exceeds the data");
+    PMIXCPP_RETURN_IF_ERROR(r.take_count(n, 8, sizeof(jobdata_entry), "job data entries"));
     std::vector<jobdata_entry> out(n);
     for (auto &e : out) {
         PMIXCPP_RETURN_IF_ERROR(r.get_u32(&e.rank).with_context("job data"));
@@ -278,14 +276,12 @@ Status decode(Reader &r, query_request *m) {
     uint32_t n = 0;
     PMIXCPP_RETURN_IF_ERROR(r.get_u32(&n));
     // a query takes at least 8 bytes (key count + qualifier count)
-    if (n > kMaxQueryKeys || n > r.remaining() / 8)
-        return Status(PMIX_ERR_UNPACK_FAILURE, "query count " + std::to_string(n) + " exceeds the payload");
+    PMIXCPP_RETURN_IF_ERROR(r.take_count(n, 8, sizeof(query_entry), "queries", kMaxQueryKeys));
     std::vector<query_entry> out(n);
     for (auto &q : out) {
         uint32_t nkeys = 0;
         PMIXCPP_RETURN_IF_ERROR(r.get_u32(&nkeys));
-        if (nkeys > kMaxQueryKeys || nkeys > r.remaining() / 4)
-            return Status(PMIX_ERR_UNPACK_FAILURE, "query key count " + std::to_string(nkeys) + " exceeds the payload");
+        PMIXCPP_RETURN_IF_ERROR(r.take_count(nkeys, 4, sizeof(std::string), "query keys", kMaxQueryKeys));
         q.keys.resize(nkeys);
         for (auto &k : q.keys) PMIXCPP_RETURN_IF_ERROR(r.get_string(&k, PMIX_MAX_KEYLEN).with_context("query key"));
         PMIXCPP_RETURN_IF_ERROR(decode_info_array(r, &q.qualifiers).with_context("query qualifiers"));
@@ -320,8 +316,7 @@ Status encode(Writer &w, const lookup_request &m) {
 Status decode(Reader &r, lookup_request *m) {
     uint32_t n = 0;
     PMIXCPP_RETURN_IF_ERROR(r.get_u32(&n));
-    if (n > kMaxLookupKeys || n > r.remaining() / 4)
-        return Status(PMIX_ERR_UNPACK_FAILURE, "key count " + std::to_string(n) + " exceeds the payload");
+    PMIXCPP_RETURN_IF_ERROR(r.take_count(n, 4, sizeof(std::string), "lookup keys", kMaxLookupKeys));
     std::vector<std::string> keys(n);
     for (auto &k : keys) {
         PMIXCPP_RETURN_IF_ERROR(r.get_string(&k, PMIX_MAX_KEYLEN).with_context("lookup key"));
@@ -344,8 +339,8 @@ Status decode(Reader &r, lookup_reply *m) {
     uint32_t n = 0;
     PMIXCPP_RETURN_IF_ERROR(r.get_u32(&n));
     // a proc takes at least 8 bytes, an info at least 6
-    if (n > kMaxLookupKeys || n > r.remaining() / 14)
-        return Status(PMIX_ERR_UNPACK_FAILURE, "lookup entry count " + std::to_string(n) + " exceeds the payload");
+    PMIXCPP_RETURN_IF_ERROR(
+        r.take_count(n, 14, sizeof(pmix_proc_t) + sizeof(pmix_info_t), "lookup entries", kMaxLookupKeys));
     std::vector<pmix_proc_t> owners(n);
     InfoArray data;
     if (n > 0) {
@@ -376,8 +371,7 @@ Status encode_strings(Writer &w, const std::vector<std::string> &v) {
 Status decode_strings(Reader &r, std::vector<std::string> *v) {
     uint32_t n = 0;
     PMIXCPP_RETURN_IF_ERROR(r.get_u32(&n));
-    if (n > kMaxSpawnStrings || n > r.remaining() / 4)
-        return Status(PMIX_ERR_UNPACK_FAILURE, "string count " + std::to_string(n) + " exceeds the payload");
+    PMIXCPP_RETURN_IF_ERROR(r.take_count(n, 4, sizeof(std::string), "strings", kMaxSpawnStrings));
     std::vector<std::string> out(n);
     for (auto &s : out) PMIXCPP_RETURN_IF_ERROR(r.get_string(&s, 1u << 20));
     *v = std::move(out);
@@ -403,8 +397,7 @@ Status decode(Reader &r, spawn_request *m) {
     uint32_t n = 0;
     PMIXCPP_RETURN_IF_ERROR(r.get_u32(&n));
     // an app takes at least 24 bytes
-    if (n > kMaxSpawnApps || n > r.remaining() / 24)
-        return Status(PMIX_ERR_UNPACK_FAILURE, "app count " + std::to_string(n) + " exceeds the payload");
+    PMIXCPP_RETURN_IF_ERROR(r.take_count(n, 24, sizeof(spawn_app), "spawn apps", kMaxSpawnApps));
     std::vector<spawn_app> apps(n);
     for (auto &a : apps) {
         PMIXCPP_RETURN_IF_ERROR(r.get_string(&a.cmd, 4096).with_context("spawn cmd"));
@@ -437,7 +430,7 @@ Status encode(Writer &w, const connect_data &m) {
 Status decode(Reader &r, connect_data *m) {
     uint32_t n = 0;
     PMIXCPP_RETURN_IF_ERROR(r.get_u32(&n));
-    if (n > r.remaining() / 8) return Status(PMIX_ERR_UNPACK_FAILURE, "connect data: entry count exceeds payload");
+    PMIXCPP_RETURN_IF_ERROR(r.take_count(n, 8 + 4, sizeof(connect_data_entry), "connect data entries", r.proc_limit()));
     m->entries.clear();
     m->entries.resize(n);
     for (auto &e : m->entries) {

@@ -144,10 +144,12 @@ Status decode(Reader &r, event_notification *m);
 Status encode(Writer &w, const reply_header &m);
 Status decode(Reader &r, reply_header *m);
 
-// Decode a whole payload: the message must consume every byte.
+// Decode a whole payload: the message must consume every byte. `max_procs` bounds every proc
+// list of the message (what the receiving step can hold); the decode budget of codec.h applies.
 template <typename M>
-Status decode_payload(std::span<const uint8_t> payload, M *m) {
+Status decode_payload(std::span<const uint8_t> payload, M *m, uint32_t max_procs = kMaxElementCount) {
     Reader r(payload);
+    r.limit_procs(max_procs);
     PMIXCPP_RETURN_IF_ERROR(decode(r, m));
     return r.expect_end();
 }

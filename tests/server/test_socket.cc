@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include <csignal>
@@ -469,4 +470,121 @@ TEST_F(ServerSocket, PublishLookupThroughTheServer) {
         if (st == PMIX_SUCCESS) usleep(10000);
     }
     EXPECT_EQ(st, PMIX_ERR_NOT_FOUND);
+}
+
+// --- what one client may cost the server (decoders and queues) ----------------------------------
+
+TEST_F(ServerSocket, FloodWithoutReadingIsDisconnectedOthersServed) {
+    auto flooder = client(0);
+    auto good = client(1);
+    // Gets of all job-level data, answered at once; the flooder never reads.
+    wire::get_request g;
+    g.proc = make_proc(step.nspace, PMIX_RANK_WILDCARD);
+    wire::Writer w;
+    ASSERT_TRUE(wire::encode(w, g).ok());
+    auto one = wire::encode_frame(static_cast<uint16_t>(wire::msg_type::get), 0, 1, w.data());
+    ASSERT_TRUE(one.ok());
+    std::vector<uint8_t> batch;
+    for (int i = 0; i < 512; ++i) batch.insert(batch.end(), one->begin(), one->end());
+    bool cut = false;
+    for (int round = 0; round < 200 && !cut; ++round) cut = !flooder->send_raw(batch.data(), batch.size());
+    EXPECT_TRUE(cut || flooder->wait_closed(10000)) << "the server kept a client that never reads";
+    // The server still serves the others.
+    ASSERT_TRUE(send_commit(*good, 2, "k", "v"));
+    auto r = good->recv_reply();
+    ASSERT_TRUE(r.has_value());
+    EXPECT_EQ(r->status, PMIX_SUCCESS);
+}
+
+TEST_F(ServerSocket, WaitingGetsPerClientAreCapped) {
+    auto c = client(0);
+    // Gets of a key rank 1 never commits wait; past the cap the next one fails at once.
+    for (uint32_t id = 1; id <= 4096; ++id) ASSERT_TRUE(send_get(*c, id, 1, "never"));
+    ASSERT_TRUE(send_get(*c, 5000, 1, "never"));
+    auto r = c->recv_reply();
+    ASSERT_TRUE(r.has_value());
+    EXPECT_EQ(r->id, 5000u);
+    EXPECT_EQ(r->status, PMIX_ERR_OUT_OF_RESOURCE);
+}
+
+TEST_F(ServerSocket, HostileFramesCloseOnlyThatConnection) {
+    auto good = client(1);
+    auto send_and_expect_closed = [&](uint16_t type, const std::vector<uint8_t> &payload, bool connect_first) {
+        raw_client c;
+        EXPECT_TRUE(c.open(step.server_socket));
+        if (connect_first) EXPECT_EQ(c.do_connect(step.nspace, 0, step.client_token), PMIX_SUCCESS);
+        auto f = wire::encode_frame(type, 0, 9, payload);
+        ASSERT_TRUE(f.ok());
+        EXPECT_TRUE(c.send_raw(f->data(), f->size()));
+        EXPECT_TRUE(c.wait_closed());
+    };
+    std::vector<uint8_t> huge_count{0xff, 0xff, 0xff, 0xff};
+    huge_count.resize(40, 0);
+    send_and_expect_closed(static_cast<uint16_t>(wire::msg_type::commit), huge_count, true);
+    // Before connect, a frame larger than a connect is refused.
+    send_and_expect_closed(static_cast<uint16_t>(wire::msg_type::connect), std::vector<uint8_t>(8192, 'x'), false);
+    // Well formed but over the decode budget: 1M infos of 10 bytes (577 MB decoded).
+    wire::Writer w;
+    w.put_u32(1u << 20);
+    for (uint32_t i = 0; i < (1u << 20); ++i) {
+        w.put_u32(0);
+        w.put_u32(0);
+        w.put_u16(PMIX_UNDEF);
+    }
+    send_and_expect_closed(static_cast<uint16_t>(wire::msg_type::finalize), w.data(), true);
+    ASSERT_TRUE(send_commit(*good, 2, "k", "v"));
+    auto r = good->recv_reply();
+    ASSERT_TRUE(r.has_value());
+    EXPECT_EQ(r->status, PMIX_SUCCESS);
+}
+
+TEST_F(ServerSocket, FencesInFlightPerClientAreCapped) {
+    auto c = client(0);
+    // Fences over {0, 1} that rank 1 never enters: each is a new instance; past the cap the next
+    // one fails at once.
+    for (uint32_t id = 1; id <= 1024; ++id) ASSERT_TRUE(send_fence(*c, id, {0, 1}));
+    ASSERT_TRUE(send_fence(*c, 5000, {0, 1}));
+    auto r = c->recv_reply();
+    ASSERT_TRUE(r.has_value());
+    EXPECT_EQ(r->id, 5000u);
+    EXPECT_EQ(r->status, PMIX_ERR_OUT_OF_RESOURCE);
+}
+
+// accept() out of descriptors: the server pauses accepts instead of spinning on the readable
+// listening socket, and accepts again once descriptors are back.
+TEST_F(ServerSocket, AcceptOutOfDescriptorsBacksOffThenResumes) {
+    size_t open_fds = 0;
+    for (const auto &e : std::filesystem::directory_iterator("/proc/self/fd")) {
+        (void)e;
+        ++open_fds;
+    }
+    rlimit saved{};
+    ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &saved), 0);
+    rlimit tight = saved;
+    tight.rlim_cur = open_fds + 7;
+    ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &tight), 0);
+    // Clients and the server's accepted sockets share the limit: the server runs out first or
+    // together with the clients.
+    std::vector<std::unique_ptr<raw_client>> clients;
+    for (int i = 0; i < 8; ++i) {
+        auto c = std::make_unique<raw_client>();
+        if (!c->open(step.server_socket)) break;
+        clients.push_back(std::move(c));
+        usleep(20000);
+    }
+    rusage before{}, after{};
+    getrusage(RUSAGE_SELF, &before);
+    usleep(500000);
+    getrusage(RUSAGE_SELF, &after);
+    auto cpu_us = [](const rusage &r) {
+        return (r.ru_utime.tv_sec + r.ru_stime.tv_sec) * 1000000L + r.ru_utime.tv_usec + r.ru_stime.tv_usec;
+    };
+    long used = cpu_us(after) - cpu_us(before);
+    ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &saved), 0);
+    EXPECT_LT(used, 200000) << "the server spun on accept for " << used << " us of 500000";
+    clients.clear();
+    // Descriptors are back: a client connects and is served.
+    auto c = std::make_unique<raw_client>();
+    ASSERT_TRUE(c->open(step.server_socket));
+    EXPECT_EQ(c->do_connect(step.nspace, 0, step.client_token), PMIX_SUCCESS);
 }

@@ -1,0 +1,235 @@
+// Node-to-node message bodies; the formats are in node_messages.h next to the structs.
+#include "wire/node_messages.h"
+
+namespace pmixcpp::wire {
+
+namespace {
+
+Status bad(const std::string &what) { return Status(PMIX_ERR_UNPACK_FAILURE, what); }
+
+constexpr size_t kMaxReason = 4096;
+constexpr size_t kMaxMessage = 1u << 16;
+constexpr size_t kMaxNodeName = 4096;
+
+Status decode_rank_data(Reader &r, uint32_t ntasks, std::vector<rank_data_entry> *out) {
+    uint32_t n = 0;
+    PMIXCPP_RETURN_IF_ERROR(r.get_u32(&n).with_context("rank data"));
+    // an entry takes at least 8 bytes (rank + info count)
+    PMIXCPP_RETURN_IF_ERROR(r.take_count(n, 8, sizeof(rank_data_entry), "rank data", ntasks));
+    std::vector<rank_data_entry> entries(n);
+    for (auto &e : entries) {
+        PMIXCPP_RETURN_IF_ERROR(r.get_u32(&e.rank).with_context("rank data"));
+        if (e.rank >= ntasks) return bad("rank data: rank " + std::to_string(e.rank) + " beyond the step's " +
+                                         std::to_string(ntasks) + " tasks");
+        PMIXCPP_RETURN_IF_ERROR(decode_info_array(r, &e.infos).with_context("rank data of rank " + std::to_string(e.rank)));
+    }
+    *out = std::move(entries);
+    return Status::success();
+}
+
+}  // namespace
+
+Status encode_rank_data(Writer &w, const std::vector<rank_data_entry> &entries) {
+    if (entries.size() > kMaxElementCount) return Status(PMIX_ERR_PACK_FAILURE, "rank data: too many ranks");
+    w.put_u32(static_cast<uint32_t>(entries.size()));
+    for (const auto &e : entries) {
+        w.put_u32(e.rank);
+        PMIXCPP_RETURN_IF_ERROR(encode_info_array(w, e.infos.data(), e.infos.size()));
+    }
+    return Status::success();
+}
+
+Status decode_rank_data(std::span<const uint8_t> bytes, uint32_t ntasks, std::vector<rank_data_entry> *out) {
+    Reader r(bytes);
+    PMIXCPP_RETURN_IF_ERROR(decode_rank_data(r, ntasks, out));
+    return r.expect_end().with_context("rank data");
+}
+
+// --- direct modex ----------------------------------------------------------------------------
+
+Status encode(Writer &w, const dmodex_request &m) {
+    w.put_u32(m.id);
+    w.put_u32(m.target);
+    return w.put_string(m.key);
+}
+
+Status decode(std::span<const uint8_t> body, dmodex_request *m) {
+    Reader r(body);
+    PMIXCPP_RETURN_IF_ERROR(r.get_u32(&m->id));
+    PMIXCPP_RETURN_IF_ERROR(r.get_u32(&m->target));
+    PMIXCPP_RETURN_IF_ERROR(r.get_string(&m->key, PMIX_MAX_KEYLEN).with_context("dmodex key"));
+    return r.expect_end();
+}
+
+Status encode_head(Writer &w, const dmodex_reply &m) {
+    w.put_u32(m.id);
+    w.put_u32(m.target);
+    w.put_i32(m.status);
+    return w.put_string(m.message.substr(0, kMaxMessage));
+}
+
+Status decode(std::span<const uint8_t> body, uint32_t ntasks, dmodex_reply *m) {
+    Reader r(body);
+    PMIXCPP_RETURN_IF_ERROR(r.get_u32(&m->id));
+    PMIXCPP_RETURN_IF_ERROR(r.get_u32(&m->target));
+    PMIXCPP_RETURN_IF_ERROR(r.get_i32(&m->status));
+    PMIXCPP_RETURN_IF_ERROR(r.get_string(&m->message, kMaxMessage).with_context("dmodex reply message"));
+    m->data.clear();
+    if (m->status == PMIX_SUCCESS && !r.at_end())
+        PMIXCPP_RETURN_IF_ERROR(decode_rank_data(r, ntasks, &m->data).with_context("dmodex reply"));
+    return r.expect_end();
+}
+
+// --- lost nodes ------------------------------------------------------------------------------
+
+Status encode(Writer &w, const node_down_message &m) {
+    w.put_u32(m.node);
+    return w.put_string(m.why.substr(0, kMaxReason));
+}
+
+Status decode(std::span<const uint8_t> body, node_down_message *m) {
+    Reader r(body);
+    PMIXCPP_RETURN_IF_ERROR(r.get_u32(&m->node));
+    PMIXCPP_RETURN_IF_ERROR(r.get_string(&m->why, kMaxReason).with_context("node-down reason"));
+    return r.expect_end();
+}
+
+Status decode(std::span<const uint8_t> body, probe_kind *m) {
+    if (body.size() != 1 || (body[0] != 1 && body[0] != 2)) return bad("probe: not one byte 1 or 2");
+    *m = static_cast<probe_kind>(body[0]);
+    return Status::success();
+}
+
+Status encode(Writer &w, const node_query_message &m) {
+    w.put_u8(m.kind);
+    w.put_u32(m.node);
+    if (m.kind == 2) w.put_u8(m.said_goodbye ? 1 : 0);
+    return Status::success();
+}
+
+Status decode(std::span<const uint8_t> body, node_query_message *m) {
+    Reader r(body);
+    uint8_t yes = 0;
+    PMIXCPP_RETURN_IF_ERROR(r.get_u8(&m->kind));
+    if (m->kind != 1 && m->kind != 2) return bad("node query of kind " + std::to_string(m->kind));
+    PMIXCPP_RETURN_IF_ERROR(r.get_u32(&m->node));
+    if (m->kind == 2) {
+        PMIXCPP_RETURN_IF_ERROR(r.get_u8(&yes));
+        if (yes > 1) return bad("node query answer " + std::to_string(yes));
+    }
+    m->said_goodbye = yes == 1;
+    return r.expect_end();
+}
+
+// --- publish / lookup forwarded to node 0 ----------------------------------------------------
+
+Status encode(Writer &w, const pubsub_forward &m) {
+    w.put_u8(m.type);
+    w.put_u64(m.conn);
+    w.put_u32(m.request_id);
+    w.put_u32(m.rank);
+    return w.put_bytes(m.payload.data(), m.payload.size());
+}
+
+Status decode(std::span<const uint8_t> body, pubsub_forward *m) {
+    Reader r(body);
+    std::span<const uint8_t> payload;
+    PMIXCPP_RETURN_IF_ERROR(r.get_u8(&m->type));
+    PMIXCPP_RETURN_IF_ERROR(r.get_u64(&m->conn));
+    PMIXCPP_RETURN_IF_ERROR(r.get_u32(&m->request_id));
+    PMIXCPP_RETURN_IF_ERROR(r.get_u32(&m->rank));
+    PMIXCPP_RETURN_IF_ERROR(r.get_bytes(&payload).with_context("pubsub request"));
+    PMIXCPP_RETURN_IF_ERROR(r.expect_end());
+    m->payload.assign(payload.begin(), payload.end());
+    return Status::success();
+}
+
+Status encode(Writer &w, const pubsub_answer &m) {
+    w.put_u64(m.conn);
+    w.put_u32(m.request_id);
+    w.put_i32(m.status);
+    PMIXCPP_RETURN_IF_ERROR(w.put_string(m.message.substr(0, kMaxMessage)));
+    return w.put_bytes(m.body.data(), m.body.size());
+}
+
+Status decode(std::span<const uint8_t> body, pubsub_answer *m) {
+    Reader r(body);
+    std::span<const uint8_t> bytes;
+    PMIXCPP_RETURN_IF_ERROR(r.get_u64(&m->conn));
+    PMIXCPP_RETURN_IF_ERROR(r.get_u32(&m->request_id));
+    PMIXCPP_RETURN_IF_ERROR(r.get_i32(&m->status));
+    PMIXCPP_RETURN_IF_ERROR(r.get_string(&m->message, kMaxMessage).with_context("pubsub reply message"));
+    PMIXCPP_RETURN_IF_ERROR(r.get_bytes(&bytes).with_context("pubsub reply"));
+    PMIXCPP_RETURN_IF_ERROR(r.expect_end());
+    m->body.assign(bytes.begin(), bytes.end());
+    return Status::success();
+}
+
+// --- job control -----------------------------------------------------------------------------
+
+Status encode(Writer &w, const job_control_forward &m) {
+    w.put_i32(m.signal);
+    w.put_u8(m.terminate ? 1 : 0);
+    w.put_u32(static_cast<uint32_t>(m.ranks.size()));
+    for (uint32_t r : m.ranks) w.put_u32(r);
+    return Status::success();
+}
+
+Status decode(std::span<const uint8_t> body, uint32_t ntasks, job_control_forward *m) {
+    Reader r(body);
+    uint8_t terminate = 0;
+    uint32_t n = 0;
+    PMIXCPP_RETURN_IF_ERROR(r.get_i32(&m->signal));
+    if (m->signal <= 0 || m->signal >= 65) return bad("job control: bad signal " + std::to_string(m->signal));
+    PMIXCPP_RETURN_IF_ERROR(r.get_u8(&terminate));
+    if (terminate > 1) return bad("job control: bad terminate flag");
+    m->terminate = terminate == 1;
+    PMIXCPP_RETURN_IF_ERROR(r.get_u32(&n));
+    PMIXCPP_RETURN_IF_ERROR(r.take_count(n, 4, sizeof(uint32_t), "job control ranks", ntasks));
+    std::vector<uint32_t> ranks(n);
+    for (auto &rank : ranks) {
+        PMIXCPP_RETURN_IF_ERROR(r.get_u32(&rank));
+        if (rank >= ntasks) return bad("job control: rank " + std::to_string(rank) + " beyond the step");
+    }
+    PMIXCPP_RETURN_IF_ERROR(r.expect_end());
+    m->ranks = std::move(ranks);
+    return Status::success();
+}
+
+// --- connect contribution --------------------------------------------------------------------
+
+Status encode(Writer &w, const connect_contribution &m) {
+    PMIXCPP_RETURN_IF_ERROR(w.put_string(m.node));
+    PMIXCPP_RETURN_IF_ERROR(encode_info_array(w, m.job.data(), m.job.size()));
+    if (m.ranks.size() > kMaxElementCount) return Status(PMIX_ERR_PACK_FAILURE, "connect contribution: too many ranks");
+    w.put_u32(static_cast<uint32_t>(m.ranks.size()));
+    for (const auto &e : m.ranks) {
+        w.put_u32(e.rank);
+        PMIXCPP_RETURN_IF_ERROR(encode_info_array(w, e.same_node.data(), e.same_node.size()));
+        PMIXCPP_RETURN_IF_ERROR(encode_info_array(w, e.other_node.data(), e.other_node.size()));
+    }
+    return Status::success();
+}
+
+Status decode(std::span<const uint8_t> body, connect_contribution *m) {
+    Reader r(body);
+    uint32_t n = 0;
+    PMIXCPP_RETURN_IF_ERROR(r.get_string(&m->node, kMaxNodeName).with_context("connect contribution node"));
+    PMIXCPP_RETURN_IF_ERROR(decode_info_array(r, &m->job).with_context("connect contribution job data"));
+    PMIXCPP_RETURN_IF_ERROR(r.get_u32(&n));
+    // a rank takes at least 12 bytes (rank + two info counts)
+    PMIXCPP_RETURN_IF_ERROR(r.take_count(n, 12, sizeof(connect_rank_data), "connect contribution ranks"));
+    std::vector<connect_rank_data> ranks(n);
+    for (auto &e : ranks) {
+        PMIXCPP_RETURN_IF_ERROR(r.get_u32(&e.rank));
+        if (e.rank == PMIX_RANK_WILDCARD || e.rank == PMIX_RANK_UNDEF)
+            return bad("connect contribution names rank " + std::to_string(e.rank));
+        PMIXCPP_RETURN_IF_ERROR(decode_info_array(r, &e.same_node).with_context("connect contribution"));
+        PMIXCPP_RETURN_IF_ERROR(decode_info_array(r, &e.other_node).with_context("connect contribution"));
+    }
+    PMIXCPP_RETURN_IF_ERROR(r.expect_end());
+    m->ranks = std::move(ranks);
+    return Status::success();
+}
+
+}  // namespace pmixcpp::wire

@@ -1,0 +1,123 @@
+// Bodies of the node-to-node messages between the servers of one step (the channel is in the
+// node frame, plugin/net/envelope.h): one struct per body, encoded and decoded here, decoded once
+// by the receiver before it acts. Decoders check every length and count against the bytes that
+// remain and the decode budget (codec.h), and rank lists against the step's size where the
+// caller passes it; a failed decode leaves the output unusable but destructible, and the caller
+// drops the message with a log line.
+#pragma once
+
+#include <pmix_common.h>
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "status.h"
+#include "value.h"
+#include "wire/codec.h"
+
+namespace pmixcpp::wire {
+
+// Rank data: a node's fence contribution and the data of a direct-modex answer.
+//   u32 n, n x (u32 rank, info[])
+struct rank_data_entry {
+    uint32_t rank = 0;
+    InfoArray infos;
+};
+Status encode_rank_data(Writer &w, const std::vector<rank_data_entry> &entries);
+// At most `ntasks` entries, every rank < ntasks.
+Status decode_rank_data(std::span<const uint8_t> bytes, uint32_t ntasks, std::vector<rank_data_entry> *out);
+
+// Direct modex (channels dmodex_request / dmodex_reply).
+//   request  u32 request id, u32 target rank, str key (empty: all data)
+//   reply    u32 request id, u32 target rank, i32 status, str message, then rank data (success only)
+struct dmodex_request {
+    uint32_t id = 0;
+    uint32_t target = 0;
+    std::string key;
+};
+struct dmodex_reply {
+    uint32_t id = 0;
+    uint32_t target = 0;
+    int32_t status = PMIX_SUCCESS;
+    std::string message;
+    std::vector<rank_data_entry> data;  // only with status PMIX_SUCCESS
+};
+Status encode(Writer &w, const dmodex_request &m);
+Status decode(std::span<const uint8_t> body, dmodex_request *m);
+// The reply's head (id .. message); the rank data follows as encoded by encode_rank_data.
+Status encode_head(Writer &w, const dmodex_reply &m);
+Status decode(std::span<const uint8_t> body, uint32_t ntasks, dmodex_reply *m);
+
+// Lost nodes (channels node_down, node_probe, node_query).
+//   node_down   u32 node, str reason
+//   node_probe  u8 1 = ping, 2 = pong
+//   node_query  u8 1 = ask, 2 = answer; u32 node; an answer then u8 1 = it said goodbye here
+struct node_down_message {
+    uint32_t node = 0;
+    std::string why;
+};
+enum class probe_kind : uint8_t { ping = 1, pong = 2 };
+struct node_query_message {
+    uint8_t kind = 1;
+    uint32_t node = 0;
+    bool said_goodbye = false;  // answers only
+};
+Status encode(Writer &w, const node_down_message &m);
+Status decode(std::span<const uint8_t> body, node_down_message *m);
+Status decode(std::span<const uint8_t> body, probe_kind *m);
+Status encode(Writer &w, const node_query_message &m);
+Status decode(std::span<const uint8_t> body, node_query_message *m);
+
+// Publish/lookup forwarded to node 0 and its answers (plugin/server/dyn.h).
+//   request  u8 type, u64 conn, u32 request id, u32 rank, bytes payload (the client's request)
+//   reply    u64 conn, u32 request id, i32 status, str message, bytes body
+struct pubsub_forward {
+    uint8_t type = 0;
+    uint64_t conn = 0;
+    uint32_t request_id = 0;
+    uint32_t rank = 0;
+    std::vector<uint8_t> payload;
+};
+struct pubsub_answer {
+    uint64_t conn = 0;
+    uint32_t request_id = 0;
+    int32_t status = PMIX_SUCCESS;
+    std::string message;
+    std::vector<uint8_t> body;
+};
+Status encode(Writer &w, const pubsub_forward &m);
+Status decode(std::span<const uint8_t> body, pubsub_forward *m);
+Status encode(Writer &w, const pubsub_answer &m);
+Status decode(std::span<const uint8_t> body, pubsub_answer *m);
+
+// Job control of ranks on another node: i32 signal (1..64), u8 terminate, u32 n, n x u32 rank.
+struct job_control_forward {
+    int32_t signal = 0;
+    bool terminate = false;
+    std::vector<uint32_t> ranks;
+};
+Status encode(Writer &w, const job_control_forward &m);
+// At most `ntasks` ranks, each < ntasks.
+Status decode(std::span<const uint8_t> body, uint32_t ntasks, job_control_forward *m);
+
+// One node's contribution to a PMIx_Connect across namespaces (plugin/server/connect.h), carried
+// by the rendezvous beside srun:
+//   str node name, info[] job-level data, u32 n, n x (u32 rank, info[] for the same node,
+//   info[] for other nodes)
+struct connect_rank_data {
+    uint32_t rank = 0;
+    InfoArray same_node;
+    InfoArray other_node;
+};
+struct connect_contribution {
+    std::string node;
+    InfoArray job;
+    std::vector<connect_rank_data> ranks;
+};
+Status encode(Writer &w, const connect_contribution &m);
+// Ranks WILDCARD and UNDEF are refused.
+Status decode(std::span<const uint8_t> body, connect_contribution *m);
+
+}  // namespace pmixcpp::wire

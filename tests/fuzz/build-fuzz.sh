@@ -1,0 +1,81 @@
+#!/bin/sh
+# Build every libFuzzer target (and make_corpus) from the sources with clang++ into OUTDIR.
+#   build-fuzz.sh SRCDIR OUTDIR
+#   CLANGXX      compiler (default clang++)
+#   FUZZ_FLAGS   instrumentation (default -fsanitize=fuzzer,address,undefined)
+# Exit: 0 built, 77 no usable clang++ / libFuzzer runtime, 1 build failure.
+# Targets (the decoders they feed, one selector byte first):
+#   fuzz_codec          frame reader, PMIx values, infos, data arrays, procs (shared/wire/codec.h)
+#   fuzz_messages       client -> server messages, job data (shared/wire/messages.h)
+#   fuzz_snapshot       modex snapshot and job data files (shared/wire/snapshot.h)
+#   fuzz_node           node frame envelope, collective messages (plugin/net, plugin/coll)
+#   fuzz_node_bodies    node message bodies (shared/wire/node_messages.h)
+#   fuzz_agent          cross-step messages, inbox items, MPMD app table (plugin/common/xstep.h, mpmd.h)
+#   fuzz_agent_replies  allocation, spawn, session-store and fabric messages of srun's agent channel
+#   fuzz_fabric         fabric requests and result infos -> cost matrix (plugin/sched/fabric_wire.h)
+#   fuzz_handshake      the handshake of the node listeners and srun's agent, UCX frame seals (plugin/net/handshake.h)
+set -u
+src=$1
+out=$2
+cxx=${CLANGXX:-clang++}
+san=${FUZZ_FLAGS:--fsanitize=fuzzer,address,undefined}
+
+if ! command -v "$cxx" >/dev/null 2>&1; then
+    echo "build-fuzz: $cxx not found"
+    exit 77
+fi
+mkdir -p "$out/obj" || exit 1
+includes="-I$src -I$src/shared -I$src/shared/pmix -I$src/client/include"
+base="-std=c++20 -g -O1 -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
+obj_flags="$base $(echo "$san" | sed 's/fuzzer,//; s/,fuzzer//; s/=fuzzer$/=fuzzer-no-link/') -fsanitize=fuzzer-no-link"
+
+printf 'extern "C" int LLVMFuzzerTestOneInput(const unsigned char *, unsigned long) { return 0; }\n' >"$out/probe.cc"
+# shellcheck disable=SC2086
+if ! "$cxx" $base $san "$out/probe.cc" -o "$out/probe" >"$out/probe.log" 2>&1; then
+    echo "build-fuzz: $cxx cannot build libFuzzer targets:"
+    cat "$out/probe.log"
+    exit 77
+fi
+
+shared="shared/value.cc shared/wire/codec.cc shared/wire/frame.cc shared/wire/messages.cc shared/wire/snapshot.cc
+        shared/wire/node_messages.cc shared/log.cc shared/hostlist.cc"
+common="plugin/common/xstep.cc plugin/common/mpmd.cc plugin/common/session_store.cc plugin/common/agent_io.cc
+        plugin/common/alloc_agent.cc plugin/common/workers.cc plugin/common/alloc_request.cc
+        plugin/common/spawn_request.cc plugin/common/fabric_request.cc plugin/sched/fabric_wire.cc
+        plugin/sched/fabric_cost.cc plugin/net/envelope.cc plugin/net/handshake.cc plugin/coll/coll_message.cc"
+
+# Compile each source once, FUZZ_JOBS (default 2) at a time.
+jobs=${FUZZ_JOBS:-2}
+objs=
+pids=
+rc=0
+for f in $shared $common; do
+    o="$out/obj/$(echo "$f" | tr / _).o"
+    objs="$objs $o"
+    if [ ! -f "$o" ] || [ "$src/$f" -nt "$o" ]; then
+        # shellcheck disable=SC2086
+        "$cxx" $obj_flags $includes -c "$src/$f" -o "$o" &
+        pids="$pids $!"
+        if [ "$(echo $pids | wc -w)" -ge "$jobs" ]; then
+            for p in $pids; do wait "$p" || rc=1; done
+            pids=
+        fi
+    fi
+done
+for p in $pids; do wait "$p" || rc=1; done
+[ $rc -eq 0 ] || { echo "build-fuzz: compiling the sources failed"; exit 1; }
+
+for t in fuzz_codec fuzz_messages fuzz_snapshot fuzz_node fuzz_node_bodies fuzz_agent fuzz_agent_replies fuzz_fabric fuzz_handshake; do
+    # shellcheck disable=SC2086
+    if ! "$cxx" $base $san $includes "$src/tests/fuzz/$t.cc" $objs -lpthread -lcrypto -o "$out/$t"; then
+        echo "build-fuzz: build of $t failed"
+        exit 1
+    fi
+done
+# shellcheck disable=SC2086
+if ! "$cxx" $base -fsanitize=address,undefined $includes "$src/tests/fuzz/make_corpus.cc" \
+    $(for o in $objs; do echo "$o"; done) -fsanitize=fuzzer-no-link -lpthread -lcrypto -o "$out/make_corpus"; then
+    echo "build-fuzz: build of make_corpus failed"
+    exit 1
+fi
+exit 0

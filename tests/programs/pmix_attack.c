@@ -1,0 +1,369 @@
+/* A hostile client of the step's server, for tests/integration/t-attack-client.sh.
+ *
+ *   pmix_attack flood    rank 0 speaks the wire protocol itself (shared/PROTOCOL.md: frames of
+ *                        shared/wire/frame.h on the Unix socket of PMIXCPP_SERVER_URI,
+ *                        authenticated by PMIXCPP_CLIENT_TOKEN): it connects, then sends Gets of
+ *                        all job-level data as fast as it can and never reads a reply. It must be
+ *                        disconnected by the server ("DISCONNECTED" line).
+ *   pmix_attack hostile  rank 0 opens one connection per hostile input (garbage, oversized
+ *                        frames, huge counts, huge lengths, deep nesting, a legitimately shaped
+ *                        message whose decoded form exceeds the decode budget, unknown types) and
+ *                        checks that each is closed or answered with an error ("HOSTILE ... ok").
+ * In both modes the other ranks are ordinary PMIx clients: they fence among themselves (rank 0
+ * excluded) in rounds, exchange data with Put/Commit/Get, and finalize; they must all pass while
+ * rank 0 attacks. Every rank prints RESULT-PASS or RESULT-FAIL (ptest.h). */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+
+#include "ptest.h"
+
+enum { T_CONNECT = 1, T_FINALIZE = 2, T_COMMIT = 4, T_FENCE = 5, T_GET = 6, T_LOG = 8 };
+
+/* --- a byte buffer with the wire encodings (little-endian, codec.h) ----------------------- */
+typedef struct {
+    uint8_t *p;
+    size_t n, cap;
+} buf_t;
+
+static void put(buf_t *b, const void *data, size_t n) {
+    if (b->n + n > b->cap) {
+        size_t cap = b->cap ? b->cap : 256;
+        while (cap < b->n + n) cap *= 2;
+        b->p = realloc(b->p, cap);
+        if (!b->p) abort();
+        b->cap = cap;
+    }
+    memcpy(b->p + b->n, data, n);
+    b->n += n;
+}
+static void put_u8(buf_t *b, uint8_t v) { put(b, &v, 1); }
+static void put_u16(buf_t *b, uint16_t v) {
+    uint8_t x[2] = {(uint8_t)v, (uint8_t)(v >> 8)};
+    put(b, x, 2);
+}
+static void put_u32(buf_t *b, uint32_t v) {
+    uint8_t x[4] = {(uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16), (uint8_t)(v >> 24)};
+    put(b, x, 4);
+}
+static void put_str(buf_t *b, const char *s) {
+    put_u32(b, (uint32_t)strlen(s));
+    put(b, s, strlen(s));
+}
+/* A frame: 16-byte header (magic PMXC, version 1, flags, type, id, length) + payload. */
+static void frame(buf_t *out, uint16_t type, uint32_t id, const buf_t *payload, uint32_t claimed_len) {
+    put(out, "PMXC", 4);
+    put_u8(out, 1);
+    put_u8(out, 0);
+    put_u16(out, type);
+    put_u32(out, id);
+    put_u32(out, claimed_len);
+    if (payload && payload->n) put(out, payload->p, payload->n);
+}
+
+/* --- the connection ------------------------------------------------------------------------ */
+static int open_server(void) {
+    const char *uri = getenv("PMIXCPP_SERVER_URI");
+    if (!uri || strncmp(uri, "unix:", 5) != 0) return -1;
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_un sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sun_family = AF_UNIX;
+    snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", uri + 5);
+    if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+        if (fd >= 0) close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+static int send_all(int fd, const uint8_t *p, size_t n) {
+    while (n > 0) {
+        ssize_t k = send(fd, p, n, MSG_NOSIGNAL);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) return -1;
+        p += k;
+        n -= (size_t)k;
+    }
+    return 0;
+}
+
+/* The connect request of this rank (valid token). */
+static void connect_frame(buf_t *out) {
+    buf_t c = {0};
+    put_u32(&c, 1); /* protocol */
+    put_str(&c, getenv("PMIX_NAMESPACE"));
+    put_u32(&c, (uint32_t)atoi(getenv("PMIX_RANK")));
+    put_str(&c, getenv("PMIXCPP_CLIENT_TOKEN"));
+    put_u32(&c, (uint32_t)getpid());
+    frame(out, T_CONNECT, 1, &c, (uint32_t)c.n);
+    free(c.p);
+}
+
+/* Read until the server closes (0 / ECONNRESET) within `seconds`: 1 if closed, 0 if still open.
+ * Replies read on the way are counted in *replies (bytes). */
+static int closed_within(int fd, int seconds, size_t *bytes) {
+    time_t end = time(NULL) + seconds;
+    uint8_t b[65536];
+    while (time(NULL) < end) {
+        struct pollfd p = {fd, POLLIN, 0};
+        if (poll(&p, 1, 200) <= 0) continue;
+        ssize_t k = recv(fd, b, sizeof(b), 0);
+        if (k == 0) return 1;
+        if (k < 0) return errno == ECONNRESET ? 1 : 0;
+        if (bytes) *bytes += (size_t)k;
+    }
+    return 0;
+}
+
+/* Connect as this rank and wait for the connect reply (so what follows is past authentication). */
+static int connected(void) {
+    for (int attempt = 0; attempt < 50; ++attempt) {
+        int fd = open_server();
+        if (fd < 0) return -1;
+        buf_t b = {0};
+        connect_frame(&b);
+        int ok = send_all(fd, b.p, b.n) == 0;
+        free(b.p);
+        uint8_t hdr[20];
+        size_t got = 0;
+        while (ok && got < sizeof(hdr)) {
+            struct pollfd p = {fd, POLLIN, 0};
+            if (poll(&p, 1, 5000) <= 0) break;
+            ssize_t k = recv(fd, hdr + got, sizeof(hdr) - got, 0);
+            if (k <= 0) break;
+            got += (size_t)k;
+        }
+        /* reply header: type 9, then i32 status at payload offset 0 */
+        if (got == sizeof(hdr) && hdr[6] == 9 && hdr[16] == 0 && hdr[17] == 0 && hdr[18] == 0 && hdr[19] == 0) {
+            /* drain the rest of the connect reply */
+            uint8_t rest[8192];
+            struct pollfd p = {fd, POLLIN, 0};
+            while (poll(&p, 1, 100) > 0 && recv(fd, rest, sizeof(rest), MSG_DONTWAIT) > 0) {
+            }
+            return fd;
+        }
+        /* refused: typically "rank is already connected" while the server still closes the
+         * previous connection; try again */
+        close(fd);
+        usleep(100000);
+    }
+    return -1;
+}
+
+/* --- rank 0: flood -------------------------------------------------------------------------- */
+static void flood(void) {
+    int fd = connected();
+    CHECK(fd >= 0, "flood: connected with the step's token");
+    if (fd < 0) return;
+    /* Get of all job-level data (rank WILDCARD, empty key): answered at once with every job
+     * key, a few KiB per reply. */
+    buf_t g = {0};
+    put_str(&g, getenv("PMIX_NAMESPACE"));
+    put_u32(&g, PMIX_RANK_WILDCARD);
+    put_str(&g, "");
+    put_u32(&g, 0); /* infos */
+    buf_t batch = {0};
+    for (uint32_t id = 2; id < 2 + 256; ++id) frame(&batch, T_GET, id, &g, (uint32_t)g.n);
+    size_t sent = 0, requests = 0;
+    time_t end = time(NULL) + 120;
+    int disconnected = 0;
+    while (time(NULL) < end) {
+        if (send_all(fd, batch.p, batch.n) != 0) {
+            disconnected = 1;
+            break;
+        }
+        sent += batch.n;
+        requests += 256;
+    }
+    printf("%s after %zu requests (%zu bytes sent, no reply read)\n",
+           disconnected ? "DISCONNECTED" : "STILL-CONNECTED", requests, sent);
+    CHECK(disconnected, "flood: the server closed the connection of a client that does not read");
+    close(fd);
+    free(g.p);
+    free(batch.p);
+}
+
+/* --- rank 0: hostile inputs ------------------------------------------------------------------ */
+static void hostile_one(const char *name, int authenticate, const buf_t *bytes) {
+    int fd = authenticate ? connected() : open_server();
+    if (fd < 0) {
+        CHECK(0, "HOSTILE %s: cannot connect", name);
+        return;
+    }
+    int sent = send_all(fd, bytes->p, bytes->n) == 0;
+    size_t answered = 0;
+    int closed = closed_within(fd, 10, &answered);
+    close(fd);
+    printf("HOSTILE %s: %s%s (%zu reply bytes)\n", name, sent ? "sent" : "send failed",
+           closed ? ", connection closed" : ", still open", answered);
+    CHECK(closed, "HOSTILE %s ok: refused", name);
+}
+
+static void hostile(void) {
+    const char *ns = getenv("PMIX_NAMESPACE");
+    buf_t b = {0}, p = {0};
+
+    /* Before connect: garbage, a 1 GiB frame announced, a message other than connect. */
+    put(&b, "GET / HTTP/1.0\r\n\r\n", 18);
+    hostile_one("garbage-before-connect", 0, &b);
+    b.n = 0;
+    frame(&b, T_CONNECT, 1, NULL, 1u << 30);
+    hostile_one("1GiB-frame-before-connect", 0, &b);
+    b.n = 0;
+    p.n = 0;
+    put_u32(&p, 0);
+    frame(&b, T_COMMIT, 1, &p, (uint32_t)p.n);
+    hostile_one("commit-before-connect", 0, &b);
+    b.n = 0;
+    p.n = 0;
+    for (int i = 0; i < 1000; ++i) put(&p, "xxxxxxxx", 8); /* 8000 bytes: beyond a connect's size */
+    frame(&b, T_CONNECT, 1, &p, (uint32_t)p.n);
+    hostile_one("oversized-connect", 0, &b);
+
+    /* After connect: counts that the bytes cannot hold. */
+    b.n = 0;
+    p.n = 0;
+    put_u32(&p, 0xffffffffu); /* 2^32-1 infos in a 40-byte commit */
+    for (int i = 0; i < 36; ++i) put_u8(&p, 0);
+    frame(&b, T_COMMIT, 2, &p, (uint32_t)p.n);
+    hostile_one("commit-2^32-infos", 1, &b);
+    b.n = 0;
+    p.n = 0;
+    put_u32(&p, 0xfffffff0u); /* fence over 2^32 procs */
+    put_str(&p, ns);
+    put_u32(&p, 0);
+    frame(&b, T_FENCE, 2, &p, (uint32_t)p.n);
+    hostile_one("fence-2^32-procs", 1, &b);
+    b.n = 0;
+    p.n = 0;
+    put_str(&p, ns);
+    put_u32(&p, 1);
+    put_str(&p, "k");
+    put_u32(&p, 0x7fffffffu); /* a Get with 2^31 infos */
+    frame(&b, T_GET, 2, &p, (uint32_t)p.n);
+    hostile_one("get-2^31-infos", 1, &b);
+    /* Lengths past the end. */
+    b.n = 0;
+    p.n = 0;
+    put_u32(&p, 1);
+    put_u8(&p, PMIX_GLOBAL);
+    put_u32(&p, 0xfffffff0u); /* key length */
+    put(&p, "k", 1);
+    frame(&b, T_COMMIT, 2, &p, (uint32_t)p.n);
+    hostile_one("commit-4GiB-key-length", 1, &b);
+    b.n = 0;
+    p.n = 0;
+    put_u32(&p, 1);
+    put_u8(&p, PMIX_GLOBAL);
+    put_str(&p, "k");
+    put_u32(&p, 0);
+    put_u16(&p, PMIX_BYTE_OBJECT);
+    put_u32(&p, 0xfffffff0u); /* byte object length */
+    frame(&b, T_COMMIT, 2, &p, (uint32_t)p.n);
+    hostile_one("commit-4GiB-byte-object", 1, &b);
+    /* A data array of 2^24 elements of a 260-byte type announced in 30 bytes. */
+    b.n = 0;
+    p.n = 0;
+    put_u32(&p, 1);
+    put_str(&p, "k");
+    put_u32(&p, 0);
+    put_u16(&p, PMIX_DATA_ARRAY);
+    put_u16(&p, PMIX_PROC);
+    put_u32(&p, 1u << 24);
+    frame(&b, T_FINALIZE, 2, &p, (uint32_t)p.n);
+    hostile_one("finalize-darray-2^24-procs", 1, &b);
+    /* Nesting: data arrays of values 200 deep. */
+    b.n = 0;
+    p.n = 0;
+    put_u32(&p, 1);
+    put_str(&p, "k");
+    put_u32(&p, 0);
+    for (int i = 0; i < 200; ++i) {
+        put_u16(&p, PMIX_DATA_ARRAY);
+        put_u16(&p, PMIX_VALUE);
+        put_u32(&p, 1);
+    }
+    put_u16(&p, PMIX_UNDEF);
+    frame(&b, T_LOG, 2, &p, (uint32_t)p.n);
+    hostile_one("log-nested-200-deep", 1, &b);
+    /* Well formed, but its decoded form (1M infos of 552 bytes) exceeds the decode budget. */
+    b.n = 0;
+    p.n = 0;
+    put_u32(&p, 1u << 20);
+    for (uint32_t i = 0; i < (1u << 20); ++i) {
+        put_u32(&p, 0); /* empty key */
+        put_u32(&p, 0); /* flags */
+        put_u16(&p, PMIX_UNDEF);
+    }
+    frame(&b, T_FINALIZE, 2, &p, (uint32_t)p.n);
+    hostile_one("finalize-1M-infos-over-budget", 1, &b);
+    /* Unknown message type, and a frame announcing more than the server's frame limit. */
+    b.n = 0;
+    p.n = 0;
+    put_u32(&p, 0);
+    frame(&b, 999, 2, &p, (uint32_t)p.n);
+    hostile_one("unknown-type", 1, &b);
+    b.n = 0;
+    frame(&b, T_COMMIT, 2, NULL, 0xfffffff0u);
+    hostile_one("4GiB-frame-after-connect", 1, &b);
+    b.n = 0;
+    for (int i = 0; i < 4096; ++i) put_u8(&b, (uint8_t)(i * 7 + 3));
+    hostile_one("garbage-after-connect", 1, &b);
+    free(b.p);
+    free(p.p);
+}
+
+/* --- ranks 1..n-1: ordinary clients ----------------------------------------------------------- */
+static void well_behaved(int rounds) {
+    pmix_proc_t me;
+    if (ptest_init(&me) != 0) {
+        ptest_failures++;
+        return;
+    }
+    uint32_t size = ptest_job_size(&me);
+    pmix_proc_t *peers = calloc(size, sizeof(pmix_proc_t));
+    for (uint32_t r = 1; r < size; ++r) {
+        PMIX_LOAD_PROCID(&peers[r - 1], me.nspace, r);
+    }
+    int ok = 1;
+    for (int round = 0; round < rounds && ok; ++round) {
+        char key[64];
+        pmix_value_t v;
+        snprintf(key, sizeof(key), "attack.round.%d", round);
+        PMIX_VALUE_LOAD(&v, &round, PMIX_INT);
+        ok = PMIx_Put(PMIX_GLOBAL, key, &v) == PMIX_SUCCESS && PMIx_Commit() == PMIX_SUCCESS;
+        if (ok) ok = PMIx_Fence(peers, size - 1, NULL, 0) == PMIX_SUCCESS;
+        if (ok) {
+            pmix_proc_t next;
+            pmix_value_t *got = NULL;
+            PMIX_LOAD_PROCID(&next, me.nspace, me.rank % (size - 1) + 1);
+            ok = PMIx_Get(&next, key, NULL, 0, &got) == PMIX_SUCCESS && got && got->data.integer == round;
+            if (got) PMIX_VALUE_RELEASE(got);
+        }
+        usleep(100000);
+    }
+    CHECK(ok, "%d rounds of put/commit/fence/get among ranks 1..%u while rank 0 attacks", rounds, size - 1);
+    CHECK_RC(PMIX_SUCCESS, PMIx_Finalize(NULL, 0));
+    free(peers);
+}
+
+int main(int argc, char **argv) {
+    const char *mode = argc > 1 ? argv[1] : "flood";
+    const char *r = getenv("PMIX_RANK");
+    int rank = r ? atoi(r) : -1;
+    int rounds = argc > 2 ? atoi(argv[2]) : 50;
+    signal(SIGPIPE, SIG_IGN);
+    if (rank == 0) {
+        ptest_rank = 0;
+        if (strcmp(mode, "flood") == 0) flood();
+        else hostile();
+    } else {
+        well_behaved(rounds);
+    }
+    return ptest_exit();
+}
