@@ -93,7 +93,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         break;
     }
     case 10: {
-        (void)open_alloc_frame(body, "secret");
+        (void)open_alloc_frame(body);
         break;
     }
     case 11: {
