@@ -1,7 +1,7 @@
 # Attacks on the step's listeners while a two-node step of user nobody runs: the node transport's
 # listener in each slurmstepd (root) and srun's agent. Another user's process (daemon) sends
 # garbage, a 4 GiB length header, a node frame without authentication, a forged handshake
-# response, 10k idle connections to a node listener and 2k to the agent; root replays the bytes
+# response, 10k idle connections to a node listener and 10k to the agent; root replays the bytes
 # of real handshakes it captured on the loopback interface when the step started. Then: the
 # slurmstepds' RSS grew by less than 4 MiB, every attack was dropped, the refusal lines are few
 # (rate-limited), and the step's PMIx program (fences across the nodes) passes on every rank.
@@ -117,7 +117,7 @@ attack_case() {  # transport
     nfds() { ls "/proc/$1/fd" 2>/dev/null | wc -l; }
     fds0_stepd=$(nfds "$first"); fds0_srun=$(nfds "$srun_pid")
     [ -n "$node_port" ] && { attacker flood "$node_port" 10000 12 > "$work/flood-node.$tr" 2>&1 & floods+=($!); }
-    [ -n "$agent_port" ] && { attacker flood "$agent_port" 2000 12 > "$work/flood-agent.$tr" 2>&1 & floods+=($!); }
+    [ -n "$agent_port" ] && { attacker flood "$agent_port" 10000 12 > "$work/flood-agent.$tr" 2>&1 & floods+=($!); }
     while kill -0 "${floods[@]}" 2>/dev/null; do
         n=$(nfds "$first"); [ "$n" -gt "$peak_stepd" ] && peak_stepd=$n
         n=$(nfds "$srun_pid"); [ "$n" -gt "$peak_srun" ] && peak_srun=$n
@@ -127,7 +127,7 @@ attack_case() {  # transport
     echo "    node listener flood: $(cat "$work/flood-node.$tr" 2>/dev/null); agent flood: $(cat "$work/flood-agent.$tr")"
     [ -n "$node_port" ] && expect_match "$tr: 10k idle connections to the node listener, which dropped some" \
         '^opened 10000 connected [0-9]+ dropped [1-9]' "$(cat "$work/flood-node.$tr")"
-    expect_match "$tr: 2k idle connections to the agent, which dropped some" '^opened 2000 connected [0-9]+ dropped [1-9]' \
+    expect_match "$tr: 10k idle connections to the agent, which dropped some" '^opened 10000 connected [0-9]+ dropped [1-9]' \
         "$(cat "$work/flood-agent.$tr")"
     [ $((peak_stepd - fds0_stepd)) -le 80 ] && pass "$tr: slurmstepd $first held at most $((peak_stepd - fds0_stepd)) more descriptors" ||
         fail "$tr: slurmstepd $first held $((peak_stepd - fds0_stepd)) more descriptors during the flood"
