@@ -139,27 +139,19 @@ Result<dir> dir::make_unique_subdir(const std::string &prefix, mode_t mode) cons
     for (int attempt = 0; attempt < 16; ++attempt) {
         auto suffix = random_suffix(6);
         if (!suffix.ok()) return suffix.status();
-        std::string name = prefix + suffix.value();
-        if (!plain_name(name)) return Status(PMIX_ERR_BAD_PARAM, "bad directory name '" + name + "'");
-        if (mkdirat(fd(), name.c_str(), 0700) != 0) {
-            if (errno == EEXIST) continue;
-            return sys_error("mkdir " + join(_path, name));
-        }
-        auto d = open_subdir(name, geteuid());
-        if (!d.ok()) return d.status();
-        if (fchmod(d->fd(), mode) != 0) {
-            Status s = sys_error("chmod " + d->path());
-            remove(name);
-            return s;
-        }
-        return d;
+        auto d = make_subdir(prefix + suffix.value(), mode);
+        if (d.ok() || d.status().code() != PMIX_ERR_EXISTS) return d;
     }
     return Status(PMIX_ERR_EXISTS, "no free directory name " + join(_path, prefix) + "XXXXXX");
 }
 
 Result<dir> dir::make_subdir(const std::string &name, mode_t mode) const {
     if (!plain_name(name)) return Status(PMIX_ERR_BAD_PARAM, "bad directory name '" + name + "'");
-    if (mkdirat(fd(), name.c_str(), 0700) != 0) return sys_error("mkdir " + join(_path, name));
+    if (mkdirat(fd(), name.c_str(), 0700) != 0) {
+        int err = errno;
+        Status s = sys_error("mkdir " + join(_path, name), err);
+        return err == EEXIST ? Status(PMIX_ERR_EXISTS, s.message()) : s;
+    }
     auto d = open_subdir(name, geteuid());
     if (!d.ok()) return d.status();
     if (fchmod(d->fd(), mode) != 0) {

@@ -49,29 +49,7 @@ struct base_deleter {
 using event_ptr = std::unique_ptr<event, event_deleter>;
 using base_ptr = std::unique_ptr<event_base, base_deleter>;
 
-class unique_fd {
-public:
-    unique_fd() = default;
-    explicit unique_fd(int fd) : _fd(fd) {}
-    ~unique_fd() { reset(); }
-    unique_fd(unique_fd &&o) noexcept : _fd(o._fd) { o._fd = -1; }
-    unique_fd &operator=(unique_fd &&o) noexcept {
-        if (this != &o) {
-            reset();
-            _fd = o._fd;
-            o._fd = -1;
-        }
-        return *this;
-    }
-    int get() const { return _fd; }
-    void reset() {
-        if (_fd >= 0) close(_fd);
-        _fd = -1;
-    }
-
-private:
-    int _fd = -1;
-};
+using safe_fs::unique_fd;
 
 Status sys_error(const std::string &what) { return Status(PMIX_ERROR, what + ": " + strerror(errno)); }
 
