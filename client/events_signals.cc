@@ -36,7 +36,15 @@ static_assert(std::atomic<bool>::is_always_lock_free);
 int g_pipe_rd = -1, g_pipe_wr = -1;
 // Filled before the handlers go in, unchanged until the next install (after the reader is joined).
 std::vector<installed_signal> g_installed;
-std::thread g_reader;
+// A program that exits without PMIx_Finalize (exit() after an error) still has the reader
+// running when static destructors run: a joinable std::thread there would std::terminate().
+struct reader_thread : std::thread {
+    using std::thread::operator=;
+    ~reader_thread() {
+        if (joinable()) detach();
+    }
+};
+reader_thread g_reader;
 std::atomic<bool> g_stopping{false};  // set once the original dispositions are back
 bool g_atfork_registered = false;
 

@@ -5,6 +5,7 @@
 #include <pmix.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -291,6 +292,13 @@ TEST(FakeServer, InitGetCacheFenceFinalize) {
     PMIX_INFO_LOAD(&opt, PMIX_OPTIONAL, &t, PMIX_BOOL);
     EXPECT_EQ(PMIx_Get(&p1, "missing", &opt, 1, &v), PMIX_ERR_NOT_FOUND);
     EXPECT_EQ(server.gets(), 2);  // optional: local only
+    // Reserved are the standard's attribute names, not every key starting with "pmix": a user
+    // key built from a namespace such as "pmixjob.1-1-local" is asked of the server...
+    EXPECT_EQ(PMIx_Get(&p1, "pmixjob.1-1-local", nullptr, 0, &v), PMIX_ERR_NOT_FOUND);
+    EXPECT_EQ(server.gets(), 3);
+    // ... a standard attribute the job data does not hold is answered locally
+    EXPECT_EQ(PMIx_Get(&p1, PMIX_TMPDIR, nullptr, 0, &v), PMIX_ERR_NOT_FOUND);
+    EXPECT_EQ(server.gets(), 3);
 
     // Put/Commit/Fence; the cache is dropped by a fence.
     uint32_t x = 9;
@@ -304,7 +312,7 @@ TEST(FakeServer, InitGetCacheFenceFinalize) {
     EXPECT_EQ(server.commits(), 1);
     ASSERT_EQ(PMIx_Get(&p1, "peer.other", nullptr, 0, &v), PMIX_SUCCESS);
     PMIX_VALUE_RELEASE(v);
-    EXPECT_EQ(server.gets(), 3);
+    EXPECT_EQ(server.gets(), 4);
     ASSERT_EQ(PMIx_Get(&me, "mine", nullptr, 0, &v), PMIX_SUCCESS);  // own put, local
     EXPECT_EQ(v->data.uint32, 9u);
     PMIX_VALUE_RELEASE(v);
@@ -547,4 +555,23 @@ TEST(FakeServer, BlockingCallsFromSeveralThreadsWithNonBlockingOnes) {
     for (int i = 0; i < 3000 && nb_done.load() < 200; ++i) std::this_thread::sleep_for(1ms);
     EXPECT_EQ(nb_done.load(), 200);
     ASSERT_EQ(PMIx_Finalize(nullptr, 0), PMIX_SUCCESS);
+}
+
+// A program that exits without PMIx_Finalize (OpenPMIx's examples do after an error) exits with
+// its own status: no std::terminate from a library thread still running at exit.
+TEST(FakeServer, ExitWithoutFinalizeKeepsTheExitStatus) {
+    FakeServer server;
+    setenv("PMIXCPP_SIGNAL_EVENTS", "TERM,USR1", 1);
+    fflush(nullptr);
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+        if (PMIx_Init(nullptr, nullptr, 0) != PMIX_SUCCESS) _exit(9);
+        exit(3);  // static destructors run with the library's threads alive
+    }
+    int st = 0;
+    ASSERT_EQ(waitpid(pid, &st, 0), pid);
+    unsetenv("PMIXCPP_SIGNAL_EVENTS");
+    ASSERT_TRUE(WIFEXITED(st)) << "killed by signal " << (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+    EXPECT_EQ(WEXITSTATUS(st), 3);
 }

@@ -22,10 +22,10 @@ t0=$SECONDS
 out=$(pair c$$ 2 3)
 expect_eq "pair: all 5 ranks of both steps passed" 5 "$(echo "$out" | grep -c '^RESULT-PASS rank')"
 expect_no_match "pair: no failed check" '^FAIL ' "$out"
-expect_eq "pair: every rank connected" 5 "$(echo "$out" | grep -c 'PASS rank [0-9]*: PMIx_Connect(pmixcpp.*) -> PMIX_SUCCESS')"
+expect_eq "pair: every rank connected" 5 "$(echo "$out" | grep -c 'PASS rank [0-9]*: PMIx_Connect(slurm.*) -> PMIX_SUCCESS')"
 expect_match "pair: the other step's committed data read after connect" 'PASS rank 0: committed data of all 3 ranks of pmixcpp' "$out"
 expect_match "pair: ... and the other way" 'PASS rank 0: committed data of all 2 ranks of pmixcpp' "$out"
-expect_match "pair: optional Get of the other step's PMIX_HOSTNAME" 'PASS rank 1: optional Get of PMIX_HOSTNAME of pmixcpp.* -> PMIX_SUCCESS \(n[0-9]\)' "$out"
+expect_match "pair: optional Get of the other step's PMIX_HOSTNAME" 'PASS rank 1: optional Get of PMIX_HOSTNAME of slurm.* -> PMIX_SUCCESS \(n[0-9]\)' "$out"
 expect_eq "pair: a key the other step never committed -> PMIX_ERR_TIMEOUT at the Get's timeout (direct modex)" 5 "$(echo "$out" | grep -c 'PASS rank [0-9]*: Get of a key .* never committed, PMIX_TIMEOUT 2 -> PMIX_ERR_TIMEOUT')"
 expect_eq "pair: ... an optional one -> PMIX_ERR_NOT_FOUND at once" 5 "$(echo "$out" | grep -c 'PASS rank [0-9]*: optional Get of a key .* never committed -> PMIX_ERR_NOT_FOUND')"
 expect_eq "pair: PMIx_Connect_nb" 5 "$(echo "$out" | grep -c 'PASS rank [0-9]*: wait_nb(PMIx_Connect_nb')"

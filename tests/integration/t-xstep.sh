@@ -28,7 +28,7 @@ out=$(SLURM_PMIXCPP_DEBUG=4 SLURM_PMIXCPP_TRANSPORT=tcp timeout -k 5 180 salloc 
 elapsed=$((SECONDS - t0))
 expect_eq "all 6 ranks of both steps passed" 6 "$(echo "$out" | grep -c '^RESULT-PASS rank')"
 expect_no_match "no failed check" '^FAIL ' "$out"
-a_ns=$(echo "$out" | sed -n 's/.*committed after the connect.*/&/p' | grep -o 'ranks of pmixcpp\.[0-9.]*' | head -1 | sed 's/ranks of //')
+a_ns=$(echo "$out" | sed -n 's/.*committed after the connect.*/&/p' | grep -o 'ranks of slurm\.[0-9.]*' | head -1 | sed 's/ranks of //')
 [ -n "$a_ns" ] && pass "step A is $a_ns" || fail "no namespace of step A in the output"
 expect_eq "direct modex across namespaces: a key committed after the connect, no fence (first rank of each B node)" 2 \
     "$(echo "$out" | grep -c 'PASS rank [0-9]*: first rank of the node: Get of the key each of the 2 ranks of .* committed after the connect -> right value')"

@@ -186,7 +186,7 @@ static void test_pair(const char *role, const char *tag) {
     /* error paths */
     pmix_proc_t ghost[2];
     PMIX_LOAD_PROCID(&ghost[0], me.nspace, PMIX_RANK_WILDCARD);
-    PMIX_LOAD_PROCID(&ghost[1], "pmixcpp.999999.7", PMIX_RANK_WILDCARD);
+    PMIX_LOAD_PROCID(&ghost[1], "slurm.999999.7", PMIX_RANK_WILDCARD);
     t0 = now_ms();
     rc = PMIx_Connect(ghost, 2, &to, 1);
     CHECK(rc == PMIX_ERR_NOT_FOUND && now_ms() - t0 < 10000,
