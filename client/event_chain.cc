@@ -131,6 +131,9 @@ Result<size_t> event_registry::add(const pmix_status_t *codes, size_t ncodes, co
             index = 0;
         } else if (c.last && is_target(*c.last) && before) {
             index = c.middle.size();
+        } else if ((_first && is_target(*_first) && after) || (_last && is_target(*_last) && before)) {
+            // the overall first runs before every class, the overall last after them all
+            index = after ? 0 : c.middle.size();
         } else {
             return refuse("no " + std::string(what) + " handler '" +
                           (target_name.empty() ? std::to_string(target_ref) : target_name) + "' to order " +

@@ -72,7 +72,7 @@ programs() {
                 [ -n "$name" ] || continue
                 case " $seen " in *" $d/$name "*) continue ;; esac
                 seen="$seen $d/$name "
-                local kind=mpich args="" nodes=2 limit=60
+                local kind=mpich args="" nodes=2 limit=30
                 [ "$d" = spawn ] && kind=mpispawn
                 case $rest in *resultTest=TestStatus*) kind=mpichstatus ;; esac
                 [ "$np" -lt 2 ] && nodes=1
@@ -239,9 +239,10 @@ run_inside() {
         : > "$flag"
         if [ "$kind" = mpispawn ]; then watch_steps "$job" "$flag" > "$steps_file" & fi
         t0=$(date +%s.%N)
+        local per=""
+        [ $((np % nodes)) -eq 0 ] && per="--ntasks-per-node=$((np / nodes))"
         # shellcheck disable=SC2086
-        ( cd "$dir" && timeout -k 5 "$limit" srun --mpi="$mpi" -N"$nodes" -n"$np" --ntasks-per-node=$(( (np + nodes - 1) / nodes )) \
-              $argv ) </dev/null >"$out" 2>&1
+        ( cd "$dir" && timeout -k 5 "$limit" srun --mpi="$mpi" -N"$nodes" -n"$np" $per $argv ) </dev/null >"$out" 2>&1
         rc=$?
         rm -f "$flag"; wait
         a=$(cat "$steps_file" 2>/dev/null || echo 0)

@@ -1040,6 +1040,40 @@ TEST(Connect, AllRanksListedIsTheWildcard) {
     EXPECT_EQ(system(rm.c_str()), 0);
 }
 
+// A step that spawned children knows their PMIX_JOB_SIZE at once, before any PMIx_Connect
+// (OpenPMIx's examples/dynamic asks it right after PMIx_Spawn).
+TEST(Connect, JobSizeOfAnotherStepBeforeConnect) {
+    char dir[] = "/tmp/pmixcpp-connect-test.XXXXXX";
+    ASSERT_NE(mkdtemp(dir), nullptr);
+    {
+        auto store = session::job_store::open(1, getuid(), "c", dir);
+        ASSERT_TRUE(store.ok());
+        store.value()->step_started("slurm.1.0");
+        store.value()->step_started("slurm.1.1");
+        auto rec = namespace_size_record("slurm.1.1", 3);
+        ASSERT_TRUE(rec.ok());
+        ASSERT_EQ(store.value()->handle(rec.value()).status, PMIX_SUCCESS);
+        connect_node a("slurm.1.0", 2, store.value().get());
+        InfoArray none;
+        pmix_proc_t child = procs({{"slurm.1.1", PMIX_RANK_WILDCARD}})[0];
+        a.svc->get(1, 7, child, PMIX_JOB_SIZE, none);
+        ASSERT_EQ(a.replies.size(), 1u);
+        ASSERT_EQ(a.replies[0].status, PMIX_SUCCESS) << a.replies[0].message;
+        wire::Reader r(a.replies[0].body);
+        InfoArray got;
+        ASSERT_TRUE(wire::decode_info_array(r, &got).ok());
+        ASSERT_EQ(got.size(), 1u);
+        EXPECT_STREQ(got.data()[0].key, PMIX_JOB_SIZE);
+        EXPECT_EQ(got.data()[0].value.data.uint32, 3u);
+        // a namespace that is no step of the job: NOT_FOUND, not a hang
+        a.svc->get(1, 8, procs({{"slurm.1.9", PMIX_RANK_WILDCARD}})[0], PMIX_JOB_SIZE, none);
+        ASSERT_EQ(a.replies.size(), 2u);
+        EXPECT_EQ(a.replies[1].status, PMIX_ERR_NOT_FOUND);
+    }
+    std::string rm = std::string("rm -rf ") + dir;
+    EXPECT_EQ(system(rm.c_str()), 0);
+}
+
 TEST(Connect, ErrorsAreStatusesNotHangs) {
     char dir[] = "/tmp/pmixcpp-connect-test.XXXXXX";
     ASSERT_NE(mkdtemp(dir), nullptr);
@@ -1093,7 +1127,7 @@ TEST(SessionStore, DirectoryRemovedByAnotherStepIsCreatedAgain) {
         first.value()->step_ended("slurm.1.0");  // the last step out removes the empty directory
         EXPECT_FALSE(std::filesystem::exists(dir));
         second.value()->step_started("slurm.1.1");  // ... which another srun had open
-        EXPECT_TRUE(std::filesystem::exists(std::string(dir) + "/.ns." + "706d69786370702e312e31"));
+        EXPECT_TRUE(std::filesystem::exists(std::string(dir) + "/.ns." + "736c75726d2e312e31"));
         EXPECT_EQ(second.value()->handle(sreq(wire::msg_type::publish, "slurm.1.1", 0, publish_payload("k", "v"))).status,
                   PMIX_SUCCESS);
     }
