@@ -353,7 +353,11 @@ Result<std::string> resolve_exe(const std::string &cmd, const std::string &cwd, 
         if (executable(dir + "/" + cmd)) return dir + "/" + cmd;
         start = end + 1;
     }
-    return Status(PMIX_ERR_JOB_EXE_NOT_FOUND, "no executable " + cmd + " in PATH");
+    // then the working directory, as srun itself does (and mpirun: MPICH's spawn tests name
+    // their own binary without "./")
+    if (!cwd.empty() && executable(cwd + "/" + cmd)) return cwd + "/" + cmd;
+    return Status(PMIX_ERR_JOB_EXE_NOT_FOUND,
+                  "no executable " + cmd + " in PATH " + path_env + (cwd.empty() ? "" : " or " + cwd));
 }
 
 // ------------------------------------------------------------------------------------------

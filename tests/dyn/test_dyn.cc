@@ -610,6 +610,11 @@ TEST(Spawn, ExecutableIsResolvedLikeExecvp) {
     EXPECT_EQ(spawn::resolve_exe(plain, "", "").status().code(), PMIX_ERR_JOB_EXE_NOT_FOUND);
     unlink(plain);
     EXPECT_TRUE(spawn::resolve_exe("bin/true", "/", "").ok());
+    // a bare name not in PATH: the working directory, after PATH (as srun and mpirun do)
+    EXPECT_EQ(spawn::resolve_exe("true", "/bin", "/nonexistent").value_or(""), "/bin/true");
+    EXPECT_EQ(spawn::resolve_exe("true", "/nonexistent", "/usr/bin").value_or(""), "/usr/bin/true");
+    EXPECT_EQ(spawn::resolve_exe("true", "/etc", "/nonexistent").status().code(), PMIX_ERR_JOB_EXE_NOT_FOUND);
+    EXPECT_EQ(spawn::resolve_exe("./true", "/bin", "").value_or(""), "/bin/./true");
 }
 
 TEST(Spawn, AgentMessagesRoundTrip) {
