@@ -422,7 +422,7 @@ static void test_alloc_spawn(const char *self) {
     printf("NEW-ALLOC %s JOB %s\n", id, jobid);
     fflush(stdout);
     char prefix[64];
-    snprintf(prefix, sizeof(prefix), "pmixcpp.%s.", jobid);
+    snprintf(prefix, sizeof(prefix), "slurm.%s.", jobid);
 
     /* spawn into it: PMIX_SPAWN_TARGET, then PMIX_ALLOC_ID */
     const char *keys[] = {PMIX_SPAWN_TARGET, PMIX_ALLOC_ID};
