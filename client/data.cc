@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <set>
 #include <sstream>
+#include <string_view>
+#include <unordered_set>
 
 #include "api.h"
 #include "get.h"
@@ -24,8 +26,17 @@ Result<GetOptions> parse_get_options(const pmix_info_t *info, size_t ninfo) {
     return opt;
 }
 
+bool standard_key(const char *key) {
+    static const std::unordered_set<std::string_view> keys = {
+#include "standard_keys.inc"
+    };
+    return key != nullptr && keys.count(key) != 0;
+}
+
 namespace {
-bool reserved_key(const char *key) { return strncmp(key, "pmix", 4) == 0; }
+// Reserved are the standard's attribute names: absent locally means absent. Any other key, even
+// one starting with "pmix" (applications build keys from namespace names), may be a peer's.
+bool reserved_key(const char *key) { return standard_key(key); }
 }  // namespace
 
 local_outcome get_local(Client &c, const pmix_proc_t &target, const char *key, const GetOptions &opt,

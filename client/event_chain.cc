@@ -76,6 +76,12 @@ Result<size_t> event_registry::add(const pmix_status_t *codes, size_t ncodes, co
                         : (ncodes == 1 ? handler_class::single_code : handler_class::multi_code);
     h.fn = fn;
     h.name = string_of(find_key(info, ninfo, PMIX_EVENT_HDLR_NAME));
+    if (const pmix_info_t *ro = find_key(info, ninfo, PMIX_EVENT_RETURN_OBJECT); ro != nullptr) {
+        if (ro->value.type != PMIX_POINTER)
+            return Status(PMIX_ERR_EVENT_REGISTRATION, "PMIX_EVENT_RETURN_OBJECT must be a pointer");
+        h.has_return_object = true;
+        h.return_object = ro->value.data.ptr;
+    }
     if (const pmix_info_t *r = find_key(info, ninfo, PMIX_RANGE)) {
         if (r->value.type == PMIX_DATA_RANGE) {
             h.source_range = r->value.data.range;
@@ -131,6 +137,9 @@ Result<size_t> event_registry::add(const pmix_status_t *codes, size_t ncodes, co
             index = 0;
         } else if (c.last && is_target(*c.last) && before) {
             index = c.middle.size();
+        } else if ((_first && is_target(*_first) && after) || (_last && is_target(*_last) && before)) {
+            // the overall first runs before every class, the overall last after them all
+            index = after ? 0 : c.middle.size();
         } else {
             return refuse("no " + std::string(what) + " handler '" +
                           (target_name.empty() ? std::to_string(target_ref) : target_name) + "' to order " +

@@ -47,6 +47,9 @@ struct event_handler_entry {
     pmix_data_range_t source_range = PMIX_RANGE_UNDEF;  // UNDEF = any source
     std::vector<pmix_proc_t> custom_sources;            // empty = any
     std::vector<pmix_proc_t> affected;                  // empty = any
+    // PMIX_EVENT_RETURN_OBJECT of the registration: handed back in the info of every call
+    bool has_return_object = false;
+    void *return_object = nullptr;
 
     bool wants(pmix_status_t status) const;
 };

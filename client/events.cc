@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 
 #include "../plugin/sched/sched.h"
@@ -32,6 +33,9 @@ struct running_chain {
     // chain go on in chain_step's loop: no post, no recursion.
     bool in_call = false;
     bool completed_in_call = false;
+    // The info of the current call when its handler registered a PMIX_EVENT_RETURN_OBJECT: the
+    // event's infos (shallow copies: the chain owns them) and that object; kept until the next call.
+    std::vector<pmix_info_t> call_info;
 
     running_chain(Client *c, event_chain ch) : client(c), chain(std::move(ch)) {}
 };
@@ -82,7 +86,19 @@ void chain_step(running_chain *rc) {
         InfoArray &results = rc->chain.results();
         rc->in_call = true;
         rc->completed_in_call = false;
-        h->fn(h->ref, rc->chain.status(), &rc->chain.source(), rc->chain.info().data(), rc->chain.info().size(),
+        const pmix_info_t *info = rc->chain.info().data();
+        size_t ninfo = rc->chain.info().size();
+        if (h->has_return_object) {
+            rc->call_info.assign(info, info + ninfo);
+            pmix_info_t ro{};
+            strncpy(ro.key, PMIX_EVENT_RETURN_OBJECT, PMIX_MAX_KEYLEN);
+            ro.value.type = PMIX_POINTER;
+            ro.value.data.ptr = h->return_object;
+            rc->call_info.push_back(ro);
+            info = rc->call_info.data();
+            ninfo = rc->call_info.size();
+        }
+        h->fn(h->ref, rc->chain.status(), &rc->chain.source(), const_cast<pmix_info_t *>(info), ninfo,
               results.data(), results.size(), chain_handler_done, rc);
         rc->in_call = false;
         if (!rc->completed_in_call) return;  // completes later, from wherever the handler chooses

@@ -18,6 +18,9 @@ Result<GetOptions> parse_get_options(const pmix_info_t *info, size_t ninfo);
 
 enum class local_outcome { found, not_found, ask_server };
 
+// True for an attribute name of the PMIx standard (a PMIX_* attribute string of pmix_common.h).
+bool standard_key(const char *key);
+
 // Try to answer from local data. key == nullptr asks for all of the proc's data (a
 // PMIX_DATA_ARRAY of PMIX_INFO). On `found` *out holds a copy.
 local_outcome get_local(Client &c, const pmix_proc_t &target, const char *key, const GetOptions &opt,

@@ -3,6 +3,9 @@
 // (plugin/server/alloc.h lists the keys). Results are a flat list of (key, value) infos.
 #include <pmix.h>
 
+#include <cstdlib>
+#include <cstring>
+
 #include "api.h"
 #include "info_call.h"
 
@@ -11,23 +14,77 @@ using namespace pmixcpp::client;
 
 namespace {
 
-Status build_query(const pmix_query_t queries[], size_t nqueries, wire::Writer *w) {
+// Keys the library answers itself, also before PMIx_Init: the Standard ABI levels it implements
+// (those of OpenPMIx 4.2.2, whose ABI it follows).
+constexpr const char *kStableAbi = "0.0";
+constexpr const char *kProvisionalAbi = "0.0";
+
+bool local_key(const char *k) {
+    return strcmp(k, PMIX_QUERY_STABLE_ABI_VERSION) == 0 || strcmp(k, PMIX_QUERY_PROVISIONAL_ABI_VERSION) == 0;
+}
+
+Status check_queries(const pmix_query_t queries[], size_t nqueries) {
     if (queries == nullptr || nqueries == 0) return Status(PMIX_ERR_BAD_PARAM, "no queries");
-    wire::query_request req;
-    req.queries.resize(nqueries);
     for (size_t q = 0; q < nqueries; ++q) {
         const pmix_query_t &in = queries[q];
         if (in.keys == nullptr || in.keys[0] == nullptr)
             return Status(PMIX_ERR_BAD_PARAM, "query " + std::to_string(q) + " has no keys");
-        for (char **k = in.keys; *k != nullptr; ++k) {
-            PMIXCPP_RETURN_IF_ERROR(check_key(*k));
-            req.queries[q].keys.emplace_back(*k);
-        }
+        for (char **k = in.keys; *k != nullptr; ++k) PMIXCPP_RETURN_IF_ERROR(check_key(*k));
         PMIXCPP_RETURN_IF_ERROR(check_infos(in.qualifiers, in.nqual));
-        PMIXCPP_RETURN_IF_ERROR(info_array_copy(in.qualifiers, in.nqual, &req.queries[q].qualifiers));
     }
+    return Status::success();
+}
+
+// The queries for the server: every key but the local ones; *sent = how many queries remain.
+Status build_query(const pmix_query_t queries[], size_t nqueries, wire::Writer *w, size_t *sent) {
+    wire::query_request req;
+    for (size_t q = 0; q < nqueries; ++q) {
+        const pmix_query_t &in = queries[q];
+        wire::query_entry one;
+        for (char **k = in.keys; *k != nullptr; ++k)
+            if (!local_key(*k)) one.keys.emplace_back(*k);
+        if (one.keys.empty()) continue;
+        PMIXCPP_RETURN_IF_ERROR(info_array_copy(in.qualifiers, in.nqual, &one.qualifiers));
+        req.queries.push_back(std::move(one));
+    }
+    *sent = req.queries.size();
+    if (req.queries.empty()) return Status::success();
     return wire::encode(*w, req);
 }
+
+// The answers to the local keys, in query order.
+Result<InfoArray> local_answers(const pmix_query_t queries[], size_t nqueries) {
+    std::vector<const char *> keys;
+    for (size_t q = 0; q < nqueries; ++q)
+        for (char **k = queries[q].keys; *k != nullptr; ++k)
+            if (local_key(*k)) keys.push_back(*k);
+    if (keys.empty()) return InfoArray();
+    auto *arr = static_cast<pmix_info_t *>(calloc(keys.size(), sizeof(pmix_info_t)));
+    if (arr == nullptr) return Status(PMIX_ERR_NOMEM, "out of memory");
+    InfoArray out(arr, keys.size());
+    for (size_t i = 0; i < keys.size(); ++i) {
+        strncpy(arr[i].key, keys[i], PMIX_MAX_KEYLEN);
+        const char *v = strcmp(keys[i], PMIX_QUERY_STABLE_ABI_VERSION) == 0 ? kStableAbi : kProvisionalAbi;
+        PMIXCPP_RETURN_IF_ERROR(value_load(&arr[i].value, v, PMIX_STRING));
+    }
+    return out;
+}
+
+// a followed by b (the infos move; both arrays end empty).
+InfoArray concat(InfoArray &&a, InfoArray &&b) {
+    if (b.size() == 0) return std::move(a);
+    if (a.size() == 0) return std::move(b);
+    size_t na = a.size(), nb = b.size();
+    auto *arr = static_cast<pmix_info_t *>(calloc(na + nb, sizeof(pmix_info_t)));
+    if (arr == nullptr) return std::move(a);
+    memcpy(arr, a.data(), na * sizeof(pmix_info_t));
+    memcpy(arr + na, b.data(), nb * sizeof(pmix_info_t));
+    free(a.release());
+    free(b.release());
+    return InfoArray(arr, na + nb);
+}
+
+void release_local(void *cbdata) { delete static_cast<InfoArray *>(cbdata); }
 
 }  // namespace
 
@@ -37,11 +94,27 @@ PMIX_EXPORT pmix_status_t PMIx_Query_info_nb(pmix_query_t queries[], size_t nque
                                              void *cbdata) {
     return api_guard(__func__, [&]() -> Status {
         if (cbfunc == nullptr) return Status(PMIX_ERR_BAD_PARAM, "no callback");
+        PMIXCPP_RETURN_IF_ERROR(check_queries(queries, nqueries));
+        wire::Writer w;
+        size_t sent = 0;
+        PMIXCPP_RETURN_IF_ERROR(build_query(queries, nqueries, &w, &sent));
+        auto local = local_answers(queries, nqueries);
+        if (!local.ok()) return local.status();
+        if (sent == 0) {  // all answered here, before PMIx_Init too
+            auto *keep = new InfoArray(std::move(local.value()));
+            cbfunc(PMIX_SUCCESS, keep->data(), keep->size(), cbdata, release_local, keep);
+            return Status::success();
+        }
         auto c = require_client();
         if (!c.ok()) return c.status();
-        wire::Writer w;
-        PMIXCPP_RETURN_IF_ERROR(build_query(queries, nqueries, &w));
-        return send_info_request(*c.value(), wire::msg_type::query, w, to_info_cbfunc(cbfunc, cbdata));
+        auto mine = std::make_shared<InfoArray>(std::move(local.value()));
+        auto deliver = to_info_cbfunc(cbfunc, cbdata);
+        return send_info_request(*c.value(), wire::msg_type::query, w,
+                                 [deliver, mine](pmix_status_t status, const std::string &msg, InfoArray &&r) {
+                                     if (status == PMIX_SUCCESS || status == PMIX_QUERY_PARTIAL_SUCCESS)
+                                         r = concat(std::move(r), std::move(*mine));
+                                     deliver(status, msg, std::move(r));
+                                 });
     });
 }
 
@@ -50,13 +123,33 @@ PMIX_EXPORT pmix_status_t PMIx_Query_info(pmix_query_t queries[], size_t nquerie
     return api_guard(__func__, [&]() -> Status {
         if (results != nullptr) *results = nullptr;
         if (nresults != nullptr) *nresults = 0;
-        auto c = require_client();
-        if (!c.ok()) return c.status();
-        if (on_progress_thread(c.value()))
-            return Status(PMIX_ERR_WOULD_BLOCK, "PMIx_Query_info called from a callback");
+        PMIXCPP_RETURN_IF_ERROR(check_queries(queries, nqueries));
         wire::Writer w;
-        PMIXCPP_RETURN_IF_ERROR(build_query(queries, nqueries, &w));
-        return wait_info_request(*c.value(), wire::msg_type::query, w, results, nresults, "query");
+        size_t sent = 0;
+        PMIXCPP_RETURN_IF_ERROR(build_query(queries, nqueries, &w, &sent));
+        auto local = local_answers(queries, nqueries);
+        if (!local.ok()) return local.status();
+        InfoArray remote;
+        Status st = Status::success();
+        if (sent > 0) {
+            auto c = require_client();
+            if (!c.ok()) return c.status();
+            if (on_progress_thread(c.value()))
+                return Status(PMIX_ERR_WOULD_BLOCK, "PMIx_Query_info called from a callback");
+            pmix_info_t *r = nullptr;
+            size_t n = 0;
+            st = wait_info_request(*c.value(), wire::msg_type::query, w, &r, &n, "query");
+            if (!st.ok() && st.code() != PMIX_QUERY_PARTIAL_SUCCESS) {
+                if (results != nullptr) *results = r;
+                if (nresults != nullptr) *nresults = n;
+                return st;
+            }
+            remote = InfoArray(r, n);
+        }
+        InfoArray all = concat(std::move(remote), std::move(local.value()));
+        if (nresults != nullptr) *nresults = all.size();
+        if (results != nullptr) *results = all.size() ? all.release() : nullptr;
+        return st;
     });
 }
 

@@ -88,17 +88,6 @@ PMIX_EXPORT pmix_status_t PMIx_Compute_distances_nb(pmix_topology_t *topo, pmix_
                                                     pmix_device_dist_cbfunc_t cbfunc, void *cbdata) {
     return PMIX_ERR_NOT_SUPPORTED;
 }
-PMIX_EXPORT pmix_status_t PMIx_Load_topology(pmix_topology_t *topo) { return PMIX_ERR_NOT_SUPPORTED; }
-PMIX_EXPORT pmix_status_t PMIx_Parse_cpuset_string(const char *cpuset_string, pmix_cpuset_t *cpuset) {
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-PMIX_EXPORT pmix_status_t PMIx_Get_cpuset(pmix_cpuset_t *cpuset, pmix_bind_envelope_t ref) {
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-PMIX_EXPORT pmix_status_t PMIx_Get_relative_locality(const char *locality1, const char *locality2,
-                                                     pmix_locality_t *locality) {
-    return PMIX_ERR_NOT_SUPPORTED;
-}
 PMIX_EXPORT pmix_status_t PMIx_IOF_pull(const pmix_proc_t procs[], size_t nprocs,
                                         const pmix_info_t directives[], size_t ndirs,
                                         pmix_iof_channel_t channel, pmix_iof_cbfunc_t cbfunc,

@@ -1,5 +1,6 @@
 // Value / info / info-list / data-array helpers (the functions the pmix_common.h macros expand
 // to) and the *_string name functions.
+#include <hwloc.h>
 #include <pmix.h>
 
 #include <cinttypes>
@@ -83,7 +84,8 @@ PMIX_EXPORT void PMIx_Data_array_destruct(pmix_data_array_t *d) {
 }
 
 PMIX_EXPORT void PMIx_Topology_destruct(pmix_topology_t *topo) {
-    // No hwloc: we never hand out topologies, and a caller's topology object is not ours to free.
+    // The topology we hand out is the process's shared one (topology.cc): it stays; a caller's
+    // own topology object is not ours to free.
     if (topo != nullptr) {
         free(topo->source);
         topo->source = nullptr;
@@ -93,6 +95,9 @@ PMIX_EXPORT void PMIx_Topology_destruct(pmix_topology_t *topo) {
 
 PMIX_EXPORT void PMIx_Cpuset_destruct(pmix_cpuset_t *cpuset) {
     if (cpuset != nullptr) {
+        // ours (PMIx_Get_cpuset, PMIx_Parse_cpuset_string) are hwloc bitmaps
+        if (cpuset->source != nullptr && strcmp(cpuset->source, "hwloc") == 0 && cpuset->bitmap != nullptr)
+            hwloc_bitmap_free(static_cast<hwloc_bitmap_t>(cpuset->bitmap));
         free(cpuset->source);
         cpuset->source = nullptr;
         cpuset->bitmap = nullptr;

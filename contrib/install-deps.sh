@@ -18,7 +18,7 @@ PACKAGES="
 g++ make autoconf automake libtool pkg-config dpkg-dev clang libclang-rt-14-dev
 libevent-dev libssl-dev libhwloc-dev hwloc libucx-dev ucx-utils libgtest-dev libslurm-dev
 slurmctld slurmd slurm-client slurm-wlm-basic-plugins munge
-libpmix-dev openmpi-bin libopenmpi-dev
+libpmix-dev openmpi-bin libopenmpi-dev python3-mpi4py
 hyperfine procps
 debhelper lintian fakeroot groff-base
 "

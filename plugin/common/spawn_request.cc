@@ -222,7 +222,7 @@ Result<std::vector<std::string>> rank_hosts(const std::vector<info_scope> &apps,
 }  // namespace
 
 bool parse_step_nspace(const std::string &nspace, uint32_t *job, uint32_t *step) {
-    static const std::string prefix = "pmixcpp.";
+    static const std::string prefix = "slurm.";  // make_namespace()
     if (nspace.rfind(prefix, 0) != 0) return false;
     std::string rest = nspace.substr(prefix.size());
     auto dot = rest.find('.');
@@ -353,7 +353,11 @@ Result<std::string> resolve_exe(const std::string &cmd, const std::string &cwd, 
         if (executable(dir + "/" + cmd)) return dir + "/" + cmd;
         start = end + 1;
     }
-    return Status(PMIX_ERR_JOB_EXE_NOT_FOUND, "no executable " + cmd + " in PATH");
+    // then the working directory, as srun itself does (and mpirun: MPICH's spawn tests name
+    // their own binary without "./")
+    if (!cwd.empty() && executable(cwd + "/" + cmd)) return cwd + "/" + cmd;
+    return Status(PMIX_ERR_JOB_EXE_NOT_FOUND,
+                  "no executable " + cmd + " in PATH " + path_env + (cwd.empty() ? "" : " or " + cwd));
 }
 
 // ------------------------------------------------------------------------------------------
@@ -582,7 +586,7 @@ agent_spawn_reply spawn_launcher::launch(const agent_spawn_request &r) {
     }
     close(report[0]);
     auto nl = got.find('\n');
-    if (nl != std::string::npos && got.rfind("pmixcpp.", 0) == 0) {
+    if (nl != std::string::npos && got.rfind("slurm.", 0) == 0) {
         out.nspace = got.substr(0, nl);
         double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
         PMIXCPP_LOG_VERBOSE("spawn for %s:%u: step %s started in %.1f ms", r.parent_nspace.c_str(), r.parent_rank,

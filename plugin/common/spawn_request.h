@@ -85,7 +85,7 @@ using alloc_resolver = std::function<Result<uint32_t>(const std::string &alloc_i
 // every target is refused). Optional unknown attributes are ignored.
 Result<spawn_plan> plan_spawn(const agent_spawn_request &r, uint32_t job_id, const alloc_resolver &resolve = {});
 
-// "pmixcpp.<job>.<step>" -> job, step; false for any other name.
+// "slurm.<job>.<step>" -> job, step; false for any other name.
 bool parse_step_nspace(const std::string &nspace, uint32_t *job, uint32_t *step);
 
 // The command resolved like execvp would (PATH of `path_env`), or PMIX_ERR_JOB_EXE_NOT_FOUND.

@@ -455,6 +455,37 @@ void connect_service::get(uint64_t conn, uint32_t request_id, const pmix_proc_t 
         return v.ok() && v.value() != 0;
     };
     const bool immediate = flag(PMIX_OPTIONAL) || flag(PMIX_IMMEDIATE);
+    if (!immediate && rank == PMIX_RANK_WILDCARD && key == PMIX_JOB_SIZE && d == nullptr &&
+        (_ops.ns_size || _sizes.count(n))) {
+        // The size of a step of the job (e.g. children just spawned) is known before any connect:
+        // its srun published it in the job's store.
+        auto answer = [this, conn, request_id, n] {
+            uint32_t size = _sizes.count(n) ? _sizes[n] : 0;
+            if (size == 0) {
+                _ops.reply(conn, request_id, PMIX_ERR_NOT_FOUND, "namespace '" + n + "' is not a step of this job", {});
+                return;
+            }
+            pmix_info_t i{};
+            strncpy(i.key, PMIX_JOB_SIZE, PMIX_MAX_KEYLEN);
+            i.value.type = PMIX_UINT32;
+            i.value.data.uint32 = size;
+            wire::Writer w;
+            Status st = wire::encode_info_array(w, &i, 1);
+            if (!st.ok()) return _ops.reply(conn, request_id, st.code(), st.message(), {});
+            _ops.reply(conn, request_id, PMIX_SUCCESS, {}, w.data());
+        };
+        if (auto k = _sizes.find(n); k != _sizes.end() && k->second > 0) return answer();
+        auto &waiters = _size_waiters[n];
+        waiters.push_back(answer);
+        if (waiters.size() > 1) return;  // already asked
+        _ops.ns_size(n, [this, n](std::optional<uint32_t> size) {
+            _sizes[n] = size.value_or(0);
+            auto w = std::move(_size_waiters[n]);
+            _size_waiters.erase(n);
+            for (auto &f : w) f();
+        });
+        return;
+    }
     if (immediate || !_ops.xstep || rank == PMIX_RANK_WILDCARD) {
         // Job-level data of another step comes with PMIx_Connect only; OPTIONAL / IMMEDIATE never
         // leave the node (as for the ranks of our own step).

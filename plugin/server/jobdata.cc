@@ -172,6 +172,11 @@ Result<std::vector<wire::jobdata_entry>> build_jobdata(const step_info &step, co
         b.str(PMIX_TMPDIR, step.step_dir);
         b.str(PMIX_NSDIR, step.step_dir);
         b.flag(PMIX_TDIR_RMCLEAN, true);
+        if (!step.server_socket.empty()) {
+            // this node's server, as OpenPMIx publishes it (the connection still needs the token)
+            b.str(PMIX_SERVER_URI, "unix:" + step.server_socket);
+            b.str(PMIX_MYSERVER_URI, "unix:" + step.server_socket);
+        }
         // A step started by PMIx_Spawn carries its parent in PMIXCPP_SPAWN_PARENT=<nspace>:<rank>.
         const std::string parent = job_env_value(step, spawn::kParentEnv);
         auto colon = parent.rfind(':');

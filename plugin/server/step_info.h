@@ -14,7 +14,7 @@ namespace pmixcpp {
 struct step_dirs;  // the verified, open step directories (plugin/common/step_env.h)
 
 struct step_info {
-    std::string nspace;         // PMIx namespace of the step: "pmixcpp.<job>.<step>"
+    std::string nspace;         // PMIx namespace of the step: "slurm.<job>.<step>"
     uint32_t job_id = 0;
     uint32_t step_id = 0;
     uid_t uid = 0;              // the job's user: the only one allowed to connect
@@ -39,9 +39,42 @@ struct step_info {
     const std::string &node_name() const { return node_names.at(node_id); }
 };
 
-// The namespace name for a Slurm step.
+// PMIX_UNIV_SIZE: the processes the job's allocation can hold, from Slurm's
+// SLURM_JOB_CPUS_PER_NODE ("4(x2),2": 4 CPUs on each of two nodes, 2 on a third) divided by the
+// CPUs per task; never less than the step's own task count (an unparsable value gives ntasks).
+inline uint32_t universe_from_cpus(const std::string &cpus_per_node, uint32_t cpus_per_task, uint32_t ntasks) {
+    uint64_t cpus = 0;
+    size_t i = 0;
+    const size_t n = cpus_per_node.size();
+    while (i < n) {
+        uint64_t c = 0, times = 1;
+        size_t start = i;
+        while (i < n && cpus_per_node[i] >= '0' && cpus_per_node[i] <= '9' && c < (1u << 24))
+            c = c * 10 + static_cast<uint64_t>(cpus_per_node[i++] - '0');
+        if (i == start) return ntasks;
+        if (i < n && cpus_per_node[i] == '(') {
+            if (cpus_per_node.compare(i, 2, "(x") != 0) return ntasks;
+            i += 2;
+            times = 0;
+            start = i;
+            while (i < n && cpus_per_node[i] >= '0' && cpus_per_node[i] <= '9' && times < (1u << 24))
+                times = times * 10 + static_cast<uint64_t>(cpus_per_node[i++] - '0');
+            if (i == start || i >= n || cpus_per_node[i] != ')') return ntasks;
+            ++i;
+        }
+        cpus += c * times;
+        if (i < n && cpus_per_node[i] != ',') return ntasks;
+        if (i < n) ++i;
+    }
+    uint64_t slots = cpus / (cpus_per_task ? cpus_per_task : 1);
+    if (slots > UINT32_MAX) slots = UINT32_MAX;
+    return slots > ntasks ? static_cast<uint32_t>(slots) : ntasks;
+}
+
+// The namespace name for a Slurm step. It must not start with "pmix": applications build keys
+// from the namespace ("<nspace>-<rank>-local") and the "pmix" prefix is the standard's own.
 inline std::string make_namespace(uint32_t job_id, uint32_t step_id) {
-    return "pmixcpp." + std::to_string(job_id) + "." + std::to_string(step_id);
+    return "slurm." + std::to_string(job_id) + "." + std::to_string(step_id);
 }
 
 }  // namespace pmixcpp

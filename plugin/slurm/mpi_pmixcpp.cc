@@ -181,12 +181,12 @@ Result<step_info> step_from_slurm(const stepd_step_rec_t *job) {
     if (total != job->ntasks)
         return Status(PMIX_ERR_BAD_PARAM, "task map holds " + std::to_string(total) + " tasks, step has " +
                                               std::to_string(job->ntasks));
-    s.universe_size = job->ntasks;
-
     char host[256] = {};
     gethostname(host, sizeof(host) - 1);
     s.hostname = host;
     s.job_env = env_vector(job->env);
+    // what the allocation can hold: MPI_UNIVERSE_SIZE, room for MPI_Comm_spawn
+    s.universe_size = universe_from_cpus(get_env(job->env, "SLURM_JOB_CPUS_PER_NODE"), s.cpus_per_task, job->ntasks);
     return s;
 }
 

@@ -216,7 +216,7 @@ TEST(AllocTable, Leases) {
 TEST(AllocMessages, AgentRequestAndReplyRoundTrip) {
     agent_request q;
     q.op = agent_op::query;
-    q.nspace = "pmixcpp.5.0";
+    q.nspace = "slurm.5.0";
     q.rank = 3;
     q.node = "n2";
     q.keys = {PMIX_QUERY_ALLOC_STATUS, PMIX_TIME_REMAINING};
@@ -376,7 +376,7 @@ namespace {
 
 step_info one_node() {
     step_info s;
-    s.nspace = "pmixcpp.9.0";
+    s.nspace = "slurm.9.0";
     s.job_id = 9;
     s.ntasks = 4;
     s.node_id = 0;
@@ -549,7 +549,7 @@ TEST(AllocService, LocalQueries) {
     EXPECT_EQ(h.replies[0].status, PMIX_SUCCESS) << h.replies[0].message;
     const InfoArray &r = h.replies[0].results;
     EXPECT_EQ(r.size(), 8u);
-    EXPECT_EQ(info_string(r, PMIX_QUERY_NAMESPACES).value_or(""), "pmixcpp.9.0");
+    EXPECT_EQ(info_string(r, PMIX_QUERY_NAMESPACES).value_or(""), "slurm.9.0");
     const pmix_info_t *pt = find_info(r, PMIX_QUERY_PROC_TABLE);
     ASSERT_NE(pt, nullptr);
     ASSERT_EQ(pt->value.type, PMIX_DATA_ARRAY);

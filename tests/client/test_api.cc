@@ -1,6 +1,7 @@
 // The C API without a server: PMIX_ERR_INIT everywhere, argument checks, value/info/list
 // helpers, data pack/unpack, names.
 #include <gtest/gtest.h>
+#include <hwloc.h>
 #include <pmix.h>
 #include <pmix_server.h>
 #include <pmix_tool.h>
@@ -207,4 +208,78 @@ TEST(DataBuffer, CopyAndPrint) {
     uint8_t *cz = nullptr;
     size_t nz = 0;
     EXPECT_FALSE(PMIx_Data_compress(reinterpret_cast<const uint8_t *>("aaaa"), 4, &cz, &nz));
+}
+
+// PMIX_QUERY_STABLE/PROVISIONAL_ABI_VERSION are answered by the library itself, before PMIx_Init
+// (OpenPMIx's examples/abi_no_init), blocking and non-blocking.
+TEST(ApiNoServer, AbiVersionQueriesWithoutInit) {
+    ASSERT_EQ(PMIx_Initialized(), 0);
+    pmix_query_t *q = nullptr;
+    PMIX_QUERY_CREATE(q, 2);
+    pmix_status_t rc = PMIX_SUCCESS;  // set by PMIX_ARGV_APPEND
+    PMIX_ARGV_APPEND(rc, q[0].keys, PMIX_QUERY_STABLE_ABI_VERSION);
+    PMIX_ARGV_APPEND(rc, q[1].keys, PMIX_QUERY_PROVISIONAL_ABI_VERSION);
+    ASSERT_EQ(rc, PMIX_SUCCESS);
+    pmix_info_t *res = nullptr;
+    size_t n = 0;
+    ASSERT_EQ(PMIx_Query_info(q, 2, &res, &n), PMIX_SUCCESS);
+    ASSERT_EQ(n, 2u);
+    EXPECT_STREQ(res[0].key, PMIX_QUERY_STABLE_ABI_VERSION);
+    EXPECT_EQ(res[0].value.type, PMIX_STRING);
+    EXPECT_STREQ(res[0].value.data.string, "0.0");
+    EXPECT_STREQ(res[1].key, PMIX_QUERY_PROVISIONAL_ABI_VERSION);
+    PMIX_INFO_FREE(res, n);
+    struct seen_t {
+        pmix_status_t status = PMIX_ERROR;
+        size_t n = 0;
+    } seen;
+    auto cb = [](pmix_status_t status, pmix_info_t *, size_t ninfo, void *cbdata, pmix_release_cbfunc_t release,
+                 void *release_data) {
+        auto *s = static_cast<seen_t *>(cbdata);
+        s->status = status;
+        s->n = ninfo;
+        if (release) release(release_data);
+    };
+    ASSERT_EQ(PMIx_Query_info_nb(q, 1, cb, &seen), PMIX_SUCCESS);
+    EXPECT_EQ(seen.status, PMIX_SUCCESS);
+    EXPECT_EQ(seen.n, 1u);
+    // anything else still needs the library initialised
+    PMIX_ARGV_APPEND(rc, q[1].keys, PMIX_QUERY_NAMESPACES);
+    EXPECT_EQ(PMIx_Query_info(q, 2, &res, &n), PMIX_ERR_INIT);
+    PMIX_QUERY_FREE(q, 2);
+}
+
+// Topology and CPU sets from hwloc: one shared topology per process; locality strings compared
+// field by field.
+TEST(ApiNoServer, TopologyCpusetAndLocality) {
+    pmix_topology_t t1, t2;
+    PMIX_TOPOLOGY_CONSTRUCT(&t1);
+    PMIX_TOPOLOGY_CONSTRUCT(&t2);
+    ASSERT_EQ(PMIx_Load_topology(&t1), PMIX_SUCCESS);
+    ASSERT_EQ(PMIx_Load_topology(&t2), PMIX_SUCCESS);
+    ASSERT_NE(t1.topology, nullptr);
+    EXPECT_EQ(t1.topology, t2.topology);  // loaded once
+    EXPECT_EQ(strncmp(t1.source, "hwloc", 5), 0);
+    EXPECT_GT(hwloc_get_nbobjs_by_type(static_cast<hwloc_topology_t>(t1.topology), HWLOC_OBJ_PU), 0);
+    PMIx_Topology_destruct(&t1);
+    PMIx_Topology_destruct(&t2);
+
+    pmix_cpuset_t cs;
+    PMIX_CPUSET_CONSTRUCT(&cs);
+    ASSERT_EQ(PMIx_Get_cpuset(&cs, PMIX_CPUBIND_PROCESS), PMIX_SUCCESS);
+    EXPECT_STREQ(cs.source, "hwloc");
+    EXPECT_FALSE(hwloc_bitmap_iszero(static_cast<hwloc_bitmap_t>(cs.bitmap)));
+    PMIx_Cpuset_destruct(&cs);
+    ASSERT_EQ(PMIx_Parse_cpuset_string("hwloc:0-3,8", &cs), PMIX_SUCCESS);
+    EXPECT_EQ(hwloc_bitmap_weight(static_cast<hwloc_bitmap_t>(cs.bitmap)), 5);
+    PMIx_Cpuset_destruct(&cs);
+    EXPECT_EQ(PMIx_Parse_cpuset_string("hwloc:x", &cs), PMIX_ERR_BAD_PARAM);
+
+    pmix_locality_t loc = 0;
+    ASSERT_EQ(PMIx_Get_relative_locality("SK0:L30:L20-1:L10:CR0:HT0", "SK0:L30:L21:L11:CR1:HT2", &loc), PMIX_SUCCESS);
+    EXPECT_EQ(loc, PMIX_LOCALITY_SHARE_NODE | PMIX_LOCALITY_SHARE_PACKAGE | PMIX_LOCALITY_SHARE_L3CACHE |
+                       PMIX_LOCALITY_SHARE_L2CACHE);
+    ASSERT_EQ(PMIx_Get_relative_locality("SK0:CR0:HT0", "SK1:CR4:HT8", &loc), PMIX_SUCCESS);
+    EXPECT_EQ(loc, PMIX_LOCALITY_SHARE_NODE);
+    EXPECT_EQ(PMIx_Get_relative_locality(nullptr, "SK0", &loc), PMIX_ERR_BAD_PARAM);
 }

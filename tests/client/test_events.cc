@@ -217,6 +217,19 @@ TEST_F(RegistryTest, AfterTheFirstInCategory) {
     EXPECT_EQ(add_fails({}, std::move(infos().str(PMIX_EVENT_HDLR_BEFORE, "f"))), PMIX_ERR_EVENT_REGISTRATION);
 }
 
+// OpenPMIx's test/simple/hybrid: a handler AFTER the one declared FIRST overall (and one BEFORE
+// the one declared LAST); BEFORE the first or AFTER the last has no place and is refused.
+TEST_F(RegistryTest, AfterTheFirstOverallAndBeforeTheLast) {
+    size_t f = add({}, std::move(infos().flag(PMIX_EVENT_HDLR_FIRST).str(PMIX_EVENT_HDLR_NAME, "master")));
+    size_t l = add({}, std::move(infos().flag(PMIX_EVENT_HDLR_LAST).str(PMIX_EVENT_HDLR_NAME, "final")));
+    size_t x = add({});
+    size_t y = add({}, std::move(infos().str(PMIX_EVENT_HDLR_AFTER, "master")));
+    size_t z = add({}, std::move(infos().str(PMIX_EVENT_HDLR_BEFORE, "final")));
+    EXPECT_EQ(chain(A, self), (std::vector<size_t>{f, y, x, z, l}));
+    EXPECT_EQ(add_fails({}, std::move(infos().str(PMIX_EVENT_HDLR_BEFORE, "master"))), PMIX_ERR_EVENT_REGISTRATION);
+    EXPECT_EQ(add_fails({}, std::move(infos().str(PMIX_EVENT_HDLR_AFTER, "final"))), PMIX_ERR_EVENT_REGISTRATION);
+}
+
 TEST_F(RegistryTest, NonDefaultEventsSkipDefaultHandlers) {
     size_t s = add({A});
     add({});

@@ -5,6 +5,7 @@
 #include <pmix.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -291,6 +292,13 @@ TEST(FakeServer, InitGetCacheFenceFinalize) {
     PMIX_INFO_LOAD(&opt, PMIX_OPTIONAL, &t, PMIX_BOOL);
     EXPECT_EQ(PMIx_Get(&p1, "missing", &opt, 1, &v), PMIX_ERR_NOT_FOUND);
     EXPECT_EQ(server.gets(), 2);  // optional: local only
+    // Reserved are the standard's attribute names, not every key starting with "pmix": a user
+    // key built from a namespace such as "pmixjob.1-1-local" is asked of the server...
+    EXPECT_EQ(PMIx_Get(&p1, "pmixjob.1-1-local", nullptr, 0, &v), PMIX_ERR_NOT_FOUND);
+    EXPECT_EQ(server.gets(), 3);
+    // ... a standard attribute the job data does not hold is answered locally
+    EXPECT_EQ(PMIx_Get(&p1, PMIX_TMPDIR, nullptr, 0, &v), PMIX_ERR_NOT_FOUND);
+    EXPECT_EQ(server.gets(), 3);
 
     // Put/Commit/Fence; the cache is dropped by a fence.
     uint32_t x = 9;
@@ -304,7 +312,7 @@ TEST(FakeServer, InitGetCacheFenceFinalize) {
     EXPECT_EQ(server.commits(), 1);
     ASSERT_EQ(PMIx_Get(&p1, "peer.other", nullptr, 0, &v), PMIX_SUCCESS);
     PMIX_VALUE_RELEASE(v);
-    EXPECT_EQ(server.gets(), 3);
+    EXPECT_EQ(server.gets(), 4);
     ASSERT_EQ(PMIx_Get(&me, "mine", nullptr, 0, &v), PMIX_SUCCESS);  // own put, local
     EXPECT_EQ(v->data.uint32, 9u);
     PMIX_VALUE_RELEASE(v);
@@ -546,5 +554,80 @@ TEST(FakeServer, BlockingCallsFromSeveralThreadsWithNonBlockingOnes) {
     EXPECT_EQ(failures.load(), 0);
     for (int i = 0; i < 3000 && nb_done.load() < 200; ++i) std::this_thread::sleep_for(1ms);
     EXPECT_EQ(nb_done.load(), 200);
+    ASSERT_EQ(PMIx_Finalize(nullptr, 0), PMIX_SUCCESS);
+}
+
+// A program that exits without PMIx_Finalize (OpenPMIx's examples do after an error) exits with
+// its own status: no std::terminate from a library thread still running at exit.
+TEST(FakeServer, ExitWithoutFinalizeKeepsTheExitStatus) {
+    FakeServer server;
+    setenv("PMIXCPP_SIGNAL_EVENTS", "TERM,USR1", 1);
+    fflush(nullptr);
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+        if (PMIx_Init(nullptr, nullptr, 0) != PMIX_SUCCESS) _exit(9);
+        exit(3);  // static destructors run with the library's threads alive
+    }
+    int st = 0;
+    ASSERT_EQ(waitpid(pid, &st, 0), pid);
+    unsetenv("PMIXCPP_SIGNAL_EVENTS");
+    ASSERT_TRUE(WIFEXITED(st)) << "killed by signal " << (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+    EXPECT_EQ(WEXITSTATUS(st), 3);
+}
+
+// PMIX_EVENT_RETURN_OBJECT given at registration comes back in the info of every call of that
+// handler (OpenPMIx's examples/fault waits on it), and only of that handler.
+TEST(FakeServer, EventReturnObjectIsHandedBack) {
+    FakeServer server;
+    ASSERT_EQ(PMIx_Init(nullptr, nullptr, 0), PMIX_SUCCESS);
+    static std::atomic<void *> seen_with{nullptr};
+    static std::atomic<int> calls_without{0}, calls{0};
+    int token = 42;
+    pmix_status_t code = -2003;
+    pmix_info_t reg;
+    PMIX_INFO_LOAD(&reg, PMIX_EVENT_RETURN_OBJECT, &token, PMIX_POINTER);
+    auto find_ro = [](pmix_info_t *info, size_t n) -> void * {
+        for (size_t i = 0; i < n; ++i)
+            if (PMIX_CHECK_KEY(&info[i], PMIX_EVENT_RETURN_OBJECT) && info[i].value.type == PMIX_POINTER)
+                return info[i].value.data.ptr;
+        return nullptr;
+    };
+    static void *(*find)(pmix_info_t *, size_t) = find_ro;
+    pmix_status_t r1 = PMIx_Register_event_handler(
+        &code, 1, &reg, 1,
+        [](size_t, pmix_status_t, const pmix_proc_t *, pmix_info_t *info, size_t ninfo, pmix_info_t *, size_t,
+           pmix_event_notification_cbfunc_fn_t cbfunc, void *cbdata) {
+            seen_with = find(info, ninfo);
+            calls++;
+            cbfunc(PMIX_SUCCESS, nullptr, 0, nullptr, nullptr, cbdata);
+        },
+        nullptr, nullptr);
+    ASSERT_GT(r1, 0);
+    pmix_status_t r2 = PMIx_Register_event_handler(
+        &code, 1, nullptr, 0,
+        [](size_t, pmix_status_t, const pmix_proc_t *, pmix_info_t *info, size_t ninfo, pmix_info_t *, size_t,
+           pmix_event_notification_cbfunc_fn_t cbfunc, void *cbdata) {
+            if (find(info, ninfo) == nullptr) calls_without++;
+            calls++;
+            cbfunc(PMIX_SUCCESS, nullptr, 0, nullptr, nullptr, cbdata);
+        },
+        nullptr, nullptr);
+    ASSERT_GT(r2, 0);
+    ASSERT_EQ(PMIx_Notify_event(code, nullptr, PMIX_RANGE_PROC_LOCAL, nullptr, 0, nullptr, nullptr), PMIX_SUCCESS);
+    for (int i = 0; i < 2000 && calls.load() < 2; ++i) std::this_thread::sleep_for(1ms);
+    EXPECT_EQ(calls.load(), 2);
+    EXPECT_EQ(seen_with.load(), &token);
+    EXPECT_EQ(calls_without.load(), 1);
+    pmix_info_t bad;
+    PMIX_INFO_LOAD(&bad, PMIX_EVENT_RETURN_OBJECT, "not a pointer", PMIX_STRING);
+    EXPECT_LT(PMIx_Register_event_handler(&code, 1, &bad, 1,
+                                          [](size_t, pmix_status_t, const pmix_proc_t *, pmix_info_t *, size_t,
+                                             pmix_info_t *, size_t, pmix_event_notification_cbfunc_fn_t, void *) {},
+                                          nullptr, nullptr),
+              0);
+    PMIX_INFO_DESTRUCT(&bad);
+    PMIx_Deregister_event_handler(static_cast<size_t>(r1), nullptr, nullptr);
+    PMIx_Deregister_event_handler(static_cast<size_t>(r2), nullptr, nullptr);
     ASSERT_EQ(PMIx_Finalize(nullptr, 0), PMIX_SUCCESS);
 }

@@ -2,7 +2,11 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <fstream>
+#include <regex>
+#include <string>
 
+#include "client/get.h"
 #include "client/store.h"
 
 using namespace pmixcpp;
@@ -161,4 +165,27 @@ TEST(ProcStore, StringsAreDeepCopied) {
     EXPECT_STREQ(got->data.string, "hello");
     EXPECT_EQ(s.find("ns", 1, "k"), nullptr);
     EXPECT_EQ(s.find("nx", 0, "k"), nullptr);
+}
+
+// Reserved keys are exactly the standard's attribute names: every PMIX_* attribute string the
+// public header defines, and nothing that merely starts with "pmix".
+TEST(StandardKeys, EveryHeaderAttributeAndNothingElse) {
+    std::ifstream h(PMIXCPP_TOP_SRCDIR "/shared/pmix/pmix_common.h");
+    ASSERT_TRUE(h.good());
+    std::regex attr("^#define PMIX_[A-Z0-9_]+ +\"(pmix[^\"]*)\"");
+    std::string line;
+    size_t n = 0;
+    while (std::getline(h, line)) {
+        std::smatch m;
+        if (!std::regex_search(line, m, attr)) continue;
+        ++n;
+        EXPECT_TRUE(standard_key(m[1].str().c_str())) << m[1];
+    }
+    EXPECT_GT(n, 400u);
+    EXPECT_TRUE(standard_key(PMIX_JOB_SIZE));
+    EXPECT_TRUE(standard_key(PMIX_LOCALITY_STRING));
+    EXPECT_FALSE(standard_key("pmixcpp.1.0-0-local"));
+    EXPECT_FALSE(standard_key("pmix.not.a.standard.key"));
+    EXPECT_FALSE(standard_key("pmix"));
+    EXPECT_FALSE(standard_key(nullptr));
 }

@@ -191,7 +191,7 @@ struct two_nodes {
 
     two_nodes() {
         for (uint32_t n = 0; n < 2; ++n) {
-            step[n].nspace = "pmixcpp.1.0";
+            step[n].nspace = "slurm.1.0";
             step[n].ntasks = 4;
             step[n].node_id = n;
             step[n].node_names = {"n1", "n2"};
@@ -296,7 +296,7 @@ TEST(DynService, JobControlSignalsAcrossNodes) {
     two_nodes t;
     wire::job_control_request m;
     pmix_proc_t p{};
-    strcpy(p.nspace, "pmixcpp.1.0");
+    strcpy(p.nspace, "slurm.1.0");
     p.rank = 0;
     m.targets.push_back(p);
     p.rank = 3;
@@ -350,7 +350,7 @@ TEST(DynService, BadNodeMessagesAreDropped) {
 namespace {
 spawn::agent_spawn_request spawn_req(int maxprocs) {
     spawn::agent_spawn_request r;
-    r.parent_nspace = "pmixcpp.7.0";
+    r.parent_nspace = "slurm.7.0";
     r.parent_rank = 2;
     wire::spawn_app a;
     a.cmd = "/bin/true";
@@ -380,7 +380,7 @@ TEST(Spawn, PlanIsASrunOfTheSameJob) {
     EXPECT_EQ(p->argv[p->argv.size() - 3], "/bin/true");
     EXPECT_EQ(p->argv.back(), "y z");
     EXPECT_TRUE(has(p->env, "A=1"));
-    EXPECT_TRUE(has(p->env, "PMIXCPP_SPAWN_PARENT=pmixcpp.7.0:2"));
+    EXPECT_TRUE(has(p->env, "PMIXCPP_SPAWN_PARENT=slurm.7.0:2"));
     EXPECT_FALSE(has(p->env, "SLURM_PMIXCPP_PROCTERMEVENTS=all"));
 }
 
@@ -511,7 +511,7 @@ TEST(Spawn, TargetAllocationAndChildSeparation) {
 }
 
 namespace {
-// A stand-in for srun in PATH: names the step "pmixcpp.5.<n>" through the report pipe as the
+// A stand-in for srun in PATH: names the step "slurm.5.<n>" through the report pipe as the
 // child srun's plugin does, then stays (ignoring SIGTERM) for `life` seconds.
 struct fake_srun {
     std::string dir, old_path;
@@ -520,7 +520,7 @@ struct fake_srun {
         dir = mkdtemp(d);
         std::string script = dir + "/srun";
         FILE *f = fopen(script.c_str(), "w");
-        fprintf(f, "#!/bin/bash\ntrap '' TERM\nn=$(ls %s | wc -l)\neval \"echo pmixcpp.5.$n >&$PMIXCPP_SPAWN_REPORT_FD\"\n"
+        fprintf(f, "#!/bin/bash\ntrap '' TERM\nn=$(ls %s | wc -l)\neval \"echo slurm.5.$n >&$PMIXCPP_SPAWN_REPORT_FD\"\n"
                    "exec {PMIXCPP_SPAWN_REPORT_FD}>&-\nsleep %s\n",
                 dir.c_str(), life);
         fclose(f);
@@ -550,7 +550,7 @@ spawn::agent_spawn_reply spawn_through(spawn::spawn_launcher &l, bool child_sep)
     spawn::agent_spawn_reply rep;
     rep.status = got.empty() ? PMIX_ERROR : PMIX_SUCCESS;  // framed: the namespace is in there
     std::string text(got.begin(), got.end());
-    auto at = text.find("pmixcpp.5.");
+    auto at = text.find("slurm.5.");
     if (at != std::string::npos) rep.nspace = text.substr(at, 11);
     return rep;
 }
@@ -567,7 +567,7 @@ TEST(Spawn, ChildrenEndWithTheParentUnlessSeparated) {
             signalled.emplace_back(job, step, sig);  // the step "ignores" it: the srun stays
         }, spawn::child_end_times{50, 100, 100});
         auto rep = spawn_through(l, false);
-        EXPECT_EQ(rep.nspace.rfind("pmixcpp.5.", 0), 0u) << rep.nspace;
+        EXPECT_EQ(rep.nspace.rfind("slurm.5.", 0), 0u) << rep.nspace;
     }  // the parent step is over: SIGTERM, SIGKILL of the step, then its srun is killed
     double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     EXPECT_LT(s, 10.0);
@@ -584,7 +584,7 @@ TEST(Spawn, SeparatedChildrenAreWaitedFor) {
     {
         spawn::spawn_launcher l(5, {}, [&](uint32_t, uint32_t, int) { ++signalled; },
                                 spawn::child_end_times{50, 100, 100});
-        EXPECT_EQ(spawn_through(l, true).nspace.rfind("pmixcpp.5.", 0), 0u);
+        EXPECT_EQ(spawn_through(l, true).nspace.rfind("slurm.5.", 0), 0u);
     }
     double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     EXPECT_EQ(signalled, 0);
@@ -593,13 +593,13 @@ TEST(Spawn, SeparatedChildrenAreWaitedFor) {
 
 TEST(Spawn, StepNamespacesParse) {
     uint32_t job = 0, step = 0;
-    EXPECT_TRUE(spawn::parse_step_nspace("pmixcpp.12.3", &job, &step));
+    EXPECT_TRUE(spawn::parse_step_nspace("slurm.12.3", &job, &step));
     EXPECT_EQ(job, 12u);
     EXPECT_EQ(step, 3u);
-    EXPECT_FALSE(spawn::parse_step_nspace("pmixcpp.12", &job, &step));
+    EXPECT_FALSE(spawn::parse_step_nspace("slurm.12", &job, &step));
     EXPECT_FALSE(spawn::parse_step_nspace("other.12.3", &job, &step));
-    EXPECT_FALSE(spawn::parse_step_nspace("pmixcpp.12.x", &job, &step));
-    EXPECT_FALSE(spawn::parse_step_nspace("pmixcpp.99999999999.1", &job, &step));
+    EXPECT_FALSE(spawn::parse_step_nspace("slurm.12.x", &job, &step));
+    EXPECT_FALSE(spawn::parse_step_nspace("slurm.99999999999.1", &job, &step));
 }
 
 TEST(Spawn, ExecutableIsResolvedLikeExecvp) {
@@ -613,6 +613,15 @@ TEST(Spawn, ExecutableIsResolvedLikeExecvp) {
     EXPECT_EQ(spawn::resolve_exe(plain, "", "").status().code(), PMIX_ERR_JOB_EXE_NOT_FOUND);
     unlink(plain);
     EXPECT_TRUE(spawn::resolve_exe("bin/true", "/", "").ok());
+    // a bare name not in PATH: the working directory, after PATH (as srun and mpirun do)
+    auto found = [](const std::string &cmd, const std::string &cwd, const std::string &path) {
+        auto r = spawn::resolve_exe(cmd, cwd, path);
+        return r.ok() ? r.value() : std::string("(") + r.status().message() + ")";
+    };
+    EXPECT_EQ(found("true", "/bin", "/nonexistent"), "/bin/true");
+    EXPECT_EQ(found("true", "/nonexistent", "/usr/bin"), "/usr/bin/true");
+    EXPECT_EQ(spawn::resolve_exe("true", "/etc", "/nonexistent").status().code(), PMIX_ERR_JOB_EXE_NOT_FOUND);
+    EXPECT_EQ(found("./true", "/bin", ""), "/bin/./true");
 }
 
 TEST(Spawn, AgentMessagesRoundTrip) {
@@ -622,7 +631,7 @@ TEST(Spawn, AgentMessagesRoundTrip) {
     EXPECT_TRUE(spawn::is_spawn_body(bytes.value()));
     spawn::agent_spawn_request back;
     ASSERT_TRUE(spawn::decode_request(bytes.value(), &back).ok());
-    EXPECT_EQ(back.parent_nspace, "pmixcpp.7.0");
+    EXPECT_EQ(back.parent_nspace, "slurm.7.0");
     EXPECT_EQ(back.parent_rank, 2u);
     ASSERT_EQ(back.request.apps.size(), 1u);
     EXPECT_EQ(back.request.apps[0].argv, r.request.apps[0].argv);
@@ -633,12 +642,12 @@ TEST(Spawn, AgentMessagesRoundTrip) {
     std::vector<uint8_t> alloc_body = {1, 0, 0, 0};
     EXPECT_FALSE(spawn::is_spawn_body(alloc_body));
 
-    spawn::agent_spawn_reply rep{PMIX_SUCCESS, "", "pmixcpp.7.3"};
+    spawn::agent_spawn_reply rep{PMIX_SUCCESS, "", "slurm.7.3"};
     auto rb = spawn::encode_reply(rep);
     ASSERT_TRUE(rb.ok());
     spawn::agent_spawn_reply rep2;
     ASSERT_TRUE(spawn::decode_reply(rb.value(), &rep2).ok());
-    EXPECT_EQ(rep2.nspace, "pmixcpp.7.3");
+    EXPECT_EQ(rep2.nspace, "slurm.7.3");
 }
 
 TEST(DynService, SpawnWithoutAgentIsNotSupported) {
@@ -682,23 +691,23 @@ TEST(SessionStore, SharedByStepsWithPersistence) {
         ASSERT_TRUE(s.ok()) << s.status().message();
         auto &st = *s.value();
         const auto pub = wire::msg_type::publish, lk = wire::msg_type::lookup;
-        EXPECT_EQ(st.handle(sreq(pub, "pmixcpp.1.0", 0, publish_payload("k", "v0"))).status, PMIX_SUCCESS);
+        EXPECT_EQ(st.handle(sreq(pub, "slurm.1.0", 0, publish_payload("k", "v0"))).status, PMIX_SUCCESS);
         // Another step: duplicate refused, lookup finds step 0's data.
-        EXPECT_EQ(st.handle(sreq(pub, "pmixcpp.1.1", 0, publish_payload("k", "v1"))).status, PMIX_ERR_DUPLICATE_KEY);
-        auto r = st.handle(sreq(lk, "pmixcpp.1.1", 3, lookup_payload({"k"}, {})));
+        EXPECT_EQ(st.handle(sreq(pub, "slurm.1.1", 0, publish_payload("k", "v1"))).status, PMIX_ERR_DUPLICATE_KEY);
+        auto r = st.handle(sreq(lk, "slurm.1.1", 3, lookup_payload({"k"}, {})));
         ASSERT_EQ(r.status, PMIX_SUCCESS);
         wire::lookup_reply found;
         ASSERT_TRUE(wire::decode_payload(r.body, &found).ok());
         ASSERT_EQ(found.owners.size(), 1u);
-        EXPECT_STREQ(found.owners[0].nspace, "pmixcpp.1.0");
+        EXPECT_STREQ(found.owners[0].nspace, "slurm.1.0");
         EXPECT_STREQ(found.data[0].value.data.string, "v0");
         // FIRST_READ: one reader.
-        EXPECT_EQ(st.handle(sreq(pub, "pmixcpp.1.0", 1, publish_persist("once", "x", PMIX_PERSIST_FIRST_READ))).status,
+        EXPECT_EQ(st.handle(sreq(pub, "slurm.1.0", 1, publish_persist("once", "x", PMIX_PERSIST_FIRST_READ))).status,
                   PMIX_SUCCESS);
-        EXPECT_EQ(st.handle(sreq(lk, "pmixcpp.1.1", 0, lookup_payload({"once"}, {}))).status, PMIX_SUCCESS);
-        EXPECT_EQ(st.handle(sreq(lk, "pmixcpp.1.1", 0, lookup_payload({"once"}, {}))).status, PMIX_ERR_NOT_FOUND);
+        EXPECT_EQ(st.handle(sreq(lk, "slurm.1.1", 0, lookup_payload({"once"}, {}))).status, PMIX_SUCCESS);
+        EXPECT_EQ(st.handle(sreq(lk, "slurm.1.1", 0, lookup_payload({"once"}, {}))).status, PMIX_ERR_NOT_FOUND);
         // Wait with a timeout.
-        auto t = st.handle(sreq(lk, "pmixcpp.1.1", 0,
+        auto t = st.handle(sreq(lk, "slurm.1.1", 0,
                                 lookup_payload({"never"}, {info_num<bool>(PMIX_WAIT, true, PMIX_BOOL),
                                                            info_num<int>(PMIX_TIMEOUT, 1, PMIX_INT)})));
         EXPECT_EQ(t.status, PMIX_ERR_TIMEOUT);
@@ -708,16 +717,16 @@ TEST(SessionStore, SharedByStepsWithPersistence) {
         u.keys = {"k"};
         wire::Writer w;
         ASSERT_TRUE(wire::encode(w, u).ok());
-        EXPECT_EQ(st.handle(sreq(wire::msg_type::unpublish, "pmixcpp.1.1", 0, w.data())).status, PMIX_ERR_NOT_FOUND);
-        EXPECT_EQ(st.handle(sreq(pub, "pmixcpp.1.0", 2, publish_persist("keep", "y", PMIX_PERSIST_SESSION))).status,
+        EXPECT_EQ(st.handle(sreq(wire::msg_type::unpublish, "slurm.1.1", 0, w.data())).status, PMIX_ERR_NOT_FOUND);
+        EXPECT_EQ(st.handle(sreq(pub, "slurm.1.0", 2, publish_persist("keep", "y", PMIX_PERSIST_SESSION))).status,
                   PMIX_SUCCESS);
         session::agent_request left;
-        left.nspace = "pmixcpp.1.0";
+        left.nspace = "slurm.1.0";
         left.rank = 0;
         st.handle(left);
-        EXPECT_EQ(st.handle(sreq(lk, "pmixcpp.1.1", 0, lookup_payload({"k"}, {}))).status, PMIX_ERR_NOT_FOUND);
-        st.step_ended("pmixcpp.1.0");
-        EXPECT_EQ(st.handle(sreq(lk, "pmixcpp.1.1", 0, lookup_payload({"keep"}, {}))).status, PMIX_SUCCESS);
+        EXPECT_EQ(st.handle(sreq(lk, "slurm.1.1", 0, lookup_payload({"k"}, {}))).status, PMIX_ERR_NOT_FOUND);
+        st.step_ended("slurm.1.0");
+        EXPECT_EQ(st.handle(sreq(lk, "slurm.1.1", 0, lookup_payload({"keep"}, {}))).status, PMIX_SUCCESS);
         // Messages.
         auto b = session::encode_request(sreq(lk, "n", 1, {1, 2}));
         ASSERT_TRUE(b.ok());
@@ -743,27 +752,27 @@ TEST(SessionStore, WaitersWakeOnAnotherSrunsWrites) {
         const auto pub = wire::msg_type::publish, lk = wire::msg_type::lookup;
         session::agent_reply waited;
         std::thread waiter([&] {
-            waited = a.value()->handle(sreq(lk, "pmixcpp.1.1", 0,
+            waited = a.value()->handle(sreq(lk, "slurm.1.1", 0,
                                             lookup_payload({"later", "later2"}, {info_num<bool>(PMIX_WAIT, true, PMIX_BOOL),
                                                                                  info_num<int>(PMIX_TIMEOUT, 30, PMIX_INT)})));
         });
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
-        EXPECT_EQ(b.value()->handle(sreq(pub, "pmixcpp.1.0", 0, publish_payload("later", "v"))).status, PMIX_SUCCESS);
+        EXPECT_EQ(b.value()->handle(sreq(pub, "slurm.1.0", 0, publish_payload("later", "v"))).status, PMIX_SUCCESS);
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
-        EXPECT_EQ(b.value()->handle(sreq(pub, "pmixcpp.1.0", 1, publish_payload("later2", "w"))).status, PMIX_SUCCESS);
+        EXPECT_EQ(b.value()->handle(sreq(pub, "slurm.1.0", 1, publish_payload("later2", "w"))).status, PMIX_SUCCESS);
         waiter.join();
         ASSERT_EQ(waited.status, PMIX_SUCCESS) << waited.message;
         wire::lookup_reply found;
         ASSERT_TRUE(wire::decode_payload(waited.body, &found).ok());
         EXPECT_EQ(found.data.size(), 2u);
 
-        a.value()->step_started("pmixcpp.1.0");
-        b.value()->step_started("pmixcpp.1.1");
+        a.value()->step_started("slurm.1.0");
+        b.value()->step_started("slurm.1.1");
         auto part = [](const std::string &own) {
             session::rendezvous_request r;
             r.key = "c1";
             r.nspace = own;
-            r.nspaces = {"pmixcpp.1.0", "pmixcpp.1.1"};
+            r.nspaces = {"slurm.1.0", "slurm.1.1"};
             r.node = 0;
             r.nodes = 1;
             r.timeout_ms = 30000;
@@ -771,9 +780,9 @@ TEST(SessionStore, WaitersWakeOnAnotherSrunsWrites) {
             return r;
         };
         session::agent_reply first;
-        std::thread t([&] { first = a.value()->rendezvous(part("pmixcpp.1.0")); });
+        std::thread t([&] { first = a.value()->rendezvous(part("slurm.1.0")); });
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
-        auto second = b.value()->rendezvous(part("pmixcpp.1.1"));
+        auto second = b.value()->rendezvous(part("slurm.1.1"));
         t.join();
         EXPECT_EQ(first.status, PMIX_SUCCESS) << first.message;
         EXPECT_EQ(second.status, PMIX_SUCCESS) << second.message;
@@ -793,14 +802,14 @@ TEST(SessionStore, StartingStepDropsItsNamespacesStaleData) {
         ASSERT_TRUE(s.ok());
         auto &st = *s.value();
         const auto pub = wire::msg_type::publish, lk = wire::msg_type::lookup;
-        ASSERT_EQ(st.handle(sreq(pub, "pmixcpp.1.5", 0, publish_persist("old", "x", PMIX_PERSIST_SESSION))).status,
+        ASSERT_EQ(st.handle(sreq(pub, "slurm.1.5", 0, publish_persist("old", "x", PMIX_PERSIST_SESSION))).status,
                   PMIX_SUCCESS);
-        ASSERT_EQ(st.handle(sreq(pub, "pmixcpp.1.4", 0, publish_persist("other", "y", PMIX_PERSIST_SESSION))).status,
+        ASSERT_EQ(st.handle(sreq(pub, "slurm.1.4", 0, publish_persist("other", "y", PMIX_PERSIST_SESSION))).status,
                   PMIX_SUCCESS);
-        st.step_started("pmixcpp.1.5");
-        EXPECT_EQ(st.handle(sreq(lk, "pmixcpp.1.4", 0, lookup_payload({"old"}, {}))).status, PMIX_ERR_NOT_FOUND);
-        EXPECT_EQ(st.handle(sreq(lk, "pmixcpp.1.5", 0, lookup_payload({"other"}, {}))).status, PMIX_SUCCESS);
-        EXPECT_EQ(st.handle(sreq(pub, "pmixcpp.1.5", 0, publish_persist("old", "z", PMIX_PERSIST_SESSION))).status,
+        st.step_started("slurm.1.5");
+        EXPECT_EQ(st.handle(sreq(lk, "slurm.1.4", 0, lookup_payload({"old"}, {}))).status, PMIX_ERR_NOT_FOUND);
+        EXPECT_EQ(st.handle(sreq(lk, "slurm.1.5", 0, lookup_payload({"other"}, {}))).status, PMIX_SUCCESS);
+        EXPECT_EQ(st.handle(sreq(pub, "slurm.1.5", 0, publish_persist("old", "z", PMIX_PERSIST_SESSION))).status,
                   PMIX_SUCCESS);
     }
     std::filesystem::remove_all(dir);
@@ -834,7 +843,7 @@ TEST(DynService, SessionRangeGoesToTheJobStore) {
     ASSERT_EQ(sent.size(), 1u);
     session::agent_request r;
     ASSERT_TRUE(session::decode_request(sent[0], &r).ok());
-    EXPECT_EQ(r.nspace, "pmixcpp.1.0");
+    EXPECT_EQ(r.nspace, "slurm.1.0");
     EXPECT_EQ(r.rank, 2u);
     ASSERT_EQ(t.replies[1].size(), 1u);
     EXPECT_EQ(t.replies[1][0].status, PMIX_SUCCESS);
@@ -909,7 +918,7 @@ struct connect_node {
             ASSERT_TRUE(wire::encode(w, lk).ok());
             session::agent_request req;
             req.type = static_cast<uint8_t>(wire::msg_type::lookup);
-            req.nspace = "pmixcpp.1.0";
+            req.nspace = "slurm.1.0";
             req.payload = w.data();
             auto rep = store->handle(req);
             wire::lookup_reply r;
@@ -947,10 +956,10 @@ TEST(Connect, TwoNamespacesMeetAndShareData) {
     {
         auto store = session::job_store::open(1, getuid(), "c", dir);
         ASSERT_TRUE(store.ok()) << store.status().message();
-        store.value()->step_started("pmixcpp.1.0");
-        store.value()->step_started("pmixcpp.1.1");
-        connect_node a("pmixcpp.1.0", 2, store.value().get()), b("pmixcpp.1.1", 1, store.value().get());
-        auto set = procs({{"pmixcpp.1.0", PMIX_RANK_WILDCARD}, {"pmixcpp.1.1", PMIX_RANK_WILDCARD}});
+        store.value()->step_started("slurm.1.0");
+        store.value()->step_started("slurm.1.1");
+        connect_node a("slurm.1.0", 2, store.value().get()), b("slurm.1.1", 1, store.value().get());
+        auto set = procs({{"slurm.1.0", PMIX_RANK_WILDCARD}, {"slurm.1.1", PMIX_RANK_WILDCARD}});
         InfoArray none;
         a.svc->on_request(1, 0, 1, connect_op::connect, set, none);
         EXPECT_TRUE(a.threads.empty());  // rank 1 of A has not entered: nothing sent yet
@@ -969,22 +978,22 @@ TEST(Connect, TwoNamespacesMeetAndShareData) {
         std::map<uint32_t, std::string> x;
         std::string peers;
         for (auto &e : got.entries) {
-            EXPECT_STREQ(e.proc.nspace, "pmixcpp.1.0");
+            EXPECT_STREQ(e.proc.nspace, "slurm.1.0");
             for (size_t i = 0; i < e.infos.size(); ++i) {
                 if (strcmp(e.infos[i].key, "x") == 0) x[e.proc.rank] = e.infos[i].value.data.string;
                 if (strcmp(e.infos[i].key, PMIX_LOCAL_PEERS) == 0) peers = e.infos[i].value.data.string;
             }
         }
-        EXPECT_EQ(x[0], "pmixcpp.1.0:0:local");
-        EXPECT_EQ(x[1], "pmixcpp.1.0:1:local");
+        EXPECT_EQ(x[0], "slurm.1.0:0:local");
+        EXPECT_EQ(x[1], "slurm.1.0:1:local");
         EXPECT_EQ(peers, "0,1");
         // Gets of the other namespace's procs, from what the connect brought.
-        pmix_proc_t p = procs({{"pmixcpp.1.1", 0}})[0];
+        pmix_proc_t p = procs({{"slurm.1.1", 0}})[0];
         a.svc->get(9, 5, p, "x", none);
         EXPECT_EQ(a.replies.back().status, PMIX_SUCCESS);
         a.svc->get(9, 6, p, "never", none);
         EXPECT_EQ(a.replies.back().status, PMIX_ERR_NOT_FOUND);
-        a.svc->get(9, 7, procs({{"pmixcpp.1.9", 0}})[0], "x", none);
+        a.svc->get(9, 7, procs({{"slurm.1.9", 0}})[0], "x", none);
         EXPECT_EQ(a.replies.back().status, PMIX_ERR_NOT_FOUND);
         // Disconnect: a barrier, nothing carried.
         a.svc->on_request(1, 0, 1, connect_op::disconnect, set, none);
@@ -1009,17 +1018,17 @@ TEST(Connect, AllRanksListedIsTheWildcard) {
     {
         auto store = session::job_store::open(1, getuid(), "c", dir);
         ASSERT_TRUE(store.ok());
-        for (auto [ns, n] : {std::pair<const char *, uint32_t>{"pmixcpp.1.0", 2}, {"pmixcpp.1.1", 1}}) {
+        for (auto [ns, n] : {std::pair<const char *, uint32_t>{"slurm.1.0", 2}, {"slurm.1.1", 1}}) {
             store.value()->step_started(ns);
             auto rec = namespace_size_record(ns, n);
             ASSERT_TRUE(rec.ok());
             ASSERT_EQ(store.value()->handle(rec.value()).status, PMIX_SUCCESS);
         }
-        connect_node a("pmixcpp.1.0", 2, store.value().get()), b("pmixcpp.1.1", 1, store.value().get());
+        connect_node a("slurm.1.0", 2, store.value().get()), b("slurm.1.1", 1, store.value().get());
         InfoArray none;
         // A writes itself as a wildcard and B's only rank explicitly; B the other way round.
-        auto set_a = procs({{"pmixcpp.1.0", PMIX_RANK_WILDCARD}, {"pmixcpp.1.1", 0}});
-        auto set_b = procs({{"pmixcpp.1.0", 1}, {"pmixcpp.1.0", 0}, {"pmixcpp.1.1", PMIX_RANK_WILDCARD}});
+        auto set_a = procs({{"slurm.1.0", PMIX_RANK_WILDCARD}, {"slurm.1.1", 0}});
+        auto set_b = procs({{"slurm.1.0", 1}, {"slurm.1.0", 0}, {"slurm.1.1", PMIX_RANK_WILDCARD}});
         a.svc->on_request(1, 0, 1, connect_op::connect, set_a, none);
         a.svc->on_request(2, 1, 1, connect_op::connect, set_a, none);
         b.svc->on_request(3, 0, 1, connect_op::connect, set_b, none);
@@ -1031,7 +1040,7 @@ TEST(Connect, AllRanksListedIsTheWildcard) {
         EXPECT_EQ(b.replies[0].status, PMIX_SUCCESS) << b.replies[0].message;
         // A part of a namespace stays a different set: it times out alone.
         InfoArray one_sec = infos({info_num<int>(PMIX_TIMEOUT, 1, PMIX_INT)});
-        b.svc->on_request(4, 0, 2, connect_op::connect, procs({{"pmixcpp.1.0", 0}, {"pmixcpp.1.1", 0}}), one_sec);
+        b.svc->on_request(4, 0, 2, connect_op::connect, procs({{"slurm.1.0", 0}, {"slurm.1.1", 0}}), one_sec);
         a.svc->on_request(5, 0, 2, connect_op::connect, set_a, one_sec);
         a.svc->on_request(6, 1, 2, connect_op::connect, set_a, one_sec);
         a.settle();
@@ -1043,42 +1052,76 @@ TEST(Connect, AllRanksListedIsTheWildcard) {
     EXPECT_EQ(system(rm.c_str()), 0);
 }
 
+// A step that spawned children knows their PMIX_JOB_SIZE at once, before any PMIx_Connect
+// (OpenPMIx's examples/dynamic asks it right after PMIx_Spawn).
+TEST(Connect, JobSizeOfAnotherStepBeforeConnect) {
+    char dir[] = "/tmp/pmixcpp-connect-test.XXXXXX";
+    ASSERT_NE(mkdtemp(dir), nullptr);
+    {
+        auto store = session::job_store::open(1, getuid(), "c", dir);
+        ASSERT_TRUE(store.ok());
+        store.value()->step_started("slurm.1.0");
+        store.value()->step_started("slurm.1.1");
+        auto rec = namespace_size_record("slurm.1.1", 3);
+        ASSERT_TRUE(rec.ok());
+        ASSERT_EQ(store.value()->handle(rec.value()).status, PMIX_SUCCESS);
+        connect_node a("slurm.1.0", 2, store.value().get());
+        InfoArray none;
+        pmix_proc_t child = procs({{"slurm.1.1", PMIX_RANK_WILDCARD}})[0];
+        a.svc->get(1, 7, child, PMIX_JOB_SIZE, none);
+        ASSERT_EQ(a.replies.size(), 1u);
+        ASSERT_EQ(a.replies[0].status, PMIX_SUCCESS) << a.replies[0].message;
+        wire::Reader r(a.replies[0].body);
+        InfoArray got;
+        ASSERT_TRUE(wire::decode_info_array(r, &got).ok());
+        ASSERT_EQ(got.size(), 1u);
+        EXPECT_STREQ(got.data()[0].key, PMIX_JOB_SIZE);
+        EXPECT_EQ(got.data()[0].value.data.uint32, 3u);
+        // a namespace that is no step of the job: NOT_FOUND, not a hang
+        a.svc->get(1, 8, procs({{"slurm.1.9", PMIX_RANK_WILDCARD}})[0], PMIX_JOB_SIZE, none);
+        ASSERT_EQ(a.replies.size(), 2u);
+        EXPECT_EQ(a.replies[1].status, PMIX_ERR_NOT_FOUND);
+    }
+    std::string rm = std::string("rm -rf ") + dir;
+    EXPECT_EQ(system(rm.c_str()), 0);
+}
+
 TEST(Connect, ErrorsAreStatusesNotHangs) {
     char dir[] = "/tmp/pmixcpp-connect-test.XXXXXX";
     ASSERT_NE(mkdtemp(dir), nullptr);
     {
         auto store = session::job_store::open(1, getuid(), "c", dir);
         ASSERT_TRUE(store.ok());
-        store.value()->step_started("pmixcpp.1.0");
-        store.value()->step_started("pmixcpp.1.1");
-        connect_node a("pmixcpp.1.0", 2, store.value().get());
+        store.value()->step_started("slurm.1.0");
+        store.value()->step_started("slurm.1.1");
+        connect_node a("slurm.1.0", 2, store.value().get());
         InfoArray none;
         // The caller is not in the set.
-        a.svc->on_request(1, 0, 1, connect_op::connect, procs({{"pmixcpp.1.1", PMIX_RANK_WILDCARD}}), none);
+        a.svc->on_request(1, 0, 1, connect_op::connect, procs({{"slurm.1.1", PMIX_RANK_WILDCARD}}), none);
         EXPECT_EQ(a.replies.back().status, PMIX_ERR_BAD_PARAM);
         // An unknown namespace: refused by the rendezvous at once.
-        auto ghost = procs({{"pmixcpp.1.0", 0}, {"pmixcpp.9.9", PMIX_RANK_WILDCARD}});
+        auto ghost = procs({{"slurm.1.0", 0}, {"slurm.9.9", PMIX_RANK_WILDCARD}});
         a.svc->on_request(1, 0, 1, connect_op::connect, ghost, none);
         a.settle();
         EXPECT_EQ(a.replies.back().status, PMIX_ERR_NOT_FOUND);
         // The other namespace never joins: the rendezvous times out (1 s).
         InfoArray one_sec = infos({info_num<int>(PMIX_TIMEOUT, 1, PMIX_INT)});
-        a.svc->on_request(1, 0, 1, connect_op::connect, procs({{"pmixcpp.1.0", 0}, {"pmixcpp.1.1", 0}}), one_sec);
+        a.svc->on_request(1, 0, 1, connect_op::connect, procs({{"slurm.1.0", 0}, {"slurm.1.1", 0}}), one_sec);
         a.settle();
         EXPECT_EQ(a.replies.back().status, PMIX_ERR_TIMEOUT) << a.replies.back().message;
         // A local participant never enters: the server's own deadline.
-        a.svc->on_request(1, 0, 1, connect_op::connect, procs({{"pmixcpp.1.0", PMIX_RANK_WILDCARD}}), one_sec);
+        a.svc->on_request(1, 0, 1, connect_op::connect, procs({{"slurm.1.0", PMIX_RANK_WILDCARD}}), one_sec);
         ASSERT_TRUE(a.svc->next_deadline().has_value());
         a.svc->expire(server_clock::now() + std::chrono::seconds(2));
         EXPECT_EQ(a.replies.back().status, PMIX_ERR_TIMEOUT);
         EXPECT_EQ(a.svc->pending(), 0u);
         // ... or leaves first.
-        a.svc->on_request(1, 0, 1, connect_op::fence, procs({{"pmixcpp.1.0", PMIX_RANK_WILDCARD}}), none);
+        a.svc->on_request(1, 0, 1, connect_op::fence, procs({{"slurm.1.0", PMIX_RANK_WILDCARD}}), none);
         a.svc->rank_left(1);
         EXPECT_EQ(a.replies.back().status, PMIX_ERR_PROC_ABORTED);
         // A namespace that is not (or no longer) a step of the job while waiting.
-        store.value()->step_ended("pmixcpp.1.1");
-        a.svc->on_request(1, 0, 1, connect_op::connect, procs({{"pmixcpp.1.0", 0}, {"pmixcpp.1.1", 0}}), none);
+        store.value()->step_ended("slurm.1.1");
+        a.svc->on_request(1, 0, 1, connect_op::connect, procs({{"slurm.1.0", 0}, {"slurm.1.1", 0}}), none);
         a.settle();
         EXPECT_EQ(a.replies.back().status, PMIX_ERR_NOT_FOUND);
     }
@@ -1092,12 +1135,12 @@ TEST(SessionStore, DirectoryRemovedByAnotherStepIsCreatedAgain) {
         auto first = session::job_store::open(1, getuid(), "c", dir);
         auto second = session::job_store::open(1, getuid(), "c", dir);
         ASSERT_TRUE(first.ok() && second.ok());
-        first.value()->step_started("pmixcpp.1.0");
-        first.value()->step_ended("pmixcpp.1.0");  // the last step out removes the empty directory
+        first.value()->step_started("slurm.1.0");
+        first.value()->step_ended("slurm.1.0");  // the last step out removes the empty directory
         EXPECT_FALSE(std::filesystem::exists(dir));
-        second.value()->step_started("pmixcpp.1.1");  // ... which another srun had open
-        EXPECT_TRUE(std::filesystem::exists(std::string(dir) + "/.ns." + "706d69786370702e312e31"));
-        EXPECT_EQ(second.value()->handle(sreq(wire::msg_type::publish, "pmixcpp.1.1", 0, publish_payload("k", "v"))).status,
+        second.value()->step_started("slurm.1.1");  // ... which another srun had open
+        EXPECT_TRUE(std::filesystem::exists(std::string(dir) + "/.ns." + "736c75726d2e312e31"));
+        EXPECT_EQ(second.value()->handle(sreq(wire::msg_type::publish, "slurm.1.1", 0, publish_payload("k", "v"))).status,
                   PMIX_SUCCESS);
     }
     std::filesystem::remove_all(dir);
@@ -1141,10 +1184,10 @@ std::vector<uint8_t> body_of(const xstep::message &m) {
 TEST(Xstep, MessagesRoundTripAndBadOnesAreRefused) {
     xstep::message g;
     g.what = xstep::op::get;
-    g.nspace = "pmixcpp.7.1";
+    g.nspace = "slurm.7.1";
     g.rank = 3;
     g.key = "late.3";
-    g.from_nspace = "pmixcpp.7.0";
+    g.from_nspace = "slurm.7.0";
     g.from_node = "n1";
     g.timeout_ms = 2500;
     auto b = body_of(g);
@@ -1152,7 +1195,7 @@ TEST(Xstep, MessagesRoundTripAndBadOnesAreRefused) {
     EXPECT_FALSE(session::is_session_body(b));
     xstep::message back;
     ASSERT_TRUE(xstep::decode(b, &back).ok());
-    EXPECT_EQ(back.nspace, "pmixcpp.7.1");
+    EXPECT_EQ(back.nspace, "slurm.7.1");
     EXPECT_EQ(back.rank, 3u);
     EXPECT_EQ(back.key, "late.3");
     EXPECT_EQ(back.from_node, "n1");
@@ -1178,11 +1221,11 @@ TEST(Xstep, RoutersCarryGetsAnswersAndEventsBetweenSteps) {
     {
         auto store = session::job_store::open(7, getuid(), "c", dir);
         ASSERT_TRUE(store.ok());
-        store.value()->step_started("pmixcpp.7.0");
-        store.value()->step_started("pmixcpp.7.1");
+        store.value()->step_started("slurm.7.0");
+        store.value()->step_started("slurm.7.1");
         // Step A: 2 ranks on 2 nodes; step B: 4 ranks, 2 per node.
-        auto a = xstep::router::start(dir, "pmixcpp.7.0", {0, 1}, 2);
-        auto b = xstep::router::start(dir, "pmixcpp.7.1", {0, 0, 1, 1}, 2);
+        auto a = xstep::router::start(dir, "slurm.7.0", {0, 1}, 2);
+        auto b = xstep::router::start(dir, "slurm.7.1", {0, 0, 1, 1}, 2);
         ASSERT_TRUE(a.ok()) << a.status().message();
         ASSERT_TRUE(b.ok()) << b.status().message();
 
@@ -1194,10 +1237,10 @@ TEST(Xstep, RoutersCarryGetsAnswersAndEventsBetweenSteps) {
         b.value()->submit(inbox1.router_end(), body_of(in));
         xstep::message g;
         g.what = xstep::op::get;
-        g.nspace = "pmixcpp.7.1";
+        g.nspace = "slurm.7.1";
         g.rank = 2;
         g.key = "k";
-        g.from_nspace = "pmixcpp.7.0";
+        g.from_nspace = "slurm.7.0";
         g.from_node = "n1";
         g.timeout_ms = 5000;
         a.value()->submit(get.router_end(), body_of(g));
@@ -1229,7 +1272,7 @@ TEST(Xstep, RoutersCarryGetsAnswersAndEventsBetweenSteps) {
         g.rank = 9;
         a.value()->submit(bad_rank.router_end(), body_of(g));
         EXPECT_EQ(read_answer(bad_rank.fds[1]).status, PMIX_ERR_NOT_FOUND);
-        g.nspace = "pmixcpp.7.9";
+        g.nspace = "slurm.7.9";
         a.value()->submit(ghost.router_end(), body_of(g));
         EXPECT_EQ(read_answer(ghost.fds[1]).status, PMIX_ERR_NOT_FOUND);
 
@@ -1250,19 +1293,19 @@ TEST(Xstep, RoutersCarryGetsAnswersAndEventsBetweenSteps) {
 
         // B's node 0 never answers this one; B ends: A's server is told at once, not left waiting.
         call_pair late, inbox0b;
-        g.nspace = "pmixcpp.7.1";
+        g.nspace = "slurm.7.1";
         g.rank = 0;
         b.value()->submit(inbox0b.router_end(), body_of(in));
         a.value()->submit(late.router_end(), body_of(g));
         EXPECT_EQ(read_answer(inbox0b.fds[1]).status, PMIX_SUCCESS);  // the request reached the node
         b.value()->stop();
-        store.value()->step_ended("pmixcpp.7.1");
+        store.value()->step_ended("slurm.7.1");
         EXPECT_EQ(read_answer(late.fds[1]).status, PMIX_ERR_NOT_FOUND);
         call_pair after;
         a.value()->submit(after.router_end(), body_of(g));
         EXPECT_EQ(read_answer(after.fds[1]).status, PMIX_ERR_NOT_FOUND);
         a.value()->stop();
-        store.value()->step_ended("pmixcpp.7.0");
+        store.value()->step_ended("slurm.7.0");
     }
     std::filesystem::remove_all(dir);
 }
@@ -1270,7 +1313,7 @@ TEST(Xstep, RoutersCarryGetsAnswersAndEventsBetweenSteps) {
 TEST(Xstep, JobControlReachesOnlyTheNodesOfItsTargets) {
     xstep::message j;
     j.what = xstep::op::jobctl;
-    j.nspace = "pmixcpp.8.1";
+    j.nspace = "slurm.8.1";
     j.signal = SIGUSR1;
     j.terminate = true;
     j.ranks = {3};
@@ -1291,10 +1334,10 @@ TEST(Xstep, JobControlReachesOnlyTheNodesOfItsTargets) {
     {
         auto store = session::job_store::open(8, getuid(), "c", dir);
         ASSERT_TRUE(store.ok());
-        store.value()->step_started("pmixcpp.8.0");
-        store.value()->step_started("pmixcpp.8.1");
-        auto a = xstep::router::start(dir, "pmixcpp.8.0", {0}, 1);
-        auto b = xstep::router::start(dir, "pmixcpp.8.1", {0, 0, 1, 1}, 2);
+        store.value()->step_started("slurm.8.0");
+        store.value()->step_started("slurm.8.1");
+        auto a = xstep::router::start(dir, "slurm.8.0", {0}, 1);
+        auto b = xstep::router::start(dir, "slurm.8.1", {0, 0, 1, 1}, 2);
         ASSERT_TRUE(a.ok() && b.ok());
         // rank 3 lives on B's node 1: that node's inbox gets it, node 0's nothing
         call_pair inbox0, inbox1, ctl;
@@ -1320,23 +1363,23 @@ TEST(Xstep, JobControlReachesOnlyTheNodesOfItsTargets) {
         j.ranks = {4};
         a.value()->submit(bad_rank.router_end(), body_of(j));
         EXPECT_EQ(read_answer(bad_rank.fds[1]).status, PMIX_ERR_BAD_PARAM);
-        j.nspace = "pmixcpp.8.9";
+        j.nspace = "slurm.8.9";
         a.value()->submit(ghost.router_end(), body_of(j));
         EXPECT_EQ(read_answer(ghost.fds[1]).status, PMIX_ERR_NOT_FOUND);
-        j.nspace = "pmixcpp.8.0";
+        j.nspace = "slurm.8.0";
         a.value()->submit(own.router_end(), body_of(j));
         EXPECT_EQ(read_answer(own.fds[1]).status, PMIX_ERR_BAD_PARAM);
         a.value()->stop();
         b.value()->stop();
-        store.value()->step_ended("pmixcpp.8.0");
-        store.value()->step_ended("pmixcpp.8.1");
+        store.value()->step_ended("slurm.8.0");
+        store.value()->step_ended("slurm.8.1");
     }
     std::filesystem::remove_all(dir);
 }
 
 TEST(Xstep, GetOfAnotherStepAsksOnceThenAnswersFromWhatItKept) {
     step_info step;
-    step.nspace = "pmixcpp.7.0";
+    step.nspace = "slurm.7.0";
     step.ntasks = 1;
     step.node_names = {"n1"};
     step.node_ranks = {{0}};
@@ -1353,12 +1396,12 @@ TEST(Xstep, GetOfAnotherStepAsksOnceThenAnswersFromWhatItKept) {
         asked.emplace_back(std::move(m), std::move(done));
     };
     connect_service svc(step, {0}, std::move(ops), 30);
-    pmix_proc_t p = procs({{"pmixcpp.7.1", 1}})[0];
+    pmix_proc_t p = procs({{"slurm.7.1", 1}})[0];
     InfoArray none, two_sec = infos({info_num<int>(PMIX_TIMEOUT, 2, PMIX_INT)});
     svc.get(1, 1, p, "late", two_sec);
     svc.get(2, 1, p, "late", none);  // the same proc and key: joins the first request
     ASSERT_EQ(asked.size(), 1u);
-    EXPECT_EQ(asked[0].first.nspace, "pmixcpp.7.1");
+    EXPECT_EQ(asked[0].first.nspace, "slurm.7.1");
     EXPECT_EQ(asked[0].first.rank, 1u);
     EXPECT_EQ(asked[0].first.timeout_ms, 2000u);
     EXPECT_EQ(asked[0].first.from_node, "n1");
@@ -1388,23 +1431,23 @@ TEST(Xstep, WhichEventsReachOtherSteps) {
     wire::event_notification ev;
     std::vector<std::string> ns;
     ev.range = PMIX_RANGE_SESSION;
-    EXPECT_TRUE(reaches_other_steps(ev, "pmixcpp.7.0", &ns));
+    EXPECT_TRUE(reaches_other_steps(ev, "slurm.7.0", &ns));
     EXPECT_TRUE(ns.empty());  // every other step
     ev.range = PMIX_RANGE_GLOBAL;
-    EXPECT_TRUE(reaches_other_steps(ev, "pmixcpp.7.0", &ns));
+    EXPECT_TRUE(reaches_other_steps(ev, "slurm.7.0", &ns));
     for (auto r : {PMIX_RANGE_NAMESPACE, PMIX_RANGE_LOCAL, PMIX_RANGE_UNDEF, PMIX_RANGE_RM}) {
         ev.range = r;
-        EXPECT_FALSE(reaches_other_steps(ev, "pmixcpp.7.0", &ns));
+        EXPECT_FALSE(reaches_other_steps(ev, "slurm.7.0", &ns));
     }
     ev.range = PMIX_RANGE_CUSTOM;
-    auto targets = procs({{"pmixcpp.7.0", 1}, {"pmixcpp.7.2", 0}, {"pmixcpp.7.2", 1}});
+    auto targets = procs({{"slurm.7.0", 1}, {"slurm.7.2", 0}, {"slurm.7.2", 1}});
     pmix_info_t cr{};
     strncpy(cr.key, PMIX_EVENT_CUSTOM_RANGE, PMIX_MAX_KEYLEN);
     pmix_data_array_t arr{PMIX_PROC, targets.size(), targets.data()};
     ASSERT_TRUE(value_load(&cr.value, &arr, PMIX_DATA_ARRAY).ok());
     ev.infos = infos({cr});
-    EXPECT_TRUE(reaches_other_steps(ev, "pmixcpp.7.0", &ns));
-    EXPECT_EQ(ns, std::vector<std::string>{"pmixcpp.7.2"});
+    EXPECT_TRUE(reaches_other_steps(ev, "slurm.7.0", &ns));
+    EXPECT_EQ(ns, std::vector<std::string>{"slurm.7.2"});
     ev.infos = infos({});
-    EXPECT_FALSE(reaches_other_steps(ev, "pmixcpp.7.0", &ns));
+    EXPECT_FALSE(reaches_other_steps(ev, "slurm.7.0", &ns));
 }

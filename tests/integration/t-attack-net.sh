@@ -67,7 +67,7 @@ attack_case() {  # transport
     done
     [ "$(echo "$pids" | grep -c .)" -ge 2 ] && pass "$tr: the step runs on two slurmstepds ($(echo $pids))" ||
         { fail "$tr: no two slurmstepds for job '$job'"; touch "$flag"; wait "$launcher"; return; }
-    local ns="pmixcpp.$job.0" srun_pid agent_port node_port p
+    local ns="slurm.$job.0" srun_pid agent_port node_port p
     srun_pid=$(srun_below "$launcher")
     for i in $(seq 50); do
         agent_port=$(our_port "$srun_pid" agent "")

@@ -22,10 +22,10 @@ t0=$SECONDS
 out=$(pair c$$ 2 3)
 expect_eq "pair: all 5 ranks of both steps passed" 5 "$(echo "$out" | grep -c '^RESULT-PASS rank')"
 expect_no_match "pair: no failed check" '^FAIL ' "$out"
-expect_eq "pair: every rank connected" 5 "$(echo "$out" | grep -c 'PASS rank [0-9]*: PMIx_Connect(pmixcpp.*) -> PMIX_SUCCESS')"
-expect_match "pair: the other step's committed data read after connect" 'PASS rank 0: committed data of all 3 ranks of pmixcpp' "$out"
-expect_match "pair: ... and the other way" 'PASS rank 0: committed data of all 2 ranks of pmixcpp' "$out"
-expect_match "pair: optional Get of the other step's PMIX_HOSTNAME" 'PASS rank 1: optional Get of PMIX_HOSTNAME of pmixcpp.* -> PMIX_SUCCESS \(n[0-9]\)' "$out"
+expect_eq "pair: every rank connected" 5 "$(echo "$out" | grep -c 'PASS rank [0-9]*: PMIx_Connect(slurm.*) -> PMIX_SUCCESS')"
+expect_match "pair: the other step's committed data read after connect" 'PASS rank 0: committed data of all 3 ranks of slurm' "$out"
+expect_match "pair: ... and the other way" 'PASS rank 0: committed data of all 2 ranks of slurm' "$out"
+expect_match "pair: optional Get of the other step's PMIX_HOSTNAME" 'PASS rank 1: optional Get of PMIX_HOSTNAME of slurm.* -> PMIX_SUCCESS \(n[0-9]\)' "$out"
 expect_eq "pair: a key the other step never committed -> PMIX_ERR_TIMEOUT at the Get's timeout (direct modex)" 5 "$(echo "$out" | grep -c 'PASS rank [0-9]*: Get of a key .* never committed, PMIX_TIMEOUT 2 -> PMIX_ERR_TIMEOUT')"
 expect_eq "pair: ... an optional one -> PMIX_ERR_NOT_FOUND at once" 5 "$(echo "$out" | grep -c 'PASS rank [0-9]*: optional Get of a key .* never committed -> PMIX_ERR_NOT_FOUND')"
 expect_eq "pair: PMIx_Connect_nb" 5 "$(echo "$out" | grep -c 'PASS rank [0-9]*: wait_nb(PMIx_Connect_nb')"
@@ -36,7 +36,7 @@ expect_eq "pair: a party that never joins -> PMIX_ERR_TIMEOUT" 3 "$(echo "$out" 
 expect_eq "pair: PMIx_Disconnect_nb and PMIx_Disconnect" 10 "$(echo "$out" | grep -c 'PASS rank [0-9]*: .*Disconnect.* -> PMIX_SUCCESS')"
 [ $((SECONDS - t0)) -lt 60 ] && pass "pair done in $((SECONDS - t0)) s" || fail "pair took $((SECONDS - t0)) s"
 echo "$out" | grep -E '^FAIL' | head -5 | sed 's/^/    /'
-echo "$out" | grep -E 'PMIx_Connect\(pmixcpp' | head -2 | sed 's/^/    /'
+echo "$out" | grep -E 'PMIx_Connect\(slurm' | head -2 | sed 's/^/    /'
 # nothing of the rendezvous is left beside srun
 left=$(ls -d "${TMPDIR:-/tmp}"/pmixcpp-u0-*-job* 2>/dev/null | while read -r d; do ls -A "$d" | grep -E '^\.x[cr]\.' ; done | wc -l)
 expect_eq "no rendezvous file left behind" 0 "$left"

@@ -119,7 +119,7 @@ else
     fail "cc with pmixcpp.pc: $(cat "$work/cc.err")"
 fi
 run_srun 60 --mpi=pmixcpp -N2 --ntasks-per-node=1 "$work/bin/dev"
-expect_eq "libpmixcpp-dev program under srun -N2: 2 ranks" 2 "$(printf '%s\n' "$out" | grep -c '^DEV-OK pmixcpp\.')"
+expect_eq "libpmixcpp-dev program under srun -N2: 2 ranks" 2 "$(printf '%s\n' "$out" | grep -c '^DEV-OK slurm\.')"
 
 # Remove everything; no file of ours may be left.
 # shellcheck disable=SC2086

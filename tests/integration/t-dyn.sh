@@ -76,8 +76,8 @@ for n in 4 32; do
     out=$(timeout -k 5 120 salloc -N2 -n$((n + 4)) bash -c \
         "srun --mpi=pmixcpp -N2 -n4 $prog spawn $n $mark; t0=\$(date +%s%N); srun --mpi=pmixcpp --overlap -n$n $prog child $mark >/dev/null 2>&1; echo PLAIN-SRUN-MS $n \$(( (\$(date +%s%N) - t0) / 1000000 ))" 2>&1)
     expect_no_match "spawn $n: no failed check" '^FAIL ' "$out"
-    expect_match "spawn $n: the parent got the children's namespace" "PASS rank 0: PMIx_Spawn of $n -> PMIX_SUCCESS, namespace pmixcpp\.[0-9]+\.[0-9]+" "$out"
-    expect_eq "spawn $n: every child saw its parent" "$n" "$(echo "$out" | grep -c 'PASS rank [0-9]*: child pmixcpp.*PMIX_PARENT_ID pmixcpp.*:0')"
+    expect_match "spawn $n: the parent got the children's namespace" "PASS rank 0: PMIx_Spawn of $n -> PMIX_SUCCESS, namespace slurm\.[0-9]+\.[0-9]+" "$out"
+    expect_eq "spawn $n: every child saw its parent" "$n" "$(echo "$out" | grep -c 'PASS rank [0-9]*: child slurm.*PMIX_PARENT_ID slurm.*:0')"
     expect_match "spawn $n: missing executable -> PMIX_ERR_JOB_EXE_NOT_FOUND" 'PASS rank 0: op_wait_for\(&w\) -> PMIX_ERR_JOB_EXE_NOT_FOUND' "$out"
     expect_match "spawn $n: too many processes -> PMIX_ERR_JOB_FAILED_TO_LAUNCH" 'PASS rank 0: PMIx_Spawn\(NULL, 0, &huge.*FAILED_TO_LAUNCH \(want' "$out"
     echo "$out" | grep -E '^(SPAWN-|PLAIN-SRUN)' | sed 's/^/    /'
@@ -115,10 +115,10 @@ done
 rm -f "$mark"/*
 out=$(timeout -k 5 120 salloc -N2 -n9 srun --mpi=pmixcpp -N2 -n4 "$prog" ctlother "$mark" 2>&1)
 expect_no_match "job control of another namespace: no failed check" '^FAIL ' "$out"
-expect_match "job control of another namespace: SIGUSR1 to one child rank" 'PASS rank 0: SIGUSR1 reached child rank 1 of pmixcpp\.[0-9]+\.[0-9]+, and only it' "$out"
+expect_match "job control of another namespace: SIGUSR1 to one child rank" 'PASS rank 0: SIGUSR1 reached child rank 1 of slurm\.[0-9]+\.[0-9]+, and only it' "$out"
 expect_match "job control of another namespace: rank out of range -> BAD_PARAM" 'PASS rank 0: ctl\(&bad, 1, PMIX_JOB_CTRL_SIGNAL, SIGUSR1\) -> PMIX_ERR_BAD_PARAM' "$out"
 expect_match "job control of another namespace: unknown namespace -> NOT_FOUND" 'PASS rank 0: ctl\(&bad, 1, PMIX_JOB_CTRL_KILL, 0\) -> PMIX_ERR_NOT_FOUND' "$out"
-expect_match "job control of another namespace: KILL ends the children's step" 'PASS rank 0: the killed namespace pmixcpp\.[0-9]+\.[0-9]+ ended' "$out"
+expect_match "job control of another namespace: KILL ends the children's step" 'PASS rank 0: the killed namespace slurm\.[0-9]+\.[0-9]+ ended' "$out"
 expect_match "job control of another namespace: no child outlived it" 'PASS rank 0: no victim outlived the kill' "$out"
 expect_eq "job control of another namespace: the parents passed" 4 "$(echo "$out" | grep -c '^RESULT-PASS rank')"
 rm -rf "$mark"

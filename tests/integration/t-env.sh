@@ -14,7 +14,7 @@ step=$(echo "$lines" | head -1 | sed 's/.*STEP=\([0-9]*\).*/\1/')
 uid=$(id -u)
 for r in 0 1 2 3; do
     line=$(echo "$lines" | grep "^ *$r: ")
-    expect_match "rank $r namespace" "NS=pmixcpp\.$job\.$step " "$line"
+    expect_match "rank $r namespace" "NS=slurm\.$job\.$step " "$line"
     expect_match "rank $r PMIX_RANK" "RANK=$r " "$line"
     node=$(echo "$line" | sed 's/.*NODE=\([^ ]*\).*/\1/')
     expect_match "rank $r server socket in the root-owned step root in its node's TmpFS" "URI=unix:$PMIXCPP_CLUSTER_DIR/tmp/$node/pmixcpp\.$job\.$step\.[A-Za-z0-9]{6}/server\.sock " "$line"

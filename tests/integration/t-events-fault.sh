@@ -22,7 +22,7 @@ took=$(( $(date +%s) - start ))
 echo "$out" | grep -E 'TOLD|PMIx_Abort|error' | sed 's/^/    /' | head -12
 expect_eq "abort: srun exits with the abort status" 42 "$rc"
 [ "$took" -lt 25 ] && pass "abort: step ended quickly (${took}s)" || fail "abort: step took ${took}s"
-expect_match "abort: message shown by srun" 'PMIx_Abort by pmixcpp\.[0-9]+\.[0-9]+:0: events test abort' "$out"
+expect_match "abort: message shown by srun" 'PMIx_Abort by slurm\.[0-9]+\.[0-9]+:0: events test abort' "$out"
 told=$(echo "$out" | grep -c '^TOLD rank [0-9]*: .*status 42: rank 0 called PMIx_Abort: events test abort')
 [ "$told" -ge 3 ] && pass "abort: the other ranks were told before being killed ($told ranks)" \
     || fail "abort: only $told ranks were told"

@@ -12,6 +12,6 @@ echo "$out" | sed 's/^/    /' | head -20
 expect_eq "srun exits with the abort status" 7 "$rc"
 [ "$rc" -ne 124 ] && [ "$rc" -ne 137 ] && pass "srun did not time out" || fail "srun timed out"
 [ "$took" -lt 25 ] && pass "step ended quickly (${took}s)" || fail "step took ${took}s (the ranks slept instead of being killed)"
-expect_match "abort message on stderr" 'PMIx_Abort by pmixcpp\.[0-9]+\.[0-9]+:1: pmix_abort test: rank 1 aborts with status 7' "$out"
+expect_match "abort message on stderr" 'PMIx_Abort by slurm\.[0-9]+\.[0-9]+:1: pmix_abort test: rank 1 aborts with status 7' "$out"
 expect_no_match "no rank finished its sleep" 'RESULT-PASS' "$out"
 t_done

@@ -16,13 +16,13 @@ new_job=$(echo "$out" | sed -n 's/^NEW-ALLOC .* JOB //p')
 expect_match "a NEW allocation" '^PASS rank 0: NEW allocation -> PMIX_SUCCESS' "$out"
 [ -n "$new_job" ] && [ "$new_job" != "$parent_job" ] && pass "the allocation is job $new_job, the spawner's is $parent_job" \
     || fail "allocation job '$new_job' (spawner's job '$parent_job')"
-expect_match "spawn with PMIX_SPAWN_TARGET" "^PASS rank 0: PMIx_Spawn of 2 with pmix.spwn.tgt=.* namespace pmixcpp\.$new_job\." "$out"
-expect_match "spawn with PMIX_ALLOC_ID" "^PASS rank 0: PMIx_Spawn of 2 with pmix.alloc.id=.* namespace pmixcpp\.$new_job\." "$out"
+expect_match "spawn with PMIX_SPAWN_TARGET" "^PASS rank 0: PMIx_Spawn of 2 with pmix.spwn.tgt=.* namespace slurm\.$new_job\." "$out"
+expect_match "spawn with PMIX_ALLOC_ID" "^PASS rank 0: PMIx_Spawn of 2 with pmix.alloc.id=.* namespace slurm\.$new_job\." "$out"
 expect_eq "the 4 children ran in job $new_job and know their parent" 4 \
-    "$(echo "$out" | grep -c "^SOLO rank [01] of pmixcpp\.$new_job\.[0-9]* parent pmixcpp\.$parent_job\.0:0 job $new_job ")"
+    "$(echo "$out" | grep -c "^SOLO rank [01] of slurm\.$new_job\.[0-9]* parent slurm\.$parent_job\.0:0 job $new_job ")"
 expect_eq "the children ended on their own" 4 "$(echo "$out" | grep -c '^SOLO-DONE rank')"
 expect_eq "PMIX_EVENT_JOB_END of both spawns at the spawner" 2 \
-    "$(echo "$out" | grep -c '^PASS rank 0: PMIX_EVENT_JOB_END for pmixcpp\.[0-9]*\.[0-9]* (PMIX_JOB_TERM_STATUS PMIX_SUCCESS)')"
+    "$(echo "$out" | grep -c '^PASS rank 0: PMIX_EVENT_JOB_END for slurm\.[0-9]*\.[0-9]* (PMIX_JOB_TERM_STATUS PMIX_SUCCESS)')"
 expect_match "connect across jobs refused at once (PMIX_ERR_NOT_FOUND)" '^PASS rank 0: PMIx_Connect across two Slurm jobs is refused -> PMIX_ERR_NOT_FOUND' "$out"
 expect_eq "unknown and given-back allocations: PMIX_ERR_BAD_PARAM" 2 \
     "$(echo "$out" | grep -c '^PASS rank 0: spawn_solo.* -> PMIX_ERR_BAD_PARAM')"

@@ -17,7 +17,7 @@ for n in 4 32; do
     out=$(timeout -k 5 120 salloc -N2 -n$((n + 4)) srun --mpi=pmixcpp -N2 -n4 "$prog" spawn $n 2>&1)
     expect_eq "PMIx spawn $n: parents and children passed" $((n + 4)) "$(echo "$out" | grep -c '^RESULT-PASS rank')"
     expect_no_match "PMIx spawn $n: no failed check" '^FAIL ' "$out"
-    expect_match "PMIx spawn $n: PMIX_EVENT_JOB_END at the spawner" "PASS rank 0: PMIX_EVENT_JOB_END for pmixcpp\.[0-9]+\.[0-9]+ \(affected pmixcpp" "$out"
+    expect_match "PMIx spawn $n: PMIX_EVENT_JOB_END at the spawner" "PASS rank 0: PMIX_EVENT_JOB_END for slurm\.[0-9]+\.[0-9]+ \(affected slurm" "$out"
     echo "$out" | grep -E '^(SPAWN-CONNECT-MS|FAIL)' | head -5 | sed 's/^/    /'
 done
 

@@ -28,7 +28,7 @@ out=$(SLURM_PMIXCPP_DEBUG=4 SLURM_PMIXCPP_TRANSPORT=tcp timeout -k 5 180 salloc 
 elapsed=$((SECONDS - t0))
 expect_eq "all 6 ranks of both steps passed" 6 "$(echo "$out" | grep -c '^RESULT-PASS rank')"
 expect_no_match "no failed check" '^FAIL ' "$out"
-a_ns=$(echo "$out" | sed -n 's/.*committed after the connect.*/&/p' | grep -o 'ranks of pmixcpp\.[0-9.]*' | head -1 | sed 's/ranks of //')
+a_ns=$(echo "$out" | sed -n 's/.*committed after the connect.*/&/p' | grep -o 'ranks of slurm\.[0-9.]*' | head -1 | sed 's/ranks of //')
 [ -n "$a_ns" ] && pass "step A is $a_ns" || fail "no namespace of step A in the output"
 expect_eq "direct modex across namespaces: a key committed after the connect, no fence (first rank of each B node)" 2 \
     "$(echo "$out" | grep -c 'PASS rank [0-9]*: first rank of the node: Get of the key each of the 2 ranks of .* committed after the connect -> right value')"
@@ -39,12 +39,12 @@ expect_eq "a key nobody commits -> PMIX_ERR_TIMEOUT within the Get's timeout" 4 
 expect_eq "a Get of a namespace that is no step of the job -> PMIX_ERR_NOT_FOUND at once" 4 \
     "$(echo "$out" | grep -c 'PASS rank [0-9]*: Get of a proc of a namespace that is no step of the job -> PMIX_ERR_NOT_FOUND')"
 expect_eq "range SESSION: every rank of B ran its handler once" 4 "$(echo "$out" | grep -c 'PASS rank [0-9]*: range SESSION from .*want 1')"
-expect_eq "range CUSTOM naming B:1: only that rank" 4 "$(echo "$out" | grep -c "PASS rank [0-9]*: range CUSTOM naming pmixcpp")"
-expect_match "... B:1 ran it" 'PASS rank 1: range CUSTOM naming pmixcpp[0-9.]*:1: handler ran 1 time\(s\) \(want 1\)' "$out"
+expect_eq "range CUSTOM naming B:1: only that rank" 4 "$(echo "$out" | grep -c "PASS rank [0-9]*: range CUSTOM naming slurm")"
+expect_match "... B:1 ran it" 'PASS rank 1: range CUSTOM naming slurm[0-9.]*:1: handler ran 1 time\(s\) \(want 1\)' "$out"
 expect_eq "range NAMESPACE: none of B" 4 "$(echo "$out" | grep -c "PASS rank [0-9]*: range NAMESPACE of .* here (want 0)")"
 expect_eq "the source of every event is A:0" 6 "$(echo "$out" | grep -c 'PASS rank [0-9]*: every event.s source was')"
-expect_match "a Get of a proc of a finished step fails cleanly" 'PASS rank 0: Get of a proc of pmixcpp[0-9.]* after it finished -> PMIX_ERR_NOT_FOUND' "$out"
-expect_match "a Get of a proc of an ended step -> PMIX_ERR_NOT_FOUND at once" 'PASS rank 0: Get of a proc of the ended step pmixcpp[0-9.]* -> PMIX_ERR_NOT_FOUND in [0-9]+ ms' "$out"
+expect_match "a Get of a proc of a finished step fails cleanly" 'PASS rank 0: Get of a proc of slurm[0-9.]* after it finished -> PMIX_ERR_NOT_FOUND' "$out"
+expect_match "a Get of a proc of an ended step -> PMIX_ERR_NOT_FOUND at once" 'PASS rank 0: Get of a proc of the ended step slurm[0-9.]* -> PMIX_ERR_NOT_FOUND in [0-9]+ ms' "$out"
 [ $elapsed -lt 120 ] && pass "done in $elapsed s" || fail "took $elapsed s"
 echo "$out" | grep -E '^FAIL' | head -5 | sed 's/^/    /'
 

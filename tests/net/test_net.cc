@@ -15,7 +15,7 @@ using namespace pmixcpp;
 using namespace pmixcpp::net;
 
 TEST(envelope, round_trip_and_checks) {
-    step_identity id{"pmixcpp.1.0", "s3cret"};
+    step_identity id{"slurm.1.0", "s3cret"};
     std::vector<uint8_t> body{1, 2, 3};
     auto frame = encode_node_frame(id, 2, channel::dmodex_request, body);
     ASSERT_TRUE(frame.ok());
@@ -28,7 +28,7 @@ TEST(envelope, round_trip_and_checks) {
     std::string bytes(frame->begin(), frame->end());
     EXPECT_EQ(bytes.find("s3cret"), std::string::npos);
     EXPECT_EQ(frame->at(wire::kFrameHeaderSize), kEnvelopeVersion);
-    EXPECT_EQ(decode_node_frame(*frame, {"pmixcpp.2.0", "s3cret"}, 4, &e).code(), PMIX_ERR_NO_PERMISSIONS);
+    EXPECT_EQ(decode_node_frame(*frame, {"slurm.2.0", "s3cret"}, 4, &e).code(), PMIX_ERR_NO_PERMISSIONS);
     auto old = *frame;  // an envelope of version 1 (secret in clear) is refused
     old[wire::kFrameHeaderSize] = 1;
     EXPECT_EQ(decode_node_frame(old, id, 4, &e).code(), PMIX_ERR_NOT_SUPPORTED);
@@ -59,7 +59,7 @@ TEST(tcp_transport, delivers_both_ways_and_drops_wrong_secret) {
     std::vector<envelope> got0, got1;
     auto make = [&](uint32_t node, std::string secret, std::vector<envelope> *sink) {
         transport_options o;
-        o.id = {"pmixcpp.1.0", secret};
+        o.id = {"slurm.1.0", secret};
         o.node_id = node;
         o.node_names = {"n1", "n2", "n3"};
         o.on_receive = [sink](envelope &&e) { sink->push_back(std::move(e)); };
@@ -95,7 +95,7 @@ TEST(ucx_transport, delivers_small_and_large) {
     std::unique_ptr<node_transport> t[2];
     for (uint32_t n = 0; n < 2; ++n) {
         transport_options o;
-        o.id = {"pmixcpp.1.0", "good"};
+        o.id = {"slurm.1.0", "good"};
         o.node_id = n;
         o.node_names = {"n1", "n2"};
         o.ucx_tls = "tcp";
@@ -156,7 +156,7 @@ void lost_peer_case(bool ucx, bool say_goodbye) {
     std::unique_ptr<node_transport> t[3];
     for (uint32_t n = 0; n < 3; ++n) {
         transport_options o;
-        o.id = {"pmixcpp.1.0", "good"};
+        o.id = {"slurm.1.0", "good"};
         o.node_id = n;
         o.node_names = {"n1", "n2", "n3"};
         o.ucx_tls = "tcp";
@@ -209,7 +209,7 @@ void dead_run_case(bool ucx) {
     std::unique_ptr<node_transport> t[N];
     auto make = [&](uint32_t n) {
         transport_options o;
-        o.id = {"pmixcpp.1.0", "good"};
+        o.id = {"slurm.1.0", "good"};
         o.node_id = n;
         o.node_names = {"n1", "n2", "n3", "n4", "n5"};
         o.ucx_tls = "tcp";

@@ -32,7 +32,21 @@ std::string env_value(const env_list &env, const std::string &key) {
 }
 }  // namespace
 
-TEST(StepEnv, NamespaceName) { EXPECT_EQ(make_namespace(12, 3), "pmixcpp.12.3"); }
+TEST(StepEnv, NamespaceName) { EXPECT_EQ(make_namespace(12, 3), "slurm.12.3"); }
+
+// MPI_UNIVERSE_SIZE is what the allocation can hold, not the step's size: spawn needs room.
+TEST(StepEnv, UniverseFromAllocationCpus) {
+    EXPECT_EQ(universe_from_cpus("4(x2)", 1, 4), 8u);
+    EXPECT_EQ(universe_from_cpus("6(x2),2", 1, 4), 14u);
+    EXPECT_EQ(universe_from_cpus("6(x2),2", 2, 4), 7u);
+    EXPECT_EQ(universe_from_cpus("64", 1, 4), 64u);
+    EXPECT_EQ(universe_from_cpus("1(x2)", 1, 4), 4u);  // never below the step's tasks
+    EXPECT_EQ(universe_from_cpus("", 1, 4), 4u);
+    EXPECT_EQ(universe_from_cpus("4(y2)", 1, 4), 4u);
+    EXPECT_EQ(universe_from_cpus("4(x2", 1, 4), 4u);
+    EXPECT_EQ(universe_from_cpus("a", 1, 3), 3u);
+    EXPECT_EQ(universe_from_cpus("99999999999(x99999999999)", 1, 3) >= 3u, true);
+}
 
 TEST(StepEnv, PrepareAndRemoveStepDir) {
     char tmpl[] = "/tmp/pmixcpp-test-XXXXXX";
@@ -132,7 +146,7 @@ TEST(StepEnv, TaskEnvironment) {
     s.client_token = "abc";
     plugin_config cfg;
     env_list env = step_task_env(s, cfg, "/opt/pmixcpp/lib/pmixcpp", "/usr/lib/foo");
-    EXPECT_EQ(env_value(env, "PMIX_NAMESPACE"), "pmixcpp.12.3");
+    EXPECT_EQ(env_value(env, "PMIX_NAMESPACE"), "slurm.12.3");
     EXPECT_EQ(env_value(env, "PMIXCPP_SERVER_URI"), "unix:/tmp/x/pmixcpp.0.12.3/server.sock");
     EXPECT_EQ(env_value(env, "PMIXCPP_CLIENT_TOKEN"), "abc");
     EXPECT_EQ(env_value(env, "LD_LIBRARY_PATH"), "/opt/pmixcpp/lib/pmixcpp:/usr/lib/foo");

@@ -186,7 +186,7 @@ static void test_pair(const char *role, const char *tag) {
     /* error paths */
     pmix_proc_t ghost[2];
     PMIX_LOAD_PROCID(&ghost[0], me.nspace, PMIX_RANK_WILDCARD);
-    PMIX_LOAD_PROCID(&ghost[1], "pmixcpp.999999.7", PMIX_RANK_WILDCARD);
+    PMIX_LOAD_PROCID(&ghost[1], "slurm.999999.7", PMIX_RANK_WILDCARD);
     t0 = now_ms();
     rc = PMIx_Connect(ghost, 2, &to, 1);
     CHECK(rc == PMIX_ERR_NOT_FOUND && now_ms() - t0 < 10000,
@@ -422,7 +422,7 @@ static void test_alloc_spawn(const char *self) {
     printf("NEW-ALLOC %s JOB %s\n", id, jobid);
     fflush(stdout);
     char prefix[64];
-    snprintf(prefix, sizeof(prefix), "pmixcpp.%s.", jobid);
+    snprintf(prefix, sizeof(prefix), "slurm.%s.", jobid);
 
     /* spawn into it: PMIX_SPAWN_TARGET, then PMIX_ALLOC_ID */
     const char *keys[] = {PMIX_SPAWN_TARGET, PMIX_ALLOC_ID};

@@ -369,7 +369,7 @@ static void test_spawn(const char *self, int n, const char *markdir) {
     double t0 = now_ms();
     pmix_status_t rc = PMIx_Spawn(NULL, 0, &app, 1, child);
     double t1 = now_ms();
-    CHECK(rc == PMIX_SUCCESS && strncmp(child, "pmixcpp.", 8) == 0 && strcmp(child, me.nspace) != 0,
+    CHECK(rc == PMIX_SUCCESS && strncmp(child, "slurm.", 6) == 0 && strcmp(child, me.nspace) != 0,
           "PMIx_Spawn of %d -> %s, namespace %s", n, PMIx_Error_string(rc), rc == PMIX_SUCCESS ? child : "-");
     printf("SPAWN-STEP-MS %d %.1f\n", n, t1 - t0);
     /* wait for every child to have run PMIx_Init and checked its parent */
@@ -451,7 +451,7 @@ static void test_spawn_multi(const char *self, const char *markdir, const char *
     pmix_nspace_t child;
     double t0 = now_ms();
     pmix_status_t rc = PMIx_Spawn(NULL, 0, apps, 2, child);
-    CHECK(rc == PMIX_SUCCESS && strncmp(child, "pmixcpp.", 8) == 0, "PMIx_Spawn of 2 apps (2 + 3) -> %s, namespace %s",
+    CHECK(rc == PMIX_SUCCESS && strncmp(child, "slurm.", 6) == 0, "PMIx_Spawn of 2 apps (2 + 3) -> %s, namespace %s",
           PMIx_Error_string(rc), rc == PMIX_SUCCESS ? child : "-");
     int seen = 0;
     for (int i = 0; i < 1200 && rc == PMIX_SUCCESS && (seen = marks(markdir, "mchild", 5)) < 5; ++i) usleep(50000);
@@ -619,7 +619,7 @@ static void test_xstep(const char *role, const char *tag) {
     if (a) CHECK_RC(PMIX_SUCCESS, publish_str(mine, me.nspace, -1, -1));
     pmix_rank_t owner = PMIX_RANK_UNDEF;
     CHECK_RC(PMIX_SUCCESS, lookup_in(-1, theirs, true, 60, val, sizeof(val), &owner));
-    CHECK(strncmp(val, "pmixcpp.", 8) == 0 && strcmp(val, me.nspace) != 0,
+    CHECK(strncmp(val, "slurm.", 6) == 0 && strcmp(val, me.nspace) != 0,
           "step %s found the other step's key: published by %s", role, val);
     /* B leaves at once: its key must outlive it (the default, PMIX_PERSIST_PROC, would not);
      * FIRST_READ: A's lookup consumes it, so nothing is left behind */

@@ -205,7 +205,7 @@ int main(int argc, char **argv) {
         rc = get_str(other, 0, "never.committed", 2, NULL, 0, &ms);
         CHECK(rc == PMIX_ERR_TIMEOUT && ms < 5000, "Get of a key nobody commits, PMIX_TIMEOUT 2 -> %s in %.0f ms",
               PMIx_Error_string(rc), ms);
-        rc = get_str("pmixcpp.999999.7", 0, "late.0", 30, NULL, 0, &ms);
+        rc = get_str("slurm.999999.7", 0, "late.0", 30, NULL, 0, &ms);
         CHECK(rc == PMIX_ERR_NOT_FOUND && ms < 3000, "Get of a proc of a namespace that is no step of the job -> %s in %.0f ms",
               PMIx_Error_string(rc), ms);
     }

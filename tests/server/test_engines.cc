@@ -217,6 +217,7 @@ step_info sample_step() {
     s.node_ranks = {{0, 1, 2}, {3, 4}};
     s.universe_size = 5;
     s.step_dir = "/tmp/stepdir";
+    s.server_socket = "/tmp/stepdir/server.sock";
     return s;
 }
 
@@ -254,6 +255,9 @@ TEST(JobData, KeysAndTypesMatchTheOpenMpiContract) {
         EXPECT_EQ(i->value.type, x.type) << x.key;
     }
     EXPECT_STREQ(entry_key(e.value(), W, PMIX_LOCAL_PEERS)->value.data.string, "3,4");
+    ASSERT_NE(entry_key(e.value(), W, PMIX_SERVER_URI), nullptr);
+    EXPECT_STREQ(entry_key(e.value(), W, PMIX_SERVER_URI)->value.data.string, "unix:/tmp/stepdir/server.sock");
+    ASSERT_NE(entry_key(e.value(), W, PMIX_MYSERVER_URI), nullptr);
     EXPECT_EQ(entry_key(e.value(), W, PMIX_LOCAL_SIZE)->value.data.uint32, 2u);
     EXPECT_STREQ(entry_key(e.value(), 1, PMIX_HOSTNAME)->value.data.string, "n1");
     EXPECT_EQ(entry_key(e.value(), 1, PMIX_LOCAL_RANK)->value.data.uint16, 1);

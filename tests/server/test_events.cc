@@ -16,7 +16,7 @@ namespace {
 
 step_info two_nodes() {
     step_info s;
-    s.nspace = "pmixcpp.1.0";
+    s.nspace = "slurm.1.0";
     s.ntasks = 6;
     s.node_id = 0;
     s.node_names = {"n1", "n2"};
@@ -89,7 +89,7 @@ pmix_proc_t p(const char *ns, pmix_rank_t r) {
 wire::event_notification make_event(uint8_t range, std::vector<pmix_info_t> infos = {}) {
     wire::event_notification ev;
     ev.status = -5000;
-    ev.source = p("pmixcpp.1.0", 1);
+    ev.source = p("slurm.1.0", 1);
     ev.range = range;
     if (!infos.empty()) {
         auto *arr = static_cast<pmix_info_t *>(calloc(infos.size(), sizeof(pmix_info_t)));
@@ -144,7 +144,7 @@ TEST(EventEngine, RmRangeReachesNoProcess) {
 TEST(EventEngine, CustomRange) {
     harness h;
     auto ev = make_event(PMIX_RANGE_CUSTOM, {proc_array_info(PMIX_EVENT_CUSTOM_RANGE,
-                                                             {p("pmixcpp.1.0", 2), p("pmixcpp.1.0", 4),
+                                                             {p("slurm.1.0", 2), p("slurm.1.0", 4),
                                                               p("other.ns", 0)})});
     ASSERT_TRUE(h.eng.notify_from_client(0, std::move(ev)).ok());
     EXPECT_EQ(h.receivers(), (std::set<uint32_t>{2}));
@@ -160,7 +160,7 @@ TEST(EventEngine, CustomRange) {
 
     harness w;
     ASSERT_TRUE(w.eng.notify_from_client(0, make_event(PMIX_RANGE_CUSTOM, {proc_array_info(PMIX_EVENT_CUSTOM_RANGE,
-                                                                                         {p("pmixcpp.1.0", PMIX_RANK_WILDCARD)})}))
+                                                                                         {p("slurm.1.0", PMIX_RANK_WILDCARD)})}))
                     .ok());
     EXPECT_EQ(w.receivers(), (std::set<uint32_t>{0, 1, 2}));
     EXPECT_EQ(w.fwd.sent.size(), 1u);
@@ -214,7 +214,7 @@ TEST(EventEngine, DeathWithoutFinalizeIsProcAborted) {
     ASSERT_NE(aff, nullptr);
     ASSERT_EQ(aff->value.type, PMIX_PROC);
     EXPECT_EQ(aff->value.data.proc->rank, 2u);
-    EXPECT_STREQ(aff->value.data.proc->nspace, "pmixcpp.1.0");
+    EXPECT_STREQ(aff->value.data.proc->nspace, "slurm.1.0");
     EXPECT_EQ(find(ab, PMIX_EVENT_NON_DEFAULT), nullptr);
     const auto &term = h.got[0][1];
     EXPECT_EQ(term.status, PMIX_EVENT_PROC_TERMINATED);
@@ -293,8 +293,8 @@ TEST(EventEngine, BadNotificationsAreRefusedOrIgnored) {
     EXPECT_FALSE(h.eng.notify_from_client(0, make_event(PMIX_RANGE_CUSTOM)).ok());  // no procs
     // procs of other namespaces and ranks out of range are ignored
     EXPECT_TRUE(h.eng.notify_from_client(0, make_event(PMIX_RANGE_CUSTOM, {proc_array_info(PMIX_EVENT_CUSTOM_RANGE,
-                                                                             {p("other", 0), p("pmixcpp.1.0", 999999),
-                                                                              p("pmixcpp.1.0", PMIX_RANK_UNDEF)})}))
+                                                                             {p("other", 0), p("slurm.1.0", 999999),
+                                                                              p("slurm.1.0", PMIX_RANK_UNDEF)})}))
                     .ok());
     EXPECT_TRUE(h.receivers().empty());
     // a custom range that is not a proc array, affected procs of the wrong type: delivered, no crash

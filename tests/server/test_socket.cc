@@ -157,7 +157,7 @@ TEST_F(ServerSocket, RefusesBadTokenForeignRankAndDuplicates) {
 
     raw_client other_ns;
     ASSERT_TRUE(other_ns.open(step.server_socket));
-    EXPECT_EQ(other_ns.do_connect("pmixcpp.8.0", 0, step.client_token), PMIX_ERR_NO_PERMISSIONS);
+    EXPECT_EQ(other_ns.do_connect("slurm.8.0", 0, step.client_token), PMIX_ERR_NO_PERMISSIONS);
 
     auto first = client(0);
     raw_client dup;

@@ -48,7 +48,7 @@ void expect_truncations_rejected(const std::vector<uint8_t> &bytes) {
 
 TEST(Messages, ConnectRoundTrip) {
     connect_request m;
-    m.nspace = "pmixcpp.5.0";
+    m.nspace = "slurm.5.0";
     m.rank = 3;
     m.token = "00ff";
     m.pid = 1234;
@@ -56,7 +56,7 @@ TEST(Messages, ConnectRoundTrip) {
     connect_request d;
     ASSERT_TRUE(decode_payload(b, &d).ok());
     EXPECT_EQ(d.protocol, kClientProtocol);
-    EXPECT_EQ(d.nspace, "pmixcpp.5.0");
+    EXPECT_EQ(d.nspace, "slurm.5.0");
     EXPECT_EQ(d.rank, 3u);
     EXPECT_EQ(d.token, "00ff");
     EXPECT_EQ(d.pid, 1234u);

@@ -1,0 +1,314 @@
+#!/bin/bash
+# Conformance: run test programs written by others (OpenPMIx's examples and test/simple
+# clients, MPICH's test/mpi init/spawn/comm, mpi4py's tests) under a real srun on the
+# local cluster, judge each by what it prints, compare with tests/conformance/expected.tsv.
+#
+# usage: tests/conformance/run.sh [--mpi=pmixcpp|pmix_v4] [--suite=pmix,mpich,mpi4py]
+#                                 [--only=REGEX] [--no-cluster] [--list]
+#   PMIXCPP_PREFIX      installed pmixcpp prefix: its include/ and lib/libpmix are what the
+#                       OpenPMIx programs are built against (required)
+#   PMIXCPP_PLUGIN_DIR  directory holding mpi_pmixcpp.so (default $PMIXCPP_PREFIX/lib/slurm)
+#   PMIXCPP_CONF_BUILD  where the programs are built (default /tmp/pmixcpp-conformance-build;
+#                       a program is rebuilt only when its source or our pmix.h is newer)
+#   --no-cluster        use the cluster of the current environment (SLURM_CONF) instead
+#                       of (re)starting contrib/cluster.sh
+# Every program runs as `srun --mpi=MPI -N2 -n4` (MPICH: the process count of its testlist)
+# inside one allocation with more CPUs than the world (salloc -N2 -n12), so spawn has free
+# slots and MPI_UNIVERSE_SIZE is larger than the world. Prints a table and
+# "conformance: N passed, N failed"; exits non-zero when a result differs from expected.tsv.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+srcdir=$(cd "$here/../.." && pwd)
+
+mpi=pmixcpp suites="pmix,mpich,mpi4py" only="" start_cluster=1 list_only=0 inside=0
+for a in "$@"; do
+    case $a in
+        --mpi=*) mpi=${a#--mpi=} ;;
+        --suite=*) suites=${a#--suite=} ;;
+        --only=*) only=${a#--only=} ;;
+        --no-cluster) start_cluster=0 ;;
+        --list) list_only=1 ;;
+        --inside) inside=1 ;;
+        -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        *) echo "conformance: unknown argument '$a'" >&2; exit 2 ;;
+    esac
+done
+case $mpi in pmixcpp|pmix_v4) ;; *) echo "conformance: --mpi must be pmixcpp or pmix_v4" >&2; exit 2 ;; esac
+: "${PMIXCPP_PREFIX:?set PMIXCPP_PREFIX to the installed pmixcpp prefix}"
+export PMIXCPP_PREFIX
+export PMIXCPP_PLUGIN_DIR=${PMIXCPP_PLUGIN_DIR:-$PMIXCPP_PREFIX/lib/slurm}
+build=${PMIXCPP_CONF_BUILD:-/tmp/pmixcpp-conformance-build}
+export PMIXCPP_CONF_BUILD=$build
+expected="$here/expected.tsv"
+results="$build/results.$mpi"
+
+# OpenMPI across virtual nodes of one host: no shared-memory transport (see TESTBED)
+export OMPI_MCA_btl=self,tcp OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo
+
+# ---------------------------------------------------------------------------------------------
+# Program lists: "suite name dir nodes tasks timeout kind argv..."
+#   kind: pmix      OpenPMIx client: srun status 0, no error line, and (if the program has
+#                   one) "PMIx_Finalize successfully completed" from every rank
+#         mpich     " No Errors" from rank 0 and srun status 0
+#         mpispawn  as mpich, and the job's step count grew (children really started)
+#         mpi4py    unittest's "OK" from every rank and srun status 0
+
+# OpenPMIx 4.2.2 clients that build against the public headers alone
+pmix_examples="hello client client2 dmodex dynamic fault group group_dmodex group_lcl_cid
+ asyncgroup jctrl log nodeinfo pub pubi alloc bad_exit abi_no_init abi_with_init"
+pmix_simple="doubleget get_put_example hybrid simpjctrl test_pmix"
+
+programs() {
+    local p
+    if [[ ,$suites, == *,pmix,* ]]; then
+        for p in $pmix_examples; do
+            local k=pmix
+            case $p in bad_exit|fault) k=pmixstatus ;; esac
+            echo "pmix examples/$p $build/pmix 2 4 20 $k ./$p"
+        done
+        for p in $pmix_simple; do echo "pmix simple/$p $build/pmix 2 4 20 pmix ./$p"; done
+    fi
+    if [[ ,$suites, == *,mpich,* ]]; then
+        local d name np rest seen=" "
+        for d in init spawn comm; do
+            sed -e 's/@[a-z_]*@//' "$mpich_src/test/mpi/$d/testlist"* 2>/dev/null | grep -v '^\s*#' |
+            while read -r name np rest; do
+                [ -n "$name" ] || continue
+                case " $seen " in *" $d/$name "*) continue ;; esac
+                seen="$seen $d/$name "
+                local kind=mpich args="" nodes=2 limit=25
+                [ "$d" = spawn ] && kind=mpispawn
+                case $rest in *resultTest=TestStatus*) kind=mpichstatus ;; esac
+                [ "$np" -lt 2 ] && nodes=1
+                case $rest in *arg=*) args=$(echo "$rest" | sed -n 's/.*arg=\([^ ]*\).*/\1/p') ;; esac
+                # 100 accept/connect rounds by default: the programs' own loop count keeps them in
+                # the CI budget
+                case $name in
+                    disconnect_reconnect|disconnect_reconnect3) args=20 limit=60 ;;
+                    disconnect_reconnect2) limit=90 ;;
+                esac
+                echo "mpich $d/$name $build/mpich 2 4 $limit $kind ./$name $args" |
+                    awk -v n="$nodes" -v np="$np" '{ $4 = n; $5 = np; print }'
+            done
+        done
+    fi
+    if [[ ,$suites, == *,mpi4py,* ]]; then
+        for p in test_comm test_spawn test_dynproc test_environ test_p2p_obj test_cco_obj test_group \
+                 test_info test_errhandler; do
+            echo "mpi4py $p $build/mpi4py 2 4 120 mpi4py /usr/bin/python3 $build/mpi4py/test/runtests.py --include $p"
+        done
+    fi
+}
+
+# expected MPI SUITE PROG -> PASS|FAIL|SKIP (first matching row; PASS when none)
+expectation() {
+    awk -F'\t' -v m="$1" -v s="$2" -v p="$3" '
+        /^#/ || NF < 4 { next }
+        ($1 == m || $1 == "*") && $2 == s && $3 == p { print $4; found = 1; exit }
+        END { if (!found) print "PASS" }' "$expected"
+}
+
+# ---------------------------------------------------------------------------------------------
+build_all() {
+    mkdir -p "$build/pmix" "$build/mpich" && chmod 755 "$build" "$build/pmix" "$build/mpich"
+    local line pmix_src mpich_src_l mpi4py_src_l
+    while read -r pkg dir; do
+        case $pkg in pmix) pmix_src=$dir ;; mpich) mpich_src_l=$dir ;; mpi4py) mpi4py_src_l=$dir ;; esac
+    done < <("$srcdir/contrib/fetch-suites.sh" 2>"$build/fetch.log")
+    echo "pmix_src=${pmix_src:-}" > "$build/sources"
+    echo "mpich_src=${mpich_src_l:-}" >> "$build/sources"
+    echo "mpi4py_src=${mpi4py_src_l:-}" >> "$build/sources"
+    local hdr="$PMIXCPP_PREFIX/include/pmix.h" f out
+    # OpenPMIx programs against OUR headers and library; no rpath: at run time the step
+    # decides which libpmix.so.2 loads (ours under pmixcpp, OpenPMIx's under pmix_v4)
+    if [ -n "${pmix_src:-}" ]; then
+        # test/simple includes "include/pmix.h": the same public header
+        mkdir -p "$build/pmix/shim" && ln -sfn "$PMIXCPP_PREFIX/include" "$build/pmix/shim/include"
+        for f in $pmix_examples; do echo "$pmix_src/examples/$f.c"; done > "$build/pmix/list"
+        for f in $pmix_simple; do echo "$pmix_src/test/simple/$f.c"; done >> "$build/pmix/list"
+        while read -r f; do
+            out="$build/pmix/$(basename "$f" .c)"
+            [ -x "$out" ] && [ "$out" -nt "$f" ] && [ "$out" -nt "$hdr" ] && continue
+            echo "$f"
+        done < "$build/pmix/list" | xargs -r -P2 -I{} sh -c '
+            f={}; o='"$build"'/pmix/$(basename "$f" .c)
+            cc -O1 -w -I"$(dirname "$f")" -I'"$PMIXCPP_PREFIX"'/include -I'"$build"'/pmix/shim -o "$o" "$f" \
+               -L'"$PMIXCPP_PREFIX"'/lib -lpmix -lpthread 2>"$o.build.log" || rm -f "$o"'
+    fi
+    # MPICH's tests with Debian's OpenMPI mpicc; util/mtest.c needs mpitestconf.h
+    if [ -n "${mpich_src_l:-}" ] && command -v mpicc >/dev/null; then
+        local m="$mpich_src_l/test/mpi" b="$build/mpich"
+        if [ ! -f "$b/libmtest.a" ]; then
+            cat > "$b/mpitestconf.h" <<'EOF'
+/* generated by tests/conformance/run.sh for Debian's OpenMPI */
+#define HAVE_STDLIB_H 1
+#define HAVE_STRING_H 1
+#define HAVE_UNISTD_H 1
+#define HAVE_STDINT_H 1
+#define HAVE_INTTYPES_H 1
+#define HAVE_SYS_TIME_H 1
+#define HAVE_SYS_TYPES_H 1
+#define HAVE_SYS_STAT_H 1
+#define HAVE_SYS_RESOURCE_H 1
+#define HAVE_GETRUSAGE 1
+#define HAVE_USLEEP 1
+#define HAVE_STRDUP 1
+#define HAVE_PTHREAD_H 1
+#define HAVE_STDARG_H 1
+#define HAVE_LONG_LONG 1
+#define HAVE_LONG_DOUBLE 1
+#define HAVE_MPI_SPAWN 1
+#define HAVE_MPI_IO 1
+#define HAVE_MPI_WIN_CREATE 1
+#define THREAD_PACKAGE_NAME THREAD_PACKAGE_POSIX
+EOF
+            ( cd "$b" && mpicc -O1 -w -I. -I"$m/include" -c "$m/util/mtest.c" "$m/util/mtest_common.c" \
+                  "$m/util/mtest_single.c" 2>"$b/mtest.build.log" &&
+              ar rcs libmtest.a mtest.o mtest_common.o mtest_single.o )
+        fi
+        for d in init spawn comm; do ls "$m/$d"/*.c; done | while read -r f; do
+            out="$b/$(basename "$f" .c)"
+            [ -x "$out" ] && [ "$out" -nt "$f" ] && continue
+            echo "$f"
+        done | xargs -r -P2 -I{} sh -c '
+            f={}; o='"$b"'/$(basename "$f" .c)
+            mpicc -O1 -w -I'"$b"' -I'"$m"'/include -o "$o" "$f" '"$b"'/libmtest.a 2>"$o.build.log" || rm -f "$o"'
+    fi
+    if [ -n "${mpi4py_src_l:-}" ]; then
+        rm -rf "$build/mpi4py"; cp -r "$mpi4py_src_l" "$build/mpi4py"; chmod -R a+rX "$build/mpi4py"
+    fi
+    chmod -R a+rX "$build"
+}
+
+# Steps of job $1 seen while a program runs (children of MPI_Comm_spawn are new steps): polls
+# squeue until $2 disappears, then prints the number of distinct steps other than the first.
+watch_steps() {
+    local job=$1 flag=$2 seen=" " s
+    while [ -e "$flag" ]; do
+        for s in $(squeue -h -s -j "$job" -o '%i' 2>/dev/null); do
+            case $s in *.extern|*.batch|*.interactive) continue ;; esac
+            case $seen in *" $s "*) ;; *) seen="$seen$s " ;; esac
+        done
+        sleep 0.2
+    done
+    echo "$seen" | wc -w
+}
+
+judge() {  # kind ntasks rc outfile steps_seen -> verdict and note on stdout
+    local kind=$1 n=$2 rc=$3 f=$4 verdict=PASS note=""
+    case $kind in
+        pmix)
+            # the program's own lines: not slurmstepd's or srun's (a spawned step cancelled with
+            # its spawner, a rank's lost connection: the launcher's view, judged by the status)
+            local own; own=$(grep -Ev '^(slurmstepd(-[^:]*)?|srun): ' "$f")
+            local bad='(fail|error|not supported|not found|unreach|abort)'
+            if [ "$rc" -ne 0 ]; then verdict=FAIL note="srun status $rc"
+            elif printf '%s\n' "$own" | grep -Eiq "$bad"; then
+                verdict=FAIL note=$(printf '%s\n' "$own" | grep -Eim1 "$bad" | cut -c1-100)
+            elif grep -q 'Finalize successfully completed' "$f.src" 2>/dev/null; then
+                local c; c=$(grep -c 'Finalize successfully completed' "$f")
+                # some print it from rank 0 only; the other ranks' errors are caught above
+                [ "$c" -ge 1 ] || { verdict=FAIL note="no rank completed"; }
+            fi ;;
+        pmixstatus)  # rank 0 exits with status 1 without finalizing: the launcher must say so, and
+                     # the other ranks (told by an event, or left alone) finalize cleanly
+            local c; c=$(grep -c 'Finalize successfully completed' "$f")
+            if [ "$rc" -eq 0 ] || [ "$rc" -eq 124 ]; then verdict=FAIL note="srun status $rc, expected non-zero"
+            elif [ "$c" -lt $((n - 1)) ]; then verdict=FAIL note="$c of $((n - 1)) surviving ranks finalized"; fi ;;
+        mpichstatus)  # the test is that a non-zero exit status reaches the launcher
+            [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] || { verdict=FAIL note="srun status $rc, expected non-zero"; } ;;
+        mpich|mpispawn)
+            if ! grep -q '^ No Errors' "$f"; then verdict=FAIL note=$(grep -v '^\s*$' "$f" | head -1 | cut -c1-100)
+            elif [ "$rc" -ne 0 ]; then verdict=FAIL note="srun status $rc"
+            elif [ "$kind" = mpispawn ] && [ "$5" -lt 2 ] && grep -q 'MPI_Comm_spawn' "$4.src" 2>/dev/null; then
+                verdict=FAIL note="No Errors, but no child step started (spawn skipped: MPI_UNIVERSE_SIZE)"
+            fi ;;
+        mpi4py)
+            local ok; ok=$(grep -Ec '^OK( |$)' "$f")
+            if [ "$rc" -ne 0 ] || [ "$ok" -lt "$n" ]; then
+                verdict=FAIL note=$(grep -Em1 '^(FAILED|ERROR|FAIL:)' "$f" | cut -c1-100); [ -n "$note" ] || note="srun status $rc, $ok OK"
+            fi ;;
+    esac
+    echo "$verdict${note:+	$note}"
+}
+
+run_inside() {
+    . "$build/sources"
+    local job=$SLURM_JOB_ID
+    local suite name dir nodes np limit kind argv out rc t0 v a exp
+    programs | while read -r suite name dir nodes np limit kind argv; do
+        [ -n "$only" ] && ! [[ "$suite/$name" =~ $only ]] && continue
+        exp=$(expectation "$mpi" "$suite" "$name")
+        local bin=${argv%% *}; bin=${bin#./}
+        if [ "$exp" = SKIP ]; then printf '%s\t%s\t%s\t%s\t%s\n' "$suite" "$name" SKIP SKIP "not run (see expected.tsv)"; continue; fi
+        if [ "$kind" != mpi4py ] && [ ! -x "$dir/$bin" ]; then
+            printf '%s\t%s\t%s\t%s\t%s\n' "$suite" "$name" "$exp" FAIL "did not build"; continue
+        fi
+        if [ "$kind" = mpi4py ] && [ ! -d "$dir" ]; then
+            printf '%s\t%s\t%s\t%s\t%s\n' "$suite" "$name" "$exp" SKIP "mpi4py source not available"; continue
+        fi
+        out="$build/out.$mpi.${suite}.${name//\//_}"
+        case $suite in
+            pmix) [ -f "$pmix_src/examples/$bin.c" ] && cp "$pmix_src/examples/$bin.c" "$out.src" ||
+                  cp "$pmix_src/test/simple/$bin.c" "$out.src" 2>/dev/null ;;
+            mpich) cp "$mpich_src/test/mpi/${name%%/*}/$bin.c" "$out.src" 2>/dev/null ;;
+        esac
+        local flag="$out.running" steps_file="$out.steps"
+        : > "$flag"
+        if [ "$kind" = mpispawn ]; then watch_steps "$job" "$flag" > "$steps_file" & fi
+        t0=$(date +%s.%N)
+        local per=""
+        [ $((np % nodes)) -eq 0 ] && per="--ntasks-per-node=$((np / nodes))"
+        # shellcheck disable=SC2086
+        ( cd "$dir" && timeout -k 5 "$limit" srun --mpi="$mpi" -N"$nodes" -n"$np" $per $argv ) </dev/null >"$out" 2>&1
+        rc=$?
+        rm -f "$flag"; wait
+        a=$(cat "$steps_file" 2>/dev/null || echo 0)
+        # a spawned step left behind must not block the next program, nor a new allocation
+        # (examples/alloc asks Slurm for one) outlive it
+        squeue -h -s -j "$job" -o '%i' 2>/dev/null | grep -v '\.extern$\|\.batch$\|\.interactive$' |
+            xargs -r scancel 2>/dev/null
+        squeue -h -u "$(id -un)" -o '%i' 2>/dev/null | awk -v j="$job" '$1 + 0 > j + 0' | xargs -r scancel 2>/dev/null
+        v=$(judge "$kind" "$np" "$rc" "$out" "$a")
+        [ "$rc" -eq 124 ] && v="FAIL	timed out after ${limit}s"
+        printf '%s\t%s\t%s\t%s\t%s\n' "$suite" "$name" "$exp" "${v%%	*}" "$(awk -v s="$t0" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1fs", e - s }') $(echo "$v" | cut -s -f2)"
+    done
+}
+
+if [ "$inside" = 1 ]; then run_inside; exit 0; fi
+
+# ---------------------------------------------------------------------------------------------
+mkdir -p "$build" || exit 2
+if [ "$list_only" = 1 ]; then . "$build/sources" 2>/dev/null || build_all; . "$build/sources"; programs; exit 0; fi
+echo "conformance: building the suites in $build" >&2
+build_all
+. "$build/sources"
+[ -n "${pmix_src:-}" ] || echo "conformance: OpenPMIx source missing (contrib/fetch-suites.sh failed, see $build/fetch.log)" >&2
+
+if [ "$start_cluster" = 1 ]; then
+    [ "$mpi" != pmixcpp ] || [ -f "$PMIXCPP_PLUGIN_DIR/mpi_pmixcpp.so" ] ||
+        { echo "conformance: no mpi_pmixcpp.so in $PMIXCPP_PLUGIN_DIR" >&2; exit 2; }
+    export PMIXCPP_NODES=${PMIXCPP_NODES:-3}
+    "$srcdir/contrib/cluster.sh" restart >/dev/null || { echo "conformance: cluster did not start" >&2; exit 2; }
+    eval "$("$srcdir/contrib/cluster.sh" env)"
+    trap '"$srcdir/contrib/cluster.sh" stop >/dev/null 2>&1' EXIT
+fi
+
+t0=$SECONDS
+timeout -k 10 1500 salloc -Q -N2 -n12 -t 30 bash "$0" --inside --mpi="$mpi" --suite="$suites" ${only:+--only="$only"} \
+    > "$results" 2>"$build/salloc.$mpi.log"
+printf '%-7s %-32s %-8s %-6s %s\n' SUITE PROGRAM EXPECTED RESULT NOTE
+passed=0 failed=0 unexpected=0 skipped=0
+while IFS=$'\t' read -r suite name exp got note; do
+    mark=""
+    [ "$exp" != "$got" ] && [ "$got" != SKIP ] && { mark=" <-- UNEXPECTED"; unexpected=$((unexpected + 1)); }
+    case $got in PASS) passed=$((passed + 1)) ;; FAIL) failed=$((failed + 1)) ;; *) skipped=$((skipped + 1)) ;; esac
+    printf '%-7s %-32s %-8s %-6s %s%s\n' "$suite" "$name" "$exp" "$got" "$note" "$mark"
+done < "$results"
+for s in pmix mpich mpi4py; do
+    awk -F'\t' -v s=$s '$1 == s && $4 != "SKIP" { n++; if ($4 == "PASS") p++ } $1 == s && $4 == "SKIP" { k++ }
+        END { if (n + k) printf "  %s: %d/%d passed (%d skipped)\n", s, p, n, k }' "$results"
+done
+echo "conformance ($mpi, $((SECONDS - t0)) s): $passed passed, $failed failed, $skipped skipped, $unexpected unexpected"
+echo "conformance: $passed passed, $failed failed"
+[ "$unexpected" -eq 0 ] && [ -s "$results" ]
