@@ -2,7 +2,8 @@
 # Set up everything on a fresh machine and run the whole test suite:
 # unit tests, ABI checks and fuzzing (make check), the unit tests again under ASan + UBSan
 # (contrib/sanitize-check.sh, own build directory), then the integration tests on a real local
-# Slurm cluster (among them t-debs: the Debian packages), then the README's first command,
+# Slurm cluster (among them t-debs: the Debian packages), the programs written by others
+# (tests/conformance: OpenPMIx's examples, MPICH's tests), then the README's first command,
 # contrib/demo.sh. Run as root.
 set -uo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
@@ -32,10 +33,15 @@ PMIXCPP_PLUGIN_DIR="$PMIXCPP_PREFIX/lib/slurm" "$src/tests/integration/run.sh"
 int_rc=$?
 t3=$(date +%s)
 
+echo "=== conformance: programs written by others (OpenPMIx examples, MPICH's tests) under srun --mpi=pmixcpp"
+PMIXCPP_PLUGIN_DIR="$PMIXCPP_PREFIX/lib/slurm" "$src/tests/conformance/run.sh" --mpi=pmixcpp
+conf_rc=$?
+t3b=$(date +%s)
+
 echo "=== the README's first command: contrib/demo.sh"
 "$src/contrib/demo.sh" </dev/null
 demo_rc=$?
 t4=$(date +%s)
 
-echo "test-all: build $((t1 - t0)) s, make check $((t2 - t1)) s (rc $unit_rc), sanitizers $((t2b - t2)) s (rc $asan_rc), integration $((t3 - t2b)) s (rc $int_rc), demo $((t4 - t3)) s (rc $demo_rc)"
-[ $unit_rc -eq 0 ] && [ $asan_rc -eq 0 ] && [ $int_rc -eq 0 ] && [ $demo_rc -eq 0 ]
+echo "test-all: build $((t1 - t0)) s, make check $((t2 - t1)) s (rc $unit_rc), sanitizers $((t2b - t2)) s (rc $asan_rc), integration $((t3 - t2b)) s (rc $int_rc), conformance $((t3b - t3)) s (rc $conf_rc), demo $((t4 - t3b)) s (rc $demo_rc)"
+[ $unit_rc -eq 0 ] && [ $asan_rc -eq 0 ] && [ $int_rc -eq 0 ] && [ $conf_rc -eq 0 ] && [ $demo_rc -eq 0 ]
