@@ -103,8 +103,10 @@ int main(void) {
         int secs = 1;
         PMIX_INFO_LOAD(&tmo, PMIX_TIMEOUT, &secs, PMIX_INT);
         CHECK_RC(PMIX_ERR_TIMEOUT, PMIx_Get(&peer, "never.put", &tmo, 1, &v));
-        /* a peer's reserved key that is not in the job data is not waited for */
-        CHECK_RC(PMIX_ERR_NOT_FOUND, PMIx_Get(&peer, "pmix.no.such.key", NULL, 0, &v));
+        /* a peer's reserved key (one of the standard's attribute names) that is not in the job
+         * data is not waited for; any other name is an application key, even with a "pmix"
+         * prefix, and would be */
+        CHECK_RC(PMIX_ERR_NOT_FOUND, PMIx_Get(&peer, PMIX_CREDENTIAL, NULL, 0, &v));
     }
 
     /* Store_internal / Fence / Resolve argument checks */
