@@ -141,6 +141,18 @@ void connect_service::on_request(uint64_t conn, uint32_t rank, uint32_t request_
     enter(conn, rank, request_id, op, procs, timeout_ms_of(infos, _default_timeout_sec));
 }
 
+void connect_service::when_size_known(const std::string &nspace, std::function<void()> fn) {
+    auto &waiters = _size_waiters[nspace];
+    waiters.push_back(std::move(fn));
+    if (waiters.size() > 1) return;  // already asked
+    _ops.ns_size(nspace, [this, nspace](std::optional<uint32_t> size) {
+        _sizes[nspace] = size.value_or(0);
+        auto w = std::move(_size_waiters[nspace]);
+        _size_waiters.erase(nspace);
+        for (auto &f : w) f();
+    });
+}
+
 std::optional<uint32_t> connect_service::size_of(const std::string &nspace) const {
     if (nspace == _step.nspace) return _step.ntasks;
     if (auto s = _sizes.find(nspace); s != _sizes.end()) return s->second;
@@ -183,17 +195,7 @@ void connect_service::enter(uint64_t conn, uint32_t rank, uint32_t request_id, c
         auto again = [this, conn, rank, request_id, op, procs, timeout_ms, left] {
             if (--*left == 0) enter(conn, rank, request_id, op, procs, timeout_ms);
         };
-        for (const auto &n : ask) {
-            auto &waiters = _size_waiters[n];
-            waiters.push_back(again);
-            if (waiters.size() > 1) continue;  // already asked
-            _ops.ns_size(n, [this, n](std::optional<uint32_t> size) {
-                _sizes[n] = size.value_or(0);
-                auto w = std::move(_size_waiters[n]);
-                _size_waiters.erase(n);
-                for (auto &f : w) f();
-            });
-        }
+        for (const auto &n : ask) when_size_known(n, again);
         return;
     }
     std::set<uint32_t> own;
@@ -474,16 +476,8 @@ void connect_service::get(uint64_t conn, uint32_t request_id, const pmix_proc_t 
             if (!st.ok()) return _ops.reply(conn, request_id, st.code(), st.message(), {});
             _ops.reply(conn, request_id, PMIX_SUCCESS, {}, w.data());
         };
-        if (auto k = _sizes.find(n); k != _sizes.end() && k->second > 0) return answer();
-        auto &waiters = _size_waiters[n];
-        waiters.push_back(answer);
-        if (waiters.size() > 1) return;  // already asked
-        _ops.ns_size(n, [this, n](std::optional<uint32_t> size) {
-            _sizes[n] = size.value_or(0);
-            auto w = std::move(_size_waiters[n]);
-            _size_waiters.erase(n);
-            for (auto &f : w) f();
-        });
+        if (auto k = _sizes.find(n); k != _sizes.end() && (k->second > 0 || !_ops.ns_size)) return answer();
+        when_size_known(n, std::move(answer));
         return;
     }
     if (immediate || !_ops.xstep || rank == PMIX_RANK_WILDCARD) {

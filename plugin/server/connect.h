@@ -117,6 +117,9 @@ private:
     // A namespace's size: ours, learnt from a connect, or asked of srun's side (0: unknown for
     // good); nullopt: not asked yet.
     std::optional<uint32_t> size_of(const std::string &nspace) const;
+    // Run `fn` once srun's side answered the size of `nspace` (_ops.ns_size, which must be set);
+    // asked once however many wait.
+    void when_size_known(const std::string &nspace, std::function<void()> fn);
     void start(uint64_t id);
     void finish(uint64_t id, int status, const std::string &message, std::vector<uint8_t> body);
     void fail(collective &c, pmix_status_t status, const std::string &message);
