@@ -191,6 +191,16 @@ Status send_job_control(Client &c, const pmix_proc_t targets[], size_t ntargets,
                      });
 }
 
+// The client for a blocking call that hands back results: none yet, and never from a callback.
+Result<Client *> blocking_client(const char *fn, pmix_info_t **results, size_t *nresults) {
+    auto c = require_client();
+    if (!c.ok()) return c.status();
+    if (results != nullptr) *results = nullptr;
+    if (nresults != nullptr) *nresults = 0;
+    if (on_progress_thread(c.value())) return Status(PMIX_ERR_WOULD_BLOCK, std::string(fn) + " called from a callback");
+    return c.value();
+}
+
 Status send_monitor(Client &c, const pmix_info_t *monitor, pmix_status_t error, const pmix_info_t directives[],
                     size_t ndirs, std::function<void(pmix_status_t)> done) {
     if (monitor == nullptr) return Status(PMIX_ERR_BAD_PARAM, "monitor is NULL");
@@ -477,12 +487,8 @@ PMIX_EXPORT pmix_status_t PMIx_Process_monitor(const pmix_info_t *monitor, pmix_
                                                const pmix_info_t directives[], size_t ndirs, pmix_info_t **results,
                                                size_t *nresults) {
     return api_guard(__func__, [&]() -> Status {
-        auto c = require_client();
+        auto c = blocking_client("PMIx_Process_monitor", results, nresults);
         if (!c.ok()) return c.status();
-        if (results != nullptr) *results = nullptr;
-        if (nresults != nullptr) *nresults = 0;
-        if (on_progress_thread(c.value()))
-            return Status(PMIX_ERR_WOULD_BLOCK, "PMIx_Process_monitor called from a callback");
         auto sync = std::make_shared<Sync<pmix_status_t>>();
         PMIXCPP_RETURN_IF_ERROR(send_monitor(*c.value(), monitor, error, directives, ndirs,
                                              [sync](pmix_status_t status) { sync->set(status); }));
@@ -494,12 +500,8 @@ PMIX_EXPORT pmix_status_t PMIx_Job_control(const pmix_proc_t targets[], size_t n
                                            const pmix_info_t directives[], size_t ndirs,
                                            pmix_info_t **results, size_t *nresults) {
     return api_guard(__func__, [&]() -> Status {
-        auto c = require_client();
+        auto c = blocking_client("PMIx_Job_control", results, nresults);
         if (!c.ok()) return c.status();
-        if (results != nullptr) *results = nullptr;
-        if (nresults != nullptr) *nresults = 0;
-        if (on_progress_thread(c.value()))
-            return Status(PMIX_ERR_WOULD_BLOCK, "PMIx_Job_control called from a callback");
         struct Outcome {
             pmix_status_t status = PMIX_ERROR;
             InfoArray results;
