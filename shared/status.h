@@ -9,7 +9,7 @@
 
 namespace pmixcpp {
 
-class Status {
+class [[nodiscard]] Status {
 public:
     Status() = default;  // success
     Status(pmix_status_t code, std::string message) : _code(code), _message(std::move(message)) {}
@@ -33,7 +33,7 @@ private:
 
 // A value or the Status that explains why there is none.
 template <typename T>
-class Result {
+class [[nodiscard]] Result {
 public:
     Result(T value) : _v(std::move(value)) {}
     Result(Status status) : _v(std::move(status)) {}

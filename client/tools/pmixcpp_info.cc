@@ -132,8 +132,10 @@ void collect_cb(pmix_status_t status, pmix_info_t *info, size_t ninfo, void *cbd
     c->status = status;
     if (status == PMIX_SUCCESS && ninfo > 0) {
         auto *copy = static_cast<pmix_info_t *>(calloc(ninfo, sizeof(pmix_info_t)));
-        for (size_t i = 0; i < ninfo; ++i) info_xfer(&copy[i], &info[i]);
-        c->infos = InfoArray(copy, ninfo);
+        if (copy == nullptr) c->status = PMIX_ERR_NOMEM;
+        for (size_t i = 0; copy != nullptr && i < ninfo; ++i)
+            if (!info_xfer(&copy[i], &info[i]).ok()) c->status = PMIX_ERR_NOMEM;
+        if (copy != nullptr) c->infos = InfoArray(copy, ninfo);
     }
     if (release) release(release_data);
     c->done = true;

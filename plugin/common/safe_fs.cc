@@ -156,7 +156,7 @@ Result<dir> dir::make_subdir(const std::string &name, mode_t mode) const {
     if (!d.ok()) return d.status();
     if (fchmod(d->fd(), mode) != 0) {
         Status s = sys_error("chmod " + d->path());
-        remove(name);
+        (void)remove(name);  // best effort: the chmod failure is what the caller must hear
         return s;
     }
     return d;

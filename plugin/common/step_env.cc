@@ -36,7 +36,7 @@ Status prepare_step_dir(step_info &step, const std::string &base) {
     if (!root.ok()) return root.status();
     const std::string root_name = root->path().substr(base_dir->path().size() + 1);
     auto fail = [&](Status s) {
-        base_dir->remove(root_name);
+        (void)base_dir->remove(root_name);  // best effort: `s` is what the caller must hear
         return s;
     };
     // The user's directory and its process directories are root's until complete: nothing of the
@@ -65,7 +65,8 @@ Status prepare_step_dir(step_info &step, const std::string &base) {
 
 void remove_step_dir(const step_info &step) {
     if (!step.dirs) return;
-    step.dirs->base.remove(step.dirs->root_name);
+    if (Status st = step.dirs->base.remove(step.dirs->root_name); !st.ok())
+        PMIXCPP_LOG_WARNING("step directory %s not removed: %s", step.dirs->root_name.c_str(), st.message().c_str());
 }
 
 Result<std::string> random_token(size_t bytes) {

@@ -1,6 +1,7 @@
 #include "modex_snapshot.h"
 
 #include "../common/step_env.h"
+#include "log.h"
 #include "wire/snapshot.h"
 
 namespace pmixcpp::server {
@@ -26,7 +27,10 @@ Result<std::string> modex_snapshot_writer::write(const kv_store &kvs) {
     const uint64_t seq = ++_seq;
     Status st = root.write_new_file(name_of(seq), bytes.value(), 0400, _uid, _gid);
     if (!st.ok()) return st.with_context("modex snapshot");
-    if (seq > 2) root.remove(name_of(seq - 2));
+    if (seq > 2) {
+        if (Status old = root.remove(name_of(seq - 2)); !old.ok())
+            PMIXCPP_LOG_WARNING("old modex snapshot left: %s", old.message().c_str());
+    }
     return root.path() + "/" + name_of(seq);
 }
 

@@ -553,7 +553,10 @@ void server_impl::stop() {
     _ev_timer.reset();
     _base.reset();
     _listen_fd.reset();
-    if (_socket_created) _step.dirs->root.remove("server.sock");
+    if (_socket_created) {
+        if (Status st = _step.dirs->root.remove("server.sock"); !st.ok())
+            PMIXCPP_LOG_WARNING("%s: server socket not removed: %s", _step.nspace.c_str(), st.message().c_str());
+    }
     remove_cleanup_paths();
     PMIXCPP_LOG_DEBUG("%s: server stopped (%zu connections closed, %zu fences and %zu gets pending)",
                       _step.nspace.c_str(), nconn, _fences.pending(), _gets.size());

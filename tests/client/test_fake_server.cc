@@ -28,7 +28,7 @@ InfoArray make_infos(std::vector<std::pair<std::string, std::string>> kv) {
     auto *arr = static_cast<pmix_info_t *>(calloc(kv.size(), sizeof(pmix_info_t)));
     for (size_t i = 0; i < kv.size(); ++i) {
         strncpy(arr[i].key, kv[i].first.c_str(), PMIX_MAX_KEYLEN);
-        value_load(&arr[i].value, kv[i].second.c_str(), PMIX_STRING);
+        EXPECT_TRUE(value_load(&arr[i].value, kv[i].second.c_str(), PMIX_STRING).ok());
     }
     return InfoArray(arr, kv.size());
 }
@@ -53,9 +53,9 @@ public:
             auto *arr = static_cast<pmix_info_t *>(calloc(2, sizeof(pmix_info_t)));
             uint32_t two = 2;
             strcpy(arr[0].key, PMIX_JOB_SIZE);
-            value_load(&arr[0].value, &two, PMIX_UINT32);
+            EXPECT_TRUE(value_load(&arr[0].value, &two, PMIX_UINT32).ok());
             strcpy(arr[1].key, PMIX_LOCAL_PEERS);
-            value_load(&arr[1].value, "0,1", PMIX_STRING);
+            EXPECT_TRUE(value_load(&arr[1].value, "0,1", PMIX_STRING).ok());
             entries[0].infos = InfoArray(arr, 2);
         }
         entries[1].rank = 0;
