@@ -64,6 +64,8 @@ struct alloc_ops {
     std::function<void(std::function<void()>)> post;
     // pid of a connected local rank, 0 if none.
     std::function<pid_t(uint32_t rank)> pid_of;
+    // The process sets this node knows (groups whose members it serves): name -> members.
+    std::function<std::vector<std::pair<std::string, std::vector<pmix_proc_t>>>()> psets;
 };
 
 class alloc_service {
