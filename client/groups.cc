@@ -85,8 +85,11 @@ pmix_info_t membership_info(const char *key, const std::vector<pmix_proc_t> &pro
     return make_info(key, p, PMIX_DATA_ARRAY);
 }
 
-// Raise an event for this process's own handlers.
+// Raise an event for this process's own handlers: those registered for its code (not the
+// default handlers, often error handlers).
 void local_event(pmix_status_t code, const pmix_proc_t &source, std::vector<pmix_info_t> infos) {
+    bool yes = true;
+    infos.push_back(make_info(PMIX_EVENT_NON_DEFAULT, &yes, PMIX_BOOL));
     InfoArray a = to_array(infos);
     (void)PMIx_Notify_event(code, &source, PMIX_RANGE_PROC_LOCAL, a.data(), a.size(), nullptr, nullptr);
 }
@@ -378,6 +381,8 @@ Status do_leave(Client &c, const char *grp) {
     ev.push_back(membership_info(PMIX_EVENT_CUSTOM_RANGE, others));
     pmix_proc_t self = c.self();
     ev.push_back(make_info(PMIX_EVENT_AFFECTED_PROC, &self, PMIX_PROC));
+    bool yes = true;
+    ev.push_back(make_info(PMIX_EVENT_NON_DEFAULT, &yes, PMIX_BOOL));
     InfoArray a = to_array(ev);
     pmix_status_t st = PMIx_Notify_event(PMIX_GROUP_LEFT, &self, PMIX_RANGE_CUSTOM, a.data(), a.size(), nullptr, nullptr);
     return Status(st, "telling the other members");

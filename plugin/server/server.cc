@@ -1566,9 +1566,13 @@ group_ops server_impl::make_group_ops() {
         ev.range = PMIX_RANGE_LOCAL;
         memcpy(ev.source.nspace, _step.nspace.c_str(), std::min(_step.nspace.size(), size_t(PMIX_MAX_NSLEN)));
         ev.source.rank = from;
-        auto *arr = static_cast<pmix_info_t *>(calloc(defined ? 2 : 1, sizeof(pmix_info_t)));
+        // Non-default: handlers registered for every event (often error handlers) do not see it.
+        auto *arr = static_cast<pmix_info_t *>(calloc(defined ? 3 : 2, sizeof(pmix_info_t)));
         if (arr == nullptr) return;
-        ev.infos = InfoArray(arr, defined ? 2 : 1);
+        ev.infos = InfoArray(arr, defined ? 3 : 2);
+        bool yes = true;
+        strncpy(arr[defined ? 2 : 1].key, PMIX_EVENT_NON_DEFAULT, PMIX_MAX_KEYLEN);
+        (void)value_load(&arr[defined ? 2 : 1].value, &yes, PMIX_BOOL);
         strncpy(arr[0].key, PMIX_PSET_NAME, PMIX_MAX_KEYLEN);
         (void)value_load(&arr[0].value, name.c_str(), PMIX_STRING);
         if (defined) {
