@@ -8,7 +8,8 @@
  *                       PMIX_ERR_PROC_ABORTED, and with PMIX_GROUP_NOTIFY_TERMINATION it completes
  *                       with the survivors and raises PMIX_GROUP_MEMBER_FAILED
  *   pmix_groups bench N construct + destruct of a group of every rank N times; prints the median
- *                       construct time ("TIME construct_us <median> ...")
+ *                       construct time and that of an empty fence over the same ranks
+ *                       ("TIME rank R construct_us <median> min <min> fence_us <median>")
  * Every rank prints PASS/FAIL lines and RESULT-PASS / RESULT-FAIL.
  */
 #include <pthread.h>
@@ -331,7 +332,18 @@ static int test_bench(int iters) {
     }
     CHECK(ok, "%d constructs and destructs", iters);
     qsort(t, (size_t)iters, sizeof(double), cmp_double);
-    printf("TIME rank %u construct_us %.0f min %.0f\n", me.rank, t[iters / 2], t[0]);
+    double construct_median = t[iters / 2], construct_min = t[0];
+    /* the reference: an empty fence over the same ranks */
+    pmix_proc_t all = me;
+    all.rank = PMIX_RANK_WILDCARD;
+    for (int i = 0; i < iters; i++) {
+        double t0 = now_us();
+        if (PMIx_Fence(&all, 1, NULL, 0) != PMIX_SUCCESS) ok = 0;
+        t[i] = now_us() - t0;
+    }
+    qsort(t, (size_t)iters, sizeof(double), cmp_double);
+    printf("TIME rank %u construct_us %.0f min %.0f fence_us %.0f\n", me.rank, construct_median, construct_min,
+           t[iters / 2]);
     free(t);
     PMIX_PROC_FREE(procs, nprocs);
     return 0;
