@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "../coll/coll_message.h"
+#include "../common/mpmd.h"
 #include "log.h"
 
 namespace pmixcpp::server {
@@ -43,6 +44,24 @@ group_service::group_service(const step_info &step, std::vector<uint32_t> node_o
                              uint32_t default_timeout_sec)
     : _step(step), _node_of(std::move(node_of)), _ops(std::move(ops)), _default_timeout_sec(default_timeout_sec) {}
 
+void group_service::define_step_psets() {
+    const std::string prefix = std::string(spawn::kAppSizesEnv) + "=";
+    std::string value;
+    for (const auto &e : _step.job_env)
+        if (e.rfind(prefix, 0) == 0) value = e.substr(prefix.size());
+    std::vector<uint32_t> sizes = spawn::parse_app_sizes(value);
+    uint64_t total = 0;
+    for (uint32_t n : sizes) total += n;
+    if (sizes.size() < 2 || total != _step.ntasks) return;  // one app: the namespace is the set
+    uint32_t first = 0;
+    for (size_t a = 0; a < sizes.size(); ++a) {
+        group_pset set;
+        for (uint32_t k = 0; k < sizes[a]; ++k) set.ranks.push_back(first + k);
+        first += sizes[a];
+        _psets[_step.nspace + ".app" + std::to_string(a)] = std::move(set);
+    }
+}
+
 std::vector<pmix_proc_t> group_service::members_of(const std::string &name) const {
     std::vector<pmix_proc_t> out;
     auto it = _psets.find(name);
@@ -65,12 +84,18 @@ void group_service::on_request(uint64_t conn, uint32_t rank, uint32_t request_id
     if (!wire::valid_group_op(req.op)) return refuse(PMIX_ERR_BAD_PARAM, "unknown group operation");
     const auto op = static_cast<wire::group_op>(req.op);
     if (req.name == _step.nspace) return refuse(PMIX_ERR_BAD_PARAM, "a group cannot take the name of the namespace");
+    if (find(req.directives, kGroupBootstrap))
+        return refuse(PMIX_ERR_NOT_SUPPORTED, "bootstrap mode (PMIX_GROUP_BOOTSTRAP) is not supported");
+    for (const auto &p : req.procs)
+        if (strncmp(p.nspace, _step.nspace.c_str(), sizeof(p.nspace)) != 0) {
+            if (!_ops.cross_step)
+                return refuse(PMIX_ERR_NOT_SUPPORTED, "members of other steps, and no srun agent to meet them");
+            uint64_t candidate = flag(req.directives, PMIX_GROUP_ASSIGN_CONTEXT_ID) ? reserve() : 0;
+            _ops.cross_step(conn, rank, request_id, std::move(req), candidate);
+            return;
+        }
     std::vector<uint32_t> members;
     for (const auto &p : req.procs) {
-        if (strncmp(p.nspace, _step.nspace.c_str(), sizeof(p.nspace)) != 0)
-            return refuse(PMIX_ERR_NOT_SUPPORTED, std::string("members of another namespace (") +
-                                                      std::string(p.nspace, strnlen(p.nspace, sizeof(p.nspace))) +
-                                                      "): groups span the ranks of one step");
         if (p.rank == PMIX_RANK_WILDCARD) {
             for (uint32_t r = 0; r < _step.ntasks; ++r) members.push_back(r);
             continue;
@@ -84,8 +109,6 @@ void group_service::on_request(uint64_t conn, uint32_t rank, uint32_t request_id
     if (members.empty()) return refuse(PMIX_ERR_BAD_PARAM, "a group needs members");
     if (!std::binary_search(members.begin(), members.end(), rank))
         return refuse(PMIX_ERR_BAD_PARAM, "the caller is not among the group's members");
-    if (find(req.directives, kGroupBootstrap))
-        return refuse(PMIX_ERR_NOT_SUPPORTED, "bootstrap mode (PMIX_GROUP_BOOTSTRAP) is not supported");
 
     const key k{op == wire::group_op::destruct, req.name};
     auto it = _pending.find(k);
@@ -137,7 +160,7 @@ void group_service::advance(const key &k) {
     c.started = true;
     wire::group_contribution mine;
     if (c.assign_cid) {
-        mine.reservation = _next_reservation++;
+        mine.reservation = reserve();
         _reservations[c.instance] = mine.reservation;
     }
     for (auto &[r, e] : c.accounted) {
@@ -158,6 +181,10 @@ void group_service::advance(const key &k) {
     Status st = wire::encode(w, mine);
     if (st.ok()) st = _ops.start_collective(c.instance, signature(c.members, c.name, c.destruct), c.nodes, w.take());
     if (!st.ok()) fail(k, st.code() == PMIX_SUCCESS ? PMIX_ERROR : st.code(), st.message());
+}
+
+uint64_t group_service::reserve() {
+    return (_next_reservation++ << 32) | (uint64_t(_step.step_id & 0xffff) << 16) | (_step.node_id & 0xffff);
 }
 
 std::optional<group_service::key> group_service::by_instance(uint64_t instance) const {
@@ -199,22 +226,14 @@ void group_service::finish(const key &k, std::vector<std::pair<uint32_t, wire::g
     _reservations.erase(c.instance);
 
     wire::group_reply reply;
-    // The greatest (counter, node) pair wins the context id.
-    uint64_t best = 0;
-    uint32_t best_node = 0;
+    // The greatest candidate wins the context id.
     std::map<uint32_t, wire::group_rank_entry *> by_rank;
     for (auto &[node, gc] : parts) {
-        if (gc.reservation > best || (gc.reservation == best && gc.reservation != 0 && node > best_node)) {
-            best = gc.reservation;
-            best_node = node;
-        }
+        reply.context_id = std::max(reply.context_id, gc.reservation);
         for (auto &e : gc.entries) by_rank[e.rank] = &e;
     }
-    const uint64_t nnodes = std::max<uint64_t>(1, _step.node_names.size());
-    if (best != 0) {
-        reply.context_id = (best - 1) * nnodes + best_node + 1;
-        if (_next_reservation <= best) _next_reservation = best + 1;
-    }
+    if (reply.context_id != 0 && _next_reservation <= (reply.context_id >> 32))
+        _next_reservation = (reply.context_id >> 32) + 1;
     std::vector<uint32_t> joined;
     size_t failed = 0;
     for (uint32_t r : c.members) {

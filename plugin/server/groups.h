@@ -7,14 +7,19 @@
 // contributes its local members' entries (state + the PMIX_GROUP_INFO they add) to one collective
 // over the member nodes only: construction at N nodes costs one fence, no round trip per node.
 //
-// Context ids (PMIX_GROUP_ASSIGN_CONTEXT_ID): a node that asks reserves the pair (counter, node
-// id), never handing a pair out twice; the collective takes the greatest pair among the
-// contributions, which belongs to this collective alone, so the id
-//     (counter - 1) * nodes + node + 1
-// is unique within the step. Every node raises its counter past the winner afterwards.
+// Context ids (PMIX_GROUP_ASSIGN_CONTEXT_ID): a node that asks reserves a candidate
+//     counter << 32 | (step id & 0xffff) << 16 | (node id & 0xffff)
+// never handing one out twice; the collective takes the greatest candidate among the
+// contributions, which was reserved for this collective alone, so the id is unique among the
+// groups of the job's steps (below 65536 steps and nodes). Every node raises its counter past the
+// winner afterwards.
+//
+// Members of several steps of the job: the same entries go through the job's rendezvous beside
+// srun instead (connect.h), one contribution per node; such groups are no process sets.
 //
 // Process sets: a constructed group is also a process set of its name (PMIX_QUERY_PSET_*); the
-// server remembers the groups whose members it serves until they are destructed.
+// server remembers the groups whose members it serves until they are destructed. A step of
+// several apps defines one set per app ("<nspace>.app<N>"), known on every node.
 #pragma once
 
 #include <cstdint>
@@ -47,6 +52,11 @@ struct group_ops {
     std::function<void(uint64_t instance)> cancel_collective;
     // Has this local rank already died or finalized?
     std::function<bool(uint32_t rank)> rank_gone;
+    // Members of other namespaces (steps of the job): the collective goes through the job's
+    // rendezvous (connect.h, connect_service::on_group). Empty = PMIX_ERR_NOT_SUPPORTED.
+    std::function<void(uint64_t conn, uint32_t rank, uint32_t request_id, wire::group_request &&req,
+                       uint64_t candidate)>
+        cross_step;
     // A process set was defined (true) or deleted: raise PMIX_PROCESS_SET_DEFINE / DELETE.
     std::function<void(const std::string &name, const std::vector<pmix_proc_t> &members, bool defined)> pset_changed;
 };
@@ -73,6 +83,11 @@ public:
 
     void expire(server_clock::time_point now);
     std::optional<server_clock::time_point> next_deadline() const;
+
+    // The process sets the step itself defines: one per app of a step of several apps (a spawn
+    // of several apps, plugin/common/mpmd.h), named "<nspace>.app<N>"; read from the step's
+    // environment.
+    void define_step_psets();
 
     size_t pending() const { return _pending.size(); }
     // Groups (= process sets) with members on this node, by name.
@@ -115,6 +130,7 @@ private:
     uint32_t _default_timeout_sec;
     uint64_t _next_instance = 1;
     uint64_t _next_reservation = 1;
+    uint64_t reserve();
     std::map<key, collective> _pending;
     std::map<uint64_t, uint64_t> _reservations;  // instance -> the counter value we reserved for it
     std::map<std::string, group_pset> _psets;

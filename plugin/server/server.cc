@@ -221,6 +221,7 @@ public:
         _alloc = std::make_unique<alloc_service>(step, opts.alloc, std::move(aops));
         _dyn = std::make_unique<dyn_service>(step, _node_of, make_dyn_ops());
         _groups = std::make_unique<group_service>(step, _node_of, make_group_ops(), opts.multinode.timeout_sec);
+        _groups->define_step_psets();
     }
 
     Status setup(const node_topology &topo);
@@ -1544,6 +1545,9 @@ group_ops server_impl::make_group_ops() {
                 return Status(PMIX_ERR_NODE_DOWN, "node " + _step.node_names.at(n) + " of the group is lost");
         _coll->start(instance, signature, std::move(nodes), std::move(blob), true);
         return Status::success();
+    };
+    o.cross_step = [this](uint64_t conn, uint32_t rank, uint32_t id, wire::group_request &&req, uint64_t candidate) {
+        _dyn->on_group(conn, rank, id, std::move(req), candidate);
     };
     o.cancel_collective = [this](uint64_t instance) {
         if (_coll) _coll->cancel(instance);

@@ -4,7 +4,9 @@
 # PSET_NAMES / PSET_MEMBERSHIP and PMIX_PROCESS_SET_DEFINE, invite/join (accept and decline, with
 # PMIX_GROUP_CONSTRUCT_COMPLETE), leave (PMIX_GROUP_LEFT), destruct, the errors of bad calls; a
 # member dying while the others construct (PMIX_ERR_PROC_ABORTED at once, not a hang; with
-# PMIX_GROUP_NOTIFY_TERMINATION the survivors' group and PMIX_GROUP_MEMBER_FAILED). Prints the
+# PMIX_GROUP_NOTIFY_TERMINATION the survivors' group and PMIX_GROUP_MEMBER_FAILED); a group of
+# the ranks of two steps of one job (context id, the other step's group info, a fence over the
+# group, destruct). Prints the
 # construct time of a group of every rank next to an empty fence over the same ranks at 2, 4
 # and (with 8 nodes) 8 nodes over TCP (medians; the machine is shared: figures, not assertions).
 # Requires: make install; a cluster with >= 4 nodes (8 for the 8-node figure).
@@ -33,6 +35,15 @@ for shape in "2 4 2" "4 16 4"; do
     expect_no_match "-N$1 -n$2 die: no failed check" '^FAIL ' "$out"
     echo "$out" | grep -E '^FAIL|dead member' | head -3 | sed 's/^/    /'
 done
+
+# Across the steps of one job: step A (-N2 -n2 on n1,n2) and step B (-N2 -n4 on n3,n4) build
+# one group of all their ranks through the job's rendezvous beside srun.
+xout=$(timeout -k 5 120 salloc -N4 -n8 --ntasks-per-node=2 bash -c \
+    "srun --overlap --mpi=pmixcpp -w n1,n2 -N2 -n2 $prog xstep A g$$ & \
+     srun --overlap --mpi=pmixcpp -w n3,n4 -N2 -n4 --ntasks-per-node=2 $prog xstep B g$$; wait" 2>&1)
+expect_eq "across steps: all 6 ranks of both steps passed" 6 "$(echo "$xout" | grep -c '^RESULT-PASS rank')"
+expect_no_match "across steps: no failed check" '^FAIL ' "$xout"
+echo "$xout" | grep -E '^FAIL|construct across' | head -2 | sed 's/^/    /'
 
 # Construction time vs node count: one collective, like a fence.
 nodes=$(sinfo -h -o '%D' 2>/dev/null | head -1)

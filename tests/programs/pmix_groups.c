@@ -7,6 +7,9 @@
  *   pmix_groups die     the last rank dies while the others construct: the others' construct fails with
  *                       PMIX_ERR_PROC_ABORTED, and with PMIX_GROUP_NOTIFY_TERMINATION it completes
  *                       with the survivors and raises PMIX_GROUP_MEMBER_FAILED
+ *   pmix_groups xstep A|B TAG  two steps of one job (same TAG) build one group of all their
+ *                       ranks: context id, membership, the other step's PMIX_GROUP_INFO, a fence
+ *                       over the group, destruct
  *   pmix_groups bench N construct + destruct of a group of every rank N times; prints the median
  *                       construct time and that of an empty fence over the same ranks
  *                       ("TIME rank R construct_us <median> min <min> fence_us <median>")
@@ -306,6 +309,84 @@ static int test_die(void) {
     return 0;
 }
 
+/* --- across the steps of a job ------------------------------------------------------------ */
+static int lookup_nspace(const char *key, char *out, size_t len) {
+    pmix_pdata_t pd;
+    pmix_info_t w[2];
+    bool t = true;
+    int sec = 60;
+    PMIX_PDATA_CONSTRUCT(&pd);
+    PMIX_LOAD_KEY(pd.key, key);
+    PMIx_Info_load(&w[0], PMIX_WAIT, &t, PMIX_BOOL);
+    PMIx_Info_load(&w[1], PMIX_TIMEOUT, &sec, PMIX_INT);
+    pmix_status_t rc = PMIx_Lookup(&pd, 1, w, 2);
+    if (rc == PMIX_SUCCESS && pd.value.type == PMIX_STRING) snprintf(out, len, "%s", pd.value.data.string);
+    PMIX_PDATA_DESTRUCT(&pd);
+    return rc;
+}
+
+static int publish_nspace(const char *key, const char *value) {
+    pmix_info_t i[2];
+    pmix_persistence_t per = PMIX_PERSIST_APP;
+    PMIx_Info_load(&i[0], key, value, PMIX_STRING);
+    PMIx_Info_load(&i[1], PMIX_PERSISTENCE, &per, PMIX_PERSIST);
+    return PMIx_Publish(i, 2);
+}
+
+/* Steps A and B of one job (both started with the same TAG) build one group of all their ranks. */
+static int test_xstep(const char *role, const char *tag) {
+    int is_a = strcmp(role, "A") == 0;
+    char mine[128], theirs[128], other[PMIX_MAX_NSLEN + 1] = "";
+    snprintf(mine, sizeof(mine), "gx.%s.%s", tag, is_a ? "a" : "b");
+    snprintf(theirs, sizeof(theirs), "gx.%s.%s", tag, is_a ? "b" : "a");
+    if (me.rank == 0) CHECK_RC(PMIX_SUCCESS, publish_nspace(mine, me.nspace));
+    CHECK_RC(PMIX_SUCCESS, lookup_nspace(theirs, other, sizeof(other)));
+    pmix_value_t *v = NULL;
+    pmix_proc_t owild;
+    PMIX_LOAD_PROCID(&owild, other, PMIX_RANK_WILDCARD);
+    uint32_t other_size = 0;
+    pmix_proc_t set[2];
+    PMIX_LOAD_PROCID(&set[0], me.nspace, PMIX_RANK_WILDCARD);
+    PMIX_LOAD_PROCID(&set[1], other, PMIX_RANK_WILDCARD);
+    size_t lcid = 2000 + me.rank + (is_a ? 0 : 100);
+    pmix_info_t gi[1];
+    PMIX_INFO_LOAD(&gi[0], PMIX_GROUP_LOCAL_CID, &lcid, PMIX_SIZE);
+    pmix_data_array_t da = {.type = PMIX_INFO, .size = 1, .array = gi};
+    pmix_info_t dirs[2];
+    PMIX_INFO_LOAD(&dirs[0], PMIX_GROUP_ASSIGN_CONTEXT_ID, NULL, PMIX_BOOL);
+    PMIX_INFO_LOAD(&dirs[1], PMIX_GROUP_INFO, &da, PMIX_DATA_ARRAY);
+    pmix_info_t *results = NULL;
+    size_t nresults = 0;
+    double t0 = now_us();
+    pmix_status_t rc = PMIx_Group_construct("g.xstep", set, 2, dirs, 2, &results, &nresults);
+    double t1 = now_us();
+    if (PMIx_Get(&owild, PMIX_JOB_SIZE, NULL, 0, &v) == PMIX_SUCCESS && v) {
+        other_size = v->data.uint32;
+        PMIX_VALUE_RELEASE(v);
+    }
+    size_t cid = result_cid(results, nresults);
+    CHECK(rc == PMIX_SUCCESS && cid != 0, "construct across steps %s+%s -> %s, context id %zu (%.1f ms)", me.nspace,
+          other, PMIx_Error_string(rc), cid, (t1 - t0) / 1000);
+    CHECK(result_members(results, nresults) == nprocs + other_size, "membership has both steps' %u+%u ranks", nprocs,
+          other_size);
+    if (results) PMIX_INFO_FREE(results, nresults);
+    pmix_info_t q[1];
+    PMIX_INFO_LOAD(&q[0], PMIX_GROUP_CONTEXT_ID, &cid, PMIX_SIZE);
+    PMIX_INFO_SET_QUALIFIER(&q[0]);
+    pmix_proc_t o0;
+    PMIX_LOAD_PROCID(&o0, other, 0);
+    v = NULL;
+    rc = PMIx_Get(&o0, PMIX_GROUP_LOCAL_CID, q, 1, &v);
+    CHECK(rc == PMIX_SUCCESS && v && v->data.size == 2000 + (size_t)(is_a ? 100 : 0),
+          "the other step's rank 0 PMIX_GROUP_LOCAL_CID -> %s %zu", PMIx_Error_string(rc), v ? v->data.size : 0);
+    if (v) PMIX_VALUE_RELEASE(v);
+    pmix_proc_t grp;
+    PMIX_LOAD_PROCID(&grp, "g.xstep", PMIX_RANK_WILDCARD);
+    CHECK_RC(PMIX_SUCCESS, PMIx_Fence(&grp, 1, NULL, 0));
+    CHECK_RC(PMIX_SUCCESS, PMIx_Group_destruct("g.xstep", NULL, 0));
+    return 0;
+}
+
 static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y;
@@ -355,6 +436,7 @@ int main(int argc, char **argv) {
     const char *mode = argc > 1 ? argv[1] : "all";
     if (strcmp(mode, "die") == 0) test_die();
     else if (strcmp(mode, "bench") == 0) test_bench(argc > 2 ? atoi(argv[2]) : 20);
+    else if (strcmp(mode, "xstep") == 0 && argc > 3) test_xstep(argv[2], argv[3]);
     else test_all();
     CHECK_RC(PMIX_SUCCESS, PMIx_Finalize(NULL, 0));
     return ptest_exit();

@@ -285,3 +285,23 @@ TEST(GroupMessages, RoundTripAndBounds) {
     wire::group_request rback;
     EXPECT_FALSE(wire::decode_payload(rw.data(), &rback).ok());  // unknown operation
 }
+
+TEST(Groups, AStepOfSeveralAppsDefinesOneSetPerApp) {
+    step_info s;
+    s.nspace = kNs;
+    s.ntasks = 5;
+    s.node_names = {"n0"};
+    s.node_ranks = {{0, 1, 2, 3, 4}};
+    s.job_env = {"PMIXCPP_SPAWN_APP_SIZES=2,3"};
+    group_service g(s, {0, 0, 0, 0, 0}, group_ops{}, 300);
+    g.define_step_psets();
+    ASSERT_EQ(g.psets().size(), 2u);
+    EXPECT_EQ(g.members_of(std::string(kNs) + ".app0").size(), 2u);
+    auto app1 = g.members_of(std::string(kNs) + ".app1");
+    ASSERT_EQ(app1.size(), 3u);
+    EXPECT_EQ(app1[0].rank, 2u);
+    s.job_env = {"PMIXCPP_SPAWN_APP_SIZES=5"};  // one app: no set beyond the namespace
+    group_service one(s, {0, 0, 0, 0, 0}, group_ops{}, 300);
+    one.define_step_psets();
+    EXPECT_TRUE(one.psets().empty());
+}
