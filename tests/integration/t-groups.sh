@@ -6,7 +6,7 @@
 # member dying while the others construct (PMIX_ERR_PROC_ABORTED at once, not a hang; with
 # PMIX_GROUP_NOTIFY_TERMINATION the survivors' group and PMIX_GROUP_MEMBER_FAILED); a group of
 # the ranks of two steps of one job (context id, the other step's group info, a fence over the
-# group, destruct). Prints the
+# group, destruct); a spawned step of two apps has one process set per app. Prints the
 # construct time of a group of every rank next to an empty fence over the same ranks at 2, 4
 # and (with 8 nodes) 8 nodes over TCP (medians; the machine is shared: figures, not assertions).
 # Requires: make install; a cluster with >= 4 nodes (8 for the 8-node figure).
@@ -44,6 +44,13 @@ xout=$(timeout -k 5 120 salloc -N4 -n8 --ntasks-per-node=2 bash -c \
 expect_eq "across steps: all 6 ranks of both steps passed" 6 "$(echo "$xout" | grep -c '^RESULT-PASS rank')"
 expect_no_match "across steps: no failed check" '^FAIL ' "$xout"
 echo "$xout" | grep -E '^FAIL|construct across' | head -2 | sed 's/^/    /'
+
+# A spawned step of two apps (1 + 2 processes) defines one process set per app.
+mark=$(mktemp -d /tmp/pmixcpp-groups-mark.XXXXXX); chmod 777 "$mark"
+sout=$(timeout -k 5 120 salloc -N2 -n8 srun --mpi=pmixcpp -N2 -n2 "$prog" spawnpsets "$mark" 2>&1)
+expect_match "spawned apps: the children saw <nspace>.app0 and .app1" 'PASS rank 0: the 3 children saw one process set per app' "$sout"
+expect_no_match "spawned apps: no failed check" '^FAIL ' "$sout"
+rm -rf "$mark"
 
 # Construction time vs node count: one collective, like a fence.
 nodes=$(sinfo -h -o '%D' 2>/dev/null | head -1)

@@ -10,6 +10,9 @@
  *   pmix_groups xstep A|B TAG  two steps of one job (same TAG) build one group of all their
  *                       ranks: context id, membership, the other step's PMIX_GROUP_INFO, a fence
  *                       over the group, destruct
+ *   pmix_groups spawnpsets MARKDIR  rank 0 spawns two apps of this program (1 + 2 processes);
+ *                       each child checks the step's sets "<nspace>.app0/1" and leaves
+ *                       MARKDIR/pset.ok.<rank>
  *   pmix_groups bench N construct + destruct of a group of every rank N times; prints the median
  *                       construct time and that of an empty fence over the same ranks
  *                       ("TIME rank R construct_us <median> min <min> fence_us <median>")
@@ -388,6 +391,71 @@ static int test_xstep(const char *role, const char *tag) {
     return 0;
 }
 
+/* --- the process sets of a spawned step of several apps ------------------------------------- */
+static void touch_mark(const char *markdir, const char *what, unsigned rank) {
+    char f[512];
+    snprintf(f, sizeof(f), "%s/%s.%u", markdir, what, rank);
+    FILE *fp = fopen(f, "w");
+    if (fp) fclose(fp);
+}
+
+static int count_marks(const char *markdir, const char *what, int n) {
+    int seen = 0;
+    for (int r = 0; r < n; ++r) {
+        char f[512];
+        snprintf(f, sizeof(f), "%s/%s.%d", markdir, what, r);
+        if (access(f, F_OK) == 0) seen++;
+    }
+    return seen;
+}
+
+/* A child of the two-app spawn: the step's sets are "<nspace>.app0" (1 proc) and ".app1" (2). */
+static int test_pset_child(const char *markdir) {
+    pmix_info_t *results = NULL;
+    size_t nresults = 0;
+    char want0[PMIX_MAX_NSLEN + 16], want1[PMIX_MAX_NSLEN + 16];
+    snprintf(want0, sizeof(want0), "%s.app0", me.nspace);
+    snprintf(want1, sizeof(want1), "%s.app1", me.nspace);
+    int ok = 1;
+    pmix_status_t rc = query_one(PMIX_QUERY_PSET_NAMES, NULL, &results, &nresults);
+    ok &= rc == PMIX_SUCCESS && nresults == 1 && results[0].value.type == PMIX_STRING &&
+          strstr(results[0].value.data.string, want0) && strstr(results[0].value.data.string, want1);
+    CHECK(ok, "the spawned step's process sets are listed (%s)",
+          rc == PMIX_SUCCESS && nresults && results[0].value.type == PMIX_STRING ? results[0].value.data.string : "-");
+    if (results) PMIX_INFO_FREE(results, nresults);
+    rc = query_one(PMIX_QUERY_PSET_MEMBERSHIP, want1, &results, &nresults);
+    int ok1 = rc == PMIX_SUCCESS && nresults == 1 && results[0].value.type == PMIX_DATA_ARRAY &&
+              results[0].value.data.darray->size == 2 &&
+              ((pmix_proc_t *)results[0].value.data.darray->array)[0].rank == 1;
+    CHECK(ok1, "%s has ranks 1 and 2", want1);
+    if (results) PMIX_INFO_FREE(results, nresults);
+    touch_mark(markdir, ok && ok1 ? "pset.ok" : "pset.bad", me.rank);
+    return 0;
+}
+
+/* Rank 0 spawns two apps of this program (1 + 2 processes) and waits for their verdicts. */
+static int test_spawn_psets(const char *self, const char *markdir) {
+    if (me.rank != 0) return 0;
+    char *argv[] = {(char *)self, "psetchild", (char *)markdir, NULL};
+    pmix_app_t apps[2];
+    memset(apps, 0, sizeof(apps));
+    for (int a = 0; a < 2; a++) {
+        apps[a].cmd = (char *)self;
+        apps[a].argv = argv;
+        apps[a].maxprocs = a + 1;
+    }
+    pmix_nspace_t child;
+    pmix_status_t rc = PMIx_Spawn(NULL, 0, apps, 2, child);
+    CHECK(rc == PMIX_SUCCESS, "PMIx_Spawn of two apps -> %s", PMIx_Error_string(rc));
+    int seen = 0;
+    for (int i = 0; i < 1200 && rc == PMIX_SUCCESS && seen < 3; ++i) {
+        seen = count_marks(markdir, "pset.ok", 3) + count_marks(markdir, "pset.bad", 3);
+        usleep(50000);
+    }
+    CHECK(count_marks(markdir, "pset.ok", 3) == 3, "the 3 children saw one process set per app (%d answered)", seen);
+    return 0;
+}
+
 static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y;
@@ -438,6 +506,8 @@ int main(int argc, char **argv) {
     if (strcmp(mode, "die") == 0) test_die();
     else if (strcmp(mode, "bench") == 0) test_bench(argc > 2 ? atoi(argv[2]) : 20);
     else if (strcmp(mode, "xstep") == 0 && argc > 3) test_xstep(argv[2], argv[3]);
+    else if (strcmp(mode, "spawnpsets") == 0 && argc > 2) test_spawn_psets(argv[0], argv[2]);
+    else if (strcmp(mode, "psetchild") == 0 && argc > 2) test_pset_child(argv[2]);
     else test_all();
     CHECK_RC(PMIX_SUCCESS, PMIx_Finalize(NULL, 0));
     return ptest_exit();
