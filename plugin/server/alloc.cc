@@ -78,6 +78,7 @@ const std::vector<std::string> &alloc_service::local_keys() {
     static const std::vector<std::string> keys = {
         PMIX_QUERY_NAMESPACES,     PMIX_QUERY_JOB_STATUS,  PMIX_QUERY_PROC_TABLE, PMIX_QUERY_LOCAL_PROC_TABLE,
         PMIX_QUERY_SPAWN_SUPPORT,  PMIX_QUERY_DEBUG_SUPPORT, PMIX_QUERY_NUM_PSETS, PMIX_QUERY_PSET_NAMES, PMIX_QUERY_PSET_MEMBERSHIP,
+        PMIX_QUERY_NUM_GROUPS, PMIX_QUERY_GROUP_NAMES, PMIX_QUERY_GROUP_MEMBERSHIP,
         PMIX_QUERY_SUPPORTED_KEYS,
     };
     return keys;
@@ -233,18 +234,20 @@ bool alloc_service::answer_locally(const std::string &key, const InfoArray &qual
         pmix_data_array_t *p = &da;
         out->push_back(make_info(key.c_str(), p, PMIX_DATA_ARRAY));
         data_array_destruct(&da);
-    } else if (key == PMIX_QUERY_NUM_PSETS || key == PMIX_QUERY_PSET_NAMES || key == PMIX_QUERY_PSET_MEMBERSHIP) {
-        auto sets = _ops.psets ? _ops.psets() : std::vector<std::pair<std::string, std::vector<pmix_proc_t>>>();
-        if (key == PMIX_QUERY_NUM_PSETS) {
+    } else if (key == PMIX_QUERY_NUM_PSETS || key == PMIX_QUERY_PSET_NAMES || key == PMIX_QUERY_PSET_MEMBERSHIP ||
+               key == PMIX_QUERY_NUM_GROUPS || key == PMIX_QUERY_GROUP_NAMES || key == PMIX_QUERY_GROUP_MEMBERSHIP) {
+        const bool groups = key == PMIX_QUERY_NUM_GROUPS || key == PMIX_QUERY_GROUP_NAMES || key == PMIX_QUERY_GROUP_MEMBERSHIP;
+        auto sets = _ops.psets ? _ops.psets(groups) : std::vector<std::pair<std::string, std::vector<pmix_proc_t>>>();
+        if (key == PMIX_QUERY_NUM_PSETS || key == PMIX_QUERY_NUM_GROUPS) {
             size_t n = sets.size();
             out->push_back(make_info(key.c_str(), &n, PMIX_SIZE));
-        } else if (key == PMIX_QUERY_PSET_NAMES) {
+        } else if (key == PMIX_QUERY_PSET_NAMES || key == PMIX_QUERY_GROUP_NAMES) {
             std::string names;
             for (const auto &[name, members] : sets) names += (names.empty() ? "" : ",") + name;
             out->push_back(make_info(key.c_str(), names.c_str(), PMIX_STRING));
         } else {
-            // The members of the set named by the PMIX_PSET_NAME qualifier.
-            auto name = alloc::info_string(qualifiers, PMIX_PSET_NAME);
+            // The members of the set named by the PMIX_PSET_NAME (PMIX_GROUP_ID) qualifier.
+            auto name = alloc::info_string(qualifiers, groups ? PMIX_GROUP_ID : PMIX_PSET_NAME);
             if (!name) return false;
             const std::vector<pmix_proc_t> *members = nullptr;
             for (const auto &s : sets)

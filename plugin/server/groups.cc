@@ -264,7 +264,7 @@ void group_service::finish(const key &k, std::vector<std::pair<uint32_t, wire::g
             if (_ops.pset_changed) _ops.pset_changed(c.name, procs, false);
         }
     } else if (!joined.empty()) {
-        _psets[c.name] = group_pset{joined, reply.context_id};
+        _psets[c.name] = group_pset{joined, reply.context_id, true};
         if (_ops.pset_changed) _ops.pset_changed(c.name, members_of(c.name), true);
     }
 }

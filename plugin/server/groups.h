@@ -64,6 +64,7 @@ struct group_ops {
 struct group_pset {
     std::vector<uint32_t> ranks;
     uint64_t context_id = 0;
+    bool group = false;  // a constructed group (else a set the step defines)
 };
 
 class group_service {

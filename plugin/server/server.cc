@@ -212,10 +212,11 @@ public:
             connection *c = find(_rank_conn[rank]);
             return c ? c->pid : 0;
         };
-        aops.psets = [this] {
+        aops.psets = [this](bool groups_only) {
             std::vector<std::pair<std::string, std::vector<pmix_proc_t>>> out;
             if (!_groups) return out;
-            for (const auto &[name, set] : _groups->psets()) out.emplace_back(name, _groups->members_of(name));
+            for (const auto &[name, set] : _groups->psets())
+                if (set.group || !groups_only) out.emplace_back(name, _groups->members_of(name));
             return out;
         };
         _alloc = std::make_unique<alloc_service>(step, opts.alloc, std::move(aops));

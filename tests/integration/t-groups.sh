@@ -38,7 +38,7 @@ done
 
 # Across the steps of one job: step A (-N2 -n2 on n1,n2) and step B (-N2 -n4 on n3,n4) build
 # one group of all their ranks through the job's rendezvous beside srun.
-xout=$(timeout -k 5 120 salloc -N4 -n8 --ntasks-per-node=2 bash -c \
+xout=$(timeout -k 5 120 salloc -w "n[1-4]" -N4 -n8 --ntasks-per-node=2 bash -c \
     "srun --overlap --mpi=pmixcpp -w n1,n2 -N2 -n2 $prog xstep A g$$ & \
      srun --overlap --mpi=pmixcpp -w n3,n4 -N2 -n4 --ntasks-per-node=2 $prog xstep B g$$; wait" 2>&1)
 expect_eq "across steps: all 6 ranks of both steps passed" 6 "$(echo "$xout" | grep -c '^RESULT-PASS rank')"

@@ -222,6 +222,11 @@ static int test_all(void) {
               results[0].value.data.darray->size == nprocs,
           "PMIX_QUERY_PSET_MEMBERSHIP of g.all has %u procs", nprocs);
     if (results) PMIX_INFO_FREE(results, nresults);
+    rc = query_one(PMIX_QUERY_GROUP_NAMES, NULL, &results, &nresults);
+    CHECK(rc == PMIX_SUCCESS && nresults == 1 && results[0].value.type == PMIX_STRING &&
+              strstr(results[0].value.data.string, "g.all") != NULL,
+          "PMIX_QUERY_GROUP_NAMES lists g.all");
+    if (results) PMIX_INFO_FREE(results, nresults);
     for (int i = 0; i < 2000 && !pset_define_seen; i++) usleep(1000);
     CHECK(pset_define_seen, "PMIX_PROCESS_SET_DEFINE raised");
 
