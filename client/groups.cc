@@ -25,6 +25,8 @@ namespace {
 
 // Group data kept for qualified Gets after a destruct: the last kKeptGroups context ids.
 constexpr size_t kKeptGroups = 1024;
+// Invitations not answered yet that are kept (the oldest name goes first).
+constexpr size_t kKeptInvitations = 1024;
 
 struct group_entry {
     std::vector<pmix_proc_t> members;
@@ -443,7 +445,10 @@ void group_observe_event(Client &c, const wire::event_notification &ev) {
         const pmix_info_t *m = find_info(ev.infos.data(), ev.infos.size(), PMIX_GROUP_MEMBERSHIP);
         if (m == nullptr) return;
         auto members = procs_of(m->value);
-        if (!members.empty()) gt.invitations[name] = std::move(members);
+        if (members.empty()) return;
+        // Invitations come from other processes: a bounded number is kept.
+        if (gt.invitations.size() >= kKeptInvitations && !gt.invitations.count(name)) gt.invitations.erase(gt.invitations.begin());
+        gt.invitations[name] = std::move(members);
         return;
     }
     auto it = gt.groups.find(name);

@@ -11,6 +11,10 @@ namespace pmixcpp::server {
 
 namespace {
 
+// Bounds: what one node's clients may keep in flight and defined.
+constexpr size_t kMaxPendingGroups = 4096;
+constexpr size_t kMaxGroupSets = 65536;
+
 // OpenPMIx 5's PMIX_GROUP_BOOTSTRAP (not in the 4.2 headers we build with).
 constexpr const char *kGroupBootstrap = "pmix.grp.btstrp";
 
@@ -112,6 +116,10 @@ void group_service::on_request(uint64_t conn, uint32_t rank, uint32_t request_id
 
     const key k{op == wire::group_op::destruct, req.name};
     auto it = _pending.find(k);
+    if (it == _pending.end() && _pending.size() >= kMaxPendingGroups)
+        return refuse(PMIX_ERR_OUT_OF_RESOURCE, "too many group collectives in flight on this node");
+    if (it == _pending.end() && !k.first && !_psets.count(req.name) && _psets.size() >= kMaxGroupSets)
+        return refuse(PMIX_ERR_OUT_OF_RESOURCE, "too many groups on this node (destruct some)");
     if (it == _pending.end()) {
         collective c;
         c.instance = kGroupInstanceBit | _next_instance++;
