@@ -25,7 +25,7 @@ namespace {
 
 // Group data kept for qualified Gets after a destruct: the last kKeptGroups context ids.
 constexpr size_t kKeptGroups = 1024;
-// Invitations not answered yet that are kept (the oldest name goes first).
+// Invitations not answered yet that are kept (beyond, one is dropped to make room).
 constexpr size_t kKeptInvitations = 1024;
 
 struct group_entry {
