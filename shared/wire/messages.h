@@ -39,6 +39,7 @@ enum class msg_type : uint16_t {
     xconnect = 25,     // c->s: PMIx_Connect(_nb): payload as fence_request, reply connect_data
     xdisconnect = 26,  // c->s: PMIx_Disconnect(_nb): payload as fence_request
     group = 27,        // c->s: PMIx_Group_*: group_request, reply group_reply (wire/group_messages.h)
+    monitor = 40,      // c->s: PMIx_Process_monitor(_nb), PMIx_Heartbeat (reply: job_control_reply)
 };
 const char *to_string(msg_type t);
 bool is_request_type(uint16_t t);
@@ -96,6 +97,14 @@ struct job_control_reply {
     InfoArray results;
 };
 
+// PMIx_Process_monitor: what to monitor (one info: PMIX_MONITOR_HEARTBEAT, PMIX_SEND_HEARTBEAT,
+// PMIX_MONITOR_CANCEL, PMIX_MONITOR_FILE), the status to raise when it trips, and the directives.
+struct monitor_request {
+    InfoArray monitor;
+    int32_t error = 0;
+    InfoArray directives;
+};
+
 struct log_request {
     InfoArray data;
     InfoArray directives;
@@ -138,6 +147,8 @@ Status encode(Writer &w, const job_control_request &m);
 Status decode(Reader &r, job_control_request *m);
 Status encode(Writer &w, const job_control_reply &m);
 Status decode(Reader &r, job_control_reply *m);
+Status encode(Writer &w, const monitor_request &m);
+Status decode(Reader &r, monitor_request *m);
 Status encode(Writer &w, const log_request &m);
 Status decode(Reader &r, log_request *m);
 Status encode(Writer &w, const event_notification &m);
