@@ -10,6 +10,7 @@
 
 #include "api.h"
 #include "get.h"
+#include "groups.h"
 
 using namespace pmixcpp;
 using namespace pmixcpp::client;
@@ -179,6 +180,18 @@ Status build_fence(Client &c, const pmix_proc_t procs[], size_t nprocs, const pm
         if (p.nspace[0] == '\0') memcpy(p.nspace, c.self().nspace, sizeof(p.nspace));
         if (p.rank == PMIX_RANK_UNDEF)
             return Status(PMIX_ERR_BAD_PARAM, "fence participant with PMIX_RANK_UNDEF");
+        // A group this process belongs to stands for its members (the group's rank n = member n).
+        std::vector<pmix_proc_t> members;
+        if (!c.data().is_own_nspace(p.nspace) && group_members(std::string(p.nspace, strnlen(p.nspace, sizeof(p.nspace))), &members)) {
+            if (p.rank == PMIX_RANK_WILDCARD) {
+                req.procs.insert(req.procs.end(), members.begin(), members.end());
+            } else if (p.rank < members.size()) {
+                req.procs.push_back(members[p.rank]);
+            } else {
+                return Status(PMIX_ERR_BAD_PARAM, "fence participant beyond the group's members");
+            }
+            continue;
+        }
         if (p.rank == PMIX_RANK_WILDCARD && c.data().is_own_nspace(p.nspace)) whole_job = true;
         req.procs.push_back(p);
     }
@@ -296,7 +309,9 @@ PMIX_EXPORT pmix_status_t PMIx_Get(const pmix_proc_t *proc, const char key[], co
 
         OwnedValue local;
         Status error;
-        switch (get_local(*c.value(), target, key, opt.value(), &local.v, &error)) {
+        local_outcome lo = group_get(target, key, info, ninfo, &local.v, &error);
+        if (lo == local_outcome::ask_server) lo = get_local(*c.value(), target, key, opt.value(), &local.v, &error);
+        switch (lo) {
             case local_outcome::found: {
                 auto *out = static_cast<pmix_value_t *>(malloc(sizeof(pmix_value_t)));
                 if (out == nullptr) return Status(PMIX_ERR_NOMEM, "out of memory");
@@ -352,7 +367,8 @@ PMIX_EXPORT pmix_status_t PMIx_Get_nb(const pmix_proc_t *proc, const char key[],
 
         auto local = std::make_shared<OwnedValue>();
         Status error;
-        local_outcome outcome = get_local(*c.value(), target, key, opt.value(), &local->v, &error);
+        local_outcome outcome = group_get(target, key, info, ninfo, &local->v, &error);
+        if (outcome == local_outcome::ask_server) outcome = get_local(*c.value(), target, key, opt.value(), &local->v, &error);
         if (outcome != local_outcome::ask_server) {
             pmix_status_t st = outcome == local_outcome::found ? PMIX_SUCCESS : error.code();
             c.value()->loop().post([local, st, cbfunc, cbdata] {

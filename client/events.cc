@@ -15,6 +15,7 @@
 
 #include "api.h"
 #include "events_signals.h"
+#include "groups.h"
 
 using namespace pmixcpp;
 using namespace pmixcpp::client;
@@ -259,6 +260,7 @@ pmix_status_t register_fabric_handler(sched::scheduler_context *ctx, const pmix_
 namespace pmixcpp::client {
 
 void run_server_event(Client &c, shared_event ev) {
+    group_observe_event(c, *ev);
     auto handlers = c.take_server_event(ev);
     if (handlers.empty()) return;
     if (g_running_chains.load() >= kMaxRunningChains) {

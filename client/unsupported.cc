@@ -24,50 +24,6 @@ PMIX_EXPORT pmix_status_t PMIx_Validate_credential_nb(const pmix_byte_object_t *
                                                       pmix_validation_cbfunc_t cbfunc, void *cbdata) {
     return PMIX_ERR_NOT_SUPPORTED;
 }
-PMIX_EXPORT pmix_status_t PMIx_Group_construct(const char grp[], const pmix_proc_t procs[], size_t nprocs,
-                                               const pmix_info_t directives[], size_t ndirs,
-                                               pmix_info_t **results, size_t *nresults) {
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-PMIX_EXPORT pmix_status_t PMIx_Group_construct_nb(const char grp[], const pmix_proc_t procs[], size_t nprocs,
-                                                  const pmix_info_t info[], size_t ninfo,
-                                                  pmix_info_cbfunc_t cbfunc, void *cbdata) {
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-PMIX_EXPORT pmix_status_t PMIx_Group_invite(const char grp[], const pmix_proc_t procs[], size_t nprocs,
-                                            const pmix_info_t info[], size_t ninfo, pmix_info_t **results,
-                                            size_t *nresult) {
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-PMIX_EXPORT pmix_status_t PMIx_Group_invite_nb(const char grp[], const pmix_proc_t procs[], size_t nprocs,
-                                               const pmix_info_t info[], size_t ninfo,
-                                               pmix_info_cbfunc_t cbfunc, void *cbdata) {
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-PMIX_EXPORT pmix_status_t PMIx_Group_join(const char grp[], const pmix_proc_t *leader, pmix_group_opt_t opt,
-                                          const pmix_info_t info[], size_t ninfo, pmix_info_t **results,
-                                          size_t *nresult) {
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-PMIX_EXPORT pmix_status_t PMIx_Group_join_nb(const char grp[], const pmix_proc_t *leader,
-                                             pmix_group_opt_t opt, const pmix_info_t info[], size_t ninfo,
-                                             pmix_info_cbfunc_t cbfunc, void *cbdata) {
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-PMIX_EXPORT pmix_status_t PMIx_Group_leave(const char grp[], const pmix_info_t info[], size_t ninfo) {
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-PMIX_EXPORT pmix_status_t PMIx_Group_leave_nb(const char grp[], const pmix_info_t info[], size_t ninfo,
-                                              pmix_op_cbfunc_t cbfunc, void *cbdata) {
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-PMIX_EXPORT pmix_status_t PMIx_Group_destruct(const char grp[], const pmix_info_t info[], size_t ninfo) {
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-PMIX_EXPORT pmix_status_t PMIx_Group_destruct_nb(const char grp[], const pmix_info_t info[], size_t ninfo,
-                                                 pmix_op_cbfunc_t cbfunc, void *cbdata) {
-    return PMIX_ERR_NOT_SUPPORTED;
-}
 PMIX_EXPORT pmix_status_t PMIx_Compute_distances(pmix_topology_t *topo, pmix_cpuset_t *cpuset,
                                                  pmix_info_t info[], size_t ninfo,
                                                  pmix_device_distance_t *distances[], size_t *ndist) {

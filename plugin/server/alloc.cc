@@ -77,7 +77,8 @@ struct alloc_service::query_state {
 const std::vector<std::string> &alloc_service::local_keys() {
     static const std::vector<std::string> keys = {
         PMIX_QUERY_NAMESPACES,     PMIX_QUERY_JOB_STATUS,  PMIX_QUERY_PROC_TABLE, PMIX_QUERY_LOCAL_PROC_TABLE,
-        PMIX_QUERY_SPAWN_SUPPORT,  PMIX_QUERY_DEBUG_SUPPORT, PMIX_QUERY_NUM_PSETS, PMIX_QUERY_PSET_NAMES,
+        PMIX_QUERY_SPAWN_SUPPORT,  PMIX_QUERY_DEBUG_SUPPORT, PMIX_QUERY_NUM_PSETS, PMIX_QUERY_PSET_NAMES, PMIX_QUERY_PSET_MEMBERSHIP,
+        PMIX_QUERY_NUM_GROUPS, PMIX_QUERY_GROUP_NAMES, PMIX_QUERY_GROUP_MEMBERSHIP,
         PMIX_QUERY_SUPPORTED_KEYS,
     };
     return keys;
@@ -233,11 +234,34 @@ bool alloc_service::answer_locally(const std::string &key, const InfoArray &qual
         pmix_data_array_t *p = &da;
         out->push_back(make_info(key.c_str(), p, PMIX_DATA_ARRAY));
         data_array_destruct(&da);
-    } else if (key == PMIX_QUERY_SPAWN_SUPPORT || key == PMIX_QUERY_DEBUG_SUPPORT || key == PMIX_QUERY_PSET_NAMES) {
+    } else if (key == PMIX_QUERY_NUM_PSETS || key == PMIX_QUERY_PSET_NAMES || key == PMIX_QUERY_PSET_MEMBERSHIP ||
+               key == PMIX_QUERY_NUM_GROUPS || key == PMIX_QUERY_GROUP_NAMES || key == PMIX_QUERY_GROUP_MEMBERSHIP) {
+        const bool groups = key == PMIX_QUERY_NUM_GROUPS || key == PMIX_QUERY_GROUP_NAMES || key == PMIX_QUERY_GROUP_MEMBERSHIP;
+        auto sets = _ops.psets ? _ops.psets(groups) : std::vector<std::pair<std::string, std::vector<pmix_proc_t>>>();
+        if (key == PMIX_QUERY_NUM_PSETS || key == PMIX_QUERY_NUM_GROUPS) {
+            size_t n = sets.size();
+            out->push_back(make_info(key.c_str(), &n, PMIX_SIZE));
+        } else if (key == PMIX_QUERY_PSET_NAMES || key == PMIX_QUERY_GROUP_NAMES) {
+            std::string names;
+            for (const auto &[name, members] : sets) names += (names.empty() ? "" : ",") + name;
+            out->push_back(make_info(key.c_str(), names.c_str(), PMIX_STRING));
+        } else {
+            // The members of the set named by the PMIX_PSET_NAME (PMIX_GROUP_ID) qualifier.
+            auto name = alloc::info_string(qualifiers, groups ? PMIX_GROUP_ID : PMIX_PSET_NAME);
+            if (!name) return false;
+            const std::vector<pmix_proc_t> *members = nullptr;
+            for (const auto &s : sets)
+                if (s.first == *name) members = &s.second;
+            if (members == nullptr) return false;
+            pmix_data_array_t da{};
+            da.type = PMIX_PROC;
+            da.size = members->size();
+            da.array = const_cast<pmix_proc_t *>(members->data());
+            pmix_data_array_t *p = &da;
+            out->push_back(make_info(key.c_str(), p, PMIX_DATA_ARRAY));
+        }
+    } else if (key == PMIX_QUERY_SPAWN_SUPPORT || key == PMIX_QUERY_DEBUG_SUPPORT) {
         out->push_back(make_info(key.c_str(), "", PMIX_STRING));
-    } else if (key == PMIX_QUERY_NUM_PSETS) {
-        size_t zero = 0;
-        out->push_back(make_info(key.c_str(), &zero, PMIX_SIZE));
     } else if (key == PMIX_QUERY_SUPPORTED_KEYS) {
         std::string all;
         for (const auto &k : local_keys()) all += (all.empty() ? "" : ",") + k;

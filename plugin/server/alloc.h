@@ -64,6 +64,9 @@ struct alloc_ops {
     std::function<void(std::function<void()>)> post;
     // pid of a connected local rank, 0 if none.
     std::function<pid_t(uint32_t rank)> pid_of;
+    // The process sets this node knows (groups whose members it serves, the step's own sets):
+    // name -> members; groups_only: the groups alone.
+    std::function<std::vector<std::pair<std::string, std::vector<pmix_proc_t>>>(bool groups_only)> psets;
 };
 
 class alloc_service {

@@ -18,6 +18,7 @@ const char *to_string(connect_op op) {
     case connect_op::connect: return "connect";
     case connect_op::disconnect: return "disconnect";
     case connect_op::fence: return "fence";
+    case connect_op::group: return "group";
     }
     return "unknown";
 }
@@ -164,8 +165,21 @@ std::optional<uint32_t> connect_service::size_of(const std::string &nspace) cons
     return std::nullopt;
 }
 
+void connect_service::on_group(uint64_t conn, uint32_t rank, uint32_t request_id, wire::group_request &&req,
+                               uint64_t candidate) {
+    group_entry e;
+    e.state = req.op == static_cast<uint8_t>(wire::group_op::join_decline) ? static_cast<uint8_t>(wire::member_state::declined)
+                                                                           : static_cast<uint8_t>(wire::member_state::joined);
+    e.infos = std::move(req.member_info);
+    e.candidate = candidate;
+    _group_entries[{conn, request_id}] = std::move(e);
+    const bool destruct = req.op == static_cast<uint8_t>(wire::group_op::destruct);
+    enter(conn, rank, request_id, connect_op::group, req.procs, timeout_ms_of(req.directives, _default_timeout_sec),
+          std::string(destruct ? "destruct:" : "construct:") + req.name + "|");
+}
+
 void connect_service::enter(uint64_t conn, uint32_t rank, uint32_t request_id, connect_op op,
-                            const std::vector<pmix_proc_t> &procs, int timeout_ms) {
+                            const std::vector<pmix_proc_t> &procs, int timeout_ms, const std::string &tag) {
     const char *ns = _step.nspace.c_str();
     // The set: per namespace "*" or its sorted ranks.
     std::map<std::string, std::set<uint32_t>> by_ns;
@@ -175,6 +189,7 @@ void connect_service::enter(uint64_t conn, uint32_t rank, uint32_t request_id, c
         if (n.empty()) n = _step.nspace;
         if (p.rank == PMIX_RANK_WILDCARD) wildcard.insert(n);
         else if (p.rank == PMIX_RANK_UNDEF) {
+            _group_entries.erase({conn, request_id});
             _ops.reply(conn, request_id, PMIX_ERR_BAD_PARAM, "participant with PMIX_RANK_UNDEF", {});
             return;
         }
@@ -192,8 +207,8 @@ void connect_service::enter(uint64_t conn, uint32_t rank, uint32_t request_id, c
     }
     if (!ask.empty()) {
         auto left = std::make_shared<size_t>(ask.size());
-        auto again = [this, conn, rank, request_id, op, procs, timeout_ms, left] {
-            if (--*left == 0) enter(conn, rank, request_id, op, procs, timeout_ms);
+        auto again = [this, conn, rank, request_id, op, procs, timeout_ms, left, tag] {
+            if (--*left == 0) enter(conn, rank, request_id, op, procs, timeout_ms, tag);
         };
         for (const auto &n : ask) when_size_known(n, again);
         return;
@@ -205,21 +220,24 @@ void connect_service::enter(uint64_t conn, uint32_t rank, uint32_t request_id, c
         own = by_ns[_step.nspace];
     }
     if (!own.count(rank)) {
+        _group_entries.erase({conn, request_id});
         _ops.reply(conn, request_id, PMIX_ERR_BAD_PARAM,
                    std::string(to_string(op)) + ": the caller is not among the participants", {});
         return;
     }
     if (!own.empty() && *own.rbegin() >= _step.ntasks) {
+        _group_entries.erase({conn, request_id});
         _ops.reply(conn, request_id, PMIX_ERR_BAD_PARAM,
                    "rank " + std::to_string(*own.rbegin()) + " is not in " + _step.nspace, {});
         return;
     }
     if (by_ns.size() > 1 && !_ops.rendezvous) {
+        _group_entries.erase({conn, request_id});
         _ops.reply(conn, request_id, PMIX_ERR_NOT_SUPPORTED,
                    "no srun agent: this step cannot meet other namespaces", {});
         return;
     }
-    std::string set;
+    std::string set = tag;
     for (const auto &[n, ranks] : by_ns) {
         set += n + ":";
         if (wildcard.count(n)) {
@@ -267,6 +285,21 @@ void connect_service::enter(uint64_t conn, uint32_t rank, uint32_t request_id, c
 
 Result<std::vector<uint8_t>> connect_service::contribution(const collective &c) const {
     wire::Writer w;
+    if (c.op == connect_op::group) {
+        wire::group_contribution gc;
+        for (const auto &wt : c.entered) {
+            auto e = _group_entries.find({wt.conn, wt.request_id});
+            if (e == _group_entries.end()) continue;
+            gc.reservation = std::max(gc.reservation, e->second.candidate);
+            wire::group_rank_entry re;
+            re.rank = wt.rank;
+            re.state = e->second.state;
+            PMIXCPP_RETURN_IF_ERROR(info_array_copy(e->second.infos.data(), e->second.infos.size(), &re.infos));
+            gc.entries.push_back(std::move(re));
+        }
+        PMIXCPP_RETURN_IF_ERROR(wire::encode(w, gc));
+        return w.data();
+    }
     if (c.op != connect_op::connect) return w.data();
     wire::connect_contribution m;
     m.node = _step.node_name();
@@ -340,6 +373,18 @@ void connect_service::finish(uint64_t id, int status, const std::string &message
         return;
     }
     std::vector<uint8_t> answer;
+    if (c.op == connect_op::group) {
+        std::vector<rendezvous_piece> pieces;
+        Status st = decode_pieces(body, &pieces);
+        auto b = st.ok() ? group_reply_body(pieces) : Result<std::vector<uint8_t>>(st);
+        if (!b.ok()) {
+            PMIXCPP_LOG_ERROR("%s: group %s: %s", _step.nspace.c_str(), c.key.c_str(), b.status().message().c_str());
+            fail(c, PMIX_ERR_UNPACK_FAILURE, b.status().message());
+            _pending.erase(it);
+            return;
+        }
+        answer = std::move(b.value());
+    }
     if (c.op == connect_op::connect) {
         auto b = reply_body(c);
         if (!b.ok()) {
@@ -350,13 +395,42 @@ void connect_service::finish(uint64_t id, int status, const std::string &message
         answer = std::move(b.value());
     }
     PMIXCPP_LOG_DEBUG("%s: %s %s complete", _step.nspace.c_str(), to_string(c.op), c.key.c_str());
+    for (const auto &w : c.entered) _group_entries.erase({w.conn, w.request_id});
     for (const auto &w : c.entered) _ops.reply(w.conn, w.request_id, PMIX_SUCCESS, {}, answer);
     _pending.erase(it);
 }
 
 void connect_service::fail(collective &c, pmix_status_t status, const std::string &message) {
+    for (const auto &w : c.entered) _group_entries.erase({w.conn, w.request_id});
     for (const auto &w : c.entered) _ops.reply(w.conn, w.request_id, status, message, {});
     c.entered.clear();
+}
+
+// Every namespace's members as their nodes reported them; the greatest candidate is the
+// group's context id (each was reserved once, job-wide: groups.h).
+Result<std::vector<uint8_t>> connect_service::group_reply_body(const std::vector<rendezvous_piece> &pieces) const {
+    wire::group_reply rep;
+    std::map<std::pair<std::string, uint32_t>, wire::group_member> members;
+    for (const auto &p : pieces) {
+        wire::group_contribution gc;
+        uint32_t bound = size_of(p.nspace).value_or(0);
+        if (bound == 0) bound = wire::kMaxElementCount;
+        PMIXCPP_RETURN_IF_ERROR(
+            wire::decode_group_contribution(p.contribution, bound, &gc).with_context("contribution of " + p.nspace));
+        rep.context_id = std::max(rep.context_id, gc.reservation);
+        for (auto &e : gc.entries) {
+            wire::group_member m;
+            strncpy(m.proc.nspace, p.nspace.c_str(), PMIX_MAX_NSLEN);
+            m.proc.rank = e.rank;
+            m.state = e.state;
+            m.infos = std::move(e.infos);
+            members[{p.nspace, e.rank}] = std::move(m);
+        }
+    }
+    for (auto &[k, m] : members) rep.members.push_back(std::move(m));
+    wire::Writer w;
+    PMIXCPP_RETURN_IF_ERROR(wire::encode(w, rep));
+    return w.take();
 }
 
 Status connect_service::absorb(const std::vector<rendezvous_piece> &pieces) {

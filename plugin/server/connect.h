@@ -27,6 +27,7 @@
 #include "fence_tracker.h"
 #include "kvs.h"
 #include "step_info.h"
+#include "wire/group_messages.h"
 #include "wire/messages.h"
 
 namespace pmixcpp::server {
@@ -34,7 +35,7 @@ namespace pmixcpp::server {
 using session::rendezvous_request;
 using session::rendezvous_piece;
 
-enum class connect_op : uint8_t { connect = 1, disconnect = 2, fence = 3 };
+enum class connect_op : uint8_t { connect = 1, disconnect = 2, fence = 3, group = 4 };
 
 // Each step's srun publishes its namespace's size in the job's store (session range, owner
 // rank 0 of the step, PMIX_UINT32) under this prefix + the namespace.
@@ -71,6 +72,12 @@ public:
     // A connect / disconnect / multi-namespace fence of a local client.
     void on_request(uint64_t conn, uint32_t rank, uint32_t request_id, connect_op op,
                     const std::vector<pmix_proc_t> &procs, const InfoArray &infos);
+
+    // A group collective whose members span namespaces (groups.h hands it over): one
+    // contribution per node to the rendezvous as for a connect, carrying the local members'
+    // entries (wire::group_contribution, `candidate` = this node's context-id candidate, 0 =
+    // none); the reply is a wire::group_reply of every namespace's members.
+    void on_group(uint64_t conn, uint32_t rank, uint32_t request_id, wire::group_request &&req, uint64_t candidate);
 
     // A Get of another namespace's proc. Answers (reply body = info[]) from what the connect or
     // an earlier direct modex brought, else asks the proc's step (ops.xstep; coalesced per proc
@@ -111,9 +118,18 @@ private:
         std::map<uint32_t, InfoArray> data;  // rank -> infos (PMIX_RANK_WILDCARD = job level)
     };
 
-    // on_request once the set's namespace sizes are known.
+    // on_request once the set's namespace sizes are known. `tag` distinguishes collectives of
+    // one set (a group's name).
     void enter(uint64_t conn, uint32_t rank, uint32_t request_id, connect_op op,
-               const std::vector<pmix_proc_t> &procs, int timeout_ms);
+               const std::vector<pmix_proc_t> &procs, int timeout_ms, const std::string &tag = {});
+    // A group member's entry, until its collective completes: by (conn, request id).
+    struct group_entry {
+        uint8_t state = 0;
+        InfoArray infos;
+        uint64_t candidate = 0;
+    };
+    std::map<std::pair<uint64_t, uint32_t>, group_entry> _group_entries;
+    Result<std::vector<uint8_t>> group_reply_body(const std::vector<rendezvous_piece> &pieces) const;
     // A namespace's size: ours, learnt from a connect, or asked of srun's side (0: unknown for
     // good); nullopt: not asked yet.
     std::optional<uint32_t> size_of(const std::string &nspace) const;

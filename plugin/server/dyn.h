@@ -82,6 +82,10 @@ public:
     // PMIx_Connect / PMIx_Disconnect, or a fence naming other namespaces (connect.h). The
     // payload is a fence_request.
     void on_connect(uint64_t conn, uint32_t rank, uint32_t request_id, connect_op op, std::span<const uint8_t> payload);
+    // A group with members of other steps (groups.h): through the connect rendezvous.
+    void on_group(uint64_t conn, uint32_t rank, uint32_t request_id, wire::group_request &&req, uint64_t candidate) {
+        _connect->on_group(conn, rank, request_id, std::move(req), candidate);
+    }
     // A Get of another namespace's proc: answered from what PMIx_Connect brought.
     void foreign_get(uint64_t conn, uint32_t request_id, const pmix_proc_t &proc, const std::string &key,
                      const InfoArray &infos);

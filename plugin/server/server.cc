@@ -27,6 +27,7 @@
 #include "../common/step_env.h"
 #include "../net/transport.h"
 #include "dyn.h"
+#include "groups.h"
 #include "events.h"
 #include "get_waits.h"
 #include "jctrl.h"
@@ -213,8 +214,17 @@ public:
             connection *c = find(_rank_conn[rank]);
             return c ? c->pid : 0;
         };
+        aops.psets = [this](bool groups_only) {
+            std::vector<std::pair<std::string, std::vector<pmix_proc_t>>> out;
+            if (!_groups) return out;
+            for (const auto &[name, set] : _groups->psets())
+                if (set.group || !groups_only) out.emplace_back(name, _groups->members_of(name));
+            return out;
+        };
         _alloc = std::make_unique<alloc_service>(step, opts.alloc, std::move(aops));
         _dyn = std::make_unique<dyn_service>(step, _node_of, make_dyn_ops());
+        _groups = std::make_unique<group_service>(step, _node_of, make_group_ops(), opts.multinode.timeout_sec);
+        _groups->define_step_psets();
     }
 
     Status setup(const node_topology &topo);
@@ -418,6 +428,9 @@ private:
     std::unique_ptr<alloc_service> _alloc;
     std::unique_ptr<dyn_service> _dyn;  // publish/lookup, job control actions (dyn.h)
     job_controls _jctrl;                // checkpoint methods, heartbeat monitors (jctrl.h)
+    std::unique_ptr<group_service> _groups;  // PMIx groups and the process sets they define (groups.h)
+    group_ops make_group_ops();
+    void handle_group(connection &c, const wire::Frame &f);
     dyn_ops make_dyn_ops();
     std::map<uint64_t, std::unique_ptr<connection>> _conns;
     uint64_t _next_conn = 1;
@@ -855,6 +868,7 @@ void server_impl::rank_left(uint32_t rank, bool died) {
     send_fence_outcomes(_fences.rank_gone(rank, died ? PMIX_ERR_PROC_ABORTED : PMIX_ERR_LOST_CONNECTION));
     _dyn->rank_left(rank);
     _jctrl.rank_gone(rank);
+    _groups->rank_left(rank);
     for (const auto &w : _gets.take_target(rank))
         fail_get(w, PMIX_ERR_NOT_FOUND,
                  "rank " + std::to_string(rank) + (died ? " died" : " finalized") + " without committing " + w.key);
@@ -866,6 +880,8 @@ void server_impl::rearm_timer() {
     if (g && (!next || *g < *next)) next = g;
     auto d = _dyn->next_deadline();
     if (d && (!next || *d < *next)) next = d;
+    auto gr = _groups->next_deadline();
+    if (gr && (!next || *gr < *next)) next = gr;
     if (_time_alert_at && (!next || *_time_alert_at < *next)) next = _time_alert_at;
     auto hb = _jctrl.next_deadline();
     if (hb && (!next || *hb < *next)) next = hb;
@@ -889,6 +905,7 @@ void server_impl::expire_deadlines() {
     auto now = server_clock::now();
     send_fence_outcomes(_fences.expire(now));
     _dyn->expire(now);
+    _groups->expire(now);
     std::vector<uint32_t> silent;
     for (const auto &[node, deadline] : _probes)
         if (deadline <= now) silent.push_back(node);
@@ -1213,6 +1230,7 @@ bool server_impl::dispatch(connection &c, const wire::Frame &f) {
     case wire::msg_type::fabric: handle_fabric(c, f); break;
     case wire::msg_type::xconnect: _dyn->on_connect(c.id, c.rank, f.id, connect_op::connect, f.payload); break;
     case wire::msg_type::xdisconnect: _dyn->on_connect(c.id, c.rank, f.id, connect_op::disconnect, f.payload); break;
+    case wire::msg_type::group: handle_group(c, f); break;
     default: close_connection(id, "unexpected message type " + std::to_string(f.type)); break;
     }
     connection *still = find(id);
@@ -1633,6 +1651,78 @@ void server_impl::handle_alloc(connection &c, const wire::Frame &f) {
     _alloc->allocate(c.id, f.id, c.rank, std::move(m));
 }
 
+// PMIx_Group_* (groups.h): construct / destruct / join as one collective of the members' servers.
+void server_impl::handle_group(connection &c, const wire::Frame &f) {
+    DECODE_OR_CLOSE(wire::group_request, "group");
+    _groups->on_request(c.id, c.rank, f.id, std::move(m));
+    rearm_timer();
+}
+
+group_ops server_impl::make_group_ops() {
+    group_ops o;
+    o.reply = [this](uint64_t conn, uint32_t id, pmix_status_t st, const std::string &msg, const wire::group_reply *r) {
+        if (st != PMIX_SUCCESS || r == nullptr) return send_reply(conn, id, st, msg);
+        send_reply(conn, id, st, msg, [r](wire::Writer &w) { return wire::encode(w, *r); });
+    };
+    o.start_collective = [this](uint64_t instance, uint64_t signature, std::vector<uint32_t> nodes,
+                                std::vector<uint8_t> blob) -> Status {
+        if (!_net || !_coll)
+            return Status(PMIX_ERR_NOT_SUPPORTED, "the node transport is not running" +
+                                                      (_net_error.empty() ? std::string() : ": " + _net_error));
+        for (uint32_t n : nodes)
+            if (n < _node_lost.size() && _node_lost[n])
+                return Status(PMIX_ERR_NODE_DOWN, "node " + _step.node_names.at(n) + " of the group is lost");
+        _coll->start(instance, signature, std::move(nodes), std::move(blob), true);
+        return Status::success();
+    };
+    o.cross_step = [this](uint64_t conn, uint32_t rank, uint32_t id, wire::group_request &&req, uint64_t candidate) {
+        _dyn->on_group(conn, rank, id, std::move(req), candidate);
+    };
+    o.cancel_collective = [this](uint64_t instance) {
+        if (_coll) _coll->cancel(instance);
+    };
+    o.rank_gone = [this](uint32_t rank) {
+        return rank < _rank_state.size() &&
+               (_rank_state[rank] == rank_state::died || _rank_state[rank] == rank_state::finalized);
+    };
+    o.pset_changed = [this](const std::string &name, const std::vector<pmix_proc_t> &members, bool defined) {
+        // Raised once per node that serves members, for the step's processes on that node.
+        uint32_t from = UINT32_MAX;
+        for (const auto &p : members)
+            if (p.rank < _node_of.size() && _node_of[p.rank] == _step.node_id) {
+                from = p.rank;
+                break;
+            }
+        if (from == UINT32_MAX) return;
+        wire::event_notification ev;
+        ev.status = defined ? PMIX_PROCESS_SET_DEFINE : PMIX_PROCESS_SET_DELETE;
+        ev.range = PMIX_RANGE_LOCAL;
+        memcpy(ev.source.nspace, _step.nspace.c_str(), std::min(_step.nspace.size(), size_t(PMIX_MAX_NSLEN)));
+        ev.source.rank = from;
+        // Non-default: handlers registered for every event (often error handlers) do not see it.
+        auto *arr = static_cast<pmix_info_t *>(calloc(defined ? 3 : 2, sizeof(pmix_info_t)));
+        if (arr == nullptr) return;
+        ev.infos = InfoArray(arr, defined ? 3 : 2);
+        bool yes = true;
+        strncpy(arr[defined ? 2 : 1].key, PMIX_EVENT_NON_DEFAULT, PMIX_MAX_KEYLEN);
+        (void)value_load(&arr[defined ? 2 : 1].value, &yes, PMIX_BOOL);
+        strncpy(arr[0].key, PMIX_PSET_NAME, PMIX_MAX_KEYLEN);
+        (void)value_load(&arr[0].value, name.c_str(), PMIX_STRING);
+        if (defined) {
+            pmix_data_array_t da{};
+            da.type = PMIX_PROC;
+            da.size = members.size();
+            da.array = const_cast<pmix_proc_t *>(members.data());
+            pmix_data_array_t *dp = &da;
+            strncpy(arr[1].key, PMIX_PSET_MEMBERS, PMIX_MAX_KEYLEN);
+            (void)value_load(&arr[1].value, dp, PMIX_DATA_ARRAY);
+        }
+        Status st = _events->notify_from_client(from, std::move(ev));
+        if (!st.ok()) PMIXCPP_LOG_WARNING("%s: process set event: %s", _step.nspace.c_str(), st.message().c_str());
+    };
+    return o;
+}
+
 void server_impl::handle_query(connection &c, const wire::Frame &f) {
     DECODE_OR_CLOSE(wire::query_request, "query");
     _alloc->query(c.id, f.id, c.rank, std::move(m));
@@ -1781,6 +1871,17 @@ Status server_impl::setup_multinode() {
     co.ring_threshold = mo.ring_threshold;
     co.send = [this](uint32_t node, std::vector<uint8_t> &&body) { _net->send(node, net::channel::coll, body); };
     co.on_done = [this](uint64_t instance, std::vector<coll::node_blob> &&result) {
+        if (instance & kGroupInstanceBit) {
+            // A group collective: completed from the loop, never inside the group service's start.
+            auto held = std::make_shared<std::vector<coll::node_blob>>(std::move(result));
+            post([this, instance, held] {
+                std::vector<std::pair<uint32_t, std::span<const uint8_t>>> blobs;
+                for (const auto &b : *held) blobs.emplace_back(b.node, std::span<const uint8_t>(b.data));
+                _groups->collective_done(instance, blobs);
+                rearm_timer();
+            });
+            return;
+        }
         // Never re-entrantly into the fence tracker (it may be inside start()).
         if (_in_fence_entry)
             _done_in_entry.emplace_back(instance, std::move(result));
@@ -1959,6 +2060,7 @@ void server_impl::node_lost(uint32_t node, const std::string &why, bool noticed_
         }
     }
     _events->node_down(node, why);
+    _groups->node_lost(node);
     std::string text = "node " + name + " is lost: " + why;
     std::vector<uint64_t> failed;
     for (const auto &[instance, nodes] : _remote_fence_nodes)

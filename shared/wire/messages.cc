@@ -28,6 +28,7 @@ const char *to_string(msg_type t) {
     case msg_type::xconnect: return "xconnect";
     case msg_type::xdisconnect: return "xdisconnect";
     case msg_type::monitor: return "monitor";
+    case msg_type::group: return "group";
     }
     return "unknown";
 }
@@ -36,7 +37,7 @@ bool is_request_type(uint16_t t) {
     return (t >= static_cast<uint16_t>(msg_type::connect) && t <= static_cast<uint16_t>(msg_type::log)) ||
            t == static_cast<uint16_t>(msg_type::notify) || t == static_cast<uint16_t>(msg_type::alloc) ||
            t == static_cast<uint16_t>(msg_type::query) ||
-           (t >= static_cast<uint16_t>(msg_type::publish) && t <= static_cast<uint16_t>(msg_type::xdisconnect)) ||
+           (t >= static_cast<uint16_t>(msg_type::publish) && t <= static_cast<uint16_t>(msg_type::group)) ||
            t == static_cast<uint16_t>(msg_type::monitor);
 }
 

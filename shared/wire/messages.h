@@ -38,6 +38,7 @@ enum class msg_type : uint16_t {
     fabric = 24,     // c->s: PMIx_Fabric_register/update(_nb) (plugin/common/fabric_request.h)
     xconnect = 25,     // c->s: PMIx_Connect(_nb): payload as fence_request, reply connect_data
     xdisconnect = 26,  // c->s: PMIx_Disconnect(_nb): payload as fence_request
+    group = 27,        // c->s: PMIx_Group_*: group_request, reply group_reply (wire/group_messages.h)
     monitor = 40,      // c->s: PMIx_Process_monitor(_nb), PMIx_Heartbeat (reply: job_control_reply)
 };
 const char *to_string(msg_type t);

@@ -13,6 +13,7 @@
 #   fuzz_agent          cross-step messages, inbox items, MPMD app table (plugin/common/xstep.h, mpmd.h)
 #   fuzz_agent_replies  allocation, spawn, session-store and fabric messages of srun's agent channel
 #   fuzz_fabric         fabric requests and result infos -> cost matrix (plugin/sched/fabric_wire.h)
+#   fuzz_group          group requests, replies and node contributions (shared/wire/group_messages.h)
 #   fuzz_handshake      the handshake of the node listeners and srun's agent, UCX frame seals (plugin/net/handshake.h)
 set -u
 src=$1
@@ -38,7 +39,8 @@ if ! "$cxx" $base $san "$out/probe.cc" -o "$out/probe" >"$out/probe.log" 2>&1; t
 fi
 
 shared="shared/value.cc shared/wire/codec.cc shared/wire/frame.cc shared/wire/messages.cc shared/wire/snapshot.cc
-        shared/wire/node_messages.cc shared/log.cc shared/hostlist.cc shared/type_traits.cc"
+        shared/wire/node_messages.cc shared/log.cc shared/hostlist.cc shared/type_traits.cc
+        shared/wire/group_messages.cc"
 common="plugin/common/xstep.cc plugin/common/mpmd.cc plugin/common/session_store.cc plugin/common/agent_io.cc
         plugin/common/alloc_agent.cc plugin/common/workers.cc plugin/common/alloc_request.cc
         plugin/common/spawn_request.cc plugin/common/fabric_request.cc plugin/sched/fabric_wire.cc
@@ -65,7 +67,7 @@ done
 for p in $pids; do wait "$p" || rc=1; done
 [ $rc -eq 0 ] || { echo "build-fuzz: compiling the sources failed"; exit 1; }
 
-for t in fuzz_codec fuzz_messages fuzz_snapshot fuzz_node fuzz_node_bodies fuzz_agent fuzz_agent_replies fuzz_fabric fuzz_handshake; do
+for t in fuzz_codec fuzz_messages fuzz_snapshot fuzz_node fuzz_node_bodies fuzz_agent fuzz_agent_replies fuzz_fabric fuzz_handshake fuzz_group; do
     # shellcheck disable=SC2086
     if ! "$cxx" $base $san $includes "$src/tests/fuzz/$t.cc" $objs -lpthread -lcrypto -o "$out/$t"; then
         echo "build-fuzz: build of $t failed"

@@ -146,8 +146,12 @@ int main(void) {
     CHECK_RC(PMIX_ERR_BAD_PARAM, PMIx_Connect(NULL, 0, NULL, 0));
     CHECK_RC(PMIX_SUCCESS, PMIx_Connect(&me, 1, NULL, 0));
     CHECK_RC(PMIX_SUCCESS, PMIx_Disconnect(&me, 1, NULL, 0));
+    /* a group of the caller alone completes at once (no results asked) */
+    CHECK_RC(PMIX_SUCCESS, PMIx_Group_construct("g", &me, 1, NULL, 0, NULL, NULL));
+    CHECK_RC(PMIX_SUCCESS, PMIx_Group_destruct("g", NULL, 0));
     /* not supported: exported, immediate error, no callback */
-    CHECK_RC(PMIX_ERR_NOT_SUPPORTED, PMIx_Group_construct("g", &me, 1, NULL, 0, NULL, NULL));
+    pmix_byte_object_t cred;
+    CHECK_RC(PMIX_ERR_NOT_SUPPORTED, PMIx_Get_credential(NULL, 0, &cred));
     /* allocation requests are real (issue #6): an unknown directive is refused before Slurm */
     CHECK_RC(PMIX_ERR_BAD_PARAM, PMIx_Allocation_request((pmix_alloc_directive_t)99, NULL, 0, NULL, NULL));
     CHECK_RC(PMIX_ERR_NOT_SUPPORTED, PMIx_tool_init(NULL, NULL, 0));

@@ -1,0 +1,140 @@
+// PMIx groups of one step: construct (also an invitation's accept/decline) and destruct are one
+// collective among the members' servers. No I/O here: the server hands requests in and carries
+// the node collective (plugin/coll, the fence machinery) through `group_ops`.
+//
+// A collective = (construct | destruct, group name, member ranks). Each node's server waits until
+// every local member is accounted for (entered, or gone: died or finalized before entering), then
+// contributes its local members' entries (state + the PMIX_GROUP_INFO they add) to one collective
+// over the member nodes only: construction at N nodes costs one fence, no round trip per node.
+//
+// Context ids (PMIX_GROUP_ASSIGN_CONTEXT_ID): a node that asks reserves a candidate
+//     counter << 32 | (step id & 0xffff) << 16 | (node id & 0xffff)
+// never handing one out twice; the collective takes the greatest candidate among the
+// contributions, which was reserved for this collective alone, so the id is unique among the
+// groups of the job's steps (below 65536 steps and nodes). Every node raises its counter past the
+// winner afterwards.
+//
+// Members of several steps of the job: the same entries go through the job's rendezvous beside
+// srun instead (connect.h), one contribution per node; such groups are no process sets.
+//
+// Process sets: a constructed group is also a process set of its name (PMIX_QUERY_PSET_*); the
+// server remembers the groups whose members it serves until they are destructed. A step of
+// several apps defines one set per app ("<nspace>.app<N>"), known on every node.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "fence_tracker.h"
+#include "step_info.h"
+#include "wire/group_messages.h"
+
+namespace pmixcpp::server {
+
+// Collective instances of groups carry this bit (fence instances never do).
+inline constexpr uint64_t kGroupInstanceBit = 1ull << 63;
+
+struct group_ops {
+    // The reply of one member's request (body: group_reply, only on success).
+    std::function<void(uint64_t conn, uint32_t request_id, pmix_status_t status, const std::string &message,
+                       const wire::group_reply *reply)>
+        reply;
+    // Start the node collective `instance` over `nodes` (sorted, includes us) with our
+    // contribution; a non-ok Status fails it at once.
+    std::function<Status(uint64_t instance, uint64_t signature, std::vector<uint32_t> nodes, std::vector<uint8_t> blob)>
+        start_collective;
+    std::function<void(uint64_t instance)> cancel_collective;
+    // Has this local rank already died or finalized?
+    std::function<bool(uint32_t rank)> rank_gone;
+    // Members of other namespaces (steps of the job): the collective goes through the job's
+    // rendezvous (connect.h, connect_service::on_group). Empty = PMIX_ERR_NOT_SUPPORTED.
+    std::function<void(uint64_t conn, uint32_t rank, uint32_t request_id, wire::group_request &&req,
+                       uint64_t candidate)>
+        cross_step;
+    // A process set was defined (true) or deleted: raise PMIX_PROCESS_SET_DEFINE / DELETE.
+    std::function<void(const std::string &name, const std::vector<pmix_proc_t> &members, bool defined)> pset_changed;
+};
+
+struct group_pset {
+    std::vector<uint32_t> ranks;
+    uint64_t context_id = 0;
+    bool group = false;  // a constructed group (else a set the step defines)
+};
+
+class group_service {
+public:
+    group_service(const step_info &step, std::vector<uint32_t> node_of, group_ops ops, uint32_t default_timeout_sec);
+
+    // A local member's request (already decoded).
+    void on_request(uint64_t conn, uint32_t rank, uint32_t request_id, wire::group_request &&req);
+    // The node collective `instance` finished: (node, blob) of every member node.
+    void collective_done(uint64_t instance, const std::vector<std::pair<uint32_t, std::span<const uint8_t>>> &blobs);
+    // It failed (a member node was lost, the transport is down).
+    void collective_failed(uint64_t instance, pmix_status_t status, const std::string &message);
+    // A local rank died or finalized: the collectives it has not entered count it as failed.
+    void rank_left(uint32_t rank);
+    // A node of the step is lost: collectives with members there fail.
+    void node_lost(uint32_t node);
+
+    void expire(server_clock::time_point now);
+    std::optional<server_clock::time_point> next_deadline() const;
+
+    // The process sets the step itself defines: one per app of a step of several apps (a spawn
+    // of several apps, plugin/common/mpmd.h), named "<nspace>.app<N>"; read from the step's
+    // environment.
+    void define_step_psets();
+
+    size_t pending() const { return _pending.size(); }
+    // Groups (= process sets) with members on this node, by name.
+    const std::map<std::string, group_pset> &psets() const { return _psets; }
+    std::vector<pmix_proc_t> members_of(const std::string &name) const;
+
+private:
+    struct waiter {
+        uint64_t conn;
+        uint32_t request_id;
+        uint32_t rank;
+    };
+    struct entry {
+        wire::member_state state;
+        InfoArray infos;
+    };
+    struct collective {
+        uint64_t instance = 0;
+        bool destruct = false;
+        std::string name;
+        std::vector<uint32_t> members;  // sorted ranks
+        std::vector<uint32_t> local;    // our members
+        std::vector<uint32_t> nodes;    // member nodes, sorted
+        std::map<uint32_t, entry> accounted;
+        std::vector<waiter> waiters;
+        bool assign_cid = false;
+        bool started = false;
+        server_clock::time_point deadline;
+    };
+    using key = std::pair<bool, std::string>;  // (destruct, name)
+
+    void advance(const key &k);
+    void finish(const key &k, std::vector<std::pair<uint32_t, wire::group_contribution>> &&parts);
+    void fail(const key &k, pmix_status_t status, const std::string &message);
+    std::optional<key> by_instance(uint64_t instance) const;
+
+    step_info _step;
+    std::vector<uint32_t> _node_of;
+    group_ops _ops;
+    uint32_t _default_timeout_sec;
+    uint64_t _next_instance = 1;
+    uint64_t _next_reservation = 1;
+    uint64_t reserve();
+    std::map<key, collective> _pending;
+    std::map<uint64_t, uint64_t> _reservations;  // instance -> the counter value we reserved for it
+    std::map<std::string, group_pset> _psets;
+};
+
+}  // namespace pmixcpp::server

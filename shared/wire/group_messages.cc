@@ -1,0 +1,125 @@
+#include "wire/group_messages.h"
+
+#include <cstring>
+
+namespace pmixcpp::wire {
+
+const char *to_string(group_op op) {
+    switch (op) {
+    case group_op::construct: return "construct";
+    case group_op::destruct: return "destruct";
+    case group_op::join_accept: return "join (accept)";
+    case group_op::join_decline: return "join (decline)";
+    }
+    return "unknown";
+}
+
+bool valid_group_op(uint8_t op) { return op >= 1 && op <= 4; }
+
+const char *to_string(member_state s) {
+    switch (s) {
+    case member_state::joined: return "joined";
+    case member_state::declined: return "declined";
+    case member_state::failed: return "failed";
+    }
+    return "unknown";
+}
+
+namespace {
+
+bool valid_state(uint8_t s) { return s >= 1 && s <= 3; }
+
+Status encode_infos(Writer &w, const InfoArray &a) { return encode_info_array(w, a.data(), a.size()); }
+
+Status encode_proc_list(Writer &w, const std::vector<pmix_proc_t> &procs) {
+    w.put_u32(static_cast<uint32_t>(procs.size()));
+    for (const auto &p : procs) PMIXCPP_RETURN_IF_ERROR(encode_proc(w, p));
+    return Status::success();
+}
+
+Status decode_proc_list(Reader &r, std::vector<pmix_proc_t> *procs) {
+    uint32_t n = 0;
+    PMIXCPP_RETURN_IF_ERROR(r.get_u32(&n));
+    PMIXCPP_RETURN_IF_ERROR(r.take_count(n, 8, sizeof(pmix_proc_t), "group procs", r.proc_limit()));
+    procs->assign(n, pmix_proc_t{});
+    for (auto &p : *procs) PMIXCPP_RETURN_IF_ERROR(decode_proc(r, &p));
+    return Status::success();
+}
+
+}  // namespace
+
+Status encode(Writer &w, const group_request &m) {
+    w.put_u8(m.op);
+    PMIXCPP_RETURN_IF_ERROR(w.put_string(m.name));
+    PMIXCPP_RETURN_IF_ERROR(encode_proc_list(w, m.procs));
+    PMIXCPP_RETURN_IF_ERROR(encode_infos(w, m.directives));
+    return encode_infos(w, m.member_info);
+}
+
+Status decode(Reader &r, group_request *m) {
+    PMIXCPP_RETURN_IF_ERROR(r.get_u8(&m->op));
+    if (!valid_group_op(m->op)) return Status(PMIX_ERR_UNPACK_FAILURE, "unknown group operation " + std::to_string(m->op));
+    PMIXCPP_RETURN_IF_ERROR(r.get_string(&m->name, PMIX_MAX_NSLEN).with_context("group name"));
+    if (m->name.empty()) return Status(PMIX_ERR_UNPACK_FAILURE, "empty group name");
+    PMIXCPP_RETURN_IF_ERROR(decode_proc_list(r, &m->procs).with_context("group members"));
+    PMIXCPP_RETURN_IF_ERROR(decode_info_array(r, &m->directives));
+    return decode_info_array(r, &m->member_info);
+}
+
+Status encode(Writer &w, const group_reply &m) {
+    w.put_u64(m.context_id);
+    w.put_u32(static_cast<uint32_t>(m.members.size()));
+    for (const auto &e : m.members) {
+        PMIXCPP_RETURN_IF_ERROR(encode_proc(w, e.proc));
+        w.put_u8(e.state);
+        PMIXCPP_RETURN_IF_ERROR(encode_infos(w, e.infos));
+    }
+    return Status::success();
+}
+
+Status decode(Reader &r, group_reply *m) {
+    PMIXCPP_RETURN_IF_ERROR(r.get_u64(&m->context_id));
+    uint32_t n = 0;
+    PMIXCPP_RETURN_IF_ERROR(r.get_u32(&n));
+    PMIXCPP_RETURN_IF_ERROR(r.take_count(n, 8 + 1 + 4, sizeof(group_member), "group members", r.proc_limit()));
+    m->members.clear();
+    m->members.resize(n);
+    for (auto &e : m->members) {
+        PMIXCPP_RETURN_IF_ERROR(decode_proc(r, &e.proc));
+        PMIXCPP_RETURN_IF_ERROR(r.get_u8(&e.state));
+        if (!valid_state(e.state)) return Status(PMIX_ERR_UNPACK_FAILURE, "bad group member state");
+        PMIXCPP_RETURN_IF_ERROR(decode_info_array(r, &e.infos));
+    }
+    return Status::success();
+}
+
+Status encode(Writer &w, const group_contribution &m) {
+    w.put_u64(m.reservation);
+    w.put_u32(static_cast<uint32_t>(m.entries.size()));
+    for (const auto &e : m.entries) {
+        w.put_u32(e.rank);
+        w.put_u8(e.state);
+        PMIXCPP_RETURN_IF_ERROR(encode_infos(w, e.infos));
+    }
+    return Status::success();
+}
+
+Status decode_group_contribution(std::span<const uint8_t> bytes, uint32_t ntasks, group_contribution *m) {
+    Reader r(bytes);
+    PMIXCPP_RETURN_IF_ERROR(r.get_u64(&m->reservation));
+    uint32_t n = 0;
+    PMIXCPP_RETURN_IF_ERROR(r.get_u32(&n));
+    PMIXCPP_RETURN_IF_ERROR(r.take_count(n, 4 + 1 + 4, sizeof(group_rank_entry), "group entries", ntasks));
+    m->entries.clear();
+    m->entries.resize(n);
+    for (auto &e : m->entries) {
+        PMIXCPP_RETURN_IF_ERROR(r.get_u32(&e.rank));
+        if (e.rank >= ntasks) return Status(PMIX_ERR_UNPACK_FAILURE, "group entry for rank " + std::to_string(e.rank) + " out of range");
+        PMIXCPP_RETURN_IF_ERROR(r.get_u8(&e.state));
+        if (!valid_state(e.state)) return Status(PMIX_ERR_UNPACK_FAILURE, "bad group member state");
+        PMIXCPP_RETURN_IF_ERROR(decode_info_array(r, &e.infos));
+    }
+    return r.expect_end();
+}
+
+}  // namespace pmixcpp::wire

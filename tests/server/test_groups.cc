@@ -1,0 +1,307 @@
+// group_service (plugin/server/groups.h) without I/O: three nodes' services, their collectives
+// delivered by the test in a shuffled order of contributions.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <random>
+
+#include "../../plugin/server/groups.h"
+#include "client_util.h"
+
+using namespace pmixcpp;
+using namespace pmixcpp::server;
+using pmixcpp::testing::make_infos;
+using pmixcpp::testing::set_info;
+
+namespace {
+
+constexpr const char *kNs = "slurm.5.0";
+
+struct reply_rec {
+    uint64_t conn;
+    uint32_t id;
+    pmix_status_t status;
+    std::string message;
+    uint64_t cid = 0;
+    std::vector<std::pair<uint32_t, uint8_t>> states;  // rank, member_state
+    std::map<uint32_t, size_t> ninfos;
+};
+
+// Three nodes: ranks {0,1} {2,3} {4,5}.
+struct cluster {
+    step_info step;
+    std::vector<uint32_t> node_of{0, 0, 1, 1, 2, 2};
+    std::vector<std::unique_ptr<group_service>> nodes;
+    std::vector<reply_rec> replies;
+    std::set<uint32_t> gone;
+    std::vector<std::pair<std::string, bool>> pset_events;
+    // signature -> (node -> (instance, blob)), and how many nodes the collective has
+    std::map<uint64_t, std::map<uint32_t, std::pair<uint64_t, std::vector<uint8_t>>>> colls;
+    std::map<uint64_t, size_t> coll_nodes;
+    std::mt19937 rng{7};
+
+    cluster() {
+        step.nspace = kNs;
+        step.ntasks = 6;
+        step.node_names = {"n0", "n1", "n2"};
+        step.node_ranks = {{0, 1}, {2, 3}, {4, 5}};
+        for (uint32_t n = 0; n < 3; ++n) {
+            step_info s = step;
+            s.node_id = n;
+            group_ops o;
+            o.reply = [this](uint64_t conn, uint32_t id, pmix_status_t st, const std::string &msg,
+                             const wire::group_reply *r) {
+                reply_rec rec{conn, id, st, msg, 0, {}, {}};
+                if (r) {
+                    rec.cid = r->context_id;
+                    for (const auto &m : r->members) {
+                        rec.states.emplace_back(m.proc.rank, m.state);
+                        rec.ninfos[m.proc.rank] = m.infos.size();
+                    }
+                }
+                replies.push_back(std::move(rec));
+            };
+            o.start_collective = [this, n](uint64_t instance, uint64_t sig, std::vector<uint32_t> ns,
+                                           std::vector<uint8_t> blob) {
+                colls[sig][n] = {instance, std::move(blob)};
+                coll_nodes[sig] = ns.size();
+                return Status::success();
+            };
+            o.cancel_collective = [](uint64_t) {};
+            o.rank_gone = [this](uint32_t r) { return gone.count(r) != 0; };
+            o.pset_changed = [this](const std::string &name, const std::vector<pmix_proc_t> &, bool defined) {
+                pset_events.emplace_back(name, defined);
+            };
+            nodes.push_back(std::make_unique<group_service>(s, node_of, std::move(o), 300));
+        }
+    }
+
+    // Complete every collective all of whose nodes contributed, delivering the blobs shuffled.
+    void deliver() {
+        for (auto it = colls.begin(); it != colls.end();) {
+            if (it->second.size() < coll_nodes[it->first]) {
+                ++it;
+                continue;
+            }
+            std::vector<std::pair<uint32_t, std::span<const uint8_t>>> blobs;
+            for (auto &[node, ib] : it->second) blobs.emplace_back(node, std::span<const uint8_t>(ib.second));
+            for (auto &[node, ib] : it->second) {
+                std::shuffle(blobs.begin(), blobs.end(), rng);
+                nodes[node]->collective_done(ib.first, blobs);
+            }
+            it = colls.erase(it);
+        }
+    }
+
+    void enter(uint32_t rank, wire::group_op op, const std::string &name, std::vector<uint32_t> members,
+               bool assign = true, uint64_t lcid = 0) {
+        wire::group_request req;
+        req.op = static_cast<uint8_t>(op);
+        req.name = name;
+        for (uint32_t r : members) {
+            pmix_proc_t p{};
+            strcpy(p.nspace, kNs);
+            p.rank = r;
+            req.procs.push_back(p);
+        }
+        if (assign) {
+            req.directives = make_infos(1);
+            bool t = true;
+            set_info(req.directives[0], PMIX_GROUP_ASSIGN_CONTEXT_ID, &t, PMIX_BOOL);
+        }
+        if (lcid) {
+            req.member_info = make_infos(1);
+            size_t v = lcid;
+            set_info(req.member_info[0], PMIX_GROUP_LOCAL_CID, &v, PMIX_SIZE);
+        }
+        nodes[node_of[rank]]->on_request(100 + rank, rank, 1, std::move(req));
+    }
+};
+
+}  // namespace
+
+TEST(Groups, ConstructAcrossNodesIsOneCollective) {
+    cluster c;
+    std::vector<uint32_t> all{0, 1, 2, 3, 4, 5};
+    for (uint32_t r : {5u, 0u, 3u, 1u, 4u}) c.enter(r, wire::group_op::construct, "g", all, true, 1000 + r);
+    c.deliver();
+    EXPECT_TRUE(c.replies.empty());  // rank 2 has not entered: node 1 has not contributed
+    c.enter(2, wire::group_op::construct, "g", all, true, 1002);
+    EXPECT_EQ(c.colls.size(), 1u);  // one collective over the three nodes
+    c.deliver();
+    ASSERT_EQ(c.replies.size(), 6u);
+    for (const auto &r : c.replies) {
+        EXPECT_EQ(r.status, PMIX_SUCCESS) << r.message;
+        EXPECT_NE(r.cid, 0u);
+        EXPECT_EQ(r.cid, c.replies[0].cid);
+        ASSERT_EQ(r.states.size(), 6u);
+        for (const auto &[rank, st] : r.states) {
+            EXPECT_EQ(st, static_cast<uint8_t>(wire::member_state::joined));
+            EXPECT_EQ(r.ninfos.at(rank), 1u);
+        }
+    }
+    EXPECT_EQ(c.nodes[0]->psets().count("g"), 1u);
+    EXPECT_EQ(c.nodes[0]->members_of("g").size(), 6u);
+}
+
+TEST(Groups, ConcurrentGroupsGetDistinctContextIds) {
+    cluster c;
+    // Two groups sharing nodes 0 and 1, entered in opposite orders on the two nodes, plus one on
+    // node 2 alone: every context id differs.
+    c.enter(0, wire::group_op::construct, "a", {0, 2});
+    c.enter(3, wire::group_op::construct, "b", {1, 3});
+    c.enter(1, wire::group_op::construct, "b", {1, 3});
+    c.enter(2, wire::group_op::construct, "a", {0, 2});
+    c.enter(4, wire::group_op::construct, "c", {4});
+    c.deliver();
+    ASSERT_EQ(c.replies.size(), 5u);
+    std::map<uint64_t, uint64_t> cid_of;  // conn -> cid
+    for (const auto &r : c.replies) {
+        EXPECT_EQ(r.status, PMIX_SUCCESS);
+        cid_of[r.conn] = r.cid;
+    }
+    EXPECT_EQ(cid_of[100], cid_of[102]);
+    EXPECT_EQ(cid_of[101], cid_of[103]);
+    EXPECT_NE(cid_of[100], cid_of[101]);
+    EXPECT_NE(cid_of[104], cid_of[100]);
+    EXPECT_NE(cid_of[104], cid_of[101]);
+    // Later groups never reuse an id.
+    c.replies.clear();
+    c.enter(0, wire::group_op::construct, "d", {0, 4});
+    c.enter(4, wire::group_op::construct, "d", {0, 4});
+    c.deliver();
+    ASSERT_EQ(c.replies.size(), 2u);
+    for (const auto &[conn, cid] : cid_of) EXPECT_NE(c.replies[0].cid, cid);
+}
+
+TEST(Groups, MemberDyingOrDecliningIsReportedNotWaitedFor) {
+    cluster c;
+    std::vector<uint32_t> all{0, 1, 2, 3};
+    c.enter(0, wire::group_op::construct, "g", all);
+    c.enter(1, wire::group_op::join_decline, "g", all);
+    c.enter(2, wire::group_op::join_accept, "g", all);
+    c.deliver();
+    EXPECT_TRUE(c.replies.empty());
+    c.gone.insert(3);
+    c.nodes[1]->rank_left(3);  // rank 3 dies before entering
+    c.deliver();
+    ASSERT_EQ(c.replies.size(), 3u);
+    std::map<uint32_t, uint8_t> st(c.replies[0].states.begin(), c.replies[0].states.end());
+    EXPECT_EQ(st[0], static_cast<uint8_t>(wire::member_state::joined));
+    EXPECT_EQ(st[1], static_cast<uint8_t>(wire::member_state::declined));
+    EXPECT_EQ(st[2], static_cast<uint8_t>(wire::member_state::joined));
+    EXPECT_EQ(st[3], static_cast<uint8_t>(wire::member_state::failed));
+    // A rank already gone when the collective starts is counted as failed at once.
+    c.replies.clear();
+    c.enter(2, wire::group_op::construct, "h", {2, 3});
+    c.deliver();
+    ASSERT_EQ(c.replies.size(), 1u);
+    EXPECT_EQ(c.replies[0].status, PMIX_SUCCESS);
+}
+
+TEST(Groups, TimeoutsLostNodesAndBadRequestsFailClearly) {
+    cluster c;
+    c.enter(0, wire::group_op::construct, "t", {0, 1});
+    c.nodes[0]->expire(server_clock::now() + std::chrono::seconds(301));
+    ASSERT_EQ(c.replies.size(), 1u);
+    EXPECT_EQ(c.replies[0].status, PMIX_ERR_TIMEOUT);
+    EXPECT_NE(c.replies[0].message.find("1"), std::string::npos);  // names the missing rank
+
+    c.replies.clear();
+    c.enter(0, wire::group_op::construct, "l", {0, 2});
+    c.nodes[0]->node_lost(1);
+    ASSERT_EQ(c.replies.size(), 1u);
+    EXPECT_EQ(c.replies[0].status, PMIX_ERR_NODE_DOWN);
+    EXPECT_EQ(c.nodes[0]->pending(), 0u);
+
+    c.replies.clear();
+    c.enter(0, wire::group_op::construct, "x", {1, 2});  // caller not a member
+    c.enter(0, wire::group_op::construct, "y", {0, 9});  // rank out of the step
+    c.enter(0, wire::group_op::construct, kNs, {0});     // the namespace's own name
+    ASSERT_EQ(c.replies.size(), 3u);
+    for (const auto &r : c.replies) EXPECT_EQ(r.status, PMIX_ERR_BAD_PARAM);
+
+    c.replies.clear();
+    wire::group_request req;
+    req.op = static_cast<uint8_t>(wire::group_op::construct);
+    req.name = "f";
+    pmix_proc_t p{};
+    strcpy(p.nspace, "slurm.5.1");
+    req.procs.push_back(p);
+    c.nodes[0]->on_request(1, 0, 1, std::move(req));
+    ASSERT_EQ(c.replies.size(), 1u);
+    EXPECT_EQ(c.replies[0].status, PMIX_ERR_NOT_SUPPORTED);
+
+    // Entering twice, or with other members, while the collective is in flight.
+    c.replies.clear();
+    c.enter(0, wire::group_op::construct, "z", {0, 2});
+    c.enter(0, wire::group_op::construct, "z", {0, 2});
+    c.enter(1, wire::group_op::construct, "z", {1, 2});
+    ASSERT_EQ(c.replies.size(), 2u);
+    EXPECT_EQ(c.replies[0].status, PMIX_ERR_BAD_PARAM);
+    EXPECT_EQ(c.replies[1].status, PMIX_ERR_BAD_PARAM);
+}
+
+TEST(Groups, DestructDeletesTheProcessSet) {
+    cluster c;
+    c.enter(0, wire::group_op::construct, "p", {0, 1}, false);
+    c.enter(1, wire::group_op::construct, "p", {0, 1}, false);
+    ASSERT_EQ(c.replies.size(), 2u);
+    EXPECT_EQ(c.replies[0].cid, 0u);  // none asked
+    ASSERT_EQ(c.pset_events.size(), 1u);
+    EXPECT_TRUE(c.pset_events[0].second);
+    c.enter(0, wire::group_op::destruct, "p", {0, 1}, false);
+    c.enter(1, wire::group_op::destruct, "p", {0, 1}, false);
+    ASSERT_EQ(c.replies.size(), 4u);
+    EXPECT_EQ(c.nodes[0]->psets().count("p"), 0u);
+    ASSERT_EQ(c.pset_events.size(), 2u);
+    EXPECT_FALSE(c.pset_events[1].second);
+}
+
+TEST(GroupMessages, RoundTripAndBounds) {
+    wire::group_contribution gc;
+    gc.reservation = 9;
+    gc.entries.push_back({3, static_cast<uint8_t>(wire::member_state::joined), make_infos(0)});
+    wire::Writer w;
+    ASSERT_TRUE(wire::encode(w, gc).ok());
+    wire::group_contribution back;
+    ASSERT_TRUE(wire::decode_group_contribution(w.data(), 4, &back).ok());
+    EXPECT_EQ(back.reservation, 9u);
+    ASSERT_EQ(back.entries.size(), 1u);
+    EXPECT_EQ(back.entries[0].rank, 3u);
+    EXPECT_FALSE(wire::decode_group_contribution(w.data(), 3, &back).ok());  // rank 3 not in a 3-rank step
+    std::vector<uint8_t> bad = w.data();
+    bad[8 + 4 + 4] = 7;  // unknown state
+    EXPECT_FALSE(wire::decode_group_contribution(bad, 4, &back).ok());
+
+    wire::group_request req;
+    req.op = 9;
+    req.name = "g";
+    wire::Writer rw;
+    ASSERT_TRUE(wire::encode(rw, req).ok());
+    wire::group_request rback;
+    EXPECT_FALSE(wire::decode_payload(rw.data(), &rback).ok());  // unknown operation
+}
+
+TEST(Groups, AStepOfSeveralAppsDefinesOneSetPerApp) {
+    step_info s;
+    s.nspace = kNs;
+    s.ntasks = 5;
+    s.node_names = {"n0"};
+    s.node_ranks = {{0, 1, 2, 3, 4}};
+    s.job_env = {"PMIXCPP_SPAWN_APP_SIZES=2,3"};
+    group_service g(s, {0, 0, 0, 0, 0}, group_ops{}, 300);
+    g.define_step_psets();
+    ASSERT_EQ(g.psets().size(), 2u);
+    EXPECT_EQ(g.members_of(std::string(kNs) + ".app0").size(), 2u);
+    auto app1 = g.members_of(std::string(kNs) + ".app1");
+    ASSERT_EQ(app1.size(), 3u);
+    EXPECT_EQ(app1[0].rank, 2u);
+    s.job_env = {"PMIXCPP_SPAWN_APP_SIZES=5"};  // one app: no set beyond the namespace
+    group_service one(s, {0, 0, 0, 0, 0}, group_ops{}, 300);
+    one.define_step_psets();
+    EXPECT_TRUE(one.psets().empty());
+}
