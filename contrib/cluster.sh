@@ -235,6 +235,7 @@ ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
 JobAcctGatherType=jobacct_gather/none
 $(accounting_slurm_conf)
+EpilogSlurmctld=$ETC/epilog-slurmctld
 JobCompType=jobcomp/none
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
@@ -270,6 +271,8 @@ EOF
     fi
     : > "$dir/plugstack.conf"
     accounting_write_dbd_conf "$dir"
+    # the plugin's job-end clean-up of allocation jobs, with this cluster's SLURM_CONF
+    printf '#!/bin/sh\nSLURM_CONF=%s exec %s\n' "$CONF" "$CONTRIB_DIR/pmixcpp-epilog-slurmctld" > "$dir/epilog-slurmctld"
 }
 
 # ---------------------------------------------------------------- accounting
@@ -664,7 +667,7 @@ do_start() {
 
     cluster_state || st=$?
     if [ $st = 0 ]; then
-        for f in slurm.conf mpi.conf plugstack.conf topology.conf slurmdbd.conf; do
+        for f in slurm.conf mpi.conf plugstack.conf topology.conf slurmdbd.conf epilog-slurmctld; do
             [ -e "$tmpd/$f" ] || [ -e "$ETC/$f" ] || continue
             cmp -s "$tmpd/$f" "$ETC/$f" || same=0
         done
@@ -701,6 +704,8 @@ do_start() {
     for f in slurm.conf mpi.conf plugstack.conf; do mv -f "$tmpd/$f" "$ETC/$f"; done
     if [ -e "$tmpd/topology.conf" ]; then mv -f "$tmpd/topology.conf" "$ETC/"; else rm -f "$ETC/topology.conf"; fi
     if [ -e "$tmpd/slurmdbd.conf" ]; then mv -f "$tmpd/slurmdbd.conf" "$ETC/"; else rm -f "$ETC/slurmdbd.conf"; fi
+    mv -f "$tmpd/epilog-slurmctld" "$ETC/epilog-slurmctld"
+    chmod 755 "$ETC/epilog-slurmctld"
     rmdir "$tmpd"
     chmod 644 "$ETC"/*.conf
     [ ! -e "$ETC/slurmdbd.conf" ] || chmod 600 "$ETC/slurmdbd.conf"
