@@ -29,6 +29,9 @@
 #   PMIXCPP_TOPOLOGY_CONF     file copied to <conf-dir>/topology.conf [no topology.conf]
 #   PMIXCPP_SLURM_DEBUG       SlurmctldDebug/SlurmdDebug [info]
 #   PMIXCPP_START_TIMEOUT     seconds to wait for idle nodes [60]
+#   PMIXCPP_ACCOUNTING        slurmdbd (slurmdbd + a private MariaDB, enforced limits) or none [slurmdbd]
+#   PMIXCPP_SLURMDBD_PORT     slurmdbd port              [slurmctld port + 2]
+#   PMIXCPP_DB_PORT           MariaDB port (127.0.0.1)   [slurmctld port + 3]
 set -eu
 
 PROG=cluster.sh
@@ -53,11 +56,18 @@ NODE_CPUS=${PMIXCPP_NODE_CPUS:-64}
 DEBUG_LEVEL=${PMIXCPP_SLURM_DEBUG:-info}
 START_TIMEOUT=${PMIXCPP_START_TIMEOUT:-60}
 STOP_TIMEOUT=10
+ACCOUNTING=${PMIXCPP_ACCOUNTING:-slurmdbd}
+case $ACCOUNTING in slurmdbd|none) ;; *) echo "$PROG: error: PMIXCPP_ACCOUNTING must be slurmdbd or none" >&2; exit 1 ;; esac
+DBD_PORT=${PMIXCPP_SLURMDBD_PORT:-$((CTLD_PORT + 2))}
+DB_PORT=${PMIXCPP_DB_PORT:-$((CTLD_PORT + 3))}
+DBDIR=$STATE/db            # MariaDB data directory, socket (owned by the mysql user)
 
 MUNGED=/usr/sbin/munged
 SLURMCTLD=/usr/sbin/slurmctld
 SLURMD=/usr/sbin/slurmd
 SLURMSTEPD=/usr/sbin/slurmstepd
+SLURMDBD=/usr/sbin/slurmdbd
+MARIADBD=/usr/sbin/mariadbd
 
 say() { echo "$PROG: $*"; }
 warn() { echo "$PROG: $*" >&2; }
@@ -72,6 +82,11 @@ ensure_deps() {
              /usr/bin/scontrol /usr/bin/squeue /usr/bin/scancel /usr/bin/ps; do
         [ -x "$b" ] || missing="$missing $b"
     done
+    if [ "$ACCOUNTING" = slurmdbd ]; then
+        for b in "$SLURMDBD" "$MARIADBD" /usr/bin/mariadb-install-db /usr/bin/mariadb /usr/bin/sacctmgr; do
+            [ -x "$b" ] || missing="$missing $b"
+        done
+    fi
     [ -z "$missing" ] && return 0
     say "missing:$missing; running install-deps.sh"
     "$CONTRIB_DIR/install-deps.sh" || die "install-deps.sh failed"
@@ -102,7 +117,8 @@ pid_is_ours() { # pid binary
     [ "$exe" = "$want" ] || [ "$exe" = "$want (deleted)" ] || return 1
     cmd=$(tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null) || return 1
     case $cmd in *"$STATE/"*) return 0 ;; esac
-    return 1
+    # slurmdbd takes no path argument: start_daemon's PMIXCPP_CLUSTER_DIR marks it
+    tr '\0' '\n' 2>/dev/null < "/proc/$pid/environ" | grep -qxF "PMIXCPP_CLUSTER_DIR=$STATE"
 }
 
 recorded_pid() { # name
@@ -113,6 +129,8 @@ daemon_binary() { # name
     case $1 in
         munged) echo "$MUNGED" ;;
         slurmctld) echo "$SLURMCTLD" ;;
+        slurmdbd) echo "$SLURMDBD" ;;
+        mysqld) echo "$MARIADBD" ;;
         slurmd.*) echo "$SLURMD" ;;
     esac
 }
@@ -126,6 +144,8 @@ recorded_names() {
         n=${f##*/}; echo "${n%.pid}"
     done | sort -t n -k 2 -n
     [ -e "$PIDDIR/slurmctld.pid" ] && echo slurmctld
+    [ -e "$PIDDIR/slurmdbd.pid" ] && echo slurmdbd
+    [ -e "$PIDDIR/mysqld.pid" ] && echo mysqld
     [ -e "$PIDDIR/munged.pid" ] && echo munged
     return 0
 }
@@ -163,6 +183,10 @@ port_in_use() { # port
 check_ports() { # N
     local k p busy=
     port_in_use "$CTLD_PORT" && busy="$busy $CTLD_PORT(slurmctld)"
+    if [ "$ACCOUNTING" = slurmdbd ]; then
+        port_in_use "$DBD_PORT" && busy="$busy $DBD_PORT(slurmdbd)"
+        port_in_use "$DB_PORT" && busy="$busy $DB_PORT(mariadb)"
+    fi
     for k in $(seq 1 "$1"); do
         p=$((SLURMD_BASE + k))
         port_in_use "$p" && busy="$busy $p(n$k)"
@@ -210,7 +234,8 @@ TmpFS=$TMPROOT/%n
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
 JobAcctGatherType=jobacct_gather/none
-AccountingStorageType=accounting_storage/none
+$(accounting_slurm_conf)
+EpilogSlurmctld=$ETC/epilog-slurmctld
 JobCompType=jobcomp/none
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
@@ -231,6 +256,7 @@ EOF
             echo "NodeName=n$k NodeHostname=$host NodeAddr=127.0.0.1 Port=$((SLURMD_BASE + k)) CPUs=$NODE_CPUS State=UNKNOWN"
         done
         echo "PartitionName=debug Nodes=n[1-$n] Default=YES OverSubscribe=YES DefaultTime=30 MaxTime=240 State=UP"
+        accounting_partitions "$n"
         [ -z "${PMIXCPP_SLURM_CONF_EXTRA:-}" ] || printf '%s\n' "$PMIXCPP_SLURM_CONF_EXTRA"
     } > "$dir/slurm.conf"
     if [ -n "${PMIXCPP_TOPOLOGY_CONF:-}" ]; then
@@ -244,6 +270,168 @@ EOF
         : > "$dir/mpi.conf"
     fi
     : > "$dir/plugstack.conf"
+    accounting_write_dbd_conf "$dir"
+    # the plugin's job-end clean-up of allocation jobs, with this cluster's SLURM_CONF
+    printf '#!/bin/sh\nSLURM_CONF=%s exec %s\n' "$CONF" "$CONTRIB_DIR/pmixcpp-epilog-slurmctld" > "$dir/epilog-slurmctld"
+}
+
+# ---------------------------------------------------------------- accounting
+# PMIXCPP_ACCOUNTING=slurmdbd (the default): a private MariaDB (mariadbd as the mysql user, data,
+# socket and log under <state>/db, TCP on 127.0.0.1:$DB_PORT), slurmdbd on $DBD_PORT, and
+# slurmctld with AccountingStorageType=accounting_storage/slurmdbd enforcing associations,
+# limits and QOS. The Slurm database is created afresh on every start (slurmctld starts with -c,
+# so job ids start over). Associations made at start:
+#   account pmixcpp: root, nobody, daemon (their default); account ops: root only
+#   partition "ops" (same nodes) admits account ops only (AllowAccounts)
+#   QOS "small": MaxTRESPerUser=node=2, open to nobody and daemon (not their default)
+# PMIXCPP_ACCOUNTING=none: no database, accounting_storage/none, partition "ops" AllowGroups=root.
+DB_ACCT=slurm_acct_db
+DB_USER=slurm
+
+accounting_slurm_conf() {
+    if [ "$ACCOUNTING" = none ]; then
+        echo "AccountingStorageType=accounting_storage/none"
+        return
+    fi
+    cat <<EOF
+AccountingStorageType=accounting_storage/slurmdbd
+AccountingStorageHost=localhost
+AccountingStoragePort=$DBD_PORT
+AccountingStoragePass=$MUNGE_SOCKET
+AccountingStorageEnforce=associations,limits,qos
+EOF
+}
+
+accounting_partitions() { # N
+    if [ "$ACCOUNTING" = none ]; then
+        echo "PartitionName=ops Nodes=n[1-$1] AllowGroups=root OverSubscribe=YES DefaultTime=30 MaxTime=240 State=UP"
+    else
+        echo "PartitionName=ops Nodes=n[1-$1] AllowAccounts=ops OverSubscribe=YES DefaultTime=30 MaxTime=240 State=UP"
+    fi
+}
+
+accounting_password() { # created once per state directory, mode 600
+    local f=$STATE/db.pass
+    if [ ! -s "$f" ]; then
+        (umask 077 && head -c 18 /dev/urandom | base64 | tr -d '/+=' > "$f")
+    fi
+    cat "$f"
+}
+
+accounting_write_dbd_conf() { # dir
+    [ "$ACCOUNTING" = slurmdbd ] || return 0
+    (umask 077 && cat > "$1/slurmdbd.conf" <<EOF
+# Generated by contrib/cluster.sh -- do not edit; it is rewritten on start.
+AuthType=auth/munge
+AuthInfo=socket=$MUNGE_SOCKET
+DbdHost=localhost
+DbdAddr=127.0.0.1
+DbdPort=$DBD_PORT
+SlurmUser=root
+DebugLevel=$DEBUG_LEVEL
+LogFile=$LOGDIR/slurmdbd.log
+PidFile=$RUNDIR/slurmdbd.pid
+StorageType=accounting_storage/mysql
+StorageHost=127.0.0.1
+StoragePort=$DB_PORT
+StorageUser=$DB_USER
+StoragePass=$(accounting_password)
+StorageLoc=$DB_ACCT
+EOF
+    )
+}
+
+db_sql() { # sql...  -- as MariaDB's root, over the private socket (unix_socket authentication)
+    mariadb --no-defaults --socket="$DBDIR/mysqld.sock" -u root -N -B -e "$*"
+}
+
+db_ready() {
+    daemons_died munged mysqld || return 2
+    db_sql "SELECT 1" >/dev/null 2>&1
+}
+
+dbd_ready() {
+    daemons_died munged mysqld slurmdbd || return 2
+    port_in_use "$DBD_PORT"
+}
+
+sacctmgr_q() { slurm sacctmgr -i -Q "$@" >/dev/null; }
+
+accounting_associations() { # sacctmgr's flat file (QOS "small" is made before it is loaded)
+    cat <<EOF
+# qos small: MaxTRESPerUser=node=2
+Cluster - 'pmixcpp'
+Parent - 'root'
+Account - 'pmixcpp':Description='users':Organization='pmixcpp'
+Account - 'ops':Description='operators':Organization='pmixcpp'
+Parent - 'pmixcpp'
+User - 'root':DefaultAccount='pmixcpp':AdminLevel='Administrator'
+User - 'nobody':DefaultAccount='pmixcpp':QOS='normal,small'
+User - 'daemon':DefaultAccount='pmixcpp':QOS='normal,small'
+Parent - 'ops'
+User - 'root':DefaultAccount='pmixcpp':AdminLevel='Administrator'
+EOF
+}
+
+accounting_start() {
+    [ "$ACCOUNTING" = slurmdbd ] || return 0
+    local t0 pass
+    t0=$(date +%s.%N)
+    id mysql >/dev/null 2>&1 || fail_start "no user 'mysql' (install mariadb-server)"
+    if [ ! -d "$DBDIR/data/mysql" ]; then
+        rm -rf "$DBDIR"
+        mkdir -p "$DBDIR/data"
+        chown -R mysql:mysql "$DBDIR"
+        chmod 750 "$DBDIR"
+        mariadb-install-db --no-defaults --datadir="$DBDIR/data" --user=mysql \
+            --auth-root-authentication-method=socket --skip-test-db >"$LOGDIR/mariadb-install.out" 2>&1 ||
+            fail_start "mariadb-install-db failed (see $LOGDIR/mariadb-install.out)"
+    fi
+    rm -f "$DBDIR/mysqld.sock"
+    start_daemon mysqld "$LOGDIR/mysqld.out" "$MARIADBD" --no-defaults --user=mysql \
+        --datadir="$DBDIR/data" --socket="$DBDIR/mysqld.sock" --port="$DB_PORT" --bind-address=127.0.0.1 \
+        --pid-file="$DBDIR/mysqld.pid" --log-error="$DBDIR/mysqld.log" --skip-name-resolve \
+        --innodb-buffer-pool-size=128M --innodb-log-file-size=32M --innodb-lock-wait-timeout=900 \
+        --innodb-flush-log-at-trx-commit=2 --innodb-fast-shutdown=2 --max-allowed-packet=64M
+    wait_until 60 db_ready || fail_start "mariadbd exited or does not answer on $DBDIR/mysqld.sock"
+    pass=$(accounting_password)
+    accounting_associations > "$ETC/associations.cfg"
+    if [ -s "$DBDIR/associations.done" ] && cmp -s "$ETC/associations.cfg" "$DBDIR/associations.done" &&
+       db_sql "SELECT 1 FROM $DB_ACCT.pmixcpp_assoc_table LIMIT 1" >/dev/null 2>&1; then
+        # same associations as last time: keep them, forget the jobs (job ids start over with -c)
+        db_sql "$(db_sql "SELECT CONCAT('TRUNCATE TABLE $DB_ACCT.', table_name, ';') FROM information_schema.tables
+                          WHERE table_schema = '$DB_ACCT' AND table_name LIKE 'pmixcpp\_%'
+                          AND table_name NOT IN ('pmixcpp_assoc_table', 'pmixcpp_wckey_table')")" ||
+            fail_start "cannot clear the job tables of the database"
+        start_daemon slurmdbd "$LOGDIR/slurmdbd.out" "$SLURMDBD" -D
+        wait_until 60 dbd_ready || fail_start "slurmdbd exited or does not listen on port $DBD_PORT"
+    else
+        rm -f "$DBDIR/associations.done"
+        db_sql "DROP DATABASE IF EXISTS $DB_ACCT;
+                CREATE USER IF NOT EXISTS '$DB_USER'@'127.0.0.1' IDENTIFIED BY '$pass';
+                ALTER USER '$DB_USER'@'127.0.0.1' IDENTIFIED BY '$pass';
+                GRANT ALL ON $DB_ACCT.* TO '$DB_USER'@'127.0.0.1';" ||
+            fail_start "cannot prepare the database"
+        start_daemon slurmdbd "$LOGDIR/slurmdbd.out" "$SLURMDBD" -D
+        wait_until 60 dbd_ready || fail_start "slurmdbd exited or does not listen on port $DBD_PORT"
+        # one load of a flat file (each sacctmgr call costs about a second)
+        { sacctmgr_q add qos small MaxTRESPerUser=node=2 &&
+          sacctmgr_q load file="$ETC/associations.cfg"; } ||
+            fail_start "sacctmgr could not create the associations (see $LOGDIR/slurmdbd.log)"
+        cp "$ETC/associations.cfg" "$DBDIR/associations.done"
+    fi
+    say "accounting: mariadb + slurmdbd ready in $(awk -v s="$t0" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }') s (slurmdbd port $DBD_PORT, db port $DB_PORT)"
+}
+
+accounting_stop() { # after slurmctld: slurmdbd, then the database
+    local name pid
+    for name in slurmdbd mysqld; do
+        pid=$(recorded_pid "$name")
+        if pid_is_ours "$pid" "$(daemon_binary "$name")"; then
+            say "stopping $name: $pid"
+            terminate 30 "$pid"
+        fi
+    done
 }
 
 # ---------------------------------------------------------------- helpers
@@ -251,7 +439,8 @@ slurm() { SLURM_CONF=$CONF "$@"; }
 
 show_logs() {
     local f
-    for f in "$LOGDIR"/munged.log "$LOGDIR"/munged.out "$LOGDIR"/slurmctld.log "$LOGDIR"/slurmctld.out \
+    for f in "$LOGDIR"/munged.log "$LOGDIR"/munged.out "$DBDIR"/mysqld.log "$LOGDIR"/slurmdbd.log \
+             "$LOGDIR"/slurmdbd.out "$LOGDIR"/slurmctld.log "$LOGDIR"/slurmctld.out \
              "$LOGDIR"/slurmd.n*.log "$LOGDIR"/slurmd.n*.out; do
         [ -s "$f" ] || continue
         # with -D the daemons copy their log to stdout: show the .out only if no .log
@@ -428,7 +617,7 @@ do_stop() {
 
     # slurmd and slurmctld first (munged last: the daemons talk to it on the way out)
     for n in $(recorded_names); do
-        [ "$n" = munged ] && continue
+        case $n in munged|slurmdbd|mysqld) continue ;; esac
         pid=$(recorded_pid "$n")
         if pid_is_ours "$pid" "$(daemon_binary "$n")"; then
             daemons="$daemons $pid"
@@ -453,6 +642,7 @@ do_stop() {
         terminate 1 $stepds
     fi
 
+    accounting_stop
     pid=$(recorded_pid munged)
     if pid_is_ours "$pid" "$MUNGED"; then
         say "stopping munged: $pid"
@@ -477,7 +667,7 @@ do_start() {
 
     cluster_state || st=$?
     if [ $st = 0 ]; then
-        for f in slurm.conf mpi.conf plugstack.conf topology.conf; do
+        for f in slurm.conf mpi.conf plugstack.conf topology.conf slurmdbd.conf epilog-slurmctld; do
             [ -e "$tmpd/$f" ] || [ -e "$ETC/$f" ] || continue
             cmp -s "$tmpd/$f" "$ETC/$f" || same=0
         done
@@ -513,8 +703,12 @@ do_start() {
     rm -f "$LOGDIR"/*.old.old 2>/dev/null || true
     for f in slurm.conf mpi.conf plugstack.conf; do mv -f "$tmpd/$f" "$ETC/$f"; done
     if [ -e "$tmpd/topology.conf" ]; then mv -f "$tmpd/topology.conf" "$ETC/"; else rm -f "$ETC/topology.conf"; fi
+    if [ -e "$tmpd/slurmdbd.conf" ]; then mv -f "$tmpd/slurmdbd.conf" "$ETC/"; else rm -f "$ETC/slurmdbd.conf"; fi
+    mv -f "$tmpd/epilog-slurmctld" "$ETC/epilog-slurmctld"
+    chmod 755 "$ETC/epilog-slurmctld"
     rmdir "$tmpd"
     chmod 644 "$ETC"/*.conf
+    [ ! -e "$ETC/slurmdbd.conf" ] || chmod 600 "$ETC/slurmdbd.conf"
     mkdir -p "$SPOOL/slurmctld"
     for k in $(seq 1 "$n"); do
         mkdir -p "$SPOOL/n$k" "$TMPROOT/n$k"
@@ -532,6 +726,8 @@ do_start() {
         --pid-file="$RUNDIR/munged.pid" --log-file="$LOGDIR/munged.log" \
         --seed-file="$MUNGEDIR/munged.seed" --num-threads=4
     wait_until 10 munge_ready || fail_start "munged exited or did not create $MUNGE_SOCKET"
+
+    accounting_start
 
     start_daemon slurmctld "$LOGDIR/slurmctld.out" "$SLURMCTLD" -D -c -f "$CONF"
     wait_until 20 ctld_ready || fail_start "slurmctld exited or does not answer (port $CTLD_PORT)"

@@ -18,11 +18,13 @@ PACKAGES="
 g++ make autoconf automake libtool pkg-config dpkg-dev clang libclang-rt-14-dev
 libevent-dev libssl-dev libhwloc-dev hwloc libucx-dev ucx-utils libgtest-dev libslurm-dev
 slurmctld slurmd slurm-client slurm-wlm-basic-plugins munge
+slurmdbd mariadb-server mariadb-client
 libpmix-dev openmpi-bin libopenmpi-dev python3-mpi4py
 hyperfine procps
 debhelper lintian fakeroot groff-base
 "
-SERVICE_PACKAGES="munge slurmd slurmctld"
+SERVICE_PACKAGES="munge slurmd slurmctld slurmdbd mariadb-server"
+SERVICE_NAMES="munge slurmd slurmctld slurmdbd mariadb"
 
 say() { echo "install-deps: $*" >&2; }
 die() { say "error: $*"; exit 1; }
@@ -72,12 +74,12 @@ kill_by_pidfile() { # pidfile binary
 
 stop_system_services() {
     if command -v systemctl >/dev/null 2>&1 && [ -d /run/systemd/system ]; then
-        for s in $SERVICE_PACKAGES; do
+        for s in $SERVICE_NAMES; do
             systemctl disable --now "$s" >/dev/null 2>&1 || true
         done
     else
         # no running systemd: the package scripts use the SysV init scripts
-        for s in $SERVICE_PACKAGES; do
+        for s in $SERVICE_NAMES; do
             if [ -x "/etc/init.d/$s" ] && command -v update-rc.d >/dev/null 2>&1; then
                 update-rc.d "$s" disable >/dev/null 2>&1 || true
             fi
@@ -89,6 +91,8 @@ stop_system_services() {
     kill_by_pidfile /var/run/slurmd.pid /usr/sbin/slurmd
     kill_by_pidfile /run/slurmctld.pid /usr/sbin/slurmctld
     kill_by_pidfile /var/run/slurmctld.pid /usr/sbin/slurmctld
+    kill_by_pidfile /run/slurmdbd.pid /usr/sbin/slurmdbd
+    kill_by_pidfile /run/mysqld/mysqld.pid /usr/sbin/mariadbd
 }
 
 missing=$(missing_packages | tr '\n' ' ')

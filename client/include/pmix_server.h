@@ -220,7 +220,9 @@ PMIX_EXPORT pmix_status_t PMIx_server_deregister_resources(pmix_info_t info[], s
  *      PMIx_server_init with PMIX_SERVER_SCHEDULER; without it they return
  *      PMIX_ERR_NOT_SUPPORTED). The cost matrix is reported in fabric->info:
  *      PMIX_FABRIC_COST_MATRIX (PMIX_POINTER to uint16_t *rows[nverts], row-major, not assumed
- *      symmetric) and PMIX_FABRIC_NUM_VERTICES (PMIX_SIZE). ---- */
+ *      symmetric) and PMIX_FABRIC_NUM_VERTICES (PMIX_SIZE) -- or, in a program compiled with
+ *      PMIXCPP_FABRIC_SEED_LAYOUT (pmix_common.h), in fabric->commcost[i][j] and
+ *      fabric->nverts, the PMIx standard v4.0 layout. ---- */
 #ifndef PMIX_NETWORK_PLANE
 #define PMIX_NETWORK_PLANE                      "pmix.net.plane"            /* char* */
 #endif

@@ -31,6 +31,10 @@
 
 namespace pmixcpp::alloc {
 
+// pmixcpp's own attribute (bool, NEW only): the allocation outlives the step that asked for it
+// and ends with the requesting job at the latest (its time limit never passes the job's).
+inline constexpr const char *kAllocKeep = "pmixcpp.alloc.keep";
+
 enum class directive : uint8_t {
     new_allocation = PMIX_ALLOC_NEW,
     extend = PMIX_ALLOC_EXTEND,

@@ -59,11 +59,10 @@ scheduler_context::~scheduler_context() {
     if (_thread.joinable()) _thread.join();
     std::lock_guard<std::mutex> g(_lock);
     for (pmix_fabric_t *f : _fabrics) {
-        delete static_cast<fabric_state *>(f->module);
+        auto *st = static_cast<fabric_state *>(f->module);
+        clear_fabric_fields(f, st != nullptr && st->seed_layout);
+        delete st;
         f->module = nullptr;
-        info_array_free(f->info, f->ninfo);
-        f->info = nullptr;
-        f->ninfo = 0;
     }
 }
 
@@ -83,7 +82,29 @@ std::map<std::string, std::vector<nic>> scheduler_context::nics_by_node() const 
     return out;
 }
 
+void clear_fabric_fields(pmix_fabric_t *fabric, bool seed_layout) {
+    if (seed_layout) {
+        auto *seed = reinterpret_cast<seed_fabric *>(fabric);
+        seed->commcost = nullptr;
+        seed->nverts = 0;
+        return;
+    }
+    info_array_free(fabric->info, fabric->ninfo);
+    fabric->info = nullptr;
+    fabric->ninfo = 0;
+}
+
 Status fill_fabric_info(pmix_fabric_t *fabric, fabric_state *st, cost_matrix matrix) {
+    if (st->seed_layout) {
+        if (matrix.size() > UINT32_MAX) return Status(PMIX_ERR_BAD_PARAM, "too many vertices for nverts");
+        st->matrix = std::move(matrix);
+        st->rows.assign(st->matrix.size(), nullptr);
+        for (size_t i = 0; i < st->matrix.size(); ++i) st->rows[i] = st->matrix.cost.data() + i * st->matrix.size();
+        auto *seed = reinterpret_cast<seed_fabric *>(fabric);
+        seed->commcost = st->rows.empty() ? nullptr : st->rows.data();
+        seed->nverts = static_cast<uint32_t>(st->matrix.size());
+        return Status::success();
+    }
     auto *info = static_cast<pmix_info_t *>(calloc(4, sizeof(pmix_info_t)));
     if (info == nullptr) return Status(PMIX_ERR_NOMEM, "out of memory");
     st->matrix = std::move(matrix);
@@ -114,7 +135,8 @@ Status scheduler_context::fill(pmix_fabric_t *fabric, fabric_state *st) {
     return fill_fabric_info(fabric, st, build_cost_matrix(tree.value(), nics_by_node()));
 }
 
-Status scheduler_context::register_fabric(pmix_fabric_t *fabric, const pmix_info_t *dirs, size_t ndirs) {
+Status scheduler_context::register_fabric(pmix_fabric_t *fabric, const pmix_info_t *dirs, size_t ndirs,
+                                          bool seed_layout) {
     if (fabric == nullptr) return Status(PMIX_ERR_BAD_PARAM, "fabric is NULL");
     std::string plane = info_string(dirs, ndirs, PMIX_NETWORK_PLANE);
     if (plane.empty()) plane = info_string(dirs, ndirs, PMIX_FABRIC_PLANE);
@@ -122,6 +144,7 @@ Status scheduler_context::register_fabric(pmix_fabric_t *fabric, const pmix_info
     if (plane != "default") return Status(PMIX_ERR_NOT_FOUND, "no network plane '" + plane + "' (only 'default')");
     auto st = std::make_unique<fabric_state>();
     st->plane = plane;
+    st->seed_layout = seed_layout;
     if (const pmix_info_t *h = find_info(dirs, ndirs, PMIXCPP_FABRIC_EVHDLR)) {
         if (h->value.type != PMIX_POINTER || h->value.data.ptr == nullptr)
             return Status(PMIX_ERR_BAD_PARAM, PMIXCPP_FABRIC_EVHDLR " must be a non-NULL pointer");
@@ -156,11 +179,10 @@ Status scheduler_context::deregister_fabric(pmix_fabric_t *fabric) {
 }
 
 void release_fabric(pmix_fabric_t *fabric) {
-    delete static_cast<fabric_state *>(fabric->module);
+    auto *st = static_cast<fabric_state *>(fabric->module);
+    clear_fabric_fields(fabric, st != nullptr && st->seed_layout);
+    delete st;
     fabric->module = nullptr;
-    info_array_free(fabric->info, fabric->ninfo);
-    fabric->info = nullptr;
-    fabric->ninfo = 0;
     free(fabric->name);
     fabric->name = nullptr;
 }

@@ -8,6 +8,7 @@
 #include <pmix_server.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <condition_variable>
 #include <map>
 #include <mutex>
@@ -41,13 +42,36 @@ struct fabric_handler {
 struct fabric_state {
     std::string plane;
     cost_matrix matrix;
-    std::vector<uint16_t *> rows;  // PMIX_FABRIC_COST_MATRIX points here
+    std::vector<uint16_t *> rows;  // PMIX_FABRIC_COST_MATRIX (or the seed layout's commcost) points here
     std::vector<fabric_handler> handlers;
+    bool seed_layout = false;      // the caller's struct is seed_fabric (below), not pmix_fabric_t
 };
+
+// pmix_fabric_t as the PMIx standard v4.0's scheduler chapter defines it (a program compiled with
+// PMIXCPP_FABRIC_SEED_LAYOUT, see pmix_common.h): commcost/nverts where OpenPMIx 4.2.2 has
+// info/ninfo. The library is built with the 4.2.2 layout; the *_seed entry points hand it the
+// caller's struct as a pmix_fabric_t and fabric_state::seed_layout says how to fill it.
+struct seed_fabric {
+    char *name;
+    size_t index;
+    uint16_t **commcost;
+    uint32_t nverts;
+    void *module;
+};
+static_assert(sizeof(seed_fabric) == sizeof(pmix_fabric_t));
+static_assert(offsetof(seed_fabric, name) == offsetof(pmix_fabric_t, name));
+static_assert(offsetof(seed_fabric, index) == offsetof(pmix_fabric_t, index));
+static_assert(offsetof(seed_fabric, commcost) == offsetof(pmix_fabric_t, info));
+static_assert(offsetof(seed_fabric, nverts) == offsetof(pmix_fabric_t, ninfo));
+static_assert(offsetof(seed_fabric, module) == offsetof(pmix_fabric_t, module));
+
+// Free the matrix fields of `fabric` in the given layout (info/ninfo, or commcost/nverts, which
+// point into a fabric_state and are only cleared) and set them empty.
+void clear_fabric_fields(pmix_fabric_t *fabric, bool seed_layout);
 
 // Make `matrix` st's matrix and point fabric->info at it: PMIX_FABRIC_COST_MATRIX (PMIX_POINTER to uint16_t *rows[n]),
 // PMIX_FABRIC_NUM_VERTICES, PMIX_FABRIC_PLANE, PMIX_FABRIC_INDEX (= fabric->index); the previous
-// info is freed. On failure nothing changes. Shared by the scheduler context and the client's
+// info is freed. With st->seed_layout: commcost = rows, nverts = n instead. On failure nothing changes. Shared by the scheduler context and the client's
 // PMIx_Fabric_register.
 Status fill_fabric_info(pmix_fabric_t *fabric, fabric_state *st, cost_matrix matrix);
 
@@ -61,7 +85,7 @@ public:
 
     bool scheduler() const { return _scheduler; }
 
-    Status register_fabric(pmix_fabric_t *fabric, const pmix_info_t *dirs, size_t ndirs);
+    Status register_fabric(pmix_fabric_t *fabric, const pmix_info_t *dirs, size_t ndirs, bool seed_layout = false);
     Status deregister_fabric(pmix_fabric_t *fabric);
     Status vertex_info(pmix_fabric_t *fabric, uint32_t i, pmix_value_t *vertex, char **nodename);
     Status vertex_index(pmix_fabric_t *fabric, const pmix_value_t *vertex, uint32_t *i);

@@ -144,6 +144,31 @@ PMIX_EXPORT pmix_status_t PMIx_server_get_index(pmix_fabric_t *fabric, pmix_valu
     });
 }
 
+// The seed layout's entry points (PMIXCPP_FABRIC_SEED_LAYOUT, pmix_common.h): the caller's struct
+// is a seed_fabric; vertex lookups read only the module, which both layouts share.
+PMIX_EXPORT pmix_status_t PMIx_server_register_fabric_seed(pmix_fabric_t *fabric, const pmix_info_t directives[],
+                                                           size_t ndirs) {
+    return guard(__func__, [&]() -> Status {
+        auto ctx = require_scheduler();
+        if (!ctx.ok()) return ctx.status();
+        if (ndirs > 0 && directives == nullptr) return Status(PMIX_ERR_BAD_PARAM, "directives is NULL");
+        return ctx.value()->register_fabric(fabric, directives, ndirs, true);
+    });
+}
+
+PMIX_EXPORT pmix_status_t PMIx_server_deregister_fabric_seed(pmix_fabric_t *fabric) {
+    return PMIx_server_deregister_fabric(fabric);
+}
+
+PMIX_EXPORT pmix_status_t PMIx_server_get_vertex_info_seed(pmix_fabric_t *fabric, uint32_t i, pmix_value_t *vertex,
+                                                           char **nodename) {
+    return PMIx_server_get_vertex_info(fabric, i, vertex, nodename);
+}
+
+PMIX_EXPORT pmix_status_t PMIx_server_get_index_seed(pmix_fabric_t *fabric, pmix_value_t *vertex, uint32_t *i) {
+    return PMIx_server_get_index(fabric, vertex, i);
+}
+
 PMIX_EXPORT pmix_status_t PMIx_server_collect_inventory(pmix_info_t directives[], size_t ndirs,
                                                         pmix_info_cbfunc_t cbfunc, void *cbdata) {
     return guard(__func__, [&]() -> Status {

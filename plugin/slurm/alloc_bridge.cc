@@ -5,8 +5,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <set>
 
 #include "../common/alloc_agent.h"
@@ -69,7 +72,14 @@ bool hopeless(uint32_t reason) {
     case FAIL_ACCOUNT:
     case FAIL_QOS:
     case WAIT_QOS_MAX_NODE_PER_JOB:
-    case WAIT_ASSOC_MAX_NODE_PER_JOB: return true;
+    case WAIT_ASSOC_MAX_NODE_PER_JOB:
+    // Limits that count the requesting job's own nodes, or an account or QOS the partition does
+    // not admit: they cannot clear while the requester runs.
+    case WAIT_ACCOUNT:
+    case WAIT_QOS:
+    case WAIT_QOS_MAX_NODE_PER_USER:
+    case WAIT_ASSOC_GRP_NODE:
+    case WAIT_QOS_GRP_NODE: return true;
     default: return false;
     }
 }
@@ -83,6 +93,10 @@ struct job_snapshot {
     std::string batch_host;
     uint32_t reason_code = 0;
     std::string reason;
+    std::string account;
+    std::string qos;
+    std::string name;
+    uint32_t user_id = 0;
 };
 
 Result<job_snapshot> load_job(uint32_t job_id) {
@@ -102,6 +116,10 @@ Result<job_snapshot> load_job(uint32_t job_id) {
     s.partition = j.partition ? j.partition : "";
     s.batch_host = j.batch_host ? j.batch_host : "";
     s.reason_code = j.state_reason;
+    s.account = j.account ? j.account : "";
+    s.qos = j.qos ? j.qos : "";
+    s.name = j.name ? j.name : "";
+    s.user_id = j.user_id;
     if (j.state_desc && *j.state_desc)
         s.reason = j.state_desc;
     else
@@ -124,6 +142,21 @@ std::string minus(const std::string &after, const std::string &before) {
     for (auto &n : a)
         if (!bs.count(n)) out.push_back(n);
     return hostlist::compress(out);
+}
+
+// A helper or NEW allocation is charged like the job that asked for it: same account and QOS,
+// so the site's association and QOS limits see it as that job's.
+void inherit_charging(job_desc_msg_t &d, const job_snapshot &job) {
+    if (!job.account.empty()) d.account = const_cast<char *>(job.account.c_str());
+    if (!job.qos.empty()) d.qos = const_cast<char *>(job.qos.c_str());
+}
+
+// Minutes left of the job's time limit (rounded down, at least 1); nullopt when it has none.
+std::optional<uint32_t> minutes_left(uint32_t job_id, uint32_t time_limit) {
+    if (time_limit == INFINITE || time_limit == NO_VAL) return std::nullopt;
+    long left = slurm_get_rem_time(job_id);
+    if (left < 0) return time_limit;
+    return static_cast<uint32_t>(std::max<long>(1, left / 60));
 }
 
 // job_desc for an allocation: the fields a spec sets; strings are owned by the caller's storage.
@@ -196,6 +229,11 @@ void alloc_bridge::submit(int fd, std::vector<uint8_t> body) {
 }
 
 void alloc_bridge::run() {
+    try {
+        reap_orphans(_ctx.job_id);
+    } catch (const std::exception &e) {
+        PMIXCPP_LOG_ERROR("allocation bridge: %s", e.what());
+    }
     auto next_poll = alloc::alloc_clock::now() + kPollInterval;
     for (;;) {
         std::deque<incoming> work;
@@ -226,6 +264,15 @@ void alloc_bridge::run() {
         if (r->slurm_job) slurm_kill_job(r->slurm_job, SIGKILL, 0);
         fail(*r, PMIX_ERR_JOB_CANCELED, "the step ended before Slurm answered", alloc::req_state::cancelled);
     }
+    // NEW allocations belong to the step that asked: they end with it (unless kept, see do_new).
+    for (const auto &[id, slurm_job] : _owned) {
+        PMIXCPP_LOG_INFO("allocation %s: step %u.%u ended, ending its job %u", id.c_str(), _ctx.job_id,
+                         _ctx.step_id, slurm_job);
+        if (slurm_kill_job(slurm_job, SIGKILL, 0) != SLURM_SUCCESS && slurm_get_errno() != ESLURM_ALREADY_DONE &&
+            slurm_get_errno() != ESLURM_INVALID_JOB_ID)
+            PMIXCPP_LOG_WARNING("allocation %s: end job %u: %s", id.c_str(), slurm_job, slurm_error_text().c_str());
+    }
+    _owned.clear();
     std::lock_guard<std::mutex> lock(_mutex);
     for (auto &in : _queue) close(in.fd);
     _queue.clear();
@@ -295,6 +342,17 @@ void alloc_bridge::handle_allocate(int fd, alloc::agent_request &&req) {
         return answer(fd, rep);
     }
     alloc::request_record &r = *rec.value();
+    if (const pmix_info_t *k = alloc::find_info(req.infos, alloc::kAllocKeep)) {
+        if (k->value.type != PMIX_BOOL && k->value.type != PMIX_UNDEF) {
+            alloc::agent_reply rep;
+            rep.status = PMIX_ERR_BAD_PARAM;
+            rep.message = std::string(alloc::kAllocKeep) + " must be a PMIX_BOOL";
+            (void)_table.transition(r, alloc::req_state::failed, PMIX_ERR_BAD_PARAM, rep.message);
+            return answer(fd, rep);
+        }
+        const bool keep = k->value.type == PMIX_UNDEF || k->value.data.flag;
+        if (keep && r.what.dir == alloc::directive::new_allocation) _keep.insert(r.id);
+    }
     uint64_t waiter = _next_waiter++;
     _waiters[waiter] = fd;
     r.waiter = waiter;
@@ -355,16 +413,85 @@ void alloc_bridge::fail(alloc::request_record &r, pmix_status_t status, const st
     r.waiter = 0;
 }
 
+// --- job-level clean-up ------------------------------------------------------------------------
+// Slurm jobs this plugin creates for a step are named after the request:
+//   pmixcpp-alloc.<job>.<step>.<n>   a NEW allocation owned by step <job>.<step>
+//   pmixcpp-expand.<job>.<step>.<n>  a helper of an EXTEND / REACQUIRE of job <job>
+//   pmixcpp-kept.<job>.<step>.<n>    a NEW allocation asked with pmixcpp.alloc.keep (outlives the step)
+// A srun killed with SIGKILL cannot end them; the next step of the job does (this function, from
+// its srun, as the user) and the job's end does (contrib/pmixcpp-epilog-slurmctld). Their time
+// limits never pass the job's own either way.
+
+namespace {
+// "<prefix><job>.<step>.<n>" -> step, if the name has that shape for `job_id`
+std::optional<uint32_t> step_of_name(const std::string &name, const std::string &prefix, uint32_t job_id) {
+    const std::string head = prefix + std::to_string(job_id) + ".";
+    if (name.compare(0, head.size(), head) != 0) return std::nullopt;
+    const char *p = name.c_str() + head.size();
+    char *end = nullptr;
+    errno = 0;
+    unsigned long step = std::strtoul(p, &end, 10);
+    if (end == p || *end != '.' || errno != 0 || step > UINT32_MAX) return std::nullopt;
+    return static_cast<uint32_t>(step);
+}
+
+bool step_running(uint32_t job_id, uint32_t step_id) {
+    job_step_info_response_msg_t *msg = nullptr;
+    if (slurm_get_job_steps(0, job_id, step_id, &msg, SHOW_ALL) != SLURM_SUCCESS) {
+        // not found: gone; any other error: assume it runs (never end what might be in use)
+        int err = slurm_get_errno();
+        return !(err == ESLURM_INVALID_JOB_ID || err == ESLURM_ALREADY_DONE);
+    }
+    bool found = msg != nullptr && msg->job_step_count > 0;
+    if (msg) slurm_free_job_step_info_response_msg(msg);
+    return found;
+}
+}  // namespace
+
+void alloc_bridge::reap_orphans(uint32_t job_id) {
+    job_info_msg_t *msg = nullptr;
+    if (slurm_load_job_user(&msg, getuid(), SHOW_ALL) != SLURM_SUCCESS) {
+        PMIXCPP_LOG_VERBOSE("allocation bridge: cannot list the user's jobs: %s", slurm_error_text().c_str());
+        return;
+    }
+    std::vector<std::pair<uint32_t, std::string>> orphans;
+    for (uint32_t i = 0; msg && i < msg->record_count; ++i) {
+        const slurm_job_info_t &j = msg->job_array[i];
+        if (j.name == nullptr || j.user_id != getuid()) continue;
+        const uint32_t base = j.job_state & JOB_STATE_BASE;
+        if (base != JOB_PENDING && base != JOB_RUNNING && base != JOB_SUSPENDED) continue;
+        const std::string name = j.name;
+        std::optional<uint32_t> step = step_of_name(name, "pmixcpp-alloc.", job_id);
+        if (!step) step = step_of_name(name, "pmixcpp-expand.", job_id);
+        if (step && !step_running(job_id, *step)) orphans.emplace_back(j.job_id, name);
+    }
+    if (msg) slurm_free_job_info_msg(msg);
+    for (const auto &[id, name] : orphans) {
+        PMIXCPP_LOG_INFO("allocation bridge: job %u (%s) outlived the step that asked for it: ending it", id,
+                         name.c_str());
+        if (slurm_kill_job(id, SIGKILL, 0) != SLURM_SUCCESS && slurm_get_errno() != ESLURM_ALREADY_DONE)
+            PMIXCPP_LOG_WARNING("allocation bridge: end job %u: %s", id, slurm_error_text().c_str());
+    }
+}
+
 // --- NEW ------------------------------------------------------------------------------------
 
 void alloc_bridge::do_new(alloc::request_record &r) {
+    auto job = load_job(_ctx.job_id);
+    if (!job.ok()) return fail(r, job.status().code(), job.status().message());
+    const bool keep = _keep.count(r.id) != 0;
     job_desc_msg_t d;
     slurm_init_job_desc_msg(&d);
-    std::string name = "pmixcpp-alloc." + r.id;
+    std::string name = (keep ? "pmixcpp-kept." : "pmixcpp-alloc.") + r.id;
     std::string partition = r.what.queue;
     d.name = const_cast<char *>(name.c_str());
     if (!partition.empty()) d.partition = const_cast<char *>(partition.c_str());
     fill_desc(d, r.what, r.what.num_nodes.value_or(0), r.what.node_list);
+    inherit_charging(d, *job);
+    // A time limit always: PMIX_ALLOC_TIME, never beyond what is left of the requesting job's.
+    std::optional<uint32_t> left = minutes_left(_ctx.job_id, job->time_limit);
+    if (left) d.time_limit = d.time_limit == NO_VAL ? *left : std::min(d.time_limit, *left);
+    if (d.time_limit != NO_VAL) r.time_limit_min = d.time_limit;
     resource_allocation_response_msg_t *resp = nullptr;
     if (slurm_allocate_resources(&d, &resp) != SLURM_SUCCESS) {
         Status st = slurm_failure("new allocation");
@@ -380,10 +507,17 @@ void alloc_bridge::do_new(alloc::request_record &r) {
         return check_pending(r);
     }
     r.node_list = nodes;
+    grant_new(r);
+}
+
+void alloc_bridge::grant_new(alloc::request_record &r) {
     alloc::info_builder b;
     b.add_string(PMIX_JOBID, std::to_string(r.slurm_job));
-    b.add_string(PMIX_ALLOC_NODE_LIST, nodes);
-    b.add_u64(PMIX_ALLOC_NUM_NODES, expand(nodes).size());
+    b.add_string(PMIX_ALLOC_NODE_LIST, r.node_list);
+    b.add_u64(PMIX_ALLOC_NUM_NODES, expand(r.node_list).size());
+    if (r.time_limit_min) b.add_u32(PMIX_ALLOC_TIME, r.time_limit_min * 60);
+    b.add_bool(alloc::kAllocKeep, _keep.count(r.id) != 0);
+    if (!_keep.count(r.id)) _owned[r.id] = r.slurm_job;
     grant(r, b.take());
 }
 
@@ -441,7 +575,12 @@ void alloc_bridge::start_expansion(alloc::request_record &r, uint64_t nodes, con
     s.num_cpus = cpus;
     s.time_sec.reset();
     fill_desc(d, s, nodes, node_list);
-    if (job->time_limit != INFINITE && job->time_limit != NO_VAL) d.time_limit = job->time_limit;
+    inherit_charging(d, *job);
+    // Never a node the job holds already (Slurm would grant one, and the merge would add nothing).
+    std::string held = hostlist::compress(expand(job->nodes));
+    if (!held.empty()) d.exc_nodes = const_cast<char *>(held.c_str());
+    std::optional<uint32_t> left = minutes_left(_ctx.job_id, job->time_limit);
+    if (left) d.time_limit = *left;
     resource_allocation_response_msg_t *resp = nullptr;
     if (slurm_allocate_resources(&d, &resp) != SLURM_SUCCESS) {
         Status st = slurm_failure("expansion of job " + std::to_string(_ctx.job_id));
@@ -477,6 +616,10 @@ void alloc_bridge::merge_expansion(alloc::request_record &r) {
     if (!job.ok()) return fail(r, job.status().code(), job.status().message());
     r.node_list = job->nodes;
     std::string added = minus(job->nodes, before);
+    if (added.empty())
+        return fail(r, PMIX_ERR_OUT_OF_RESOURCE,
+                    "Slurm merged expansion job " + std::to_string(r.slurm_job) + " into job " +
+                        std::to_string(_ctx.job_id) + " without a new node (the job holds " + job->nodes + ")");
     alloc::info_builder b;
     b.add_string(PMIX_ALLOC_NODE_LIST, added);
     b.add_u64(PMIX_ALLOC_NUM_NODES, expand(added).size());
@@ -508,7 +651,8 @@ void alloc_bridge::do_release(alloc::request_record &r) {
             std::lock_guard<std::mutex> lock(_mutex);
             _spawn_targets.erase(target->id);
         }
-        if (slurm_kill_job(target->slurm_job, SIGKILL, 0) != SLURM_SUCCESS) {
+        _owned.erase(target->id);
+        if (slurm_kill_job(target->slurm_job, SIGKILL, 0) != SLURM_SUCCESS && slurm_get_errno() != ESLURM_ALREADY_DONE) {
             Status st = slurm_failure("release of job " + std::to_string(target->slurm_job));
             return fail(r, st.code(), st.message());
         }
@@ -628,7 +772,9 @@ void alloc_bridge::check_pending(alloc::request_record &rec) {
     if (job->state == JOB_PENDING) {
         if (hopeless(job->reason_code)) {
             slurm_kill_job(r->slurm_job, SIGKILL, 0);
-            fail(*r, PMIX_ERR_OUT_OF_RESOURCE,
+            const bool refused = job->reason_code == WAIT_ACCOUNT || job->reason_code == WAIT_QOS ||
+                                 job->reason_code == FAIL_ACCOUNT || job->reason_code == FAIL_QOS;
+            fail(*r, refused ? PMIX_ERR_NO_PERMISSIONS : PMIX_ERR_OUT_OF_RESOURCE,
                  "slurmctld keeps job " + std::to_string(r->slurm_job) + " pending for good: " + job->reason);
         }
         return;
@@ -636,11 +782,8 @@ void alloc_bridge::check_pending(alloc::request_record &rec) {
     if (job->state == JOB_RUNNING) {
         if (r->what.dir == alloc::directive::new_allocation) {
             r->node_list = job->nodes;
-            alloc::info_builder b;
-            b.add_string(PMIX_JOBID, std::to_string(r->slurm_job));
-            b.add_string(PMIX_ALLOC_NODE_LIST, job->nodes);
-            b.add_u64(PMIX_ALLOC_NUM_NODES, expand(job->nodes).size());
-            grant(*r, b.take());
+            if (job->time_limit != INFINITE && job->time_limit != NO_VAL) r->time_limit_min = job->time_limit;
+            grant_new(*r);
         } else {
             merge_expansion(*r);
         }

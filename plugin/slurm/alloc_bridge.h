@@ -6,10 +6,16 @@
 // user's permissions and limits. Nothing is ever asked of slurmctld from slurmstepd (root).
 //   NEW        slurm_allocate_resources: a separate allocation with its own job id
 //              (nodes, CPUs, memory per node, time, node list, partition); pending until Slurm
-//              grants it. The answer carries PMIX_ALLOC_ID, PMIX_JOBID (the new job id) and
-//              PMIX_ALLOC_NODE_LIST.
+//              grants it. The answer carries PMIX_ALLOC_ID, PMIX_JOBID (the new Slurm job id),
+//              PMIX_ALLOC_NODE_LIST and PMIX_ALLOC_TIME. It belongs to the step that asked and
+//              ends with it (unless asked with pmixcpp.alloc.keep = true: then it ends when the
+//              job ends, by contrib/pmixcpp-epilog-slurmctld); its time limit is PMIX_ALLOC_TIME
+//              or, at most and by default, what is left of the requesting job's. Charged to the
+//              job's account and QOS. Listed by PMIX_QUERY_ALLOC_STATUS, given back by RELEASE
+//              with its PMIX_ALLOC_ID.
 //   EXTEND     with resources: Slurm's job expansion. A helper allocation with
-//              dependency expand:<job> (pending until its resources are free), then the
+//              dependency expand:<job>, excluding every node the job holds (ExcNodeList) and
+//              charged like the job (pending until its resources are free), then the
 //              documented merge: update the helper NumNodes=0 (its nodes move into the job),
 //              update the job NumNodes=ALL. Needs SchedulerParameters=permit_job_expansion.
 //              With PMIX_ALLOC_TIME: slurm_update_job(time_limit = current + time); slurmctld
@@ -43,6 +49,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -97,6 +104,10 @@ private:
     void do_release(alloc::request_record &r);
     void do_reacquire(alloc::request_record &r);
     void do_cancel(alloc::request_record &r);
+    void grant_new(alloc::request_record &r);
+    // End the allocation jobs of `job_id` whose requesting step no longer runs (a srun killed
+    // with SIGKILL could not): run by the bridge of the job's next step, as the user.
+    static void reap_orphans(uint32_t job_id);
 
     // Final answers.
     void grant(alloc::request_record &r, InfoArray &&extra);
@@ -111,6 +122,8 @@ private:
     uint64_t _next_waiter = 1;
     std::map<std::string, int> _timeouts;  // request id -> pmix.timeout seconds
     std::map<std::string, uint32_t> _spawn_targets;  // granted allocation id -> its Slurm job (under _mutex)
+    std::map<std::string, uint32_t> _owned;  // granted NEW allocations ended with the step: id -> Slurm job
+    std::set<std::string> _keep;             // NEW requests asked with pmixcpp.alloc.keep
 
     std::mutex _mutex;
     std::condition_variable _cv;

@@ -1385,7 +1385,36 @@ typedef struct pmix_regattr_t {
     char **description;
 } pmix_regattr_t;
 
-/* Handle of a fabric registration (PMIx_Fabric_register). */
+/* Handle of a fabric registration (PMIx_Fabric_register, PMIx_server_register_fabric).
+ *
+ * Two layouts of the same size, chosen when the program is compiled:
+ *  - by default OpenPMIx 4.2.2's: the cost matrix and the vertex count are in info/ninfo
+ *    (PMIX_FABRIC_COST_MATRIX, PMIX_FABRIC_NUM_VERTICES, PMIX_FABRIC_PLANE, PMIX_FABRIC_INDEX);
+ *  - with PMIXCPP_FABRIC_SEED_LAYOUT defined before the first PMIx header is included (e.g.
+ *    -DPMIXCPP_FABRIC_SEED_LAYOUT), the PMIx standard v4.0 scheduler chapter's: `commcost`
+ *    (commcost[i][j], the cost from vertex i to vertex j) and `nverts`. The fabric functions are
+ *    then mapped to distinct symbols (PMIx_..._seed) so the library knows which layout it fills;
+ *    both kinds of program link against the same libpmix.so.2.
+ * name, index and module are at the same places in both. */
+#ifdef PMIXCPP_FABRIC_SEED_LAYOUT
+typedef struct pmix_fabric_s {
+    char *name;
+    size_t index;
+    uint16_t **commcost;
+    uint32_t nverts;
+    void *module;   /* the library's private state */
+} pmix_fabric_t;
+#define PMIx_Fabric_register            PMIx_Fabric_register_seed
+#define PMIx_Fabric_register_nb         PMIx_Fabric_register_nb_seed
+#define PMIx_Fabric_update              PMIx_Fabric_update_seed
+#define PMIx_Fabric_update_nb           PMIx_Fabric_update_nb_seed
+#define PMIx_Fabric_deregister          PMIx_Fabric_deregister_seed
+#define PMIx_Fabric_deregister_nb       PMIx_Fabric_deregister_nb_seed
+#define PMIx_server_register_fabric     PMIx_server_register_fabric_seed
+#define PMIx_server_deregister_fabric   PMIx_server_deregister_fabric_seed
+#define PMIx_server_get_vertex_info     PMIx_server_get_vertex_info_seed
+#define PMIx_server_get_index           PMIx_server_get_index_seed
+#else
 typedef struct pmix_fabric_s {
     char *name;
     size_t index;
@@ -1393,6 +1422,7 @@ typedef struct pmix_fabric_s {
     size_t ninfo;
     void *module;   /* the library's private state */
 } pmix_fabric_t;
+#endif
 
 typedef enum {
     PMIX_FABRIC_REQUEST_INFO,

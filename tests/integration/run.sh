@@ -6,7 +6,7 @@
 #   PMIXCPP_PREFIX      prefix pmixcpp was installed into (client library, test programs)
 #   PMIXCPP_NODES       cluster size (default 6: t-events-nodedown3 needs 5)
 # Starts the cluster, runs every tests/integration/t-*.sh (or the ones named),
-# stops the cluster, and prints "N passed, N failed".
+# checks that no job is left in squeue, stops the cluster, and prints "N passed, N failed".
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 export PMIXCPP_SRCDIR=$(cd "$here/../.." && pwd)
@@ -36,6 +36,20 @@ for t in "${tests[@]}"; do
     fi
     awk -v t="$t" -v v="$verdict" -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "== %s %s (%.1f s)\n", t, v, e - s }'
 done
+# No test may leave a job behind (an allocation that outlives its requester holds nodes).
+echo "== squeue is empty at the end"
+left=""
+for _ in $(seq 30); do
+    left=$(squeue -h -o '%i %j %u %T %M' 2>&1)
+    [ -z "$left" ] && break
+    sleep 1
+done
+if [ -n "$left" ]; then
+    printf '  FAIL: jobs left behind:\n%s\n' "$left" | sed 's/^/    /'
+    failed=$((failed + 1)); failed_names="$failed_names squeue-empty"
+else
+    passed=$((passed + 1)); echo "  ok: no job left"
+fi
 [ -n "$failed_names" ] && echo "failed:$failed_names"
 echo "integration: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -15,6 +15,15 @@
  *   pmix_alloc proposal         the PMIx allocation proposal's example, 4 ranks:
  *                               rank 0 asks for a new allocation, rank 1 waits for the completion
  *                               event, the others poll with PMIx_Query_info
+ *   pmix_alloc cycle            one rank in a job of 2 nodes with 2+ idle nodes: EXTEND 1, RELEASE 1
+ *                               (lease), REACQUIRE, EXTEND 1 again (grow, shrink, reacquire, grow)
+ *   pmix_alloc new-own|new-keep|new-hold
+ *                               NEW of 1 node (PMIX_ALLOC_TIME from $PMIX_ALLOC_SECS, if set) not
+ *                               given back: listed by PMIX_QUERY_ALLOC_STATUS; new-keep asks
+ *                               pmixcpp.alloc.keep; new-hold then sleeps (for SIGKILL of srun)
+ *   pmix_alloc refuse           $PMIX_ALLOC_DIR (new|extend) of $PMIX_ALLOC_NODES nodes (default 1)
+ *                               in partition $PMIX_ALLOC_QUEUE (if set), expected to be refused:
+ *                               "REFUSED <status> <Slurm's reason>"
  * Lines "NODELIST <what> <list>" and "ALLOC <what> <id> <jobid>" let the script check Slurm's
  * view with squeue/scontrol.
  */
@@ -515,8 +524,8 @@ static int run_shrink(void) {
     CHECK(rc == PMIX_ERR_NOT_FOUND, "a second REACQUIRE of %s -> %s", release_id, PMIx_Error_string(rc));
     if (res) PMIX_INFO_FREE(res, nres);
 
-    /* Another RELEASE: Slurm 22.05 without slurmdbd refuses to update a resized job; either way
-     * the caller gets a clear answer. */
+    /* Another RELEASE of the resized job (Slurm 22.05 needs slurmdbd for it: without, a clear
+     * "DB index is being set" answer). */
     infos_init(&in, 1);
     infos_add(&in, PMIX_ALLOC_NUM_NODES, &one, PMIX_UINT64);
     rc = alloc_req(PMIX_ALLOC_RELEASE, &in, &res, &nres);
@@ -610,6 +619,147 @@ static int run_proposal(void) {
     return 0;
 }
 
+/* EXTEND by `n` nodes; prints "NODELIST <tag> <all>" and checks n were added */
+static int extend_by(uint64_t n, const char *tag, char *all, size_t all_size) {
+    pmix_info_t *res = NULL;
+    size_t nres = 0;
+    infos_t in;
+    infos_init(&in, 1);
+    PMIX_INFO_REQUIRED(infos_add(&in, PMIX_ALLOC_NUM_NODES, &n, PMIX_UINT64));
+    double t0 = now_ms();
+    pmix_status_t rc = alloc_req(PMIX_ALLOC_EXTEND, &in, &res, &nres);
+    printf("TIMING %s %.0f ms\n", tag, now_ms() - t0);
+    infos_free(&in, 1);
+    CHECK(rc == PMIX_SUCCESS, "%s: EXTEND by %lu -> %s %s", tag, (unsigned long)n, PMIx_Error_string(rc),
+          str_of(res, nres, PMIX_EVENT_TEXT_MESSAGE));
+    const char *added = str_of(res, nres, PMIX_ALLOC_NODE_LIST);
+    CHECK(count_nodes(added) == (int)n, "%s: %lu node(s) added: '%s'", tag, (unsigned long)n, added);
+    snprintf(all, all_size, "%s", str_of(res, nres, PMIX_ALLOCATED_NODELIST));
+    printf("NODELIST %s %s added %s\n", tag, all, added);
+    fflush(stdout);
+    if (res) PMIX_INFO_FREE(res, nres);
+    return rc == PMIX_SUCCESS ? 0 : -1;
+}
+
+static int run_cycle(void) {
+    pmix_info_t *res = NULL;
+    size_t nres = 0;
+    pmix_status_t rc;
+    infos_t in;
+    char all[256] = "";
+    /* rank 0 asks; the others wait for it */
+    if (self.rank != 0) {
+        PMIx_Fence(NULL, 0, NULL, 0);
+        return 0;
+    }
+    const int base = getenv("SLURM_JOB_NUM_NODES") ? atoi(getenv("SLURM_JOB_NUM_NODES")) : 2;
+    if (extend_by(1, "grow1", all, sizeof(all)) != 0) goto out;
+    CHECK(count_nodes(all) == base + 1, "grow1: %d nodes: %s", base + 1, all);
+
+    uint64_t one = 1;
+    uint32_t lease = 600;
+    infos_init(&in, 2);
+    infos_add(&in, PMIX_ALLOC_NUM_NODES, &one, PMIX_UINT64);
+    infos_add(&in, PMIX_ALLOC_TIME, &lease, PMIX_UINT32);
+    double t0 = now_ms();
+    rc = alloc_req(PMIX_ALLOC_RELEASE, &in, &res, &nres);
+    printf("TIMING shrink1 %.0f ms\n", now_ms() - t0);
+    infos_free(&in, 2);
+    CHECK(rc == PMIX_SUCCESS, "shrink: RELEASE 1 -> %s %s", PMIx_Error_string(rc), str_of(res, nres, PMIX_EVENT_TEXT_MESSAGE));
+    char release_id[128] = "";
+    snprintf(release_id, sizeof(release_id), "%s", str_of(res, nres, PMIX_ALLOC_ID));
+    CHECK(count_nodes(str_of(res, nres, PMIX_ALLOCATED_NODELIST)) == base, "shrink: %d nodes kept: %s", base,
+          str_of(res, nres, PMIX_ALLOCATED_NODELIST));
+    printf("NODELIST shrink %s released %s\n", str_of(res, nres, PMIX_ALLOCATED_NODELIST),
+           str_of(res, nres, PMIX_ALLOC_NODE_LIST));
+    if (res) PMIX_INFO_FREE(res, nres);
+
+    infos_init(&in, 1);
+    infos_add(&in, PMIX_ALLOC_ID, release_id, PMIX_STRING);
+    t0 = now_ms();
+    rc = alloc_req(PMIX_ALLOC_REAQUIRE, &in, &res, &nres);
+    printf("TIMING reacquire1 %.0f ms\n", now_ms() - t0);
+    infos_free(&in, 1);
+    CHECK(rc == PMIX_SUCCESS, "reacquire %s -> %s %s", release_id, PMIx_Error_string(rc),
+          str_of(res, nres, PMIX_EVENT_TEXT_MESSAGE));
+    CHECK(count_nodes(str_of(res, nres, PMIX_ALLOCATED_NODELIST)) == base + 1, "reacquire: %d nodes: %s", base + 1,
+          str_of(res, nres, PMIX_ALLOCATED_NODELIST));
+    printf("NODELIST reacquire %s\n", str_of(res, nres, PMIX_ALLOCATED_NODELIST));
+    if (res) PMIX_INFO_FREE(res, nres);
+
+    if (extend_by(1, "grow2", all, sizeof(all)) != 0) goto out;
+    CHECK(count_nodes(all) == base + 2, "grow2: %d nodes: %s", base + 2, all);
+    printf("CYCLE_NODES %s\n", all);
+out:
+    fflush(stdout);
+    PMIx_Fence(NULL, 0, NULL, 0);
+    return 0;
+}
+
+static int run_new(int keep, int hold) {
+    pmix_info_t *res = NULL;
+    size_t nres = 0;
+    infos_t in;
+    uint64_t one = 1;
+    uint32_t secs = getenv("PMIX_ALLOC_SECS") ? (uint32_t)atoi(getenv("PMIX_ALLOC_SECS")) : 0;
+    bool yes = true;
+    infos_init(&in, 3);
+    infos_add(&in, PMIX_ALLOC_NUM_NODES, &one, PMIX_UINT64);
+    if (secs) infos_add(&in, PMIX_ALLOC_TIME, &secs, PMIX_UINT32);
+    if (keep) infos_add(&in, "pmixcpp.alloc.keep", &yes, PMIX_BOOL);
+    double t0 = now_ms();
+    pmix_status_t rc = alloc_req(PMIX_ALLOC_NEW, &in, &res, &nres);
+    printf("TIMING new %.0f ms\n", now_ms() - t0);
+    infos_free(&in, 3);
+    CHECK(rc == PMIX_SUCCESS, "NEW of 1 node -> %s %s", PMIx_Error_string(rc), str_of(res, nres, PMIX_EVENT_TEXT_MESSAGE));
+    const pmix_info_t *t = find(res, nres, PMIX_ALLOC_TIME);
+    uint32_t granted = t && t->value.type == PMIX_UINT32 ? t->value.data.uint32 : 0;
+    CHECK(granted > 0, "the allocation has a time limit (PMIX_ALLOC_TIME %u s)", granted);
+    if (secs) CHECK(granted <= secs, "no longer than asked: %u <= %u", granted, secs);
+    char id[128] = "";
+    snprintf(id, sizeof(id), "%s", str_of(res, nres, PMIX_ALLOC_ID));
+    const char *jobid = str_of(res, nres, PMIX_JOBID);
+    CHECK(atoi(jobid) > 0 && strspn(jobid, "0123456789") == strlen(jobid), "PMIX_JOBID is a Slurm job id: '%s'", jobid);
+    printf("ALLOC new %s %s %s %u\n", id, jobid, str_of(res, nres, PMIX_ALLOC_NODE_LIST), granted);
+    fflush(stdout);
+    if (res) PMIX_INFO_FREE(res, nres);
+    /* listed among the requester's allocations */
+    rc = query1(PMIX_QUERY_ALLOC_STATUS, NULL, NULL, &res, &nres);
+    const char *list = str_of(res, nres, PMIX_QUERY_ALLOC_STATUS);
+    CHECK(rc == PMIX_SUCCESS && strstr(list, id) && strstr(list, "granted"), "listed: %s", list);
+    printf("LISTED %s\n", list);
+    fflush(stdout);
+    if (res) PMIX_INFO_FREE(res, nres);
+    if (hold) {
+        printf("HOLDING\n");
+        fflush(stdout);
+        sleep(300);
+    }
+    return 0;
+}
+
+static int run_refuse(void) {
+    pmix_info_t *res = NULL;
+    size_t nres = 0;
+    infos_t in;
+    const char *dir = getenv("PMIX_ALLOC_DIR") ? getenv("PMIX_ALLOC_DIR") : "new";
+    uint64_t n = getenv("PMIX_ALLOC_NODES") ? (uint64_t)atoi(getenv("PMIX_ALLOC_NODES")) : 1;
+    const char *queue = getenv("PMIX_ALLOC_QUEUE");
+    infos_init(&in, 2);
+    infos_add(&in, PMIX_ALLOC_NUM_NODES, &n, PMIX_UINT64);
+    if (queue) infos_add(&in, PMIX_ALLOC_QUEUE, queue, PMIX_STRING);
+    double t0 = now_ms();
+    pmix_status_t rc = alloc_req(strcmp(dir, "extend") == 0 ? PMIX_ALLOC_EXTEND : PMIX_ALLOC_NEW, &in, &res, &nres);
+    printf("TIMING refuse %.0f ms\n", now_ms() - t0);
+    infos_free(&in, 2);
+    CHECK(rc != PMIX_SUCCESS, "%s of %lu node(s)%s%s refused -> %s", dir, (unsigned long)n, queue ? " in " : "",
+          queue ? queue : "", PMIx_Error_string(rc));
+    printf("REFUSED %s %s\n", PMIx_Error_string(rc), str_of(res, nres, PMIX_EVENT_TEXT_MESSAGE));
+    fflush(stdout);
+    if (res) PMIX_INFO_FREE(res, nres);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     const char *mode = argc > 1 ? argv[1] : "queries";
     pmix_status_t rc = PMIx_Init(&self, NULL, 0);
@@ -631,6 +781,16 @@ int main(int argc, char **argv) {
         run_time(0);
     else if (strcmp(mode, "proposal") == 0)
         run_proposal();
+    else if (strcmp(mode, "cycle") == 0)
+        run_cycle();
+    else if (strcmp(mode, "new-own") == 0)
+        run_new(0, 0);
+    else if (strcmp(mode, "new-keep") == 0)
+        run_new(1, 0);
+    else if (strcmp(mode, "new-hold") == 0)
+        run_new(0, 1);
+    else if (strcmp(mode, "refuse") == 0)
+        run_refuse();
     else
         CHECK(0, "unknown mode %s", mode);
     PMIx_Finalize(NULL, 0);
