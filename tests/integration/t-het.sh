@@ -1,8 +1,8 @@
 # Heterogeneous job steps (srun A : B) and --multi-prog: one namespace over every component, ranks
 # in component order, one app per component (or per --multi-prog line) with PMIX_APPNUM,
 # PMIX_APP_SIZE, PMIX_APP_RANK, PMIX_APPLDR, PMIX_APP_ARGV, PMIX_JOB_NUM_APPS; fences, direct
-# modex and events across the components; OpenMPI's MPI_COMM_WORLD and MPI_APPNUM over the step;
-# the same from an sbatch het job. (Slurm 22.05 never puts two components of one het job on a
+# modex, events, abort, spawn and allocation requests across the components; OpenMPI's
+# MPI_COMM_WORLD and MPI_APPNUM over the step; the same from an sbatch het job. (Slurm 22.05 never puts two components of one het job on a
 # node; the shared-node layout is covered by tests/server/test_jobdata.cc.)
 # Requires: make install; mpicc for the OpenMPI part; a cluster with >= 4 nodes.
 . "$(dirname "$0")/lib.sh"
@@ -67,5 +67,19 @@ if mpi_build mpi_het; then
     expect_match "OpenMPI het step: allreduce over 5 ranks, MPI_APPNUM per rank" '^MPI-HET-OK 5 appnums=0,0,1,1,1$' "$out"
     [ "$rc" -eq 0 ] || printf '%s\n' "$out" | head -20 | sed 's/^/    /'
 fi
+# 6. PMIx_Abort in one component ends every component (rank 1 is the second component's first).
+abort="$dir/pmix_abort"
+run_srun 60 --mpi=pmixcpp -N1 -n1 "$abort" : -N1 -n3 "$abort"
+expect_eq "abort in a het step: srun exits with the abort status" 7 "$rc"
+expect_no_match "abort in a het step: no rank finished its sleep" 'RESULT-PASS' "$out"
+
+# 7. Spawn and allocation requests from a het step: a spawn into the leader's allocation (children
+#    and parents connect), a NEW allocation whose completion event reaches the other component.
+out=$(timeout -k 5 90 salloc -N1 -n4 : -N1 -n2 srun --mpi=pmixcpp -n2 "$dir/pmix_connect" spawn 2 : -n2 "$dir/pmix_connect" spawn 2 2>&1)
+expect_eq "spawn from a het step: parents and children passed" 6 "$(printf '%s\n' "$out" | grep -c '^RESULT-PASS rank')"
+expect_no_match "spawn from a het step: no failed check" '^FAIL ' "$out"
+run_srun 90 --mpi=pmixcpp -N1 -n1 "$dir/pmix_alloc" proposal : -N1 -n3 "$dir/pmix_alloc" proposal
+expect_eq "allocation request from a het step: every rank passed" 4 "$(printf '%s\n' "$out" | grep -c '^RESULT-PASS rank')"
+expect_match "allocation request from a het step: the completion event crossed the components" '^PASS rank 1: rank 1: PMIX_NOTIFY_ALLOC_COMPLETE arrived' "$out"
 expect_eq "no job left" "" "$(squeue -h 2>/dev/null)"
 t_done
