@@ -32,7 +32,7 @@ namespace {
 
 constexpr unsigned kAmId = 17;
 // How long an endpoint error waits for the peer's goodbye before the peer counts as lost.
-constexpr int kByeGraceMs = 1500;
+constexpr int kByeGraceMs = 500;
 
 struct event_deleter {
     void operator()(event *e) const { event_free(e); }

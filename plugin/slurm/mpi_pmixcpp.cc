@@ -62,6 +62,10 @@ struct step_components {
         std::lock_guard<std::mutex> lock(mutex);
         steps.emplace_back(job, step);
     }
+    size_t count() {
+        std::lock_guard<std::mutex> lock(mutex);
+        return steps.size();
+    }
     // Kill every component once; `why` goes to srun's log first.
     void end(const std::string &why) {
         std::vector<std::pair<uint32_t, uint32_t>> todo;
@@ -177,17 +181,6 @@ Result<std::vector<std::string>> expand_nodelist(const char *list) {
 // them serve one namespace, "slurm.<leader job>.<step>".
 bool is_het_step(const stepd_step_rec_t *job) {
     return job->het_job_offset != NO_VAL && job->het_job_id && job->het_job_id != NO_VAL;
-}
-
-// The Slurm jobs whose steps make up this step: the components of a heterogeneous step
-// (the leader's id plus each component's offset), else the step's own job.
-std::vector<uint32_t> component_jobs(const stepd_step_rec_t *job) {
-    if (!is_het_step(job) || !job->het_job_tid_offsets || job->het_job_ntasks == NO_VAL)
-        return {job->step_id.job_id};
-    std::set<uint32_t> offsets(job->het_job_tid_offsets, job->het_job_tid_offsets + job->het_job_ntasks);
-    std::vector<uint32_t> out;
-    for (uint32_t o : offsets) out.push_back(job->het_job_id + o);
-    return out;
 }
 
 // The combined task map of a heterogeneous step: the servers of every component (a node
@@ -409,10 +402,9 @@ void report_to_srun(agent_report::kind what, int status, const std::string &mess
 // never on the server's loop thread; the client is released as soon as the request is queued.
 class slurm_host : public server::server_host {
 public:
-    // jobs: the Slurm jobs whose step `step_id` makes up this step (the components of a
-    // heterogeneous step; the first is the namespace's job).
-    slurm_host(std::vector<uint32_t> jobs, uint32_t step_id)
-        : _job_id(jobs.front()), _step_id(step_id), _jobs(std::move(jobs)) {}
+    // job_id: this node's own Slurm job (a heterogeneous step's other components are ended by
+    // srun, with the user's credential: their job ids come from the user's launch message).
+    slurm_host(uint32_t job_id, uint32_t step_id) : _job_id(job_id), _step_id(step_id) {}
     ~slurm_host() override {
         std::lock_guard<std::mutex> lock(_mutex);
         if (_killer.joinable()) _killer.join();
@@ -427,12 +419,11 @@ public:
         if (_killer.joinable()) return Status::success();  // already on its way
         try {
             std::string text = "rank " + std::to_string(rank) + " called PMIx_Abort: " + message;
-            _killer = std::thread([jobs = _jobs, step = _step_id, status, text] {
+            _killer = std::thread([job = _job_id, step = _step_id, status, text] {
                 report_to_srun(agent_report::kind::abort, status, text);
-                for (uint32_t job : jobs)
-                    if (slurm_kill_job_step(job, step, SIGKILL) != SLURM_SUCCESS)
-                        log_var(LOG_LEVEL_ERROR, "mpi/pmixcpp: slurm_kill_job_step(%u, %u, SIGKILL) failed: %s", job,
-                                step, slurm_strerror(slurm_get_errno()));
+                if (slurm_kill_job_step(job, step, SIGKILL) != SLURM_SUCCESS)
+                    log_var(LOG_LEVEL_ERROR, "mpi/pmixcpp: slurm_kill_job_step(%u, %u, SIGKILL) failed: %s", job,
+                            step, slurm_strerror(slurm_get_errno()));
             });
         } catch (const std::exception &e) {
             return Status(PMIX_ERROR, std::string("cannot start the kill request: ") + e.what());
@@ -448,7 +439,6 @@ public:
 
 private:
     uint32_t _job_id, _step_id;
-    std::vector<uint32_t> _jobs;
     std::mutex _mutex;
     std::thread _killer;
 };
@@ -479,9 +469,7 @@ Status prefork(const stepd_step_rec_t *job, char ***env) {
     }
     PMIXCPP_LOG_DEBUG("%s: topology loaded in %.1f ms: cpuset %s, locality %s", step->nspace.c_str(),
                       topo->load_ms, topo->cpuset.c_str(), topo->locality.c_str());
-    std::vector<uint32_t> jobs = component_jobs(job);
-    if (std::find(jobs.begin(), jobs.end(), step->job_id) == jobs.end()) jobs.insert(jobs.begin(), step->job_id);
-    auto host = std::make_unique<slurm_host>(std::move(jobs), step->step_id);
+    auto host = std::make_unique<slurm_host>(job->step_id.job_id, step->step_id);
     server::server_options options;
     server::multinode_options &mo = options.multinode;
     mo.enabled = st.have_agent && step->node_names.size() > 1;
@@ -741,6 +729,11 @@ PMIXCPP_EXPORT mpi_plugin_client_state_t *mpi_p_client_prelaunch(const mpi_plugi
                 if (r.what == agent_report::kind::setup_failed)
                     components->end("node " + r.node + " could not set up step " + std::to_string(job_id) + "." +
                                     std::to_string(step_id));
+                // A PMIx_Abort: the aborting node's slurmstepd ends its own Slurm step; the other
+                // components of a heterogeneous step are ended here, with the user's credential.
+                else if (r.what == agent_report::kind::abort && components->count() > 1)
+                    components->end("a rank of step " + std::to_string(job_id) + "." + std::to_string(step_id) +
+                                    " called PMIx_Abort");
                 return;
             }
             tracker->done.insert(r.node);
