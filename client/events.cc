@@ -191,6 +191,42 @@ Status send_job_control(Client &c, const pmix_proc_t targets[], size_t ntargets,
                      });
 }
 
+// The client for a blocking call that hands back results: none yet, and never from a callback.
+Result<Client *> blocking_client(const char *fn, pmix_info_t **results, size_t *nresults) {
+    auto c = require_client();
+    if (!c.ok()) return c.status();
+    if (results != nullptr) *results = nullptr;
+    if (nresults != nullptr) *nresults = 0;
+    if (on_progress_thread(c.value())) return Status(PMIX_ERR_WOULD_BLOCK, std::string(fn) + " called from a callback");
+    return c.value();
+}
+
+Status send_monitor(Client &c, const pmix_info_t *monitor, pmix_status_t error, const pmix_info_t directives[],
+                    size_t ndirs, std::function<void(pmix_status_t)> done) {
+    if (monitor == nullptr) return Status(PMIX_ERR_BAD_PARAM, "monitor is NULL");
+    PMIXCPP_RETURN_IF_ERROR(check_infos(monitor, 1));
+    PMIXCPP_RETURN_IF_ERROR(check_infos(directives, ndirs));
+    wire::monitor_request req;
+    if (monitor->value.type == PMIX_POINTER) {
+        // PMIX_MONITOR_HEARTBEAT and PMIX_SEND_HEARTBEAT are loaded as NULL pointers by the
+        // standard's own examples: only the key matters, and a pointer means nothing to the server.
+        pmix_info_t key_only{};
+        memcpy(key_only.key, monitor->key, sizeof(key_only.key));
+        key_only.value.type = PMIX_UNDEF;
+        PMIXCPP_RETURN_IF_ERROR(info_array_copy(&key_only, 1, &req.monitor));
+    } else {
+        PMIXCPP_RETURN_IF_ERROR(info_array_copy(monitor, 1, &req.monitor));
+    }
+    req.error = error;
+    PMIXCPP_RETURN_IF_ERROR(info_array_copy(directives, ndirs, &req.directives));
+    wire::Writer w;
+    PMIXCPP_RETURN_IF_ERROR(wire::encode(w, req));
+    return c.request(wire::msg_type::monitor, w, [done](pmix_status_t status, const std::string &msg, wire::Reader &) {
+        if (status != PMIX_SUCCESS) PMIXCPP_LOG_DEBUG("monitor: %s %s", PMIx_Error_string(status), msg.c_str());
+        done(status);
+    });
+}
+
 // A process initialised with PMIx_server_init(PMIX_SERVER_SCHEDULER) and no client connection:
 // its fabric events come from the scheduler context (plugin/sched), which waits for every
 // handler's completion before it touches a matrix.
@@ -434,16 +470,38 @@ PMIX_EXPORT pmix_status_t PMIx_Job_control_nb(const pmix_proc_t targets[], size_
     });
 }
 
+PMIX_EXPORT pmix_status_t PMIx_Process_monitor_nb(const pmix_info_t *monitor, pmix_status_t error,
+                                                  const pmix_info_t directives[], size_t ndirs,
+                                                  pmix_info_cbfunc_t cbfunc, void *cbdata) {
+    return api_guard(__func__, [&]() -> Status {
+        auto c = require_client();
+        if (!c.ok()) return c.status();
+        // PMIx_Heartbeat passes no callback: nobody waits for the answer.
+        return send_monitor(*c.value(), monitor, error, directives, ndirs, [cbfunc, cbdata](pmix_status_t status) {
+            if (cbfunc != nullptr) cbfunc(status, nullptr, 0, cbdata, nullptr, nullptr);
+        });
+    });
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Process_monitor(const pmix_info_t *monitor, pmix_status_t error,
+                                               const pmix_info_t directives[], size_t ndirs, pmix_info_t **results,
+                                               size_t *nresults) {
+    return api_guard(__func__, [&]() -> Status {
+        auto c = blocking_client("PMIx_Process_monitor", results, nresults);
+        if (!c.ok()) return c.status();
+        auto sync = std::make_shared<Sync<pmix_status_t>>();
+        PMIXCPP_RETURN_IF_ERROR(send_monitor(*c.value(), monitor, error, directives, ndirs,
+                                             [sync](pmix_status_t status) { sync->set(status); }));
+        return Status(sync->wait(), "process monitor failed");
+    });
+}
+
 PMIX_EXPORT pmix_status_t PMIx_Job_control(const pmix_proc_t targets[], size_t ntargets,
                                            const pmix_info_t directives[], size_t ndirs,
                                            pmix_info_t **results, size_t *nresults) {
     return api_guard(__func__, [&]() -> Status {
-        auto c = require_client();
+        auto c = blocking_client("PMIx_Job_control", results, nresults);
         if (!c.ok()) return c.status();
-        if (results != nullptr) *results = nullptr;
-        if (nresults != nullptr) *nresults = 0;
-        if (on_progress_thread(c.value()))
-            return Status(PMIX_ERR_WOULD_BLOCK, "PMIx_Job_control called from a callback");
         struct Outcome {
             pmix_status_t status = PMIX_ERROR;
             InfoArray results;

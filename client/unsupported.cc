@@ -7,16 +7,6 @@
 
 extern "C" {
 
-PMIX_EXPORT pmix_status_t PMIx_Process_monitor(const pmix_info_t *monitor, pmix_status_t error,
-                                               const pmix_info_t directives[], size_t ndirs,
-                                               pmix_info_t **results, size_t *nresults) {
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-PMIX_EXPORT pmix_status_t PMIx_Process_monitor_nb(const pmix_info_t *monitor, pmix_status_t error,
-                                                  const pmix_info_t directives[], size_t ndirs,
-                                                  pmix_info_cbfunc_t cbfunc, void *cbdata) {
-    return PMIX_ERR_NOT_SUPPORTED;
-}
 PMIX_EXPORT pmix_status_t PMIx_Get_credential(const pmix_info_t info[], size_t ninfo,
                                               pmix_byte_object_t *credential) {
     return PMIX_ERR_NOT_SUPPORTED;

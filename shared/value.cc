@@ -1,5 +1,6 @@
 // Semantics of the PMIx value helpers; see value.h for the memory and storage rules.
 #include "value.h"
+#include "type_traits.h"
 
 #include <sys/time.h>
 #include <sys/types.h>
@@ -52,11 +53,6 @@ bool dup_argv(char ***dst, char **src) {
     }
     *dst = out;
     return true;
-}
-
-bool is_byte_object_type(pmix_data_type_t type) {
-    return type == PMIX_BYTE_OBJECT || type == PMIX_COMPRESSED_STRING ||
-           type == PMIX_COMPRESSED_BYTE_OBJECT || type == PMIX_REGEX;
 }
 
 Status copy_bytes(pmix_byte_object_t *dst, const pmix_byte_object_t *src) {
@@ -154,6 +150,36 @@ pmix_value_cmp_t cmp_coord(const pmix_coord_t *a, const pmix_coord_t *b) {
         if (_c != PMIX_EQUAL) return _c; \
     } while (0)
 
+pmix_value_cmp_t cmp_double(double a, double b) {
+    if (std::isnan(a) || std::isnan(b)) return PMIX_VALUE_COMPARISON_NOT_AVAIL;
+    return cmp3(a, b);
+}
+
+// Two numbers, flags or enums of the same type, by their traits (type_traits.h).
+pmix_value_cmp_t compare_scalar(const type_traits &t, const void *a, const void *b) {
+    if (t.is_float)
+        return t.size == sizeof(float)
+                   ? cmp_double(*static_cast<const float *>(a), *static_cast<const float *>(b))
+                   : cmp_double(*static_cast<const double *>(a), *static_cast<const double *>(b));
+    if (t.is_bool) return cmp3(*static_cast<const bool *>(a), *static_cast<const bool *>(b));
+    switch (t.size) {
+        case 1:
+            return t.is_signed ? cmp3(*static_cast<const int8_t *>(a), *static_cast<const int8_t *>(b))
+                               : cmp3(*static_cast<const uint8_t *>(a), *static_cast<const uint8_t *>(b));
+        case 2:
+            return t.is_signed ? cmp3(*static_cast<const int16_t *>(a), *static_cast<const int16_t *>(b))
+                               : cmp3(*static_cast<const uint16_t *>(a), *static_cast<const uint16_t *>(b));
+        case 4:
+            return t.is_signed ? cmp3(*static_cast<const int32_t *>(a), *static_cast<const int32_t *>(b))
+                               : cmp3(*static_cast<const uint32_t *>(a), *static_cast<const uint32_t *>(b));
+        case 8:
+            return t.is_signed ? cmp3(*static_cast<const int64_t *>(a), *static_cast<const int64_t *>(b))
+                               : cmp3(*static_cast<const uint64_t *>(a), *static_cast<const uint64_t *>(b));
+        default:
+            return PMIX_VALUE_COMPARISON_NOT_AVAIL;
+    }
+}
+
 pmix_value_cmp_t element_compare(pmix_data_type_t type, const void *a, const void *b);
 
 pmix_value_cmp_t cmp_data_array(const pmix_data_array_t *a, const pmix_data_array_t *b) {
@@ -169,81 +195,26 @@ pmix_value_cmp_t cmp_data_array(const pmix_data_array_t *a, const pmix_data_arra
     return PMIX_EQUAL;
 }
 
-pmix_value_cmp_t cmp_double(double a, double b) {
-    if (std::isnan(a) || std::isnan(b)) return PMIX_VALUE_COMPARISON_NOT_AVAIL;
-    return cmp3(a, b);
-}
-
 pmix_value_cmp_t element_compare(pmix_data_type_t type, const void *a, const void *b) {
-    switch (type) {
-        case PMIX_BOOL:
-            return cmp3(*static_cast<const bool *>(a), *static_cast<const bool *>(b));
-        case PMIX_BYTE:
-        case PMIX_UINT8:
-        case PMIX_PERSIST:
-        case PMIX_SCOPE:
-        case PMIX_DATA_RANGE:
-        case PMIX_PROC_STATE:
-        case PMIX_ALLOC_DIRECTIVE:
-        case PMIX_LINK_STATE:
-        case PMIX_JOB_STATE:
-            return cmp3(*static_cast<const uint8_t *>(a), *static_cast<const uint8_t *>(b));
-        case PMIX_INT8:
-            return cmp3(*static_cast<const int8_t *>(a), *static_cast<const int8_t *>(b));
-        case PMIX_INT16:
-            return cmp3(*static_cast<const int16_t *>(a), *static_cast<const int16_t *>(b));
-        case PMIX_UINT16:
-        case PMIX_DATA_TYPE:
-        case PMIX_IOF_CHANNEL:
-        case PMIX_LOCTYPE:
-        case PMIX_STOR_ACCESS_TYPE:
-            return cmp3(*static_cast<const uint16_t *>(a), *static_cast<const uint16_t *>(b));
-        case PMIX_INT:
-        case PMIX_INT32:
-        case PMIX_STATUS:
-            return cmp3(*static_cast<const int32_t *>(a), *static_cast<const int32_t *>(b));
-        case PMIX_PID:
-            return cmp3(*static_cast<const pid_t *>(a), *static_cast<const pid_t *>(b));
-        case PMIX_UINT:
-        case PMIX_UINT32:
-        case PMIX_PROC_RANK:
-        case PMIX_INFO_DIRECTIVES:
-            return cmp3(*static_cast<const uint32_t *>(a), *static_cast<const uint32_t *>(b));
-        case PMIX_INT64:
-            return cmp3(*static_cast<const int64_t *>(a), *static_cast<const int64_t *>(b));
-        case PMIX_UINT64:
-        case PMIX_DEVTYPE:
-        case PMIX_STOR_MEDIUM:
-        case PMIX_STOR_ACCESS:
-        case PMIX_STOR_PERSIST:
-            return cmp3(*static_cast<const uint64_t *>(a), *static_cast<const uint64_t *>(b));
-        case PMIX_SIZE:
-            return cmp3(*static_cast<const size_t *>(a), *static_cast<const size_t *>(b));
-        case PMIX_TIME:
-            return cmp3(*static_cast<const time_t *>(a), *static_cast<const time_t *>(b));
-        case PMIX_FLOAT:
-            return cmp_double(*static_cast<const float *>(a), *static_cast<const float *>(b));
-        case PMIX_DOUBLE:
-            return cmp_double(*static_cast<const double *>(a), *static_cast<const double *>(b));
-        case PMIX_TIMEVAL: {
+    switch (traits_of(type).kind) {
+        case type_kind::scalar:
+            return compare_scalar(traits_of(type), a, b);
+        case type_kind::timeval: {
             auto ta = static_cast<const struct timeval *>(a), tb = static_cast<const struct timeval *>(b);
             PMIXCPP_CMP_STEP(cmp3(ta->tv_sec, tb->tv_sec));
             return cmp3(ta->tv_usec, tb->tv_usec);
         }
-        case PMIX_STRING:
+        case type_kind::string:
             return cmp_str(*static_cast<char *const *>(a), *static_cast<char *const *>(b));
-        case PMIX_PROC_NSPACE:
+        case type_kind::nspace:
             return cmp_int(
                 strncmp(static_cast<const char *>(a), static_cast<const char *>(b), PMIX_MAX_NSLEN));
-        case PMIX_PROC:
+        case type_kind::proc:
             return cmp_proc(static_cast<const pmix_proc_t *>(a), static_cast<const pmix_proc_t *>(b));
-        case PMIX_BYTE_OBJECT:
-        case PMIX_COMPRESSED_STRING:
-        case PMIX_COMPRESSED_BYTE_OBJECT:
-        case PMIX_REGEX:
+        case type_kind::byte_object:
             return cmp_bo(static_cast<const pmix_byte_object_t *>(a),
                           static_cast<const pmix_byte_object_t *>(b));
-        case PMIX_PROC_INFO: {
+        case type_kind::proc_info: {
             auto pa = static_cast<const pmix_proc_info_t *>(a), pb = static_cast<const pmix_proc_info_t *>(b);
             PMIXCPP_CMP_STEP(cmp_proc(&pa->proc, &pb->proc));
             PMIXCPP_CMP_STEP(cmp_str(pa->hostname, pb->hostname));
@@ -252,18 +223,18 @@ pmix_value_cmp_t element_compare(pmix_data_type_t type, const void *a, const voi
             PMIXCPP_CMP_STEP(cmp3(pa->exit_code, pb->exit_code));
             return cmp3(pa->state, pb->state);
         }
-        case PMIX_DATA_ARRAY:
+        case type_kind::data_array:
             return cmp_data_array(static_cast<const pmix_data_array_t *>(a),
                                   static_cast<const pmix_data_array_t *>(b));
-        case PMIX_ENVAR: {
+        case type_kind::envar: {
             auto ea = static_cast<const pmix_envar_t *>(a), eb = static_cast<const pmix_envar_t *>(b);
             PMIXCPP_CMP_STEP(cmp_str(ea->envar, eb->envar));
             PMIXCPP_CMP_STEP(cmp_str(ea->value, eb->value));
             return cmp3(ea->separator, eb->separator);
         }
-        case PMIX_COORD:
+        case type_kind::coord:
             return cmp_coord(static_cast<const pmix_coord_t *>(a), static_cast<const pmix_coord_t *>(b));
-        case PMIX_REGATTR: {
+        case type_kind::regattr: {
             auto ra = static_cast<const pmix_regattr_t *>(a), rb = static_cast<const pmix_regattr_t *>(b);
             PMIXCPP_CMP_STEP(cmp_str(ra->name, rb->name));
             PMIXCPP_CMP_STEP(cmp_int(strncmp(ra->string, rb->string, PMIX_MAX_KEYLEN)));
@@ -273,7 +244,7 @@ pmix_value_cmp_t element_compare(pmix_data_type_t type, const void *a, const voi
             for (; *da != nullptr && *db != nullptr; ++da, ++db) PMIXCPP_CMP_STEP(cmp_str(*da, *db));
             return cmp3(*da != nullptr, *db != nullptr);
         }
-        case PMIX_GEOMETRY: {
+        case type_kind::geometry: {
             auto ga = static_cast<const pmix_geometry_t *>(a), gb = static_cast<const pmix_geometry_t *>(b);
             if (ga->fabric != gb->fabric) return PMIX_VALUE_INCOMPATIBLE_OBJECTS;
             PMIXCPP_CMP_STEP(cmp_str(ga->uuid, gb->uuid));
@@ -286,7 +257,7 @@ pmix_value_cmp_t element_compare(pmix_data_type_t type, const void *a, const voi
                 PMIXCPP_CMP_STEP(cmp_coord(&ga->coordinates[i], &gb->coordinates[i]));
             return PMIX_EQUAL;
         }
-        case PMIX_DEVICE_DIST: {
+        case type_kind::device_dist: {
             auto da = static_cast<const pmix_device_distance_t *>(a),
                  db = static_cast<const pmix_device_distance_t *>(b);
             if (da->type != db->type) return PMIX_VALUE_INCOMPATIBLE_OBJECTS;
@@ -295,20 +266,20 @@ pmix_value_cmp_t element_compare(pmix_data_type_t type, const void *a, const voi
             PMIXCPP_CMP_STEP(cmp3(da->mindist, db->mindist));
             return cmp3(da->maxdist, db->maxdist);
         }
-        case PMIX_ENDPOINT: {
+        case type_kind::endpoint: {
             auto ea = static_cast<const pmix_endpoint_t *>(a), eb = static_cast<const pmix_endpoint_t *>(b);
             PMIXCPP_CMP_STEP(cmp_str(ea->uuid, eb->uuid));
             PMIXCPP_CMP_STEP(cmp_str(ea->osname, eb->osname));
             return cmp_bo(&ea->endpt, &eb->endpt);
         }
-        case PMIX_INFO: {
+        case type_kind::info: {
             auto ia = static_cast<const pmix_info_t *>(a), ib = static_cast<const pmix_info_t *>(b);
             PMIXCPP_CMP_STEP(cmp_int(strncmp(ia->key, ib->key, PMIX_MAX_KEYLEN)));
             return value_compare(&ia->value, &ib->value);
         }
-        case PMIX_VALUE:
+        case type_kind::value:
             return value_compare(static_cast<const pmix_value_t *>(a), static_cast<const pmix_value_t *>(b));
-        case PMIX_POINTER:
+        case type_kind::pointer:
             return *static_cast<void *const *>(a) == *static_cast<void *const *>(b)
                        ? PMIX_EQUAL
                        : PMIX_VALUE_COMPARISON_NOT_AVAIL;
@@ -318,174 +289,59 @@ pmix_value_cmp_t element_compare(pmix_data_type_t type, const void *a, const voi
 }
 
 bool is_fixed_size_unload_type(pmix_data_type_t type) {
-    switch (type) {
-        case PMIX_STRING:
-        case PMIX_BYTE_OBJECT:
-        case PMIX_COMPRESSED_STRING:
-        case PMIX_COMPRESSED_BYTE_OBJECT:
-        case PMIX_REGEX:
-        case PMIX_PROC_INFO:
-        case PMIX_DATA_ARRAY:
-        case PMIX_ENVAR:
-        case PMIX_COORD:
-        case PMIX_REGATTR:
-        case PMIX_GEOMETRY:
-        case PMIX_DEVICE_DIST:
-        case PMIX_ENDPOINT:
-        case PMIX_POINTER:
-            return false;
-        default:
-            return data_type_element_size(type) != 0;
-    }
-}
-
-}  // namespace
-
-size_t data_type_element_size(pmix_data_type_t type) {
-    switch (type) {
-        case PMIX_BOOL:
-            return sizeof(bool);
-        case PMIX_BYTE:
-        case PMIX_INT8:
-        case PMIX_UINT8:
-        case PMIX_PERSIST:
-        case PMIX_SCOPE:
-        case PMIX_DATA_RANGE:
-        case PMIX_PROC_STATE:
-        case PMIX_ALLOC_DIRECTIVE:
-        case PMIX_LINK_STATE:
-        case PMIX_JOB_STATE:
-            return 1;
-        case PMIX_INT16:
-        case PMIX_UINT16:
-        case PMIX_DATA_TYPE:
-        case PMIX_IOF_CHANNEL:
-        case PMIX_LOCTYPE:
-        case PMIX_STOR_ACCESS_TYPE:
-            return 2;
-        case PMIX_INT32:
-        case PMIX_UINT32:
-        case PMIX_INFO_DIRECTIVES:
-            return 4;
-        case PMIX_INT64:
-        case PMIX_UINT64:
-        case PMIX_DEVTYPE:
-        case PMIX_STOR_MEDIUM:
-        case PMIX_STOR_ACCESS:
-        case PMIX_STOR_PERSIST:
-            return 8;
-        case PMIX_INT:
-            return sizeof(int);
-        case PMIX_UINT:
-            return sizeof(unsigned int);
-        case PMIX_STATUS:
-            return sizeof(pmix_status_t);
-        case PMIX_PROC_RANK:
-            return sizeof(pmix_rank_t);
-        case PMIX_SIZE:
-            return sizeof(size_t);
-        case PMIX_PID:
-            return sizeof(pid_t);
-        case PMIX_FLOAT:
-            return sizeof(float);
-        case PMIX_DOUBLE:
-            return sizeof(double);
-        case PMIX_TIMEVAL:
-            return sizeof(struct timeval);
-        case PMIX_TIME:
-            return sizeof(time_t);
-        case PMIX_STRING:
-            return sizeof(char *);
-        case PMIX_POINTER:
-            return sizeof(void *);
-        case PMIX_PROC:
-            return sizeof(pmix_proc_t);
-        case PMIX_PROC_NSPACE:
-            return sizeof(pmix_nspace_t);
-        case PMIX_BYTE_OBJECT:
-        case PMIX_COMPRESSED_STRING:
-        case PMIX_COMPRESSED_BYTE_OBJECT:
-        case PMIX_REGEX:
-            return sizeof(pmix_byte_object_t);
-        case PMIX_PROC_INFO:
-            return sizeof(pmix_proc_info_t);
-        case PMIX_DATA_ARRAY:
-            return sizeof(pmix_data_array_t);
-        case PMIX_ENVAR:
-            return sizeof(pmix_envar_t);
-        case PMIX_COORD:
-            return sizeof(pmix_coord_t);
-        case PMIX_REGATTR:
-            return sizeof(pmix_regattr_t);
-        case PMIX_GEOMETRY:
-            return sizeof(pmix_geometry_t);
-        case PMIX_DEVICE_DIST:
-            return sizeof(pmix_device_distance_t);
-        case PMIX_ENDPOINT:
-            return sizeof(pmix_endpoint_t);
-        case PMIX_INFO:
-            return sizeof(pmix_info_t);
-        case PMIX_VALUE:
-            return sizeof(pmix_value_t);
-        default:
-            return 0;
-    }
-}
-
-bool data_type_is_pointer_in_value(pmix_data_type_t type) {
-    switch (type) {
-        case PMIX_PROC:
-        case PMIX_PROC_NSPACE:
-        case PMIX_PROC_INFO:
-        case PMIX_DATA_ARRAY:
-        case PMIX_COORD:
-        case PMIX_REGATTR:
-        case PMIX_GEOMETRY:
-        case PMIX_DEVICE_DIST:
-        case PMIX_ENDPOINT:
+    switch (traits_of(type).kind) {
+        case type_kind::scalar:
+        case type_kind::timeval:
+        case type_kind::nspace:
+        case type_kind::proc:
+        case type_kind::info:
+        case type_kind::value:
             return true;
         default:
             return false;
     }
 }
 
+}  // namespace
+
+size_t data_type_element_size(pmix_data_type_t type) { return traits_of(type).size; }
+
+bool data_type_is_pointer_in_value(pmix_data_type_t type) { return traits_of(type).pointer_in_value; }
+
 void element_destruct(pmix_data_type_t type, void *element) {
     if (element == nullptr) return;
-    switch (type) {
-        case PMIX_STRING:
+    switch (traits_of(type).kind) {
+        case type_kind::string:
             free(*static_cast<char **>(element));
             break;
-        case PMIX_BYTE_OBJECT:
-        case PMIX_COMPRESSED_STRING:
-        case PMIX_COMPRESSED_BYTE_OBJECT:
-        case PMIX_REGEX:
+        case type_kind::byte_object:
             free(static_cast<pmix_byte_object_t *>(element)->bytes);
             break;
-        case PMIX_PROC_INFO: {
+        case type_kind::proc_info: {
             auto p = static_cast<pmix_proc_info_t *>(element);
             free(p->hostname);
             free(p->executable_name);
             break;
         }
-        case PMIX_DATA_ARRAY:
+        case type_kind::data_array:
             data_array_destruct(static_cast<pmix_data_array_t *>(element));
             break;
-        case PMIX_ENVAR: {
+        case type_kind::envar: {
             auto e = static_cast<pmix_envar_t *>(element);
             free(e->envar);
             free(e->value);
             break;
         }
-        case PMIX_COORD:
+        case type_kind::coord:
             free(static_cast<pmix_coord_t *>(element)->coord);
             break;
-        case PMIX_REGATTR: {
+        case type_kind::regattr: {
             auto r = static_cast<pmix_regattr_t *>(element);
             free(r->name);
             free_argv(r->description);
             break;
         }
-        case PMIX_GEOMETRY: {
+        case type_kind::geometry: {
             auto g = static_cast<pmix_geometry_t *>(element);
             free(g->uuid);
             free(g->osname);
@@ -495,23 +351,23 @@ void element_destruct(pmix_data_type_t type, void *element) {
             }
             break;
         }
-        case PMIX_DEVICE_DIST: {
+        case type_kind::device_dist: {
             auto d = static_cast<pmix_device_distance_t *>(element);
             free(d->uuid);
             free(d->osname);
             break;
         }
-        case PMIX_ENDPOINT: {
+        case type_kind::endpoint: {
             auto e = static_cast<pmix_endpoint_t *>(element);
             free(e->uuid);
             free(e->osname);
             free(e->endpt.bytes);
             break;
         }
-        case PMIX_INFO:
+        case type_kind::info:
             info_destruct(static_cast<pmix_info_t *>(element));
             break;
-        case PMIX_VALUE:
+        case type_kind::value:
             value_destruct(static_cast<pmix_value_t *>(element));
             break;
         default:
@@ -525,27 +381,24 @@ Status element_copy(pmix_data_type_t type, void *dst, const void *src) {
     size_t size = data_type_element_size(type);
     if (size == 0) return unsupported(type);
     Status st;
-    switch (type) {
-        case PMIX_STRING: {
+    switch (traits_of(type).kind) {
+        case type_kind::string: {
             char **d = static_cast<char **>(dst);
             if (!dup_cstr(d, *static_cast<char *const *>(src))) st = nomem("string");
             break;
         }
-        case PMIX_PROC_NSPACE: {
+        case type_kind::nspace: {
             // Bounded copy: the source may be a short C string rather than a full pmix_nspace_t.
             const char *s = static_cast<const char *>(src);
             memset(dst, 0, size);
             memcpy(dst, s, strnlen(s, PMIX_MAX_NSLEN));
             break;
         }
-        case PMIX_BYTE_OBJECT:
-        case PMIX_COMPRESSED_STRING:
-        case PMIX_COMPRESSED_BYTE_OBJECT:
-        case PMIX_REGEX:
+        case type_kind::byte_object:
             st = copy_bytes(static_cast<pmix_byte_object_t *>(dst),
                             static_cast<const pmix_byte_object_t *>(src));
             break;
-        case PMIX_PROC_INFO: {
+        case type_kind::proc_info: {
             auto d = static_cast<pmix_proc_info_t *>(dst);
             auto s = static_cast<const pmix_proc_info_t *>(src);
             d->proc = s->proc;
@@ -556,21 +409,21 @@ Status element_copy(pmix_data_type_t type, void *dst, const void *src) {
                 st = nomem("proc info");
             break;
         }
-        case PMIX_DATA_ARRAY:
+        case type_kind::data_array:
             st = copy_data_array_into(static_cast<pmix_data_array_t *>(dst),
                                       static_cast<const pmix_data_array_t *>(src));
             break;
-        case PMIX_ENVAR: {
+        case type_kind::envar: {
             auto d = static_cast<pmix_envar_t *>(dst);
             auto s = static_cast<const pmix_envar_t *>(src);
             d->separator = s->separator;
             if (!dup_cstr(&d->envar, s->envar) || !dup_cstr(&d->value, s->value)) st = nomem("envar");
             break;
         }
-        case PMIX_COORD:
+        case type_kind::coord:
             st = copy_coord(static_cast<pmix_coord_t *>(dst), static_cast<const pmix_coord_t *>(src));
             break;
-        case PMIX_REGATTR: {
+        case type_kind::regattr: {
             auto d = static_cast<pmix_regattr_t *>(dst);
             auto s = static_cast<const pmix_regattr_t *>(src);
             memcpy(d->string, s->string, strnlen(s->string, PMIX_MAX_KEYLEN));
@@ -579,7 +432,7 @@ Status element_copy(pmix_data_type_t type, void *dst, const void *src) {
                 st = nomem("regattr");
             break;
         }
-        case PMIX_GEOMETRY: {
+        case type_kind::geometry: {
             auto d = static_cast<pmix_geometry_t *>(dst);
             auto s = static_cast<const pmix_geometry_t *>(src);
             d->fabric = s->fabric;
@@ -602,7 +455,7 @@ Status element_copy(pmix_data_type_t type, void *dst, const void *src) {
                 st = copy_coord(&d->coordinates[i], &s->coordinates[i]);
             break;
         }
-        case PMIX_DEVICE_DIST: {
+        case type_kind::device_dist: {
             auto d = static_cast<pmix_device_distance_t *>(dst);
             auto s = static_cast<const pmix_device_distance_t *>(src);
             d->type = s->type;
@@ -612,7 +465,7 @@ Status element_copy(pmix_data_type_t type, void *dst, const void *src) {
                 st = nomem("device distance");
             break;
         }
-        case PMIX_ENDPOINT: {
+        case type_kind::endpoint: {
             auto d = static_cast<pmix_endpoint_t *>(dst);
             auto s = static_cast<const pmix_endpoint_t *>(src);
             if (!dup_cstr(&d->uuid, s->uuid) || !dup_cstr(&d->osname, s->osname)) {
@@ -622,9 +475,9 @@ Status element_copy(pmix_data_type_t type, void *dst, const void *src) {
             st = copy_bytes(&d->endpt, &s->endpt);
             break;
         }
-        case PMIX_INFO:
+        case type_kind::info:
             return info_xfer(static_cast<pmix_info_t *>(dst), static_cast<const pmix_info_t *>(src));
-        case PMIX_VALUE:
+        case type_kind::value:
             return value_xfer(static_cast<pmix_value_t *>(dst), static_cast<const pmix_value_t *>(src));
         default:
             memcpy(dst, src, size);
@@ -743,8 +596,8 @@ Status value_unload(const pmix_value_t *value, void **data, size_t *size) {
         }
         return Status::success();
     }
-    switch (type) {
-        case PMIX_STRING:
+    switch (traits_of(type).kind) {
+        case type_kind::string:
             *data = nullptr;
             *size = 0;
             if (value->data.string != nullptr) {
@@ -752,14 +605,14 @@ Status value_unload(const pmix_value_t *value, void **data, size_t *size) {
                 *size = strlen(value->data.string);
             }
             return Status::success();
-        case PMIX_POINTER:
+        case type_kind::pointer:
             *data = value->data.ptr;
             *size = sizeof(void *);
             return Status::success();
         default:
             break;
     }
-    if (is_byte_object_type(type)) {
+    if (traits_of(type).kind == type_kind::byte_object) {
         pmix_byte_object_t copy{};
         PMIXCPP_RETURN_IF_ERROR(copy_bytes(&copy, &value->data.bo).with_context("value_unload"));
         *data = copy.bytes;
@@ -808,48 +661,30 @@ struct Number {
 };
 
 bool read_number(const pmix_value_t *v, Number *n) {
-    switch (v->type) {
-        case PMIX_INT:
-            *n = {Number::SIGNED, v->data.integer};
+    const type_traits &t = traits_of(v->type);
+    if (!t.numeric) return false;
+    const void *p = &v->data;
+    if (t.is_float) {
+        *n = {Number::FLOATING, 0, 0,
+              t.size == sizeof(float) ? *static_cast<const float *>(p) : v->data.dval};
+        return true;
+    }
+    switch (t.size) {
+        case 1:
+            *n = t.is_signed ? Number{Number::SIGNED, *static_cast<const int8_t *>(p)}
+                             : Number{Number::UNSIGNED, 0, *static_cast<const uint8_t *>(p)};
             return true;
-        case PMIX_INT8:
-            *n = {Number::SIGNED, v->data.int8};
+        case 2:
+            *n = t.is_signed ? Number{Number::SIGNED, *static_cast<const int16_t *>(p)}
+                             : Number{Number::UNSIGNED, 0, *static_cast<const uint16_t *>(p)};
             return true;
-        case PMIX_INT16:
-            *n = {Number::SIGNED, v->data.int16};
+        case 4:
+            *n = t.is_signed ? Number{Number::SIGNED, *static_cast<const int32_t *>(p)}
+                             : Number{Number::UNSIGNED, 0, *static_cast<const uint32_t *>(p)};
             return true;
-        case PMIX_INT32:
-            *n = {Number::SIGNED, v->data.int32};
-            return true;
-        case PMIX_INT64:
-            *n = {Number::SIGNED, v->data.int64};
-            return true;
-        case PMIX_PID:
-            *n = {Number::SIGNED, v->data.pid};
-            return true;
-        case PMIX_UINT:
-            *n = {Number::UNSIGNED, 0, v->data.uint};
-            return true;
-        case PMIX_UINT8:
-            *n = {Number::UNSIGNED, 0, v->data.uint8};
-            return true;
-        case PMIX_UINT16:
-            *n = {Number::UNSIGNED, 0, v->data.uint16};
-            return true;
-        case PMIX_UINT32:
-            *n = {Number::UNSIGNED, 0, v->data.uint32};
-            return true;
-        case PMIX_UINT64:
-            *n = {Number::UNSIGNED, 0, v->data.uint64};
-            return true;
-        case PMIX_SIZE:
-            *n = {Number::UNSIGNED, 0, v->data.size};
-            return true;
-        case PMIX_FLOAT:
-            *n = {Number::FLOATING, 0, 0, v->data.fval};
-            return true;
-        case PMIX_DOUBLE:
-            *n = {Number::FLOATING, 0, 0, v->data.dval};
+        case 8:
+            *n = t.is_signed ? Number{Number::SIGNED, *static_cast<const int64_t *>(p)}
+                             : Number{Number::UNSIGNED, 0, *static_cast<const uint64_t *>(p)};
             return true;
         default:
             return false;
@@ -896,52 +731,29 @@ Status value_get_number(const pmix_value_t *value, void *dest, pmix_data_type_t 
     Number n{};
     if (!read_number(value, &n))
         return Status(PMIX_ERR_BAD_PARAM, "value of type " + std::to_string(value->type) + " is not numeric");
-    bool ok;
-    switch (type) {
-        case PMIX_INT:
-            ok = store_number<int>(n, dest);
-            break;
-        case PMIX_INT8:
-            ok = store_number<int8_t>(n, dest);
-            break;
-        case PMIX_INT16:
-            ok = store_number<int16_t>(n, dest);
-            break;
-        case PMIX_INT32:
-            ok = store_number<int32_t>(n, dest);
-            break;
-        case PMIX_INT64:
-            ok = store_number<int64_t>(n, dest);
-            break;
-        case PMIX_PID:
-            ok = store_number<pid_t>(n, dest);
-            break;
-        case PMIX_UINT:
-            ok = store_number<unsigned int>(n, dest);
-            break;
-        case PMIX_UINT8:
-            ok = store_number<uint8_t>(n, dest);
-            break;
-        case PMIX_UINT16:
-            ok = store_number<uint16_t>(n, dest);
-            break;
-        case PMIX_UINT32:
-            ok = store_number<uint32_t>(n, dest);
-            break;
-        case PMIX_UINT64:
-            ok = store_number<uint64_t>(n, dest);
-            break;
-        case PMIX_SIZE:
-            ok = store_number<size_t>(n, dest);
-            break;
-        case PMIX_FLOAT:
-            ok = store_number<float>(n, dest);
-            break;
-        case PMIX_DOUBLE:
-            ok = store_number<double>(n, dest);
-            break;
-        default:
-            return Status(PMIX_ERR_BAD_PARAM, "type " + std::to_string(type) + " is not a numeric type");
+    const type_traits &t = traits_of(type);
+    if (!t.numeric)
+        return Status(PMIX_ERR_BAD_PARAM, "type " + std::to_string(type) + " is not a numeric type");
+    bool ok = false;
+    if (t.is_float) {
+        ok = t.size == sizeof(float) ? store_number<float>(n, dest) : store_number<double>(n, dest);
+    } else {
+        switch (t.size) {
+            case 1:
+                ok = t.is_signed ? store_number<int8_t>(n, dest) : store_number<uint8_t>(n, dest);
+                break;
+            case 2:
+                ok = t.is_signed ? store_number<int16_t>(n, dest) : store_number<uint16_t>(n, dest);
+                break;
+            case 4:
+                ok = t.is_signed ? store_number<int32_t>(n, dest) : store_number<uint32_t>(n, dest);
+                break;
+            case 8:
+                ok = t.is_signed ? store_number<int64_t>(n, dest) : store_number<uint64_t>(n, dest);
+                break;
+            default:
+                break;
+        }
     }
     if (!ok)
         return Status(PMIX_ERR_BAD_PARAM, "value of type " + std::to_string(value->type) +

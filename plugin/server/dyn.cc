@@ -317,6 +317,7 @@ void dyn_service::rank_left(uint32_t rank) {
 bool dyn_service::job_control(uint64_t conn, uint32_t rank, uint32_t request_id, const wire::job_control_request &m) {
     int sig = 0;
     bool terminate = false;
+    bool checkpoint = false;
     std::string what;
     if (flag_of(find(m.infos, PMIX_JOB_CTRL_KILL))) {
         sig = SIGKILL;
@@ -333,6 +334,13 @@ bool dyn_service::job_control(uint64_t conn, uint32_t rank, uint32_t request_id,
         }
         sig = static_cast<int>(*n);
         what = "signal " + std::to_string(sig);
+    } else if (find(m.infos, PMIX_JOB_CTRL_CHECKPOINT) != nullptr) {
+        if (!_ops.checkpoint_local) {
+            _ops.reply(conn, request_id, PMIX_ERR_NOT_SUPPORTED, "checkpoint requests are not supported here", {});
+            return true;
+        }
+        checkpoint = true;
+        what = "checkpoint";
     } else {
         return false;
     }
@@ -373,7 +381,14 @@ bool dyn_service::job_control(uint64_t conn, uint32_t rank, uint32_t request_id,
     if (others.empty()) {
         // Answer first: the caller may be among the targets.
         _ops.reply(conn, request_id, PMIX_SUCCESS, {}, body.data());
-        signal_step(chosen, sig, terminate);
+        signal_step(chosen, sig, terminate, checkpoint);
+        return true;
+    }
+    if (checkpoint) {
+        // A checkpoint method lives with the process's own server; the cross-step router carries
+        // signals only.
+        _ops.reply(conn, request_id, PMIX_ERR_NOT_SUPPORTED,
+                   "checkpoint of another namespace (" + others.begin()->first + ") is not supported", {});
         return true;
     }
     if (!_ops.xstep) {
@@ -422,17 +437,17 @@ bool dyn_service::job_control(uint64_t conn, uint32_t rank, uint32_t request_id,
     return true;
 }
 
-void dyn_service::signal_step(const std::vector<bool> &chosen, int sig, bool terminate) {
+void dyn_service::signal_step(const std::vector<bool> &chosen, int sig, bool terminate, bool checkpoint) {
     std::vector<std::vector<uint32_t>> by_node(_step.node_names.size());
     for (uint32_t r = 0; r < _step.ntasks && r < chosen.size(); ++r)
         if (chosen[r] && r < _node_of.size() && _node_of[r] < by_node.size()) by_node[_node_of[r]].push_back(r);
     for (uint32_t n = 0; n < by_node.size(); ++n) {
         if (n == _step.node_id || by_node[n].empty() || !_ops.send_node) continue;
         wire::Writer w;
-        (void)wire::encode(w, wire::job_control_forward{sig, terminate, by_node[n]});
+        (void)wire::encode(w, wire::job_control_forward{sig, terminate, by_node[n], checkpoint});
         _ops.send_node(n, net::kChannelJobControl, w.data());
     }
-    if (_step.node_id < by_node.size()) signal_local(by_node[_step.node_id], sig, terminate);
+    if (_step.node_id < by_node.size()) signal_local(by_node[_step.node_id], sig, terminate, checkpoint);
 }
 
 void dyn_service::job_control_of_other_step(const std::vector<uint32_t> &ranks, int sig, bool terminate) {
@@ -443,7 +458,11 @@ void dyn_service::job_control_of_other_step(const std::vector<uint32_t> &ranks, 
     signal_local(mine, sig, terminate);
 }
 
-void dyn_service::signal_local(const std::vector<uint32_t> &ranks, int sig, bool terminate) {
+void dyn_service::signal_local(const std::vector<uint32_t> &ranks, int sig, bool terminate, bool checkpoint) {
+    if (checkpoint) {
+        if (_ops.checkpoint_local) _ops.checkpoint_local(ranks);
+        return;
+    }
     for (uint32_t r : ranks) {
         process_handle proc = _ops.process_of ? _ops.process_of(r) : nullptr;
         if (!proc) {
@@ -505,7 +524,7 @@ void dyn_service::on_node(uint32_t from, uint16_t channel, std::span<const uint8
             PMIXCPP_LOG_ERROR("%s: bad job control from node %u dropped: %s", ns, from, st.message().c_str());
             return;
         }
-        signal_local(m.ranks, m.signal, m.terminate);
+        signal_local(m.ranks, m.signal, m.terminate, m.checkpoint);
     }
 }
 

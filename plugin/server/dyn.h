@@ -51,6 +51,9 @@ struct dyn_ops {
     std::function<void(std::vector<uint8_t> body, int timeout_ms, session_done done)> xstep;
     // A step this node's rank `spawner` spawned ended (its srun's exit code): raise the event.
     std::function<void(const std::string &child_nspace, uint32_t spawner, int exit_code)> child_ended;
+    // PMIX_JOB_CTRL_CHECKPOINT of local ranks: each told by the method it registered (jctrl.h).
+    // Empty = checkpoint requests are refused (PMIX_ERR_NOT_SUPPORTED).
+    std::function<void(const std::vector<uint32_t> &ranks)> checkpoint_local;
     // Deliver a signal (tests replace kill(2)).
     std::function<int(const process_ref &p, int sig)> signal = [](const process_ref &p, int sig) {
         return p.send_signal(sig);
@@ -103,8 +106,10 @@ private:
                 std::span<const uint8_t> body);
     void answer_lookup(const lookup_answer &a);
     void watch_child(const std::string &child, uint32_t spawner);
-    void signal_local(const std::vector<uint32_t> &ranks, int sig, bool terminate);
-    void signal_step(const std::vector<bool> &chosen, int sig, bool terminate);  // every node's share
+    // sig 0 with `checkpoint`: each rank's own checkpoint method instead of a signal.
+    void signal_local(const std::vector<uint32_t> &ranks, int sig, bool terminate, bool checkpoint = false);
+    void signal_step(const std::vector<bool> &chosen, int sig, bool terminate,
+                     bool checkpoint = false);  // every node's share
 
     step_info _step;
     std::vector<uint32_t> _node_of;

@@ -259,6 +259,29 @@ void event_engine::fabric_updated(const std::string &plane) {
     else PMIXCPP_LOG_VERBOSE("%s: %s (plane %s)", _step.nspace.c_str(), text, plane.c_str());
 }
 
+void event_engine::checkpoint_requested(uint32_t rank, pmix_status_t code, const std::string &why) {
+    pmix_proc_t who{};
+    strncpy(who.nspace, _step.nspace.c_str(), PMIX_MAX_NSLEN);
+    who.rank = rank;
+    Status st = raise(code, PMIX_RANGE_CUSTOM,
+                      {make_info(PMIX_EVENT_CUSTOM_RANGE, &who, PMIX_PROC),
+                       make_info(PMIX_EVENT_AFFECTED_PROC, &who, PMIX_PROC),
+                       make_info(PMIX_EVENT_TEXT_MESSAGE, why.c_str(), PMIX_STRING)});
+    if (!st.ok())
+        PMIXCPP_LOG_ERROR("%s: cannot send the checkpoint request to rank %u: %s", _step.nspace.c_str(), rank,
+                          st.message().c_str());
+}
+
+void event_engine::monitor_tripped(uint32_t rank, pmix_status_t code, const std::string &id, uint32_t silent_sec) {
+    std::string text = "rank " + std::to_string(rank) + " on node " + _step.node_name() + " sent no heartbeat for " +
+                       std::to_string(silent_sec) + " s" + (id.empty() ? std::string() : " (monitor " + id + ")");
+    PMIXCPP_LOG_VERBOSE("%s: %s", _step.nspace.c_str(), text.c_str());
+    generate(code, rank,
+             {make_info(PMIX_MONITOR_ID, id.c_str(), PMIX_STRING),
+              make_info(PMIX_EVENT_TEXT_MESSAGE, text.c_str(), PMIX_STRING)},
+             false);
+}
+
 void event_engine::node_down(uint32_t node, const std::string &why) {
     if (node >= _step.node_ranks.size() || node == _step.node_id) return;
     const auto &ranks = _step.node_ranks[node];

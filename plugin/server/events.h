@@ -120,6 +120,12 @@ public:
     // with PMIX_FABRIC_PLANE to this node's processes; their fabrics show the change once they
     // call PMIx_Fabric_update.
     void fabric_updated(const std::string &plane);
+    // Local rank `rank` is asked to checkpoint by the event it registered (jctrl.h): `code` to it
+    // alone, with PMIX_EVENT_AFFECTED_PROC and `why` as the text message.
+    void checkpoint_requested(uint32_t rank, pmix_status_t code, const std::string &why);
+    // A heartbeat monitor of local rank `rank` tripped (jctrl.h): `code` about the rank, to the
+    // namespace, with PMIX_MONITOR_ID.
+    void monitor_tripped(uint32_t rank, pmix_status_t code, const std::string &id, uint32_t silent_sec);
 
     // Routing decision alone (no side effects). from_remote: never forward again.
     Result<event_targets> route(const wire::event_notification &ev, bool from_remote) const;

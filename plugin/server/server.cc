@@ -29,6 +29,7 @@
 #include "dyn.h"
 #include "events.h"
 #include "get_waits.h"
+#include "jctrl.h"
 #include "jobdata.h"
 #include "kvs.h"
 #include "log.h"
@@ -167,7 +168,8 @@ public:
         : _step(step), _host(host), _opts(opts), _remote_default(), _backend(this),
           _multinode(opts.multinode.enabled && step.node_names.size() > 1),
           _fences(step.nspace, step.ntasks, step.local_ranks(),
-                  opts.remote ? opts.remote : _multinode ? static_cast<remote_fences *>(&_backend) : &_remote_default) {
+                  opts.remote ? opts.remote : _multinode ? static_cast<remote_fences *>(&_backend) : &_remote_default),
+          _jctrl(step.ntasks) {
         _local_index.assign(step.ntasks, UINT32_MAX);
         const auto &local = step.local_ranks();
         for (uint32_t i = 0; i < local.size(); ++i)
@@ -269,6 +271,10 @@ private:
     static constexpr uint32_t kMaxForeignProcs = 65536;
     uint32_t max_procs() const { return _step.ntasks + kMaxForeignProcs; }
     void handle_job_control(connection &c, const wire::Frame &f);
+    void handle_monitor(connection &c, const wire::Frame &f);
+    // Tell local `ranks` to checkpoint, each by its registered method (jctrl.h); `why` for the
+    // event's text and the log.
+    void checkpoint_local(const std::vector<uint32_t> &ranks, const std::string &why);
     void handle_log(connection &c, const wire::Frame &f);
     void handle_notify(connection &c, const wire::Frame &f);  // events: see events.h
     void handle_alloc(connection &c, const wire::Frame &f);   // allocation requests: see alloc.h
@@ -411,6 +417,7 @@ private:
     std::unique_ptr<event_engine> _events;
     std::unique_ptr<alloc_service> _alloc;
     std::unique_ptr<dyn_service> _dyn;  // publish/lookup, job control actions (dyn.h)
+    job_controls _jctrl;                // checkpoint methods, heartbeat monitors (jctrl.h)
     dyn_ops make_dyn_ops();
     std::map<uint64_t, std::unique_ptr<connection>> _conns;
     uint64_t _next_conn = 1;
@@ -844,6 +851,7 @@ void server_impl::rank_left(uint32_t rank, bool died) {
     _rank_state[rank] = died ? rank_state::died : rank_state::finalized;
     send_fence_outcomes(_fences.rank_gone(rank, died ? PMIX_ERR_PROC_ABORTED : PMIX_ERR_LOST_CONNECTION));
     _dyn->rank_left(rank);
+    _jctrl.rank_gone(rank);
     for (const auto &w : _gets.take_target(rank))
         fail_get(w, PMIX_ERR_NOT_FOUND,
                  "rank " + std::to_string(rank) + (died ? " died" : " finalized") + " without committing " + w.key);
@@ -856,6 +864,8 @@ void server_impl::rearm_timer() {
     auto d = _dyn->next_deadline();
     if (d && (!next || *d < *next)) next = d;
     if (_time_alert_at && (!next || *_time_alert_at < *next)) next = _time_alert_at;
+    auto hb = _jctrl.next_deadline();
+    if (hb && (!next || *hb < *next)) next = hb;
     for (const auto &[node, deadline] : _probes)
         if (!next || deadline < *next) next = deadline;
     for (const auto &[node, q] : _queries)
@@ -898,7 +908,15 @@ void server_impl::expire_deadlines() {
                                              std::chrono::system_clock::now().time_since_epoch())
                                              .count();
         _events->time_limit_alert(static_cast<uint32_t>(std::max<int64_t>(left, 0)));
+        // The RM's one warning before the end: ranks that registered a checkpoint method use it.
+        std::vector<uint32_t> ckpt;
+        for (uint32_t r : _step.local_ranks())
+            if (_jctrl.method_of(r) != nullptr) ckpt.push_back(r);
+        if (!ckpt.empty())
+            checkpoint_local(ckpt, "the job reaches its time limit in " + std::to_string(std::max<int64_t>(left, 0)) +
+                                       " s");
     }
+    for (const auto &a : _jctrl.expire(now)) _events->monitor_tripped(a.rank, a.code, a.id, a.silent_sec);
     for (const auto &w : _gets.take_expired(now)) {
         // A Get that times out is an answer the application asked for, not a server error.
         PMIXCPP_LOG_DEBUG("%s: get of %s of rank %u by rank %u timed out", _step.nspace.c_str(),
@@ -1137,6 +1155,9 @@ dyn_ops server_impl::make_dyn_ops() {
             PMIXCPP_LOG_ERROR("%s: job-end event of %s: %s", _step.nspace.c_str(), child.c_str(), st.message().c_str());
     };
     ops.connect_timeout_sec = _opts.multinode.timeout_sec;
+    ops.checkpoint_local = [this](const std::vector<uint32_t> &ranks) {
+        checkpoint_local(ranks, "checkpoint requested");
+    };
     ops.process_of = [this](uint32_t rank) -> process_handle {
         if (rank >= _rank_conn.size()) return nullptr;
         connection *c = find(_rank_conn[rank]);
@@ -1177,6 +1198,7 @@ bool server_impl::dispatch(connection &c, const wire::Frame &f) {
     case wire::msg_type::fence: handle_fence(c, f); break;
     case wire::msg_type::get: handle_get(c, f); break;
     case wire::msg_type::job_control: handle_job_control(c, f); break;
+    case wire::msg_type::monitor: handle_monitor(c, f); break;
     case wire::msg_type::log: handle_log(c, f); break;
     case wire::msg_type::notify: handle_notify(c, f); break;
     case wire::msg_type::alloc: handle_alloc(c, f); break;
@@ -1413,7 +1435,38 @@ void server_impl::handle_get(connection &c, const wire::Frame &f) {
 
 void server_impl::handle_job_control(connection &c, const wire::Frame &f) {
     DECODE_OR_CLOSE(wire::job_control_request, "job_control");
-    if (_dyn->job_control(c.id, c.rank, f.id, m)) return;  // kill, terminate, signal
+    // What the caller says of itself (targets do not apply: the standard calls these informational).
+    size_t informed = 0;
+    for (size_t i = 0; i < m.infos.size(); ++i) {
+        std::string key = key_of(m.infos[i]);
+        if (key == PMIX_JOB_CTRL_CHECKPOINT_METHOD) {
+            Status st = _jctrl.set_checkpoint_method(c.rank, m.infos[i].value);
+            if (st.code() == PMIX_ERR_NOT_FOUND) {
+                // A key without a value (the caller never set its type): nothing to record.
+                PMIXCPP_LOG_VERBOSE("%s: rank %u: %s without a value: no checkpoint method recorded",
+                                    _step.nspace.c_str(), c.rank, PMIX_JOB_CTRL_CHECKPOINT_METHOD);
+                ++informed;
+                continue;
+            }
+            if (!st.ok()) {
+                send_reply(c.id, f.id, st.code(), st.message());
+                return;
+            }
+            const checkpoint_method *cm = _jctrl.method_of(c.rank);
+            PMIXCPP_LOG_VERBOSE("%s: rank %u checkpoints on%s%s", _step.nspace.c_str(), c.rank,
+                                cm->signal ? (" signal " + std::to_string(cm->signal)).c_str() : "",
+                                cm->event != PMIX_SUCCESS ? (" event " + std::to_string(cm->event)).c_str() : "");
+            ++informed;
+        } else if (key == PMIX_JOB_CTRL_PREEMPTIBLE) {
+            bool on = info_flag(m.infos, PMIX_JOB_CTRL_PREEMPTIBLE);
+            _jctrl.set_preemptible(c.rank, on);
+            // Slurm preempts by the site's partition and QOS policy, not by what a process says.
+            PMIXCPP_LOG_VERBOSE("%s: rank %u says it is%s preemptible (Slurm's preemption policy decides)",
+                                _step.nspace.c_str(), c.rank, on ? "" : " not");
+            ++informed;
+        }
+    }
+    if (_dyn->job_control(c.id, c.rank, f.id, m)) return;  // kill, terminate, signal, checkpoint
     bool recursive = info_flag(m.infos, PMIX_CLEANUP_RECURSIVE);
     size_t registered = 0;
     std::string unsupported;
@@ -1441,13 +1494,14 @@ void server_impl::handle_job_control(connection &c, const wire::Frame &f) {
             _cleanups.push_back({rel, key == PMIX_REGISTER_CLEANUP_DIR, recursive});
             ++registered;
             PMIXCPP_LOG_DEBUG("%s: rank %u registered %s for clean-up", _step.nspace.c_str(), c.rank, path.c_str());
-        } else if (key.rfind("pmix.clnup.", 0) == 0 || key == PMIX_TIMEOUT) {
-            // directives of a clean-up registration
+        } else if (key.rfind("pmix.clnup.", 0) == 0 || key == PMIX_TIMEOUT || key == PMIX_JOB_CTRL_CHECKPOINT_METHOD ||
+                   key == PMIX_JOB_CTRL_PREEMPTIBLE) {
+            // directives of a clean-up registration, and what the caller said of itself
         } else if (unsupported.empty()) {
             unsupported = key;
         }
     }
-    if (registered == 0) {
+    if (registered == 0 && informed == 0) {
         std::string why = "job control " + (unsupported.empty() ? std::string("without an action") : unsupported) +
                           " is not supported";
         PMIXCPP_LOG_VERBOSE("%s: rank %u: %s", _step.nspace.c_str(), c.rank, why.c_str());
@@ -1458,6 +1512,77 @@ void server_impl::handle_job_control(connection &c, const wire::Frame &f) {
         wire::job_control_reply r;
         return wire::encode(w, r);
     });
+}
+
+void server_impl::handle_monitor(connection &c, const wire::Frame &f) {
+    DECODE_OR_CLOSE(wire::monitor_request, "monitor");
+    const pmix_info_t &what = m.monitor[0];
+    const std::string key = key_of(what);
+    const auto now = server_clock::now();
+    if (key == PMIX_SEND_HEARTBEAT) {
+        // PMIx_Heartbeat: nobody waits for the answer.
+        bool known = _jctrl.beat(c.rank, now);
+        send_reply(c.id, f.id, known ? PMIX_SUCCESS : PMIX_ERR_NOT_FOUND, known ? "" : "no heartbeat monitor");
+        return;
+    }
+    if (key == PMIX_MONITOR_HEARTBEAT) {
+        std::string id;
+        if (const pmix_info_t *i = find_info(m.directives, PMIX_MONITOR_ID)) id = value_text(i->value);
+        auto number = [&](const char *k, int64_t dflt) -> std::optional<int64_t> {
+            const pmix_info_t *i = find_info(m.directives, k);
+            if (i == nullptr) return dflt;
+            auto n = value_to_number<int64_t>(i->value);
+            if (!n.ok() || n.value() < 0) return std::nullopt;
+            return n.value();
+        };
+        auto period = number(PMIX_MONITOR_HEARTBEAT_TIME, -1);
+        auto drops = number(PMIX_MONITOR_HEARTBEAT_DROPS, 0);
+        if (!period || *period <= 0 || !drops || *period > UINT32_MAX || *drops > UINT32_MAX) {
+            send_reply(c.id, f.id, PMIX_ERR_BAD_PARAM,
+                       "a heartbeat monitor needs PMIX_MONITOR_HEARTBEAT_TIME (s) and a valid PMIX_MONITOR_HEARTBEAT_DROPS");
+            return;
+        }
+        Status st = _jctrl.add_heartbeat(c.rank, id, static_cast<uint32_t>(*period), static_cast<uint32_t>(*drops),
+                                         m.error, now);
+        if (st.ok())
+            PMIXCPP_LOG_VERBOSE("%s: rank %u: heartbeat monitor '%s' every %lld s, %lld may be missed",
+                                _step.nspace.c_str(), c.rank, id.c_str(), static_cast<long long>(*period),
+                                static_cast<long long>(*drops));
+        send_reply(c.id, f.id, st.code(), st.message());
+        rearm_timer();
+        return;
+    }
+    if (key == PMIX_MONITOR_CANCEL) {
+        std::string id = value_text(what.value);
+        size_t n = _jctrl.cancel(c.rank, id);
+        send_reply(c.id, f.id, n > 0 ? PMIX_SUCCESS : PMIX_ERR_NOT_FOUND, n > 0 ? "" : "no monitor " + id);
+        rearm_timer();
+        return;
+    }
+    if (key == PMIX_MONITOR_FILE) {
+        send_reply(c.id, f.id, PMIX_ERR_NOT_SUPPORTED, "file monitoring is not supported");
+        return;
+    }
+    send_reply(c.id, f.id, PMIX_ERR_BAD_PARAM, "nothing to monitor named " + key);
+}
+
+void server_impl::checkpoint_local(const std::vector<uint32_t> &ranks, const std::string &why) {
+    for (uint32_t r : ranks) {
+        const checkpoint_method *cm = _jctrl.method_of(r);
+        if (cm == nullptr) {
+            PMIXCPP_LOG_VERBOSE("%s: rank %u registered no checkpoint method: not told (%s)", _step.nspace.c_str(), r,
+                                why.c_str());
+            continue;
+        }
+        if (cm->signal != 0) {
+            connection *c = r < _rank_conn.size() ? find(_rank_conn[r]) : nullptr;
+            if (c == nullptr || !c->proc || c->proc->send_signal(cm->signal) != 0)
+                PMIXCPP_LOG_WARNING("%s: checkpoint signal %d to rank %u: %s", _step.nspace.c_str(), cm->signal, r,
+                                    c && c->proc ? strerror(errno) : "not connected");
+        }
+        if (cm->event != PMIX_SUCCESS) _events->checkpoint_requested(r, cm->event, why);
+        PMIXCPP_LOG_VERBOSE("%s: rank %u asked to checkpoint (%s)", _step.nspace.c_str(), r, why.c_str());
+    }
 }
 
 void server_impl::handle_log(connection &c, const wire::Frame &f) {

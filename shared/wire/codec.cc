@@ -1,5 +1,6 @@
 // Byte-level codec and the encoding of PMIx data; the format is summarised in codec.h.
 #include "wire/codec.h"
+#include "type_traits.h"
 
 #include <sys/time.h>
 #include <sys/types.h>
@@ -73,11 +74,11 @@ Status Reader::charge(size_t bytes, const char *what) {
     return Status::success();
 }
 
-Status Reader::take_count(uint64_t count, size_t min_wire, size_t mem_size, const char *what, uint64_t max_count) {
+Status Reader::take_count(uint64_t count, size_t min_wire, size_t mem_size, const char *what,
+                          uint64_t max_count) {
     if (count > max_count)
-        return Status(PMIX_ERR_UNPACK_FAILURE,
-                      std::string(what) + ": count " + std::to_string(count) + " exceeds the limit " +
-                          std::to_string(max_count));
+        return Status(PMIX_ERR_UNPACK_FAILURE, std::string(what) + ": count " + std::to_string(count) +
+                                                   " exceeds the limit " + std::to_string(max_count));
     if (min_wire == 0) min_wire = 1;
     if (count > remaining() / min_wire)
         return Status(PMIX_ERR_UNPACK_READ_PAST_END_OF_BUFFER,
@@ -86,9 +87,9 @@ Status Reader::take_count(uint64_t count, size_t min_wire, size_t mem_size, cons
     // count <= remaining: no overflow unless mem_size is absurd
     if (mem_size != 0 && count > (_budget - _charged) / mem_size)
         return Status(PMIX_ERR_OUT_OF_RESOURCE,
-                      std::string(what) + ": " + std::to_string(count) + " elements of " + std::to_string(mem_size) +
-                          " bytes exceed the decode budget of the message (" + std::to_string(_budget) +
-                          " bytes for " + std::to_string(_size) + " input bytes)");
+                      std::string(what) + ": " + std::to_string(count) + " elements of " +
+                          std::to_string(mem_size) + " bytes exceed the decode budget of the message (" +
+                          std::to_string(_budget) + " bytes for " + std::to_string(_size) + " input bytes)");
     _charged += static_cast<size_t>(count) * mem_size;
     return Status::success();
 }
@@ -286,78 +287,7 @@ Status bad(const std::string &what) { return Status(PMIX_ERR_UNPACK_FAILURE, wha
 Status pack_err(const std::string &what) { return Status(PMIX_ERR_PACK_FAILURE, what); }
 
 // Smallest number of wire bytes one element of `type` can take (0: type not encodable).
-size_t min_wire_size(pmix_data_type_t type) {
-    switch (type) {
-        case PMIX_BOOL:
-        case PMIX_BYTE:
-        case PMIX_INT8:
-        case PMIX_UINT8:
-        case PMIX_PERSIST:
-        case PMIX_SCOPE:
-        case PMIX_DATA_RANGE:
-        case PMIX_PROC_STATE:
-        case PMIX_ALLOC_DIRECTIVE:
-        case PMIX_LINK_STATE:
-        case PMIX_JOB_STATE:
-            return 1;
-        case PMIX_INT16:
-        case PMIX_UINT16:
-        case PMIX_DATA_TYPE:
-        case PMIX_IOF_CHANNEL:
-        case PMIX_LOCTYPE:
-        case PMIX_STOR_ACCESS_TYPE:
-        case PMIX_VALUE:
-            return 2;
-        case PMIX_INT:
-        case PMIX_INT32:
-        case PMIX_UINT:
-        case PMIX_UINT32:
-        case PMIX_PID:
-        case PMIX_STATUS:
-        case PMIX_PROC_RANK:
-        case PMIX_INFO_DIRECTIVES:
-        case PMIX_FLOAT:
-        case PMIX_STRING:
-        case PMIX_PROC_NSPACE:
-        case PMIX_BYTE_OBJECT:
-        case PMIX_COMPRESSED_STRING:
-        case PMIX_COMPRESSED_BYTE_OBJECT:
-        case PMIX_REGEX:
-            return 4;
-        case PMIX_INT64:
-        case PMIX_UINT64:
-        case PMIX_SIZE:
-        case PMIX_TIME:
-        case PMIX_DOUBLE:
-        case PMIX_DEVTYPE:
-        case PMIX_STOR_MEDIUM:
-        case PMIX_STOR_ACCESS:
-        case PMIX_STOR_PERSIST:
-        case PMIX_PROC:
-            return 8;
-        case PMIX_TIMEVAL:
-            return 16;
-        case PMIX_DATA_ARRAY:
-            return 6;
-        case PMIX_ENVAR:
-            return 9;
-        case PMIX_COORD:
-            return 5;
-        case PMIX_INFO:
-            return 10;
-        case PMIX_ENDPOINT:
-            return 12;
-        case PMIX_REGATTR:
-            return 14;
-        case PMIX_GEOMETRY:
-        case PMIX_DEVICE_DIST:
-            return 20;
-        case PMIX_PROC_INFO:
-            return 25;
-        default:
-            return 0;
-    }
-}
+size_t min_wire_size(pmix_data_type_t type) { return traits_of(type).min_wire; }
 
 Status check_count(Reader &r, uint32_t count, size_t min_wire, size_t mem_size, const char *what) {
     return r.take_count(count, min_wire, mem_size, what);
@@ -452,6 +382,46 @@ Status decode_argv(Reader &r, char ***argv) {
     return Status::success();
 }
 
+// A number, flag or enum: its bits, as wide on the wire as in memory (type_traits.h).
+Status encode_scalar(Writer &w, const type_traits &t, const void *e) {
+    if (t.is_bool) {
+        w.put_bool(*static_cast<const bool *>(e));
+        return Status::success();
+    }
+    switch (t.size) {
+        case 1:
+            w.put_u8(*static_cast<const uint8_t *>(e));
+            return Status::success();
+        case 2:
+            w.put_u16(*static_cast<const uint16_t *>(e));
+            return Status::success();
+        case 4:
+            w.put_u32(*static_cast<const uint32_t *>(e));
+            return Status::success();
+        case 8:
+            w.put_u64(*static_cast<const uint64_t *>(e));
+            return Status::success();
+        default:
+            return pack_err("scalar of " + std::to_string(t.size) + " bytes");
+    }
+}
+
+Status decode_scalar(Reader &r, const type_traits &t, void *e) {
+    if (t.is_bool) return r.get_bool(static_cast<bool *>(e));
+    switch (t.size) {
+        case 1:
+            return r.get_u8(static_cast<uint8_t *>(e));
+        case 2:
+            return r.get_u16(static_cast<uint16_t *>(e));
+        case 4:
+            return r.get_u32(static_cast<uint32_t *>(e));
+        case 8:
+            return r.get_u64(static_cast<uint64_t *>(e));
+        default:
+            return bad("scalar of " + std::to_string(t.size) + " bytes");
+    }
+}
+
 Status encode_element(Writer &w, pmix_data_type_t type, const void *e, int depth);
 Status decode_element(Reader &r, pmix_data_type_t type, void *e, int depth);
 Status encode_value_impl(Writer &w, const pmix_value_t &v, int depth);
@@ -505,86 +475,24 @@ Status decode_darray_impl(Reader &r, pmix_data_array_t *a, int depth) {
 
 // Element payloads (the layout of one element of each type).
 Status encode_element(Writer &w, pmix_data_type_t type, const void *e, int depth) {
-    switch (type) {
-        case PMIX_BOOL:
-            w.put_bool(*static_cast<const bool *>(e));
-            return Status::success();
-        case PMIX_BYTE:
-        case PMIX_UINT8:
-        case PMIX_INT8:
-        case PMIX_PERSIST:
-        case PMIX_SCOPE:
-        case PMIX_DATA_RANGE:
-        case PMIX_PROC_STATE:
-        case PMIX_ALLOC_DIRECTIVE:
-        case PMIX_LINK_STATE:
-        case PMIX_JOB_STATE:
-            w.put_u8(*static_cast<const uint8_t *>(e));
-            return Status::success();
-        case PMIX_INT16:
-        case PMIX_UINT16:
-        case PMIX_DATA_TYPE:
-        case PMIX_IOF_CHANNEL:
-        case PMIX_LOCTYPE:
-        case PMIX_STOR_ACCESS_TYPE:
-            w.put_u16(*static_cast<const uint16_t *>(e));
-            return Status::success();
-        case PMIX_INT32:
-        case PMIX_UINT32:
-        case PMIX_PROC_RANK:
-        case PMIX_INFO_DIRECTIVES:
-            w.put_u32(*static_cast<const uint32_t *>(e));
-            return Status::success();
-        case PMIX_INT:
-            w.put_i32(*static_cast<const int *>(e));
-            return Status::success();
-        case PMIX_UINT:
-            w.put_u32(*static_cast<const unsigned int *>(e));
-            return Status::success();
-        case PMIX_STATUS:
-            w.put_i32(*static_cast<const pmix_status_t *>(e));
-            return Status::success();
-        case PMIX_PID:
-            w.put_i32(*static_cast<const pid_t *>(e));
-            return Status::success();
-        case PMIX_INT64:
-        case PMIX_UINT64:
-        case PMIX_DEVTYPE:
-        case PMIX_STOR_MEDIUM:
-        case PMIX_STOR_ACCESS:
-        case PMIX_STOR_PERSIST:
-            w.put_u64(*static_cast<const uint64_t *>(e));
-            return Status::success();
-        case PMIX_SIZE:
-            w.put_u64(*static_cast<const size_t *>(e));
-            return Status::success();
-        case PMIX_TIME:
-            w.put_i64(*static_cast<const time_t *>(e));
-            return Status::success();
-        case PMIX_FLOAT:
-            w.put_f32(*static_cast<const float *>(e));
-            return Status::success();
-        case PMIX_DOUBLE:
-            w.put_f64(*static_cast<const double *>(e));
-            return Status::success();
-        case PMIX_TIMEVAL: {
+    switch (traits_of(type).kind) {
+        case type_kind::scalar:
+            return encode_scalar(w, traits_of(type), e);
+        case type_kind::timeval: {
             auto tv = static_cast<const struct timeval *>(e);
             w.put_i64(tv->tv_sec);
             w.put_i64(tv->tv_usec);
             return Status::success();
         }
-        case PMIX_STRING:
+        case type_kind::string:
             return w.put_cstring(*static_cast<char *const *>(e));
-        case PMIX_PROC_NSPACE:
+        case type_kind::nspace:
             return encode_fixed_string(w, static_cast<const char *>(e), PMIX_MAX_NSLEN, "nspace");
-        case PMIX_PROC:
+        case type_kind::proc:
             return encode_proc(w, *static_cast<const pmix_proc_t *>(e));
-        case PMIX_BYTE_OBJECT:
-        case PMIX_COMPRESSED_STRING:
-        case PMIX_COMPRESSED_BYTE_OBJECT:
-        case PMIX_REGEX:
+        case type_kind::byte_object:
             return encode_bo(w, *static_cast<const pmix_byte_object_t *>(e));
-        case PMIX_PROC_INFO: {
+        case type_kind::proc_info: {
             // proc, hostname, executable_name, i32 pid, i32 exit_code, u8 state
             auto p = static_cast<const pmix_proc_info_t *>(e);
             PMIXCPP_RETURN_IF_ERROR(encode_proc(w, p->proc));
@@ -595,9 +503,9 @@ Status encode_element(Writer &w, pmix_data_type_t type, const void *e, int depth
             w.put_u8(p->state);
             return Status::success();
         }
-        case PMIX_DATA_ARRAY:
+        case type_kind::data_array:
             return encode_darray_impl(w, *static_cast<const pmix_data_array_t *>(e), depth);
-        case PMIX_ENVAR: {
+        case type_kind::envar: {
             // envar, value, u8 separator
             auto v = static_cast<const pmix_envar_t *>(e);
             PMIXCPP_RETURN_IF_ERROR(w.put_cstring(v->envar));
@@ -605,9 +513,9 @@ Status encode_element(Writer &w, pmix_data_type_t type, const void *e, int depth
             w.put_u8(static_cast<uint8_t>(v->separator));
             return Status::success();
         }
-        case PMIX_COORD:
+        case type_kind::coord:
             return encode_coord(w, *static_cast<const pmix_coord_t *>(e));  // u8 view, u32 dims, dims*u32
-        case PMIX_REGATTR: {
+        case type_kind::regattr: {
             // name, key string, u16 type, description argv (u32 count or 0xFFFFFFFF for NULL, strings)
             auto ra = static_cast<const pmix_regattr_t *>(e);
             PMIXCPP_RETURN_IF_ERROR(w.put_cstring(ra->name));
@@ -615,7 +523,7 @@ Status encode_element(Writer &w, pmix_data_type_t type, const void *e, int depth
             w.put_u16(ra->type);
             return encode_argv(w, ra->description);
         }
-        case PMIX_GEOMETRY: {
+        case type_kind::geometry: {
             // u64 fabric, uuid, osname, u32 ncoords, coords
             auto g = static_cast<const pmix_geometry_t *>(e);
             if (g->ncoords > kMaxElementCount) return pack_err("geometry has too many coordinates");
@@ -629,7 +537,7 @@ Status encode_element(Writer &w, pmix_data_type_t type, const void *e, int depth
                 PMIXCPP_RETURN_IF_ERROR(encode_coord(w, g->coordinates[i]));
             return Status::success();
         }
-        case PMIX_DEVICE_DIST: {
+        case type_kind::device_dist: {
             // uuid, osname, u64 type, u16 mindist, u16 maxdist
             auto d = static_cast<const pmix_device_distance_t *>(e);
             PMIXCPP_RETURN_IF_ERROR(w.put_cstring(d->uuid));
@@ -639,23 +547,19 @@ Status encode_element(Writer &w, pmix_data_type_t type, const void *e, int depth
             w.put_u16(d->maxdist);
             return Status::success();
         }
-        case PMIX_ENDPOINT: {
+        case type_kind::endpoint: {
             // uuid, osname, endpt bytes
             auto ep = static_cast<const pmix_endpoint_t *>(e);
             PMIXCPP_RETURN_IF_ERROR(w.put_cstring(ep->uuid));
             PMIXCPP_RETURN_IF_ERROR(w.put_cstring(ep->osname));
             return encode_bo(w, ep->endpt);
         }
-        case PMIX_INFO:
+        case type_kind::info:
             return encode_info_impl(w, *static_cast<const pmix_info_t *>(e), depth);
-        case PMIX_VALUE:
+        case type_kind::value:
             return encode_value_impl(w, *static_cast<const pmix_value_t *>(e), depth);
-        case PMIX_POINTER:
+        case type_kind::pointer:
             return Status(PMIX_ERR_NOT_SUPPORTED, "a pointer cannot be sent over the wire");
-        case PMIX_TOPO:
-            return Status(PMIX_ERR_NOT_SUPPORTED, "PMIX_TOPO cannot be encoded");
-        case PMIX_PROC_CPUSET:
-            return Status(PMIX_ERR_NOT_SUPPORTED, "PMIX_PROC_CPUSET cannot be encoded");
         default:
             return Status(PMIX_ERR_NOT_SUPPORTED, "data type " + std::to_string(type) + " cannot be encoded");
     }
@@ -663,79 +567,10 @@ Status encode_element(Writer &w, pmix_data_type_t type, const void *e, int depth
 
 // Decode one element into zeroed storage; on failure the caller runs element_destruct.
 Status decode_element(Reader &r, pmix_data_type_t type, void *e, int depth) {
-    switch (type) {
-        case PMIX_BOOL:
-            return r.get_bool(static_cast<bool *>(e));
-        case PMIX_BYTE:
-        case PMIX_UINT8:
-        case PMIX_INT8:
-        case PMIX_PERSIST:
-        case PMIX_SCOPE:
-        case PMIX_DATA_RANGE:
-        case PMIX_PROC_STATE:
-        case PMIX_ALLOC_DIRECTIVE:
-        case PMIX_LINK_STATE:
-        case PMIX_JOB_STATE:
-            return r.get_u8(static_cast<uint8_t *>(e));
-        case PMIX_INT16:
-        case PMIX_UINT16:
-        case PMIX_DATA_TYPE:
-        case PMIX_IOF_CHANNEL:
-        case PMIX_LOCTYPE:
-        case PMIX_STOR_ACCESS_TYPE:
-            return r.get_u16(static_cast<uint16_t *>(e));
-        case PMIX_INT32:
-        case PMIX_UINT32:
-        case PMIX_PROC_RANK:
-        case PMIX_INFO_DIRECTIVES:
-            return r.get_u32(static_cast<uint32_t *>(e));
-        case PMIX_INT: {
-            int32_t v;
-            PMIXCPP_RETURN_IF_ERROR(r.get_i32(&v));
-            *static_cast<int *>(e) = v;
-            return Status::success();
-        }
-        case PMIX_UINT: {
-            uint32_t v;
-            PMIXCPP_RETURN_IF_ERROR(r.get_u32(&v));
-            *static_cast<unsigned int *>(e) = v;
-            return Status::success();
-        }
-        case PMIX_STATUS:
-        case PMIX_PID: {
-            int32_t v;
-            PMIXCPP_RETURN_IF_ERROR(r.get_i32(&v));
-            if (type == PMIX_PID)
-                *static_cast<pid_t *>(e) = v;
-            else
-                *static_cast<pmix_status_t *>(e) = v;
-            return Status::success();
-        }
-        case PMIX_INT64:
-        case PMIX_UINT64:
-        case PMIX_DEVTYPE:
-        case PMIX_STOR_MEDIUM:
-        case PMIX_STOR_ACCESS:
-        case PMIX_STOR_PERSIST:
-            return r.get_u64(static_cast<uint64_t *>(e));
-        case PMIX_SIZE: {
-            uint64_t v;
-            PMIXCPP_RETURN_IF_ERROR(r.get_u64(&v));
-            if (v > SIZE_MAX) return bad("size does not fit in size_t");
-            *static_cast<size_t *>(e) = static_cast<size_t>(v);
-            return Status::success();
-        }
-        case PMIX_TIME: {
-            int64_t v;
-            PMIXCPP_RETURN_IF_ERROR(r.get_i64(&v));
-            *static_cast<time_t *>(e) = static_cast<time_t>(v);
-            return Status::success();
-        }
-        case PMIX_FLOAT:
-            return r.get_f32(static_cast<float *>(e));
-        case PMIX_DOUBLE:
-            return r.get_f64(static_cast<double *>(e));
-        case PMIX_TIMEVAL: {
+    switch (traits_of(type).kind) {
+        case type_kind::scalar:
+            return decode_scalar(r, traits_of(type), e);
+        case type_kind::timeval: {
             int64_t sec, usec;
             PMIXCPP_RETURN_IF_ERROR(r.get_i64(&sec));
             PMIXCPP_RETURN_IF_ERROR(r.get_i64(&usec));
@@ -744,18 +579,15 @@ Status decode_element(Reader &r, pmix_data_type_t type, void *e, int depth) {
             tv->tv_usec = static_cast<suseconds_t>(usec);
             return Status::success();
         }
-        case PMIX_STRING:
+        case type_kind::string:
             return r.get_cstring(static_cast<char **>(e));
-        case PMIX_PROC_NSPACE:
+        case type_kind::nspace:
             return decode_fixed_string(r, static_cast<char *>(e), PMIX_MAX_NSLEN, "nspace");
-        case PMIX_PROC:
+        case type_kind::proc:
             return decode_proc(r, static_cast<pmix_proc_t *>(e));
-        case PMIX_BYTE_OBJECT:
-        case PMIX_COMPRESSED_STRING:
-        case PMIX_COMPRESSED_BYTE_OBJECT:
-        case PMIX_REGEX:
+        case type_kind::byte_object:
             return decode_bo(r, static_cast<pmix_byte_object_t *>(e));
-        case PMIX_PROC_INFO: {
+        case type_kind::proc_info: {
             auto p = static_cast<pmix_proc_info_t *>(e);
             int32_t pid, exit_code;
             PMIXCPP_RETURN_IF_ERROR(decode_proc(r, &p->proc));
@@ -768,9 +600,9 @@ Status decode_element(Reader &r, pmix_data_type_t type, void *e, int depth) {
             p->exit_code = exit_code;
             return Status::success();
         }
-        case PMIX_DATA_ARRAY:
+        case type_kind::data_array:
             return decode_darray_impl(r, static_cast<pmix_data_array_t *>(e), depth);
-        case PMIX_ENVAR: {
+        case type_kind::envar: {
             auto v = static_cast<pmix_envar_t *>(e);
             uint8_t sep;
             PMIXCPP_RETURN_IF_ERROR(r.get_cstring(&v->envar));
@@ -779,23 +611,24 @@ Status decode_element(Reader &r, pmix_data_type_t type, void *e, int depth) {
             v->separator = static_cast<char>(sep);
             return Status::success();
         }
-        case PMIX_COORD:
+        case type_kind::coord:
             return decode_coord(r, static_cast<pmix_coord_t *>(e));
-        case PMIX_REGATTR: {
+        case type_kind::regattr: {
             auto ra = static_cast<pmix_regattr_t *>(e);
             PMIXCPP_RETURN_IF_ERROR(r.get_cstring(&ra->name));
             PMIXCPP_RETURN_IF_ERROR(decode_fixed_string(r, ra->string, PMIX_MAX_KEYLEN, "regattr key"));
             PMIXCPP_RETURN_IF_ERROR(r.get_u16(&ra->type));
             return decode_argv(r, &ra->description);
         }
-        case PMIX_GEOMETRY: {
+        case type_kind::geometry: {
             auto g = static_cast<pmix_geometry_t *>(e);
             uint32_t n;
             PMIXCPP_RETURN_IF_ERROR(r.get_u64(&g->fabric));
             PMIXCPP_RETURN_IF_ERROR(r.get_cstring(&g->uuid));
             PMIXCPP_RETURN_IF_ERROR(r.get_cstring(&g->osname));
             PMIXCPP_RETURN_IF_ERROR(r.get_u32(&n));
-            PMIXCPP_RETURN_IF_ERROR(check_count(r, n, min_wire_size(PMIX_COORD), sizeof(pmix_coord_t), "geometry"));
+            PMIXCPP_RETURN_IF_ERROR(
+                check_count(r, n, min_wire_size(PMIX_COORD), sizeof(pmix_coord_t), "geometry"));
             if (n == 0) return Status::success();
             g->coordinates = static_cast<pmix_coord_t *>(calloc(n, sizeof(pmix_coord_t)));
             if (g->coordinates == nullptr) return Status(PMIX_ERR_NOMEM, "out of memory decoding geometry");
@@ -803,7 +636,7 @@ Status decode_element(Reader &r, pmix_data_type_t type, void *e, int depth) {
             for (uint32_t i = 0; i < n; ++i) PMIXCPP_RETURN_IF_ERROR(decode_coord(r, &g->coordinates[i]));
             return Status::success();
         }
-        case PMIX_DEVICE_DIST: {
+        case type_kind::device_dist: {
             auto d = static_cast<pmix_device_distance_t *>(e);
             PMIXCPP_RETURN_IF_ERROR(r.get_cstring(&d->uuid));
             PMIXCPP_RETURN_IF_ERROR(r.get_cstring(&d->osname));
@@ -811,15 +644,15 @@ Status decode_element(Reader &r, pmix_data_type_t type, void *e, int depth) {
             PMIXCPP_RETURN_IF_ERROR(r.get_u16(&d->mindist));
             return r.get_u16(&d->maxdist);
         }
-        case PMIX_ENDPOINT: {
+        case type_kind::endpoint: {
             auto ep = static_cast<pmix_endpoint_t *>(e);
             PMIXCPP_RETURN_IF_ERROR(r.get_cstring(&ep->uuid));
             PMIXCPP_RETURN_IF_ERROR(r.get_cstring(&ep->osname));
             return decode_bo(r, &ep->endpt);
         }
-        case PMIX_INFO:
+        case type_kind::info:
             return decode_info_impl(r, static_cast<pmix_info_t *>(e), depth);
-        case PMIX_VALUE:
+        case type_kind::value:
             return decode_value_impl(r, static_cast<pmix_value_t *>(e), depth);
         default:
             return Status(PMIX_ERR_UNKNOWN_DATA_TYPE, "cannot decode data type " + std::to_string(type));
@@ -962,7 +795,8 @@ Status encode_info_array(Writer &w, const pmix_info_t *infos, size_t count) {
 Status decode_info_array(Reader &r, InfoArray *out) {
     uint32_t count;
     PMIXCPP_RETURN_IF_ERROR(r.get_u32(&count).with_context("info array"));
-    PMIXCPP_RETURN_IF_ERROR(check_count(r, count, min_wire_size(PMIX_INFO), sizeof(pmix_info_t), "info array"));
+    PMIXCPP_RETURN_IF_ERROR(
+        check_count(r, count, min_wire_size(PMIX_INFO), sizeof(pmix_info_t), "info array"));
     if (count == 0) {
         *out = InfoArray();
         return Status::success();

@@ -27,6 +27,7 @@ const char *to_string(msg_type t) {
     case msg_type::fabric: return "fabric";
     case msg_type::xconnect: return "xconnect";
     case msg_type::xdisconnect: return "xdisconnect";
+    case msg_type::monitor: return "monitor";
     }
     return "unknown";
 }
@@ -35,7 +36,8 @@ bool is_request_type(uint16_t t) {
     return (t >= static_cast<uint16_t>(msg_type::connect) && t <= static_cast<uint16_t>(msg_type::log)) ||
            t == static_cast<uint16_t>(msg_type::notify) || t == static_cast<uint16_t>(msg_type::alloc) ||
            t == static_cast<uint16_t>(msg_type::query) ||
-           (t >= static_cast<uint16_t>(msg_type::publish) && t <= static_cast<uint16_t>(msg_type::xdisconnect));
+           (t >= static_cast<uint16_t>(msg_type::publish) && t <= static_cast<uint16_t>(msg_type::xdisconnect)) ||
+           t == static_cast<uint16_t>(msg_type::monitor);
 }
 
 namespace {
@@ -167,6 +169,18 @@ Status decode(Reader &r, job_control_request *m) {
 
 Status encode(Writer &w, const job_control_reply &m) { return encode_infos(w, m.results); }
 Status decode(Reader &r, job_control_reply *m) { return decode_info_array(r, &m->results); }
+
+Status encode(Writer &w, const monitor_request &m) {
+    PMIXCPP_RETURN_IF_ERROR(encode_infos(w, m.monitor));
+    w.put_i32(m.error);
+    return encode_infos(w, m.directives);
+}
+Status decode(Reader &r, monitor_request *m) {
+    PMIXCPP_RETURN_IF_ERROR(decode_info_array(r, &m->monitor).with_context("monitor"));
+    if (m->monitor.size() != 1) return Status(PMIX_ERR_BAD_PARAM, "monitor: exactly one thing to monitor");
+    PMIXCPP_RETURN_IF_ERROR(r.get_i32(&m->error));
+    return decode_info_array(r, &m->directives).with_context("monitor directives");
+}
 
 Status encode(Writer &w, const log_request &m) {
     PMIXCPP_RETURN_IF_ERROR(encode_infos(w, m.data));

@@ -38,6 +38,7 @@ enum class msg_type : uint16_t {
     fabric = 24,     // c->s: PMIx_Fabric_register/update(_nb) (plugin/common/fabric_request.h)
     xconnect = 25,     // c->s: PMIx_Connect(_nb): payload as fence_request, reply connect_data
     xdisconnect = 26,  // c->s: PMIx_Disconnect(_nb): payload as fence_request
+    monitor = 40,      // c->s: PMIx_Process_monitor(_nb), PMIx_Heartbeat (reply: job_control_reply)
 };
 const char *to_string(msg_type t);
 bool is_request_type(uint16_t t);
@@ -95,6 +96,14 @@ struct job_control_reply {
     InfoArray results;
 };
 
+// PMIx_Process_monitor: what to monitor (one info: PMIX_MONITOR_HEARTBEAT, PMIX_SEND_HEARTBEAT,
+// PMIX_MONITOR_CANCEL, PMIX_MONITOR_FILE), the status to raise when it trips, and the directives.
+struct monitor_request {
+    InfoArray monitor;
+    int32_t error = 0;
+    InfoArray directives;
+};
+
 struct log_request {
     InfoArray data;
     InfoArray directives;
@@ -137,6 +146,8 @@ Status encode(Writer &w, const job_control_request &m);
 Status decode(Reader &r, job_control_request *m);
 Status encode(Writer &w, const job_control_reply &m);
 Status decode(Reader &r, job_control_reply *m);
+Status encode(Writer &w, const monitor_request &m);
+Status decode(Reader &r, monitor_request *m);
 Status encode(Writer &w, const log_request &m);
 Status decode(Reader &r, log_request *m);
 Status encode(Writer &w, const event_notification &m);

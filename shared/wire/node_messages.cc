@@ -169,7 +169,7 @@ Status decode(std::span<const uint8_t> body, pubsub_answer *m) {
 
 Status encode(Writer &w, const job_control_forward &m) {
     w.put_i32(m.signal);
-    w.put_u8(m.terminate ? 1 : 0);
+    w.put_u8(static_cast<uint8_t>((m.terminate ? 1 : 0) | (m.checkpoint ? 2 : 0)));
     w.put_u32(static_cast<uint32_t>(m.ranks.size()));
     for (uint32_t r : m.ranks) w.put_u32(r);
     return Status::success();
@@ -177,13 +177,15 @@ Status encode(Writer &w, const job_control_forward &m) {
 
 Status decode(std::span<const uint8_t> body, uint32_t ntasks, job_control_forward *m) {
     Reader r(body);
-    uint8_t terminate = 0;
+    uint8_t flags = 0;
     uint32_t n = 0;
     PMIXCPP_RETURN_IF_ERROR(r.get_i32(&m->signal));
-    if (m->signal <= 0 || m->signal >= 65) return bad("job control: bad signal " + std::to_string(m->signal));
-    PMIXCPP_RETURN_IF_ERROR(r.get_u8(&terminate));
-    if (terminate > 1) return bad("job control: bad terminate flag");
-    m->terminate = terminate == 1;
+    PMIXCPP_RETURN_IF_ERROR(r.get_u8(&flags));
+    if (flags > 2) return bad("job control: bad flags " + std::to_string(flags));
+    m->terminate = (flags & 1) != 0;
+    m->checkpoint = (flags & 2) != 0;
+    if (m->checkpoint ? m->signal != 0 : (m->signal <= 0 || m->signal >= 65))
+        return bad("job control: bad signal " + std::to_string(m->signal));
     PMIXCPP_RETURN_IF_ERROR(r.get_u32(&n));
     PMIXCPP_RETURN_IF_ERROR(r.take_count(n, 4, sizeof(uint32_t), "job control ranks", ntasks));
     std::vector<uint32_t> ranks(n);

@@ -92,11 +92,14 @@ Status decode(std::span<const uint8_t> body, pubsub_forward *m);
 Status encode(Writer &w, const pubsub_answer &m);
 Status decode(std::span<const uint8_t> body, pubsub_answer *m);
 
-// Job control of ranks on another node: i32 signal (1..64), u8 terminate, u32 n, n x u32 rank.
+// Job control of ranks on another node: i32 signal, u8 flags (1 terminate, 2 checkpoint),
+// u32 n, n x u32 rank. A signal is 1..64; a checkpoint (each rank's own registered method)
+// carries signal 0 and no terminate.
 struct job_control_forward {
     int32_t signal = 0;
     bool terminate = false;
     std::vector<uint32_t> ranks;
+    bool checkpoint = false;
 };
 Status encode(Writer &w, const job_control_forward &m);
 // At most `ntasks` ranks, each < ntasks.

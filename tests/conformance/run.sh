@@ -52,6 +52,8 @@ export OMPI_MCA_btl=self,tcp OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_
 #         mpich     " No Errors" from rank 0 and srun status 0
 #         mpispawn  as mpich, and the job's step count grew (children really started)
 #         mpi4py    unittest's "OK" from every rank and srun status 0
+#         m4p*      mpi4py's own modules (bench, futures): the output they print is checked
+#                   (futures/spawn: the right sum from spawned workers in a child step)
 
 # OpenPMIx 4.2.2 clients that build against the public headers alone
 pmix_examples="hello client client2 dmodex dynamic fault group group_dmodex group_lcl_cid
@@ -93,10 +95,19 @@ programs() {
         done
     fi
     if [[ ,$suites, == *,mpi4py,* ]]; then
-        for p in test_comm test_spawn test_dynproc test_environ test_p2p_obj test_cco_obj test_group \
-                 test_info test_errhandler; do
-            echo "mpi4py $p $build/mpi4py 2 4 120 mpi4py /usr/bin/python3 $build/mpi4py/test/runtests.py --include $p"
-        done
+        if [ -n "${mpi4py_src:-}" ]; then
+            for p in test_comm test_spawn test_dynproc test_environ test_p2p_obj test_cco_obj test_group \
+                     test_info test_errhandler; do
+                echo "mpi4py $p $build/mpi4py 2 4 120 mpi4py /usr/bin/python3 $build/mpi4py/test/runtests.py --include $p"
+            done
+        fi
+        # What Debian's python3-mpi4py itself ships, run whether or not the test suite could be
+        # fetched: its benchmarks, and its futures pool (the spawning executor, and the one that
+        # serves from COMM_WORLD under "python3 -m mpi4py.futures").
+        echo "mpi4py bench/helloworld $build 2 4 60 m4phello /usr/bin/python3 -m mpi4py.bench helloworld"
+        echo "mpi4py bench/ringtest $build 2 4 60 m4pring /usr/bin/python3 -m mpi4py.bench ringtest -n 4096 -l 50"
+        echo "mpi4py futures/spawn $build 1 1 30 m4pspawn /usr/bin/python3 $here/mpi4py_pool.py 3"
+        echo "mpi4py futures/world $build 2 4 60 m4pworld /usr/bin/python3 -m mpi4py.futures $here/mpi4py_pool.py 3"
     fi
 }
 
@@ -223,6 +234,23 @@ judge() {  # kind ntasks rc outfile steps_seen -> verdict and note on stdout
             elif [ "$kind" = mpispawn ] && [ "$5" -lt 2 ] && grep -q 'MPI_Comm_spawn' "$4.src" 2>/dev/null; then
                 verdict=FAIL note="No Errors, but no child step started (spawn skipped: MPI_UNIVERSE_SIZE)"
             fi ;;
+        m4phello)  # every rank says hello with its own rank and the world size
+            local r
+            for ((r = 0; r < n; r++)); do
+                grep -q "^Hello, World! I am process $r of $n " "$f" || { verdict=FAIL note="no hello from rank $r of $n"; break; }
+            done
+            [ "$verdict" = PASS ] && [ "$rc" -ne 0 ] && verdict=FAIL note="srun status $rc" ;;
+        m4pring)
+            if ! grep -q "^time for 50 loops = .* ($n processes, 4096 bytes)" "$f"; then
+                verdict=FAIL note=$(grep -v '^\s*$' "$f" | head -1 | cut -c1-100)
+            elif [ "$rc" -ne 0 ]; then verdict=FAIL note="srun status $rc"; fi ;;
+        m4pspawn|m4pworld)  # right sum, computed by worker processes (spawned ones: a child step)
+            local line; line=$(grep -m1 '^mpi4py pool: ' "$f")
+            if [ -z "$line" ]; then verdict=FAIL note=$(grep -v '^\s*$' "$f" | tail -1 | cut -c1-100)
+            elif ! [[ $line =~ sum\ ([0-9]+)\ \(expected\ ([0-9]+)\) ]] || [ "${BASH_REMATCH[1]}" != "${BASH_REMATCH[2]}" ] ||
+                 [[ $line == *INCLUDING* ]]; then verdict=FAIL note=$(echo "$line" | cut -c1-100)
+            elif [ "$rc" -ne 0 ]; then verdict=FAIL note="srun status $rc"
+            elif [ "$kind" = m4pspawn ] && [ "$5" -lt 2 ]; then verdict=FAIL note="no child step started"; fi ;;
         mpi4py)
             local ok; ok=$(grep -Ec '^OK( |$)' "$f")
             if [ "$rc" -ne 0 ] || [ "$ok" -lt "$n" ]; then
@@ -241,7 +269,7 @@ run_inside() {
         exp=$(expectation "$mpi" "$suite" "$name")
         local bin=${argv%% *}; bin=${bin#./}
         if [ "$exp" = SKIP ]; then printf '%s\t%s\t%s\t%s\t%s\n' "$suite" "$name" SKIP SKIP "not run (see expected.tsv)"; continue; fi
-        if [ "$kind" != mpi4py ] && [ ! -x "$dir/$bin" ]; then
+        if [ "$kind" != mpi4py ] && [[ $kind != m4p* ]] && [ ! -x "$dir/$bin" ]; then
             printf '%s\t%s\t%s\t%s\t%s\n' "$suite" "$name" "$exp" FAIL "did not build"; continue
         fi
         if [ "$kind" = mpi4py ] && [ ! -d "$dir" ]; then
@@ -255,7 +283,7 @@ run_inside() {
         esac
         local flag="$out.running" steps_file="$out.steps"
         : > "$flag"
-        if [ "$kind" = mpispawn ]; then watch_steps "$job" "$flag" > "$steps_file" & fi
+        if [ "$kind" = mpispawn ] || [ "$kind" = m4pspawn ]; then watch_steps "$job" "$flag" > "$steps_file" & fi
         t0=$(date +%s.%N)
         local per=""
         [ $((np % nodes)) -eq 0 ] && per="--ntasks-per-node=$((np / nodes))"

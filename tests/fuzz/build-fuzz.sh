@@ -38,7 +38,7 @@ if ! "$cxx" $base $san "$out/probe.cc" -o "$out/probe" >"$out/probe.log" 2>&1; t
 fi
 
 shared="shared/value.cc shared/wire/codec.cc shared/wire/frame.cc shared/wire/messages.cc shared/wire/snapshot.cc
-        shared/wire/node_messages.cc shared/log.cc shared/hostlist.cc"
+        shared/wire/node_messages.cc shared/log.cc shared/hostlist.cc shared/type_traits.cc"
 common="plugin/common/xstep.cc plugin/common/mpmd.cc plugin/common/session_store.cc plugin/common/agent_io.cc
         plugin/common/alloc_agent.cc plugin/common/workers.cc plugin/common/alloc_request.cc
         plugin/common/spawn_request.cc plugin/common/fabric_request.cc plugin/sched/fabric_wire.cc

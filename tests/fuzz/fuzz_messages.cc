@@ -26,9 +26,10 @@ void roundtrip(std::span<const uint8_t> body) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (size == 0) return 0;
     std::span<const uint8_t> body(data + 1, size - 1);
-    // Publish / lookup / spawn / connect messages: selector bytes 0xf0..0xf4.
-    if (data[0] >= 0xf0 && data[0] <= 0xf4) {
-        if (data[0] == 0xf4) roundtrip<connect_data>(body);
+    // Publish / lookup / spawn / connect / monitor messages: selector bytes 0xf0..0xf5.
+    if (data[0] >= 0xf0 && data[0] <= 0xf5) {
+        if (data[0] == 0xf5) roundtrip<monitor_request>(body);
+        else if (data[0] == 0xf4) roundtrip<connect_data>(body);
         else if (data[0] == 0xf0) roundtrip<publish_request>(body);
         else if (data[0] == 0xf1) roundtrip<lookup_request>(body);
         else if (data[0] == 0xf3) roundtrip<spawn_request>(body);

@@ -162,6 +162,15 @@ void message_seeds() {
     connect_data cd;
     cd.entries.push_back({proc("pmixcpp.2.0", 0), copy()});
     seed(t, "connect_data", 0xf4, written([&](Writer &w) { return encode(w, cd); }));
+    monitor_request mr;
+    {
+        auto *one = static_cast<pmix_info_t *>(calloc(1, sizeof(pmix_info_t)));
+        strncpy(one->key, PMIX_MONITOR_HEARTBEAT, PMIX_MAX_KEYLEN);
+        mr.monitor = InfoArray(one, 1);
+    }
+    mr.error = PMIX_MONITOR_HEARTBEAT_ALERT;
+    mr.directives = copy();
+    seed(t, "monitor", 0xf5, written([&](Writer &w) { return encode(w, mr); }));
 
     // Hostile shapes as seeds too: huge counts in a few bytes, deep nesting.
     Writer huge;
@@ -224,6 +233,8 @@ void node_seeds() {
     pubsub_answer ans{9, 4, PMIX_ERR_NOT_FOUND, "no", {5, 6}};
     seed(t, "pubsub-reply", 7, written([&](Writer &w) { return encode(w, ans); }));
     seed(t, "job-control", 8, written([&](Writer &w) { return encode(w, job_control_forward{15, true, {1, 2, 3}}); }));
+    seed(t, "job-control-checkpoint", 8,
+         written([&](Writer &w) { return encode(w, job_control_forward{0, false, {0, 2}, true}); }));
     connect_contribution cc;
     cc.node = "node1";
     cc.job = sample_infos();

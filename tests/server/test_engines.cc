@@ -5,6 +5,7 @@
 
 #include "../../plugin/server/fence_tracker.h"
 #include "../../plugin/server/get_waits.h"
+#include "../../plugin/server/jctrl.h"
 #include "../../plugin/server/jobdata.h"
 #include "../../plugin/server/kvs.h"
 #include "client_util.h"
@@ -361,4 +362,117 @@ TEST(JobData, RejectsBrokenMaps) {
     EXPECT_FALSE(build_jobdata(s, {}).ok());
     s.node_ranks = {{0, 1, 2}, {2, 3, 4}};  // rank 2 on two nodes
     EXPECT_FALSE(build_jobdata(s, {}).ok());
+}
+
+// --- job_controls ---------------------------------------------------------------------------
+
+namespace {
+
+pmix_value_t method_value(std::vector<pmix_info_t> &infos) {
+    static pmix_data_array_t darray;
+    darray.type = PMIX_INFO;
+    darray.size = infos.size();
+    darray.array = infos.data();
+    pmix_value_t v{};
+    v.type = PMIX_DATA_ARRAY;
+    v.data.darray = &darray;
+    return v;
+}
+
+pmix_info_t int_info(const char *key, int n, pmix_data_type_t type) {
+    pmix_info_t i{};
+    strncpy(i.key, key, PMIX_MAX_KEYLEN);
+    i.value.type = type;
+    if (type == PMIX_STATUS) i.value.data.status = n;
+    else if (type == PMIX_BOOL) i.value.data.flag = n != 0;
+    else i.value.data.integer = n;
+    return i;
+}
+
+}  // namespace
+
+TEST(JobControls, CheckpointMethods) {
+    job_controls j(4);
+    EXPECT_EQ(j.method_of(1), nullptr);
+    std::vector<pmix_info_t> sig{int_info(PMIX_JOB_CTRL_CHECKPOINT_SIGNAL, 12, PMIX_INT)};
+    ASSERT_TRUE(j.set_checkpoint_method(1, method_value(sig)).ok());
+    ASSERT_NE(j.method_of(1), nullptr);
+    EXPECT_EQ(j.method_of(1)->signal, 12);
+    EXPECT_EQ(j.method_of(1)->event, PMIX_SUCCESS);
+
+    std::vector<pmix_info_t> both{int_info(PMIX_JOB_CTRL_CHECKPOINT_SIGNAL, 10, PMIX_INT),
+                                  int_info(PMIX_JOB_CTRL_CHECKPOINT_EVENT, PMIX_JCTRL_CHECKPOINT, PMIX_STATUS)};
+    ASSERT_TRUE(j.set_checkpoint_method(2, method_value(both)).ok());
+    EXPECT_EQ(j.method_of(2)->event, PMIX_JCTRL_CHECKPOINT);
+    std::vector<pmix_info_t> flag{int_info(PMIX_JOB_CTRL_CHECKPOINT_EVENT, 1, PMIX_BOOL)};
+    ASSERT_TRUE(j.set_checkpoint_method(3, method_value(flag)).ok());
+    EXPECT_EQ(j.method_of(3)->event, PMIX_JCTRL_CHECKPOINT);
+
+    std::vector<pmix_info_t> bad{int_info(PMIX_JOB_CTRL_CHECKPOINT_SIGNAL, 70, PMIX_INT)};
+    EXPECT_EQ(j.set_checkpoint_method(0, method_value(bad)).code(), PMIX_ERR_BAD_PARAM);
+    std::vector<pmix_info_t> none{int_info(PMIX_JOB_CTRL_CHECKPOINT_EVENT, 0, PMIX_BOOL)};
+    EXPECT_EQ(j.set_checkpoint_method(0, method_value(none)).code(), PMIX_ERR_BAD_PARAM);
+    pmix_value_t str{};
+    str.type = PMIX_STRING;
+    str.data.string = const_cast<char *>("signal");
+    EXPECT_EQ(j.set_checkpoint_method(0, str).code(), PMIX_ERR_BAD_PARAM);
+    pmix_value_t undef{};
+    EXPECT_EQ(j.set_checkpoint_method(0, undef).code(), PMIX_ERR_NOT_FOUND);
+    EXPECT_EQ(j.set_checkpoint_method(9, method_value(sig)).code(), PMIX_ERR_BAD_PARAM);
+    EXPECT_EQ(j.method_of(0), nullptr);
+
+    j.rank_gone(1);
+    EXPECT_EQ(j.method_of(1), nullptr);
+}
+
+TEST(JobControls, HeartbeatTripsOnceAndRearms) {
+    job_controls j(3);
+    auto t0 = server_clock::now();
+    EXPECT_FALSE(j.next_deadline());
+    EXPECT_FALSE(j.beat(0, t0));  // no monitor
+    ASSERT_TRUE(j.add_heartbeat(0, "a", 2, 1, PMIX_MONITOR_HEARTBEAT_ALERT, t0).ok());
+    ASSERT_TRUE(j.add_heartbeat(1, "b", 1, 0, PMIX_SUCCESS, t0).ok());  // default code
+    EXPECT_EQ(j.monitors(), 2u);
+    ASSERT_TRUE(j.next_deadline());
+    EXPECT_EQ(*j.next_deadline(), t0 + std::chrono::seconds(1));
+
+    EXPECT_TRUE(j.expire(t0 + std::chrono::milliseconds(900)).empty());
+    auto a = j.expire(t0 + std::chrono::seconds(1));
+    ASSERT_EQ(a.size(), 1u);
+    EXPECT_EQ(a[0].rank, 1u);
+    EXPECT_EQ(a[0].id, "b");
+    EXPECT_EQ(a[0].code, PMIX_MONITOR_HEARTBEAT_ALERT);
+    EXPECT_TRUE(j.expire(t0 + std::chrono::seconds(2)).empty());  // tripped once, not again
+
+    // rank 0 beats in time: 2 s period, 1 drop = 4 s of silence allowed
+    EXPECT_TRUE(j.beat(0, t0 + std::chrono::seconds(3)));
+    EXPECT_TRUE(j.expire(t0 + std::chrono::seconds(6)).empty());
+    a = j.expire(t0 + std::chrono::seconds(7));
+    ASSERT_EQ(a.size(), 1u);
+    EXPECT_EQ(a[0].rank, 0u);
+    EXPECT_EQ(a[0].silent_sec, 4u);
+
+    // a beat re-arms a tripped monitor
+    EXPECT_TRUE(j.beat(1, t0 + std::chrono::seconds(8)));
+    EXPECT_EQ(j.expire(t0 + std::chrono::seconds(9)).size(), 1u);
+
+    EXPECT_EQ(j.cancel(0, "nope"), 0u);
+    EXPECT_EQ(j.cancel(0, "a"), 1u);
+    j.rank_gone(1);
+    EXPECT_EQ(j.monitors(), 0u);
+    EXPECT_FALSE(j.next_deadline());
+}
+
+TEST(JobControls, HeartbeatLimits) {
+    job_controls j(1);
+    auto t0 = server_clock::now();
+    EXPECT_EQ(j.add_heartbeat(0, "x", 0, 0, PMIX_SUCCESS, t0).code(), PMIX_ERR_BAD_PARAM);
+    EXPECT_EQ(j.add_heartbeat(0, "x", job_controls::kMaxPeriodSec + 1, 0, PMIX_SUCCESS, t0).code(), PMIX_ERR_BAD_PARAM);
+    EXPECT_EQ(j.add_heartbeat(1, "x", 1, 0, PMIX_SUCCESS, t0).code(), PMIX_ERR_BAD_PARAM);
+    for (size_t i = 0; i < job_controls::kMaxMonitorsPerRank; ++i)
+        ASSERT_TRUE(j.add_heartbeat(0, "m" + std::to_string(i), 1, 0, PMIX_SUCCESS, t0).ok());
+    EXPECT_EQ(j.add_heartbeat(0, "one-more", 1, 0, PMIX_SUCCESS, t0).code(), PMIX_ERR_OUT_OF_RESOURCE);
+    ASSERT_TRUE(j.add_heartbeat(0, "m0", 5, 0, PMIX_SUCCESS, t0).ok());  // same id: replaced
+    EXPECT_EQ(j.monitors(), job_controls::kMaxMonitorsPerRank);
+    EXPECT_EQ(j.cancel(0, ""), job_controls::kMaxMonitorsPerRank);
 }

@@ -155,6 +155,18 @@ TEST(NodeMessages, RoundTrips) {
     ASSERT_TRUE(decode(w.data(), 4, &jc).ok());
     EXPECT_EQ(jc.ranks, (std::vector<uint32_t>{1, 2}));
     EXPECT_FALSE(decode(w.data(), 2, &jc).ok());  // rank 2 is beyond a 2-task step
+    EXPECT_FALSE(jc.checkpoint);
+    w.clear();
+    ASSERT_TRUE(encode(w, job_control_forward{0, false, {3}, true}).ok());
+    ASSERT_TRUE(decode(w.data(), 4, &jc).ok());
+    EXPECT_TRUE(jc.checkpoint);
+    EXPECT_EQ(jc.signal, 0);
+    w.clear();
+    ASSERT_TRUE(encode(w, job_control_forward{15, false, {3}, true}).ok());
+    EXPECT_FALSE(decode(w.data(), 4, &jc).ok());  // a checkpoint carries no signal
+    w.clear();
+    ASSERT_TRUE(encode(w, job_control_forward{0, false, {3}, false}).ok());
+    EXPECT_FALSE(decode(w.data(), 4, &jc).ok());  // a signal is 1..64
 
     std::vector<rank_data_entry> rd(2);
     rd[0].rank = 0;

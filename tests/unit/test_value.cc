@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "sample_values.h"
+#include "type_traits.h"
 #include "value.h"
 
 namespace pmixcpp {
@@ -339,3 +340,44 @@ TEST(ValueHelpers, ProcsOfOneProcOrAnArray) {
     other.type = PMIX_UINT32;
     EXPECT_TRUE(pmixcpp::procs_of(other).empty());
 }
+
+// --- type traits ------------------------------------------------------------------------------
+
+namespace pmixcpp {
+namespace {
+
+TEST(TypeTraits, OneTableAgreesWithTheTypes) {
+    EXPECT_EQ(traits_of(PMIX_INT).size, sizeof(int));
+    EXPECT_EQ(traits_of(PMIX_SIZE).size, sizeof(size_t));
+    EXPECT_EQ(traits_of(PMIX_PID).size, sizeof(pid_t));
+    EXPECT_EQ(traits_of(PMIX_TIME).size, sizeof(time_t));
+    EXPECT_EQ(traits_of(PMIX_PROC).size, sizeof(pmix_proc_t));
+    EXPECT_EQ(traits_of(PMIX_INFO).size, sizeof(pmix_info_t));
+    EXPECT_TRUE(traits_of(PMIX_BOOL).is_bool);
+    EXPECT_TRUE(traits_of(PMIX_INT8).is_signed);
+    EXPECT_FALSE(traits_of(PMIX_UINT64).is_signed);
+    EXPECT_TRUE(traits_of(PMIX_DOUBLE).is_float);
+    EXPECT_TRUE(traits_of(PMIX_DATA_ARRAY).pointer_in_value);
+    EXPECT_FALSE(traits_of(PMIX_STRING).pointer_in_value);
+    EXPECT_EQ(traits_of(PMIX_POINTER).min_wire, 0);  // never sent
+    EXPECT_EQ(traits_of(PMIX_REGEX).kind, type_kind::byte_object);
+    EXPECT_EQ(traits_of(PMIX_UNDEF).kind, type_kind::none);
+    EXPECT_EQ(traits_of(PMIX_TOPO).kind, type_kind::none);
+    EXPECT_EQ(traits_of(4000).kind, type_kind::none);
+    size_t numeric = 0;
+    for (pmix_data_type_t t = 0; t < 200; ++t) {
+        const type_traits &tr = traits_of(t);
+        if (tr.kind == type_kind::scalar) {
+            EXPECT_EQ(tr.min_wire, tr.size) << "type " << t;  // sent as its bits
+            EXPECT_TRUE(tr.size == 1 || tr.size == 2 || tr.size == 4 || tr.size == 8) << "type " << t;
+        } else {
+            EXPECT_FALSE(tr.numeric) << "type " << t;
+        }
+        if (tr.kind != type_kind::none) EXPECT_NE(tr.size, 0u) << "type " << t;
+        numeric += tr.numeric;
+    }
+    EXPECT_EQ(numeric, 14u);  // the integer and floating types value_get_number converts between
+}
+
+}  // namespace
+}  // namespace pmixcpp
