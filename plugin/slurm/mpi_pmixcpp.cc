@@ -58,9 +58,13 @@ struct step_components {
     std::vector<std::pair<uint32_t, uint32_t>> steps;  // (job, step)
     bool ended = false;
 
-    void add(uint32_t job, uint32_t step) {
+    // False once the step was ended: a component whose launch thread comes that late must not
+    // start its tasks.
+    bool add(uint32_t job, uint32_t step) {
         std::lock_guard<std::mutex> lock(mutex);
+        if (ended) return false;
         steps.emplace_back(job, step);
+        return true;
     }
     size_t count() {
         std::lock_guard<std::mutex> lock(mutex);
@@ -76,10 +80,27 @@ struct step_components {
             todo = steps;
         }
         log_var(LOG_LEVEL_VERBOSE, "mpi/pmixcpp: %s: ending the step", why.c_str());
-        for (auto [job, step] : todo)
-            if (slurm_kill_job_step(job, step, SIGKILL) != SLURM_SUCCESS && slurm_get_errno() != ESLURM_ALREADY_DONE)
-                log_var(LOG_LEVEL_ERROR, "mpi/pmixcpp: slurm_kill_job_step(%u, %u): %s", job, step,
-                        slurm_strerror(slurm_get_errno()));
+        for (auto [job, step] : todo) kill(job, step);
+    }
+
+    // srun is done: once more if the step was ended, for a component whose tasks were launched
+    // only after the first kill reached its nodes.
+    void end_late_comers() {
+        std::vector<std::pair<uint32_t, uint32_t>> todo;
+        {
+            std::lock_guard<std::mutex> lock(mutex);
+            if (!ended) return;
+            todo = steps;
+        }
+        for (auto [job, step] : todo) kill(job, step);
+    }
+
+private:
+    static void kill(uint32_t job, uint32_t step) {
+        if (slurm_kill_job_step(job, step, SIGKILL) != SLURM_SUCCESS && slurm_get_errno() != ESLURM_ALREADY_DONE &&
+            slurm_get_errno() != ESLURM_INVALID_JOB_ID)
+            log_var(LOG_LEVEL_ERROR, "mpi/pmixcpp: slurm_kill_job_step(%u, %u): %s", job, step,
+                    slurm_strerror(slurm_get_errno()));
     }
 };
 
@@ -694,7 +715,11 @@ PMIXCPP_EXPORT mpi_plugin_client_state_t *mpi_p_client_prelaunch(const mpi_plugi
     const uint32_t ns_job = het ? job->het_job_id : job->step_id.job_id;
     const std::string nspace = make_namespace(ns_job, job->step_id.step_id);
     if (st.agent && st.srun_users > 0 && st.step_nspace == nspace) {
-        st.components->add(job->step_id.job_id, job->step_id.step_id);
+        if (!st.components->add(job->step_id.job_id, job->step_id.step_id)) {
+            log_var(LOG_LEVEL_VERBOSE, "mpi/pmixcpp: step %s was ended before its component %u.%u started",
+                    nspace.c_str(), job->step_id.job_id, job->step_id.step_id);
+            return nullptr;
+        }
         set_env(env, st.srun_env);
         ++st.srun_users;
         return static_cast<mpi_plugin_client_state_t *>(st.agent.get());
@@ -704,7 +729,7 @@ PMIXCPP_EXPORT mpi_plugin_client_state_t *mpi_p_client_prelaunch(const mpi_plugi
         plugin_config cfg = state().config;
         PMIXCPP_RETURN_IF_ERROR(cfg.apply_env_overrides(env_vector(environ)));
         auto components = std::make_shared<step_components>();
-        components->add(job->step_id.job_id, job->step_id.step_id);
+        (void)components->add(job->step_id.job_id, job->step_id.step_id);
         // Lost nodes (node_done reports, see fini): once every node of the step is done or lost,
         // nothing will ever report the lost nodes' tasks, so the step is ended (srun then stops
         // waiting for them after KillWait, as after any kill).
@@ -876,6 +901,7 @@ PMIXCPP_EXPORT int mpi_p_client_fini(mpi_plugin_client_state_t *client_state) {
     st.job_store.reset();
     int code = st.agent->exit_code();
     st.agent.reset();
+    if (st.components) st.components->end_late_comers();
     st.components.reset();
     st.srun_env.clear();
     return code;

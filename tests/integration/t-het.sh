@@ -81,5 +81,6 @@ expect_no_match "spawn from a het step: no failed check" '^FAIL ' "$out"
 run_srun 90 --mpi=pmixcpp -N1 -n1 "$dir/pmix_alloc" proposal : -N1 -n3 "$dir/pmix_alloc" proposal
 expect_eq "allocation request from a het step: every rank passed" 4 "$(printf '%s\n' "$out" | grep -c '^RESULT-PASS rank')"
 expect_match "allocation request from a het step: the completion event crossed the components" '^PASS rank 1: rank 1: PMIX_NOTIFY_ALLOC_COMPLETE arrived' "$out"
+for _ in $(seq 1 100); do [ -z "$(squeue -h 2>/dev/null)" ] && break; sleep 0.1; done  # (completing)
 expect_eq "no job left" "" "$(squeue -h 2>/dev/null)"
 t_done
