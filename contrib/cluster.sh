@@ -241,7 +241,7 @@ SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
 SlurmdParameters=config_overrides
 SchedulerType=sched/backfill
-SchedulerParameters=permit_job_expansion
+SchedulerParameters=permit_job_expansion,bf_interval=1
 
 ReturnToService=2
 InactiveLimit=0

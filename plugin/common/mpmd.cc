@@ -121,3 +121,99 @@ std::vector<uint32_t> parse_app_sizes(std::string_view s) {
 }
 
 }  // namespace pmixcpp::spawn
+
+namespace pmixcpp::spawn {
+
+namespace {
+
+std::string_view trim(std::string_view s) {
+    while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) s.remove_prefix(1);
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+    return s;
+}
+
+bool parse_u32(std::string_view s, uint32_t *out) {
+    if (s.empty() || s.size() > 9) return false;
+    uint32_t v = 0;
+    for (char c : s) {
+        if (c < '0' || c > '9') return false;
+        v = v * 10 + static_cast<uint32_t>(c - '0');
+    }
+    *out = v;
+    return true;
+}
+
+}  // namespace
+
+Result<multi_prog_apps> parse_multi_prog(std::string_view text, uint32_t ntasks) {
+    // Logical lines: comments dropped, continuations joined.
+    std::vector<std::string> lines;
+    std::string cur;
+    size_t pos = 0;
+    while (pos <= text.size()) {
+        size_t nl = text.find('\n', pos);
+        if (nl == std::string_view::npos) nl = text.size();
+        std::string_view line = text.substr(pos, nl - pos);
+        pos = nl + 1;
+        if (auto hash = line.find('#'); hash != std::string_view::npos) line = line.substr(0, hash);
+        line = trim(line);
+        bool more = !line.empty() && line.back() == '\\';
+        if (more) line.remove_suffix(1);
+        cur += std::string(line);
+        if (more) {
+            cur += ' ';
+            continue;
+        }
+        if (!trim(cur).empty()) lines.push_back(cur);
+        cur.clear();
+    }
+    if (!trim(cur).empty()) lines.push_back(cur);
+
+    constexpr uint32_t kNone = UINT32_MAX;
+    multi_prog_apps out;
+    out.app_of_rank.assign(ntasks, kNone);
+    uint32_t line_no = 0;
+    for (const std::string &l : lines) {
+        ++line_no;
+        std::string_view line = trim(l);
+        size_t sp = line.find_first_of(" \t");
+        std::string_view ranks = line.substr(0, sp);
+        std::string_view args = sp == std::string_view::npos ? std::string_view() : trim(line.substr(sp));
+        if (args.empty())
+            return Status(PMIX_ERR_BAD_PARAM, "multi-prog line " + std::to_string(line_no) + " names no program");
+        std::vector<uint32_t> mine;
+        if (ranks == "*") {
+            for (uint32_t r = 0; r < ntasks; ++r)
+                if (out.app_of_rank[r] == kNone) mine.push_back(r);
+        } else {
+            size_t p = 0;
+            while (p <= ranks.size()) {
+                size_t comma = ranks.find(',', p);
+                if (comma == std::string_view::npos) comma = ranks.size();
+                std::string_view item = ranks.substr(p, comma - p);
+                p = comma + 1;
+                uint32_t lo = 0, hi = 0;
+                size_t dash = item.find('-');
+                bool ok = dash == std::string_view::npos
+                              ? parse_u32(item, &lo) && (hi = lo, true)
+                              : parse_u32(item.substr(0, dash), &lo) && parse_u32(item.substr(dash + 1), &hi);
+                if (!ok || lo > hi || hi >= ntasks)
+                    return Status(PMIX_ERR_BAD_PARAM, "multi-prog line " + std::to_string(line_no) + ": bad rank list " +
+                                                          std::string(ranks) + " for " + std::to_string(ntasks) +
+                                                          " tasks");
+                for (uint32_t r = lo; r <= hi; ++r)
+                    if (out.app_of_rank[r] == kNone) mine.push_back(r);
+            }
+        }
+        if (mine.empty()) continue;  // every rank of the line was named before: Slurm runs the first line
+        const uint32_t app = static_cast<uint32_t>(out.argv.size());
+        for (uint32_t r : mine) out.app_of_rank[r] = app;
+        out.argv.emplace_back(args);
+    }
+    for (uint32_t r = 0; r < ntasks; ++r)
+        if (out.app_of_rank[r] == kNone)
+            return Status(PMIX_ERR_BAD_PARAM, "multi-prog names no program for rank " + std::to_string(r));
+    return out;
+}
+
+}  // namespace pmixcpp::spawn

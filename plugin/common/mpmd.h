@@ -48,3 +48,18 @@ const mpmd_app *app_of_rank(const std::vector<mpmd_app> &apps, uint32_t rank);
 std::vector<uint32_t> parse_app_sizes(std::string_view s);
 
 }  // namespace pmixcpp::spawn
+
+namespace pmixcpp::spawn {
+
+// srun --multi-prog: the apps of a step from the text of Slurm's configuration file (what
+// slurmstepd receives as the step's second argument). Each line "<ranks> <program> [args]" that
+// names at least one rank not named before is an app, numbered in line order; <ranks> is "*"
+// (every rank not named before) or a list of N and N-M; '#' starts a comment, a trailing '\'
+// continues a line. PMIX_ERR_BAD_PARAM when a rank is out of range or named by no line.
+struct multi_prog_apps {
+    std::vector<uint32_t> app_of_rank;
+    std::vector<std::string> argv;  // each app's command line as written ("%t"/"%o" unexpanded)
+};
+Result<multi_prog_apps> parse_multi_prog(std::string_view text, uint32_t ntasks);
+
+}  // namespace pmixcpp::spawn

@@ -14,8 +14,9 @@
 // Lost peers: a server whose step ends normally says goodbye (channel link) on every connection
 // it has, just before its connections close (leave()). A connection to a peer that breaks without
 // that goodbye -- TCP EOF/reset/refused/keepalive expiry, a UCX endpoint error
-// (UCP_ERR_HANDLING_MODE_PEER) -- means the peer's slurmstepd is gone: on_peer_lost(node) runs
-// once, and messages to that node are dropped from then on. So that every node is watched even
+// (UCP_ERR_HANDLING_MODE_PEER; UCX waits up to 0.5 s for a goodbye read after the error) --
+// means the peer's slurmstepd is gone: on_peer_lost(node) runs once, and messages to that node
+// are dropped from then on. So that every node is watched even
 // if nothing else talks to it, each server connects to its ring neighbours ((id +- 1) mod n) as
 // soon as the address table is known and greets them (hello).
 //

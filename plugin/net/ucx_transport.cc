@@ -3,9 +3,10 @@
 // peers' worker addresses (exchanged by the rendezvous), lazily on first send or eagerly.
 // UCX_TLS / UCX_NET_DEVICES come from PMIxCppUcxTls / PMIxCppUcxDevices.
 // Lost peers: endpoints use UCP_ERR_HANDLING_MODE_PEER with an error handler; an endpoint error
-// that does not follow the peer's goodbye reports the node lost (transport.h). Errors and
-// received messages go through one queue, so a goodbye is always seen before the error that the
-// peer's closing endpoints cause.
+// that is not followed by the peer's goodbye within kByeGrace reports the node lost
+// (transport.h). A leaving server flushes its goodbyes (remote completion) before its worker
+// goes; still, on a loaded host a peer's goodbye can be read after the error its closing worker
+// caused on our endpoint (different lanes), so the error alone proves nothing yet.
 // UCX's keepalive (every 2 s here) notices a silent peer.
 // Authentication: UCX has no connection of ours to open with a handshake, so every frame is sealed
 // (handshake.h: destination, a per-sender sequence number and an HMAC keyed by the step secret);
@@ -18,6 +19,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <tuple>
 
 #include "handshake.h"
 #include "listener_guard.h"
@@ -29,6 +31,8 @@ namespace pmixcpp::net {
 namespace {
 
 constexpr unsigned kAmId = 17;
+// How long an endpoint error waits for the peer's goodbye before the peer counts as lost.
+constexpr int kByeGraceMs = 500;
 
 struct event_deleter {
     void operator()(event *e) const { event_free(e); }
@@ -98,6 +102,7 @@ public:
     ~ucx_transport() override {
         _ev.reset();
         _ev_progress.reset();
+        _ev_grace.reset();
         if (_worker) {
             for (auto &ep : _eps) {
                 if (!ep) continue;
@@ -158,7 +163,8 @@ public:
         if ((s = ucp_worker_get_efd(_worker, &fd)) != UCS_OK) return fail("ucp_worker_get_efd", s);
         _ev.reset(event_new(_base, fd, EV_READ | EV_PERSIST, on_event, this));
         _ev_progress.reset(evtimer_new(_base, on_event, this));
-        if (!_ev || !_ev_progress || event_add(_ev.get(), nullptr) != 0) return Status(PMIX_ERROR, "ucx: event_add failed");
+        _ev_grace.reset(evtimer_new(_base, on_grace, this));
+        if (!_ev || !_ev_progress || !_ev_grace || event_add(_ev.get(), nullptr) != 0) return Status(PMIX_ERROR, "ucx: event_add failed");
         progress();
         return Status::success();
     }
@@ -212,16 +218,35 @@ public:
         uint8_t bye = static_cast<uint8_t>(link_kind::bye);
         // Sends still unfinished now (e.g. to a node whose step already ended) may never finish:
         // wait for the goodbyes only, not for them.
-        const long before = _inflight;
+        std::vector<uint32_t> to;
         for (uint32_t i = 0; i < _eps.size(); ++i) {
             if (i == _opts.node_id || _state[i] != peer_state::alive || (!_eps[i] && !_heard[i])) continue;
             send(i, channel::link, {&bye, 1});
             ++told;
+            to.push_back(i);
+        }
+        // Flush the endpoints we said goodbye on: done when the peers have the goodbyes (remote
+        // completion), so that our worker going away cannot overtake them.
+        std::vector<ucs_status_ptr_t> flushes;
+        for (uint32_t i : to) {
+            if (!_eps[i]) continue;
+            ucp_request_param_t p{};
+            ucs_status_ptr_t r = ucp_ep_flush_nbx(_eps[i], &p);
+            if (UCS_PTR_IS_PTR(r)) flushes.push_back(r);
         }
         auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(budget_ms);
-        while (told > 0 && _inflight > before && std::chrono::steady_clock::now() < deadline)
+        size_t pending = flushes.size();
+        while (pending > 0 && std::chrono::steady_clock::now() < deadline) {
             ucp_worker_progress(_worker);
-        PMIXCPP_LOG_DEBUG("ucx transport: said goodbye to %zu nodes (%ld sends unfinished)", told, _inflight);
+            pending = 0;
+            for (ucs_status_ptr_t r : flushes)
+                if (ucp_request_check_status(r) == UCS_INPROGRESS) ++pending;
+        }
+        for (ucs_status_ptr_t r : flushes) {
+            if (ucp_request_check_status(r) == UCS_INPROGRESS) ucp_request_cancel(_worker, r);
+            ucp_request_free(r);
+        }
+        PMIXCPP_LOG_DEBUG("ucx transport: said goodbye to %zu nodes (%zu not confirmed)", told, pending);
     }
 
     void send(uint32_t node, channel chan, std::span<const uint8_t> body) override {
@@ -323,10 +348,50 @@ private:
         while (node < _eps.size() && _eps[node] != ep) ++node;
         if (node == _eps.size()) return;  // already closed
         close_ep(node);
-        peer_gone(node, std::string("endpoint error: ") + ucs_status_string(status));
+        endpoint_error(node, std::string("endpoint error: ") + ucs_status_string(status));
     }
 
-    // Our endpoint to `node` failed, or could not be created.
+    // An endpoint error: the peer's worker is gone. Lost, unless its goodbye comes within the
+    // grace (then it only left); nothing more is sent to it meanwhile.
+    void endpoint_error(uint32_t node, const std::string &why) {
+        if (_state[node] != peer_state::alive) return;
+        if (!_reached[node] && !_heard[node]) return peer_gone(node, why);
+        _state[node] = peer_state::left;
+        _suspect.emplace_back(node, std::chrono::steady_clock::now() + std::chrono::milliseconds(kByeGraceMs), why);
+        PMIXCPP_LOG_DEBUG("ucx transport: node %s: %s; waiting for its goodbye", _opts.node_names[node].c_str(),
+                          why.c_str());
+        timeval tv{0, 100 * 1000};
+        evtimer_add(_ev_grace.get(), &tv);
+    }
+
+    static void on_grace(evutil_socket_t, short, void *arg) { static_cast<ucx_transport *>(arg)->check_suspects(); }
+
+    void check_suspects() {
+        progress();  // a goodbye may be waiting in UCX
+        const auto now = std::chrono::steady_clock::now();
+        std::vector<std::pair<uint32_t, std::string>> lost;
+        std::erase_if(_suspect, [&](const auto &s) {
+            const auto &[node, deadline, why] = s;
+            if (_bye[node]) {
+                PMIXCPP_LOG_DEBUG("ucx transport: node %s left (its goodbye followed the endpoint error)",
+                                  _opts.node_names[node].c_str());
+                return true;
+            }
+            if (now < deadline) return false;
+            lost.emplace_back(node, why);
+            return true;
+        });
+        for (auto &[node, why] : lost) {
+            _state[node] = peer_state::alive;  // (peer_gone acts on live peers only)
+            peer_gone(node, why + " (no goodbye followed)");
+        }
+        if (!_suspect.empty()) {
+            timeval tv{0, 100 * 1000};
+            evtimer_add(_ev_grace.get(), &tv);
+        }
+    }
+
+    // Our endpoint to `node` failed for good, or could not be created.
     void peer_gone(uint32_t node, const std::string &why) {
         if (_state[node] != peer_state::alive) return;
         if (!_reached[node] && !_heard[node]) {
@@ -477,7 +542,7 @@ private:
     ucp_worker_h _worker = nullptr;
     ucp_address_t *_addr = nullptr;
     std::string _address;
-    event_ptr _ev, _ev_progress;
+    event_ptr _ev, _ev_progress, _ev_grace;
     bool _have_peers = false;
     bool _in_progress = false;
     long _inflight = 0;
@@ -490,6 +555,8 @@ private:
     std::vector<bool> _reached;      // by node: a send to it completed
     std::vector<bool> _bye;          // by node: it said goodbye to us
     bool _seen_loss = false;         // a node was lost: the ring closes over the survivors
+    // Nodes whose endpoint failed, waiting for their goodbye: node, deadline, the error.
+    std::vector<std::tuple<uint32_t, std::chrono::steady_clock::time_point, std::string>> _suspect;
 };
 
 }  // namespace

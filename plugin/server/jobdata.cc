@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -77,14 +78,14 @@ std::string join(const std::vector<uint32_t> &v, const char *sep) {
 
 // PMI-1 style process mapping (what Slurm's mpi/pmix gives as PMIX_ANL_MAP): "(vector,(s,n,k),...)"
 // with block runs of consecutive ranks on consecutive nodes.
-std::string anl_map(const step_info &step) {
+std::string anl_map(const std::vector<std::vector<uint32_t>> &node_ranks) {
     std::string out = "(vector";
-    size_t nodes = step.node_ranks.size();
+    size_t nodes = node_ranks.size();
     size_t n = 0;
     while (n < nodes) {
-        size_t k = step.node_ranks[n].size();
+        size_t k = node_ranks[n].size();
         size_t count = 1;
-        while (n + count < nodes && step.node_ranks[n + count].size() == k) ++count;
+        while (n + count < nodes && node_ranks[n + count].size() == k) ++count;
         out += ",(" + std::to_string(n) + "," + std::to_string(count) + "," + std::to_string(k) + ")";
         n += count;
     }
@@ -108,16 +109,36 @@ Result<std::vector<wire::jobdata_entry>> build_jobdata(const step_info &step, co
     if (step.node_id >= step.node_ranks.size() || step.node_names.size() != step.node_ranks.size())
         return Status(PMIX_ERR_BAD_PARAM, "step map: node id " + std::to_string(step.node_id) + " of " +
                                               std::to_string(step.node_ranks.size()) + " nodes");
-    const auto &local = step.local_ranks();
     const uint32_t universe = step.universe_size ? step.universe_size : step.ntasks;
+
+    // The PMIx nodes: the step's servers grouped by node name (the components of a heterogeneous
+    // step each have a server of their own on a node they share), in order of first appearance.
+    // A rank's local rank counts through the ranks of every server on its node.
+    std::vector<std::string> hosts;
+    std::vector<std::vector<uint32_t>> host_ranks;
+    std::vector<uint32_t> host_of_server(step.node_names.size());
+    for (size_t n = 0; n < step.node_names.size(); ++n) {
+        auto it = std::find(hosts.begin(), hosts.end(), step.node_names[n]);
+        host_of_server[n] = static_cast<uint32_t>(it - hosts.begin());
+        if (it == hosts.end()) {
+            hosts.push_back(step.node_names[n]);
+            host_ranks.emplace_back();
+        }
+        auto &hr = host_ranks[host_of_server[n]];
+        hr.insert(hr.end(), step.node_ranks[n].begin(), step.node_ranks[n].end());
+    }
+    const uint32_t my_host = host_of_server[step.node_id];
+    const auto &local = host_ranks[my_host];
 
     // Node of every rank, and its rank on that node.
     std::vector<uint32_t> node_of(step.ntasks, UINT32_MAX), lrank_of(step.ntasks, 0);
-    for (uint32_t n = 0; n < step.node_ranks.size(); ++n)
-        for (uint32_t i = 0; i < step.node_ranks[n].size(); ++i) {
-            uint32_t r = step.node_ranks[n][i];
+    for (uint32_t h = 0; h < host_ranks.size(); ++h)
+        for (uint32_t i = 0; i < host_ranks[h].size(); ++i) {
+            uint32_t r = host_ranks[h][i];
             if (r >= step.ntasks) return Status(PMIX_ERR_BAD_PARAM, "rank " + std::to_string(r) + " out of range");
-            node_of[r] = n;
+            if (node_of[r] != UINT32_MAX)
+                return Status(PMIX_ERR_BAD_PARAM, "rank " + std::to_string(r) + " is on two nodes of the step map");
+            node_of[r] = h;
             lrank_of[r] = i;
         }
     for (uint32_t r = 0; r < step.ntasks; ++r)
@@ -125,25 +146,42 @@ Result<std::vector<wire::jobdata_entry>> build_jobdata(const step_info &step, co
             return Status(PMIX_ERR_BAD_PARAM, "rank " + std::to_string(r) + " is on no node of the step map");
 
     std::string node_list, proc_map;
-    for (size_t n = 0; n < step.node_names.size(); ++n) {
-        if (n) {
+    for (size_t h = 0; h < hosts.size(); ++h) {
+        if (h) {
             node_list += ",";
             proc_map += ";";
         }
-        node_list += step.node_names[n];
-        proc_map += join(step.node_ranks[n], ",");
+        node_list += hosts[h];
+        proc_map += join(host_ranks[h], ",");
     }
 
-    // A spawned step of several apps (plugin/common/mpmd.h): ranks numbered through the apps.
-    std::vector<uint32_t> app_sizes = spawn::parse_app_sizes(job_env_value(step, spawn::kAppSizesEnv));
-    uint64_t apps_total = 0;
-    for (uint32_t n : app_sizes) apps_total += n;
-    if (apps_total != step.ntasks) app_sizes = {step.ntasks};  // one app (or a table not of this step)
-    std::vector<uint32_t> app_of(step.ntasks), app_first(app_sizes.size());
-    for (uint32_t a = 0, r = 0; a < app_sizes.size(); ++a) {
-        app_first[a] = r;
-        for (uint32_t k = 0; k < app_sizes[a]; ++k) app_of[r++] = a;
+    // The apps: the components of a heterogeneous step or the lines of --multi-prog
+    // (step.app_of_rank), else a spawned step of several apps (plugin/common/mpmd.h), else one.
+    std::vector<uint32_t> app_of(step.ntasks, 0);
+    size_t napps = 1;
+    if (step.app_of_rank.size() == step.ntasks && step.ntasks > 0) {
+        app_of = step.app_of_rank;
+        napps = *std::max_element(app_of.begin(), app_of.end()) + 1u;
+    } else {
+        std::vector<uint32_t> app_sizes = spawn::parse_app_sizes(job_env_value(step, spawn::kAppSizesEnv));
+        uint64_t apps_total = 0;
+        for (uint32_t n : app_sizes) apps_total += n;
+        if (apps_total == step.ntasks && !app_sizes.empty()) {  // else one app (or a table not of this step)
+            napps = app_sizes.size();
+            for (uint32_t a = 0, r = 0; a < app_sizes.size(); ++a)
+                for (uint32_t k = 0; k < app_sizes[a]; ++k) app_of[r++] = a;
+        }
     }
+    // Per app: its size and leader (lowest rank); per rank: its rank within its app.
+    std::vector<uint32_t> app_size(napps, 0), app_ldr(napps, UINT32_MAX), app_rank_of(step.ntasks, 0);
+    for (uint32_t r = 0; r < step.ntasks; ++r) {
+        const uint32_t a = app_of[r];
+        if (a >= napps) return Status(PMIX_ERR_BAD_PARAM, "rank " + std::to_string(r) + " has no app");
+        if (app_ldr[a] == UINT32_MAX) app_ldr[a] = r;
+        app_rank_of[r] = app_size[a]++;
+    }
+    for (size_t a = 0; a < napps; ++a)
+        if (app_size[a] == 0) return Status(PMIX_ERR_BAD_PARAM, "app " + std::to_string(a) + " has no rank");
 
     std::vector<wire::jobdata_entry> entries;
     entries.reserve(step.ntasks + 1);
@@ -156,18 +194,18 @@ Result<std::vector<wire::jobdata_entry>> build_jobdata(const step_info &step, co
         b.u32(PMIX_JOB_SIZE, step.ntasks);
         b.u32(PMIX_UNIV_SIZE, universe);
         b.u32(PMIX_MAX_PROCS, universe);
-        b.u32(PMIX_NUM_NODES, static_cast<uint32_t>(step.node_names.size()));
-        b.u32(PMIX_JOB_NUM_APPS, static_cast<uint32_t>(app_sizes.size()));
-        b.u32(PMIX_APP_SIZE, app_sizes[0]);
+        b.u32(PMIX_NUM_NODES, static_cast<uint32_t>(hosts.size()));
+        b.u32(PMIX_JOB_NUM_APPS, static_cast<uint32_t>(napps));
+        b.u32(PMIX_APP_SIZE, app_size[0]);
         b.str(PMIX_NODE_LIST, node_list);
         b.str(PMIX_NODE_MAP, node_list);
         b.str(PMIX_PROC_MAP, proc_map);
-        b.str(PMIX_ANL_MAP, anl_map(step));
+        b.str(PMIX_ANL_MAP, anl_map(host_ranks));
         b.u32(PMIX_LOCAL_SIZE, static_cast<uint32_t>(local.size()));
         b.u32(PMIX_NODE_SIZE, static_cast<uint32_t>(local.size()));
         b.str(PMIX_LOCAL_PEERS, join(local, ","));
         if (!local.empty()) b.rank(PMIX_LOCALLDR, local.front());
-        b.u32(PMIX_NODEID, step.node_id);
+        b.u32(PMIX_NODEID, my_host);
         b.str(PMIX_HOSTNAME, step.node_name());
         b.str(PMIX_TMPDIR, step.step_dir);
         b.str(PMIX_NSDIR, step.step_dir);
@@ -202,15 +240,16 @@ Result<std::vector<wire::jobdata_entry>> build_jobdata(const step_info &step, co
         b.rank(PMIX_RANK, r);
         b.rank(PMIX_GLOBAL_RANK, r);
         const uint32_t app = app_of[r];
-        b.rank(PMIX_APP_RANK, r - app_first[app]);
+        b.rank(PMIX_APP_RANK, app_rank_of[r]);
         b.u32(PMIX_APPNUM, app);
-        b.rank(PMIX_APPLDR, app_first[app]);
-        if (app_sizes.size() > 1) b.u32(PMIX_APP_SIZE, app_sizes[app]);
+        b.rank(PMIX_APPLDR, app_ldr[app]);
+        if (napps > 1) b.u32(PMIX_APP_SIZE, app_size[app]);
+        if (app < step.app_argv.size() && !step.app_argv[app].empty()) b.str(PMIX_APP_ARGV, step.app_argv[app]);
         b.u16(PMIX_LOCAL_RANK, static_cast<uint16_t>(lrank_of[r]));
         b.u16(PMIX_NODE_RANK, static_cast<uint16_t>(lrank_of[r]));
         b.u32(PMIX_NODEID, n);
-        b.str(PMIX_HOSTNAME, step.node_names[n]);
-        if (n == step.node_id) {
+        b.str(PMIX_HOSTNAME, hosts[n]);
+        if (n == my_host) {
             if (!topo.locality.empty()) b.str(PMIX_LOCALITY_STRING, topo.locality);
             if (!topo.cpuset.empty()) b.str(PMIX_CPUSET, topo.cpuset);
             b.str(PMIX_PROCDIR, proc_dir(step, r));

@@ -16,8 +16,11 @@
 //   pmix.rank PROC_RANK, pmix.grank PROC_RANK, pmix.apprank PROC_RANK, pmix.appnum UINT32,
 //   pmix.aldr PROC_RANK (the app's first rank), pmix.lrank UINT16, pmix.nrank UINT16,
 //   pmix.nodeid UINT32, pmix.hname STRING (the Slurm node name), with several apps also
-//   pmix.app.size UINT32 (of the rank's app),
-// Apps: one, unless the step was spawned with several (PMIXCPP_SPAWN_APP_SIZES, mpmd.h).
+//   pmix.app.size UINT32 (of the rank's app), pmix.app.argv STRING (the app's command line, when known),
+// Apps: the components of a heterogeneous step or the lines of --multi-prog (step_info::app_of_rank),
+// else those of a step spawned with several (PMIXCPP_SPAWN_APP_SIZES, mpmd.h), else one.
+// Nodes: the step's servers grouped by node name; the components of a heterogeneous step that share
+// a node share its node data (local peers, local ranks, node id), although each has a server.
 // and for the ranks on this node also
 //   pmix.locstr STRING, pmix.cpuset STRING, pmix.pdir STRING (<step_dir>/rank.<r>).
 #pragma once

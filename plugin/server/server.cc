@@ -559,7 +559,7 @@ void server_impl::stop() {
     size_t nconn = _conns.size();
     _conns.clear();  // closes the sockets; clients see the server go away
     _coll.reset();
-    if (_net) _net->leave(200);  // our closing connections are a normal end, not a lost node
+    if (_net) _net->leave(500);  // our closing connections are a normal end, not a lost node
     _net.reset();  // before the event base its events live in
     _ev_listen.reset();
     _ev_wake.reset();

@@ -21,9 +21,15 @@ struct step_info {
     gid_t gid = 0;
 
     uint32_t ntasks = 0;        // ranks in the step
-    uint32_t node_id = 0;       // this node's index into node_names
-    std::vector<std::string> node_names;            // Slurm node names of the step, in step order
-    std::vector<std::vector<uint32_t>> node_ranks;  // global ranks on each node, local-rank order
+    // The step's servers (one slurmstepd each): a node name appears more than once when the
+    // components of a heterogeneous step share that node, each with a server of its own.
+    uint32_t node_id = 0;       // this server's index into node_names
+    std::vector<std::string> node_names;            // Slurm node name of each server, in step order
+    std::vector<std::vector<uint32_t>> node_ranks;  // global ranks of each server, local-rank order
+    // The step's apps (heterogeneous components, --multi-prog lines): each rank's app, and each
+    // app's command line. Empty: one app (or the spawned apps of the environment, jobdata.h).
+    std::vector<uint32_t> app_of_rank;
+    std::vector<std::string> app_argv;
     uint32_t cpus_per_task = 1;
     uint32_t universe_size = 0; // ranks the job could hold (>= ntasks)
 

@@ -6,6 +6,7 @@
 #include "../common/alloc_agent.h"
 #include "../common/config.h"
 #include "../common/fabric_request.h"
+#include "../common/mpmd.h"
 #include "alloc_bridge.h"
 #include "../common/session_store.h"
 #include "../common/spawn_request.h"
@@ -24,6 +25,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <cstring>
@@ -49,6 +51,59 @@ namespace {
 // srun -> slurmstepd: the job's expected end (Unix time), for PMIxCppTimeLimitAlert.
 constexpr const char *kJobEndEnv = "SLURM_PMIXCPP_JOB_END";
 
+// srun side: the Slurm steps making up the step (one per heterogeneous component), so that the
+// agent can end all of them.
+struct step_components {
+    std::mutex mutex;
+    std::vector<std::pair<uint32_t, uint32_t>> steps;  // (job, step)
+    bool ended = false;
+
+    // False once the step was ended: a component whose launch thread comes that late must not
+    // start its tasks.
+    bool add(uint32_t job, uint32_t step) {
+        std::lock_guard<std::mutex> lock(mutex);
+        if (ended) return false;
+        steps.emplace_back(job, step);
+        return true;
+    }
+    size_t count() {
+        std::lock_guard<std::mutex> lock(mutex);
+        return steps.size();
+    }
+    // Kill every component once; `why` goes to srun's log first.
+    void end(const std::string &why) {
+        std::vector<std::pair<uint32_t, uint32_t>> todo;
+        {
+            std::lock_guard<std::mutex> lock(mutex);
+            if (ended) return;
+            ended = true;
+            todo = steps;
+        }
+        log_var(LOG_LEVEL_VERBOSE, "mpi/pmixcpp: %s: ending the step", why.c_str());
+        for (auto [job, step] : todo) kill(job, step);
+    }
+
+    // srun is done: once more if the step was ended, for a component whose tasks were launched
+    // only after the first kill reached its nodes.
+    void end_late_comers() {
+        std::vector<std::pair<uint32_t, uint32_t>> todo;
+        {
+            std::lock_guard<std::mutex> lock(mutex);
+            if (!ended) return;
+            todo = steps;
+        }
+        for (auto [job, step] : todo) kill(job, step);
+    }
+
+private:
+    static void kill(uint32_t job, uint32_t step) {
+        if (slurm_kill_job_step(job, step, SIGKILL) != SLURM_SUCCESS && slurm_get_errno() != ESLURM_ALREADY_DONE &&
+            slurm_get_errno() != ESLURM_INVALID_JOB_ID)
+            log_var(LOG_LEVEL_ERROR, "mpi/pmixcpp: slurm_kill_job_step(%u, %u): %s", job, step,
+                    slurm_strerror(slurm_get_errno()));
+    }
+};
+
 // Everything this plugin instance holds. One per loading process (srun,
 // slurmd, slurmctld or slurmstepd); only slurmstepd fills the step part.
 struct plugin_state {
@@ -66,6 +121,12 @@ struct plugin_state {
     std::unique_ptr<fabric::fabric_service> fabric;   // PMIx_Fabric_register: Slurm's switch topology
     std::unique_ptr<xstep::router> xstep_router;      // messages between the job's steps
     std::string step_nspace;
+    // srun calls client_prelaunch and client_fini once per component of a heterogeneous step,
+    // each from a thread of its own: the components share the one agent above.
+    std::mutex srun_mutex;     // prelaunch and fini
+    int srun_users = 0;        // components between prelaunch and fini
+    env_list srun_env;         // what prelaunch adds to every component's environment
+    std::shared_ptr<step_components> components;
 
     // slurmstepd side: where that agent listens.
     bool have_agent = false;
@@ -137,56 +198,135 @@ Result<std::vector<std::string>> expand_nodelist(const char *list) {
     return names;
 }
 
+// A heterogeneous step (srun A : B): each component has slurmstepds of its own, and all of
+// them serve one namespace, "slurm.<leader job>.<step>".
+bool is_het_step(const stepd_step_rec_t *job) {
+    return job->het_job_offset != NO_VAL && job->het_job_id && job->het_job_id != NO_VAL;
+}
+
+// The combined task map of a heterogeneous step: the servers of every component (a node
+// appears once per component that runs on it), their global ranks, and each rank's component.
+Status het_map(const stepd_step_rec_t *job, step_info &s) {
+    if (job->het_job_ntasks == NO_VAL || job->het_job_nnodes == NO_VAL || !job->het_job_task_cnts ||
+        !job->het_job_tids || !job->het_job_node_list)
+        return Status(PMIX_ERR_BAD_PARAM, "heterogeneous step without its combined task map");
+    if (job->het_job_task_offset == NO_VAL || job->het_job_task_offset >= job->het_job_ntasks)
+        return Status(PMIX_ERR_BAD_PARAM, "heterogeneous step without a task offset for its component");
+    s.job_id = job->het_job_id;
+    s.ntasks = job->het_job_ntasks;
+    auto names = expand_nodelist(job->het_job_node_list);
+    if (!names.ok()) return names.status();
+    s.node_names = std::move(names.value());
+    if (s.node_names.size() != job->het_job_nnodes)
+        return Status(PMIX_ERR_BAD_PARAM, "node list " + std::string(job->het_job_node_list) + " has " +
+                                              std::to_string(s.node_names.size()) + " nodes, step has " +
+                                              std::to_string(job->het_job_nnodes));
+    s.node_ranks.resize(job->het_job_nnodes);
+    uint32_t total = 0;
+    for (uint32_t n = 0; n < job->het_job_nnodes; ++n) {
+        for (uint32_t i = 0; i < job->het_job_task_cnts[n]; ++i) {
+            uint32_t r = job->het_job_tids[n][i];
+            if (r >= s.ntasks) return Status(PMIX_ERR_BAD_PARAM, "task id " + std::to_string(r) + " out of range");
+            s.node_ranks[n].push_back(r);
+        }
+        total += job->het_job_task_cnts[n];
+    }
+    if (total != s.ntasks)
+        return Status(PMIX_ERR_BAD_PARAM, "task map holds " + std::to_string(total) + " tasks, step has " +
+                                              std::to_string(s.ntasks));
+    // This server: the entry of this node that holds exactly this component's tasks here (Slurm
+    // may have sorted the node list, so the component's node offset does not locate it).
+    std::vector<uint32_t> mine;
+    for (uint32_t i = 0; i < job->node_tasks; ++i) mine.push_back(job->task[i]->gtid + job->het_job_task_offset);
+    bool found = false;
+    for (uint32_t n = 0; n < s.node_names.size() && !found; ++n)
+        if (job->node_name && s.node_names[n] == job->node_name && s.node_ranks[n] == mine) {
+            s.node_id = n;
+            found = true;
+        }
+    if (!found)
+        return Status(PMIX_ERR_BAD_PARAM, std::string("node ") + (job->node_name ? job->node_name : "?") +
+                                              " with its tasks is not in the step's node list " +
+                                              job->het_job_node_list);
+    // The apps are the components, numbered in order.
+    if (job->het_job_tid_offsets) {
+        std::set<uint32_t> offsets(job->het_job_tid_offsets, job->het_job_tid_offsets + s.ntasks);
+        std::vector<uint32_t> order(offsets.begin(), offsets.end());
+        s.app_of_rank.resize(s.ntasks);
+        for (uint32_t r = 0; r < s.ntasks; ++r)
+            s.app_of_rank[r] = static_cast<uint32_t>(
+                std::lower_bound(order.begin(), order.end(), job->het_job_tid_offsets[r]) - order.begin());
+        const uint32_t my_app = s.app_of_rank[job->het_job_task_offset];
+        s.app_argv.assign(order.size(), "");
+        std::string argv;
+        for (uint32_t i = 0; i < job->argc && job->argv && job->argv[i]; ++i) argv += (i ? " " : "") + std::string(job->argv[i]);
+        s.app_argv[my_app] = argv;  // the other components' command lines are not sent to this node
+    }
+    return Status::success();
+}
+
 // stepd_step_rec_t -> step_info (plain C++).
 Result<step_info> step_from_slurm(const stepd_step_rec_t *job) {
     if (!job) return Status(PMIX_ERR_BAD_PARAM, "no step record");
     if (!job->msg) return Status(PMIX_ERR_NOT_SUPPORTED, "not a task launch (batch step?)");
     const launch_tasks_request_msg_t *msg = job->msg;
-    const bool het = job->het_job_offset != NO_VAL && job->het_job_id && job->het_job_id != NO_VAL;
-    if (het) return Status(PMIX_ERR_NOT_SUPPORTED, "heterogeneous job steps are not supported yet");
 
     step_info s;
     s.job_id = job->step_id.job_id;
     s.step_id = job->step_id.step_id;
-    s.nspace = make_namespace(s.job_id, s.step_id);
     s.uid = job->uid;
     s.gid = job->gid;
     s.ntasks = job->ntasks;
     s.node_id = job->nodeid;
     s.cpus_per_task = job->cpus_per_task ? job->cpus_per_task : 1;
 
-    auto names = expand_nodelist(msg->complete_nodelist);
-    if (!names.ok()) return names.status();
-    s.node_names = std::move(names.value());
-    if (s.node_names.size() != job->nnodes)
-        return Status(PMIX_ERR_BAD_PARAM, "node list " + std::string(msg->complete_nodelist) + " has " +
-                                              std::to_string(s.node_names.size()) + " nodes, step has " +
-                                              std::to_string(job->nnodes));
-    if (s.node_id >= s.node_names.size())
-        return Status(PMIX_ERR_BAD_PARAM, "node id " + std::to_string(s.node_id) + " out of range");
-    if (!msg->tasks_to_launch || !msg->global_task_ids)
-        return Status(PMIX_ERR_BAD_PARAM, "launch message has no task map");
+    if (is_het_step(job)) {
+        PMIXCPP_RETURN_IF_ERROR(het_map(job, s).with_context("heterogeneous step"));
+    } else {
+        auto names = expand_nodelist(msg->complete_nodelist);
+        if (!names.ok()) return names.status();
+        s.node_names = std::move(names.value());
+        if (s.node_names.size() != job->nnodes)
+            return Status(PMIX_ERR_BAD_PARAM, "node list " + std::string(msg->complete_nodelist) + " has " +
+                                                  std::to_string(s.node_names.size()) + " nodes, step has " +
+                                                  std::to_string(job->nnodes));
+        if (s.node_id >= s.node_names.size())
+            return Status(PMIX_ERR_BAD_PARAM, "node id " + std::to_string(s.node_id) + " out of range");
+        if (!msg->tasks_to_launch || !msg->global_task_ids)
+            return Status(PMIX_ERR_BAD_PARAM, "launch message has no task map");
 
-    s.node_ranks.resize(job->nnodes);
-    uint32_t total = 0;
-    for (uint32_t n = 0; n < job->nnodes; ++n) {
-        for (uint32_t i = 0; i < msg->tasks_to_launch[n]; ++i) {
-            uint32_t r = msg->global_task_ids[n][i];
-            if (r >= job->ntasks)
-                return Status(PMIX_ERR_BAD_PARAM, "task id " + std::to_string(r) + " out of range");
-            s.node_ranks[n].push_back(r);
+        s.node_ranks.resize(job->nnodes);
+        uint32_t total = 0;
+        for (uint32_t n = 0; n < job->nnodes; ++n) {
+            for (uint32_t i = 0; i < msg->tasks_to_launch[n]; ++i) {
+                uint32_t r = msg->global_task_ids[n][i];
+                if (r >= job->ntasks)
+                    return Status(PMIX_ERR_BAD_PARAM, "task id " + std::to_string(r) + " out of range");
+                s.node_ranks[n].push_back(r);
+            }
+            total += msg->tasks_to_launch[n];
         }
-        total += msg->tasks_to_launch[n];
+        if (total != job->ntasks)
+            return Status(PMIX_ERR_BAD_PARAM, "task map holds " + std::to_string(total) + " tasks, step has " +
+                                                  std::to_string(job->ntasks));
+        // srun --multi-prog: every line of its configuration (slurmstepd's argv[1]) is an app.
+        if ((job->flags & LAUNCH_MULTI_PROG) && job->argc >= 2 && job->argv && job->argv[1]) {
+            auto apps = spawn::parse_multi_prog(job->argv[1], s.ntasks);
+            if (apps.ok()) {
+                s.app_of_rank = std::move(apps->app_of_rank);
+                s.app_argv = std::move(apps->argv);
+            } else {
+                PMIXCPP_LOG_WARNING("%s (the step is one app)", apps.status().message().c_str());
+            }
+        }
     }
-    if (total != job->ntasks)
-        return Status(PMIX_ERR_BAD_PARAM, "task map holds " + std::to_string(total) + " tasks, step has " +
-                                              std::to_string(job->ntasks));
+    s.nspace = make_namespace(s.job_id, s.step_id);
     char host[256] = {};
     gethostname(host, sizeof(host) - 1);
     s.hostname = host;
     s.job_env = env_vector(job->env);
     // what the allocation can hold: MPI_UNIVERSE_SIZE, room for MPI_Comm_spawn
-    s.universe_size = universe_from_cpus(get_env(job->env, "SLURM_JOB_CPUS_PER_NODE"), s.cpus_per_task, job->ntasks);
+    s.universe_size = universe_from_cpus(get_env(job->env, "SLURM_JOB_CPUS_PER_NODE"), s.cpus_per_task, s.ntasks);
     return s;
 }
 
@@ -283,6 +423,8 @@ void report_to_srun(agent_report::kind what, int status, const std::string &mess
 // never on the server's loop thread; the client is released as soon as the request is queued.
 class slurm_host : public server::server_host {
 public:
+    // job_id: this node's own Slurm job (a heterogeneous step's other components are ended by
+    // srun, with the user's credential: their job ids come from the user's launch message).
     slurm_host(uint32_t job_id, uint32_t step_id) : _job_id(job_id), _step_id(step_id) {}
     ~slurm_host() override {
         std::lock_guard<std::mutex> lock(_mutex);
@@ -348,7 +490,7 @@ Status prefork(const stepd_step_rec_t *job, char ***env) {
     }
     PMIXCPP_LOG_DEBUG("%s: topology loaded in %.1f ms: cpuset %s, locality %s", step->nspace.c_str(),
                       topo->load_ms, topo->cpuset.c_str(), topo->locality.c_str());
-    auto host = std::make_unique<slurm_host>(step->job_id, step->step_id);
+    auto host = std::make_unique<slurm_host>(job->step_id.job_id, step->step_id);
     server::server_options options;
     server::multinode_options &mo = options.multinode;
     mo.enabled = st.have_agent && step->node_names.size() > 1;
@@ -555,6 +697,7 @@ PMIXCPP_EXPORT int mpi_p_slurmstepd_task(const mpi_plugin_task_info_t *task, cha
     if (!task || !env) return SLURM_ERROR;
     return guarded("slurmstepd_task", [&] {
         if (!state().have_step) return Status(PMIX_ERR_INIT, "the step was not prepared by slurmstepd_prefork");
+        // Slurm gives a heterogeneous component's task its rank in the whole step already.
         set_env(env, task_env(state().step, task->gtaskid, static_cast<uint32_t>(task->ltaskid)));
         return Status::success();
     });
@@ -563,10 +706,30 @@ PMIXCPP_EXPORT int mpi_p_slurmstepd_task(const mpi_plugin_task_info_t *task, cha
 PMIXCPP_EXPORT mpi_plugin_client_state_t *mpi_p_client_prelaunch(const mpi_plugin_client_info_t *job, char ***env) {
     // srun side: refuse a bad SLURM_PMIXCPP_* override before anything is
     // launched, then start the agent that hears from the step's daemons.
-    if (!env) return nullptr;
+    if (!env || !job) return nullptr;
+    plugin_state &st = state();
+    std::lock_guard<std::mutex> srun_lock(st.srun_mutex);
+    // A heterogeneous step is one namespace, named after the leader job; its components share
+    // the agent the first of them started.
+    const bool het = job->het_job_id != NO_VAL && job->het_job_id != 0;
+    const uint32_t ns_job = het ? job->het_job_id : job->step_id.job_id;
+    const std::string nspace = make_namespace(ns_job, job->step_id.step_id);
+    if (st.agent && st.srun_users > 0 && st.step_nspace == nspace) {
+        if (!st.components->add(job->step_id.job_id, job->step_id.step_id)) {
+            log_var(LOG_LEVEL_VERBOSE, "mpi/pmixcpp: step %s was ended before its component %u.%u started",
+                    nspace.c_str(), job->step_id.job_id, job->step_id.step_id);
+            return nullptr;
+        }
+        set_env(env, st.srun_env);
+        ++st.srun_users;
+        return static_cast<mpi_plugin_client_state_t *>(st.agent.get());
+    }
+    env_list step_env;
     int rc = guarded("client_prelaunch", [&] {
         plugin_config cfg = state().config;
         PMIXCPP_RETURN_IF_ERROR(cfg.apply_env_overrides(env_vector(environ)));
+        auto components = std::make_shared<step_components>();
+        (void)components->add(job->step_id.job_id, job->step_id.step_id);
         // Lost nodes (node_done reports, see fini): once every node of the step is done or lost,
         // nothing will ever report the lost nodes' tasks, so the step is ended (srun then stops
         // waiting for them after KillWait, as after any kill).
@@ -582,10 +745,20 @@ PMIXCPP_EXPORT mpi_plugin_client_state_t *mpi_p_client_prelaunch(const mpi_plugi
             auto nodes = expand_nodelist(job->step_layout->node_list);
             if (nodes.ok()) listen_on = agent_listen_addresses(nodes.value());
         }
-        auto agent = srun_agent::start([tracker, job_id = job->step_id.job_id,
+        auto agent = srun_agent::start([tracker, components, job_id = ns_job,
                                         step_id = job->step_id.step_id](const agent_report &r) {
             if (r.what != agent_report::kind::node_done) {
                 log_var(LOG_LEVEL_ERROR, "mpi/pmixcpp: node %s: %s", r.node.c_str(), r.message.c_str());
+                // Without that node's server the step cannot work: the other nodes' tasks would
+                // wait for it until the timeout. End it now; srun exits with the report's status.
+                if (r.what == agent_report::kind::setup_failed)
+                    components->end("node " + r.node + " could not set up step " + std::to_string(job_id) + "." +
+                                    std::to_string(step_id));
+                // A PMIx_Abort: the aborting node's slurmstepd ends its own Slurm step; the other
+                // components of a heterogeneous step are ended here, with the user's credential.
+                else if (r.what == agent_report::kind::abort && components->count() > 1)
+                    components->end("a rank of step " + std::to_string(job_id) + "." + std::to_string(step_id) +
+                                    " called PMIx_Abort");
                 return;
             }
             tracker->done.insert(r.node);
@@ -605,14 +778,12 @@ PMIXCPP_EXPORT mpi_plugin_client_state_t *mpi_p_client_prelaunch(const mpi_plugi
             tracker->killed = true;
             log_var(LOG_LEVEL_ERROR, "mpi/pmixcpp: every other node of step %u.%u is done: ending the step", job_id,
                     step_id);
-            if (slurm_kill_job_step(job_id, step_id, SIGKILL) != SLURM_SUCCESS)
-                log_var(LOG_LEVEL_ERROR, "mpi/pmixcpp: slurm_kill_job_step(%u, %u): %s", job_id, step_id,
-                        slurm_strerror(slurm_get_errno()));
+            components->end("nodes lost");
         }, listen_on);
         if (!agent.ok()) return agent.status().with_context("srun agent");
         // Allocation requests of the step's processes: executed here, in srun, as the user.
         alloc_bridge::job_context ctx;
-        ctx.job_id = job->step_id.job_id;
+        ctx.job_id = ns_job;
         ctx.step_id = job->step_id.step_id;
         if (job->step_layout && job->step_layout->node_list) {
             auto nodes = expand_nodelist(job->step_layout->node_list);
@@ -636,13 +807,13 @@ PMIXCPP_EXPORT mpi_plugin_client_state_t *mpi_p_client_prelaunch(const mpi_plugi
                 log_var(LOG_LEVEL_ERROR, "mpi/pmixcpp: slurm_kill_job_step(%u, %u, %d): %s", child_job, child_step, sig,
                         slurm_strerror(slurm_get_errno()));
         };
-        state().launcher = std::make_unique<spawn::spawn_launcher>(job->step_id.job_id, resolve, end_step);
-        auto store = session::job_store::open(job->step_id.job_id, getuid(),
+        state().launcher = std::make_unique<spawn::spawn_launcher>(ns_job, resolve, end_step);
+        auto store = session::job_store::open(ns_job, getuid(),
                                               slurm_conf.cluster_name ? slurm_conf.cluster_name : "");
         if (!store.ok())
             log_var(LOG_LEVEL_ERROR, "mpi/pmixcpp: %s", store.status().message().c_str());  // publish: step only
         else state().job_store = std::move(store.value());
-        state().step_nspace = make_namespace(job->step_id.job_id, job->step_id.step_id);
+        state().step_nspace = nspace;
         // Slurm's switch topology: loaded by the first PMIx_Fabric_register of the step, as the user.
         state().fabric = std::make_unique<fabric::fabric_service>(load_slurm_topology, cfg.fabric_poll);
         // With topology/tree, srun loads it now (one RPC, kept for PMIx_Fabric_register) so that
@@ -653,7 +824,7 @@ PMIXCPP_EXPORT mpi_plugin_client_state_t *mpi_p_client_prelaunch(const mpi_plugi
             if (!recs.ok())
                 log_var(LOG_LEVEL_VERBOSE, "mpi/pmixcpp: switch topology: %s", recs.status().message().c_str());
             else if (auto groups = fabric::node_groups(recs.value(), step_nodes); !groups.empty())
-                env_array_overwrite(env, fabric::kNodeGroupsEnv, fabric::encode_node_groups(groups).c_str());
+                step_env.emplace_back(fabric::kNodeGroupsEnv, fabric::encode_node_groups(groups));
         }
         if (state().job_store) {
             // The step's router to the job's other steps (direct modex, events: xstep.h).
@@ -688,7 +859,7 @@ PMIXCPP_EXPORT mpi_plugin_client_state_t *mpi_p_client_prelaunch(const mpi_plugi
         });
         // A step started by PMIx_Spawn: tell the parent's srun which step this is.
         if (const char *fd = getenv(spawn::kReportFdEnv)) {
-            std::string ns = make_namespace(job->step_id.job_id, job->step_id.step_id) + "\n";
+            std::string ns = nspace + "\n";
             int f = atoi(fd);
             if (f > 2 && write(f, ns.data(), ns.size()) < 0)
                 log_var(LOG_LEVEL_ERROR, "mpi/pmixcpp: cannot report the spawned step: %m");
@@ -696,23 +867,30 @@ PMIXCPP_EXPORT mpi_plugin_client_state_t *mpi_p_client_prelaunch(const mpi_plugi
             unsetenv(spawn::kReportFdEnv);
         }
         state().bridge = std::move(bridge.value());
-        env_array_overwrite_fmt(env, kAgentPortEnv, "%u", static_cast<unsigned>(agent.value()->port()));
+        step_env.emplace_back(kAgentPortEnv, std::to_string(agent.value()->port()));
         // The job's end, for the time-limit alert (slurmstepd's step record does not carry it).
         time_t end = 0;
-        if (job && slurm_get_end_time(job->step_id.job_id, &end) == SLURM_SUCCESS && end > 0)
-            env_array_overwrite_fmt(env, kJobEndEnv, "%lld", static_cast<long long>(end));
-        env_array_overwrite(env, kAgentSecretEnv, agent.value()->secret().c_str());
+        if (slurm_get_end_time(job->step_id.job_id, &end) == SLURM_SUCCESS && end > 0)
+            step_env.emplace_back(kJobEndEnv, std::to_string(static_cast<long long>(end)));
+        step_env.emplace_back(kAgentSecretEnv, agent.value()->secret());
         state().agent = std::move(agent.value());
+        state().components = std::move(components);
         return Status::success();
     });
-    return rc == SLURM_SUCCESS ? static_cast<mpi_plugin_client_state_t *>(state().agent.get()) : nullptr;
+    if (rc != SLURM_SUCCESS) return nullptr;
+    set_env(env, step_env);
+    st.srun_env = std::move(step_env);
+    st.srun_users = 1;
+    return static_cast<mpi_plugin_client_state_t *>(st.agent.get());
 }
 
 // srun side, after the step: the exit code srun returns (a PMIx_Abort status,
 // or 1 when a node could not set the step up; 0 otherwise).
 PMIXCPP_EXPORT int mpi_p_client_fini(mpi_plugin_client_state_t *client_state) {
     plugin_state &st = state();
+    std::lock_guard<std::mutex> srun_lock(st.srun_mutex);
     if (!st.agent) return SLURM_SUCCESS;
+    if (--st.srun_users > 0) return st.agent->exit_code();  // other components still run
     st.agent->stop();
     if (st.bridge) st.bridge->stop();  // withdraws what still waits in Slurm
     st.launcher.reset();  // joins spawn requests in flight (the agent is stopped), ends spawned steps
@@ -723,6 +901,9 @@ PMIXCPP_EXPORT int mpi_p_client_fini(mpi_plugin_client_state_t *client_state) {
     st.job_store.reset();
     int code = st.agent->exit_code();
     st.agent.reset();
+    if (st.components) st.components->end_late_comers();
+    st.components.reset();
+    st.srun_env.clear();
     return code;
 }
 

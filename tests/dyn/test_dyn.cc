@@ -456,6 +456,23 @@ TEST(Spawn, SeveralAppsRunThroughTheMpmdHelper) {
     EXPECT_EQ(p->rank_hosts, (std::vector<std::string>{"n3", "n4", "n3", "n4", "n3"}));
 }
 
+TEST(Spawn, MultiProgLinesAreApps) {
+    auto a = spawn::parse_multi_prog("# comment\n\n0,3 ./a %t\n1-2 ./b \\\n  x # tail\n* ./c\n4 ./never\n", 6);
+    ASSERT_TRUE(a.ok()) << a.status().message();
+    EXPECT_EQ(a->app_of_rank, (std::vector<uint32_t>{0, 1, 1, 0, 2, 2}));
+    EXPECT_EQ(a->argv, (std::vector<std::string>{"./a %t", "./b  x", "./c"}));
+    // a line whose ranks were all named before is no app (Slurm runs the first line)
+    a = spawn::parse_multi_prog("0-1 ./a\n1 ./b\n", 2);
+    ASSERT_TRUE(a.ok());
+    EXPECT_EQ(a->argv.size(), 1u);
+    EXPECT_FALSE(spawn::parse_multi_prog("0 ./a\n", 2).ok());        // rank 1 runs nothing
+    EXPECT_FALSE(spawn::parse_multi_prog("0-2 ./a\n", 2).ok());      // out of range
+    EXPECT_FALSE(spawn::parse_multi_prog("1-0 ./a\n* ./b", 2).ok()); // backwards
+    EXPECT_FALSE(spawn::parse_multi_prog("x ./a\n", 1).ok());
+    EXPECT_FALSE(spawn::parse_multi_prog("*\n", 1).ok());            // no program
+    EXPECT_FALSE(spawn::parse_multi_prog("99999999999 ./a\n* ./b", 1).ok());
+}
+
 TEST(Spawn, MpmdTableRejectsWhatItDidNotWrite) {
     std::vector<spawn::mpmd_app> apps(2);
     apps[0] = {0, 1, "a", {"a"}, {}, ""};

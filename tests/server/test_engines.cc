@@ -300,11 +300,67 @@ TEST(JobData, SeveralAppsNumberTheRanksInOrder) {
     }
 }
 
+TEST(JobData, ServersOfOneNodeShareItsNodeData) {
+    // A heterogeneous step whose components share n1: two servers there (0 and 2), one on n2.
+    step_info s = sample_step();
+    s.ntasks = 6;
+    s.node_names = {"n1", "n2", "n1"};
+    s.node_ranks = {{0, 1}, {2, 3}, {4, 5}};
+    s.node_id = 2;
+    s.app_of_rank = {0, 0, 0, 0, 1, 1};
+    s.app_argv = {"./a", "./b x"};
+    auto e = build_jobdata(s, {});
+    ASSERT_TRUE(e.ok()) << e.status().message();
+    const uint32_t W = PMIX_RANK_WILDCARD;
+    EXPECT_EQ(entry_key(e.value(), W, PMIX_NUM_NODES)->value.data.uint32, 2u);
+    EXPECT_STREQ(entry_key(e.value(), W, PMIX_NODE_LIST)->value.data.string, "n1,n2");
+    EXPECT_STREQ(entry_key(e.value(), W, PMIX_PROC_MAP)->value.data.string, "0,1,4,5;2,3");
+    EXPECT_STREQ(entry_key(e.value(), W, PMIX_LOCAL_PEERS)->value.data.string, "0,1,4,5");
+    EXPECT_EQ(entry_key(e.value(), W, PMIX_LOCAL_SIZE)->value.data.uint32, 4u);
+    EXPECT_EQ(entry_key(e.value(), W, PMIX_NODEID)->value.data.uint32, 0u);
+    EXPECT_EQ(entry_key(e.value(), W, PMIX_LOCALLDR)->value.data.rank, 0u);
+    const uint16_t lrank[] = {0, 1, 0, 1, 2, 3};
+    const uint32_t nodeid[] = {0, 0, 1, 1, 0, 0};
+    for (uint32_t r = 0; r < 6; ++r) {
+        EXPECT_EQ(entry_key(e.value(), r, PMIX_LOCAL_RANK)->value.data.uint16, lrank[r]) << r;
+        EXPECT_EQ(entry_key(e.value(), r, PMIX_NODEID)->value.data.uint32, nodeid[r]) << r;
+    }
+    EXPECT_NE(entry_key(e.value(), 0, PMIX_PROCDIR), nullptr);  // a local peer of another server
+    EXPECT_EQ(entry_key(e.value(), 2, PMIX_PROCDIR), nullptr);
+    // the components are the apps
+    EXPECT_EQ(entry_key(e.value(), W, PMIX_JOB_NUM_APPS)->value.data.uint32, 2u);
+    EXPECT_EQ(entry_key(e.value(), 5, PMIX_APPNUM)->value.data.uint32, 1u);
+    EXPECT_EQ(entry_key(e.value(), 5, PMIX_APP_RANK)->value.data.rank, 1u);
+    EXPECT_EQ(entry_key(e.value(), 5, PMIX_APPLDR)->value.data.rank, 4u);
+    EXPECT_EQ(entry_key(e.value(), 5, PMIX_APP_SIZE)->value.data.uint32, 2u);
+    EXPECT_EQ(entry_key(e.value(), 3, PMIX_APP_SIZE)->value.data.uint32, 4u);
+    EXPECT_STREQ(entry_key(e.value(), 4, PMIX_APP_ARGV)->value.data.string, "./b x");
+    EXPECT_STREQ(entry_key(e.value(), 0, PMIX_APP_ARGV)->value.data.string, "./a");
+}
+
+TEST(JobData, AppsNeedNotBeContiguous) {
+    // --multi-prog "0,3 ./a" / "* ./b": app 0 = ranks 0 and 3, app 1 = ranks 1, 2, 4
+    step_info s = sample_step();
+    s.app_of_rank = {0, 1, 1, 0, 1};
+    auto e = build_jobdata(s, {});
+    ASSERT_TRUE(e.ok()) << e.status().message();
+    const uint32_t apprank[] = {0, 0, 1, 1, 2}, ldr[] = {0, 1, 1, 0, 1}, size[] = {2, 3, 3, 2, 3};
+    for (uint32_t r = 0; r < 5; ++r) {
+        EXPECT_EQ(entry_key(e.value(), r, PMIX_APP_RANK)->value.data.rank, apprank[r]) << r;
+        EXPECT_EQ(entry_key(e.value(), r, PMIX_APPLDR)->value.data.rank, ldr[r]) << r;
+        EXPECT_EQ(entry_key(e.value(), r, PMIX_APP_SIZE)->value.data.uint32, size[r]) << r;
+    }
+    s.app_of_rank = {0, 2, 2, 0, 2};  // app 1 has no rank
+    EXPECT_FALSE(build_jobdata(s, {}).ok());
+}
+
 TEST(JobData, RejectsBrokenMaps) {
     step_info s = sample_step();
     s.node_ranks = {{0, 1}, {3, 4}};  // rank 2 nowhere
     EXPECT_FALSE(build_jobdata(s, {}).ok());
     s.node_ranks = {{0, 1, 2}, {3, 9}};
+    EXPECT_FALSE(build_jobdata(s, {}).ok());
+    s.node_ranks = {{0, 1, 2}, {2, 3, 4}};  // rank 2 on two nodes
     EXPECT_FALSE(build_jobdata(s, {}).ok());
 }
 
