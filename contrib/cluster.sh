@@ -29,6 +29,11 @@
 #   PMIXCPP_TOPOLOGY_CONF     file copied to <conf-dir>/topology.conf [no topology.conf]
 #   PMIXCPP_SLURM_DEBUG       SlurmctldDebug/SlurmdDebug [info]
 #   PMIXCPP_START_TIMEOUT     seconds to wait for idle nodes [60]
+#   PMIXCPP_CHROOT            run the cluster inside this root (contrib/debian13-root.sh builds
+#                             one: Debian 13, Slurm 24.11); "debian13" means that cached root.
+#                             The script mounts proc/sys/dev there, runs itself inside, and on
+#                             stop unmounts again once nothing runs inside.  Run Slurm's
+#                             commands inside too: contrib/debian13-root.sh run srun ...
 set -eu
 
 PROG=cluster.sh
@@ -244,6 +249,7 @@ EOF
         : > "$dir/mpi.conf"
     fi
     : > "$dir/plugstack.conf"
+    write_cgroup_conf "$dir"
 }
 
 # ---------------------------------------------------------------- helpers
@@ -477,7 +483,7 @@ do_start() {
 
     cluster_state || st=$?
     if [ $st = 0 ]; then
-        for f in slurm.conf mpi.conf plugstack.conf topology.conf; do
+        for f in slurm.conf mpi.conf plugstack.conf topology.conf cgroup.conf; do
             [ -e "$tmpd/$f" ] || [ -e "$ETC/$f" ] || continue
             cmp -s "$tmpd/$f" "$ETC/$f" || same=0
         done
@@ -513,6 +519,7 @@ do_start() {
     rm -f "$LOGDIR"/*.old.old 2>/dev/null || true
     for f in slurm.conf mpi.conf plugstack.conf; do mv -f "$tmpd/$f" "$ETC/$f"; done
     if [ -e "$tmpd/topology.conf" ]; then mv -f "$tmpd/topology.conf" "$ETC/"; else rm -f "$ETC/topology.conf"; fi
+    if [ -e "$tmpd/cgroup.conf" ]; then mv -f "$tmpd/cgroup.conf" "$ETC/"; else rm -f "$ETC/cgroup.conf"; fi
     rmdir "$tmpd"
     chmod 644 "$ETC"/*.conf
     mkdir -p "$SPOOL/slurmctld"
@@ -581,8 +588,48 @@ do_status() {
     return $st
 }
 
+# ---------------------------------------------------------------- chroot mode
+# With PMIXCPP_CHROOT the whole script runs again inside the root (the checkout
+# and /tmp are bind-mounted at the same paths, so every path stays the same);
+# only mounting and unmounting happen out here.
+chroot_root() {
+    case ${PMIXCPP_CHROOT:-} in
+        '') return 1 ;;
+        debian13) "$CONTRIB_DIR/debian13-root.sh" path ||
+                      die "the Debian 13 root is not built: contrib/debian13-root.sh build" ;;
+        *) echo "${PMIXCPP_CHROOT%/}" ;;
+    esac
+}
+
+chroot_dispatch() { # cmd args...
+    local root rc=0
+    root=$(chroot_root)
+    [ -x "$root/usr/sbin/slurmd" ] || die "PMIXCPP_CHROOT=$root holds no Slurm (contrib/debian13-root.sh build)"
+    export PMIXCPP_DEBIAN13_ROOT=$root
+    case $1 in env|conf-dir|help|-h|--help) ;; *) "$CONTRIB_DIR/debian13-root.sh" mount ;; esac
+    chroot "$root" /usr/bin/env PMIXCPP_IN_CHROOT="$root" \
+        PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+        /bin/bash "$CONTRIB_DIR/cluster.sh" "$@" || rc=$?
+    case $1 in stop) "$CONTRIB_DIR/debian13-root.sh" umount ;; esac
+    return $rc
+}
+
+# Slurm 23.02 and newer want cgroup.conf; without cgroups mounted here they run
+# with the cgroup plugin disabled.
+write_cgroup_conf() { # dir
+    local v
+    v=$("$SLURMD" -V 2>/dev/null | sed -n 's/^slurm[^0-9]*\([0-9]*\)\..*/\1/p')
+    if [ -n "$v" ] && [ "$v" -ge 23 ]; then
+        echo "CgroupPlugin=disabled" > "$1/cgroup.conf"
+    fi
+}
+
 cmd=${1:-}
 [ $# -gt 0 ] && shift
+if [ -z "${PMIXCPP_IN_CHROOT:-}" ] && [ -n "${PMIXCPP_CHROOT:-}" ]; then
+    chroot_dispatch "$cmd" "$@"
+    exit $?
+fi
 case $cmd in
     start)    do_start "${1:-${PMIXCPP_NODES:-4}}" ;;
     stop)     do_stop ;;
@@ -590,6 +637,6 @@ case $cmd in
     status)   do_status ;;
     env)      echo "export SLURM_CONF=$CONF" ;;
     conf-dir) echo "$ETC" ;;
-    -h|--help|help) sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//' ;;
+    -h|--help|help) sed -n '2,34p' "$0" | sed 's/^# \{0,1\}//' ;;
     *) sed -n '6,6p' "$0" | sed 's/^# //' >&2; exit 2 ;;
 esac
