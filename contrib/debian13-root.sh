@@ -31,7 +31,7 @@ STAMP=$ROOT/.pmixcpp-root-ready
 # Inside the root: the stack under test plus pmixcpp's build dependencies
 # (contrib/install-deps.sh lists the same for Debian 12).
 PACKAGES="
-slurmctld slurmd slurm-client slurm-wlm-basic-plugins munge
+slurmctld slurmd slurm-client slurm-wlm-basic-plugins munge libmunge-dev
 openmpi-bin libopenmpi-dev libpmix-dev mpich libmpich-dev python3-mpi4py
 g++ make autoconf automake libtool pkg-config dpkg-dev git
 libevent-dev libssl-dev libhwloc-dev hwloc libucx-dev ucx-utils libgtest-dev libslurm-dev

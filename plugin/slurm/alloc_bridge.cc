@@ -20,7 +20,7 @@ namespace {
 
 constexpr auto kPollInterval = std::chrono::seconds(1);
 
-std::string slurm_error_text() { return slurm_strerror(slurm_get_errno()); }
+std::string slurm_error_text() { return slurm_strerror(slurm_last_error()); }
 
 // A Slurm error number -> the PMIx status the caller sees.
 pmix_status_t status_of_slurm_error(int err) {
@@ -49,9 +49,9 @@ pmix_status_t status_of_slurm_error(int err) {
 }
 
 Status slurm_failure(const std::string &what) {
-    int err = slurm_get_errno();
+    int err = slurm_last_error();
     std::string text = what + ": slurmctld: " + slurm_strerror(err);
-    if (err == ESLURM_JOB_SETTING_DB_INX)
+    if (slurm_error_is_missing_db_index(err))
         text += " (without slurmdbd, Slurm 22.05 refuses every update of a job that was resized once: its "
                 "db_index stays unset)";
     return Status(status_of_slurm_error(err), text);
@@ -105,7 +105,7 @@ Result<job_snapshot> load_job(uint32_t job_id) {
     if (j.state_desc && *j.state_desc)
         s.reason = j.state_desc;
     else
-        s.reason = job_reason_string(static_cast<enum job_state_reason>(j.state_reason));
+        s.reason = slurm_job_reason_text(static_cast<enum job_state_reason>(j.state_reason));
     slurm_free_job_info_msg(msg);
     return s;
 }
@@ -588,7 +588,7 @@ void alloc_bridge::do_cancel(alloc::request_record &r) {
     std::vector<std::string> ids;
     for (auto *t : targets) {
         if (t->slurm_job && slurm_kill_job(t->slurm_job, SIGKILL, 0) != SLURM_SUCCESS &&
-            slurm_get_errno() != ESLURM_ALREADY_DONE)
+            slurm_last_error() != ESLURM_ALREADY_DONE)
             PMIXCPP_LOG_WARNING("allocation request %s: cancel job %u: %s", t->id.c_str(), t->slurm_job,
                                 slurm_error_text().c_str());
         fail(*t, PMIX_ERR_JOB_CANCELED, "cancelled by " + r.requester + " (" + r.id + ")",
