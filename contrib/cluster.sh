@@ -87,7 +87,7 @@ slurm_plugin_dir() {
         echo "$PMIXCPP_SLURM_PLUGIN_DIR"; return
     fi
     local f
-    f=$(dpkg -L slurm-wlm-basic-plugins 2>/dev/null | grep '/mpi_none\.so$' | head -n1 || true)
+    f=$(dpkg -L slurm-wlm-basic-plugins 2>/dev/null | grep '/auth_munge\.so$' | head -n1 || true)
     if [ -n "$f" ]; then
         dirname "$f"
     else
@@ -180,7 +180,7 @@ write_conf() { # N dir  -- writes slurm.conf, mpi.conf and plugstack.conf into d
     local n=$1 dir=$2 host plugindir k
     host=$(hostname -s)
     plugindir=$(slurm_plugin_dir)
-    [ -f "$plugindir/mpi_none.so" ] || die "no Slurm plugins in $plugindir (set PMIXCPP_SLURM_PLUGIN_DIR)"
+    [ -f "$plugindir/auth_munge.so" ] || die "no Slurm plugins in $plugindir (set PMIXCPP_SLURM_PLUGIN_DIR)"
     if [ -n "${PMIXCPP_PLUGIN_DIR:-}" ]; then
         [ -d "$PMIXCPP_PLUGIN_DIR" ] || die "PMIXCPP_PLUGIN_DIR=$PMIXCPP_PLUGIN_DIR is not a directory"
         plugindir="$(cd "$PMIXCPP_PLUGIN_DIR" && pwd):$plugindir"
