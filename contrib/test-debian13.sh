@@ -55,9 +55,15 @@ t3=$(date +%s)
 
 conf_rc=0
 if [ $conformance = 1 ] && [ ${#tests[@]} -eq 0 ]; then
-    echo "=== Debian 13: conformance (OpenPMIx 5.0.7 examples, MPICH's tests) under srun --mpi=pmixcpp"
-    "$src/tests/conformance/run.sh" --mpi=pmixcpp
-    conf_rc=$?
+    # the suites come from Debian's source packages of the installed versions; a mirror that
+    # lacks them (seen: OpenPMIx 5.0.7, MPICH 4.2.1) makes the conformance part a skip
+    if "$src/contrib/fetch-suites.sh" 2>/dev/null | grep -q '^pmix '; then
+        echo "=== Debian 13: conformance (OpenPMIx 5.0.7 examples, MPICH's tests) under srun --mpi=pmixcpp"
+        "$src/tests/conformance/run.sh" --mpi=pmixcpp
+        conf_rc=$?
+    else
+        echo "=== Debian 13: conformance SKIPPED: the OpenPMIx source of the installed version is not on this mirror"
+    fi
 fi
 t4=$(date +%s)
 
