@@ -126,10 +126,20 @@ std::string minus(const std::string &after, const std::string &before) {
     return hostlist::compress(out);
 }
 
+// srun's working directory (the allocation job's; Slurm 23.x and newer refuse a job without one)
+const char *srun_work_dir() {
+    static const std::string dir = [] {
+        char buf[4096];
+        return std::string(getcwd(buf, sizeof(buf)) ? buf : "/");
+    }();
+    return dir.c_str();
+}
+
 // job_desc for an allocation: the fields a spec sets; strings are owned by the caller's storage.
 void fill_desc(job_desc_msg_t &d, const alloc::spec &s, uint64_t nodes, const std::string &node_list) {
     d.user_id = getuid();
     d.group_id = getgid();
+    d.work_dir = const_cast<char *>(srun_work_dir());
     d.immediate = 0;
     if (nodes) d.min_nodes = static_cast<uint32_t>(nodes);
     if (!node_list.empty()) {
