@@ -522,7 +522,14 @@ do_start() {
     if [ -e "$tmpd/cgroup.conf" ]; then mv -f "$tmpd/cgroup.conf" "$ETC/"; else rm -f "$ETC/cgroup.conf"; fi
     rmdir "$tmpd"
     chmod 644 "$ETC"/*.conf
+    # a state directory written by another Slurm release (the host's or the Debian 13 root's)
+    # is not readable by this one: start it afresh
+    v=$("$SLURMCTLD" -V 2>/dev/null || true)
+    if [ -d "$SPOOL/slurmctld" ] && [ "$(cat "$SPOOL/slurmctld/.pmixcpp-slurm-version" 2>/dev/null)" != "$v" ]; then
+        rm -rf "$SPOOL/slurmctld"
+    fi
     mkdir -p "$SPOOL/slurmctld"
+    echo "$v" > "$SPOOL/slurmctld/.pmixcpp-slurm-version"
     for k in $(seq 1 "$n"); do
         mkdir -p "$SPOOL/n$k" "$TMPROOT/n$k"
         chmod 1777 "$TMPROOT/n$k"
