@@ -124,7 +124,25 @@ do_umount() {
 do_build() {
     local mirror tmp
     need_root
-    if [ -f "$STAMP" ]; then echo "$ROOT"; return 0; fi
+    if [ -f "$STAMP" ]; then
+        # a root built from an older package list gets what the list has gained since
+        local missing
+        # shellcheck disable=SC2086
+        missing=$(chroot "$ROOT" dpkg-query -W -f='${Package} ${db:Status-Abbrev}\n' $PACKAGES 2>/dev/null |
+                  awk '$2 != "ii" { print $1 }' | tr '\n' ' ')
+        for p in $PACKAGES; do
+            chroot "$ROOT" dpkg-query -W "$p" >/dev/null 2>&1 || missing="$missing $p"
+        done
+        if [ -n "${missing// /}" ]; then
+            say "installing into the root:$missing"
+            do_mount
+            # shellcheck disable=SC2086
+            chroot "$ROOT" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive \
+                apt-get install -y -qq --no-install-recommends $missing >&2 || die "installing$missing failed"
+            do_umount
+        fi
+        echo "$ROOT"; return 0
+    fi
     command -v debootstrap >/dev/null 2>&1 || {
         say "installing debootstrap"
         DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends debootstrap >&2 ||
