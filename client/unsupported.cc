@@ -131,4 +131,17 @@ PMIX_EXPORT pmix_status_t PMIx_tool_connect_to_server(pmix_proc_t *proc, pmix_in
     return PMIX_ERR_NOT_SUPPORTED;
 }
 
+
+// PMIx v5 additions
+PMIX_EXPORT pmix_status_t PMIx_Session_control(uint32_t sessionID, const pmix_info_t directives[], size_t ndirs,
+                                               pmix_info_cbfunc_t cbfunc, void *cbdata) {
+    (void)sessionID, (void)directives, (void)ndirs, (void)cbfunc, (void)cbdata;
+    return PMIX_ERR_NOT_SUPPORTED;  // session control belongs to a scheduler's PMIx server
+}
+PMIX_EXPORT pmix_status_t PMIx_tool_set_server_module(pmix_server_module_t *module) {
+    (void)module;
+    return PMIX_ERR_NOT_SUPPORTED;  // no tool library: there is no server module to set
+}
+PMIX_EXPORT bool PMIx_tool_is_connected(void) { return false; }
+
 }  // extern "C"

@@ -141,6 +141,35 @@ PMIX_EXPORT pmix_status_t PMIx_Info_list_add(void *ptr, const char *key, const v
     });
 }
 
+PMIX_EXPORT pmix_status_t PMIx_Info_list_prepend(void *ptr, const char *key, const void *value,
+                                                 pmix_data_type_t type) {
+    return api_guard(__func__, [&]() -> Status {
+        if (ptr == nullptr) return Status(PMIX_ERR_BAD_PARAM, "list is NULL");
+        pmix_info_t info{};
+        PMIXCPP_RETURN_IF_ERROR(load_info(&info, key, value, type));
+        try {
+            auto &items = static_cast<InfoList *>(ptr)->items;
+            items.insert(items.begin(), info);
+        } catch (...) {
+            info_destruct(&info);
+            throw;
+        }
+        return Status::success();
+    });
+}
+
+// Walks a list: prev NULL starts at the first entry; *next is the cursor for the following call
+// (NULL after the last entry). The cursor is the entry's position + 1, not a pointer.
+PMIX_EXPORT pmix_info_t *PMIx_Info_list_get_info(void *ptr, void *prev, void **next) {
+    if (next != nullptr) *next = nullptr;
+    if (ptr == nullptr) return nullptr;
+    auto &items = static_cast<InfoList *>(ptr)->items;
+    size_t at = prev == nullptr ? 0 : reinterpret_cast<uintptr_t>(prev) - 1;
+    if (at >= items.size()) return nullptr;
+    if (next != nullptr && at + 1 < items.size()) *next = reinterpret_cast<void *>(static_cast<uintptr_t>(at + 2));
+    return &items[at];
+}
+
 // The caller keeps ownership of info's value (it is marked persistent in the list and copied by
 // convert); the list never frees it.
 PMIX_EXPORT pmix_status_t PMIx_Info_list_insert(void *ptr, pmix_info_t *info) {

@@ -32,6 +32,11 @@
 #   PMIXCPP_ACCOUNTING        slurmdbd (slurmdbd + a private MariaDB, enforced limits) or none [slurmdbd]
 #   PMIXCPP_SLURMDBD_PORT     slurmdbd port              [slurmctld port + 2]
 #   PMIXCPP_DB_PORT           MariaDB port (127.0.0.1)   [slurmctld port + 3]
+#   PMIXCPP_CHROOT            run the cluster inside this root (contrib/debian13-root.sh builds
+#                             one: Debian 13, Slurm 24.11); "debian13" means that cached root.
+#                             The script mounts proc/sys/dev there, runs itself inside, and on
+#                             stop unmounts again once nothing runs inside.  Run Slurm's
+#                             commands inside too: contrib/debian13-root.sh run srun ...
 set -eu
 
 PROG=cluster.sh
@@ -56,7 +61,8 @@ NODE_CPUS=${PMIXCPP_NODE_CPUS:-64}
 DEBUG_LEVEL=${PMIXCPP_SLURM_DEBUG:-info}
 START_TIMEOUT=${PMIXCPP_START_TIMEOUT:-60}
 STOP_TIMEOUT=10
-ACCOUNTING=${PMIXCPP_ACCOUNTING:-slurmdbd}
+# Without slurmdbd installed (the Debian 13 root has none) the cluster runs without accounting.
+ACCOUNTING=${PMIXCPP_ACCOUNTING:-$(command -v slurmdbd >/dev/null 2>&1 || [ -x /usr/sbin/slurmdbd ] && echo slurmdbd || echo none)}
 case $ACCOUNTING in slurmdbd|none) ;; *) echo "$PROG: error: PMIXCPP_ACCOUNTING must be slurmdbd or none" >&2; exit 1 ;; esac
 DBD_PORT=${PMIXCPP_SLURMDBD_PORT:-$((CTLD_PORT + 2))}
 DB_PORT=${PMIXCPP_DB_PORT:-$((CTLD_PORT + 3))}
@@ -97,7 +103,7 @@ slurm_plugin_dir() {
         echo "$PMIXCPP_SLURM_PLUGIN_DIR"; return
     fi
     local f
-    f=$(dpkg -L slurm-wlm-basic-plugins 2>/dev/null | grep '/mpi_none\.so$' | head -n1 || true)
+    f=$(dpkg -L slurm-wlm-basic-plugins 2>/dev/null | grep '/auth_munge\.so$' | head -n1 || true)
     if [ -n "$f" ]; then
         dirname "$f"
     else
@@ -199,7 +205,7 @@ write_conf() { # N dir  -- writes slurm.conf, mpi.conf and plugstack.conf into d
     local n=$1 dir=$2 host plugindir k
     host=$(hostname -s)
     plugindir=$(slurm_plugin_dir)
-    [ -f "$plugindir/mpi_none.so" ] || die "no Slurm plugins in $plugindir (set PMIXCPP_SLURM_PLUGIN_DIR)"
+    [ -f "$plugindir/auth_munge.so" ] || die "no Slurm plugins in $plugindir (set PMIXCPP_SLURM_PLUGIN_DIR)"
     if [ -n "${PMIXCPP_PLUGIN_DIR:-}" ]; then
         [ -d "$PMIXCPP_PLUGIN_DIR" ] || die "PMIXCPP_PLUGIN_DIR=$PMIXCPP_PLUGIN_DIR is not a directory"
         plugindir="$(cd "$PMIXCPP_PLUGIN_DIR" && pwd):$plugindir"
@@ -270,6 +276,7 @@ EOF
         : > "$dir/mpi.conf"
     fi
     : > "$dir/plugstack.conf"
+    write_cgroup_conf "$dir"
     accounting_write_dbd_conf "$dir"
     # the plugin's job-end clean-up of allocation jobs, with this cluster's SLURM_CONF
     printf '#!/bin/sh\nSLURM_CONF=%s exec %s\n' "$CONF" "$CONTRIB_DIR/pmixcpp-epilog-slurmctld" > "$dir/epilog-slurmctld"
@@ -667,7 +674,7 @@ do_start() {
 
     cluster_state || st=$?
     if [ $st = 0 ]; then
-        for f in slurm.conf mpi.conf plugstack.conf topology.conf slurmdbd.conf epilog-slurmctld; do
+        for f in slurm.conf mpi.conf plugstack.conf topology.conf cgroup.conf slurmdbd.conf epilog-slurmctld; do
             [ -e "$tmpd/$f" ] || [ -e "$ETC/$f" ] || continue
             cmp -s "$tmpd/$f" "$ETC/$f" || same=0
         done
@@ -704,12 +711,20 @@ do_start() {
     for f in slurm.conf mpi.conf plugstack.conf; do mv -f "$tmpd/$f" "$ETC/$f"; done
     if [ -e "$tmpd/topology.conf" ]; then mv -f "$tmpd/topology.conf" "$ETC/"; else rm -f "$ETC/topology.conf"; fi
     if [ -e "$tmpd/slurmdbd.conf" ]; then mv -f "$tmpd/slurmdbd.conf" "$ETC/"; else rm -f "$ETC/slurmdbd.conf"; fi
+    if [ -e "$tmpd/cgroup.conf" ]; then mv -f "$tmpd/cgroup.conf" "$ETC/"; else rm -f "$ETC/cgroup.conf"; fi
     mv -f "$tmpd/epilog-slurmctld" "$ETC/epilog-slurmctld"
     chmod 755 "$ETC/epilog-slurmctld"
     rmdir "$tmpd"
     chmod 644 "$ETC"/*.conf
     [ ! -e "$ETC/slurmdbd.conf" ] || chmod 600 "$ETC/slurmdbd.conf"
+    # a state directory written by another Slurm release (the host's or the Debian 13 root's)
+    # is not readable by this one: start it afresh
+    v=$("$SLURMCTLD" -V 2>/dev/null || true)
+    if [ -d "$SPOOL/slurmctld" ] && [ "$(cat "$SPOOL/slurmctld/.pmixcpp-slurm-version" 2>/dev/null)" != "$v" ]; then
+        rm -rf "$SPOOL/slurmctld"
+    fi
     mkdir -p "$SPOOL/slurmctld"
+    echo "$v" > "$SPOOL/slurmctld/.pmixcpp-slurm-version"
     for k in $(seq 1 "$n"); do
         mkdir -p "$SPOOL/n$k" "$TMPROOT/n$k"
         chmod 1777 "$TMPROOT/n$k"
@@ -777,8 +792,48 @@ do_status() {
     return $st
 }
 
+# ---------------------------------------------------------------- chroot mode
+# With PMIXCPP_CHROOT the whole script runs again inside the root (the checkout
+# and /tmp are bind-mounted at the same paths, so every path stays the same);
+# only mounting and unmounting happen out here.
+chroot_root() {
+    case ${PMIXCPP_CHROOT:-} in
+        '') return 1 ;;
+        debian13) "$CONTRIB_DIR/debian13-root.sh" path ||
+                      die "the Debian 13 root is not built: contrib/debian13-root.sh build" ;;
+        *) echo "${PMIXCPP_CHROOT%/}" ;;
+    esac
+}
+
+chroot_dispatch() { # cmd args...
+    local root rc=0
+    root=$(chroot_root)
+    [ -x "$root/usr/sbin/slurmd" ] || die "PMIXCPP_CHROOT=$root holds no Slurm (contrib/debian13-root.sh build)"
+    export PMIXCPP_DEBIAN13_ROOT=$root
+    case $1 in env|conf-dir|help|-h|--help) ;; *) "$CONTRIB_DIR/debian13-root.sh" mount ;; esac
+    chroot "$root" /usr/bin/env PMIXCPP_IN_CHROOT="$root" \
+        PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+        /bin/bash "$CONTRIB_DIR/cluster.sh" "$@" || rc=$?
+    case $1 in stop) "$CONTRIB_DIR/debian13-root.sh" umount ;; esac
+    return $rc
+}
+
+# Slurm 23.02 and newer want cgroup.conf; without cgroups mounted here they run
+# with the cgroup plugin disabled.
+write_cgroup_conf() { # dir
+    local v
+    v=$("$SLURMD" -V 2>/dev/null | sed -n 's/^slurm[^0-9]*\([0-9]*\)\..*/\1/p')
+    if [ -n "$v" ] && [ "$v" -ge 23 ]; then
+        echo "CgroupPlugin=disabled" > "$1/cgroup.conf"
+    fi
+}
+
 cmd=${1:-}
 [ $# -gt 0 ] && shift
+if [ -z "${PMIXCPP_IN_CHROOT:-}" ] && [ -n "${PMIXCPP_CHROOT:-}" ]; then
+    chroot_dispatch "$cmd" "$@"
+    exit $?
+fi
 case $cmd in
     start)    do_start "${1:-${PMIXCPP_NODES:-4}}" ;;
     stop)     do_stop ;;
@@ -786,6 +841,6 @@ case $cmd in
     status)   do_status ;;
     env)      echo "export SLURM_CONF=$CONF" ;;
     conf-dir) echo "$ETC" ;;
-    -h|--help|help) sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//' ;;
+    -h|--help|help) sed -n '2,34p' "$0" | sed 's/^# \{0,1\}//' ;;
     *) sed -n '6,6p' "$0" | sed 's/^# //' >&2; exit 2 ;;
 esac

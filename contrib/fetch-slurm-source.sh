@@ -47,8 +47,18 @@ command -v dpkg-source >/dev/null 2>&1 || {
 
 rm -rf "$dest.tmp"
 mkdir -p "$dest.tmp"
-( cd "$dest.tmp" && apt-get source -qq "slurm-wlm=$version" >&2 ) ||
-    die "apt-get source slurm-wlm=$version failed"
+if ! ( cd "$dest.tmp" && apt-get source -qq "slurm-wlm=$version" >&2 ); then
+    # Some mirrors hold the upstream tarball of a stable update but not its
+    # Debian files: the upstream source has every header the plugin needs.
+    echo "fetch-slurm-source: apt-get source failed; trying the upstream tarball alone" >&2
+    uri=$(apt-get source --print-uris "slurm-wlm=$version" 2>/dev/null |
+          awk -F"'" '$2 ~ /\.orig\.tar\./ { split($3, f, " "); print $2, f[1], f[3]; exit }')
+    [ -n "$uri" ] || die "apt-get source slurm-wlm=$version failed (no upstream tarball listed)"
+    set -- $uri
+    /usr/lib/apt/apt-helper download-file "$1" "$dest.tmp/$2" "$3" >&2 ||
+        die "apt-get source slurm-wlm=$version failed, and so did the download of $1"
+    tar -C "$dest.tmp" -xf "$dest.tmp/$2" || die "cannot unpack $2"
+fi
 srcdir=$(find "$dest.tmp" -mindepth 1 -maxdepth 1 -type d | head -n 1)
 [ -f "$srcdir/configure" ] || die "unpacked source has no configure script"
 mv "$srcdir" "$dest.tmp/src"

@@ -66,7 +66,8 @@ fetch() {  # <source pkg> <binary pkg>   (run in a subshell: die exits it)
 
 mkdir -p "$cache" 2>/dev/null || true
 status=0
-(fetch pmix libpmix2) || status=1
+# Debian 13 renamed libpmix2 to libpmix2t64 (64-bit time_t); libpmix-dev names both
+(fetch pmix libpmix-dev) || status=1
 (fetch mpich mpich) || status=1
 # mpi4py's upstream tarball is missing from some bookworm mirrors: report it
 # (the runner then marks the mpi4py suite SKIP) instead of failing everything.

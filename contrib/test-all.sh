@@ -4,7 +4,9 @@
 # (contrib/sanitize-check.sh, own build directory), then the integration tests on a real local
 # Slurm cluster (among them t-debs: the Debian packages), the programs written by others
 # (tests/conformance: OpenPMIx's examples, MPICH's tests), then the README's first command,
-# contrib/demo.sh. Run as root.
+# contrib/demo.sh; then the same integration and conformance suites on the Debian 13 stack
+# (Slurm 24.11, OpenMPI 5, OpenPMIx 5) inside contrib/debian13-root.sh's root
+# (contrib/test-debian13.sh; PMIXCPP_SKIP_DEBIAN13=1 leaves it out). Run as root.
 set -uo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 export PMIXCPP_BUILD_DIR=${PMIXCPP_BUILD_DIR:-$src/_build}
@@ -43,5 +45,14 @@ echo "=== the README's first command: contrib/demo.sh"
 demo_rc=$?
 t4=$(date +%s)
 
-echo "test-all: build $((t1 - t0)) s, make check $((t2 - t1)) s (rc $unit_rc), sanitizers $((t2b - t2)) s (rc $asan_rc), integration $((t3 - t2b)) s (rc $int_rc), conformance $((t3b - t3)) s (rc $conf_rc), demo $((t4 - t3b)) s (rc $demo_rc)"
-[ $unit_rc -eq 0 ] && [ $asan_rc -eq 0 ] && [ $int_rc -eq 0 ] && [ $conf_rc -eq 0 ] && [ $demo_rc -eq 0 ]
+deb13_rc=0
+if [ "${PMIXCPP_SKIP_DEBIAN13:-0}" != 1 ]; then
+    # the unit and ABI tests ran above (the ABI test compares with OpenPMIx 5 there too)
+    echo "=== the Debian 13 stack: build, integration and conformance inside contrib/debian13-root.sh's root"
+    "$src/contrib/test-debian13.sh" --no-check
+    deb13_rc=$?
+fi
+t5=$(date +%s)
+
+echo "test-all: build $((t1 - t0)) s, make check $((t2 - t1)) s (rc $unit_rc), sanitizers $((t2b - t2)) s (rc $asan_rc), integration $((t3 - t2b)) s (rc $int_rc), conformance $((t3b - t3)) s (rc $conf_rc), demo $((t4 - t3b)) s (rc $demo_rc), Debian 13 $((t5 - t4)) s (rc $deb13_rc)"
+[ $unit_rc -eq 0 ] && [ $asan_rc -eq 0 ] && [ $int_rc -eq 0 ] && [ $conf_rc -eq 0 ] && [ $demo_rc -eq 0 ] && [ $deb13_rc -eq 0 ]

@@ -262,6 +262,10 @@ PMIX_EXPORT bool PMIx_Data_decompress(const uint8_t *inbytes, size_t size,
 /* PMIx_Data_load/unload, PMIx_Value_*, PMIx_Info_load/xfer and
  * PMIx_Info_list_*: see pmix_common.h (the macros use them). */
 
+/* Session control (PMIx v5): a scheduler's operation; this library returns PMIX_ERR_NOT_SUPPORTED. */
+PMIX_EXPORT pmix_status_t PMIx_Session_control(uint32_t sessionID, const pmix_info_t directives[], size_t ndirs,
+                                               pmix_info_cbfunc_t cbfunc, void *cbdata);
+
 #ifdef __cplusplus
 }
 #endif

@@ -7,6 +7,7 @@
 #define PMIXCPP_PMIX_TOOL_H
 
 #include <pmix.h>
+#include <pmix_server.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -14,6 +15,8 @@ extern "C" {
 
 PMIX_EXPORT pmix_status_t PMIx_tool_init(pmix_proc_t *proc, pmix_info_t info[], size_t ninfo);
 PMIX_EXPORT pmix_status_t PMIx_tool_finalize(void);
+PMIX_EXPORT pmix_status_t PMIx_tool_set_server_module(pmix_server_module_t *module);
+PMIX_EXPORT bool PMIx_tool_is_connected(void);
 PMIX_EXPORT pmix_status_t PMIx_tool_disconnect(const pmix_proc_t *server);
 PMIX_EXPORT pmix_status_t PMIx_tool_attach_to_server(pmix_proc_t *myproc, pmix_proc_t *server,
                                                      pmix_info_t info[], size_t ninfo);

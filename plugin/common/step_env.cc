@@ -103,7 +103,10 @@ env_list step_task_env(const step_info &step, const plugin_config &cfg, const st
         if (!current_ld_library_path.empty()) path += ":" + current_ld_library_path;
         env.emplace_back("LD_LIBRARY_PATH", path);
     }
-    if (cfg.ompi_vader_dir) env.emplace_back("OMPI_MCA_btl_vader_backing_directory", step.step_dir);
+    if (cfg.ompi_vader_dir) {
+        env.emplace_back("OMPI_MCA_btl_vader_backing_directory", step.step_dir);  // OpenMPI 4
+        env.emplace_back("OMPI_MCA_btl_sm_backing_directory", step.step_dir);     // OpenMPI 5 (vader became sm)
+    }
     env.emplace_back("PMIXCPP_SIGNAL_EVENTS", cfg.signal_events);  // client/events_signals.cc
     return env;
 }

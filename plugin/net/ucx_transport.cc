@@ -148,7 +148,7 @@ public:
         if (s != UCS_OK) return fail("ucp_init", s);
         ucp_worker_params_t wp{};
         wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
-        wp.thread_mode = UCS_THREAD_MODE_SINGLE;
+        wp.thread_mode = UCS_THREAD_MODE_SERIALIZED;
         if ((s = ucp_worker_create(_ctx, &wp, &_worker)) != UCS_OK) return fail("ucp_worker_create", s);
         size_t len = 0;
         if ((s = ucp_worker_get_address(_worker, &_addr, &len)) != UCS_OK) return fail("ucp_worker_get_address", s);

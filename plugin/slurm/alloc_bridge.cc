@@ -23,7 +23,7 @@ namespace {
 
 constexpr auto kPollInterval = std::chrono::seconds(1);
 
-std::string slurm_error_text() { return slurm_strerror(slurm_get_errno()); }
+std::string slurm_error_text() { return slurm_strerror(slurm_last_error()); }
 
 // A Slurm error number -> the PMIx status the caller sees.
 pmix_status_t status_of_slurm_error(int err) {
@@ -52,9 +52,9 @@ pmix_status_t status_of_slurm_error(int err) {
 }
 
 Status slurm_failure(const std::string &what) {
-    int err = slurm_get_errno();
+    int err = slurm_last_error();
     std::string text = what + ": slurmctld: " + slurm_strerror(err);
-    if (err == ESLURM_JOB_SETTING_DB_INX)
+    if (slurm_error_is_missing_db_index(err))
         text += " (without slurmdbd, Slurm 22.05 refuses every update of a job that was resized once: its "
                 "db_index stays unset)";
     return Status(status_of_slurm_error(err), text);
@@ -123,7 +123,7 @@ Result<job_snapshot> load_job(uint32_t job_id) {
     if (j.state_desc && *j.state_desc)
         s.reason = j.state_desc;
     else
-        s.reason = job_reason_string(static_cast<enum job_state_reason>(j.state_reason));
+        s.reason = slurm_job_reason_text(static_cast<enum job_state_reason>(j.state_reason));
     slurm_free_job_info_msg(msg);
     return s;
 }
@@ -159,10 +159,20 @@ std::optional<uint32_t> minutes_left(uint32_t job_id, uint32_t time_limit) {
     return static_cast<uint32_t>(std::max<long>(1, left / 60));
 }
 
+// srun's working directory (the allocation job's; Slurm 23.x and newer refuse a job without one)
+const char *srun_work_dir() {
+    static const std::string dir = [] {
+        char buf[4096];
+        return std::string(getcwd(buf, sizeof(buf)) ? buf : "/");
+    }();
+    return dir.c_str();
+}
+
 // job_desc for an allocation: the fields a spec sets; strings are owned by the caller's storage.
 void fill_desc(job_desc_msg_t &d, const alloc::spec &s, uint64_t nodes, const std::string &node_list) {
     d.user_id = getuid();
     d.group_id = getgid();
+    d.work_dir = const_cast<char *>(srun_work_dir());
     d.immediate = 0;
     if (nodes) d.min_nodes = static_cast<uint32_t>(nodes);
     if (!node_list.empty()) {
@@ -268,8 +278,8 @@ void alloc_bridge::run() {
     for (const auto &[id, slurm_job] : _owned) {
         PMIXCPP_LOG_INFO("allocation %s: step %u.%u ended, ending its job %u", id.c_str(), _ctx.job_id,
                          _ctx.step_id, slurm_job);
-        if (slurm_kill_job(slurm_job, SIGKILL, 0) != SLURM_SUCCESS && slurm_get_errno() != ESLURM_ALREADY_DONE &&
-            slurm_get_errno() != ESLURM_INVALID_JOB_ID)
+        if (slurm_kill_job(slurm_job, SIGKILL, 0) != SLURM_SUCCESS && slurm_last_error() != ESLURM_ALREADY_DONE &&
+            slurm_last_error() != ESLURM_INVALID_JOB_ID)
             PMIXCPP_LOG_WARNING("allocation %s: end job %u: %s", id.c_str(), slurm_job, slurm_error_text().c_str());
     }
     _owned.clear();
@@ -439,7 +449,7 @@ bool step_running(uint32_t job_id, uint32_t step_id) {
     job_step_info_response_msg_t *msg = nullptr;
     if (slurm_get_job_steps(0, job_id, step_id, &msg, SHOW_ALL) != SLURM_SUCCESS) {
         // not found: gone; any other error: assume it runs (never end what might be in use)
-        int err = slurm_get_errno();
+        int err = slurm_last_error();
         return !(err == ESLURM_INVALID_JOB_ID || err == ESLURM_ALREADY_DONE);
     }
     bool found = msg != nullptr && msg->job_step_count > 0;
@@ -469,7 +479,7 @@ void alloc_bridge::reap_orphans(uint32_t job_id) {
     for (const auto &[id, name] : orphans) {
         PMIXCPP_LOG_INFO("allocation bridge: job %u (%s) outlived the step that asked for it: ending it", id,
                          name.c_str());
-        if (slurm_kill_job(id, SIGKILL, 0) != SLURM_SUCCESS && slurm_get_errno() != ESLURM_ALREADY_DONE)
+        if (slurm_kill_job(id, SIGKILL, 0) != SLURM_SUCCESS && slurm_last_error() != ESLURM_ALREADY_DONE)
             PMIXCPP_LOG_WARNING("allocation bridge: end job %u: %s", id, slurm_error_text().c_str());
     }
 }
@@ -652,7 +662,7 @@ void alloc_bridge::do_release(alloc::request_record &r) {
             _spawn_targets.erase(target->id);
         }
         _owned.erase(target->id);
-        if (slurm_kill_job(target->slurm_job, SIGKILL, 0) != SLURM_SUCCESS && slurm_get_errno() != ESLURM_ALREADY_DONE) {
+        if (slurm_kill_job(target->slurm_job, SIGKILL, 0) != SLURM_SUCCESS && slurm_last_error() != ESLURM_ALREADY_DONE) {
             Status st = slurm_failure("release of job " + std::to_string(target->slurm_job));
             return fail(r, st.code(), st.message());
         }
@@ -732,7 +742,7 @@ void alloc_bridge::do_cancel(alloc::request_record &r) {
     std::vector<std::string> ids;
     for (auto *t : targets) {
         if (t->slurm_job && slurm_kill_job(t->slurm_job, SIGKILL, 0) != SLURM_SUCCESS &&
-            slurm_get_errno() != ESLURM_ALREADY_DONE)
+            slurm_last_error() != ESLURM_ALREADY_DONE)
             PMIXCPP_LOG_WARNING("allocation request %s: cancel job %u: %s", t->id.c_str(), t->slurm_job,
                                 slurm_error_text().c_str());
         fail(*t, PMIX_ERR_JOB_CANCELED, "cancelled by " + r.requester + " (" + r.id + ")",

@@ -1,4 +1,4 @@
-// mpi/pmixcpp: the symbols Slurm 22.05 looks up, and nothing else.
+// mpi/pmixcpp: the symbols Slurm (22.05 to 26.05, slurm_compat.h) looks up, and nothing else.
 // Each hook validates its arguments, calls C++ and maps any failure to a
 // Slurm return code here; no exception leaves this file.
 #include "slurm_api.h"
@@ -97,10 +97,10 @@ struct step_components {
 
 private:
     static void kill(uint32_t job, uint32_t step) {
-        if (slurm_kill_job_step(job, step, SIGKILL) != SLURM_SUCCESS && slurm_get_errno() != ESLURM_ALREADY_DONE &&
-            slurm_get_errno() != ESLURM_INVALID_JOB_ID)
+        if (slurm_signal_step(job, step, SIGKILL) != SLURM_SUCCESS && slurm_last_error() != ESLURM_ALREADY_DONE &&
+            slurm_last_error() != ESLURM_INVALID_JOB_ID)
             log_var(LOG_LEVEL_ERROR, "mpi/pmixcpp: slurm_kill_job_step(%u, %u): %s", job, step,
-                    slurm_strerror(slurm_get_errno()));
+                    slurm_strerror(slurm_last_error()));
     }
 };
 
@@ -187,7 +187,7 @@ void set_env(char ***env, const env_list &vars) {
 
 Result<std::vector<std::string>> expand_nodelist(const char *list) {
     if (!list || !*list) return Status(PMIX_ERR_BAD_PARAM, "the step has no node list");
-    hostlist_t hl = hostlist_create(list);
+    slurm_hostlist hl = hostlist_create(list);
     if (!hl) return Status(PMIX_ERR_BAD_PARAM, std::string("cannot parse node list ") + list);
     std::vector<std::string> names;
     while (char *h = hostlist_shift(hl)) {
@@ -442,9 +442,9 @@ public:
             std::string text = "rank " + std::to_string(rank) + " called PMIx_Abort: " + message;
             _killer = std::thread([job = _job_id, step = _step_id, status, text] {
                 report_to_srun(agent_report::kind::abort, status, text);
-                if (slurm_kill_job_step(job, step, SIGKILL) != SLURM_SUCCESS)
+                if (slurm_signal_step(job, step, SIGKILL) != SLURM_SUCCESS)
                     log_var(LOG_LEVEL_ERROR, "mpi/pmixcpp: slurm_kill_job_step(%u, %u, SIGKILL) failed: %s", job,
-                            step, slurm_strerror(slurm_get_errno()));
+                            step, slurm_strerror(slurm_last_error()));
             });
         } catch (const std::exception &e) {
             return Status(PMIX_ERROR, std::string("cannot start the kill request: ") + e.what());
@@ -595,7 +595,7 @@ Status prefork(const stepd_step_rec_t *job, char ***env) {
 Result<std::vector<sched::switch_record>> load_slurm_topology() {
     topo_info_response_msg_t *msg = nullptr;
     if (slurm_load_topo(&msg) != SLURM_SUCCESS || msg == nullptr)
-        return Status(PMIX_ERR_NOT_AVAILABLE, std::string("slurm_load_topo: ") + slurm_strerror(slurm_get_errno()));
+        return Status(PMIX_ERR_NOT_AVAILABLE, std::string("slurm_load_topo: ") + slurm_strerror(slurm_last_error()));
     std::vector<sched::switch_record> out;
     for (uint32_t i = 0; i < msg->record_count; ++i) {
         const topo_info_t &t = msg->topo_array[i];
@@ -636,7 +636,7 @@ PMIXCPP_EXPORT int init(void) {
     return SLURM_SUCCESS;
 }
 
-PMIXCPP_EXPORT int fini(void) {
+PMIXCPP_EXPORT slurm_fini_result fini(void) {
     plugin_state &st = state();
     try {
         st.rendezvous_cancel = true;
@@ -663,7 +663,7 @@ PMIXCPP_EXPORT int fini(void) {
         remove_step_dir(st.step);
         st.have_step = false;
     }
-    return SLURM_SUCCESS;
+    return fini_result(SLURM_SUCCESS);
 }
 
 PMIXCPP_EXPORT int mpi_p_slurmstepd_prefork(const stepd_step_rec_t *job, char ***env) {
@@ -693,7 +693,7 @@ void publish_namespace_size(session::job_store &store, const std::string &nspace
 }  // namespace
 
 // Runs in the forked task, just before exec: only environment work here.
-PMIXCPP_EXPORT int mpi_p_slurmstepd_task(const mpi_plugin_task_info_t *task, char ***env) {
+PMIXCPP_EXPORT int mpi_p_slurmstepd_task(const slurm_mpi_task_info *task, char ***env) {
     if (!task || !env) return SLURM_ERROR;
     return guarded("slurmstepd_task", [&] {
         if (!state().have_step) return Status(PMIX_ERR_INIT, "the step was not prepared by slurmstepd_prefork");
@@ -703,7 +703,7 @@ PMIXCPP_EXPORT int mpi_p_slurmstepd_task(const mpi_plugin_task_info_t *task, cha
     });
 }
 
-PMIXCPP_EXPORT mpi_plugin_client_state_t *mpi_p_client_prelaunch(const mpi_plugin_client_info_t *job, char ***env) {
+PMIXCPP_EXPORT mpi_plugin_client_state_t *mpi_p_client_prelaunch(const slurm_mpi_step_info *job, char ***env) {
     // srun side: refuse a bad SLURM_PMIXCPP_* override before anything is
     // launched, then start the agent that hears from the step's daemons.
     if (!env || !job) return nullptr;
@@ -802,10 +802,10 @@ PMIXCPP_EXPORT mpi_plugin_client_state_t *mpi_p_client_prelaunch(const mpi_plugi
             log_var(LOG_LEVEL_INFO, "mpi/pmixcpp: step %u.%u ended: %s its spawned step %u.%u (%s)", parent_job,
                     parent_step, sig == SIGKILL ? "killing" : "terminating", child_job, child_step,
                     sig == SIGKILL ? "still running after SIGTERM" : "not spawned with PMIX_SPAWN_CHILD_SEP");
-            if (slurm_kill_job_step(child_job, child_step, sig) != SLURM_SUCCESS &&
-                slurm_get_errno() != ESLURM_ALREADY_DONE && slurm_get_errno() != ESLURM_INVALID_JOB_ID)
+            if (slurm_signal_step(child_job, child_step, sig) != SLURM_SUCCESS &&
+                slurm_last_error() != ESLURM_ALREADY_DONE && slurm_last_error() != ESLURM_INVALID_JOB_ID)
                 log_var(LOG_LEVEL_ERROR, "mpi/pmixcpp: slurm_kill_job_step(%u, %u, %d): %s", child_job, child_step, sig,
-                        slurm_strerror(slurm_get_errno()));
+                        slurm_strerror(slurm_last_error()));
         };
         state().launcher = std::make_unique<spawn::spawn_launcher>(ns_job, resolve, end_step);
         auto store = session::job_store::open(ns_job, getuid(),
@@ -959,8 +959,8 @@ PMIXCPP_EXPORT s_p_hashtbl_t *mpi_p_conf_get(void) {
     return tbl;
 }
 
-PMIXCPP_EXPORT List mpi_p_conf_get_printable(void) {
-    List data = list_create(destroy_config_key_pair);
+PMIXCPP_EXPORT slurm_list mpi_p_conf_get_printable(void) {
+    slurm_list data = list_create(destroy_config_key_pair);
     for (const auto &[name, value] : state().config.printable()) {
         auto *pair = static_cast<config_key_pair_t *>(xmalloc(sizeof(config_key_pair_t)));
         pair->name = xstrdup(name.c_str());

@@ -1,6 +1,7 @@
 #!/bin/sh
 # Golden ABI comparison of our public PMIx headers with the installed
-# OpenPMIx 4.2.2 headers (Debian: libpmix-dev).
+# OpenPMIx headers (Debian 12: 4.2.2, Debian 13: 5.0.7; libpmix-dev).  Our
+# headers and library must pass against both.
 #
 #  1. every PMIX_* constant (macro or enumerator) defined by both must have the
 #     same value (numbers and key strings);
@@ -8,7 +9,13 @@
 #     offset and size; every scalar typedef the same size and signedness;
 #  3. every exported function and callback typedef we declare must be
 #     type-compatible with OpenPMIx's declaration of the same name (checked by
-#     redeclaring ours after OpenPMIx's headers: C rejects conflicting types).
+#     redeclaring ours after OpenPMIx's headers: C rejects conflicting types);
+#  4. every function OpenPMIx's headers declare must be exported by our
+#     libpmix.so.2 (PMIXCPP_LIBPMIX, default: the one of this build tree), so
+#     binaries built against those headers find all their symbols.
+# The version numbers (PMIX_VERSION_*, PMIX_NUMERIC_VERSION) are not compared,
+# and a struct OpenPMIx has grown at its end (pmix_server_module_t in 5.0) only
+# has to agree on the members both have.
 #
 # Exit 0: no mismatch.  Exit 1: mismatches (printed).  Exit 77: skipped
 # (no OpenPMIx headers).  Set OPENPMIX_INCDIR to use another installation,
@@ -43,7 +50,7 @@ names() {  # $1: include flags
 }
 names "$ours" | sort -u > ours.names || exit 99
 names "-I$theirs" | sort -u > theirs.names || exit 99
-comm -12 ours.names theirs.names > common.names
+comm -12 ours.names theirs.names | grep -v -E '^PMIX_(VERSION_(MAJOR|MINOR|RELEASE)|NUMERIC_VERSION)$' > common.names
 comm -23 ours.names theirs.names > ours-only.names
 comm -13 ours.names theirs.names > theirs-only.names
 
@@ -142,6 +149,13 @@ run theirs "-I$theirs" || exit 1
 if ! diff values-theirs.out values-ours.out > values.diff; then
     echo "FAIL: constant values differ (< OpenPMIx, > ours):"; cat values.diff; status=1
 fi
+# structs OpenPMIx extends at their end between releases: their size may be larger than ours
+for grown in pmix_server_module_t; do
+    t=$(sed -n "s/^sizeof($grown) //p" layout-theirs.out); o=$(sed -n "s/^sizeof($grown) //p" layout-ours.out)
+    if [ -n "$t" ] && [ -n "$o" ] && [ "$t" -ge "$o" ]; then
+        sed -i "/^sizeof($grown) /d" layout-theirs.out layout-ours.out
+    fi
+done
 if ! diff layout-theirs.out layout-ours.out > layout.diff; then
     echo "FAIL: struct layouts differ (< OpenPMIx, > ours):"; cat layout.diff; status=1
 fi
@@ -166,6 +180,28 @@ if ! $CC -std=c11 -fsyntax-only -I"$theirs" signatures.c 2> signatures.err; then
 fi
 tool_only=$(grep -o 'PMIx_[A-Za-z_]*' signatures.c | sort -u | while read -r f; do
     grep -q "$f" "$theirs"/*.h || echo "$f"; done)
+
+# ---------------------------------------------------------------- exports
+lib=${PMIXCPP_LIBPMIX:-}
+if [ -z "$lib" ]; then
+    for cand in "${abs_top_builddir:-$OLDPWD}/client/.libs/libpmix.so.2" "$OLDPWD/client/.libs/libpmix.so.2"; do
+        [ -f "$cand" ] && { lib=$cand; break; }
+    done
+fi
+if [ -n "$lib" ] && [ -f "$lib" ]; then
+    cat "$theirs"/pmix.h "$theirs"/pmix_common.h "$theirs"/pmix_server.h "$theirs"/pmix_tool.h \
+        $( [ -f "$theirs/pmix_deprecated.h" ] && echo "$theirs/pmix_deprecated.h" ) |
+        sed 's://.*$::' | tr '\n' ' ' | grep -o 'PMIX_EXPORT[^;]*;' | grep -o 'PMIx_[A-Za-z0-9_]*(' |
+        tr -d '(' | sort -u > theirs.functions
+    nm -D --defined-only "$lib" | awk '{print $3}' | sort -u > ours.exports
+    unexported=$(comm -23 theirs.functions ours.exports | tr '\n' ' ')
+    if [ -n "$unexported" ]; then
+        echo "FAIL: functions OpenPMIx declares that $lib does not export: $unexported"; status=1
+    fi
+    echo "checked $(wc -l < theirs.functions) OpenPMIx functions against the exports of $lib"
+else
+    echo "note: no built libpmix.so.2 found (set PMIXCPP_LIBPMIX); exports not checked"
+fi
 
 echo "compared $(wc -l < common.names) constants defined by both headers"
 echo "compared $(wc -l < layout-ours.out) layout facts over $(wc -l < structs.txt) structs and $(wc -w < scalars.txt) scalar types"

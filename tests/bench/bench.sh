@@ -1,11 +1,13 @@
 #!/bin/bash
-# Side by side: mpi/pmix_v4 (the anchor, OpenPMIx) and mpi/pmixcpp, same
-# cluster, same binary, same run. Prints medians over runs of the maximum
-# across ranks, and the ratio pmixcpp/pmix_v4 (lower is better for pmixcpp).
+# Side by side: Slurm's own PMIx plugin (the anchor, OpenPMIx: mpi/pmix_v4 on
+# Debian 12, mpi/pmix_v5 on Debian 13) and mpi/pmixcpp, same cluster, same
+# binary, same run. Prints medians over runs of the maximum across ranks, and
+# the ratio pmixcpp/anchor (lower is better for pmixcpp).
 #
 # usage: tests/bench/bench.sh [layouts] e.g. "1x8 1x64" (nodes x tasks per node)
 #   BENCH_RUNS (default 5), BENCH_ARGS ("GET_ITERS FENCE_ITERS", default "20000 10"),
 #   SLURM_PMIXCPP_UCXTLS (default tcp: UCX over TCP between nodes, as for the anchor),
+#   BENCH_ANCHOR (default: pmix_v5 if srun offers it, else pmix_v4),
 #   PMIXCPP_PREFIX, PMIXCPP_PLUGIN_DIR as for the tests
 # Needs a running cluster (contrib/cluster.sh start) with SLURM_CONF set, or
 # starts one itself.
@@ -37,6 +39,11 @@ cluster_dir=${PMIXCPP_CLUSTER_DIR:-/tmp/pmixcpp-cluster}
 cp "$work/pmix_bench" "$cluster_dir/pmix_bench" 2>/dev/null || cp "$work/pmix_bench" /tmp/pmix_bench.$$
 bin="$cluster_dir/pmix_bench"; [ -x "$bin" ] || bin=/tmp/pmix_bench.$$
 
+anchor=${BENCH_ANCHOR:-}
+if [ -z "$anchor" ]; then
+    if srun --mpi=list 2>&1 | grep -q pmix_v5; then anchor=pmix_v5; else anchor=pmix_v4; fi
+fi
+
 median() { sort -g | awk '{a[NR]=$1} END {if (NR == 0) print "nan"; else if (NR % 2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
 
 metrics="launch_ms wall_ms init_us get_ns fence_data_us fence_empty_us peer_get_us dmodex_get_us fini_us stepd_hwm_kb"
@@ -52,11 +59,11 @@ for layout in $layouts; do
         done | median
     }
     floor=$(walls none /bin/true)
-    for mpi in pmix_v4 pmixcpp; do
+    for mpi in $anchor pmixcpp; do
         launch=$(walls $mpi "$bin" ift)
         echo "launch_ms=$(awk -v a="$launch" -v b="$floor" 'BEGIN { print a - b }')" > "$work/$mpi.$layout.launch"
     done
-    for mpi in pmix_v4 pmixcpp; do
+    for mpi in $anchor pmixcpp; do
         : > "$work/$mpi.$layout"
         for r in $(seq "$runs"); do
             t0=$(date +%s%N)
@@ -69,12 +76,12 @@ for layout in $layouts; do
                 END { printf "wall_ms=%s", wall; for (k in m) if (k != "rank" && k != "size") printf " %s=%s", k, m[k]; print "" }' >> "$work/$mpi.$layout"
         done
     done
-    for mpi in pmix_v4 pmixcpp; do cat "$work/$mpi.$layout.launch" >> "$work/$mpi.$layout"; done
+    for mpi in $anchor pmixcpp; do cat "$work/$mpi.$layout.launch" >> "$work/$mpi.$layout"; done
     echo
     echo "== ${nodes} node(s) x ${ppn} tasks: median of $runs runs, max across ranks (launch: srun floor ${floor} ms subtracted)"
-    printf '%-16s %14s %14s %8s\n' metric pmix_v4 pmixcpp ratio
+    printf '%-16s %14s %14s %8s\n' metric $anchor pmixcpp ratio
     for m in $metrics; do
-        a=$(grep -o "$m=[0-9.e+-]*" "$work/pmix_v4.$layout" | cut -d= -f2 | median)
+        a=$(grep -o "$m=[0-9.e+-]*" "$work/$anchor.$layout" | cut -d= -f2 | median)
         b=$(grep -o "$m=[0-9.e+-]*" "$work/pmixcpp.$layout" | cut -d= -f2 | median)
         ratio=$(awk -v a="$a" -v b="$b" 'BEGIN { if (a > 0 && b == b) printf "%.2f", b / a; else print "-" }')
         printf '%-16s %14s %14s %8s\n' "$m" "$a" "$b" "$ratio"

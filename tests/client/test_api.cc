@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <vector>
 
 TEST(ApiNoServer, VersionAndNames) {
     const char *v = PMIx_Get_version();
@@ -282,4 +283,110 @@ TEST(ApiNoServer, TopologyCpusetAndLocality) {
     ASSERT_EQ(PMIx_Get_relative_locality("SK0:CR0:HT0", "SK1:CR4:HT8", &loc), PMIX_SUCCESS);
     EXPECT_EQ(loc, PMIX_LOCALITY_SHARE_NODE);
     EXPECT_EQ(PMIx_Get_relative_locality(nullptr, "SK0", &loc), PMIX_ERR_BAD_PARAM);
+}
+
+// The functions PMIx v5 headers call in place of the v4 macros (client/struct_api.cc).
+TEST(StructApi, ArgvSplitJoinAndEnv) {
+    char **a = PMIx_Argv_split("x,,y", ',');
+    ASSERT_NE(a, nullptr);
+    EXPECT_EQ(PMIx_Argv_count(a), 2);
+    char **b = PMIx_Argv_split_with_empty("x,,y", ',');
+    EXPECT_EQ(PMIx_Argv_count(b), 3);
+    EXPECT_STREQ(b[1], "");
+    char *joined = PMIx_Argv_join(b, ':');
+    EXPECT_STREQ(joined, "x::y");
+    free(joined);
+    EXPECT_EQ(PMIx_Argv_append_unique_nosize(&a, "y"), PMIX_SUCCESS);
+    EXPECT_EQ(PMIx_Argv_count(a), 2);
+    EXPECT_EQ(PMIx_Argv_prepend_nosize(&a, "w"), PMIX_SUCCESS);
+    EXPECT_STREQ(a[0], "w");
+    EXPECT_EQ(PMIx_Argv_append_nosize(nullptr, "z"), PMIX_ERR_BAD_PARAM);
+    char **env = nullptr;
+    EXPECT_EQ(PMIx_Setenv("K", "1", true, &env), PMIX_SUCCESS);
+    EXPECT_EQ(PMIx_Setenv("K", "2", false, &env), PMIX_ERR_EXISTS);
+    EXPECT_STREQ(env[0], "K=1");  // not overwritten
+    PMIx_Argv_free(a);
+    PMIx_Argv_free(b);
+    PMIx_Argv_free(env);
+}
+
+TEST(StructApi, KeysProcsAndNames) {
+    pmix_proc_t p, q;
+    PMIx_Load_procid(&p, "ns", 3);
+    PMIx_Xfer_procid(&q, &p);
+    EXPECT_TRUE(PMIx_Check_procid(&p, &q));
+    EXPECT_FALSE(PMIx_Procid_invalid(&p));
+    EXPECT_TRUE(PMIx_Check_rank(3, PMIX_RANK_WILDCARD));
+    char *s = PMIx_Proc_string(&p);
+    EXPECT_STREQ(s, "ns:3");
+    free(s);
+    pmix_key_t k;
+    PMIx_Load_key(k, "pmix.my.key");
+    EXPECT_TRUE(PMIx_Check_key(k, "pmix.my.key"));
+    EXPECT_TRUE(PMIx_Check_reserved_key(k));
+    EXPECT_TRUE(PMIx_Nspace_invalid(""));
+    EXPECT_EQ(PMIx_Error_code("PMIX_ERR_NOT_FOUND"), PMIX_ERR_NOT_FOUND);
+    EXPECT_EQ(PMIx_Error_code("PMIX_SUCCESS"), PMIX_SUCCESS);
+    EXPECT_EQ(PMIx_Error_code("no such status"), PMIX_ERR_NOT_FOUND);
+}
+
+TEST(StructApi, CreateLoadFreeAndFlags) {
+    pmix_info_t *info = PMIx_Info_create(2);
+    ASSERT_NE(info, nullptr);
+    EXPECT_EQ(info[1].value.type, PMIX_UNDEF);
+    PMIx_Info_load(&info[0], "k", "value", PMIX_STRING);
+    PMIx_Info_required(&info[0]);
+    EXPECT_TRUE(PMIx_Info_is_required(&info[0]));
+    PMIx_Info_optional(&info[0]);
+    EXPECT_TRUE(PMIx_Info_is_optional(&info[0]));
+    PMIx_Info_set_end(&info[1]);
+    EXPECT_TRUE(PMIx_Info_is_end(&info[1]));
+    EXPECT_EQ(PMIx_Info_true(&info[1]), PMIX_BOOL_TRUE);  // no value: a flag that is set
+    size_t sz = 0;
+    EXPECT_EQ(PMIx_Info_get_size(&info[0], &sz), PMIX_SUCCESS);
+    EXPECT_GE(sz, sizeof(pmix_info_t) + 6);
+    PMIx_Info_free(info, 2);
+
+    pmix_data_array_t *arr = PMIx_Data_array_create(3, PMIX_UINT32);
+    ASSERT_NE(arr, nullptr);
+    EXPECT_EQ(arr->size, 3u);
+    EXPECT_EQ(arr->type, PMIX_UINT32);
+    PMIx_Data_array_free(arr);
+
+    pmix_coord_t *c = PMIx_Coord_create(3, 2);
+    ASSERT_NE(c, nullptr);
+    EXPECT_EQ(c[1].dims, 3u);
+    PMIx_Coord_free(c, 2);
+
+    pmix_data_buffer_t *buf = PMIx_Data_buffer_create();
+    ASSERT_NE(buf, nullptr);
+    uint32_t v = 7;
+    ASSERT_EQ(PMIx_Data_pack(nullptr, buf, &v, 1, PMIX_UINT32), PMIX_SUCCESS);
+    char *bytes = nullptr;
+    size_t n = 0;
+    PMIx_Data_buffer_unload(buf, &bytes, &n);
+    EXPECT_GT(n, 0u);
+    PMIx_Data_buffer_load(buf, bytes, n);  // takes the bytes back
+    uint32_t out = 0;
+    int32_t cnt = 1;
+    EXPECT_EQ(PMIx_Data_unpack(nullptr, buf, &out, &cnt, PMIX_UINT32), PMIX_SUCCESS);
+    EXPECT_EQ(out, 7u);
+    PMIx_Data_buffer_release(buf);
+}
+
+TEST(StructApi, InfoListPrependAndWalk) {
+    void *list = PMIx_Info_list_start();
+    uint32_t one = 1, two = 2;
+    ASSERT_EQ(PMIx_Info_list_add(list, "second", &two, PMIX_UINT32), PMIX_SUCCESS);
+    ASSERT_EQ(PMIx_Info_list_prepend(list, "first", &one, PMIX_UINT32), PMIX_SUCCESS);
+    std::vector<std::string> keys;
+    void *cursor = nullptr;
+    void *next = nullptr;
+    for (pmix_info_t *i = PMIx_Info_list_get_info(list, nullptr, &next); i != nullptr;
+         i = next ? PMIx_Info_list_get_info(list, cursor = next, &next) : nullptr)
+        keys.emplace_back(i->key);
+    (void)cursor;
+    EXPECT_EQ(keys, (std::vector<std::string>{"first", "second"}));
+    EXPECT_EQ(PMIx_Info_list_get_info(nullptr, nullptr, &next), nullptr);
+    PMIx_Info_list_release(list);
 }

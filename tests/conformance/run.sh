@@ -3,7 +3,7 @@
 # clients, MPICH's test/mpi init/spawn/comm, mpi4py's tests) under a real srun on the
 # local cluster, judge each by what it prints, compare with tests/conformance/expected.tsv.
 #
-# usage: tests/conformance/run.sh [--mpi=pmixcpp|pmix_v4] [--suite=pmix,mpich,mpi4py]
+# usage: tests/conformance/run.sh [--mpi=pmixcpp|pmix_v4|pmix_v5] [--suite=pmix,mpich,mpi4py]
 #                                 [--only=REGEX] [--no-cluster] [--list]
 #   PMIXCPP_PREFIX      installed pmixcpp prefix: its include/ and lib/libpmix are what the
 #                       OpenPMIx programs are built against (required)
@@ -33,7 +33,7 @@ for a in "$@"; do
         *) echo "conformance: unknown argument '$a'" >&2; exit 2 ;;
     esac
 done
-case $mpi in pmixcpp|pmix_v4) ;; *) echo "conformance: --mpi must be pmixcpp or pmix_v4" >&2; exit 2 ;; esac
+case $mpi in pmixcpp|pmix_v4|pmix_v5) ;; *) echo "conformance: --mpi must be pmixcpp, pmix_v4 (Debian 12) or pmix_v5 (Debian 13)" >&2; exit 2 ;; esac
 : "${PMIXCPP_PREFIX:?set PMIXCPP_PREFIX to the installed pmixcpp prefix}"
 export PMIXCPP_PREFIX
 export PMIXCPP_PLUGIN_DIR=${PMIXCPP_PLUGIN_DIR:-$PMIXCPP_PREFIX/lib/slurm}

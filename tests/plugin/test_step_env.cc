@@ -151,6 +151,7 @@ TEST(StepEnv, TaskEnvironment) {
     EXPECT_EQ(env_value(env, "PMIXCPP_CLIENT_TOKEN"), "abc");
     EXPECT_EQ(env_value(env, "LD_LIBRARY_PATH"), "/opt/pmixcpp/lib/pmixcpp:/usr/lib/foo");
     EXPECT_EQ(env_value(env, "OMPI_MCA_btl_vader_backing_directory"), s.step_dir);
+    EXPECT_EQ(env_value(env, "OMPI_MCA_btl_sm_backing_directory"), s.step_dir);
     EXPECT_EQ(env_value(env, "PMIXCPP_DEBUG"), "<unset>");
     cfg.client_lib = false;
     cfg.debug = 3;

@@ -1,0 +1,71 @@
+#!/bin/bash
+# The test suite on the Debian 13 stack (Slurm 24.11, OpenMPI 5.0.7, OpenPMIx 5.0.7): builds the
+# root if needed (contrib/debian13-root.sh), then inside it builds pmixcpp against Slurm 24.11's
+# source (own build directory, default _build13/_install13), runs make check (unit and ABI tests:
+# the ABI comparison there is against OpenPMIx 5.0.7's headers), the integration suite on the
+# same kind of cluster (contrib/cluster.sh, inside the root) and the conformance suites.
+# Called by contrib/test-all.sh; run as root.
+#
+# usage: contrib/test-debian13.sh [--no-check] [--no-conformance] [t-name ...]
+#   t-name...         run only these integration tests
+#   PMIXCPP_BUILD13_DIR, PMIXCPP_PREFIX13   build directory and install prefix
+set -uo pipefail
+src=$(cd "$(dirname "$0")/.." && pwd)
+
+if [ -z "${PMIXCPP_IN_CHROOT:-}" ]; then
+    "$src/contrib/debian13-root.sh" build >/dev/null || { echo "test-debian13: cannot build the Debian 13 root"; exit 1; }
+    exec "$src/contrib/debian13-root.sh" run "$src/contrib/test-debian13.sh" "$@"
+fi
+
+check=1 conformance=1 tests=()
+for a in "$@"; do
+    case $a in
+        --no-check) check=0 ;;
+        --no-conformance) conformance=0 ;;
+        -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        *) tests+=("$a") ;;
+    esac
+done
+
+export PMIXCPP_BUILD_DIR=${PMIXCPP_BUILD13_DIR:-$src/_build13}
+export PMIXCPP_PREFIX=${PMIXCPP_PREFIX13:-$src/_install13}
+export PMIXCPP_PLUGIN_DIR=$PMIXCPP_PREFIX/lib/slurm
+# the conformance programs of this stack are built apart from Debian 12's
+export PMIXCPP_CONF_BUILD=${PMIXCPP_CONF_BUILD13:-/tmp/pmixcpp-conformance-build-deb13}
+# OpenMPI 5 across virtual nodes of one host: TCP over loopback between them (TESTBED.md)
+export OMPI_MCA_pml=ob1 OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo
+t0=$(date +%s)
+
+echo "=== Debian 13: build against $(dpkg-query -W -f='Slurm ${Version}' slurmd), $(dpkg-query -W -f='OpenPMIx ${Version}' libpmix-dev)"
+"$src/contrib/build.sh" || { echo "test-debian13: build failed"; exit 1; }
+t1=$(date +%s)
+
+unit_rc=0
+if [ $check = 1 ]; then
+    echo "=== Debian 13: make check (unit, ABI against OpenPMIx 5)"
+    make -C "$PMIXCPP_BUILD_DIR" -j"$(nproc)" check
+    unit_rc=$?
+fi
+t2=$(date +%s)
+
+echo "=== Debian 13: integration tests on a real Slurm 24.11 cluster"
+"$src/tests/integration/run.sh" "${tests[@]}"
+int_rc=$?
+t3=$(date +%s)
+
+conf_rc=0
+if [ $conformance = 1 ] && [ ${#tests[@]} -eq 0 ]; then
+    # the suites come from Debian's source packages of the installed versions; a mirror that
+    # lacks them (seen: OpenPMIx 5.0.7, MPICH 4.2.1) makes the conformance part a skip
+    if "$src/contrib/fetch-suites.sh" 2>/dev/null | grep -q '^pmix '; then
+        echo "=== Debian 13: conformance (OpenPMIx 5.0.7 examples, MPICH's tests) under srun --mpi=pmixcpp"
+        "$src/tests/conformance/run.sh" --mpi=pmixcpp
+        conf_rc=$?
+    else
+        echo "=== Debian 13: conformance SKIPPED: the OpenPMIx source of the installed version is not on this mirror"
+    fi
+fi
+t4=$(date +%s)
+
+echo "test-debian13: build $((t1 - t0)) s, make check $((t2 - t1)) s (rc $unit_rc), integration $((t3 - t2)) s (rc $int_rc), conformance $((t4 - t3)) s (rc $conf_rc)"
+[ $unit_rc -eq 0 ] && [ $int_rc -eq 0 ] && [ $conf_rc -eq 0 ]
