@@ -56,7 +56,16 @@ expect_eq "mixed: the job's directory beside srun is gone with its steps (sizes 
 echo "$out" | grep -E '^FAIL' | head -5 | sed 's/^/    /'
 
 if mpi_build mpi_connect; then
-    for btl in self,tcp default; do
+    btls="self,tcp default"
+    # OpenMPI 5's sm transport takes the virtual nodes of this one host for one node, while
+    # each node has its own backing directory (TESTBED): between two jobs it cannot attach.
+    # Real nodes are separate hosts; here OpenMPI 5 is tested over TCP only.
+    ompi_major=$(ompi_info --version 2>/dev/null | sed -n 's/^Open MPI v\([0-9]*\)\..*/\1/p')
+    if [ "${ompi_major:-0}" -ge 5 ]; then
+        btls="self,tcp"
+        echo "  SKIP: MPI connect/accept with OpenMPI ${ompi_major}'s default transports between virtual nodes of one host"
+    fi
+    for btl in $btls; do
         if [ "$btl" = default ]; then unset OMPI_MCA_btl; else export OMPI_MCA_btl=$btl; fi
         t0=$SECONDS
         out=$(timeout -k 5 120 salloc -N2 -n8 bash -c \
