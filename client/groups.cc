@@ -308,9 +308,12 @@ group_done op_callback(pmix_op_cbfunc_t cbfunc, void *cbdata) {
 Status start_construct(Client &c, const char *grp, const pmix_proc_t procs[], size_t nprocs, const pmix_info_t *dirs,
                        size_t ndirs, group_done done) {
     PMIXCPP_RETURN_IF_ERROR(check_name(grp));
-    if (procs == nullptr || nprocs == 0) return Status(PMIX_ERR_BAD_PARAM, "no group members");
-    return send_group(c, role::construct, grp, std::vector<pmix_proc_t>(procs, procs + nprocs), dirs, ndirs,
-                      std::move(done));
+    // No procs: a member that a bootstrap's leaders name (PMIX_GROUP_BOOTSTRAP,
+    // PMIX_GROUP_ADD_MEMBERS); the server learns the membership from them.
+    if (procs == nullptr && nprocs != 0) return Status(PMIX_ERR_BAD_PARAM, "no group members");
+    std::vector<pmix_proc_t> members;
+    if (procs != nullptr) members.assign(procs, procs + nprocs);
+    return send_group(c, role::construct, grp, std::move(members), dirs, ndirs, std::move(done));
 }
 
 Status start_invite(Client &c, const char *grp, const pmix_proc_t procs[], size_t nprocs, const pmix_info_t *dirs,

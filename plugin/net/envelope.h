@@ -35,6 +35,9 @@ enum class channel : uint16_t {
 inline constexpr uint16_t kChannelPubsubRequest = 16;  // a publish/lookup/unpublish for node 0
 inline constexpr uint16_t kChannelPubsubReply = 17;    // node 0's answer
 inline constexpr uint16_t kChannelJobControl = 18;     // signal ranks of the receiving node
+// Group bootstrap (plugin/server/groups.h).
+inline constexpr uint16_t kChannelGroupBootstrap = 19;        // a member's entry, for node 0
+inline constexpr uint16_t kChannelGroupBootstrapResult = 20;  // node 0's answer to a member node
 const char *to_string(channel c);
 
 struct step_identity {

@@ -5,6 +5,7 @@
 
 #include "../coll/coll_message.h"
 #include "../common/mpmd.h"
+#include "../net/envelope.h"
 #include "log.h"
 
 namespace pmixcpp::server {
@@ -15,8 +16,8 @@ namespace {
 constexpr size_t kMaxPendingGroups = 4096;
 constexpr size_t kMaxGroupSets = 65536;
 
-// OpenPMIx 5's PMIX_GROUP_BOOTSTRAP (not in the 4.2 headers we build with).
-constexpr const char *kGroupBootstrap = "pmix.grp.btstrp";
+// PMIX_GROUP_BOOTSTRAP (OpenPMIx 5; pmix_common.h has it).
+constexpr const char *kGroupBootstrap = PMIX_GROUP_BOOTSTRAP;
 
 const pmix_info_t *find(const InfoArray &infos, const char *key) {
     for (size_t i = 0; i < infos.size(); ++i)
@@ -31,6 +32,30 @@ bool flag(const InfoArray &infos, const char *key) {
     if (i->value.type == PMIX_BOOL) return i->value.data.flag;
     auto n = value_to_number<int64_t>(i->value);
     return n.ok() && n.value() != 0;
+}
+
+// Bootstraps one node coordinates at once (node 0, for the whole step).
+constexpr size_t kMaxBootstraps = 4096;
+
+// The ranks of a PMIX_GROUP_ADD_MEMBERS array (procs of this step; the wildcard is every rank).
+Status add_members_of(const pmix_info_t &info, const step_info &step, std::vector<uint32_t> *out) {
+    if (info.value.type != PMIX_DATA_ARRAY || info.value.data.darray == nullptr ||
+        info.value.data.darray->type != PMIX_PROC || (info.value.data.darray->size > 0 && info.value.data.darray->array == nullptr))
+        return Status(PMIX_ERR_BAD_PARAM, "PMIX_GROUP_ADD_MEMBERS must be an array of procs");
+    const auto *procs = static_cast<const pmix_proc_t *>(info.value.data.darray->array);
+    for (size_t i = 0; i < info.value.data.darray->size; ++i) {
+        const pmix_proc_t &p = procs[i];
+        if (p.nspace[0] != '\0' && strncmp(p.nspace, step.nspace.c_str(), sizeof(p.nspace)) != 0)
+            return Status(PMIX_ERR_NOT_SUPPORTED, "a bootstrap with members of other steps");
+        if (p.rank == PMIX_RANK_WILDCARD) {
+            for (uint32_t r = 0; r < step.ntasks; ++r) out->push_back(r);
+        } else if (p.rank >= step.ntasks) {
+            return Status(PMIX_ERR_BAD_PARAM, "member rank " + std::to_string(p.rank) + " is not in the step");
+        } else {
+            out->push_back(p.rank);
+        }
+    }
+    return Status::success();
 }
 
 // The group's signature for the node collective: its members, its name and the operation, so
@@ -56,13 +81,25 @@ void group_service::define_step_psets() {
     std::vector<uint32_t> sizes = spawn::parse_app_sizes(value);
     uint64_t total = 0;
     for (uint32_t n : sizes) total += n;
-    if (sizes.size() < 2 || total != _step.ntasks) return;  // one app: the namespace is the set
-    uint32_t first = 0;
-    for (size_t a = 0; a < sizes.size(); ++a) {
+    if (sizes.size() >= 2 && total == _step.ntasks) {
+        uint32_t first = 0;
+        for (size_t a = 0; a < sizes.size(); ++a) {
+            group_pset set;
+            for (uint32_t k = 0; k < sizes[a]; ++k) set.ranks.push_back(first + k);
+            first += sizes[a];
+            _psets[_step.nspace + ".app" + std::to_string(a)] = std::move(set);
+        }
+        return;
+    }
+    // The apps of the step itself: heterogeneous components, --multi-prog lines.
+    if (_step.app_of_rank.size() != _step.ntasks) return;
+    std::map<uint32_t, std::vector<uint32_t>> by_app;
+    for (uint32_t r = 0; r < _step.ntasks; ++r) by_app[_step.app_of_rank[r]].push_back(r);
+    if (by_app.size() < 2) return;  // one app: the namespace is the set
+    for (auto &[app, ranks] : by_app) {
         group_pset set;
-        for (uint32_t k = 0; k < sizes[a]; ++k) set.ranks.push_back(first + k);
-        first += sizes[a];
-        _psets[_step.nspace + ".app" + std::to_string(a)] = std::move(set);
+        set.ranks = std::move(ranks);
+        _psets[_step.nspace + ".app" + std::to_string(app)] = std::move(set);
     }
 }
 
@@ -88,8 +125,44 @@ void group_service::on_request(uint64_t conn, uint32_t rank, uint32_t request_id
     if (!wire::valid_group_op(req.op)) return refuse(PMIX_ERR_BAD_PARAM, "unknown group operation");
     const auto op = static_cast<wire::group_op>(req.op);
     if (req.name == _step.nspace) return refuse(PMIX_ERR_BAD_PARAM, "a group cannot take the name of the namespace");
-    if (find(req.directives, kGroupBootstrap))
-        return refuse(PMIX_ERR_NOT_SUPPORTED, "bootstrap mode (PMIX_GROUP_BOOTSTRAP) is not supported");
+    // Bootstrap: a leader gives PMIX_GROUP_BOOTSTRAP (the number of leaders) or names further
+    // members with PMIX_GROUP_ADD_MEMBERS (then its procs are the leaders); a member it named
+    // calls construct with no procs.
+    const pmix_info_t *boot = find(req.directives, kGroupBootstrap);
+    const pmix_info_t *add = find(req.directives, PMIX_GROUP_ADD_MEMBERS);
+    if (op == wire::group_op::construct && (boot != nullptr || add != nullptr || req.procs.empty())) {
+        std::vector<uint32_t> named;
+        uint32_t leaders = 0;
+        if (!req.procs.empty()) {
+            for (const auto &p : req.procs)
+                if (strncmp(p.nspace, _step.nspace.c_str(), sizeof(p.nspace)) != 0)
+                    return refuse(PMIX_ERR_NOT_SUPPORTED, "a bootstrap with members of other steps");
+            std::set<uint32_t> listed;
+            for (const auto &p : req.procs) {
+                if (p.rank == PMIX_RANK_WILDCARD) return refuse(PMIX_ERR_BAD_PARAM, "a bootstrap leader names single procs");
+                if (p.rank >= _step.ntasks)
+                    return refuse(PMIX_ERR_BAD_PARAM, "member rank " + std::to_string(p.rank) + " is not in the step");
+                listed.insert(p.rank);
+            }
+            if (!listed.count(rank)) return refuse(PMIX_ERR_BAD_PARAM, "the caller is not among the group's members");
+            if (boot != nullptr) {
+                auto n = value_to_number<uint32_t>(boot->value);
+                if (!n.ok() || n.value() == 0 || n.value() > _step.ntasks)
+                    return refuse(PMIX_ERR_BAD_PARAM, "PMIX_GROUP_BOOTSTRAP must be a number of leaders from 1 to the step's size");
+                leaders = n.value();
+            } else {
+                leaders = static_cast<uint32_t>(listed.size());
+            }
+            named.assign(listed.begin(), listed.end());
+            if (add != nullptr) {
+                Status st = add_members_of(*add, _step, &named);
+                if (!st.ok()) return refuse(st.code(), st.message());
+            }
+            std::sort(named.begin(), named.end());
+            named.erase(std::unique(named.begin(), named.end()), named.end());
+        }
+        return bootstrap_request(conn, rank, request_id, std::move(req), leaders, std::move(named));
+    }
     for (const auto &p : req.procs)
         if (strncmp(p.nspace, _step.nspace.c_str(), sizeof(p.nspace)) != 0) {
             if (!_ops.cross_step)
@@ -189,6 +262,181 @@ void group_service::advance(const key &k) {
     Status st = wire::encode(w, mine);
     if (st.ok()) st = _ops.start_collective(c.instance, signature(c.members, c.name, c.destruct), c.nodes, w.take());
     if (!st.ok()) fail(k, st.code() == PMIX_SUCCESS ? PMIX_ERROR : st.code(), st.message());
+}
+
+void group_service::bootstrap_request(uint64_t conn, uint32_t rank, uint32_t request_id, wire::group_request &&req,
+                                      uint32_t leaders, std::vector<uint32_t> &&named) {
+    auto it = _boot_local.find(req.name);
+    if (it == _boot_local.end()) {
+        if (_boot_local.size() >= kMaxPendingGroups) {
+            _ops.reply(conn, request_id, PMIX_ERR_OUT_OF_RESOURCE, "too many group bootstraps in flight on this node", nullptr);
+            return;
+        }
+        boot_local b;
+        // node 0 answers by its own deadline; this one only covers a node 0 that cannot
+        b.deadline = server_clock::now() + std::chrono::seconds(_default_timeout_sec + 5);
+        it = _boot_local.emplace(req.name, std::move(b)).first;
+    }
+    for (const auto &w : it->second.waiters)
+        if (w.rank == rank) {
+            _ops.reply(conn, request_id, PMIX_ERR_BAD_PARAM, "this rank already entered the group's bootstrap", nullptr);
+            return;
+        }
+    if (const pmix_info_t *t = find(req.directives, PMIX_TIMEOUT)) {
+        auto secs = value_to_number<int64_t>(t->value);
+        if (secs.ok() && secs.value() > 0)
+            it->second.deadline = std::min(it->second.deadline, server_clock::now() + std::chrono::seconds(secs.value()));
+    }
+    wire::group_bootstrap_entry e;
+    e.name = req.name;
+    e.rank = rank;
+    e.leaders = leaders;
+    for (uint32_t r : named)
+        if (r != rank) e.add.push_back(r);
+    const std::string name = req.name;
+    PMIXCPP_LOG_DEBUG("%s: rank %u entered the bootstrap of group %s as %s", _step.nspace.c_str(), rank, name.c_str(),
+                      leaders ? "a leader" : "a member");
+    it->second.waiters.push_back({conn, request_id, rank, std::move(req)});
+    if (_step.node_id == 0) return coord_entry(0, std::move(e));
+    wire::Writer w;
+    Status st = wire::encode(w, e);
+    if (st.ok())
+        st = _ops.send_node ? _ops.send_node(0, net::kChannelGroupBootstrap, w.take())
+                            : Status(PMIX_ERR_NOT_SUPPORTED, "the node transport is not running");
+    if (!st.ok()) boot_fail_local(name, st.code() == PMIX_SUCCESS ? PMIX_ERROR : st.code(), "bootstrap: " + st.message());
+}
+
+void group_service::on_bootstrap_entry(uint32_t from_node, std::span<const uint8_t> body) {
+    wire::group_bootstrap_entry e;
+    Status st = wire::decode_group_bootstrap_entry(body, _step.ntasks, &e);
+    if (st.ok() && _step.node_id != 0) st = Status(PMIX_ERR_BAD_PARAM, "this node does not coordinate bootstraps");
+    if (st.ok() && _node_of[e.rank] != from_node)
+        st = Status(PMIX_ERR_BAD_PARAM, "an entry for rank " + std::to_string(e.rank) + ", which that node does not serve");
+    if (!st.ok()) {
+        PMIXCPP_LOG_ERROR("%s: group bootstrap entry from node %u dropped: %s", _step.nspace.c_str(), from_node,
+                          st.message().c_str());
+        return;
+    }
+    coord_entry(from_node, std::move(e));
+}
+
+void group_service::coord_entry(uint32_t from_node, wire::group_bootstrap_entry &&e) {
+    (void)from_node;
+    auto it = _boot_coord.find(e.name);
+    if (it == _boot_coord.end()) {
+        if (_boot_coord.size() >= kMaxBootstraps) {
+            // Nothing is recorded: the entering node's deadline ends its member's wait.
+            PMIXCPP_LOG_ERROR("%s: group bootstrap %s of rank %u refused: %zu bootstraps in flight", _step.nspace.c_str(),
+                              e.name.c_str(), e.rank, _boot_coord.size());
+            return;
+        }
+        boot_coord c;
+        c.deadline = server_clock::now() + std::chrono::seconds(_default_timeout_sec);
+        it = _boot_coord.emplace(e.name, std::move(c)).first;
+    }
+    boot_coord &c = it->second;
+    c.entered.insert(e.rank);
+    if (e.leaders != 0) {
+        if (c.leaders_expected != 0 && c.leaders_expected != e.leaders)
+            return coord_finish(e.name, PMIX_ERR_BAD_PARAM,
+                                "the leaders disagree on the number of leaders (" + std::to_string(c.leaders_expected) +
+                                    " and " + std::to_string(e.leaders) + ")");
+        c.leaders_expected = e.leaders;
+        c.leaders.insert(e.rank);
+        c.named.insert(e.rank);
+        c.named.insert(e.add.begin(), e.add.end());
+        if (c.leaders.size() > c.leaders_expected)
+            return coord_finish(e.name, PMIX_ERR_BAD_PARAM,
+                                "more leaders than the " + std::to_string(c.leaders_expected) + " announced");
+    }
+    if (c.leaders_expected == 0 || c.leaders.size() < c.leaders_expected) return;
+    for (uint32_t r : c.named)
+        if (!c.entered.count(r)) return;
+    coord_finish(e.name, PMIX_SUCCESS, {});
+}
+
+void group_service::coord_finish(const std::string &name, pmix_status_t status, const std::string &message) {
+    auto it = _boot_coord.find(name);
+    if (it == _boot_coord.end()) return;
+    boot_coord c = std::move(it->second);
+    _boot_coord.erase(it);
+    wire::group_bootstrap_result r;
+    r.name = name;
+    r.status = status;
+    r.message = message;
+    if (status == PMIX_SUCCESS) r.members.assign(c.entered.begin(), c.entered.end());
+    PMIXCPP_LOG_DEBUG("%s: group bootstrap %s resolved: %s, %zu members", _step.nspace.c_str(), name.c_str(),
+                      status == PMIX_SUCCESS ? "ok" : message.c_str(), r.members.size());
+    std::set<uint32_t> nodes;
+    for (uint32_t rank : c.entered) nodes.insert(_node_of[rank]);
+    wire::Writer w;
+    Status st = wire::encode(w, r);
+    for (uint32_t n : nodes) {
+        if (n == _step.node_id) continue;
+        Status sent = st.ok() ? (_ops.send_node ? _ops.send_node(n, net::kChannelGroupBootstrapResult, w.data())
+                                                : Status(PMIX_ERR_NOT_SUPPORTED, "no node transport"))
+                              : st;
+        if (!sent.ok())
+            PMIXCPP_LOG_ERROR("%s: group bootstrap %s: cannot answer node %u: %s", _step.nspace.c_str(), name.c_str(), n,
+                              sent.message().c_str());
+    }
+    if (nodes.count(_step.node_id)) bootstrap_result(std::move(r));
+}
+
+void group_service::on_bootstrap_result(uint32_t from_node, std::span<const uint8_t> body) {
+    wire::group_bootstrap_result r;
+    Status st = wire::decode_group_bootstrap_result(body, _step.ntasks, &r);
+    if (st.ok() && from_node != 0) st = Status(PMIX_ERR_BAD_PARAM, "bootstrap results come from node 0 only");
+    if (!st.ok()) {
+        PMIXCPP_LOG_ERROR("%s: group bootstrap result from node %u dropped: %s", _step.nspace.c_str(), from_node,
+                          st.message().c_str());
+        return;
+    }
+    bootstrap_result(std::move(r));
+}
+
+void group_service::bootstrap_result(wire::group_bootstrap_result &&r) {
+    auto it = _boot_local.find(r.name);
+    if (it == _boot_local.end()) return;  // timed out here meanwhile
+    if (r.status != PMIX_SUCCESS) return boot_fail_local(r.name, r.status, r.message);
+    boot_local b = std::move(it->second);
+    _boot_local.erase(it);
+    // Every waiter must be a member: node 0 counted exactly the entries it got.
+    std::vector<pmix_proc_t> procs;
+    for (uint32_t m : r.members) {
+        pmix_proc_t p{};
+        memcpy(p.nspace, _step.nspace.c_str(), std::min(_step.nspace.size(), size_t(PMIX_MAX_NSLEN)));
+        p.rank = m;
+        procs.push_back(p);
+    }
+    for (auto &w : b.waiters) {
+        wire::group_request req = std::move(w.req);
+        req.procs = procs;
+        InfoArray dirs;
+        std::vector<pmix_info_t> keep;
+        for (size_t i = 0; i < req.directives.size(); ++i) {
+            const char *k = req.directives[i].key;
+            if (strncmp(k, kGroupBootstrap, PMIX_MAX_KEYLEN) == 0 || strncmp(k, PMIX_GROUP_ADD_MEMBERS, PMIX_MAX_KEYLEN) == 0)
+                continue;
+            keep.push_back(req.directives[i]);
+        }
+        Status st = info_array_copy(keep.data(), keep.size(), &dirs);
+        if (!st.ok()) {
+            _ops.reply(w.conn, w.request_id, st.code(), "group directives: " + st.message(), nullptr);
+            continue;
+        }
+        req.directives = std::move(dirs);
+        on_request(w.conn, w.rank, w.request_id, std::move(req));
+    }
+}
+
+void group_service::boot_fail_local(const std::string &name, pmix_status_t status, const std::string &message) {
+    auto it = _boot_local.find(name);
+    if (it == _boot_local.end()) return;
+    boot_local b = std::move(it->second);
+    _boot_local.erase(it);
+    PMIXCPP_LOG_ERROR("%s: group %s bootstrap failed: %s", _step.nspace.c_str(), name.c_str(), message.c_str());
+    for (const auto &w : b.waiters) _ops.reply(w.conn, w.request_id, status, message, nullptr);
 }
 
 uint64_t group_service::reserve() {
@@ -313,6 +561,24 @@ void group_service::node_lost(uint32_t node) {
 }
 
 void group_service::expire(server_clock::time_point now) {
+    std::vector<std::string> late_boot;
+    for (const auto &[name, c] : _boot_coord)
+        if (c.deadline <= now) late_boot.push_back(name);
+    for (const auto &name : late_boot) {
+        const boot_coord &c = _boot_coord.at(name);
+        std::string missing;
+        for (uint32_t r : c.named)
+            if (!c.entered.count(r)) missing += (missing.empty() ? "" : ",") + std::to_string(r);
+        std::string why = "bootstrap timed out: " + std::to_string(c.leaders.size()) + " of " +
+                          (c.leaders_expected ? std::to_string(c.leaders_expected) : std::string("?")) + " leaders entered";
+        if (!missing.empty()) why += ", members " + missing + " did not";
+        coord_finish(name, PMIX_ERR_TIMEOUT, why);
+    }
+    late_boot.clear();
+    for (const auto &[name, b] : _boot_local)
+        if (b.deadline <= now) late_boot.push_back(name);
+    for (const auto &name : late_boot)
+        boot_fail_local(name, PMIX_ERR_TIMEOUT, "bootstrap timed out before the leaders and every member they name had entered");
     std::vector<key> late;
     for (const auto &[k, c] : _pending)
         if (c.deadline <= now) late.push_back(k);
@@ -331,6 +597,10 @@ std::optional<server_clock::time_point> group_service::next_deadline() const {
     std::optional<server_clock::time_point> next;
     for (const auto &[k, c] : _pending)
         if (!next || c.deadline < *next) next = c.deadline;
+    for (const auto &[name, c] : _boot_coord)
+        if (!next || c.deadline < *next) next = c.deadline;
+    for (const auto &[name, b] : _boot_local)
+        if (!next || b.deadline < *next) next = b.deadline;
     return next;
 }
 

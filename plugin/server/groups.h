@@ -17,9 +17,17 @@
 // Members of several steps of the job: the same entries go through the job's rendezvous beside
 // srun instead (connect.h), one contribution per node; such groups are no process sets.
 //
+// Bootstrap (PMIX_GROUP_BOOTSTRAP, and PMIX_GROUP_ADD_MEMBERS): leaders name themselves, the
+// number of leaders and perhaps further members; those members call construct with no procs. No
+// node knows the membership in advance, so each member's server sends its entry to node 0 (one
+// message), which answers the member nodes once every leader and every member a leader named has
+// entered; then the ordinary construct collective runs over that membership. Two messages per
+// member node, whatever the group's size.
+//
 // Process sets: a constructed group is also a process set of its name (PMIX_QUERY_PSET_*); the
 // server remembers the groups whose members it serves until they are destructed. A step of
-// several apps defines one set per app ("<nspace>.app<N>"), known on every node.
+// several apps (spawned apps, heterogeneous components, --multi-prog lines) defines one set per
+// app ("<nspace>.app<N>"), known on every node.
 #pragma once
 
 #include <cstdint>
@@ -57,6 +65,9 @@ struct group_ops {
     std::function<void(uint64_t conn, uint32_t rank, uint32_t request_id, wire::group_request &&req,
                        uint64_t candidate)>
         cross_step;
+    // Send a bootstrap message (`chan`: bootstrap entry to node 0, or its result to a member
+    // node). Empty, or a non-ok Status: the node transport is not running.
+    std::function<Status(uint32_t node, uint16_t chan, std::vector<uint8_t> body)> send_node;
     // A process set was defined (true) or deleted: raise PMIX_PROCESS_SET_DEFINE / DELETE.
     std::function<void(const std::string &name, const std::vector<pmix_proc_t> &members, bool defined)> pset_changed;
 };
@@ -77,6 +88,9 @@ public:
     void collective_done(uint64_t instance, const std::vector<std::pair<uint32_t, std::span<const uint8_t>>> &blobs);
     // It failed (a member node was lost, the transport is down).
     void collective_failed(uint64_t instance, pmix_status_t status, const std::string &message);
+    // Bootstrap messages from another node's server (see above); a bad body is logged and dropped.
+    void on_bootstrap_entry(uint32_t from_node, std::span<const uint8_t> body);
+    void on_bootstrap_result(uint32_t from_node, std::span<const uint8_t> body);
     // A local rank died or finalized: the collectives it has not entered count it as failed.
     void rank_left(uint32_t rank);
     // A node of the step is lost: collectives with members there fail.
@@ -86,11 +100,11 @@ public:
     std::optional<server_clock::time_point> next_deadline() const;
 
     // The process sets the step itself defines: one per app of a step of several apps (a spawn
-    // of several apps, plugin/common/mpmd.h), named "<nspace>.app<N>"; read from the step's
-    // environment.
+    // of several apps, plugin/common/mpmd.h, read from the step's environment; the components of
+    // a heterogeneous step; the lines of --multi-prog), named "<nspace>.app<N>".
     void define_step_psets();
 
-    size_t pending() const { return _pending.size(); }
+    size_t pending() const { return _pending.size() + _boot_local.size(); }
     // Groups (= process sets) with members on this node, by name.
     const std::map<std::string, group_pset> &psets() const { return _psets; }
     std::vector<pmix_proc_t> members_of(const std::string &name) const;
@@ -119,6 +133,32 @@ private:
         server_clock::time_point deadline;
     };
     using key = std::pair<bool, std::string>;  // (destruct, name)
+
+    // Bootstrap: the waiting local members (their requests, replayed as ordinary constructs once
+    // the membership is known) and, on node 0, the coordinator's count.
+    struct boot_waiter {
+        uint64_t conn;
+        uint32_t request_id;
+        uint32_t rank;
+        wire::group_request req;
+    };
+    struct boot_local {
+        std::vector<boot_waiter> waiters;
+        server_clock::time_point deadline;
+    };
+    struct boot_coord {
+        uint32_t leaders_expected = 0;  // 0 until a leader entered
+        std::set<uint32_t> leaders, entered, named;
+        server_clock::time_point deadline;
+    };
+    void bootstrap_request(uint64_t conn, uint32_t rank, uint32_t request_id, wire::group_request &&req,
+                           uint32_t leaders, std::vector<uint32_t> &&named);
+    void coord_entry(uint32_t from_node, wire::group_bootstrap_entry &&e);
+    void coord_finish(const std::string &name, pmix_status_t status, const std::string &message);
+    void bootstrap_result(wire::group_bootstrap_result &&r);
+    void boot_fail_local(const std::string &name, pmix_status_t status, const std::string &message);
+    std::map<std::string, boot_local> _boot_local;
+    std::map<std::string, boot_coord> _boot_coord;
 
     void advance(const key &k);
     void finish(const key &k, std::vector<std::pair<uint32_t, wire::group_contribution>> &&parts);

@@ -1681,6 +1681,15 @@ group_ops server_impl::make_group_ops() {
     o.cancel_collective = [this](uint64_t instance) {
         if (_coll) _coll->cancel(instance);
     };
+    o.send_node = [this](uint32_t node, uint16_t chan, std::vector<uint8_t> body) -> Status {
+        if (!_net)
+            return Status(PMIX_ERR_NOT_SUPPORTED, "the node transport is not running" +
+                                                      (_net_error.empty() ? std::string() : ": " + _net_error));
+        if (node < _node_lost.size() && _node_lost[node])
+            return Status(PMIX_ERR_NODE_DOWN, "node " + _step.node_names.at(node) + " is lost");
+        _net->send(node, static_cast<net::channel>(chan), body);
+        return Status::success();
+    };
     o.rank_gone = [this](uint32_t rank) {
         return rank < _rank_state.size() &&
                (_rank_state[rank] == rank_state::died || _rank_state[rank] == rank_state::finalized);
@@ -2021,6 +2030,12 @@ void server_impl::answer_ready_gets(uint32_t rank) {
 }
 
 void server_impl::on_node_message(net::envelope &&env) {
+    if (env.chan == net::kChannelGroupBootstrap || env.chan == net::kChannelGroupBootstrapResult) {
+        if (env.chan == net::kChannelGroupBootstrap) _groups->on_bootstrap_entry(env.src_node, env.body);
+        else _groups->on_bootstrap_result(env.src_node, env.body);
+        rearm_timer();
+        return;
+    }
     switch (static_cast<net::channel>(env.chan)) {
     case net::channel::coll:
         if (_coll) _coll->receive(env.src_node, env.body);

@@ -1018,6 +1018,7 @@ typedef uint64_t pmix_device_type_t;
 #define PMIX_GROUP_INFO                         "pmix.grp.info"             /* pmix_data_array_t* */
 #define PMIX_GROUP_LOCAL_CID                    "pmix.grp.lclid"            /* size_t */
 #define PMIX_GROUP_ADD_MEMBERS                  "pmix.grp.add"              /* pmix_data_array_t* */
+#define PMIX_GROUP_BOOTSTRAP                    "pmix.grp.btstrp"           /* size_t: number of leaders (OpenPMIx 5) */
 
 /* ---- Storage systems ---- */
 #define PMIX_QUERY_STORAGE_LIST                 "pmix.strg.list"            /* char* */

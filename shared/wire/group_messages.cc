@@ -46,6 +46,25 @@ Status decode_proc_list(Reader &r, std::vector<pmix_proc_t> *procs) {
     return Status::success();
 }
 
+void encode_rank_list(Writer &w, const std::vector<uint32_t> &ranks) {
+    w.put_u32(static_cast<uint32_t>(ranks.size()));
+    for (uint32_t r : ranks) w.put_u32(r);
+}
+
+// Sorted, no repeats, each < ntasks.
+Status decode_rank_list(Reader &r, uint32_t ntasks, std::vector<uint32_t> *ranks) {
+    uint32_t n = 0;
+    PMIXCPP_RETURN_IF_ERROR(r.get_u32(&n));
+    PMIXCPP_RETURN_IF_ERROR(r.take_count(n, 4, sizeof(uint32_t), "group ranks", ntasks));
+    ranks->assign(n, 0);
+    for (uint32_t i = 0; i < n; ++i) {
+        PMIXCPP_RETURN_IF_ERROR(r.get_u32(&(*ranks)[i]));
+        if ((*ranks)[i] >= ntasks) return Status(PMIX_ERR_UNPACK_FAILURE, "group rank " + std::to_string((*ranks)[i]) + " out of range");
+        if (i > 0 && (*ranks)[i] <= (*ranks)[i - 1]) return Status(PMIX_ERR_UNPACK_FAILURE, "group ranks not sorted");
+    }
+    return Status::success();
+}
+
 }  // namespace
 
 Status encode(Writer &w, const group_request &m) {
@@ -119,6 +138,47 @@ Status decode_group_contribution(std::span<const uint8_t> bytes, uint32_t ntasks
         if (!valid_state(e.state)) return Status(PMIX_ERR_UNPACK_FAILURE, "bad group member state");
         PMIXCPP_RETURN_IF_ERROR(decode_info_array(r, &e.infos));
     }
+    return r.expect_end();
+}
+
+Status encode(Writer &w, const group_bootstrap_entry &m) {
+    PMIXCPP_RETURN_IF_ERROR(w.put_string(m.name));
+    w.put_u32(m.rank);
+    w.put_u32(m.leaders);
+    encode_rank_list(w, m.add);
+    return Status::success();
+}
+
+Status decode_group_bootstrap_entry(std::span<const uint8_t> bytes, uint32_t ntasks, group_bootstrap_entry *m) {
+    Reader r(bytes);
+    PMIXCPP_RETURN_IF_ERROR(r.get_string(&m->name, PMIX_MAX_NSLEN).with_context("group name"));
+    if (m->name.empty()) return Status(PMIX_ERR_UNPACK_FAILURE, "empty group name");
+    PMIXCPP_RETURN_IF_ERROR(r.get_u32(&m->rank));
+    if (m->rank >= ntasks) return Status(PMIX_ERR_UNPACK_FAILURE, "bootstrap entry of rank " + std::to_string(m->rank) + " out of range");
+    PMIXCPP_RETURN_IF_ERROR(r.get_u32(&m->leaders));
+    if (m->leaders > ntasks) return Status(PMIX_ERR_UNPACK_FAILURE, "more bootstrap leaders than ranks");
+    PMIXCPP_RETURN_IF_ERROR(decode_rank_list(r, ntasks, &m->add).with_context("bootstrap members"));
+    if (m->leaders == 0 && !m->add.empty()) return Status(PMIX_ERR_UNPACK_FAILURE, "a bootstrap follower names members");
+    return r.expect_end();
+}
+
+Status encode(Writer &w, const group_bootstrap_result &m) {
+    PMIXCPP_RETURN_IF_ERROR(w.put_string(m.name));
+    w.put_i32(m.status);
+    PMIXCPP_RETURN_IF_ERROR(w.put_string(m.message));
+    encode_rank_list(w, m.members);
+    return Status::success();
+}
+
+Status decode_group_bootstrap_result(std::span<const uint8_t> bytes, uint32_t ntasks, group_bootstrap_result *m) {
+    Reader r(bytes);
+    PMIXCPP_RETURN_IF_ERROR(r.get_string(&m->name, PMIX_MAX_NSLEN).with_context("group name"));
+    if (m->name.empty()) return Status(PMIX_ERR_UNPACK_FAILURE, "empty group name");
+    PMIXCPP_RETURN_IF_ERROR(r.get_i32(&m->status));
+    if (m->status > 0) return Status(PMIX_ERR_UNPACK_FAILURE, "bad bootstrap status");
+    PMIXCPP_RETURN_IF_ERROR(r.get_string(&m->message, 4096).with_context("bootstrap message"));
+    PMIXCPP_RETURN_IF_ERROR(decode_rank_list(r, ntasks, &m->members).with_context("bootstrap members"));
+    if (m->status == PMIX_SUCCESS && m->members.empty()) return Status(PMIX_ERR_UNPACK_FAILURE, "a bootstrap without members");
     return r.expect_end();
 }
 

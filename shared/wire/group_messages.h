@@ -71,6 +71,25 @@ struct group_contribution {
     std::vector<group_rank_entry> entries;
 };
 
+// Bootstrap (PMIX_GROUP_BOOTSTRAP): the members are not known in advance. Each member's server
+// sends its entry to node 0 (the step's coordinator); node 0 answers every member node with the
+// membership once the given number of leaders and every member they named have entered; the
+// member nodes then run the ordinary construct collective over that membership.
+// s->s, to node 0: one member entered a bootstrap construct.
+struct group_bootstrap_entry {
+    std::string name;
+    uint32_t rank = 0;
+    uint32_t leaders = 0;       // 0: a follower (PMIx_Group_construct with no procs); else PMIX_GROUP_BOOTSTRAP
+    std::vector<uint32_t> add;  // a leader's other members (its procs and PMIX_GROUP_ADD_MEMBERS), sorted
+};
+// s->s, from node 0 to each member node: the bootstrap's outcome.
+struct group_bootstrap_result {
+    std::string name;
+    int32_t status = PMIX_SUCCESS;
+    std::string message;            // why, if status is an error
+    std::vector<uint32_t> members;  // sorted, if status is PMIX_SUCCESS
+};
+
 Status encode(Writer &w, const group_request &m);
 Status decode(Reader &r, group_request *m);
 Status encode(Writer &w, const group_reply &m);
@@ -78,5 +97,10 @@ Status decode(Reader &r, group_reply *m);
 Status encode(Writer &w, const group_contribution &m);
 // Whole body; ranks must be < ntasks.
 Status decode_group_contribution(std::span<const uint8_t> bytes, uint32_t ntasks, group_contribution *m);
+Status encode(Writer &w, const group_bootstrap_entry &m);
+Status encode(Writer &w, const group_bootstrap_result &m);
+// Whole bodies; ranks must be < ntasks, rank lists sorted without repeats.
+Status decode_group_bootstrap_entry(std::span<const uint8_t> bytes, uint32_t ntasks, group_bootstrap_entry *m);
+Status decode_group_bootstrap_result(std::span<const uint8_t> bytes, uint32_t ntasks, group_bootstrap_result *m);
 
 }  // namespace pmixcpp::wire

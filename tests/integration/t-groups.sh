@@ -6,9 +6,10 @@
 # member dying while the others construct (PMIX_ERR_PROC_ABORTED at once, not a hang; with
 # PMIX_GROUP_NOTIFY_TERMINATION the survivors' group and PMIX_GROUP_MEMBER_FAILED); a group of
 # the ranks of two steps of one job (context id, the other step's group info, a fence over the
-# group, destruct); a spawned step of two apps has one process set per app. Prints the
-# construct time of a group of every rank next to an empty fence over the same ranks at 2, 4
-# and (with 8 nodes) 8 nodes over TCP (medians; the machine is shared: figures, not assertions).
+# group, destruct); a spawned step of two apps has one process set per app; bootstrap mode
+# (leaders that know only their number and the members they name, followers with no procs,
+# refusals and a timeout). Prints the construct time of a group of every rank next to an empty
+# fence over the same ranks at 2, 4 and (with 8 nodes) 8 nodes over TCP (medians; the machine is shared: figures, not assertions).
 # Requires: make install; a cluster with >= 4 nodes (8 for the 8-node figure).
 . "$(dirname "$0")/lib.sh"
 prog="${PMIXCPP_PREFIX:?set PMIXCPP_PREFIX}/libexec/pmixcpp/tests/pmix_groups"
@@ -34,6 +35,22 @@ for shape in "2 4 2" "4 16 4"; do
     expect_eq "-N$1 -n$2 die: the $(($2 - 1)) survivors passed" $(($2 - 1)) "$(echo "$out" | grep -c '^RESULT-PASS rank')"
     expect_no_match "-N$1 -n$2 die: no failed check" '^FAIL ' "$out"
     echo "$out" | grep -E '^FAIL|dead member' | head -3 | sed 's/^/    /'
+done
+
+# Bootstrap mode: the members learn the membership from the leaders (PMIX_GROUP_BOOTSTRAP,
+# PMIX_GROUP_ADD_MEMBERS); every member of a group gets the same context id and membership.
+for shape in "2 4 2" "4 16 4"; do
+    set -- $shape
+    run_srun 120 --mpi=pmixcpp -N"$1" -n"$2" --ntasks-per-node="$3" "$prog" bootstrap
+    expect_eq "-N$1 -n$2 bootstrap: exit status" 0 "$rc"
+    expect_eq "-N$1 -n$2 bootstrap: all $2 ranks passed" "$2" "$(echo "$out" | grep -c '^RESULT-PASS rank')"
+    expect_no_match "-N$1 -n$2 bootstrap: no failed check" '^FAIL ' "$out"
+    expect_eq "-N$1 -n$2 bootstrap: g.boot has $2 members on every rank" "$2" "$(echo "$out" | grep -c "^BOOT rank [0-9]* cid [1-9][0-9]* members $2\$")"
+    expect_eq "-N$1 -n$2 bootstrap: one context id for g.boot" 1 "$(echo "$out" | awk '/^BOOT rank/ && NF == 7 { print $5 }' | sort -u | wc -l)"
+    expect_eq "-N$1 -n$2 bootstrap: the pair has 2 members and one context id" "1 2" \
+        "$(echo "$out" | awk '/^BOOT rank.* pair$/ { c[$5]++; n++ } END { print length(c), n }')"
+    expect_eq "-N$1 -n$2 bootstrap: g.add has $2 members on every rank" "$2" "$(echo "$out" | grep -c "^BOOT rank [0-9]* cid [1-9][0-9]* members $2 add\$")"
+    echo "$out" | grep -E '^FAIL' | head -5 | sed 's/^/    /'
 done
 
 # Across the steps of one job: step A (-N2 -n2 on n1,n2) and step B (-N2 -n4 on n3,n4) build

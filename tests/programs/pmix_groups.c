@@ -13,6 +13,15 @@
  *   pmix_groups spawnpsets MARKDIR  rank 0 spawns two apps of this program (1 + 2 processes);
  *                       each child checks the step's sets "<nspace>.app0/1" and leaves
  *                       MARKDIR/pset.ok.<rank>
+ *   pmix_groups bootstrap  bootstrap mode: ranks 0 and N-1 lead (PMIX_GROUP_BOOTSTRAP=2), each names
+ *                       half of the others with PMIX_GROUP_ADD_MEMBERS, the others construct with no
+ *                       procs; every member gets the same context id, the full membership and the
+ *                       others' PMIX_GROUP_INFO; a fence over the group; then a bootstrap of two
+ *                       (rank 0 leads, names N-1; the others stay out), leaders 0 and 1 without
+ *                       PMIX_GROUP_BOOTSTRAP, each naming some of the rest with
+ *                       PMIX_GROUP_ADD_MEMBERS, and the
+ *                       refusals (0 leaders, leaders that disagree, a follower no leader names
+ *                       times out). Prints "BOOT rank R cid C members M" per group.
  *   pmix_groups bench N construct + destruct of a group of every rank N times; prints the median
  *                       construct time and that of an empty fence over the same ranks
  *                       ("TIME rank R construct_us <median> min <min> fence_us <median>")
@@ -278,10 +287,18 @@ static int test_all(void) {
     pmix_proc_t two[2] = {me, foreign};
     /* a member of a namespace that is no step of this job */
     CHECK_RC(PMIX_ERR_NOT_FOUND, PMIx_Group_construct("g.x", two, 2, NULL, 0, &results, &nresults));
+    /* a bootstrap of one leader and nobody else: a group of its own */
     pmix_info_t boot;
     uint32_t count = 1;
-    PMIX_INFO_LOAD(&boot, "pmix.grp.btstrp", &count, PMIX_UINT32);
-    CHECK_RC(PMIX_ERR_NOT_SUPPORTED, PMIx_Group_construct("g.boot", &me, 1, &boot, 1, &results, &nresults));
+    PMIX_INFO_LOAD(&boot, PMIX_GROUP_BOOTSTRAP, &count, PMIX_UINT32);
+    char solo[64];
+    snprintf(solo, sizeof(solo), "g.solo.%u", me.rank);
+    results = NULL;
+    nresults = 0;
+    CHECK_RC(PMIX_SUCCESS, PMIx_Group_construct(solo, &me, 1, &boot, 1, &results, &nresults));
+    CHECK(result_members(results, nresults) == 1, "%s has 1 member", solo);
+    if (results) PMIX_INFO_FREE(results, nresults);
+    CHECK_RC(PMIX_SUCCESS, PMIx_Group_destruct(solo, NULL, 0));
     PMIX_PROC_FREE(procs, nprocs);
     fence_all();
     return 0;
@@ -461,6 +478,147 @@ static int test_spawn_psets(const char *self, const char *markdir) {
     return 0;
 }
 
+/* Construct `name` as a bootstrap member: a leader (nleaders > 0) with its own proc, naming the
+ * ranks `add` (n of them); a follower (nleaders == 0) with no procs. Returns the status and, on
+ * success, the context id and membership size through cid / nmembers. */
+static pmix_status_t bootstrap_construct(const char *name, size_t nleaders, const uint32_t *add, size_t nadd,
+                                         int timeout, size_t *cid, size_t *nmembers) {
+    pmix_info_t dirs[5];
+    size_t nd = 0;
+    PMIX_INFO_LOAD(&dirs[nd++], PMIX_GROUP_ASSIGN_CONTEXT_ID, NULL, PMIX_BOOL);
+    pmix_info_t gi;
+    PMIX_INFO_LOAD(&gi, "test.boot.value", &(uint32_t){me.rank + 7}, PMIX_UINT32);
+    pmix_data_array_t gda = {.type = PMIX_INFO, .size = 1, .array = &gi};
+    PMIX_INFO_LOAD(&dirs[nd++], PMIX_GROUP_INFO, &gda, PMIX_DATA_ARRAY);
+    if (timeout > 0) PMIX_INFO_LOAD(&dirs[nd++], PMIX_TIMEOUT, &timeout, PMIX_INT);
+    pmix_proc_t *addp = NULL;
+    pmix_data_array_t ada;
+    if (nleaders > 0) {
+        PMIX_INFO_LOAD(&dirs[nd++], PMIX_GROUP_BOOTSTRAP, &nleaders, PMIX_SIZE);
+        if (nadd > 0) {
+            PMIX_PROC_CREATE(addp, nadd);
+            for (size_t i = 0; i < nadd; i++) PMIX_PROC_LOAD(&addp[i], me.nspace, add[i]);
+            ada = (pmix_data_array_t){.type = PMIX_PROC, .size = nadd, .array = addp};
+            PMIX_INFO_LOAD(&dirs[nd++], PMIX_GROUP_ADD_MEMBERS, &ada, PMIX_DATA_ARRAY);
+        }
+    }
+    pmix_info_t *results = NULL;
+    size_t nresults = 0;
+    pmix_status_t rc;
+    if (nleaders > 0) rc = PMIx_Group_construct(name, &me, 1, dirs, nd, &results, &nresults);
+    else rc = PMIx_Group_construct(name, NULL, 0, dirs, nd, &results, &nresults);
+    *cid = result_cid(results, nresults);
+    *nmembers = result_members(results, nresults);
+    if (results) PMIX_INFO_FREE(results, nresults);
+    if (addp) PMIX_PROC_FREE(addp, nadd);
+    return rc;
+}
+
+static int test_bootstrap(void) {
+    fence_all();
+    if (nprocs < 4) {
+        CHECK(0, "bootstrap needs at least 4 ranks");
+        return 1;
+    }
+    /* 1. Two leaders (0 and N-1); 0 names the even ranks, N-1 the odd ones; the rest follow. */
+    uint32_t *add = calloc(nprocs, sizeof(uint32_t));
+    size_t nadd = 0;
+    const uint32_t last = nprocs - 1;
+    if (me.rank == 0 || me.rank == last)
+        for (uint32_t r = 1; r < last; r++)
+            if ((r % 2 == 0) == (me.rank == 0)) add[nadd++] = r;
+    size_t cid = 0, nm = 0;
+    pmix_status_t rc = bootstrap_construct("g.boot", (me.rank == 0 || me.rank == last) ? 2 : 0, add, nadd, 0, &cid, &nm);
+    CHECK(rc == PMIX_SUCCESS, "bootstrap g.boot as %s -> %s", (me.rank == 0 || me.rank == last) ? "leader" : "member",
+          PMIx_Error_string(rc));
+    CHECK(cid != 0 && nm == nprocs, "g.boot: context id %zu, %zu members (want %u)", cid, nm, nprocs);
+    printf("BOOT rank %u cid %zu members %zu\n", me.rank, cid, nm);
+    int ok_val = 0;
+    for (uint32_t r = 0; r < nprocs; r++) {
+        pmix_info_t q;
+        PMIX_INFO_LOAD(&q, PMIX_GROUP_CONTEXT_ID, &cid, PMIX_SIZE);
+        PMIX_INFO_SET_QUALIFIER(&q);
+        pmix_value_t *v = NULL;
+        pmix_proc_t p;
+        PMIX_PROC_LOAD(&p, me.nspace, r);
+        if (PMIx_Get(&p, "test.boot.value", &q, 1, &v) == PMIX_SUCCESS && v != NULL && v->type == PMIX_UINT32 &&
+            v->data.uint32 == r + 7)
+            ok_val++;
+        if (v) PMIX_VALUE_RELEASE(v);
+    }
+    CHECK(ok_val == (int)nprocs, "g.boot: PMIX_GROUP_INFO of every member read back (%d of %u)", ok_val, nprocs);
+    pmix_proc_t grp;
+    PMIX_LOAD_PROCID(&grp, "g.boot", PMIX_RANK_WILDCARD);
+    CHECK_RC(PMIX_SUCCESS, PMIx_Fence(&grp, 1, NULL, 0));
+    CHECK_RC(PMIX_SUCCESS, PMIx_Group_destruct("g.boot", NULL, 0));
+
+    /* 2. A bootstrap of two: rank 0 leads alone and names N-1; the others stay out. */
+    if (me.rank == 0 || me.rank == last) {
+        rc = bootstrap_construct("g.pair", me.rank == 0 ? 1 : 0, &last, me.rank == 0 ? 1 : 0, 0, &cid, &nm);
+        CHECK(rc == PMIX_SUCCESS && nm == 2 && cid != 0, "bootstrap g.pair of ranks 0 and %u -> %s, %zu members",
+              last, PMIx_Error_string(rc), nm);
+        printf("BOOT rank %u cid %zu members %zu pair\n", me.rank, cid, nm);
+        CHECK_RC(PMIX_SUCCESS, PMIx_Group_destruct("g.pair", NULL, 0));
+    }
+
+    /* 3. Leaders 0 and 1 know each other (procs {0,1}, no PMIX_GROUP_BOOTSTRAP) and name the rest
+     *    with PMIX_GROUP_ADD_MEMBERS: 0 names 2 .. N-2, 1 names N-1. */
+    if (me.rank <= 1) {
+        pmix_proc_t lead[2];
+        PMIX_PROC_LOAD(&lead[0], me.nspace, 0);
+        PMIX_PROC_LOAD(&lead[1], me.nspace, 1);
+        pmix_proc_t *rest = NULL;
+        size_t nrest = me.rank == 0 ? nprocs - 3 : 1;
+        pmix_info_t dirs[2];
+        size_t nd = 0;
+        PMIX_INFO_LOAD(&dirs[nd++], PMIX_GROUP_ASSIGN_CONTEXT_ID, NULL, PMIX_BOOL);
+        pmix_data_array_t rda;
+        if (nrest > 0) {
+            PMIX_PROC_CREATE(rest, nrest);
+            for (size_t i = 0; i < nrest; i++) PMIX_PROC_LOAD(&rest[i], me.nspace, me.rank == 0 ? (uint32_t)(i + 2) : last);
+            rda = (pmix_data_array_t){.type = PMIX_PROC, .size = nrest, .array = rest};
+            PMIX_INFO_LOAD(&dirs[nd++], PMIX_GROUP_ADD_MEMBERS, &rda, PMIX_DATA_ARRAY);
+        }
+        pmix_info_t *results = NULL;
+        size_t nresults = 0;
+        rc = PMIx_Group_construct("g.add", lead, 2, dirs, nd, &results, &nresults);
+        cid = result_cid(results, nresults);
+        nm = result_members(results, nresults);
+        if (results) PMIX_INFO_FREE(results, nresults);
+        if (rest) PMIX_PROC_FREE(rest, nrest);
+    } else {
+        rc = bootstrap_construct("g.add", 0, NULL, 0, 0, &cid, &nm);
+    }
+    CHECK(rc == PMIX_SUCCESS && nm == nprocs && cid != 0, "g.add (leaders 0,1 + PMIX_GROUP_ADD_MEMBERS) -> %s, %zu members",
+          PMIx_Error_string(rc), nm);
+    printf("BOOT rank %u cid %zu members %zu add\n", me.rank, cid, nm);
+    CHECK_RC(PMIX_SUCCESS, PMIx_Group_destruct("g.add", NULL, 0));
+
+    /* 4. Refusals: zero leaders; leaders that disagree on their number (0 says 2, N-1 says 3);
+     *    a follower that no leader names waits until its PMIX_TIMEOUT. */
+    fence_all();
+    if (me.rank == 0) {
+        pmix_info_t d;
+        size_t zero = 0;
+        PMIX_INFO_LOAD(&d, PMIX_GROUP_BOOTSTRAP, &zero, PMIX_SIZE);
+        CHECK_RC(PMIX_ERR_BAD_PARAM, PMIx_Group_construct("g.zero", &me, 1, &d, 1, NULL, NULL));
+    }
+    if (me.rank == 0 || me.rank == last) {
+        rc = bootstrap_construct("g.disagree", me.rank == 0 ? 2 : 3, NULL, 0, 0, &cid, &nm);
+        CHECK(rc == PMIX_ERR_BAD_PARAM, "leaders that disagree on their number -> %s (want %s)", PMIx_Error_string(rc),
+              PMIx_Error_string(PMIX_ERR_BAD_PARAM));
+    }
+    if (me.rank == 2) {
+        double t0 = now_us();
+        rc = bootstrap_construct("g.nobody", 0, NULL, 0, 2, &cid, &nm);
+        CHECK(rc == PMIX_ERR_TIMEOUT, "a follower no leader names -> %s after %.1f s (want %s)", PMIx_Error_string(rc),
+              (now_us() - t0) / 1e6, PMIx_Error_string(PMIX_ERR_TIMEOUT));
+    }
+    fence_all();
+    free(add);
+    return 0;
+}
+
 static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y;
@@ -509,6 +667,7 @@ int main(int argc, char **argv) {
     nprocs = ptest_job_size(&me);
     const char *mode = argc > 1 ? argv[1] : "all";
     if (strcmp(mode, "die") == 0) test_die();
+    else if (strcmp(mode, "bootstrap") == 0) test_bootstrap();
     else if (strcmp(mode, "bench") == 0) test_bench(argc > 2 ? atoi(argv[2]) : 20);
     else if (strcmp(mode, "xstep") == 0 && argc > 3) test_xstep(argv[2], argv[3]);
     else if (strcmp(mode, "spawnpsets") == 0 && argc > 2) test_spawn_psets(argv[0], argv[2]);

@@ -8,6 +8,7 @@
 #include <memory>
 #include <random>
 
+#include "../../plugin/net/envelope.h"
 #include "../../plugin/server/groups.h"
 #include "client_util.h"
 
@@ -41,6 +42,12 @@ struct cluster {
     // signature -> (node -> (instance, blob)), and how many nodes the collective has
     std::map<uint64_t, std::map<uint32_t, std::pair<uint64_t, std::vector<uint8_t>>>> colls;
     std::map<uint64_t, size_t> coll_nodes;
+    struct node_msg {
+        uint32_t from, to;
+        uint16_t chan;
+        std::vector<uint8_t> body;
+    };
+    std::vector<node_msg> wire_q;  // bootstrap messages between the services
     std::mt19937 rng{7};
 
     cluster() {
@@ -71,6 +78,10 @@ struct cluster {
                 return Status::success();
             };
             o.cancel_collective = [](uint64_t) {};
+            o.send_node = [this, n](uint32_t to, uint16_t chan, std::vector<uint8_t> body) {
+                wire_q.push_back({n, to, chan, std::move(body)});
+                return Status::success();
+            };
             o.rank_gone = [this](uint32_t r) { return gone.count(r) != 0; };
             o.pset_changed = [this](const std::string &name, const std::vector<pmix_proc_t> &, bool defined) {
                 pset_events.emplace_back(name, defined);
@@ -94,6 +105,44 @@ struct cluster {
             }
             it = colls.erase(it);
         }
+    }
+
+    // Deliver the queued bootstrap messages in a shuffled order until none is left.
+    void deliver_node_messages() {
+        while (!wire_q.empty()) {
+            std::shuffle(wire_q.begin(), wire_q.end(), rng);
+            node_msg m = std::move(wire_q.back());
+            wire_q.pop_back();
+            if (m.chan == net::kChannelGroupBootstrap) nodes[m.to]->on_bootstrap_entry(m.from, m.body);
+            else nodes[m.to]->on_bootstrap_result(m.from, m.body);
+        }
+    }
+
+    // A bootstrap member: a leader (leaders > 0) names itself and `add`; a follower no procs.
+    void enter_bootstrap(uint32_t rank, const std::string &name, size_t leaders, std::vector<uint32_t> add) {
+        wire::group_request req;
+        req.op = static_cast<uint8_t>(wire::group_op::construct);
+        req.name = name;
+        bool t = true;
+        if (leaders > 0) {
+            pmix_proc_t self{};
+            strcpy(self.nspace, kNs);
+            self.rank = rank;
+            req.procs.push_back(self);
+        }
+        std::vector<pmix_proc_t> procs;
+        for (uint32_t r : add) {
+            pmix_proc_t p{};
+            strcpy(p.nspace, kNs);
+            p.rank = r;
+            procs.push_back(p);
+        }
+        pmix_data_array_t da{PMIX_PROC, procs.size(), procs.data()};
+        req.directives = make_infos(leaders > 0 ? (add.empty() ? 2 : 3) : 1);
+        set_info(req.directives[0], PMIX_GROUP_ASSIGN_CONTEXT_ID, &t, PMIX_BOOL);
+        if (leaders > 0) set_info(req.directives[1], PMIX_GROUP_BOOTSTRAP, &leaders, PMIX_SIZE);
+        if (leaders > 0 && !add.empty()) set_info(req.directives[2], PMIX_GROUP_ADD_MEMBERS, &da, PMIX_DATA_ARRAY);
+        nodes[node_of[rank]]->on_request(100 + rank, rank, 1, std::move(req));
     }
 
     void enter(uint32_t rank, wire::group_op op, const std::string &name, std::vector<uint32_t> members,
@@ -304,4 +353,88 @@ TEST(Groups, AStepOfSeveralAppsDefinesOneSetPerApp) {
     group_service one(s, {0, 0, 0, 0, 0}, group_ops{}, 300);
     one.define_step_psets();
     EXPECT_TRUE(one.psets().empty());
+}
+
+TEST(Groups, BootstrapLearnsTheMembershipFromTheLeaders) {
+    cluster c;
+    // Leaders 1 (node 0) and 4 (node 2); 1 names 2 and 3, 4 names 5; rank 0 stays out.
+    c.enter_bootstrap(3, "b", 0, {});
+    c.enter_bootstrap(1, "b", 2, {2, 3});
+    c.enter_bootstrap(5, "b", 0, {});
+    c.deliver_node_messages();
+    c.deliver();
+    EXPECT_TRUE(c.replies.empty());  // leader 4 and member 2 are missing
+    c.enter_bootstrap(4, "b", 2, {5});
+    c.deliver_node_messages();
+    c.deliver();
+    EXPECT_TRUE(c.replies.empty());  // member 2, which leader 1 named, is missing
+    c.enter_bootstrap(2, "b", 0, {});
+    c.deliver_node_messages();
+    EXPECT_EQ(c.colls.size(), 1u);  // then one ordinary collective over the three nodes
+    c.deliver();
+    ASSERT_EQ(c.replies.size(), 5u);
+    for (const auto &r : c.replies) {
+        EXPECT_EQ(r.status, PMIX_SUCCESS) << r.message;
+        EXPECT_NE(r.cid, 0u);
+        EXPECT_EQ(r.cid, c.replies[0].cid);
+        ASSERT_EQ(r.states.size(), 5u);
+        EXPECT_EQ(r.states[0].first, 1u);
+    }
+    EXPECT_EQ(c.nodes[0]->pending(), 0u);
+    EXPECT_EQ(c.nodes[1]->pending(), 0u);
+    EXPECT_EQ(c.nodes[2]->pending(), 0u);
+}
+
+TEST(Groups, BootstrapRefusesDisagreementAndForgedMessages) {
+    cluster c;
+    c.enter_bootstrap(0, "d", 2, {});
+    c.enter_bootstrap(4, "d", 3, {});
+    c.deliver_node_messages();
+    ASSERT_EQ(c.replies.size(), 2u);
+    for (const auto &r : c.replies) EXPECT_EQ(r.status, PMIX_ERR_BAD_PARAM) << r.message;
+    c.replies.clear();
+
+    // Zero leaders, a wildcard leader, a member of another step: refused at once.
+    wire::group_request req;
+    req.op = static_cast<uint8_t>(wire::group_op::construct);
+    req.name = "z";
+    pmix_proc_t self{};
+    strcpy(self.nspace, kNs);
+    self.rank = 0;
+    req.procs.push_back(self);
+    req.directives = make_infos(1);
+    size_t zero = 0;
+    set_info(req.directives[0], PMIX_GROUP_BOOTSTRAP, &zero, PMIX_SIZE);
+    c.nodes[0]->on_request(100, 0, 1, std::move(req));
+    ASSERT_EQ(c.replies.size(), 1u);
+    EXPECT_EQ(c.replies[0].status, PMIX_ERR_BAD_PARAM);
+    c.replies.clear();
+
+    // Node 1 claims an entry for rank 4 (node 2's); node 2 sends node 1 a result: both dropped.
+    wire::group_bootstrap_entry e;
+    e.name = "f";
+    e.rank = 4;
+    e.leaders = 1;
+    wire::Writer w;
+    ASSERT_TRUE(wire::encode(w, e).ok());
+    c.nodes[0]->on_bootstrap_entry(1, w.data());
+    wire::group_bootstrap_result r;
+    r.name = "f";
+    r.members = {2, 3};
+    wire::Writer w2;
+    ASSERT_TRUE(wire::encode(w2, r).ok());
+    c.enter_bootstrap(2, "f", 0, {});
+    c.wire_q.clear();
+    c.nodes[1]->on_bootstrap_result(2, w2.data());
+    c.deliver();
+    EXPECT_TRUE(c.replies.empty());
+    EXPECT_EQ(c.nodes[1]->pending(), 1u);  // still waiting for node 0
+    // Truncated bodies are dropped too.
+    c.nodes[0]->on_bootstrap_entry(1, std::span<const uint8_t>(w.data()).subspan(0, 5));
+    c.nodes[1]->on_bootstrap_result(0, std::span<const uint8_t>(w2.data()).subspan(0, 5));
+    EXPECT_TRUE(c.replies.empty());
+    // Its deadline ends the wait with a clear error.
+    c.nodes[1]->expire(server_clock::now() + std::chrono::seconds(400));
+    ASSERT_EQ(c.replies.size(), 1u);
+    EXPECT_EQ(c.replies[0].status, PMIX_ERR_TIMEOUT);
 }
