@@ -560,33 +560,51 @@ void group_service::node_lost(uint32_t node) {
     for (const auto &k : hit) fail(k, PMIX_ERR_NODE_DOWN, "node " + name + " of the group is lost");
 }
 
+namespace {
+
+// The keys of the entries of `m` whose deadline has passed.
+template <typename Map>
+std::vector<typename Map::key_type> expired_in(const Map &m, server_clock::time_point now) {
+    std::vector<typename Map::key_type> out;
+    for (const auto &[k, v] : m)
+        if (v.deadline <= now) out.push_back(k);
+    return out;
+}
+
+// The earliest deadline of `m`'s entries and `next`.
+template <typename Map>
+void earliest_in(const Map &m, std::optional<server_clock::time_point> *next) {
+    for (const auto &[k, v] : m)
+        if (!*next || v.deadline < **next) *next = v.deadline;
+}
+
+// "r1,r2,..." of the ranks of `ranks` that `present` does not hold.
+template <typename Ranks, typename Present>
+std::string missing_ranks(const Ranks &ranks, const Present &present) {
+    std::string out;
+    for (uint32_t r : ranks)
+        if (!present.count(r)) out += (out.empty() ? "" : ",") + std::to_string(r);
+    return out;
+}
+
+}  // namespace
+
 void group_service::expire(server_clock::time_point now) {
-    std::vector<std::string> late_boot;
-    for (const auto &[name, c] : _boot_coord)
-        if (c.deadline <= now) late_boot.push_back(name);
-    for (const auto &name : late_boot) {
+    for (const auto &name : expired_in(_boot_coord, now)) {
         const boot_coord &c = _boot_coord.at(name);
-        std::string missing;
-        for (uint32_t r : c.named)
-            if (!c.entered.count(r)) missing += (missing.empty() ? "" : ",") + std::to_string(r);
+        std::string missing = missing_ranks(c.named, c.entered);
         std::string why = "bootstrap timed out: " + std::to_string(c.leaders.size()) + " of " +
-                          (c.leaders_expected ? std::to_string(c.leaders_expected) : std::string("?")) + " leaders entered";
+                          (c.leaders_expected ? std::to_string(c.leaders_expected) : std::string("?")) +
+                          " leaders entered";
         if (!missing.empty()) why += ", members " + missing + " did not";
         coord_finish(name, PMIX_ERR_TIMEOUT, why);
     }
-    late_boot.clear();
-    for (const auto &[name, b] : _boot_local)
-        if (b.deadline <= now) late_boot.push_back(name);
-    for (const auto &name : late_boot)
-        boot_fail_local(name, PMIX_ERR_TIMEOUT, "bootstrap timed out before the leaders and every member they name had entered");
-    std::vector<key> late;
-    for (const auto &[k, c] : _pending)
-        if (c.deadline <= now) late.push_back(k);
-    for (const auto &k : late) {
+    for (const auto &name : expired_in(_boot_local, now))
+        boot_fail_local(name, PMIX_ERR_TIMEOUT,
+                        "bootstrap timed out before the leaders and every member they name had entered");
+    for (const auto &k : expired_in(_pending, now)) {
         const collective &c = _pending.at(k);
-        std::string missing;
-        for (uint32_t r : c.local)
-            if (!c.accounted.count(r)) missing += (missing.empty() ? "" : ",") + std::to_string(r);
+        std::string missing = missing_ranks(c.local, c.accounted);
         fail(k, PMIX_ERR_TIMEOUT,
              "timed out" + (missing.empty() ? std::string(" waiting for the other nodes' members")
                                             : " waiting for local members " + missing));
@@ -595,12 +613,9 @@ void group_service::expire(server_clock::time_point now) {
 
 std::optional<server_clock::time_point> group_service::next_deadline() const {
     std::optional<server_clock::time_point> next;
-    for (const auto &[k, c] : _pending)
-        if (!next || c.deadline < *next) next = c.deadline;
-    for (const auto &[name, c] : _boot_coord)
-        if (!next || c.deadline < *next) next = c.deadline;
-    for (const auto &[name, b] : _boot_local)
-        if (!next || b.deadline < *next) next = b.deadline;
+    earliest_in(_pending, &next);
+    earliest_in(_boot_coord, &next);
+    earliest_in(_boot_local, &next);
     return next;
 }
 

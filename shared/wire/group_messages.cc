@@ -59,9 +59,16 @@ Status decode_rank_list(Reader &r, uint32_t ntasks, std::vector<uint32_t> *ranks
     ranks->assign(n, 0);
     for (uint32_t i = 0; i < n; ++i) {
         PMIXCPP_RETURN_IF_ERROR(r.get_u32(&(*ranks)[i]));
-        if ((*ranks)[i] >= ntasks) return Status(PMIX_ERR_UNPACK_FAILURE, "group rank " + std::to_string((*ranks)[i]) + " out of range");
+        if ((*ranks)[i] >= ntasks)
+            return Status(PMIX_ERR_UNPACK_FAILURE, "group rank " + std::to_string((*ranks)[i]) + " out of range");
         if (i > 0 && (*ranks)[i] <= (*ranks)[i - 1]) return Status(PMIX_ERR_UNPACK_FAILURE, "group ranks not sorted");
     }
+    return Status::success();
+}
+
+Status decode_group_name(Reader &r, std::string *name) {
+    PMIXCPP_RETURN_IF_ERROR(r.get_string(name, PMIX_MAX_NSLEN).with_context("group name"));
+    if (name->empty()) return Status(PMIX_ERR_UNPACK_FAILURE, "empty group name");
     return Status::success();
 }
 
@@ -78,8 +85,7 @@ Status encode(Writer &w, const group_request &m) {
 Status decode(Reader &r, group_request *m) {
     PMIXCPP_RETURN_IF_ERROR(r.get_u8(&m->op));
     if (!valid_group_op(m->op)) return Status(PMIX_ERR_UNPACK_FAILURE, "unknown group operation " + std::to_string(m->op));
-    PMIXCPP_RETURN_IF_ERROR(r.get_string(&m->name, PMIX_MAX_NSLEN).with_context("group name"));
-    if (m->name.empty()) return Status(PMIX_ERR_UNPACK_FAILURE, "empty group name");
+    PMIXCPP_RETURN_IF_ERROR(decode_group_name(r, &m->name));
     PMIXCPP_RETURN_IF_ERROR(decode_proc_list(r, &m->procs).with_context("group members"));
     PMIXCPP_RETURN_IF_ERROR(decode_info_array(r, &m->directives));
     return decode_info_array(r, &m->member_info);
@@ -151,14 +157,15 @@ Status encode(Writer &w, const group_bootstrap_entry &m) {
 
 Status decode_group_bootstrap_entry(std::span<const uint8_t> bytes, uint32_t ntasks, group_bootstrap_entry *m) {
     Reader r(bytes);
-    PMIXCPP_RETURN_IF_ERROR(r.get_string(&m->name, PMIX_MAX_NSLEN).with_context("group name"));
-    if (m->name.empty()) return Status(PMIX_ERR_UNPACK_FAILURE, "empty group name");
+    PMIXCPP_RETURN_IF_ERROR(decode_group_name(r, &m->name));
     PMIXCPP_RETURN_IF_ERROR(r.get_u32(&m->rank));
-    if (m->rank >= ntasks) return Status(PMIX_ERR_UNPACK_FAILURE, "bootstrap entry of rank " + std::to_string(m->rank) + " out of range");
+    if (m->rank >= ntasks)
+        return Status(PMIX_ERR_UNPACK_FAILURE, "bootstrap entry of rank " + std::to_string(m->rank) + " out of range");
     PMIXCPP_RETURN_IF_ERROR(r.get_u32(&m->leaders));
     if (m->leaders > ntasks) return Status(PMIX_ERR_UNPACK_FAILURE, "more bootstrap leaders than ranks");
     PMIXCPP_RETURN_IF_ERROR(decode_rank_list(r, ntasks, &m->add).with_context("bootstrap members"));
-    if (m->leaders == 0 && !m->add.empty()) return Status(PMIX_ERR_UNPACK_FAILURE, "a bootstrap follower names members");
+    if (m->leaders == 0 && !m->add.empty())
+        return Status(PMIX_ERR_UNPACK_FAILURE, "a bootstrap follower names members");
     return r.expect_end();
 }
 
@@ -172,8 +179,7 @@ Status encode(Writer &w, const group_bootstrap_result &m) {
 
 Status decode_group_bootstrap_result(std::span<const uint8_t> bytes, uint32_t ntasks, group_bootstrap_result *m) {
     Reader r(bytes);
-    PMIXCPP_RETURN_IF_ERROR(r.get_string(&m->name, PMIX_MAX_NSLEN).with_context("group name"));
-    if (m->name.empty()) return Status(PMIX_ERR_UNPACK_FAILURE, "empty group name");
+    PMIXCPP_RETURN_IF_ERROR(decode_group_name(r, &m->name));
     PMIXCPP_RETURN_IF_ERROR(r.get_i32(&m->status));
     if (m->status > 0) return Status(PMIX_ERR_UNPACK_FAILURE, "bad bootstrap status");
     PMIXCPP_RETURN_IF_ERROR(r.get_string(&m->message, 4096).with_context("bootstrap message"));
