@@ -243,7 +243,11 @@ Result<std::vector<wire::jobdata_entry>> build_jobdata(const step_info &step, co
         b.rank(PMIX_APP_RANK, app_rank_of[r]);
         b.u32(PMIX_APPNUM, app);
         b.rank(PMIX_APPLDR, app_ldr[app]);
-        if (napps > 1) b.u32(PMIX_APP_SIZE, app_size[app]);
+        if (napps > 1) {
+            b.u32(PMIX_APP_SIZE, app_size[app]);
+            // the step's process set of its app (groups.h): OpenMPI 5 finds a pset's members by it
+            b.str(PMIX_PSET_NAME, step.nspace + ".app" + std::to_string(app));
+        }
         if (app < step.app_argv.size() && !step.app_argv[app].empty()) b.str(PMIX_APP_ARGV, step.app_argv[app]);
         b.u16(PMIX_LOCAL_RANK, static_cast<uint16_t>(lrank_of[r]));
         b.u16(PMIX_NODE_RANK, static_cast<uint16_t>(lrank_of[r]));
