@@ -10,6 +10,9 @@
 #
 # Each package is unpacked once per version into $cache/<pkg>-<version>/src;
 # a later run reuses it.  Prints one line per suite: "<pkg> <source dir>".
+#   PMIXCPP_SUITES_FALLBACK  a directory of sources of another release, laid out like the
+#                            cache (<pkg>-<version>/src): used for a package whose installed
+#                            version's source the mirror does not have, with a note on stderr
 # deb-src is enabled the way contrib/fetch-slurm-source.sh does it.
 set -eu
 
@@ -64,11 +67,22 @@ fetch() {  # <source pkg> <binary pkg>   (run in a subshell: die exits it)
     echo "$1 $dest/src"
 }
 
+# fetch, else the newest source of that package in PMIXCPP_SUITES_FALLBACK
+fetch_or_fallback() {  # <source pkg> <binary pkg>
+    (fetch "$1" "$2") && return 0
+    fb=${PMIXCPP_SUITES_FALLBACK:-}
+    [ -n "$fb" ] || return 1
+    d=$(ls -d "$fb/$1"-*/src 2>/dev/null | sort -V | tail -n 1)
+    [ -n "$d" ] || return 1
+    echo "fetch-suites: $1: the installed version's source is not on this mirror; using $(basename "$(dirname "$d")") from $fb" >&2
+    echo "$1 $d"
+}
+
 mkdir -p "$cache" 2>/dev/null || true
 status=0
 # Debian 13 renamed libpmix2 to libpmix2t64 (64-bit time_t); libpmix-dev names both
-(fetch pmix libpmix-dev) || status=1
-(fetch mpich mpich) || status=1
+fetch_or_fallback pmix libpmix-dev || status=1
+fetch_or_fallback mpich mpich || status=1
 # mpi4py's upstream tarball is missing from some bookworm mirrors: report it
 # (the runner then marks the mpi4py suite SKIP) instead of failing everything.
 if ! (fetch mpi4py python3-mpi4py); then

@@ -12,12 +12,26 @@
 set -uo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 
+# Where the root finds the Debian 12 sources of the public suites, for those whose Debian 13
+# version the mirror lacks (seen: OpenPMIx 5.0.7, MPICH 4.2.1): contrib/fetch-suites.sh.
+fallback_suites=/var/cache/pmixcpp/suites-debian12
 if [ -z "${PMIXCPP_IN_CHROOT:-}" ]; then
-    "$src/contrib/debian13-root.sh" build >/dev/null || { echo "test-debian13: cannot build the Debian 13 root"; exit 1; }
+    root=$("$src/contrib/debian13-root.sh" build) || { echo "test-debian13: cannot build the Debian 13 root"; exit 1; }
+    root=$(echo "$root" | tail -n 1)
+    # the host's (Debian 12) suite sources, copied into the root once
+    if [ ! -d "$root$fallback_suites" ]; then
+        "$src/contrib/fetch-suites.sh" 2>/dev/null | while read -r pkg dir; do
+            case $pkg in pmix|mpich) ;; *) continue ;; esac
+            mkdir -p "$root$fallback_suites.tmp/$(basename "$(dirname "$dir")")" &&
+                cp -a "$dir" "$root$fallback_suites.tmp/$(basename "$(dirname "$dir")")/src"
+        done
+        [ -d "$root$fallback_suites.tmp" ] && mv "$root$fallback_suites.tmp" "$root$fallback_suites"
+    fi
     exec "$src/contrib/debian13-root.sh" run "$src/contrib/test-debian13.sh" "$@"
 fi
+export PMIXCPP_SUITES_FALLBACK=$fallback_suites
 
-check=1 conformance=1 tests=()
+check=1 conformance=1 tests=() default_run=0
 for a in "$@"; do
     case $a in
         --no-check) check=0 ;;
@@ -46,6 +60,15 @@ if [ $check = 1 ]; then
     make -C "$PMIXCPP_BUILD_DIR" -j"$(nproc)" check
     unit_rc=$?
 fi
+# The newest Slurm (Debian's development branch): the Slurm glue must compile against it
+# (contrib/compile-check-slurm.sh; exit 77 = its source is not on this mirror: a skip).
+cc_rc=0
+if [ ${#tests[@]} -eq 0 ]; then
+    echo "=== Debian 13: compile check of plugin/slurm against the development branch's Slurm"
+    "$src/contrib/compile-check-slurm.sh" sid
+    cc_rc=$?
+    if [ $cc_rc = 77 ]; then echo "test-debian13: compile check SKIPPED (no source of the development branch's Slurm here)"; cc_rc=0; fi
+fi
 t2=$(date +%s)
 
 # Left out of the default run on this stack, and why:
@@ -60,6 +83,7 @@ t2=$(date +%s)
 #       not grow back) and the root has no slurmdbd; not done yet
 # Name tests on the command line to run them anyway.
 if [ ${#tests[@]} -eq 0 ]; then
+    default_run=1
     skip=" t-attack-files t-attack-net t-attack-client t-security t-events-nodedown t-events-nodedown3
            t-events-signal t-multinode-scale t-teardown t-load t-debs t-fabric t-fabric-client t-fabric-tree
            t-fabric-layouts t-alloc t-alloc-acct "
@@ -76,18 +100,22 @@ int_rc=$?
 t3=$(date +%s)
 
 conf_rc=0
-if [ $conformance = 1 ] && [ ${#tests[@]} -eq 0 ]; then
-    # the suites come from Debian's source packages of the installed versions; a mirror that
-    # lacks them (seen: OpenPMIx 5.0.7, MPICH 4.2.1) makes the conformance part a skip
+if [ $conformance = 1 ] && [ $default_run = 1 ]; then
+    # The suites come from Debian's source packages of the installed versions, else (the mirror
+    # lacks OpenPMIx 5.0.7's and MPICH 4.2.1's) Debian 12's copied in above: OpenPMIx 4.2.2's
+    # example programs, built here against our headers and run with this stack's Slurm, and
+    # python3-mpi4py's own programs on OpenMPI 5. MPICH's tests are judged on Debian 12 (their
+    # expected results are OpenMPI 4.1's).
+    pmix_suite=$("$src/contrib/fetch-suites.sh" 2>&1 | sed -n 's/^fetch-suites: pmix: .*using \([^ ]*\) from.*/\1/p')
     if "$src/contrib/fetch-suites.sh" 2>/dev/null | grep -q '^pmix '; then
-        echo "=== Debian 13: conformance (OpenPMIx 5.0.7 examples, MPICH's tests) under srun --mpi=pmixcpp"
-        "$src/tests/conformance/run.sh" --mpi=pmixcpp
+        echo "=== Debian 13: conformance (OpenPMIx examples${pmix_suite:+ of $pmix_suite}, python3-mpi4py) under srun --mpi=pmixcpp"
+        "$src/tests/conformance/run.sh" --mpi=pmixcpp --suite=pmix,mpi4py
         conf_rc=$?
     else
-        echo "=== Debian 13: conformance SKIPPED: the OpenPMIx source of the installed version is not on this mirror"
+        echo "=== Debian 13: conformance SKIPPED: no OpenPMIx source on this mirror nor from Debian 12"
     fi
 fi
 t4=$(date +%s)
 
-echo "test-debian13: build $((t1 - t0)) s, make check $((t2 - t1)) s (rc $unit_rc), integration $((t3 - t2)) s (rc $int_rc), conformance $((t4 - t3)) s (rc $conf_rc)"
-[ $unit_rc -eq 0 ] && [ $int_rc -eq 0 ] && [ $conf_rc -eq 0 ]
+echo "test-debian13: build $((t1 - t0)) s, make check and compile check $((t2 - t1)) s (rc $unit_rc, $cc_rc), integration $((t3 - t2)) s (rc $int_rc), conformance $((t4 - t3)) s (rc $conf_rc)"
+[ $unit_rc -eq 0 ] && [ $cc_rc -eq 0 ] && [ $int_rc -eq 0 ] && [ $conf_rc -eq 0 ]
