@@ -162,7 +162,10 @@ PMIX_ALLOC_DIR=extend PMIX_ALLOC_NODES=5 sbatch_wait "$work/refuse.sbatch" -N2 -
 expect_match "refuse: EXTEND beyond the partition" '^REFUSED PMIX_ERR_OUT_OF_RESOURCE .*(node configuration is not available|Node count)' "$out"
 if id nobody >/dev/null 2>&1; then
     as_user=nobody PMIX_ALLOC_DIR=new PMIX_ALLOC_QUEUE=ops sbatch_wait "$work/refuse.sbatch" -N1 --export=ALL
-    expect_match "refuse: a partition the account may not use" "^REFUSED PMIX_ERR_[A-Z_]+ .*account not permitted to use this partition" "$out"
+    # Slurm 22.05 says why in the pending reason; 23.02 and newer only say PartitionConfig, and the
+    # bridge names the partition's AllowAccounts
+    expect_match "refuse: a partition the account may not use" \
+        "^REFUSED PMIX_ERR_NO_PERMISSIONS .*account( [^ ]+)? not permitted to use this partition \\(ops allows ops" "$out"
     as_user=nobody PMIX_ALLOC_DIR=extend sbatch_wait "$work/refuse.sbatch" -N2 --qos=small --export=ALL
     expect_match "refuse: the QOS's MaxTRESPerUser node limit" "^REFUSED .*QOSMaxNodePerUserLimit" "$out"
 else
