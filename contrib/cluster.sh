@@ -419,6 +419,9 @@ accounting_start() {
         wait_until 60 dbd_ready || fail_start "slurmdbd exited or does not listen on port $DBD_PORT"
     else
         rm -f "$DBDIR/associations.done"
+        # a new database gives the cluster a new id: slurmctld would refuse the one in its state
+        # directory ("CLUSTER ID MISMATCH")
+        rm -f "$SPOOL/slurmctld/clustername"
         # the database exists before slurmdbd's first connection: when it has to create it,
         # slurmdbd connects again on the same handle, which MariaDB's client library 3.4
         # (Debian 13) leaves unable to read any result ("Number of columns in result (=1)
