@@ -85,6 +85,8 @@ expect_match "new (srun): every check passed" '^RESULT-PASS rank 0' "$out"
 read -r _ _ new_id new_job _ new_secs <<<"$(echo "$out" | grep '^ALLOC new ' | head -1)"
 if [ -n "${new_job:-}" ]; then
     expect_eq "new: PMIX_JOBID names a job called after the request" "pmixcpp-alloc.$new_id" "$(job_field "$new_job" JobName)"
+    # ended when the step ended; Slurm may still be cleaning its node up (COMPLETING) for a moment
+    for _ in $(seq 20); do [ "$(job_field "$new_job" JobState)" = COMPLETING ] || break; sleep 0.5; done
     expect_match "new: ended with the step" '^(CANCELLED|COMPLETED)' "$(job_field "$new_job" JobState)"
     tl=$(job_field "$new_job" TimeLimit)
     expect_match "new: a time limit within the job's 20 min ($tl)" '^00:(1[0-9]|20|0[0-9]):00$' "$tl"
