@@ -382,9 +382,13 @@ EOF
 
 accounting_start() {
     [ "$ACCOUNTING" = slurmdbd ] || return 0
-    local t0 pass
+    local t0 pass v
     t0=$(date +%s.%N)
     id mysql >/dev/null 2>&1 || fail_start "no user 'mysql' (install mariadb-server)"
+    # data written by another MariaDB release (the host's 10.11 or the Debian 13 root's 11.8)
+    # is not for this one: start afresh
+    v=$("$MARIADBD" --version 2>/dev/null || true)
+    [ "$(cat "$DBDIR/.pmixcpp-mariadb-version" 2>/dev/null)" = "$v" ] || rm -rf "$DBDIR"
     if [ ! -d "$DBDIR/data/mysql" ]; then
         rm -rf "$DBDIR"
         mkdir -p "$DBDIR/data"
@@ -393,6 +397,7 @@ accounting_start() {
         mariadb-install-db --no-defaults --datadir="$DBDIR/data" --user=mysql \
             --auth-root-authentication-method=socket --skip-test-db >"$LOGDIR/mariadb-install.out" 2>&1 ||
             fail_start "mariadb-install-db failed (see $LOGDIR/mariadb-install.out)"
+        echo "$v" > "$DBDIR/.pmixcpp-mariadb-version"
     fi
     rm -f "$DBDIR/mysqld.sock"
     start_daemon mysqld "$LOGDIR/mysqld.out" "$MARIADBD" --no-defaults --user=mysql \
@@ -414,7 +419,15 @@ accounting_start() {
         wait_until 60 dbd_ready || fail_start "slurmdbd exited or does not listen on port $DBD_PORT"
     else
         rm -f "$DBDIR/associations.done"
+        # a new database gives the cluster a new id: slurmctld would refuse the one in its state
+        # directory ("CLUSTER ID MISMATCH")
+        rm -f "$SPOOL/slurmctld/clustername"
+        # the database exists before slurmdbd's first connection: when it has to create it,
+        # slurmdbd connects again on the same handle, which MariaDB's client library 3.4
+        # (Debian 13) leaves unable to read any result ("Number of columns in result (=1)
+        # set exceeds maximum allowed number of columns (=0)": slurmdbd stops)
         db_sql "DROP DATABASE IF EXISTS $DB_ACCT;
+                CREATE DATABASE $DB_ACCT;
                 CREATE USER IF NOT EXISTS '$DB_USER'@'127.0.0.1' IDENTIFIED BY '$pass';
                 ALTER USER '$DB_USER'@'127.0.0.1' IDENTIFIED BY '$pass';
                 GRANT ALL ON $DB_ACCT.* TO '$DB_USER'@'127.0.0.1';" ||

@@ -1,5 +1,6 @@
 #!/bin/bash
 # A Debian 13 (trixie) root on this host: Slurm 24.11 (with mpi/pmix_v5), munge,
+# slurmdbd and MariaDB (the local cluster's accounting),
 # OpenMPI 5, OpenPMIx 5 (libpmix-dev), MPICH, mpi4py, the build tools and
 # pmixcpp's build dependencies.  Built once with debootstrap from the Debian
 # archive this machine's apt already uses, then cached.  The second test bed:
@@ -32,6 +33,7 @@ STAMP=$ROOT/.pmixcpp-root-ready
 # (contrib/install-deps.sh lists the same for Debian 12).
 PACKAGES="
 slurmctld slurmd slurm-client slurm-wlm-basic-plugins munge libmunge-dev
+slurmdbd mariadb-server mariadb-client
 openmpi-bin libopenmpi-dev libpmix-dev mpich libmpich-dev python3-mpi4py
 g++ make autoconf automake libtool pkg-config dpkg-dev git
 libevent-dev libssl-dev libhwloc-dev hwloc libucx-dev ucx-utils libgtest-dev libslurm-dev

@@ -93,6 +93,7 @@ struct job_snapshot {
     std::string batch_host;
     uint32_t reason_code = 0;
     std::string reason;
+    bool reason_described = false;  // Slurm gave a text of its own (state_desc), not just the code's name
     std::string account;
     std::string qos;
     std::string name;
@@ -120,12 +121,51 @@ Result<job_snapshot> load_job(uint32_t job_id) {
     s.qos = j.qos ? j.qos : "";
     s.name = j.name ? j.name : "";
     s.user_id = j.user_id;
-    if (j.state_desc && *j.state_desc)
+    s.reason_described = j.state_desc && *j.state_desc;
+    if (s.reason_described)
         s.reason = j.state_desc;
     else
         s.reason = slurm_job_reason_text(static_cast<enum job_state_reason>(j.state_reason));
     slurm_free_job_info_msg(msg);
     return s;
+}
+
+bool in_comma_list(const char *list, const std::string &name) {
+    if (list == nullptr || name.empty()) return false;
+    std::string l(list);
+    size_t from = 0;
+    for (;;) {
+        size_t comma = l.find(',', from);
+        if (l.compare(from, comma == std::string::npos ? std::string::npos : comma - from, name) == 0) return true;
+        if (comma == std::string::npos) return false;
+        from = comma + 1;
+    }
+}
+
+// Why a pending job's partition will not take it, when Slurm keeps it pending as PartitionConfig
+// without a text (Slurm 23.02 and newer no longer say that the account is the cause): the
+// partition's AllowAccounts / DenyAccounts against the job's account. Slurm also admits an
+// account whose parent is allowed; the bridge cannot see the account tree, so it names the
+// lists it compared and leaves the decision to Slurm's reason code. nullopt: not the account.
+std::optional<std::string> account_refusal(const job_snapshot &job) {
+    if (job.partition.empty() || job.account.empty()) return std::nullopt;
+    partition_info_msg_t *msg = nullptr;
+    if (slurm_load_partitions(0, &msg, SHOW_ALL) != SLURM_SUCCESS) return std::nullopt;
+    std::optional<std::string> why;
+    for (uint32_t i = 0; msg && i < msg->record_count; ++i) {
+        const partition_info_t &p = msg->partition_array[i];
+        if (p.name == nullptr || job.partition != p.name) continue;
+        if (p.allow_accounts && *p.allow_accounts && strcmp(p.allow_accounts, "ALL") != 0 &&
+            !in_comma_list(p.allow_accounts, job.account))
+            why = "the job's account " + job.account + " not permitted to use this partition (" + job.partition +
+                  " allows " + p.allow_accounts + ")";
+        else if (in_comma_list(p.deny_accounts, job.account))
+            why = "the job's account " + job.account + " not permitted to use this partition (" + job.partition +
+                  " denies " + p.deny_accounts + ")";
+        break;
+    }
+    if (msg) slurm_free_partition_info_msg(msg);
+    return why;
 }
 
 std::vector<std::string> expand(const std::string &list) {
@@ -782,10 +822,17 @@ void alloc_bridge::check_pending(alloc::request_record &rec) {
     if (job->state == JOB_PENDING) {
         if (hopeless(job->reason_code)) {
             slurm_kill_job(r->slurm_job, SIGKILL, 0);
-            const bool refused = job->reason_code == WAIT_ACCOUNT || job->reason_code == WAIT_QOS ||
-                                 job->reason_code == FAIL_ACCOUNT || job->reason_code == FAIL_QOS;
+            bool refused = job->reason_code == WAIT_ACCOUNT || job->reason_code == WAIT_QOS ||
+                           job->reason_code == FAIL_ACCOUNT || job->reason_code == FAIL_QOS;
+            std::string reason = job->reason;
+            if (job->reason_code == WAIT_PART_CONFIG || job->reason_code == FAIL_ACCOUNT) {
+                if (auto why = account_refusal(*job)) {
+                    if (!job->reason_described) reason += ": " + *why;
+                    refused = true;
+                }
+            }
             fail(*r, refused ? PMIX_ERR_NO_PERMISSIONS : PMIX_ERR_OUT_OF_RESOURCE,
-                 "slurmctld keeps job " + std::to_string(r->slurm_job) + " pending for good: " + job->reason);
+                 "slurmctld keeps job " + std::to_string(r->slurm_job) + " pending for good: " + reason);
         }
         return;
     }
