@@ -104,13 +104,15 @@ if [ $conformance = 1 ] && [ $default_run = 1 ]; then
     # example programs, built here against our headers and run with this stack's Slurm, and
     # python3-mpi4py's own programs on OpenMPI 5. MPICH's tests are judged on Debian 12 (their
     # expected results are OpenMPI 4.1's).
-    pmix_suite=$("$src/contrib/fetch-suites.sh" 2>&1 | sed -n 's/^fetch-suites: pmix: .*using \([^ ]*\) from.*/\1/p')
-    if "$src/contrib/fetch-suites.sh" 2>/dev/null | grep -q '^pmix '; then
+    suites=$("$src/contrib/fetch-suites.sh" 2>&1)
+    pmix_suite=$(echo "$suites" | sed -n 's/^fetch-suites: pmix: .*using \([^ ]*\) from.*/\1/p')
+    if grep -q '^pmix ' <<< "$suites"; then
         echo "=== Debian 13: conformance (OpenPMIx examples${pmix_suite:+ of $pmix_suite}, python3-mpi4py) under srun --mpi=pmixcpp"
         "$src/tests/conformance/run.sh" --mpi=pmixcpp --suite=pmix,mpi4py
         conf_rc=$?
     else
-        echo "=== Debian 13: conformance SKIPPED: no OpenPMIx source on this mirror nor from Debian 12"
+        echo "=== Debian 13: conformance SKIPPED: no OpenPMIx source on this mirror nor from Debian 12:"
+        echo "$suites" | grep '^fetch-suites' | tail -n 3 | sed 's/^/    /'
     fi
 fi
 t4=$(date +%s)
