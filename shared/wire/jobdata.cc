@@ -141,7 +141,7 @@ Result<jobdata_view::entry> jobdata_view::find(uint32_t rank) const {
                 hi = mid;
         }
     }
-    if (found == _count) return Status(PMIX_ERR_NOT_FOUND, "job data: no entry for rank " + std::to_string(rank));
+    if (found == _count) return Status(PMIX_ERR_NOT_FOUND, std::string());  // a common miss: no message to build
     return at(found);
 }
 
@@ -186,7 +186,7 @@ Status jobdata_view::value(const entry &e, std::string_view key, pmix_value_t *o
         else
             hi = mid;
     }
-    return Status(PMIX_ERR_NOT_FOUND, "job data: no " + std::string(key));
+    return Status(PMIX_ERR_NOT_FOUND, std::string());  // the usual miss of a Get of non-job data
 }
 
 Status decode_jobdata(std::span<const uint8_t> bytes, std::vector<jobdata_entry> *entries) {

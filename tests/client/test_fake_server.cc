@@ -530,7 +530,7 @@ TEST(FakeServer, InitStartsNoThread) {
     EXPECT_EQ(PMIx_Fence(nullptr, 0, nullptr, 0), PMIX_SUCCESS);
     EXPECT_EQ(thread_count(), before + 1);  // the progress thread; the signal reader waits for a handler
     ASSERT_EQ(PMIx_Finalize(nullptr, 0), PMIX_SUCCESS);
-    EXPECT_EQ(thread_count(), before);
+    EXPECT_LE(thread_count(), before);  // the scripted server's thread may end with the connection
     unsetenv("PMIXCPP_SIGNAL_EVENTS");
 }
 

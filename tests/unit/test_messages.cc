@@ -285,10 +285,12 @@ TEST(Messages, JobdataViewChecksVersionAndBounds) {
         ASSERT_TRUE(v.ok());
         auto e = v->find(0);
         ASSERT_TRUE(e.ok());
-        auto key = v->key_at(e.value(), 0);
+        EXPECT_EQ(v->key_at(e.value(), 0).status().code(), PMIX_ERR_UNPACK_FAILURE);
+        auto key = v0->key_at(e0.value(), 0);
         ASSERT_TRUE(key.ok());
+        const std::string k(key.value());
         pmix_value_t val{};
-        EXPECT_EQ(v->value(e.value(), key.value(), &val).code(), PMIX_ERR_UNPACK_FAILURE);
+        EXPECT_EQ(v->value(e.value(), k, &val).code(), PMIX_ERR_UNPACK_FAILURE);
     }
     // Any single corrupted byte: lookups fail cleanly or succeed, never read outside the file.
     for (size_t n = 0; n < bytes.size(); ++n) {
