@@ -22,46 +22,12 @@ namespace pmixcpp::client {
 namespace {
 std::atomic<Client *> g_client{nullptr};
 
-constexpr auto kConnectTimeout = std::chrono::seconds(30);
-constexpr auto kFinalizeTimeout = std::chrono::seconds(10);
+// How long PMIx_Finalize may block writing its last message (a server that reads nothing).
+constexpr auto kFinalizeFlushTimeout = std::chrono::seconds(10);
 // Extra time a local timer gives the server to answer with its own timeout status.
 constexpr double kTimeoutGrace = 1.0;
 constexpr const char *kLocalTimeout = "timed out (client side)";
 
-// RAII for a read-only mapping of the job-data file.
-class Mapping {
-public:
-    ~Mapping() {
-        if (_p != MAP_FAILED && _p != nullptr) munmap(_p, _len);
-    }
-    Status map(const std::string &path, uint64_t expected) {
-        int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-        if (fd < 0) return Status(PMIX_ERR_INIT, "open job data " + path + ": " + strerror(errno));
-        struct stat st {};
-        if (fstat(fd, &st) != 0) {
-            close(fd);
-            return Status(PMIX_ERR_INIT, "stat job data " + path + ": " + strerror(errno));
-        }
-        _len = static_cast<size_t>(st.st_size);
-        if (expected != 0 && expected != _len)
-            PMIXCPP_LOG_WARNING("job data %s: size %zu, server announced %llu", path.c_str(), _len,
-                                static_cast<unsigned long long>(expected));
-        if (_len == 0) {
-            close(fd);
-            return Status(PMIX_ERR_INIT, "job data " + path + " is empty");
-        }
-        _p = mmap(nullptr, _len, PROT_READ, MAP_SHARED, fd, 0);
-        int err = errno;
-        close(fd);
-        if (_p == MAP_FAILED) return Status(PMIX_ERR_INIT, "mmap job data " + path + ": " + strerror(err));
-        return Status::success();
-    }
-    std::span<const uint8_t> bytes() const { return {static_cast<const uint8_t *>(_p), _len}; }
-
-private:
-    void *_p = MAP_FAILED;
-    size_t _len = 0;
-};
 }  // namespace
 
 Client *current() { return g_client.load(std::memory_order_acquire); }
@@ -95,6 +61,12 @@ Result<ClientEnv> read_client_env() {
     if (env.socket_path.size() >= sizeof(sockaddr_un::sun_path))
         return Status(PMIX_ERR_INIT, "server socket path too long: " + env.socket_path);
     env.token = token;
+    // The server writes the job data beside its socket (PROTOCOL.md); PMIXCPP_JOBDATA may name it.
+    const char *jd = getenv("PMIXCPP_JOBDATA");
+    if (jd != nullptr && *jd != '\0')
+        env.jobdata_path = jd;
+    else
+        env.jobdata_path = env.socket_path.substr(0, env.socket_path.rfind('/') + 1) + "jobdata";
     return env;
 }
 
@@ -106,6 +78,30 @@ Status Client::start(const ClientEnv &env) {
     _self.rank = env.rank;
     _data.set_self(env.nspace, env.rank);
     _events = event_registry(_self, [this](const pmix_proc_t &p) { return is_local_peer(p); });
+
+    // Job data: mapped and looked up in place; only what is asked for is decoded.
+    auto job = JobData::map(env.jobdata_path);
+    if (!job.ok()) return job.status();
+    _data.set_jobdata(std::move(job.value()));
+    const pmix_value_t *lr = _data.job_value(_self.rank, PMIX_LOCAL_RANK);
+    if (lr == nullptr || lr->type != PMIX_UINT16)
+        return Status(PMIX_ERR_INIT, "job data " + env.jobdata_path + " has no local rank of rank " +
+                                         std::to_string(_self.rank));
+    _local_rank = lr->data.uint16;
+    if (const pmix_value_t *lp = _data.job_value(PMIX_RANK_WILDCARD, PMIX_LOCAL_PEERS);
+        lp != nullptr && lp->type == PMIX_STRING && lp->data.string != nullptr) {
+        std::vector<pmix_rank_t> peers;
+        for (const char *p = lp->data.string; *p != '\0';) {
+            char *end = nullptr;
+            unsigned long r = strtoul(p, &end, 10);
+            if (end == p) break;
+            peers.push_back(static_cast<pmix_rank_t>(r));
+            p = *end == ',' ? end + 1 : end;
+        }
+        std::sort(peers.begin(), peers.end());
+        std::lock_guard<std::mutex> g(_ev_lock);
+        _local_peers = std::move(peers);
+    }
 
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) return Status(PMIX_ERR_INIT, std::string("socket: ") + strerror(errno));
@@ -121,7 +117,10 @@ Status Client::start(const ClientEnv &env) {
         close(fd);
         return st;
     }
-    PMIXCPP_RETURN_IF_ERROR(_loop.start());
+    // No progress thread yet: the connect request is written from here and its answer read by
+    // whoever first waits for the server (the connection is ordered, so every later request
+    // queues behind it). A refusal closes the connection: calls that need the server then fail
+    // with PMIX_ERR_LOST_CONNECTION, and the reason is logged here.
     _loop.attach(
         fd, [this](wire::Frame &&f) { on_frame(std::move(f)); },
         [this](const Status &why) { on_close(why); });
@@ -133,81 +132,46 @@ Status Client::start(const ClientEnv &env) {
     req.pid = static_cast<uint32_t>(getpid());
     wire::Writer w;
     PMIXCPP_RETURN_IF_ERROR(wire::encode(w, req));
-
-    struct Outcome {
-        Status status;
-        wire::connect_reply reply;
-    } out;
-    // The local timer (timeout + kTimeoutGrace) ends the wait if the server never answers.
-    const double connect_s = std::chrono::duration<double>(kConnectTimeout).count() - kTimeoutGrace;
-    Status st = request_wait(
+    const uint32_t rank = _self.rank, local_rank = _local_rank;
+    Status st = send_request(
         wire::msg_type::connect, w,
-        [&out](pmix_status_t status, const std::string &msg, wire::Reader &body) {
-            if (status == PMIX_ERR_TIMEOUT && msg == kLocalTimeout) {
-                out.status = Status(PMIX_ERR_TIMEOUT, "no answer from the server to connect");
-            } else if (status != PMIX_SUCCESS) {
-                out.status = Status(status, "server refused the connection: " + msg);
-            } else {
-                Status d = wire::decode(body, &out.reply);
-                if (d.ok()) d = body.expect_end();
-                out.status = d.with_context("connect reply");
+        [rank, local_rank](pmix_status_t status, const std::string &msg, wire::Reader &body) {
+            if (status != PMIX_SUCCESS) {
+                PMIXCPP_LOG_ERROR("the pmixcpp server refused rank %u: %s %s", rank, PMIx_Error_string(status),
+                                  msg.c_str());
+                return;
             }
+            wire::connect_reply reply;
+            Status d = wire::decode(body, &reply);
+            if (d.ok() && reply.local_rank != local_rank)
+                PMIXCPP_LOG_WARNING("server says local rank %u, job data %u", reply.local_rank, local_rank);
         },
-        connect_s);
+        0, true);
     if (!st.ok()) {
         _loop.stop();
         return st;
     }
-    if (!out.status.ok()) {
-        _loop.stop();
-        return out.status;
-    }
-    _local_rank = out.reply.local_rank;
-
-    Mapping map;
-    st = map.map(out.reply.jobdata_path, out.reply.jobdata_size);
-    std::vector<wire::jobdata_entry> entries;
-    if (st.ok()) st = wire::decode_jobdata(map.bytes(), &entries).with_context(out.reply.jobdata_path);
-    if (!st.ok()) {
-        _loop.stop();
-        return st;
-    }
-    _data.load_jobdata(entries);
-    if (const pmix_value_t *lp = _data.job_value(PMIX_RANK_WILDCARD, PMIX_LOCAL_PEERS);
-        lp != nullptr && lp->type == PMIX_STRING && lp->data.string != nullptr) {
-        std::vector<pmix_rank_t> peers;
-        for (const char *p = lp->data.string; *p != '\0';) {
-            char *end = nullptr;
-            unsigned long r = strtoul(p, &end, 10);
-            if (end == p) break;
-            peers.push_back(static_cast<pmix_rank_t>(r));
-            p = *end == ',' ? end + 1 : end;
-        }
-        std::sort(peers.begin(), peers.end());
-        std::lock_guard<std::mutex> g(_ev_lock);
-        _local_peers = std::move(peers);
-    }
-    PMIXCPP_LOG_DEBUG("connected as %s:%u (local rank %u), %zu job-data entries", _self.nspace, _self.rank,
-                      _local_rank, entries.size());
+    PMIXCPP_LOG_DEBUG("%s:%u (local rank %u): job data mapped, connect sent", _self.nspace, _self.rank,
+                      _local_rank);
     return Status::success();
 }
 
 void Client::stop() {
     if (_loop.connected()) {
+        // No round trip: the finalize request goes out behind everything sent before it, then the
+        // connection closes; the server learns of the orderly end in that order.
         wire::finalize_request req;
         wire::Writer w;
+        uint32_t id;
+        {
+            std::lock_guard<std::mutex> g(_req_lock);
+            do {
+                id = _next_id++;
+            } while (id == 0 || _pending.count(id) != 0);
+        }
         if (wire::encode(w, req).ok()) {
-            const double finalize_s = std::chrono::duration<double>(kFinalizeTimeout).count() - kTimeoutGrace;
-            Status st = request_wait(
-                wire::msg_type::finalize, w,
-                [](pmix_status_t status, const std::string &msg, wire::Reader &) {
-                    if (status == PMIX_ERR_TIMEOUT && msg == kLocalTimeout)
-                        PMIXCPP_LOG_WARNING("finalize: no answer from the server");
-                    else if (status != PMIX_SUCCESS)
-                        PMIXCPP_LOG_DEBUG("finalize: %s %s", PMIx_Error_string(status), msg.c_str());
-                },
-                finalize_s);
-            (void)st;  // not sent: the connection is gone, nothing to wait for
+            auto frame = wire::encode_frame(static_cast<uint16_t>(wire::msg_type::finalize), 0, id, w.data());
+            if (frame.ok()) _loop.finish(std::move(frame.value()), kFinalizeFlushTimeout);
         }
     }
     _loop.stop();
@@ -226,6 +190,13 @@ void Client::stop() {
 
 Status Client::request(wire::msg_type type, const wire::Writer &payload, ReplyHandler handler,
                        double timeout_s, bool any_thread) {
+    // Someone must read the reply (and, from now on, what else the server sends).
+    if (!_loop.running()) PMIXCPP_RETURN_IF_ERROR(_loop.start());
+    return send_request(type, payload, std::move(handler), timeout_s, any_thread);
+}
+
+Status Client::send_request(wire::msg_type type, const wire::Writer &payload, ReplyHandler handler,
+                            double timeout_s, bool any_thread) {
     uint32_t id;
     {
         std::lock_guard<std::mutex> g(_req_lock);

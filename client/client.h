@@ -39,8 +39,10 @@ struct ClientEnv {
     pmix_rank_t rank = PMIX_RANK_UNDEF;
     std::string socket_path;
     std::string token;
+    std::string jobdata_path;
 };
-// Read PMIX_NAMESPACE, PMIX_RANK, PMIXCPP_SERVER_URI (unix:<path>), PMIXCPP_CLIENT_TOKEN.
+// Read PMIX_NAMESPACE, PMIX_RANK, PMIXCPP_SERVER_URI (unix:<path>), PMIXCPP_CLIENT_TOKEN, and
+// PMIXCPP_JOBDATA (default: "jobdata" beside the socket).
 Result<ClientEnv> read_client_env();
 
 class Client {
@@ -50,9 +52,11 @@ public:
     Client(const Client &) = delete;
     Client &operator=(const Client &) = delete;
 
-    // Connect, handshake, map and load the job data. On failure everything is undone.
+    // Map the job data, connect and send the connect request without waiting for its answer; no
+    // thread is started (the first request starts the progress thread). On failure everything is
+    // undone.
     Status start(const ClientEnv &env);
-    // Send finalize (bounded wait), stop the progress thread, close the connection.
+    // Send finalize without waiting for an answer, stop the progress thread, close the connection.
     void stop();
 
     // Send a request; `handler` runs exactly once on the progress thread. timeout_s > 0 arms a
@@ -92,6 +96,9 @@ public:
     static constexpr size_t kEventCacheSize = 64;
 
 private:
+    // request() without starting the progress thread.
+    Status send_request(wire::msg_type type, const wire::Writer &payload, ReplyHandler handler, double timeout_s,
+                        bool any_thread);
     void on_frame(wire::Frame &&frame);
     void on_close(const Status &why);
     void complete(uint32_t id, pmix_status_t status, const std::string &message, wire::Reader &body);

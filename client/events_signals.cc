@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdlib>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -41,6 +42,9 @@ int g_pipe_rd = -1, g_pipe_wr = -1;
 std::vector<installed_signal> &g_installed = *new std::vector<installed_signal>;
 std::thread &g_reader = *new std::thread;
 std::atomic<bool> g_stopping{false};  // set once the original dispositions are back
+bool g_active = false;  // handlers installed (the reader starts with the first handler that wants a signal)
+Client *g_client = nullptr;
+std::mutex g_interest_lock;  // update_signal_interest and remove_signal_events
 bool g_atfork_registered = false;
 
 extern "C" void on_signal(int sig) {
@@ -115,7 +119,7 @@ int signal_event_code(int sig) {
 
 void install_signal_events(Client &c) {
     const char *list = getenv("PMIXCPP_SIGNAL_EVENTS");
-    if (list == nullptr || g_reader.joinable()) return;
+    if (list == nullptr || g_active) return;
     auto sigs = parse_signal_list(list);
     if (!sigs.ok()) {
         PMIXCPP_LOG_ERROR("PMIXCPP_SIGNAL_EVENTS=%s ignored: %s", list, sigs.status().message().c_str());
@@ -140,15 +144,7 @@ void install_signal_events(Client &c) {
     fcntl(p[1], F_SETFL, O_NONBLOCK);
     g_pipe_rd = p[0];
     g_pipe_wr = p[1];
-    try {
-        g_reader = std::thread(reader_main, &c);
-    } catch (const std::exception &e) {
-        PMIXCPP_LOG_ERROR("signal events: cannot start the thread: %s", e.what());
-        close(p[0]);
-        close(p[1]);
-        g_pipe_rd = g_pipe_wr = -1;
-        return;
-    }
+    g_client = &c;
     g_stopping = false;
     g_installed.clear();
     g_installed.reserve(wanted.size());
@@ -162,36 +158,57 @@ void install_signal_events(Client &c) {
         s.sig = sig;
         if (sig >= kMaxSignal || sigaction(sig, nullptr, &s.original) != 0) continue;
         g_original[sig] = s.original;
-        g_wanted[sig] = signal_event_wanted(c, sig);
+        g_wanted[sig] = false;  // update_signal_interest sets it, once the reader runs
         if (sigaction(sig, &sa, nullptr) != 0) continue;
         g_installed.push_back(s);
         names += std::string(names.empty() ? "" : ",") + signal_short_name(sig);
     }
+    g_active = true;
     if (!g_atfork_registered && pthread_atfork(nullptr, nullptr, restore_in_child) == 0) g_atfork_registered = true;
     PMIXCPP_LOG_DEBUG("signal events: %s", names.c_str());
 }
 
 void update_signal_interest(Client &c) {
-    if (!g_reader.joinable()) return;
+    std::lock_guard<std::mutex> g(g_interest_lock);
+    if (!g_active) return;
+    bool any = false;
+    for (const auto &s : g_installed) any = any || signal_event_wanted(c, s.sig);
+    // The reader runs from the first handler that wants a signal's event on (until then a signal
+    // takes its original course in the signal handler itself); it exists before any g_wanted is
+    // set, so a signal written to the pipe is always read.
+    if (any && !g_reader.joinable()) {
+        try {
+            g_reader = std::thread(reader_main, g_client);
+        } catch (const std::exception &e) {
+            PMIXCPP_LOG_ERROR("signal events: cannot start the thread: %s", e.what());
+            return;
+        }
+    }
     for (const auto &s : g_installed) g_wanted[s.sig] = signal_event_wanted(c, s.sig);
 }
 
 void remove_signal_events() {
-    if (!g_reader.joinable()) return;
+    std::lock_guard<std::mutex> g(g_interest_lock);
+    if (!g_active) return;
     for (const auto &s : g_installed) {
         struct sigaction cur {};
         // Put the original back only where ours is still in place (the application may have
         // installed its own since).
         if (sigaction(s.sig, nullptr, &cur) == 0 && !(cur.sa_flags & SA_SIGINFO) && cur.sa_handler == on_signal)
             sigaction(s.sig, &s.original, nullptr);
+        g_wanted[s.sig] = false;
     }
     g_stopping = true;
-    unsigned char zero = 0;
-    while (write(g_pipe_wr, &zero, 1) < 0 && errno == EAGAIN) usleep(1000);  // the reader drains it
-    g_reader.join();
+    if (g_reader.joinable()) {
+        unsigned char zero = 0;
+        while (write(g_pipe_wr, &zero, 1) < 0 && errno == EAGAIN) usleep(1000);  // the reader drains it
+        g_reader.join();
+    }
     close(g_pipe_rd);
     close(g_pipe_wr);
     g_pipe_rd = g_pipe_wr = -1;
+    g_active = false;
+    g_client = nullptr;
 }
 
 }  // namespace pmixcpp::client

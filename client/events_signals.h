@@ -4,7 +4,8 @@
 // So the client library, at the first PMIx_Init, installs a handler for each listed signal whose
 // disposition is still SIG_DFL (never over the application's own handler or SIG_IGN). The
 // handler writes the signal number to a pipe (async-signal-safe, nothing else); a thread of ours
-// reads it and hands it to the progress thread, which runs a local event:
+// (started with the first event handler that wants a signal's event, not at PMIx_Init) reads it
+// and hands it to the progress thread, which runs a local event:
 //   TERM, INT, HUP, QUIT        -> PMIX_ERR_JOB_CANCELED
 //   USR1, USR2, ALRM, XCPU, ... -> PMIX_JCTRL_PREEMPT_ALERT
 // source {our nspace, PMIX_RANK_UNDEF}, infos PMIX_EVENT_NON_DEFAULT (default handlers, e.g.

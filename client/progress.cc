@@ -20,10 +20,11 @@ ProgressLoop::~ProgressLoop() {
 }
 
 Status ProgressLoop::start() {
+    std::lock_guard<std::mutex> s(_start_lock);
     if (running()) return Status::success();
+    if (_finished) return Status(PMIX_ERR_INIT, "the progress loop was stopped");
     _event_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (_event_fd < 0) return Status(PMIX_ERR_OUT_OF_RESOURCE, std::string("eventfd: ") + strerror(errno));
-    if (_waiter_fd < 0) _waiter_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);  // direct waits only if it exists
     _stop.store(false);
     _running.store(true, std::memory_order_release);
     try {
@@ -37,13 +38,25 @@ Status ProgressLoop::start() {
     return Status::success();
 }
 
-void ProgressLoop::stop() {
+void ProgressLoop::ensure_started() {
+    if (running()) return;
+    Status st = start();
+    if (!st.ok()) PMIXCPP_LOG_ERROR("progress thread: %s", st.message().c_str());
+}
+
+void ProgressLoop::join_thread() {
+    std::lock_guard<std::mutex> s(_start_lock);
+    _finished = true;
     if (!_thread.joinable()) return;
     _stop.store(true);
     wake();
     _thread.join();
     _running.store(false, std::memory_order_release);
     _thread_id.store(std::thread::id());
+}
+
+void ProgressLoop::stop() {
+    join_thread();
     std::lock_guard<std::mutex> g(_lock);
     if (_fd >= 0) close_fd_locked();
     _connected.store(false);
@@ -56,6 +69,16 @@ void ProgressLoop::stop() {
     _timer_order.clear();
 }
 
+void ProgressLoop::finish(std::vector<uint8_t> last, std::chrono::milliseconds timeout) {
+    join_thread();
+    {
+        std::lock_guard<std::mutex> g(_lock);
+        if (_connected.load() && _fd >= 0) _out.push_back(std::move(last));
+    }
+    flush_blocking(timeout);
+    stop();
+}
+
 void ProgressLoop::wake() {
     if (_event_fd < 0) return;
     uint64_t one = 1;
@@ -64,6 +87,7 @@ void ProgressLoop::wake() {
 }
 
 void ProgressLoop::attach(int fd, FrameHandler on_frame, CloseHandler on_close) {
+    if (_waiter_fd < 0) _waiter_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);  // direct waits only if it exists
     int flags = fcntl(fd, F_GETFL);
     if (flags >= 0) fcntl(fd, F_SETFL, flags | O_NONBLOCK);
     {
@@ -108,6 +132,7 @@ bool ProgressLoop::try_write_locked() {
 }
 
 void ProgressLoop::post(Task task) {
+    ensure_started();
     {
         std::lock_guard<std::mutex> g(_lock);
         _tasks.push_back(std::move(task));
@@ -116,6 +141,7 @@ void ProgressLoop::post(Task task) {
 }
 
 uint64_t ProgressLoop::add_timer(Clock::duration delay, Task task) {
+    ensure_started();
     uint64_t id;
     bool earliest;
     {

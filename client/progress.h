@@ -40,11 +40,18 @@ public:
     ProgressLoop(const ProgressLoop &) = delete;
     ProgressLoop &operator=(const ProgressLoop &) = delete;
 
-    // Create the eventfd and start the thread.
+    // Create the eventfd and start the thread. The thread is started when first needed: by
+    // post() and add_timer() themselves, by the client before a request whose reply the thread
+    // must read. Until then a socket may be attached and written to (send() writes from the
+    // caller's thread), so PMIx_Init starts no thread.
     Status start();
+    void ensure_started();  // start() unless running; a failure is logged
     // Stop the thread and wait for it (must not be called from the thread). Pending tasks are
-    // dropped; the socket (if any) is closed.
+    // dropped; the socket (if any) is closed. The loop does not start again.
     void stop();
+    // stop(), after writing `last` behind everything queued (blocking up to `timeout`): the
+    // closing message of a connection whose answer nobody waits for.
+    void finish(std::vector<uint8_t> last, std::chrono::milliseconds timeout);
     bool running() const { return _running.load(std::memory_order_acquire); }
     bool on_thread() const { return std::this_thread::get_id() == _thread_id.load(); }
 
@@ -82,6 +89,7 @@ public:
 
 private:
     void run();
+    void join_thread();  // stop the thread only; the loop does not start again
     void wake();
     void handle_readable();
     // Under _read_lock: read what the socket has and cut it into frames. Not ok when the
@@ -95,6 +103,8 @@ private:
     int next_poll_timeout_ms();
     void run_due_timers();
 
+    std::mutex _start_lock;  // start() and join_thread()
+    bool _finished = false;  // under _start_lock
     std::thread _thread;
     std::atomic<std::thread::id> _thread_id{};
     std::atomic<bool> _running{false};

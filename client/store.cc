@@ -108,20 +108,112 @@ std::vector<pmix_rank_t> ProcStore::ranks(std::string_view nspace) const {
     return out;
 }
 
+// --- JobData -----------------------------------------------------------------------------------
+Result<std::unique_ptr<JobData>> JobData::map(const std::string &path) {
+    int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return Status(PMIX_ERR_INIT, "open job data " + path + ": " + strerror(errno));
+    struct stat st {};
+    if (fstat(fd, &st) != 0) {
+        int err = errno;
+        close(fd);
+        return Status(PMIX_ERR_INIT, "stat job data " + path + ": " + strerror(err));
+    }
+    if (!S_ISREG(st.st_mode) || st.st_size <= 0) {
+        close(fd);
+        return Status(PMIX_ERR_INIT, "job data " + path + " is not a non-empty file");
+    }
+    std::unique_ptr<JobData> j(new JobData());
+    j->_len = static_cast<size_t>(st.st_size);
+    j->_addr = mmap(nullptr, j->_len, PROT_READ, MAP_SHARED, fd, 0);
+    int err = errno;
+    close(fd);
+    if (j->_addr == MAP_FAILED) {
+        j->_addr = nullptr;
+        return Status(PMIX_ERR_INIT, "mmap job data " + path + ": " + strerror(err));
+    }
+    auto view = wire::jobdata_view::parse({static_cast<const uint8_t *>(j->_addr), j->_len});
+    if (!view.ok()) return Status(PMIX_ERR_INIT, path + ": " + view.status().message());
+    j->_view = view.value();
+    return j;
+}
+
+Result<std::unique_ptr<JobData>> JobData::from_bytes(std::vector<uint8_t> bytes) {
+    std::unique_ptr<JobData> j(new JobData());
+    j->_owned = std::move(bytes);
+    auto view = wire::jobdata_view::parse(j->_owned);
+    if (!view.ok()) return view.status();
+    j->_view = view.value();
+    return j;
+}
+
+JobData::~JobData() {
+    _decoded.clear();
+    if (_addr != nullptr) munmap(_addr, _len);
+}
+
+const pmix_value_t *JobData::find(pmix_rank_t rank, std::string_view key) const {
+    std::lock_guard<std::mutex> g(_lock);
+    auto r = _decoded.find(rank);
+    if (r != _decoded.end()) {
+        auto k = r->second.find(key);
+        if (k != r->second.end()) return &k->second.v;
+    }
+    auto e = _view.find(rank);
+    if (!e.ok()) {
+        if (e.status().code() != PMIX_ERR_NOT_FOUND) PMIXCPP_LOG_ERROR("%s", e.status().message().c_str());
+        return nullptr;
+    }
+    OwnedValue v;
+    Status st = _view.value(e.value(), key, &v.v);
+    if (!st.ok()) {
+        if (st.code() != PMIX_ERR_NOT_FOUND) PMIXCPP_LOG_ERROR("%s", st.message().c_str());
+        return nullptr;
+    }
+    auto &keys = _decoded[rank];
+    return &keys.emplace(std::string(key), std::move(v)).first->second.v;
+}
+
+std::vector<std::string_view> JobData::keys(pmix_rank_t rank) const {
+    std::vector<std::string_view> out;
+    auto e = _view.find(rank);
+    if (!e.ok()) return out;
+    for (uint32_t i = 0; i < e->nkeys; ++i) {
+        auto k = _view.key_at(e.value(), i);
+        if (!k.ok()) {
+            PMIXCPP_LOG_ERROR("%s", k.status().message().c_str());
+            break;
+        }
+        out.push_back(k.value());
+    }
+    return out;
+}
+
+std::vector<pmix_rank_t> JobData::ranks() const {
+    std::vector<pmix_rank_t> out;
+    for (size_t i = 0; i < _view.size(); ++i) {
+        auto e = _view.at(i);
+        if (!e.ok()) {
+            PMIXCPP_LOG_ERROR("%s", e.status().message().c_str());
+            break;
+        }
+        if (e->rank != PMIX_RANK_WILDCARD) out.push_back(e->rank);
+    }
+    return out;
+}
+
 // --- LocalData ---------------------------------------------------------------------------------
 void LocalData::set_self(std::string_view nspace, pmix_rank_t rank) {
     _nspace.assign(nspace);
     _rank = rank;
 }
 
-void LocalData::load_jobdata(std::vector<wire::jobdata_entry> &entries) {
-    for (auto &entry : entries) {
-        for (size_t i = 0; i < entry.infos.size(); ++i) {
-            pmix_info_t &info = entry.infos[i];
-            _job.adopt(_nspace, entry.rank, std::string_view(info.key, strnlen(info.key, PMIX_MAX_KEYLEN)),
-                       &info.value);
-        }
-    }
+Status LocalData::load_jobdata(const std::vector<wire::jobdata_entry> &entries) {
+    auto bytes = wire::encode_jobdata(entries);
+    if (!bytes.ok()) return bytes.status();
+    auto job = JobData::from_bytes(std::move(bytes.value()));
+    if (!job.ok()) return job.status();
+    _job = std::move(job.value());
+    return Status::success();
 }
 
 Status LocalData::store_internal(const pmix_proc_t &proc, std::string_view key, const pmix_value_t *value) {
@@ -275,12 +367,12 @@ const pmix_value_t *LocalData::find_locked(std::string_view ns, pmix_rank_t rank
         }
     }
     if (own_ns) {
-        if (const pmix_value_t *v = _job.find(ns, rank, key)) {
+        if (const pmix_value_t *v = job_value(rank, key)) {
             *src = lookup_source::job;
             return v;
         }
         if (rank != PMIX_RANK_WILDCARD) {
-            if (const pmix_value_t *v = _job.find(ns, PMIX_RANK_WILDCARD, key)) {
+            if (const pmix_value_t *v = job_value(PMIX_RANK_WILDCARD, key)) {
                 *src = lookup_source::job;
                 return v;
             }
@@ -327,7 +419,11 @@ Result<InfoArray> LocalData::collect(const pmix_proc_t &proc) const {
     };
     add_all(_internal.proc(ns, rank));
     if (ns == _nspace && rank == _rank) add_all(_own.proc(ns, rank));
-    if (ns == _nspace) add_all(_job.proc(ns, rank));
+    if (ns == _nspace && _job) {
+        for (std::string_view k : _job->keys(rank))
+            if (const pmix_value_t *v = _job->find(rank, k); v != nullptr && seen.emplace(k, v).second)
+                order.emplace_back(k, v);
+    }
     add_all(_cache.proc(ns, rank));
     if (order.empty()) return Status(PMIX_ERR_NOT_FOUND, "no data for that proc");
     auto *infos = static_cast<pmix_info_t *>(calloc(order.size(), sizeof(pmix_info_t)));

@@ -3,13 +3,13 @@
 // Lookup order (first hit wins):
 //   1. values stored with PMIx_Store_internal (any proc);
 //   2. this process's own Puts (only when the target is this process);
-//   3. job data of this namespace from the server's job-data file: the rank's own entry, then the
-//      job-level (PMIX_RANK_WILDCARD) entry;
+//   3. job data of this namespace, looked up in place in the server's mapped job-data file
+//      (JobData): the rank's own entry, then the job-level (PMIX_RANK_WILDCARD) entry;
 //   4. the cache of data fetched from the server (unless the caller asks for a refresh).
 // A target rank of PMIX_RANK_UNDEF searches the job level first, then this process.
 //
-// Threading: job data is written once during PMIx_Init (before other threads can see the store)
-// and read without locks afterwards; the other tables are guarded by a shared mutex.
+// Threading: the job data is installed once during PMIx_Init (before other threads can see the
+// store) and guards its own cache of decoded values; the other tables are guarded by a shared mutex.
 #pragma once
 
 #include <pmix_common.h>
@@ -25,9 +25,11 @@
 #include "status.h"
 #include "value.h"
 #include "wire/messages.h"
+#include "wire/jobdata.h"
 #include "wire/snapshot.h"
 
 #include <memory>
+#include <mutex>
 #include <set>
 
 namespace pmixcpp::client {
@@ -75,6 +77,35 @@ private:
     std::unordered_map<std::string, RankMap, StringHash, std::equal_to<>> _ns;
 };
 
+// The job-data file (shared/wire/jobdata.h) mapped read-only. A value is decoded from the file the
+// first time it is asked for and kept (its address stays valid while the JobData lives); nothing
+// else of the file is read, so mapping it costs the same for 2 ranks and for 100000.
+class JobData {
+public:
+    static Result<std::unique_ptr<JobData>> map(const std::string &path);
+    // From bytes in memory (tests; a client that received the data otherwise).
+    static Result<std::unique_ptr<JobData>> from_bytes(std::vector<uint8_t> bytes);
+    ~JobData();
+    JobData(const JobData &) = delete;
+    JobData &operator=(const JobData &) = delete;
+
+    // `key` of `rank` (PMIX_RANK_WILDCARD: job level); nullptr if absent or unreadable (logged).
+    const pmix_value_t *find(pmix_rank_t rank, std::string_view key) const;
+    // The keys of one rank (views into the file), empty if the rank has no entry.
+    std::vector<std::string_view> keys(pmix_rank_t rank) const;
+    // Every rank with an entry (PMIX_RANK_WILDCARD excluded), ascending.
+    std::vector<pmix_rank_t> ranks() const;
+
+private:
+    JobData() = default;
+    void *_addr = nullptr;
+    size_t _len = 0;
+    std::vector<uint8_t> _owned;
+    wire::jobdata_view _view;
+    mutable std::mutex _lock;
+    mutable std::unordered_map<pmix_rank_t, KeyMap> _decoded;
+};
+
 enum class lookup_source { none, internal, own, job, cache };
 const char *to_string(lookup_source s);
 
@@ -103,15 +134,15 @@ public:
         return nspace == nullptr || nspace[0] == '\0' || _nspace == nspace;
     }
 
-    // Install the decoded job-data file (values are taken over, not copied). Call once, before
-    // the store is shared between threads.
-    void load_jobdata(std::vector<wire::jobdata_entry> &entries);
-    // Job data of this namespace (immutable after load_jobdata: no lock needed).
+    // Install the mapped job data. Call once, before the store is shared between threads.
+    void set_jobdata(std::unique_ptr<JobData> job) { _job = std::move(job); }
+    // Same, from entries (tests): they are encoded as the server would write them.
+    Status load_jobdata(const std::vector<wire::jobdata_entry> &entries);
+    // Job data of this namespace (no lock needed: JobData guards itself).
     const pmix_value_t *job_value(pmix_rank_t rank, std::string_view key) const {
-        return _job.find(_nspace, rank, key);
+        return _job ? _job->find(rank, key) : nullptr;
     }
-    const KeyMap *job_proc(pmix_rank_t rank) const { return _job.proc(_nspace, rank); }
-    std::vector<pmix_rank_t> job_ranks() const { return _job.ranks(_nspace); }
+    std::vector<pmix_rank_t> job_ranks() const { return _job ? _job->ranks() : std::vector<pmix_rank_t>{}; }
 
     Status store_internal(const pmix_proc_t &proc, std::string_view key, const pmix_value_t *value);
     // PMIx_Put: visible to this process at once; queued for the next commit unless PMIX_INTERNAL.
@@ -147,7 +178,7 @@ private:
 
     std::string _nspace;
     pmix_rank_t _rank = PMIX_RANK_UNDEF;
-    ProcStore _job;  // immutable after load_jobdata
+    std::unique_ptr<JobData> _job;  // set once by PMIx_Init
 
     mutable std::shared_mutex _lock;
     ProcStore _internal;

@@ -222,47 +222,6 @@ Status decode(Reader &r, reply_header *m) {
     return Status::success();
 }
 
-Result<std::vector<uint8_t>> encode_jobdata(const std::vector<jobdata_entry> &entries) {
-    Writer body;
-    body.put_u32(static_cast<uint32_t>(entries.size()));
-    for (const auto &e : entries) {
-        body.put_u32(e.rank);
-        PMIXCPP_RETURN_IF_ERROR(encode_infos(body, e.infos).with_context("job data rank " + std::to_string(e.rank)));
-    }
-    Writer out;
-    out.put_u32(kJobdataMagic);
-    out.put_u32(kJobdataVersion);
-    out.put_u64(body.size());
-    out.put_raw(body.data().data(), body.size());
-    return out.take();
-}
-
-Status decode_jobdata(std::span<const uint8_t> bytes, std::vector<jobdata_entry> *entries) {
-    Reader r(bytes);
-    uint32_t magic = 0, version = 0;
-    uint64_t length = 0;
-    PMIXCPP_RETURN_IF_ERROR(r.get_u32(&magic).with_context("job data"));
-    if (magic != kJobdataMagic) return Status(PMIX_ERR_UNPACK_FAILURE, "job data: bad magic");
-    PMIXCPP_RETURN_IF_ERROR(r.get_u32(&version).with_context("job data"));
-    if (version != kJobdataVersion)
-        return Status(PMIX_ERR_UNPACK_FAILURE, "job data: unsupported version " + std::to_string(version));
-    PMIXCPP_RETURN_IF_ERROR(r.get_u64(&length).with_context("job data"));
-    if (length != r.remaining())
-        return Status(PMIX_ERR_UNPACK_FAILURE, "job data: length " + std::to_string(length) + " but " +
-                                                   std::to_string(r.remaining()) + " bytes follow");
-    uint32_t n = 0;
-    PMIXCPP_RETURN_IF_ERROR(r.get_u32(&n).with_context("job data"));
-    PMIXCPP_RETURN_IF_ERROR(r.take_count(n, 8, sizeof(jobdata_entry), "job data entries"));
-    std::vector<jobdata_entry> out(n);
-    for (auto &e : out) {
-        PMIXCPP_RETURN_IF_ERROR(r.get_u32(&e.rank).with_context("job data"));
-        PMIXCPP_RETURN_IF_ERROR(decode_info_array(r, &e.infos).with_context("job data rank " + std::to_string(e.rank)));
-    }
-    PMIXCPP_RETURN_IF_ERROR(r.expect_end().with_context("job data"));
-    *entries = std::move(out);
-    return Status::success();
-}
-
 // --- allocation requests and queries --------------------------------------------------------
 
 namespace {

@@ -12,6 +12,7 @@
 #include "status.h"
 #include "value.h"
 #include "wire/codec.h"
+#include "wire/jobdata.h"
 
 namespace pmixcpp::wire {
 
@@ -166,15 +167,7 @@ Status decode_payload(std::span<const uint8_t> payload, M *m, uint32_t max_procs
     return r.expect_end();
 }
 
-// Job data file of PROTOCOL.md ("PXJD"): per rank (PMIX_RANK_WILDCARD = job level) its infos.
-struct jobdata_entry {
-    uint32_t rank = PMIX_RANK_WILDCARD;
-    InfoArray infos;
-};
-inline constexpr uint32_t kJobdataMagic = 0x444a5850;  // "PXJD" little-endian
-inline constexpr uint32_t kJobdataVersion = 1;
-Result<std::vector<uint8_t>> encode_jobdata(const std::vector<jobdata_entry> &entries);
-Status decode_jobdata(std::span<const uint8_t> bytes, std::vector<jobdata_entry> *entries);
+// Job data file (PROTOCOL.md "PXJD"): jobdata.h.
 
 // --- allocation requests and queries (PROTOCOL.md: alloc, query) -----------------------------
 

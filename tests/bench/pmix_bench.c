@@ -2,7 +2,8 @@
  * srun --mpi=pmix_v4 (OpenPMIx) and srun --mpi=pmixcpp (our server and, through
  * the plugin's LD_LIBRARY_PATH, our libpmix.so.2). Built against the standard
  * pmix.h. Each rank prints one line:
- *   BENCH rank=R init_us=.. get_ns=.. fence_data_us=.. fence_empty_us=.. peer_get_us=.. dmodex_get_us=..
+ *   BENCH rank=R init_us=.. get_ns=.. fence_data_us=.. fence_empty_us=.. peer_get_us=.. peer_get_mean_us=..
+ *         dmodex_get_us=..
  *         fini_us=.. stepd_hwm_kb=..
  * `pmix_bench ift` only does PMIx_Init, PMIx_Fence, PMIx_Finalize (the launch benchmark).
  */
@@ -134,6 +135,20 @@ int main(int argc, char **argv) {
     }
     PMIX_VALUE_RELEASE(val);
 
+    /* mean Get after the collecting fence: one key of every other rank (each the first of its rank) */
+    double peer_get_mean_us = 0;
+    if (size > 1) {
+        uint32_t r;
+        t0 = now_us();
+        for (r = 1; r < size; r++) {
+            peer.rank = (me.rank + 1 + r) % size;
+            if (peer.rank == me.rank) continue;
+            CHECK(PMIx_Get(&peer, "bench.data.1", NULL, 0, &val));
+            PMIX_VALUE_RELEASE(val);
+        }
+        peer_get_mean_us = (now_us() - t0) / (size - 1);
+    }
+
     /* empty fence */
     t0 = now_us();
     for (i = 0; i < fence_iters * 2; i++) CHECK(PMIx_Fence(NULL, 0, NULL, 0));
@@ -144,7 +159,7 @@ int main(int argc, char **argv) {
     CHECK(PMIx_Finalize(NULL, 0));
     fini_us = now_us() - t0;
     printf("BENCH rank=%u size=%u init_us=%.1f get_ns=%.1f fence_data_us=%.1f fence_empty_us=%.1f "
-           "peer_get_us=%.1f dmodex_get_us=%.1f fini_us=%.1f stepd_hwm_kb=%ld\n",
-           me.rank, size, init_us, get_ns, fence_data_us, fence_empty_us, peer_get_us, dmodex_us, fini_us, hwm);
+           "peer_get_us=%.1f peer_get_mean_us=%.2f dmodex_get_us=%.1f fini_us=%.1f stepd_hwm_kb=%ld\n",
+           me.rank, size, init_us, get_ns, fence_data_us, fence_empty_us, peer_get_us, peer_get_mean_us, dmodex_us, fini_us, hwm);
     return 0;
 }

@@ -58,10 +58,15 @@ public:
             EXPECT_TRUE(value_load(&arr[1].value, "0,1", PMIX_STRING).ok());
             entries[0].infos = InfoArray(arr, 2);
         }
-        entries[1].rank = 0;
-        entries[1].infos = make_infos({{PMIX_HOSTNAME, "nodeA"}});
-        entries[2].rank = 1;
-        entries[2].infos = make_infos({{PMIX_HOSTNAME, "nodeA"}});
+        for (uint16_t r = 0; r < 2; ++r) {
+            auto *arr = static_cast<pmix_info_t *>(calloc(2, sizeof(pmix_info_t)));
+            strcpy(arr[0].key, PMIX_HOSTNAME);
+            EXPECT_TRUE(value_load(&arr[0].value, "nodeA", PMIX_STRING).ok());
+            strcpy(arr[1].key, PMIX_LOCAL_RANK);
+            EXPECT_TRUE(value_load(&arr[1].value, &r, PMIX_UINT16).ok());
+            entries[r + 1].rank = r;
+            entries[r + 1].infos = InfoArray(arr, 2);
+        }
         auto bytes = wire::encode_jobdata(entries);
         _jobdata = _dir + "/jobdata";
         std::ofstream(_jobdata, std::ios::binary)
@@ -104,7 +109,7 @@ private:
         wire::Writer w;
         ASSERT_TRUE(wire::encode(w, ev).ok());
         auto f = wire::encode_frame(static_cast<uint16_t>(wire::msg_type::event), 0, 0, w.data());
-        ssize_t n = write(fd, f.value().data(), f.value().size());
+        ssize_t n = send(fd, f.value().data(), f.value().size(), MSG_NOSIGNAL);  // the client may be gone
         (void)n;
     }
 
@@ -116,7 +121,7 @@ private:
         (void)wire::encode(w, h);
         if (body) w.put_raw(body->data().data(), body->size());
         auto f = wire::encode_frame(static_cast<uint16_t>(wire::msg_type::reply), 0, id, w.data());
-        ssize_t n = write(fd, f.value().data(), f.value().size());
+        ssize_t n = send(fd, f.value().data(), f.value().size(), MSG_NOSIGNAL);  // the client may be gone
         (void)n;
     }
 
@@ -139,9 +144,10 @@ private:
                     case wire::msg_type::connect: {
                         wire::connect_request req;
                         ASSERT_TRUE(wire::decode_payload(fr.payload, &req).ok());
-                        if (req.token != "secret") {
+                        if (req.token != "secret") {  // like the real server: refuse and close
                             reply(fd, fr.id, PMIX_ERR_NO_PERMISSIONS);
-                            break;
+                            close(fd);
+                            return;
                         }
                         wire::connect_reply rep;
                         rep.jobdata_path = _jobdata;
@@ -206,7 +212,7 @@ private:
                         wire::Writer w;
                         ASSERT_TRUE(wire::encode(w, ev).ok());
                         auto f = wire::encode_frame(static_cast<uint16_t>(wire::msg_type::event), 0, 0, w.data());
-                        ssize_t n = write(fd, f.value().data(), f.value().size());
+                        ssize_t n = send(fd, f.value().data(), f.value().size(), MSG_NOSIGNAL);  // the client may be gone
                         (void)n;
                         break;
                     }
@@ -476,11 +482,72 @@ TEST(FakeServer, LostConnectionFailsPendingRequests) {
     ASSERT_EQ(PMIx_Finalize(nullptr, 0), PMIX_SUCCESS);
 }
 
+// Init does not wait for the server (instant on): a refused connect shows at the first call
+// that needs the server, while the job data still answers.
 TEST(FakeServer, WrongTokenIsRefused) {
     FakeServer server;
     setenv("PMIXCPP_CLIENT_TOKEN", "wrong", 1);
-    EXPECT_NE(PMIx_Init(nullptr, nullptr, 0), PMIX_SUCCESS);
+    ASSERT_EQ(PMIx_Init(nullptr, nullptr, 0), PMIX_SUCCESS);
+    pmix_proc_t wild{};
+    strcpy(wild.nspace, "test.ns");
+    wild.rank = PMIX_RANK_WILDCARD;
+    pmix_value_t *v = nullptr;
+    ASSERT_EQ(PMIx_Get(&wild, PMIX_JOB_SIZE, nullptr, 0, &v), PMIX_SUCCESS);
+    EXPECT_EQ(v->data.uint32, 2u);
+    PMIX_VALUE_RELEASE(v);
+    EXPECT_EQ(PMIx_Fence(nullptr, 0, nullptr, 0), PMIX_ERR_LOST_CONNECTION);
+    EXPECT_EQ(PMIx_Finalize(nullptr, 0), PMIX_SUCCESS);
     EXPECT_EQ(PMIx_Initialized(), 0);
+    setenv("PMIXCPP_CLIENT_TOKEN", "secret", 1);
+}
+
+// Instant on: PMIx_Init starts no thread; the first call that needs the server starts the
+// progress thread; a corrupt or missing job-data file fails Init.
+namespace {
+int thread_count() {
+    int n = 0;
+    std::ifstream st("/proc/self/status");
+    std::string line;
+    while (std::getline(st, line))
+        if (line.rfind("Threads:", 0) == 0) n = atoi(line.c_str() + 8);
+    return n;
+}
+}  // namespace
+
+TEST(FakeServer, InitStartsNoThread) {
+    FakeServer server;
+    setenv("PMIXCPP_SIGNAL_EVENTS", "USR1,USR2", 1);
+    const int before = thread_count();
+    ASSERT_EQ(PMIx_Init(nullptr, nullptr, 0), PMIX_SUCCESS);
+    EXPECT_EQ(thread_count(), before);
+    pmix_proc_t wild{};
+    strcpy(wild.nspace, "test.ns");
+    wild.rank = PMIX_RANK_WILDCARD;
+    pmix_value_t *v = nullptr;
+    ASSERT_EQ(PMIx_Get(&wild, PMIX_LOCAL_PEERS, nullptr, 0, &v), PMIX_SUCCESS);  // local: no thread
+    PMIX_VALUE_RELEASE(v);
+    EXPECT_EQ(thread_count(), before);
+    EXPECT_EQ(PMIx_Fence(nullptr, 0, nullptr, 0), PMIX_SUCCESS);
+    EXPECT_EQ(thread_count(), before + 1);  // the progress thread; the signal reader waits for a handler
+    ASSERT_EQ(PMIx_Finalize(nullptr, 0), PMIX_SUCCESS);
+    EXPECT_LE(thread_count(), before);  // the scripted server's thread may end with the connection
+    unsetenv("PMIXCPP_SIGNAL_EVENTS");
+}
+
+TEST(FakeServer, CorruptJobDataFailsInit) {
+    FakeServer server;
+    char dir[] = "/tmp/pmixcpp-jd-XXXXXX";
+    ASSERT_NE(mkdtemp(dir), nullptr);
+    const std::string path = std::string(dir) + "/jobdata";
+    std::ofstream(path, std::ios::binary) << "PXJD\x01\0\0\0garbage";
+    setenv("PMIXCPP_JOBDATA", path.c_str(), 1);
+    EXPECT_EQ(PMIx_Init(nullptr, nullptr, 0), PMIX_ERR_INIT);
+    setenv("PMIXCPP_JOBDATA", (std::string(dir) + "/missing").c_str(), 1);
+    EXPECT_EQ(PMIx_Init(nullptr, nullptr, 0), PMIX_ERR_INIT);
+    unsetenv("PMIXCPP_JOBDATA");
+    EXPECT_EQ(PMIx_Initialized(), 0);
+    unlink(path.c_str());
+    rmdir(dir);
 }
 
 // A blocking call reads its reply on the calling thread (ProgressLoop's direct waits); what else

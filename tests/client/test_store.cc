@@ -59,7 +59,7 @@ protected:
         e[1].infos = infos({{"pmix.lrank", 1}, {"shadow", 11}});
         e[2].rank = 2;
         e[2].infos = infos({{"pmix.lrank", 2}});
-        d.load_jobdata(e);
+        ASSERT_TRUE(d.load_jobdata(e).ok());
     }
     LocalData d;
 };

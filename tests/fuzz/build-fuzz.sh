@@ -6,8 +6,8 @@
 # Exit: 0 built, 77 no usable clang++ / libFuzzer runtime, 1 build failure.
 # Targets (the decoders they feed, one selector byte first):
 #   fuzz_codec          frame reader, PMIx values, infos, data arrays, procs (shared/wire/codec.h)
-#   fuzz_messages       client -> server messages, job data (shared/wire/messages.h)
-#   fuzz_snapshot       modex snapshot and job data files (shared/wire/snapshot.h)
+#   fuzz_messages       client -> server messages, job data (shared/wire/messages.h, jobdata.h)
+#   fuzz_snapshot       modex snapshot and job data files (shared/wire/snapshot.h, jobdata.h)
 #   fuzz_node           node frame envelope, collective messages (plugin/net, plugin/coll)
 #   fuzz_node_bodies    node message bodies (shared/wire/node_messages.h)
 #   fuzz_agent          cross-step messages, inbox items, MPMD app table (plugin/common/xstep.h, mpmd.h)
@@ -38,7 +38,7 @@ if ! "$cxx" $base $san "$out/probe.cc" -o "$out/probe" >"$out/probe.log" 2>&1; t
     exit 77
 fi
 
-shared="shared/value.cc shared/wire/codec.cc shared/wire/frame.cc shared/wire/messages.cc shared/wire/snapshot.cc
+shared="shared/value.cc shared/wire/codec.cc shared/wire/frame.cc shared/wire/messages.cc shared/wire/snapshot.cc shared/wire/jobdata.cc
         shared/wire/node_messages.cc shared/log.cc shared/hostlist.cc shared/type_traits.cc
         shared/wire/group_messages.cc"
 common="plugin/common/xstep.cc plugin/common/mpmd.cc plugin/common/session_store.cc plugin/common/agent_io.cc

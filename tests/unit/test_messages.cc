@@ -154,11 +154,162 @@ TEST(Messages, JobdataRoundTrip) {
     std::vector<jobdata_entry> d;
     ASSERT_TRUE(decode_jobdata(bytes.value(), &d).ok());
     ASSERT_EQ(d.size(), 2u);
-    EXPECT_EQ(d[0].rank, PMIX_RANK_WILDCARD);
-    EXPECT_EQ(d[1].infos.size(), 2u);
+    EXPECT_EQ(d[0].rank, 0u);  // sorted by rank: the job level (WILDCARD) last
+    EXPECT_EQ(d[0].infos.size(), 2u);
+    EXPECT_EQ(d[1].rank, PMIX_RANK_WILDCARD);
     for (size_t n = 0; n < bytes->size(); ++n) {
         std::vector<jobdata_entry> t;
         EXPECT_FALSE(decode_jobdata(std::span<const uint8_t>(bytes->data(), n), &t).ok()) << n;
+    }
+}
+
+namespace {
+// A job of `n` ranks as the server writes it: job level plus a few keys per rank.
+std::vector<uint8_t> sample_jobdata(uint32_t n) {
+    std::vector<jobdata_entry> entries(n + 1);
+    entries[0].rank = PMIX_RANK_WILDCARD;
+    entries[0].infos = make_infos({{PMIX_JOB_SIZE, n}, {PMIX_NUM_NODES, 2}, {PMIX_LOCAL_SIZE, n / 2}});
+    for (uint32_t r = 0; r < n; ++r) {
+        entries[r + 1].rank = r;
+        entries[r + 1].infos = make_infos({{PMIX_NODEID, r % 2}, {PMIX_APPNUM, 0}, {PMIX_RANK, r}});
+    }
+    auto bytes = encode_jobdata(entries);
+    EXPECT_TRUE(bytes.ok());
+    return bytes.ok() ? bytes.value() : std::vector<uint8_t>{};
+}
+
+uint32_t view_u32(const jobdata_view &v, uint32_t rank, const char *key, pmix_status_t *st) {
+    auto e = v.find(rank);
+    if (!e.ok()) {
+        *st = e.status().code();
+        return 0;
+    }
+    pmix_value_t val{};
+    Status s = v.value(e.value(), key, &val);
+    *st = s.code();
+    uint32_t out = s.ok() && val.type == PMIX_UINT32 ? val.data.uint32 : 0;
+    value_destruct(&val);
+    return out;
+}
+}  // namespace
+
+TEST(Messages, JobdataViewLooksUpInPlace) {
+    auto bytes = sample_jobdata(100);
+    auto v = jobdata_view::parse(bytes);
+    ASSERT_TRUE(v.ok()) << v.status().message();
+    EXPECT_EQ(v->size(), 101u);
+    pmix_status_t st;
+    EXPECT_EQ(view_u32(v.value(), PMIX_RANK_WILDCARD, PMIX_JOB_SIZE, &st), 100u);
+    EXPECT_EQ(st, PMIX_SUCCESS);
+    EXPECT_EQ(view_u32(v.value(), 77, PMIX_NODEID, &st), 1u);
+    EXPECT_EQ(view_u32(v.value(), 0, PMIX_NODEID, &st), 0u);
+    view_u32(v.value(), 77, PMIX_HOSTNAME, &st);
+    EXPECT_EQ(st, PMIX_ERR_NOT_FOUND);
+    view_u32(v.value(), 100, PMIX_NODEID, &st);
+    EXPECT_EQ(st, PMIX_ERR_NOT_FOUND);
+    // keys come back sorted
+    auto e = v->find(5);
+    ASSERT_TRUE(e.ok());
+    ASSERT_EQ(e->nkeys, 3u);
+    std::string prev;
+    for (uint32_t k = 0; k < e->nkeys; ++k) {
+        auto key = v->key_at(e.value(), k);
+        ASSERT_TRUE(key.ok());
+        EXPECT_LT(prev, std::string(key.value()));
+        prev = std::string(key.value());
+    }
+    // sparse ranks are found by binary search
+    std::vector<jobdata_entry> sparse(3);
+    sparse[0].rank = 7;
+    sparse[0].infos = make_infos({{PMIX_NODEID, 3}});
+    sparse[1].rank = 2;
+    sparse[1].infos = make_infos({{PMIX_NODEID, 1}});
+    sparse[2].rank = PMIX_RANK_WILDCARD;
+    sparse[2].infos = make_infos({{PMIX_JOB_SIZE, 9}});
+    auto sb = encode_jobdata(sparse);
+    ASSERT_TRUE(sb.ok());
+    auto sv = jobdata_view::parse(sb.value());
+    ASSERT_TRUE(sv.ok());
+    EXPECT_EQ(view_u32(sv.value(), 7, PMIX_NODEID, &st), 3u);
+    EXPECT_EQ(view_u32(sv.value(), 2, PMIX_NODEID, &st), 1u);
+    EXPECT_EQ(view_u32(sv.value(), PMIX_RANK_WILDCARD, PMIX_JOB_SIZE, &st), 9u);
+}
+
+TEST(Messages, JobdataEncoderRefusesDuplicates) {
+    std::vector<jobdata_entry> twice(2);
+    twice[0].rank = 1;
+    twice[0].infos = make_infos({{PMIX_NODEID, 0}});
+    twice[1].rank = 1;
+    twice[1].infos = make_infos({{PMIX_NODEID, 0}});
+    EXPECT_FALSE(encode_jobdata(twice).ok());
+    std::vector<jobdata_entry> keys(1);
+    keys[0].infos = make_infos({{PMIX_NODEID, 0}, {PMIX_NODEID, 1}});
+    EXPECT_FALSE(encode_jobdata(keys).ok());
+}
+
+TEST(Messages, JobdataViewChecksVersionAndBounds) {
+    auto bytes = sample_jobdata(4);
+    {
+        auto old = bytes;
+        old[4] = 1;  // version 1 (the unindexed format)
+        auto v = jobdata_view::parse(old);
+        ASSERT_FALSE(v.ok());
+        EXPECT_NE(v.status().message().find("version 1"), std::string::npos);
+    }
+    {
+        auto huge = bytes;
+        huge[16] = 0xff;  // more entries than fit
+        huge[17] = 0xff;
+        EXPECT_FALSE(jobdata_view::parse(huge).ok());
+    }
+    // An index entry whose key table points outside the file, a key slot whose value does.
+    auto v0 = jobdata_view::parse(bytes);
+    ASSERT_TRUE(v0.ok());
+    auto e0 = v0->find(0);
+    ASSERT_TRUE(e0.ok());
+    {
+        auto bad = bytes;
+        const size_t idx = kJobdataHeaderSize;  // rank 0's index entry
+        for (int i = 0; i < 8; ++i) bad[idx + 8 + i] = 0xff;
+        auto v = jobdata_view::parse(bad);
+        ASSERT_TRUE(v.ok());
+        auto e = v->find(0);
+        EXPECT_FALSE(e.ok());
+        EXPECT_EQ(e.status().code(), PMIX_ERR_UNPACK_FAILURE);
+    }
+    {
+        auto bad = bytes;
+        const size_t slot = e0->table;  // first key of rank 0
+        for (int i = 0; i < 4; ++i) bad[slot + 12 + i] = 0xff;  // value length
+        auto v = jobdata_view::parse(bad);
+        ASSERT_TRUE(v.ok());
+        auto e = v->find(0);
+        ASSERT_TRUE(e.ok());
+        EXPECT_EQ(v->key_at(e.value(), 0).status().code(), PMIX_ERR_UNPACK_FAILURE);
+        auto key = v0->key_at(e0.value(), 0);
+        ASSERT_TRUE(key.ok());
+        const std::string k(key.value());
+        pmix_value_t val{};
+        EXPECT_EQ(v->value(e.value(), k, &val).code(), PMIX_ERR_UNPACK_FAILURE);
+    }
+    // Any single corrupted byte: lookups fail cleanly or succeed, never read outside the file.
+    for (size_t n = 0; n < bytes.size(); ++n) {
+        for (uint8_t x : {uint8_t{0x00}, uint8_t{0xff}, uint8_t{0x80}}) {
+            auto bad = bytes;
+            bad[n] = x;
+            auto v = jobdata_view::parse(bad);
+            if (!v.ok()) continue;
+            for (uint32_t rank : {0u, 3u, PMIX_RANK_WILDCARD}) {
+                auto e = v->find(rank);
+                if (!e.ok()) continue;
+                for (const char *k : {PMIX_NODEID, PMIX_JOB_SIZE, "absent"}) {
+                    pmix_value_t val{};
+                    if (v->value(e.value(), k, &val).ok()) value_destruct(&val);
+                }
+            }
+            std::vector<jobdata_entry> t;
+            (void)decode_jobdata(bad, &t);
+        }
     }
 }
 
