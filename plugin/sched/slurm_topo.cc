@@ -3,32 +3,23 @@
 #include <dlfcn.h>
 #include <glob.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <fstream>
 #include <mutex>
 #include <sstream>
 
 #include "log.h"
+#include "slurm_topo_layout.h"
 
 namespace pmixcpp::sched {
 
 namespace {
 
-// Mirror of slurm.h (Slurm 22.05): topo_info_t and topo_info_response_msg_t.
-struct slurm_topo_info {
-    uint16_t level;
-    uint32_t link_speed;
-    char *name;
-    char *nodes;
-    char *switches;
-};
-struct slurm_topo_response {
-    uint32_t record_count;
-    slurm_topo_info *topo_array;
-};
-
-using load_topo_fn = int (*)(slurm_topo_response **);
-using free_topo_fn = void (*)(slurm_topo_response *);
+// The response is read by slurm_topo_layout.h, by release.
+using load_topo_fn = int (*)(void **);
+using free_topo_fn = void (*)(void *);
+using api_version_fn = long (*)();
 using slurm_init_fn = void (*)(const char *);
 using slurm_strerror_fn = char *(*)(int);
 using get_errno_fn = int (*)();
@@ -39,13 +30,18 @@ struct libslurm {
     free_topo_fn free_msg = nullptr;
     slurm_strerror_fn strerror = nullptr;
     get_errno_fn get_errno = nullptr;
+    uint32_t version = 0;  // the release, from slurm_api_version()
+    bool unknown_release = false;
     std::string error;
 };
 
 void *open_first(std::string *tried) {
     std::vector<std::string> names;
     if (const char *p = getenv("PMIXCPP_LIBSLURM"); p != nullptr && *p != '\0') names.push_back(p);
-    names.push_back("libslurm.so.38");
+    // the sonames of the releases whose records slurm_topo_layout.h knows, newest first
+    for (const char *soname : {"libslurm.so.42", "libslurm.so.41", "libslurm.so.40", "libslurm.so.39",
+                               "libslurm.so.38"})
+        names.push_back(soname);
     names.push_back("libslurm.so");
     glob_t g{};
     const char *pattern = "{/usr/lib/*-linux-gnu,/usr/lib64,/usr/lib,/usr/local/lib}/libslurm.so.[0-9]*";
@@ -74,8 +70,19 @@ libslurm &slurm() {
         lib.free_msg = reinterpret_cast<free_topo_fn>(dlsym(lib.handle, "slurm_free_topo_info_msg"));
         lib.strerror = reinterpret_cast<slurm_strerror_fn>(dlsym(lib.handle, "slurm_strerror"));
         lib.get_errno = reinterpret_cast<get_errno_fn>(dlsym(lib.handle, "slurm_get_errno"));
-        if (lib.load == nullptr || lib.free_msg == nullptr) {
-            lib.error = "libslurm has no slurm_load_topo/slurm_free_topo_info_msg";
+        auto api_version = reinterpret_cast<api_version_fn>(dlsym(lib.handle, "slurm_api_version"));
+        if (lib.load == nullptr || lib.free_msg == nullptr || api_version == nullptr) {
+            lib.error = "libslurm has no slurm_load_topo/slurm_free_topo_info_msg/slurm_api_version";
+            return;
+        }
+        // The release decides the layout of the response, and whether slurm_load_topo takes
+        // one argument: a release not known is never called.
+        long api = api_version();
+        lib.version = slurm_release_of_api(api);
+        if (lib.version == 0 || topo_layout_of(lib.version) == topo_layout::unknown) {
+            lib.error = "the switch topology of libslurm interface " + std::to_string(api >> 16) +
+                        " is not known to pmixcpp (38 to 42: Slurm 22.05 to 24.11)";
+            lib.unknown_release = true;
             return;
         }
         // Slurm >= 20.11 wants slurm_init() before any other call (reads slurm.conf).
@@ -97,21 +104,16 @@ Result<std::vector<switch_record>> load_topology() {
         return parse_topology_conf(ss.str());
     }
     libslurm &lib = slurm();
-    if (!lib.error.empty()) return Status(PMIX_ERR_NOT_AVAILABLE, lib.error);
-    slurm_topo_response *msg = nullptr;
+    if (!lib.error.empty())
+        return Status(lib.unknown_release ? PMIX_ERR_NOT_SUPPORTED : PMIX_ERR_NOT_AVAILABLE, lib.error);
+    void *msg = nullptr;
     if (lib.load(&msg) != 0) {
-        int err = lib.get_errno ? lib.get_errno() : 0;
+        int err = lib.get_errno ? lib.get_errno() : errno;  // 24.x: errno only
         return Status(PMIX_ERR_NOT_AVAILABLE,
                       std::string("slurm_load_topo failed: ") + (lib.strerror ? str(lib.strerror(err)) : "error"));
     }
-    std::vector<switch_record> out;
-    if (msg != nullptr) {
-        for (uint32_t i = 0; i < msg->record_count; ++i) {
-            const slurm_topo_info &t = msg->topo_array[i];
-            out.push_back({str(t.name), t.level, t.link_speed, str(t.nodes), str(t.switches)});
-        }
-        lib.free_msg(msg);
-    }
+    auto out = decode_topo_response(msg, lib.version);
+    if (msg != nullptr) lib.free_msg(msg);
     return out;
 }
 
