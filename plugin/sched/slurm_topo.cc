@@ -2,8 +2,10 @@
 
 #include <dlfcn.h>
 #include <glob.h>
+#include <pthread.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstdlib>
 #include <fstream>
 #include <mutex>
@@ -35,19 +37,33 @@ struct libslurm {
     std::string error;
 };
 
+#ifndef PMIXCPP_SLURM_LIBDIR
+#define PMIXCPP_SLURM_LIBDIR "/usr/lib/slurm"
+#endif
+
+void add_glob(const char *pattern, std::vector<std::string> *names) {
+    glob_t g{};
+    if (glob(pattern, GLOB_BRACE, nullptr, &g) == 0)
+        for (size_t i = 0; i < g.gl_pathc; ++i) names->push_back(g.gl_pathv[i]);
+    globfree(&g);
+}
+
+// libslurmfull.so first: the library of Slurm's own commands, which the plugins that
+// slurm_load_topo loads (auth, and from 23.11 on the topology plugin, which needs Slurm's
+// internal symbols such as topo_conf) are built against; libslurm.so.N exports the API only.
 void *open_first(std::string *tried) {
     std::vector<std::string> names;
     if (const char *p = getenv("PMIXCPP_LIBSLURM"); p != nullptr && *p != '\0') names.push_back(p);
+    names.push_back(PMIXCPP_SLURM_LIBDIR "/libslurmfull.so");  // where pmixcpp was built against it
+    add_glob("{/usr/lib/*-linux-gnu/slurm-wlm,/usr/lib/*-linux-gnu/slurm,/usr/lib64/slurm,/usr/lib/slurm,"
+             "/usr/local/lib/slurm,/usr/local/lib64/slurm}/libslurmfull.so",
+             &names);
     // the sonames of the releases whose records slurm_topo_layout.h knows, newest first
     for (const char *soname : {"libslurm.so.42", "libslurm.so.41", "libslurm.so.40", "libslurm.so.39",
                                "libslurm.so.38"})
         names.push_back(soname);
     names.push_back("libslurm.so");
-    glob_t g{};
-    const char *pattern = "{/usr/lib/*-linux-gnu,/usr/lib64,/usr/lib,/usr/local/lib}/libslurm.so.[0-9]*";
-    if (glob(pattern, GLOB_BRACE, nullptr, &g) == 0)
-        for (size_t i = 0; i < g.gl_pathc; ++i) names.push_back(g.gl_pathv[i]);
-    globfree(&g);
+    add_glob("{/usr/lib/*-linux-gnu,/usr/lib64,/usr/lib,/usr/local/lib}/libslurm.so.[0-9]*", &names);
     for (const auto &n : names) {
         void *h = dlopen(n.c_str(), RTLD_NOW | RTLD_GLOBAL);
         if (h != nullptr) return h;
@@ -85,6 +101,12 @@ libslurm &slurm() {
             lib.unknown_release = true;
             return;
         }
+        // From 23.11 on slurm_load_topo loads the topology plugin, which needs Slurm's internals.
+        if (topo_layout_of(lib.version) == topo_layout::v23_11 && dlsym(lib.handle, "topology_g_init") == nullptr) {
+            lib.error = "Slurm " + slurm_version_string(lib.version).substr(0, 5) +
+                        "'s topology plugin needs libslurmfull.so (not found; PMIXCPP_LIBSLURM=<path>)";
+            return;
+        }
         // Slurm >= 20.11 wants slurm_init() before any other call (reads slurm.conf).
         if (auto init = reinterpret_cast<slurm_init_fn>(dlsym(lib.handle, "slurm_init"))) init(nullptr);
     });
@@ -92,6 +114,42 @@ libslurm &slurm() {
 }
 
 std::string str(const char *s) { return s == nullptr ? std::string() : std::string(s); }
+
+// libslurm writes to slurmctld's socket without MSG_NOSIGNAL: when slurmctld goes away (a
+// restart) the write raises SIGPIPE, which would end the scheduler process. For the duration of
+// the call SIGPIPE is blocked on this thread and one it raised is taken back (the write fails
+// with EPIPE instead).
+class sigpipe_guard {
+public:
+    sigpipe_guard() {
+        sigset_t pipe_only;
+        sigemptyset(&pipe_only);
+        sigaddset(&pipe_only, SIGPIPE);
+        sigset_t pending;
+        sigpending(&pending);
+        _was_pending = sigismember(&pending, SIGPIPE) == 1;
+        _blocked = pthread_sigmask(SIG_BLOCK, &pipe_only, &_old) == 0;
+    }
+    ~sigpipe_guard() {
+        if (!_blocked) return;
+        sigset_t pipe_only;
+        sigemptyset(&pipe_only);
+        sigaddset(&pipe_only, SIGPIPE);
+        if (!_was_pending) {
+            const timespec zero{0, 0};
+            while (sigtimedwait(&pipe_only, nullptr, &zero) == SIGPIPE) {
+            }
+        }
+        pthread_sigmask(SIG_SETMASK, &_old, nullptr);
+    }
+    sigpipe_guard(const sigpipe_guard &) = delete;
+    sigpipe_guard &operator=(const sigpipe_guard &) = delete;
+
+private:
+    sigset_t _old{};
+    bool _blocked = false;
+    bool _was_pending = false;
+};
 
 }  // namespace
 
@@ -107,6 +165,7 @@ Result<std::vector<switch_record>> load_topology() {
     if (!lib.error.empty())
         return Status(lib.unknown_release ? PMIX_ERR_NOT_SUPPORTED : PMIX_ERR_NOT_AVAILABLE, lib.error);
     void *msg = nullptr;
+    sigpipe_guard no_sigpipe;
     if (lib.load(&msg) != 0) {
         int err = lib.get_errno ? lib.get_errno() : errno;  // 24.x: errno only
         return Status(PMIX_ERR_NOT_AVAILABLE,

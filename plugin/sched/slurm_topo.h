@@ -13,8 +13,9 @@ namespace pmixcpp::sched {
 
 // The current switch records. Source, in order:
 //   PMIXCPP_TOPOLOGY_FILE=<topology.conf>  read and parsed (tests, sites without slurmctld)
-//   libslurm: PMIXCPP_LIBSLURM=<path> or the first of libslurm.so.42 (24.11) ... .38 (22.05),
-//             libslurm.so, libslurm.so.* in the usual library directories
+//   libslurm: PMIXCPP_LIBSLURM=<path> or the first of libslurmfull.so (in the directory pmixcpp
+//             was built against, then Slurm's usual ones; 23.11 on needs it), libslurm.so.42
+//             (24.11) ... .38 (22.05), libslurm.so, libslurm.so.* in the usual library directories
 // PMIX_ERR_NOT_SUPPORTED for a release whose records are not known (nothing is asked then).
 // An empty list means Slurm has no switch topology (topology/none).
 Result<std::vector<switch_record>> load_topology();
