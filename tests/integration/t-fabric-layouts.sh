@@ -5,7 +5,7 @@
 #    Debian 12, 5.0.7 on Debian 13 (whose pmix_fabric_t is the same struct)
 # The same program source (tests/programs/sched_fabric.c) in both forms, both linked to pmixcpp's
 # libpmix.so.2: same size of the struct, the same matrix after PMIx_server_register_fabric, and
-# after PMIX_FABRIC_UPDATED (scontrol reconfigure with a changed topology.conf).
+# after PMIX_FABRIC_UPDATED (a changed topology.conf, contrib/cluster.sh reconfigure).
 # Requires: cc, the installed headers and library ($PMIXCPP_PREFIX), libpmix-dev; 4 nodes.
 . "$(dirname "$0")/lib.sh"
 command -v cc >/dev/null 2>&1 || { echo "  SKIP: no C compiler"; t_done; exit; }
@@ -58,7 +58,7 @@ for p in $progs; do
     for _ in $(seq 100); do grep -q '^waiting' "$work/$p.out" && break; sleep 0.1; done
 done
 printf 'SwitchName=s1 Nodes=n[1-2]\nSwitchName=s2 Nodes=n3\nSwitchName=spine Switches=s[1-2]\n' > "$etc/topology.conf"
-scontrol reconfigure >/dev/null 2>&1 || fail "scontrol reconfigure"
+"$PMIXCPP_SRCDIR/contrib/cluster.sh" reconfigure >/dev/null 2>&1 || fail "cluster.sh reconfigure (slurmctld rereads topology.conf)"
 for p in $progs; do
     eval "wait \$pid_$p"
     expect_eq "$p: exit status" 0 "$?"
