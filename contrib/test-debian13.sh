@@ -77,14 +77,11 @@ t2=$(date +%s)
 #   t-events-nodedown t-events-nodedown3 t-events-signal t-multinode-scale t-teardown t-load:
 #       node loss, signals and scale do not depend on the Slurm or OpenMPI release (Debian 12)
 #   t-debs: Debian 12 packages
-#   t-fabric t-fabric-client t-fabric-tree t-fabric-layouts: Slurm 24.11 changed the switch
-#       topology API; reading it there is not done yet (PMIx_Fabric_register fails)
 # Name tests on the command line to run them anyway.
 if [ ${#tests[@]} -eq 0 ]; then
     default_run=1
     skip=" t-attack-files t-attack-net t-attack-client t-security t-events-nodedown t-events-nodedown3
-           t-events-signal t-multinode-scale t-teardown t-load t-debs t-fabric t-fabric-client t-fabric-tree
-           t-fabric-layouts "
+           t-events-signal t-multinode-scale t-teardown t-load t-debs "
     for f in "$src"/tests/integration/t-*.sh; do
         t=$(basename "$f" .sh)
         echo "$skip" | tr ' ' '\n' | grep -qx "$t" && continue

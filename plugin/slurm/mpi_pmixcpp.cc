@@ -18,6 +18,7 @@
 #include "../server/server.h"
 #include "../server/step_info.h"
 #include "../server/topology.h"
+#include "../sched/slurm_topo_layout.h"
 #include "log.h"
 
 #include <arpa/inet.h>
@@ -28,6 +29,7 @@
 #include <algorithm>
 #include <atomic>
 #include <csignal>
+#include <cstddef>
 #include <cstring>
 #include <cstdarg>
 #include <exception>
@@ -591,25 +593,50 @@ Status prefork(const stepd_step_rec_t *job, char ***env) {
     return Status::success();
 }
 
-// srun side: Slurm's switch topology records (empty with topology/none).
+// srun side: Slurm's switch topology records (empty without topology/tree), read by the mirror
+// of this release's response (plugin/sched/slurm_topo_layout.h), checked here against slurm.h.
+#if PMIXCPP_SLURM_TOPO_LAYOUT != 0
+namespace topo_abi = sched::slurm_abi;
+static_assert(sizeof(topo_info_t) == sizeof(topo_abi::topo_record) &&
+              offsetof(topo_info_t, level) == offsetof(topo_abi::topo_record, level) &&
+              offsetof(topo_info_t, link_speed) == offsetof(topo_abi::topo_record, link_speed) &&
+              offsetof(topo_info_t, name) == offsetof(topo_abi::topo_record, name) &&
+              offsetof(topo_info_t, nodes) == offsetof(topo_abi::topo_record, nodes) &&
+              offsetof(topo_info_t, switches) == offsetof(topo_abi::topo_record, switches),
+              "topo_info_t differs from its mirror");
+#if PMIXCPP_SLURM_TOPO_LAYOUT == 2205
+static_assert(sched::topo_layout_of(SLURM_VERSION_NUMBER) == sched::topo_layout::v22_05);
+using topo_response_mirror = topo_abi::topo_response_22_05;
+#else
+static_assert(sched::topo_layout_of(SLURM_VERSION_NUMBER) == sched::topo_layout::v23_11);
+using topo_response_mirror = topo_abi::topo_response_23_11;
+static_assert(offsetof(topo_info_response_msg_t, topo_info) == offsetof(topo_response_mirror, topo_info),
+              "topo_info_response_msg_t.topo_info differs from its mirror");
+static_assert(sizeof(dynamic_plugin_data_t) == sizeof(topo_abi::dynamic_plugin_data) &&
+              offsetof(dynamic_plugin_data_t, data) == offsetof(topo_abi::dynamic_plugin_data, data) &&
+              offsetof(dynamic_plugin_data_t, plugin_id) == offsetof(topo_abi::dynamic_plugin_data, plugin_id),
+              "dynamic_plugin_data_t differs from its mirror");
+static_assert(TOPOLOGY_PLUGIN_TREE == topo_abi::kTopologyTree && TOPOLOGY_PLUGIN_DEFAULT == topo_abi::kTopologyDefault &&
+              TOPOLOGY_PLUGIN_BLOCK == topo_abi::kTopologyBlock && TOPOLOGY_PLUGIN_3DTORUS == topo_abi::kTopology3dTorus);
+#endif
+static_assert(sizeof(topo_info_response_msg_t) == sizeof(topo_response_mirror) &&
+              offsetof(topo_info_response_msg_t, record_count) == offsetof(topo_response_mirror, record_count) &&
+              offsetof(topo_info_response_msg_t, topo_array) == offsetof(topo_response_mirror, topo_array),
+              "topo_info_response_msg_t differs from its mirror");
+
 Result<std::vector<sched::switch_record>> load_slurm_topology() {
     topo_info_response_msg_t *msg = nullptr;
-    if (slurm_load_topo(&msg) != SLURM_SUCCESS || msg == nullptr)
+    if (slurm_load_topo(&msg) != SLURM_SUCCESS)
         return Status(PMIX_ERR_NOT_AVAILABLE, std::string("slurm_load_topo: ") + slurm_strerror(slurm_last_error()));
-    std::vector<sched::switch_record> out;
-    for (uint32_t i = 0; i < msg->record_count; ++i) {
-        const topo_info_t &t = msg->topo_array[i];
-        sched::switch_record r;
-        r.name = t.name ? t.name : "";
-        r.level = t.level;
-        r.link_speed = t.link_speed;
-        r.nodes = t.nodes ? t.nodes : "";
-        r.switches = t.switches ? t.switches : "";
-        out.push_back(std::move(r));
-    }
-    slurm_free_topo_info_msg(msg);
+    auto out = sched::decode_topo_response(msg, SLURM_VERSION_NUMBER);
+    if (msg != nullptr) slurm_free_topo_info_msg(msg);
     return out;
 }
+#else
+Result<std::vector<sched::switch_record>> load_slurm_topology() {
+    return sched::decode_topo_response(nullptr, SLURM_VERSION_NUMBER);  // PMIX_ERR_NOT_SUPPORTED
+}
+#endif
 
 // Run a hook body; map a failure Status or any exception to SLURM_ERROR with a log line.
 template <typename F>

@@ -11,6 +11,8 @@
 //          slurm_kill_job_step() gained a flags argument; job_reason_string()
 //          became job_state_reason_string() (src/common/job_state_reason.h);
 //          ESLURM_JOB_SETTING_DB_INX is gone
+//   23.11  the switch topology became a plugin: slurm_load_topo()'s records
+//          moved into the plugin's own data (topo_info_response_msg_t.topo_info)
 //   24.x   slurm_get_errno() is gone (it always returned errno)
 //   25.11  a plugin's fini() returns void
 // Included by slurm_api.h after Slurm's headers; slurm/slurm_version.h gives
@@ -52,6 +54,17 @@ inline void fini_result(int) {}
 #else
 using slurm_fini_result = int;
 inline int fini_result(int rc) { return rc; }
+#endif
+
+// The layout of slurm_load_topo()'s response (plugin/sched/slurm_topo_layout.h): 2205 = the
+// switch records in the message (22.05 - 23.02), 2311 = in topology/tree's plugin data (23.11 -
+// 24.11), 0 = a release whose layout pmixcpp does not know (its fabric is not supported).
+#if PMIXCPP_SLURM_AT_LEAST(25, 5)
+#define PMIXCPP_SLURM_TOPO_LAYOUT 0
+#elif PMIXCPP_SLURM_AT_LEAST(23, 11)
+#define PMIXCPP_SLURM_TOPO_LAYOUT 2311
+#else
+#define PMIXCPP_SLURM_TOPO_LAYOUT 2205
 #endif
 
 // A hostlist handle, whatever hostlist_create() returns in this release.

@@ -2,7 +2,7 @@
 # the matrix comes through the step's server from srun's side (Slurm's switch topology, loaded
 # once per srun). Topology: two leaf switches (n1 n2 | n3 n4) under one spine. Also: the same
 # matrix as the scheduler API (pmixcpp_info --fabric), PMIX_ERR_NOT_AVAILABLE without topology.
-# Then PMIX_FABRIC_UPDATED in application processes after `scontrol reconfigure`.
+# Then PMIX_FABRIC_UPDATED in application processes after a topology change (contrib/cluster.sh reconfigure).
 # Requires: make install (pmix_fabric test program, pmixcpp_info).
 . "$(dirname "$0")/lib.sh"
 prog="${PMIXCPP_PREFIX:?set PMIXCPP_PREFIX}/libexec/pmixcpp/tests/pmix_fabric"
@@ -45,7 +45,7 @@ expect_eq "pmixcpp_info --fabric --step exit status" 0 "$rc"
 expect_match "pmixcpp_info --fabric --step: 4 vertices" '^fabric plane default: 4 vertices$' "$out"
 expect_match "pmixcpp_info --fabric --step: row n3" '^ +2 +4 +4 +0 +2$' "$out"
 
-# PMIx_Fabric_update after `scontrol reconfigure` with n4 gone from the topology: a 3x3 matrix.
+# PMIx_Fabric_update after a topology change with n4 gone from the topology: a 3x3 matrix.
 flag="$PMIXCPP_CLUSTER_DIR.fabric-update.flag"
 ulog="$PMIXCPP_CLUSTER_DIR.fabric-update.log"
 rm -f "$flag"
@@ -55,7 +55,7 @@ job=$!
 for i in $(seq 1 300); do [ "$(grep -c 'before update' "$ulog")" -ge 2 ] && break; sleep 0.1; done
 etc=$("$PMIXCPP_SRCDIR/contrib/cluster.sh" conf-dir)
 printf 'SwitchName=s1 Nodes=n[1-2]\nSwitchName=s2 Nodes=n3\nSwitchName=spine Switches=s[1-2]\n' > "$etc/topology.conf"
-scontrol reconfigure >/dev/null 2>&1 || fail "scontrol reconfigure"
+"$PMIXCPP_SRCDIR/contrib/cluster.sh" reconfigure >/dev/null 2>&1 || fail "cluster.sh reconfigure (slurmctld rereads topology.conf)"
 sleep 1
 touch "$flag"
 wait $job
@@ -77,7 +77,7 @@ for i in $(seq 1 300); do [ "$(grep -c 'before update' "$ulog")" -ge 2 ] && brea
 expect_match "event: before, 3 vertices" '^rank 0 before update: 3 vertices$' "$(cat "$ulog")"
 printf 'SwitchName=s1 Nodes=n1\nSwitchName=s2 Nodes=n[2-4]\nSwitchName=spine Switches=s[1-2]\n' > "$etc/topology.conf"
 t0=$(date +%s.%N)
-scontrol reconfigure >/dev/null 2>&1 || fail "scontrol reconfigure"
+"$PMIXCPP_SRCDIR/contrib/cluster.sh" reconfigure >/dev/null 2>&1 || fail "cluster.sh reconfigure (slurmctld rereads topology.conf)"
 wait $job
 expect_eq "event step exit status" 0 "$?"
 uout=$(cat "$ulog")

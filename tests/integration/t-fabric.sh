@@ -1,6 +1,6 @@
 # Scheduler side: the fabric cost matrix from Slurm's topology/tree (read with libslurm's
 # slurm_load_topo by pmixcpp_info in scheduler mode), its API statuses, the update protocol on
-# `scontrol reconfigure`, and the hwloc inventory against lstopo/hwloc-calc.
+# a topology change (contrib/cluster.sh reconfigure), and the hwloc inventory against lstopo/hwloc-calc.
 # Requires: the installed pmixcpp_info ($PMIXCPP_PREFIX/bin), hwloc (lstopo-no-graphics, hwloc-calc).
 . "$(dirname "$0")/lib.sh"
 
@@ -51,7 +51,7 @@ PMIXCPP_FABRIC_POLL=1 timeout 90 "$info" --fabric --watch 60 --until-update > "$
 watcher=$!
 sleep 3
 printf 'SwitchName=s1 Nodes=n[1-2]\nSwitchName=s2 Nodes=n3\nSwitchName=spine Switches=s[1-2]\n' > "$etc/topology.conf"
-scontrol reconfigure >/dev/null 2>&1 || fail "scontrol reconfigure"
+"$PMIXCPP_SRCDIR/contrib/cluster.sh" reconfigure >/dev/null 2>&1 || fail "cluster.sh reconfigure (slurmctld rereads topology.conf)"
 wait $watcher
 expect_eq "watcher saw the update" 0 "$?"
 out=$(cat "$log")

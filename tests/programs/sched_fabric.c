@@ -1,9 +1,10 @@
 /* A scheduler's view of the fabric, written once for both pmix_fabric_t layouts:
  *   compiled with -DPMIXCPP_FABRIC_SEED_LAYOUT against pmixcpp's headers: the PMIx standard v4.0
  *     scheduler chapter's struct (fabric.commcost[i][j], fabric.nverts);
- *   compiled without, against OpenPMIx 4.2.2's headers (or pmixcpp's default): the cost matrix
- *     and the vertex count in fabric.info (PMIX_FABRIC_COST_MATRIX, PMIX_FABRIC_NUM_VERTICES).
- * Both run against pmixcpp's libpmix.so.2. OpenPMIx 4.2.2's headers have no
+ *   compiled without, against OpenPMIx's headers (4.2.2 on Debian 12, 5.0.7 on Debian 13: the
+ *     same struct) or pmixcpp's default: the cost matrix and the vertex count in fabric.info
+ *     (PMIX_FABRIC_COST_MATRIX, PMIX_FABRIC_NUM_VERTICES).
+ * Both run against pmixcpp's libpmix.so.2. OpenPMIx's headers (4.2.2, 5.0.7) have no
  * PMIx_server_register_fabric / PMIx_server_get_vertex_info: there the program registers with
  * PMIx_Fabric_register (which reaches the scheduler context in a scheduler process) and prints no
  * vertex names ("?"); the vertex count is PMIX_FABRIC_NUM_DEVICES ("pmix.fab.nverts").
@@ -27,7 +28,15 @@
 static uint32_t nverts_of(const pmix_fabric_t *f) { return f->nverts; }
 static uint16_t **costs_of(const pmix_fabric_t *f) { return f->commcost; }
 #else
-#define LAYOUT "openpmix-4.2.2"
+/* "openpmix-4.2.2", "openpmix-5.0.7": the release of the headers compiled against */
+static const char *layout_name(void) {
+    static char name[48];
+    if (name[0] == '\0')
+        snprintf(name, sizeof name, "openpmix-%ld.%ld.%ld", (long)PMIX_VERSION_MAJOR, (long)PMIX_VERSION_MINOR,
+                 (long)PMIX_VERSION_RELEASE);
+    return name;
+}
+#define LAYOUT layout_name()
 static uint32_t nverts_of(const pmix_fabric_t *f) {
     for (size_t i = 0; i < f->ninfo; ++i)
         if (strcmp(f->info[i].key, PMIX_FABRIC_NUM_DEVICES) == 0) return (uint32_t)f->info[i].value.data.size;
@@ -44,7 +53,7 @@ static uint16_t **costs_of(const pmix_fabric_t *f) {
 #define HAVE_SERVER_FABRIC 1
 #define register_fabric(f) PMIx_server_register_fabric((f), NULL, 0)
 #define deregister_fabric(f) PMIx_server_deregister_fabric(f)
-#else /* OpenPMIx 4.2.2 */
+#else /* OpenPMIx 4.2.2, 5.0.7 */
 #define register_fabric(f) PMIx_Fabric_register((f), NULL, 0)
 #define deregister_fabric(f) PMIx_Fabric_deregister(f)
 #endif
