@@ -26,6 +26,7 @@
 #include <sys/time.h>  /* struct timeval */
 #include <sys/types.h> /* pid_t, uid_t, gid_t */
 #include <time.h>
+#include <unistd.h> /* uid_t, gid_t; OpenPMIx's header includes it, and programs rely on it (sleep) */
 
 #include <pmix_version.h>
 
