@@ -134,11 +134,10 @@ void group_service::on_request(uint64_t conn, uint32_t rank, uint32_t request_id
         std::vector<uint32_t> named;
         uint32_t leaders = 0;
         if (!req.procs.empty()) {
-            for (const auto &p : req.procs)
-                if (strncmp(p.nspace, _step.nspace.c_str(), sizeof(p.nspace)) != 0)
-                    return refuse(PMIX_ERR_NOT_SUPPORTED, "a bootstrap with members of other steps");
             std::set<uint32_t> listed;
             for (const auto &p : req.procs) {
+                if (strncmp(p.nspace, _step.nspace.c_str(), sizeof(p.nspace)) != 0)
+                    return refuse(PMIX_ERR_NOT_SUPPORTED, "a bootstrap with members of other steps");
                 if (p.rank == PMIX_RANK_WILDCARD) return refuse(PMIX_ERR_BAD_PARAM, "a bootstrap leader names single procs");
                 if (p.rank >= _step.ntasks)
                     return refuse(PMIX_ERR_BAD_PARAM, "member rank " + std::to_string(p.rank) + " is not in the step");
@@ -297,7 +296,7 @@ void group_service::bootstrap_request(uint64_t conn, uint32_t rank, uint32_t req
     PMIXCPP_LOG_DEBUG("%s: rank %u entered the bootstrap of group %s as %s", _step.nspace.c_str(), rank, name.c_str(),
                       leaders ? "a leader" : "a member");
     it->second.waiters.push_back({conn, request_id, rank, std::move(req)});
-    if (_step.node_id == 0) return coord_entry(0, std::move(e));
+    if (_step.node_id == 0) return coord_entry(std::move(e));
     wire::Writer w;
     Status st = wire::encode(w, e);
     if (st.ok())
@@ -317,11 +316,10 @@ void group_service::on_bootstrap_entry(uint32_t from_node, std::span<const uint8
                           st.message().c_str());
         return;
     }
-    coord_entry(from_node, std::move(e));
+    coord_entry(std::move(e));
 }
 
-void group_service::coord_entry(uint32_t from_node, wire::group_bootstrap_entry &&e) {
-    (void)from_node;
+void group_service::coord_entry(wire::group_bootstrap_entry &&e) {
     auto it = _boot_coord.find(e.name);
     if (it == _boot_coord.end()) {
         if (_boot_coord.size() >= kMaxBootstraps) {

@@ -153,7 +153,7 @@ private:
     };
     void bootstrap_request(uint64_t conn, uint32_t rank, uint32_t request_id, wire::group_request &&req,
                            uint32_t leaders, std::vector<uint32_t> &&named);
-    void coord_entry(uint32_t from_node, wire::group_bootstrap_entry &&e);
+    void coord_entry(wire::group_bootstrap_entry &&e);
     void coord_finish(const std::string &name, pmix_status_t status, const std::string &message);
     void bootstrap_result(wire::group_bootstrap_result &&r);
     void boot_fail_local(const std::string &name, pmix_status_t status, const std::string &message);
