@@ -24,6 +24,8 @@ std::atomic<Client *> g_client{nullptr};
 
 // How long PMIx_Finalize may block writing its last message (a server that reads nothing).
 constexpr auto kFinalizeFlushTimeout = std::chrono::seconds(10);
+// What the requests still pending at Finalize are failed with (no answer will come).
+constexpr char kFinalizedReason[] = "finalized";
 // Extra time a local timer gives the server to answer with its own timeout status.
 constexpr double kTimeoutGrace = 1.0;
 constexpr const char *kLocalTimeout = "timed out (client side)";
@@ -137,6 +139,9 @@ Status Client::start(const ClientEnv &env) {
         wire::msg_type::connect, w,
         [rank, local_rank](pmix_status_t status, const std::string &msg, wire::Reader &body) {
             if (status != PMIX_SUCCESS) {
+                // A client that finalizes before anything waited for the server never read this
+                // answer: Finalize fails the request here, which is no refusal.
+                if (status == PMIX_ERR_LOST_CONNECTION && msg == kFinalizedReason) return;
                 PMIXCPP_LOG_ERROR("the pmixcpp server refused rank %u: %s %s", rank, PMIx_Error_string(status),
                                   msg.c_str());
                 return;
@@ -184,7 +189,7 @@ void Client::stop() {
     }
     for (auto &[id, p] : left) {
         wire::Reader empty(nullptr, 0);
-        p.handler(PMIX_ERR_LOST_CONNECTION, "finalized", empty);
+        p.handler(PMIX_ERR_LOST_CONNECTION, kFinalizedReason, empty);
     }
 }
 

@@ -85,7 +85,11 @@ Result<int> connect_to(const sockaddr_storage &host, uint16_t port, clock_type::
 
 namespace {
 
-constexpr int kHandshakeTries = 4;
+// A listener sheds pending connections beyond its caps (listener_guard.h): a node's burst of
+// calls (every task querying at once) loses some to that and they try again, with a pause that
+// grows with the attempt and is spread at random so the burst does not come back at once.
+constexpr int kHandshakeTries = 10;
+constexpr int kMaxRetryPauseMs = 1000;
 
 // One handshake frame, read byte-exactly (nothing after it is consumed).
 Status read_handshake_frame(int fd, net::auth::frame_reader *r, clock_type::time_point deadline,
@@ -112,7 +116,7 @@ Result<int> connect_authenticated(const sockaddr_storage &host, uint16_t port, c
     for (int attempt = 0; attempt < kHandshakeTries; ++attempt) {
         if (attempt > 0) {
             // Spread the retries of many callers shed at once (50..150 ms, times the attempt).
-            auto pause = std::chrono::milliseconds((50 + std::rand() % 101) * attempt);
+            auto pause = std::chrono::milliseconds(std::min(kMaxRetryPauseMs, (50 + std::rand() % 101) * attempt));
             if (clock_type::now() + pause >= deadline || (cancel && cancel->load())) break;
             std::this_thread::sleep_for(pause);
         }
@@ -122,7 +126,9 @@ Result<int> connect_authenticated(const sockaddr_storage &host, uint16_t port, c
         net::auth::client_handshake hs(k.value(), net::auth::purpose::agent, {}, UINT32_MAX);
         auto hello = hs.hello_frame();
         if (!hello.ok()) return hello.status();
-        PMIXCPP_RETURN_IF_ERROR(send_all(fd.value(), hello.value(), deadline, cancel).with_context("handshake"));
+        last = send_all(fd.value(), hello.value(), deadline, cancel).with_context("handshake");
+        if (last.code() == PMIX_ERR_UNREACH) continue;  // shed already (EPIPE, ECONNRESET)
+        PMIXCPP_RETURN_IF_ERROR(last);
         net::auth::frame_reader r;
         last = read_handshake_frame(fd.value(), &r, deadline, cancel);
         if (last.code() == PMIX_ERR_UNREACH) continue;  // dropped before our turn: try again

@@ -130,6 +130,7 @@ struct connection {
     std::deque<uint64_t> reply_ends;  // stream positions where the replies not yet sent end
     bool close_after_flush = false;
     bool overflowed = false;  // its backlog went over the limit: nothing more is read or queued
+    bool peer_gone = false;   // a write found the client's end closed: replies are dropped
     size_t fences = 0;        // fences entered, outcome not yet sent
     conn_state state = conn_state::awaiting_connect;
     uint32_t rank = PMIX_RANK_UNDEF;
@@ -817,7 +818,23 @@ void server_impl::flush(connection &c) {
                 event_add(c.ev_write.get(), nullptr);
                 return;
             }
-            close_connection(c.id, std::string("write error: ") + strerror(errno));
+            std::string why = std::string("write error: ") + strerror(errno);
+            if (errno != EPIPE && errno != ECONNRESET) {
+                close_connection(c.id, why);
+                return;
+            }
+            // The client closed its end. It may have done so right after a request that needs no
+            // answer (finalize is one): what it sent is still to be read, so read it before the
+            // connection is judged, and drop the replies nobody will read.
+            c.peer_gone = true;
+            std::vector<uint8_t>().swap(c.out);
+            c.out_sent = 0;
+            c.reply_ends.clear();
+            event_del(c.ev_write.get());
+            post([this, id = c.id, why] {
+                read_from(id);
+                close_connection(id, why);  // nothing if the read found the end and closed it
+            });
             return;
         }
         c.out_sent += static_cast<size_t>(n);
@@ -987,6 +1004,7 @@ void server_impl::send_reply(uint64_t conn_id, uint32_t request_id, pmix_status_
 
 queued server_impl::queue_output(connection &c, std::span<const uint8_t> frame) {
     if (c.overflowed) return queued::overflow;
+    if (c.peer_gone) return queued::ok;  // dropped: the client's end is closed
     const size_t backlog = c.out.size() - c.out_sent;
     if (backlog + frame.size() > kMaxReplyBacklog || c.reply_ends.size() >= kMaxQueuedReplies) {
         c.overflowed = true;

@@ -245,7 +245,14 @@ static int run_queries(void) {
         if (rc != PMIX_SUCCESS) many[i].done = -1;
     }
     int answered = 0;
-    for (int i = 0; i < kConcurrent; ++i) answered += wait_nb(&many[i], 30) == 1 && many[i].status == PMIX_SUCCESS;
+    for (int i = 0; i < kConcurrent; ++i) {
+        int ok = wait_nb(&many[i], 30) == 1 && many[i].status == PMIX_SUCCESS;
+        answered += ok;
+        if (!ok)
+            printf("QUERY-FAILED rank %u: query %d: %s%s%s\n", self.rank, i,
+                   many[i].done == 1 ? PMIx_Error_string(many[i].status) : "no answer within 30 s",
+                   many[i].text[0] ? ": " : "", many[i].text);
+    }
     CHECK(answered == kConcurrent, "%d concurrent PMIX_TIME_REMAINING queries answered (of %d)", answered, kConcurrent);
 
     /* one unknown key among known ones: partial success */
