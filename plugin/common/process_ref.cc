@@ -28,9 +28,12 @@ Result<std::shared_ptr<const process_ref>> process_ref::of_socket_peer(int sock)
     len = sizeof(fd);
     if (getsockopt(sock, SOL_SOCKET, SO_PEERPIDFD, &fd, &len) != 0 || fd < 0) {
         if (errno != ENOPROTOOPT && errno != EINVAL)
-            return Status(PMIX_ERROR, std::string("SO_PEERPIDFD: ") + strerror(errno));
+            return Status(errno == ESRCH ? PMIX_ERR_NOT_FOUND : PMIX_ERROR,
+                          std::string("SO_PEERPIDFD: ") + strerror(errno));
         fd = static_cast<int>(syscall(SYS_pidfd_open, cred.pid, 0));
-        if (fd < 0) return Status(PMIX_ERROR, "pidfd_open(" + std::to_string(cred.pid) + "): " + strerror(errno));
+        if (fd < 0)
+            return Status(errno == ESRCH ? PMIX_ERR_NOT_FOUND : PMIX_ERROR,
+                          "pidfd_open(" + std::to_string(cred.pid) + "): " + strerror(errno));
     }
     return std::make_shared<const process_ref>(fd, cred.pid);
 }

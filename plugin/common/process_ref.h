@@ -5,6 +5,8 @@
 // kernels, pidfd_open of the SO_PEERCRED pid right at accept.
 #pragma once
 
+#include <cerrno>
+
 #include <sys/types.h>
 
 #include <memory>
@@ -30,6 +32,8 @@ public:
 
     // pidfd_send_signal; -1 with errno on failure (ESRCH: the process is gone).
     int send_signal(int sig) const;
+    // The process has exited (it may still be a zombie): nothing can be learned of it any more.
+    bool gone() const { return send_signal(0) != 0 && errno == ESRCH; }
 
     pid_t pid() const { return _pid; }
     int fd() const { return _fd; }

@@ -737,12 +737,25 @@ void server_impl::accept_clients() {
         // Only processes of this step: descendants of this slurmstepd. Another process of the
         // same user that learned a task's token is refused.
         auto proc = process_ref::of_socket_peer(fd);
+        if (!proc.ok() && proc.status().code() == PMIX_ERR_NOT_FOUND) {  // gone already: see below
+            PMIXCPP_LOG_VERBOSE("%s: pid %d exited before its connection was accepted", _step.nspace.c_str(),
+                                static_cast<int>(cred.pid));
+            continue;
+        }
         if (!proc.ok()) {
             PMIXCPP_LOG_ERROR("%s: refusing a client (pid %d): %s", _step.nspace.c_str(), static_cast<int>(cred.pid),
                               proc.status().message().c_str());
             continue;
         }
         if (!proc.value()->descends_from(getpid())) {
+            // A task that connects, finalizes and exits before its connection is accepted (Init
+            // and Finalize need no round trip) cannot be checked any more, nor served: refused
+            // all the same, but it is no attack.
+            if (proc.value()->gone()) {
+                PMIXCPP_LOG_VERBOSE("%s: pid %d exited before its connection was accepted", _step.nspace.c_str(),
+                                    static_cast<int>(cred.pid));
+                continue;
+            }
             PMIXCPP_LOG_ERROR("%s: refusing a client (pid %d, uid %u): not a process of this step", _step.nspace.c_str(),
                               static_cast<int>(cred.pid), static_cast<unsigned>(cred.uid));
             continue;
