@@ -5,6 +5,14 @@
 
 namespace pmixcpp::coll {
 
+std::vector<uint32_t> destinations(const send_action &s) {
+    std::vector<uint32_t> d;
+    d.reserve(1 + s.also.size());
+    d.push_back(s.node);
+    d.insert(d.end(), s.also.begin(), s.also.end());
+    return d;
+}
+
 const char *to_string(engine_state s) {
     switch (s) {
     case engine_state::waiting: return "waiting";
@@ -108,12 +116,13 @@ void tree_engine::maybe_up(actions &out) {
 }
 
 void tree_engine::finish(std::vector<node_blob> all, actions &out) {
-    for (uint32_t c : children()) {
+    std::vector<uint32_t> to = children();
+    if (!to.empty()) {
         coll_message m;
         m.kind = msg_kind::tree_down;
         m.key = _key;
         m.blobs = all;
-        out.sends.push_back({c, std::move(m)});
+        out.sends.push_back({to.front(), std::move(m), std::vector<uint32_t>(to.begin() + 1, to.end())});
     }
     _state = engine_state::done;
     out.done = true;

@@ -25,7 +25,13 @@ namespace pmixcpp::coll {
 struct send_action {
     uint32_t node = 0;
     coll_message msg;
+    // More nodes the same message goes to (a tree's fan-out): one copy of the data and one
+    // encoding for all of them, where a copy per child made the fan-out of a large modex cost
+    // the root (children + 1) times the job's data at once.
+    std::vector<uint32_t> also;
 };
+// Every destination of `s` (s.node first, then s.also).
+std::vector<uint32_t> destinations(const send_action &s);
 
 struct actions {
     std::vector<send_action> sends;

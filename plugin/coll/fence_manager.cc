@@ -116,7 +116,12 @@ void fence_manager::deliver(const coll_key &key, uint32_t from, coll_message &&m
 }
 
 void fence_manager::apply(const coll_key &key, actions &&a) {
-    for (auto &s : a.sends) _opts.send(s.node, encode(s.msg));
+    for (auto &s : a.sends) {
+        std::vector<uint8_t> bytes = encode(s.msg);
+        s.msg.blobs.clear();  // freed now: the encoded bytes are all the sends need
+        _opts.send(s.node, bytes);
+        for (uint32_t n : s.also) _opts.send(n, bytes);
+    }
     if (!a.done) return;
     auto it = _active.find(key);
     if (it == _active.end()) return;

@@ -38,7 +38,7 @@ struct manager_options {
     std::vector<uint32_t> node_groups;
     uint32_t ring_threshold = 65536;
     uint32_t direct_max_nodes = 0;  // auto: direct exchange up to this many nodes
-    std::function<void(uint32_t node, std::vector<uint8_t> &&body)> send;
+    std::function<void(uint32_t node, std::span<const uint8_t> body)> send;  // copies what it keeps
     // (instance, contributions of every participating node)
     std::function<void(uint64_t instance, std::vector<node_blob> &&result)> on_done;
 };

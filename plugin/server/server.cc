@@ -1909,7 +1909,7 @@ Status server_impl::setup_multinode() {
                             kids.empty() ? "(none)" : kids.c_str());
     }
     co.ring_threshold = mo.ring_threshold;
-    co.send = [this](uint32_t node, std::vector<uint8_t> &&body) { _net->send(node, net::channel::coll, body); };
+    co.send = [this](uint32_t node, std::span<const uint8_t> body) { _net->send(node, net::channel::coll, body); };
     co.on_done = [this](uint64_t instance, std::vector<coll::node_blob> &&result) {
         if (instance & kGroupInstanceBit) {
             // A group collective: completed from the loop, never inside the group service's start.

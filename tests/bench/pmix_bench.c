@@ -6,6 +6,10 @@
  *         dmodex_get_us=..
  *         fini_us=.. stepd_hwm_kb=..
  * `pmix_bench ift` only does PMIx_Init, PMIx_Fence, PMIx_Finalize (the launch benchmark).
+ * `pmix_bench GET_ITERS FENCE_ITERS BYTES`: BYTES per rank in the collecting fence (default 1024).
+ * Each collecting fence puts a new key (the data grows with the fences, as an application's
+ * successive Puts do); with BENCH_SAME_KEY=1 in the environment every fence replaces one key, so
+ * every fence carries BYTES per rank (tests/bench/model.sh).
  */
 #define _GNU_SOURCE
 #include <pmix.h>
@@ -55,7 +59,9 @@ int main(int argc, char **argv) {
     pmix_info_t collect;
     double t0, init_us, get_ns, fence_data_us, fence_empty_us, peer_get_us, fini_us;
     uint32_t size;
-    char data[1024];
+    size_t data_size = argc > 3 ? (size_t)atol(argv[3]) : 1024;
+    int same_key = getenv("BENCH_SAME_KEY") && atoi(getenv("BENCH_SAME_KEY"));
+    char *data;
     int i;
 
     t0 = now_us();
@@ -106,17 +112,21 @@ int main(int argc, char **argv) {
     }
 
     /* Put + Commit + Fence(collect) of 1 KiB */
-    memset(data, 'a' + (me.rank % 26), sizeof(data));
+    if (data_size == 0 || !(data = malloc(data_size))) {
+        fprintf(stderr, "bench: bad data size %zu\n", data_size);
+        exit(2);
+    }
+    memset(data, 'a' + (me.rank % 26), data_size);
     PMIX_INFO_LOAD(&collect, PMIX_COLLECT_DATA, NULL, PMIX_BOOL);
     CHECK(PMIx_Fence(NULL, 0, NULL, 0)); /* line up before timing */
     t0 = now_us();
     for (i = 0; i < fence_iters; i++) {
         pmix_value_t v;
         char key[64];
-        snprintf(key, sizeof(key), "bench.data.%d", i);
+        snprintf(key, sizeof(key), "bench.data.%d", same_key ? 0 : i);
         v.type = PMIX_BYTE_OBJECT;
         v.data.bo.bytes = data;
-        v.data.bo.size = sizeof(data);
+        v.data.bo.size = data_size;
         CHECK(PMIx_Put(PMIX_GLOBAL, key, &v));
         CHECK(PMIx_Commit());
         CHECK(PMIx_Fence(NULL, 0, &collect, 1));
@@ -128,7 +138,7 @@ int main(int argc, char **argv) {
     t0 = now_us();
     CHECK(PMIx_Get(&peer, "bench.data.0", NULL, 0, &val));
     peer_get_us = now_us() - t0;
-    if (val->type != PMIX_BYTE_OBJECT || val->data.bo.size != sizeof(data) ||
+    if (val->type != PMIX_BYTE_OBJECT || val->data.bo.size != data_size ||
         val->data.bo.bytes[0] != 'a' + (char)(peer.rank % 26)) {
         fprintf(stderr, "bench: rank %u got wrong data from rank %u\n", me.rank, peer.rank);
         exit(3);
@@ -143,7 +153,7 @@ int main(int argc, char **argv) {
         for (r = 1; r < size; r++) {
             peer.rank = (me.rank + 1 + r) % size;
             if (peer.rank == me.rank) continue;
-            CHECK(PMIx_Get(&peer, "bench.data.1", NULL, 0, &val));
+            CHECK(PMIx_Get(&peer, same_key || fence_iters < 2 ? "bench.data.0" : "bench.data.1", NULL, 0, &val));
             PMIX_VALUE_RELEASE(val);
         }
         peer_get_mean_us = (now_us() - t0) / (size - 1);

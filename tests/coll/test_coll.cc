@@ -32,7 +32,8 @@ void run_engines(const std::vector<uint32_t> &nodes, Make make) {
     std::deque<std::pair<uint32_t, send_action>> q;  // (from, action)
     std::map<uint32_t, std::vector<node_blob>> done;
     auto take = [&](uint32_t from, actions &a) {
-        for (auto &s : a.sends) q.emplace_back(from, std::move(s));
+        for (auto &s : a.sends)
+            for (uint32_t n : destinations(s)) q.emplace_back(from, send_action{n, s.msg, {}});
         if (a.done) done[from] = std::move(a.result);
     };
     for (uint32_t n : nodes) {
@@ -173,7 +174,7 @@ void concurrent_fences(bool mixed_settings) {
                 o.algo = algos[(n + seed) % 4];
                 o.direct_max_nodes = (seed % 3 == 0) ? 8 : 0;
             }
-            o.send = [&, n](uint32_t to, std::vector<uint8_t> &&b) { net.push_back({n, to, std::move(b)}); };
+            o.send = [&, n](uint32_t to, std::span<const uint8_t> b) { net.push_back({n, to, {b.begin(), b.end()}}); };
             o.on_done = [&, n](uint64_t inst, std::vector<node_blob> &&r) { done[{n, inst}] = std::move(r); };
             mgr.push_back(std::make_unique<fence_manager>(o));
         }
@@ -236,7 +237,7 @@ TEST(fence_manager, direct_when_asked) {
     o.self_node = 1;
     o.nnodes = 3;
     o.direct_max_nodes = 3;
-    o.send = [&](uint32_t to, std::vector<uint8_t> &&b) { sent.emplace_back(to, std::move(b)); };
+    o.send = [&](uint32_t to, std::span<const uint8_t> b) { sent.emplace_back(to, std::vector<uint8_t>(b.begin(), b.end())); };
     o.on_done = [&](uint64_t, std::vector<node_blob> &&r) { result = std::move(r); };
     fence_manager m(o);
     // Node 0's message comes before our own start.
@@ -263,7 +264,7 @@ TEST(fence_manager, missing_and_cancel) {
     manager_options o;
     o.self_node = 0;
     o.nnodes = 3;
-    o.send = [&](uint32_t, std::vector<uint8_t> &&b) { sent.push_back(std::move(b)); };
+    o.send = [&](uint32_t, std::span<const uint8_t> b) { sent.emplace_back(b.begin(), b.end()); };
     fence_manager m(o);
     m.start(7, 1, {0, 1, 2}, {}, false);
     EXPECT_EQ(m.missing(7), (std::vector<uint32_t>{1, 2}));

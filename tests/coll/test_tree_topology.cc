@@ -31,11 +31,12 @@ fence_count run_fence(const std::vector<uint32_t> &nodes, const std::vector<uint
     std::deque<std::pair<uint32_t, send_action>> q;
     size_t done = 0;
     auto take = [&](uint32_t from, actions &a) {
-        for (auto &s : a.sends) {
-            ++out.messages;
-            if (switch_of[from] != switch_of[s.node]) ++out.crossing;
-            q.emplace_back(from, std::move(s));
-        }
+        for (auto &s : a.sends)
+            for (uint32_t n : destinations(s)) {
+                ++out.messages;
+                if (switch_of[from] != switch_of[n]) ++out.crossing;
+                q.emplace_back(from, send_action{n, s.msg, {}});
+            }
         if (a.done) {
             ++done;
             EXPECT_EQ(a.result.size(), nodes.size());
