@@ -1,0 +1,82 @@
+#!/bin/bash
+# The layering of the source tree (ARCHITECTURE.md in the repository's top level, "Layers"):
+# every #include "..." of a C/C++ file under shared/, client/ and plugin/ must name a file of
+# its own folder or of a folder its layer may use. Fails, naming the file, the line and the
+# rule, when a folder includes a layer above it.
+#
+# An include is resolved as the compiler does: relative to the including file, then through the
+# project's -I paths (shared/, shared/pmix/, client/include/, the top level).
+set -uo pipefail
+top=$(cd "${srcdir:-$(dirname "$0")/../..}" && pwd)
+[ -d "$top/shared" ] || top=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$top" || exit 2
+
+# folder (longest prefix wins) | the folders it may include from, besides its own
+rules='
+shared/pmix       |
+shared            | shared/pmix
+client/include    | shared/pmix
+client/sched      | shared client/include
+client/tools      | shared client/include client/sched
+client            | shared client/include
+plugin/net        | shared
+plugin/coll       | shared
+plugin/common     | shared plugin/net
+plugin/agent      | shared plugin/net plugin/common
+plugin/sched      | shared plugin/common
+plugin/server     | shared plugin/net plugin/coll plugin/common plugin/agent plugin/sched
+plugin/slurm      | shared plugin/net plugin/coll plugin/common plugin/agent plugin/sched plugin/server
+'
+
+files=$(find shared client plugin -type f \( -name '*.h' -o -name '*.cc' -o -name '*.c' -o -name '*.inc' \) | sort)
+# One awk pass: the rules, the list of files (to resolve includes as the compiler would), then
+# every include line (grep -n output: file:line:text).
+{
+    echo "$rules" | sed 's/^/R /'
+    echo "$files" | sed 's/^/F /'
+    # shellcheck disable=SC2086
+    grep -n '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' $files | sed 's/^/I /'
+} | awk '
+function trim(s) { gsub(/^[ \t]+|[ \t]+$/, "", s); return s }
+function norm(p,   n, parts, out, i, k) {  # collapse "." and ".." segments
+    n = split(p, parts, "/"); k = 0
+    for (i = 1; i <= n; i++) {
+        if (parts[i] == "" || parts[i] == ".") continue
+        if (parts[i] == "..") { if (k > 0) k--; continue }
+        out[++k] = parts[i]
+    }
+    p = ""
+    for (i = 1; i <= k; i++) p = p (i > 1 ? "/" : "") out[i]
+    return p
+}
+function folder_of(p,   f, best) {
+    best = ""
+    for (f in allowed) if (index(p, f "/") == 1 && length(f) > length(best)) best = f
+    return best
+}
+$1 == "R" {
+    line = substr($0, 3); if (trim(line) == "") next
+    split(line, kv, "|"); f = trim(kv[1]); allowed[f] = f " " trim(kv[2]); next
+}
+$1 == "F" { exists[$2] = 1; next }
+$1 == "I" {
+    rest = substr($0, 3)
+    file = rest; sub(/:.*/, "", file)
+    lineno = rest; sub(/^[^:]*:/, "", lineno); sub(/:.*/, "", lineno)
+    name = rest; sub(/^[^"]*"/, "", name); sub(/".*/, "", name)
+    dir = file; sub(/\/[^\/]*$/, "", dir)
+    target = ""
+    split(dir " shared shared/pmix client/include .", bases, " ")
+    for (b = 1; b <= 5; b++) { t = norm(bases[b] "/" name); if (t in exists) { target = t; break } }
+    if (target == "") next
+    checked++
+    from = folder_of(file); to = folder_of(target)
+    if (from == "" || to == "") next
+    ok = 0; n = split(allowed[from], al, " ")
+    for (a = 1; a <= n; a++) if (to == al[a] || index(to, al[a] "/") == 1) ok = 1
+    if (!ok) { printf "layering: %s:%s includes %s (%s may use: %s)\n", file, lineno, target, from, allowed[from]; bad++ }
+}
+END {
+    printf "layering: %d includes checked, %d across a layer above\n", checked, bad
+    exit bad > 0
+}'
