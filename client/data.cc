@@ -44,6 +44,7 @@ local_outcome get_local(Client &c, const pmix_proc_t &target, const char *key, c
                         pmix_value_t *out, Status *error) {
     LocalData &d = c.data();
     bool own_ns = d.is_own_nspace(target.nspace);
+    if (own_ns && target.rank != d.rank()) d.map_snapshot();  // a peer's data may be in it
     if (key == nullptr) {
         auto all = d.collect(target);
         if (all.ok() && (own_ns || opt.optional)) {
@@ -79,11 +80,6 @@ local_outcome get_local(Client &c, const pmix_proc_t &target, const char *key, c
         if (target.rank == d.rank() || target.rank == PMIX_RANK_WILDCARD || target.rank == PMIX_RANK_UNDEF)
             return local_outcome::not_found;
         if (reserved_key(key)) return local_outcome::not_found;
-        // After a collecting fence the peer's data is in the node's snapshot: no round trip.
-        if (!opt.refresh && d.fill_from_snapshot(target.rank)) {
-            auto again = d.lookup(target, key, true, out);
-            if (again.ok() && again.value() != lookup_source::none) return local_outcome::found;
-        }
     }
     return local_outcome::ask_server;
 }

@@ -48,6 +48,8 @@ const char *to_string(lookup_source s) {
             return "job";
         case lookup_source::cache:
             return "cache";
+        case lookup_source::snapshot:
+            return "snapshot";
     }
     return "?";
 }
@@ -173,6 +175,17 @@ const pmix_value_t *JobData::find(pmix_rank_t rank, std::string_view key) const 
     return &keys.emplace(std::string(key), std::move(v)).first->second.v;
 }
 
+bool JobData::copy(pmix_rank_t rank, std::string_view key, pmix_value_t *out) const {
+    auto e = _view.find(rank);
+    if (!e.ok()) {
+        if (e.status().code() != PMIX_ERR_NOT_FOUND) PMIXCPP_LOG_ERROR("%s", e.status().message().c_str());
+        return false;
+    }
+    Status st = _view.value(e.value(), key, out);
+    if (!st.ok() && st.code() != PMIX_ERR_NOT_FOUND) PMIXCPP_LOG_ERROR("%s", st.message().c_str());
+    return st.ok();
+}
+
 std::vector<std::string_view> JobData::keys(pmix_rank_t rank) const {
     std::vector<std::string_view> out;
     auto e = _view.find(rank);
@@ -279,78 +292,34 @@ void LocalData::cache_proc(const pmix_proc_t &proc, wire::get_reply &reply) {
 void LocalData::clear_cache() {
     std::unique_lock<std::shared_mutex> g(_lock);
     _cache.clear();
-    _snapshot_filled.clear();
 }
 
-Result<std::shared_ptr<const MappedSnapshot>> MappedSnapshot::map(const std::string &path) {
-    int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return Status(PMIX_ERR_NOT_FOUND, "open modex snapshot " + path + ": " + strerror(errno));
-    struct stat st {};
-    if (fstat(fd, &st) != 0 || st.st_size <= 0) {
-        close(fd);
-        return Status(PMIX_ERR_UNPACK_FAILURE, "modex snapshot " + path + " is empty");
-    }
-    std::shared_ptr<MappedSnapshot> m(new MappedSnapshot());
-    m->_len = static_cast<size_t>(st.st_size);
-    m->_addr = mmap(nullptr, m->_len, PROT_READ, MAP_SHARED, fd, 0);
-    int err = errno;
-    close(fd);
-    if (m->_addr == MAP_FAILED) {
-        m->_addr = nullptr;
-        return Status(PMIX_ERR_NOMEM, "mmap modex snapshot " + path + ": " + strerror(err));
-    }
-    auto view = wire::snapshot_view::parse(
-        std::span<const uint8_t>(static_cast<const uint8_t *>(m->_addr), m->_len));
-    if (!view.ok()) return view.status().with_context(path);
-    m->_view = view.value();
-    return std::shared_ptr<const MappedSnapshot>(std::move(m));
-}
-
-MappedSnapshot::~MappedSnapshot() {
-    if (_addr) munmap(_addr, _len);
-}
-
-void LocalData::set_snapshot(std::shared_ptr<const MappedSnapshot> snapshot) {
-    std::shared_ptr<const MappedSnapshot> old;
+void LocalData::set_snapshot(std::shared_ptr<const JobData> snapshot) {
+    std::shared_ptr<const JobData> old;
     std::unique_lock<std::shared_mutex> g(_lock);
     old.swap(_snapshot);  // unmapped after the lock is released
     _snapshot = std::move(snapshot);
     _snapshot_path.clear();
-    _snapshot_filled.clear();
+    _snapshot_pending.store(false);
 }
 
 void LocalData::set_snapshot_path(std::string path) {
-    std::shared_ptr<const MappedSnapshot> old;
+    std::shared_ptr<const JobData> old;
     std::unique_lock<std::shared_mutex> g(_lock);
     old.swap(_snapshot);
     _snapshot_path = std::move(path);
-    _snapshot_filled.clear();
+    _snapshot_pending.store(!_snapshot_path.empty());
 }
 
-bool LocalData::fill_from_snapshot(pmix_rank_t rank) {
-    std::shared_ptr<const MappedSnapshot> snap;
-    {
-        std::unique_lock<std::shared_mutex> g(_lock);
-        if (!_snapshot && !_snapshot_path.empty()) {
-            auto m = MappedSnapshot::map(_snapshot_path);
-            if (m.ok()) _snapshot = m.value();
-            else PMIXCPP_LOG_DEBUG("fence: %s", m.status().message().c_str());
-            _snapshot_path.clear();
-        }
-        if (!_snapshot || !_snapshot->view().has(rank) || !_snapshot_filled.insert(rank).second) return false;
-        snap = _snapshot;
-    }
-    wire::get_reply reply;
-    Status st = snap->view().rank_data(rank, &reply.data);
-    if (!st.ok()) {
-        PMIXCPP_LOG_ERROR("modex snapshot: %s", st.message().c_str());
-        return false;
-    }
-    pmix_proc_t proc{};
-    memcpy(proc.nspace, _nspace.c_str(), std::min(_nspace.size(), sizeof(proc.nspace) - 1));
-    proc.rank = rank;
-    cache_proc(proc, reply);
-    return true;
+void LocalData::map_snapshot() {
+    if (!_snapshot_pending.load()) return;
+    std::unique_lock<std::shared_mutex> g(_lock);
+    if (_snapshot_path.empty()) return;
+    auto m = JobData::map(_snapshot_path);
+    if (m.ok()) _snapshot = std::shared_ptr<const JobData>(std::move(m.value()));
+    else PMIXCPP_LOG_DEBUG("modex snapshot: %s", m.status().message().c_str());
+    _snapshot_path.clear();
+    _snapshot_pending.store(false);
 }
 
 const pmix_value_t *LocalData::find_locked(std::string_view ns, pmix_rank_t rank, std::string_view key,
@@ -399,6 +368,10 @@ Result<lookup_source> LocalData::lookup(const pmix_proc_t &proc, std::string_vie
         if (v == nullptr && ns == _nspace) v = find_locked(ns, _rank, key, use_cache, &src);
     } else {
         v = find_locked(ns, proc.rank, key, use_cache, &src);
+        // A peer's key after a collecting fence: decoded from the mapped snapshot into *out.
+        if (v == nullptr && use_cache && _snapshot && ns == _nspace && proc.rank != PMIX_RANK_WILDCARD &&
+            _snapshot->copy(proc.rank, key, out))
+            return lookup_source::snapshot;
     }
     if (v == nullptr) return lookup_source::none;
     PMIXCPP_RETURN_IF_ERROR(value_xfer(out, v));
@@ -425,6 +398,11 @@ Result<InfoArray> LocalData::collect(const pmix_proc_t &proc) const {
                 order.emplace_back(k, v);
     }
     add_all(_cache.proc(ns, rank));
+    if (ns == _nspace && _snapshot && rank != PMIX_RANK_WILDCARD) {
+        for (std::string_view k : _snapshot->keys(rank))
+            if (const pmix_value_t *v = _snapshot->find(rank, k); v != nullptr && seen.emplace(k, v).second)
+                order.emplace_back(k, v);
+    }
     if (order.empty()) return Status(PMIX_ERR_NOT_FOUND, "no data for that proc");
     auto *infos = static_cast<pmix_info_t *>(calloc(order.size(), sizeof(pmix_info_t)));
     if (infos == nullptr) return Status(PMIX_ERR_NOMEM, "out of memory");

@@ -5,7 +5,10 @@
 //   2. this process's own Puts (only when the target is this process);
 //   3. job data of this namespace, looked up in place in the server's mapped job-data file
 //      (JobData): the rank's own entry, then the job-level (PMIX_RANK_WILDCARD) entry;
-//   4. the cache of data fetched from the server (unless the caller asks for a refresh).
+//   4. the cache of data fetched from the server (unless the caller asks for a refresh);
+//   5. a peer of this namespace: the modex snapshot of the last collecting fence, looked up in
+//      place in the mapped file (unless the caller asks for a refresh). The cache is emptied
+//      at every fence, so what it holds was fetched after the snapshot was written.
 // A target rank of PMIX_RANK_UNDEF searches the job level first, then this process.
 //
 // Threading: the job data is installed once during PMIx_Init (before other threads can see the
@@ -26,11 +29,10 @@
 #include "value.h"
 #include "wire/messages.h"
 #include "wire/jobdata.h"
-#include "wire/snapshot.h"
 
+#include <atomic>
 #include <memory>
 #include <mutex>
-#include <set>
 
 namespace pmixcpp::client {
 
@@ -91,6 +93,9 @@ public:
 
     // `key` of `rank` (PMIX_RANK_WILDCARD: job level); nullptr if absent or unreadable (logged).
     const pmix_value_t *find(pmix_rank_t rank, std::string_view key) const;
+    // Decode `key` of `rank` straight into *out (empty on entry), keeping nothing: the modex
+    // snapshot, whose values are read once each. False if absent or unreadable (logged).
+    bool copy(pmix_rank_t rank, std::string_view key, pmix_value_t *out) const;
     // The keys of one rank (views into the file), empty if the rank has no entry.
     std::vector<std::string_view> keys(pmix_rank_t rank) const;
     // Every rank with an entry (PMIX_RANK_WILDCARD excluded), ascending.
@@ -106,24 +111,8 @@ private:
     mutable std::unordered_map<pmix_rank_t, KeyMap> _decoded;
 };
 
-enum class lookup_source { none, internal, own, job, cache };
+enum class lookup_source { none, internal, own, job, cache, snapshot };
 const char *to_string(lookup_source s);
-
-// A modex snapshot file (shared/wire/snapshot.h) mapped read-only.
-class MappedSnapshot {
-public:
-    static Result<std::shared_ptr<const MappedSnapshot>> map(const std::string &path);
-    ~MappedSnapshot();
-    MappedSnapshot(const MappedSnapshot &) = delete;
-    MappedSnapshot &operator=(const MappedSnapshot &) = delete;
-    const wire::snapshot_view &view() const { return _view; }
-
-private:
-    MappedSnapshot() = default;
-    void *_addr = nullptr;
-    size_t _len = 0;
-    wire::snapshot_view _view;
-};
 
 class LocalData {
 public:
@@ -155,14 +144,13 @@ public:
     void cache_proc(const pmix_proc_t &proc, wire::get_reply &reply);
     void clear_cache();
 
-    // The snapshot the server wrote for the last collecting fence (nullptr / "": none). A path
-    // is mapped only when a Get first needs it (a loop of fences maps nothing); if the file is
+    // The snapshot the server wrote for the last collecting fence (shared/wire/snapshot.h: a
+    // file in the job-data format; nullptr / "": none). A path is mapped only when a Get first
+    // needs it (a loop of fences maps nothing): map_snapshot() before a lookup. If the file is
     // gone by then (the server keeps the last two), Gets ask the server as without a snapshot.
-    void set_snapshot(std::shared_ptr<const MappedSnapshot> snapshot);
+    void set_snapshot(std::shared_ptr<const JobData> snapshot);
     void set_snapshot_path(std::string path);
-    // Copy `rank`'s data from the snapshot into the cache, once per snapshot; false if the
-    // snapshot has no data of that rank or it was copied already.
-    bool fill_from_snapshot(pmix_rank_t rank);
+    void map_snapshot();
 
     // Find `key` for `proc` (nspace "" = this namespace) and deep-copy it into *out (which must
     // be empty). Returns where it was found, lookup_source::none if nowhere.
@@ -184,9 +172,9 @@ private:
     ProcStore _internal;
     ProcStore _own;
     ProcStore _cache;
-    std::shared_ptr<const MappedSnapshot> _snapshot;
+    std::shared_ptr<const JobData> _snapshot;
     std::string _snapshot_path;  // not mapped yet
-    std::set<pmix_rank_t> _snapshot_filled;  // ranks copied from _snapshot into _cache
+    std::atomic<bool> _snapshot_pending{false};  // _snapshot_path is set
     struct Pending {
         uint8_t scope;
         std::string key;

@@ -29,9 +29,23 @@ std::string_view key_of(const pmix_info_t &info) { return {info.key, strnlen(inf
 }  // namespace
 
 Result<std::vector<uint8_t>> encode_jobdata(const std::vector<jobdata_entry> &entries) {
-    std::vector<const jobdata_entry *> order;
-    order.reserve(entries.size());
-    for (const auto &e : entries) order.push_back(&e);
+    std::vector<std::pair<uint32_t, const InfoArray *>> refs;
+    refs.reserve(entries.size());
+    for (const auto &e : entries) refs.emplace_back(e.rank, &e.infos);
+    return encode_jobdata(refs);
+}
+
+Result<std::vector<uint8_t>> encode_jobdata(const std::vector<std::pair<uint32_t, const InfoArray *>> &entries) {
+    struct ref {
+        uint32_t rank;
+        const InfoArray &infos;
+    };
+    std::vector<ref> refs;
+    refs.reserve(entries.size());
+    for (const auto &[rank, infos] : entries) refs.push_back({rank, *infos});
+    std::vector<const ref *> order;
+    order.reserve(refs.size());
+    for (const auto &e : refs) order.push_back(&e);
     std::sort(order.begin(), order.end(), [](auto *a, auto *b) { return a->rank < b->rank; });
     for (size_t i = 1; i < order.size(); ++i)
         if (order[i]->rank == order[i - 1]->rank)
@@ -46,7 +60,7 @@ Result<std::vector<uint8_t>> encode_jobdata(const std::vector<jobdata_entry> &en
     std::vector<uint8_t> head(blobs_at, 0);
     uint64_t table = tables_at;
     for (size_t n = 0; n < order.size(); ++n) {
-        const jobdata_entry &e = *order[n];
+        const ref &e = *order[n];
         std::vector<size_t> keys(e.infos.size());
         for (size_t i = 0; i < keys.size(); ++i) keys[i] = i;
         std::sort(keys.begin(), keys.end(),

@@ -22,6 +22,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "status.h"
@@ -42,6 +43,8 @@ inline constexpr size_t kJobdataKeyEntrySize = 16;
 
 // Encode the entries (ranks distinct, keys distinct within an entry; order does not matter).
 Result<std::vector<uint8_t>> encode_jobdata(const std::vector<jobdata_entry> &entries);
+// The same from (rank, infos) pairs whose infos the caller keeps (the modex snapshot).
+Result<std::vector<uint8_t>> encode_jobdata(const std::vector<std::pair<uint32_t, const InfoArray *>> &entries);
 // Decode the whole file into entries (tests, tools; clients use jobdata_view).
 Status decode_jobdata(std::span<const uint8_t> bytes, std::vector<jobdata_entry> *entries);
 

@@ -1,12 +1,9 @@
-// Modex snapshot: after a fence that collected data, a node's server writes
-// the committed data of every rank, as visible to that node's processes, into
-// one read-only file that its clients map; a client then answers a Get of a
-// peer's key without a round trip. The file is indexed by rank, so a client
-// decodes only the ranks it asks about.
+// Modex snapshot: after a fence that collected data, a node's server writes the committed data
+// of every rank, as visible to that node's processes, into one read-only file that its clients
+// map; a client then answers a Get of a peer's key without a round trip.
 //
-//   u32 magic "PXMS", u32 version 1, u32 count, u32 reserved,
-//   count x (u32 rank, u32 length, u64 offset)   sorted by rank
-//   blobs: an encoded info array per rank (codec.h), at their offsets
+// The file has the job-data file's format (jobdata.h): one entry per rank, its keys sorted, so a
+// client finds one key of one rank in place (two binary searches) and decodes that value only.
 #pragma once
 
 #include <cstdint>
@@ -16,31 +13,28 @@
 
 #include "status.h"
 #include "value.h"
+#include "wire/jobdata.h"
 
 namespace pmixcpp::wire {
 
-inline constexpr uint32_t kSnapshotMagic = 0x534d5850;  // "PXMS" little-endian
-inline constexpr uint32_t kSnapshotVersion = 1;
-
-// Encode (rank, data) pairs; ranks must be distinct.
+// Encode (rank, data) pairs; ranks must be distinct, and keys within a rank.
 Result<std::vector<uint8_t>> encode_snapshot(const std::vector<std::pair<uint32_t, const InfoArray *>> &ranks);
 
-// A validated view over snapshot bytes it does not own.
+// A view over snapshot bytes it does not own (tests and tools; clients map it as job data).
 class snapshot_view {
 public:
-    // Checks the header and the whole index (offsets and lengths inside the data).
+    // Checks the header; every offset is checked when it is followed.
     static Result<snapshot_view> parse(std::span<const uint8_t> bytes);
 
-    bool has(uint32_t rank) const { return find(rank) != nullptr; }
-    size_t size() const { return _count; }
-    // Decode the data of `rank`; PMIX_ERR_NOT_FOUND if the snapshot has none.
+    bool has(uint32_t rank) const { return _view.find(rank).ok(); }
+    size_t size() const { return _view.size(); }
+    // Decode every key of `rank`; PMIX_ERR_NOT_FOUND if the snapshot has none.
     Status rank_data(uint32_t rank, InfoArray *out) const;
+    // Decode one key of `rank` into *out (empty on entry); PMIX_ERR_NOT_FOUND if absent.
+    Status value(uint32_t rank, std::string_view key, pmix_value_t *out) const;
 
 private:
-    const uint8_t *find(uint32_t rank, uint32_t *length = nullptr) const;
-
-    std::span<const uint8_t> _bytes;
-    uint32_t _count = 0;
+    jobdata_view _view;
 };
 
 }  // namespace pmixcpp::wire

@@ -83,6 +83,12 @@ programs() {
                 case $rest in *resultTest=TestStatus*) kind=mpichstatus ;; esac
                 [ "$np" -lt 2 ] && nodes=1
                 case $rest in *arg=*) args=$(echo "$rest" | sed -n 's/.*arg=\([^ ]*\).*/\1/p') ;; esac
+                # the suite's own time limit where it names one (ctxalloc: 300 s), at most 90 s:
+                # programs that busy-poll slow down badly on a loaded 2-CPU machine
+                case $rest in *timeLimit=*)
+                    t=$(echo "$rest" | sed -n 's/.*timeLimit=\([0-9]*\).*/\1/p')
+                    [ -n "$t" ] && limit=$(( t > 90 ? 90 : (t > limit ? t : limit) )) ;;
+                esac
                 # 100 accept/connect rounds by default: the programs' own loop count keeps them in
                 # the CI budget
                 case $name in
