@@ -10,7 +10,7 @@
 #include <cstring>
 #include <memory>
 
-#include "../plugin/sched/sched.h"
+#include "sched/sched.h"
 #include "signals.h"
 
 #include "api.h"
@@ -229,7 +229,7 @@ Status send_monitor(Client &c, const pmix_info_t *monitor, pmix_status_t error, 
 }
 
 // A process initialised with PMIx_server_init(PMIX_SERVER_SCHEDULER) and no client connection:
-// its fabric events come from the scheduler context (plugin/sched), which waits for every
+// its fabric events come from the scheduler context (client/sched), which waits for every
 // handler's completion before it touches a matrix.
 sched::scheduler_context *scheduler_events() {
     if (current() != nullptr) return nullptr;

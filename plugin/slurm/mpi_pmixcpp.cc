@@ -4,7 +4,7 @@
 #include "slurm_api.h"
 
 #include "../common/alloc_agent.h"
-#include "../common/config.h"
+#include "plugin_config.h"
 #include "../common/fabric_request.h"
 #include "../common/mpmd.h"
 #include "alloc_bridge.h"
@@ -16,9 +16,9 @@
 #include "../common/step_env.h"
 #include "../server/connect.h"
 #include "../server/server.h"
-#include "../server/step_info.h"
+#include "../common/step_info.h"
 #include "../server/topology.h"
-#include "../sched/slurm_topo_layout.h"
+#include "fabric/slurm_topo_layout.h"
 #include "log.h"
 
 #include <arpa/inet.h>
@@ -594,7 +594,7 @@ Status prefork(const stepd_step_rec_t *job, char ***env) {
 }
 
 // srun side: Slurm's switch topology records (empty without topology/tree), read by the mirror
-// of this release's response (plugin/sched/slurm_topo_layout.h), checked here against slurm.h.
+// of this release's response (shared/fabric/slurm_topo_layout.h), checked here against slurm.h.
 #if PMIXCPP_SLURM_TOPO_LAYOUT != 0
 namespace topo_abi = sched::slurm_abi;
 static_assert(sizeof(topo_info_t) == sizeof(topo_abi::topo_record) &&
