@@ -81,6 +81,7 @@ void chain_step(running_chain *rc) {
         }
         // A handler deregistered since the chain was built is not called any more.
         if (!rc->client->has_event_handler(h->ref)) {
+            // no results to merge, and the chain is in this handler: it cannot fail
             (void)rc->chain.handler_done(rc->chain.last_handler_status(), nullptr, 0);
             continue;
         }
