@@ -5,12 +5,6 @@
 
 namespace pmixcpp::client {
 
-pmix_status_t to_code(const char *function, const Status &st) {
-    if (!st.ok() && st.code() != PMIX_OPERATION_SUCCEEDED)
-        PMIXCPP_LOG_DEBUG("%s: %s (%s)", function, PMIx_Error_string(st.code()), st.message().c_str());
-    return st.code();
-}
-
 Status check_key(const char *key) {
     if (key == nullptr) return Status(PMIX_ERR_BAD_PARAM, "key is NULL");
     size_t n = strnlen(key, PMIX_MAX_KEYLEN + 1);

@@ -1,6 +1,7 @@
-// The thin C boundary: argument checks and the one place where failures (Status values and C++
-// exceptions) become PMIx status codes. Every extern "C" function of the library goes through
-// api_guard so that no exception crosses into the caller.
+// The thin C boundary: argument checks, and api_guard, the library's name for the product's one
+// C-boundary guard (shared/c_boundary.h) where failures (Status values and C++ exceptions) become
+// PMIx status codes. Every extern "C" function of the library goes through it so that no
+// exception crosses into the caller.
 #pragma once
 
 #include <pmix_common.h>
@@ -9,31 +10,17 @@
 #include <new>
 #include <utility>
 
+#include "c_boundary.h"
 #include "client.h"
 #include "log.h"
 #include "status.h"
 
 namespace pmixcpp::client {
 
-// Log (at debug level: statuses are returned, the caller decides what is an error) and return
-// the status code of `st`.
-pmix_status_t to_code(const char *function, const Status &st);
-
-// Run `body` (returning pmix_status_t or Status); map exceptions to statuses.
+// Run `body` (returning pmix_status_t or Status) through the C-boundary guard.
 template <typename F>
 pmix_status_t api_guard(const char *function, F &&body) noexcept {
-    try {
-        if constexpr (std::is_same_v<decltype(body()), Status>)
-            return to_code(function, body());
-        else
-            return body();
-    } catch (const std::bad_alloc &) {
-        return to_code(function, Status(PMIX_ERR_NOMEM, "out of memory"));
-    } catch (const std::exception &e) {
-        return to_code(function, Status(PMIX_ERROR, std::string("internal error: ") + e.what()));
-    } catch (...) {
-        return to_code(function, Status(PMIX_ERROR, "internal error"));
-    }
+    return c_boundary(function, std::forward<F>(body));
 }
 
 // Key: not NULL, 1..PMIX_MAX_KEYLEN characters.

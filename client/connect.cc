@@ -51,6 +51,7 @@ Status send_connect(Client &c, wire::msg_type type, const pmix_proc_t procs[], s
                 }
                 for (auto &e : data.entries)
                     for (size_t i = 0; i < e.infos.size() && st == PMIX_SUCCESS; ++i)
+                        // best effort: a key not kept here is asked of the server by a later Get
                         (void)cp->data().store_internal(
                             e.proc, std::string_view(e.infos[i].key, strnlen(e.infos[i].key, PMIX_MAX_KEYLEN)),
                             &e.infos[i].value);

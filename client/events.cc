@@ -10,7 +10,7 @@
 #include <cstring>
 #include <memory>
 
-#include "../plugin/sched/sched.h"
+#include "sched/sched.h"
 #include "signals.h"
 
 #include "api.h"
@@ -81,6 +81,7 @@ void chain_step(running_chain *rc) {
         }
         // A handler deregistered since the chain was built is not called any more.
         if (!rc->client->has_event_handler(h->ref)) {
+            // no results to merge, and the chain is in this handler: it cannot fail
             (void)rc->chain.handler_done(rc->chain.last_handler_status(), nullptr, 0);
             continue;
         }
@@ -229,7 +230,7 @@ Status send_monitor(Client &c, const pmix_info_t *monitor, pmix_status_t error, 
 }
 
 // A process initialised with PMIx_server_init(PMIX_SERVER_SCHEDULER) and no client connection:
-// its fabric events come from the scheduler context (plugin/sched), which waits for every
+// its fabric events come from the scheduler context (client/sched), which waits for every
 // handler's completion before it touches a matrix.
 sched::scheduler_context *scheduler_events() {
     if (current() != nullptr) return nullptr;

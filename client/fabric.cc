@@ -1,6 +1,6 @@
 // PMIx_Fabric_register / _update / _deregister (and _nb) in an application process: the matrix
 // comes from the step's server, which asks srun's side (plugin/common/fabric_request.h); it is
-// the same cost matrix over the same vertices as the scheduler API (plugin/sched). The fabric's
+// the same cost matrix over the same vertices as the scheduler API (client/sched). The fabric's
 // memory (info, module) is ours until PMIx_Fabric_deregister. In a process initialised with
 // PMIx_server_init(PMIX_SERVER_SCHEDULER) and no client connection, the calls go to the
 // scheduler context instead.
@@ -13,8 +13,8 @@
 #include <mutex>
 #include <set>
 
-#include "../plugin/sched/fabric_wire.h"
-#include "../plugin/sched/sched.h"
+#include "fabric/fabric_wire.h"
+#include "sched/sched.h"
 #include "api.h"
 #include "info_call.h"
 
@@ -173,7 +173,7 @@ pmix_status_t fabric_register_nb(const char *fn, pmix_fabric_t *fabric, const pm
         if (cbfunc == nullptr) return PMIX_ERR_BAD_PARAM;
         bool now = false;
         Status st = start(fabric, sched::fabric_op::registration, dirs, ndirs, cbfunc, cbdata, &now, seed);
-        if (!st.ok()) return to_code(fn, st);
+        if (!st.ok()) return boundary_code(fn, st);
         return now ? PMIX_OPERATION_SUCCEEDED : PMIX_SUCCESS;
     });
 }
@@ -191,7 +191,7 @@ pmix_status_t fabric_update_nb(const char *fn, pmix_fabric_t *fabric, pmix_op_cb
         if (cbfunc == nullptr) return PMIX_ERR_BAD_PARAM;
         bool now = false;
         Status st = start(fabric, sched::fabric_op::update, nullptr, 0, cbfunc, cbdata, &now, seed);
-        if (!st.ok()) return to_code(fn, st);
+        if (!st.ok()) return boundary_code(fn, st);
         return now ? PMIX_OPERATION_SUCCEEDED : PMIX_SUCCESS;
     });
 }
@@ -204,7 +204,7 @@ pmix_status_t fabric_deregister(const char *fn, pmix_fabric_t *fabric) {
 pmix_status_t fabric_deregister_nb(const char *fn, pmix_fabric_t *fabric) {
     return api_guard(fn, [&]() -> pmix_status_t {
         Status st = deregister(fabric);
-        return st.ok() ? PMIX_OPERATION_SUCCEEDED : to_code(fn, st);
+        return st.ok() ? PMIX_OPERATION_SUCCEEDED : boundary_code(fn, st);
     });
 }
 

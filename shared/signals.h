@@ -1,4 +1,4 @@
-// The signals PMIxCppSignalEvents may name (plugin/common/config.cc validates the list, the
+// The signals PMIxCppSignalEvents may name (shared/plugin_config.cc validates the list, the
 // client library parses it at PMIx_Init: client/events_signals.cc). No I/O, no state.
 #pragma once
 

@@ -4,6 +4,7 @@
 #include <sys/types.h>
 
 #include <ctime>
+#include <iterator>
 
 namespace pmixcpp {
 
@@ -34,7 +35,24 @@ constexpr type_traits other(type_kind kind, size_t size, size_t min_wire, bool p
     return t;
 }
 
-constexpr type_traits make(pmix_data_type_t type) {
+// The operations of each kind, in the order of type_kind.
+template <type_kind K>
+constexpr type_ops row() {
+    using O = element_ops<K>;
+    return type_ops{&O::compare, &O::copy, &O::destruct, &O::encode, &O::decode, O::fixed_unload};
+}
+
+constexpr type_ops kOps[] = {
+    row<type_kind::none>(),        row<type_kind::scalar>(),     row<type_kind::timeval>(),
+    row<type_kind::string>(),      row<type_kind::pointer>(),    row<type_kind::nspace>(),
+    row<type_kind::proc>(),        row<type_kind::byte_object>(), row<type_kind::proc_info>(),
+    row<type_kind::data_array>(),  row<type_kind::envar>(),      row<type_kind::coord>(),
+    row<type_kind::regattr>(),     row<type_kind::geometry>(),   row<type_kind::device_dist>(),
+    row<type_kind::endpoint>(),    row<type_kind::info>(),       row<type_kind::value>(),
+};
+static_assert(std::size(kOps) == static_cast<size_t>(type_kind::value) + 1, "one row per type_kind");
+
+constexpr type_traits make_base(pmix_data_type_t type) {
     constexpr bool S = true, U = false;
     switch (type) {
         case PMIX_BOOL: {
@@ -138,6 +156,12 @@ constexpr type_traits make(pmix_data_type_t type) {
     }
 }
 
+constexpr type_traits make(pmix_data_type_t type) {
+    type_traits t = make_base(type);
+    t.ops = &kOps[static_cast<size_t>(t.kind)];
+    return t;
+}
+
 // Type codes below this are looked up in a table built at compile time; the rest are none.
 constexpr size_t kTableSize = 128;
 
@@ -149,7 +173,7 @@ struct table {
 };
 
 constexpr table kTable;
-constexpr type_traits kNone{};
+constexpr type_traits kNone = make(PMIX_UNDEF);  // kind none
 
 }  // namespace
 

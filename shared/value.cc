@@ -196,113 +196,287 @@ pmix_value_cmp_t cmp_data_array(const pmix_data_array_t *a, const pmix_data_arra
 }
 
 pmix_value_cmp_t element_compare(pmix_data_type_t type, const void *a, const void *b) {
-    switch (traits_of(type).kind) {
-        case type_kind::scalar:
-            return compare_scalar(traits_of(type), a, b);
-        case type_kind::timeval: {
-            auto ta = static_cast<const struct timeval *>(a), tb = static_cast<const struct timeval *>(b);
-            PMIXCPP_CMP_STEP(cmp3(ta->tv_sec, tb->tv_sec));
-            return cmp3(ta->tv_usec, tb->tv_usec);
-        }
-        case type_kind::string:
-            return cmp_str(*static_cast<char *const *>(a), *static_cast<char *const *>(b));
-        case type_kind::nspace:
-            return cmp_int(
-                strncmp(static_cast<const char *>(a), static_cast<const char *>(b), PMIX_MAX_NSLEN));
-        case type_kind::proc:
-            return cmp_proc(static_cast<const pmix_proc_t *>(a), static_cast<const pmix_proc_t *>(b));
-        case type_kind::byte_object:
-            return cmp_bo(static_cast<const pmix_byte_object_t *>(a),
-                          static_cast<const pmix_byte_object_t *>(b));
-        case type_kind::proc_info: {
-            auto pa = static_cast<const pmix_proc_info_t *>(a), pb = static_cast<const pmix_proc_info_t *>(b);
-            PMIXCPP_CMP_STEP(cmp_proc(&pa->proc, &pb->proc));
-            PMIXCPP_CMP_STEP(cmp_str(pa->hostname, pb->hostname));
-            PMIXCPP_CMP_STEP(cmp_str(pa->executable_name, pb->executable_name));
-            PMIXCPP_CMP_STEP(cmp3(pa->pid, pb->pid));
-            PMIXCPP_CMP_STEP(cmp3(pa->exit_code, pb->exit_code));
-            return cmp3(pa->state, pb->state);
-        }
-        case type_kind::data_array:
-            return cmp_data_array(static_cast<const pmix_data_array_t *>(a),
-                                  static_cast<const pmix_data_array_t *>(b));
-        case type_kind::envar: {
-            auto ea = static_cast<const pmix_envar_t *>(a), eb = static_cast<const pmix_envar_t *>(b);
-            PMIXCPP_CMP_STEP(cmp_str(ea->envar, eb->envar));
-            PMIXCPP_CMP_STEP(cmp_str(ea->value, eb->value));
-            return cmp3(ea->separator, eb->separator);
-        }
-        case type_kind::coord:
-            return cmp_coord(static_cast<const pmix_coord_t *>(a), static_cast<const pmix_coord_t *>(b));
-        case type_kind::regattr: {
-            auto ra = static_cast<const pmix_regattr_t *>(a), rb = static_cast<const pmix_regattr_t *>(b);
-            PMIXCPP_CMP_STEP(cmp_str(ra->name, rb->name));
-            PMIXCPP_CMP_STEP(cmp_int(strncmp(ra->string, rb->string, PMIX_MAX_KEYLEN)));
-            PMIXCPP_CMP_STEP(cmp3(ra->type, rb->type));
-            char **da = ra->description, **db = rb->description;
-            if (da == nullptr || db == nullptr) return cmp3(da != nullptr, db != nullptr);
-            for (; *da != nullptr && *db != nullptr; ++da, ++db) PMIXCPP_CMP_STEP(cmp_str(*da, *db));
-            return cmp3(*da != nullptr, *db != nullptr);
-        }
-        case type_kind::geometry: {
-            auto ga = static_cast<const pmix_geometry_t *>(a), gb = static_cast<const pmix_geometry_t *>(b);
-            if (ga->fabric != gb->fabric) return PMIX_VALUE_INCOMPATIBLE_OBJECTS;
-            PMIXCPP_CMP_STEP(cmp_str(ga->uuid, gb->uuid));
-            PMIXCPP_CMP_STEP(cmp_str(ga->osname, gb->osname));
-            PMIXCPP_CMP_STEP(cmp3(ga->ncoords, gb->ncoords));
-            if (ga->ncoords == 0) return PMIX_EQUAL;
-            if (ga->coordinates == nullptr || gb->coordinates == nullptr)
-                return cmp3(ga->coordinates != nullptr, gb->coordinates != nullptr);
-            for (size_t i = 0; i < ga->ncoords; ++i)
-                PMIXCPP_CMP_STEP(cmp_coord(&ga->coordinates[i], &gb->coordinates[i]));
-            return PMIX_EQUAL;
-        }
-        case type_kind::device_dist: {
-            auto da = static_cast<const pmix_device_distance_t *>(a),
-                 db = static_cast<const pmix_device_distance_t *>(b);
-            if (da->type != db->type) return PMIX_VALUE_INCOMPATIBLE_OBJECTS;
-            PMIXCPP_CMP_STEP(cmp_str(da->uuid, db->uuid));
-            PMIXCPP_CMP_STEP(cmp_str(da->osname, db->osname));
-            PMIXCPP_CMP_STEP(cmp3(da->mindist, db->mindist));
-            return cmp3(da->maxdist, db->maxdist);
-        }
-        case type_kind::endpoint: {
-            auto ea = static_cast<const pmix_endpoint_t *>(a), eb = static_cast<const pmix_endpoint_t *>(b);
-            PMIXCPP_CMP_STEP(cmp_str(ea->uuid, eb->uuid));
-            PMIXCPP_CMP_STEP(cmp_str(ea->osname, eb->osname));
-            return cmp_bo(&ea->endpt, &eb->endpt);
-        }
-        case type_kind::info: {
-            auto ia = static_cast<const pmix_info_t *>(a), ib = static_cast<const pmix_info_t *>(b);
-            PMIXCPP_CMP_STEP(cmp_int(strncmp(ia->key, ib->key, PMIX_MAX_KEYLEN)));
-            return value_compare(&ia->value, &ib->value);
-        }
-        case type_kind::value:
-            return value_compare(static_cast<const pmix_value_t *>(a), static_cast<const pmix_value_t *>(b));
-        case type_kind::pointer:
-            return *static_cast<void *const *>(a) == *static_cast<void *const *>(b)
-                       ? PMIX_EQUAL
-                       : PMIX_VALUE_COMPARISON_NOT_AVAIL;
-        default:
-            return PMIX_VALUE_COMPARISON_NOT_AVAIL;
-    }
+    return ops_of(type).compare(type, a, b);
 }
 
-bool is_fixed_size_unload_type(pmix_data_type_t type) {
-    switch (traits_of(type).kind) {
-        case type_kind::scalar:
-        case type_kind::timeval:
-        case type_kind::nspace:
-        case type_kind::proc:
-        case type_kind::info:
-        case type_kind::value:
-            return true;
-        default:
-            return false;
-    }
-}
+bool is_fixed_size_unload_type(pmix_data_type_t type) { return ops_of(type).fixed_unload; }
 
 }  // namespace
+
+// --- What each kind does with one element (type_traits.h) ------------------------------------
+// compare, copy and destruct; encode and decode are in wire/codec.cc.
+
+pmix_value_cmp_t plain_ops::compare(pmix_data_type_t, const void *, const void *) {
+    return PMIX_VALUE_COMPARISON_NOT_AVAIL;
+}
+
+Status plain_ops::copy(pmix_data_type_t type, void *dst, const void *src) {
+    memcpy(dst, src, data_type_element_size(type));  // scalars, pmix_proc_t, raw pointers
+    return Status::success();
+}
+
+void plain_ops::destruct(void *) {}  // scalars own nothing; unsupported types are left alone
+
+pmix_value_cmp_t element_ops<type_kind::scalar>::compare(pmix_data_type_t type, const void *a, const void *b) {
+    return compare_scalar(traits_of(type), a, b);
+}
+
+pmix_value_cmp_t element_ops<type_kind::timeval>::compare(pmix_data_type_t, const void *a, const void *b) {
+    auto ta = static_cast<const struct timeval *>(a), tb = static_cast<const struct timeval *>(b);
+    PMIXCPP_CMP_STEP(cmp3(ta->tv_sec, tb->tv_sec));
+    return cmp3(ta->tv_usec, tb->tv_usec);
+}
+
+pmix_value_cmp_t element_ops<type_kind::string>::compare(pmix_data_type_t, const void *a, const void *b) {
+    return cmp_str(*static_cast<char *const *>(a), *static_cast<char *const *>(b));
+}
+
+Status element_ops<type_kind::string>::copy(pmix_data_type_t, void *dst, const void *src) {
+    char **d = static_cast<char **>(dst);
+    if (!dup_cstr(d, *static_cast<char *const *>(src))) return nomem("string");
+    return Status::success();
+}
+
+void element_ops<type_kind::string>::destruct(void *element) { free(*static_cast<char **>(element)); }
+
+pmix_value_cmp_t element_ops<type_kind::pointer>::compare(pmix_data_type_t, const void *a, const void *b) {
+    return *static_cast<void *const *>(a) == *static_cast<void *const *>(b) ? PMIX_EQUAL
+                                                                           : PMIX_VALUE_COMPARISON_NOT_AVAIL;
+}
+
+pmix_value_cmp_t element_ops<type_kind::nspace>::compare(pmix_data_type_t, const void *a, const void *b) {
+    return cmp_int(strncmp(static_cast<const char *>(a), static_cast<const char *>(b), PMIX_MAX_NSLEN));
+}
+
+Status element_ops<type_kind::nspace>::copy(pmix_data_type_t type, void *dst, const void *src) {
+    // Bounded copy: the source may be a short C string rather than a full pmix_nspace_t.
+    const char *s = static_cast<const char *>(src);
+    memset(dst, 0, data_type_element_size(type));
+    memcpy(dst, s, strnlen(s, PMIX_MAX_NSLEN));
+    return Status::success();
+}
+
+pmix_value_cmp_t element_ops<type_kind::proc>::compare(pmix_data_type_t, const void *a, const void *b) {
+    return cmp_proc(static_cast<const pmix_proc_t *>(a), static_cast<const pmix_proc_t *>(b));
+}
+
+pmix_value_cmp_t element_ops<type_kind::byte_object>::compare(pmix_data_type_t, const void *a, const void *b) {
+    return cmp_bo(static_cast<const pmix_byte_object_t *>(a), static_cast<const pmix_byte_object_t *>(b));
+}
+
+Status element_ops<type_kind::byte_object>::copy(pmix_data_type_t, void *dst, const void *src) {
+    return copy_bytes(static_cast<pmix_byte_object_t *>(dst), static_cast<const pmix_byte_object_t *>(src));
+}
+
+void element_ops<type_kind::byte_object>::destruct(void *element) {
+    free(static_cast<pmix_byte_object_t *>(element)->bytes);
+}
+
+pmix_value_cmp_t element_ops<type_kind::proc_info>::compare(pmix_data_type_t, const void *a, const void *b) {
+    auto pa = static_cast<const pmix_proc_info_t *>(a), pb = static_cast<const pmix_proc_info_t *>(b);
+    PMIXCPP_CMP_STEP(cmp_proc(&pa->proc, &pb->proc));
+    PMIXCPP_CMP_STEP(cmp_str(pa->hostname, pb->hostname));
+    PMIXCPP_CMP_STEP(cmp_str(pa->executable_name, pb->executable_name));
+    PMIXCPP_CMP_STEP(cmp3(pa->pid, pb->pid));
+    PMIXCPP_CMP_STEP(cmp3(pa->exit_code, pb->exit_code));
+    return cmp3(pa->state, pb->state);
+}
+
+Status element_ops<type_kind::proc_info>::copy(pmix_data_type_t, void *dst, const void *src) {
+    auto d = static_cast<pmix_proc_info_t *>(dst);
+    auto s = static_cast<const pmix_proc_info_t *>(src);
+    d->proc = s->proc;
+    d->pid = s->pid;
+    d->exit_code = s->exit_code;
+    d->state = s->state;
+    if (!dup_cstr(&d->hostname, s->hostname) || !dup_cstr(&d->executable_name, s->executable_name))
+        return nomem("proc info");
+    return Status::success();
+}
+
+void element_ops<type_kind::proc_info>::destruct(void *element) {
+    auto p = static_cast<pmix_proc_info_t *>(element);
+    free(p->hostname);
+    free(p->executable_name);
+}
+
+pmix_value_cmp_t element_ops<type_kind::data_array>::compare(pmix_data_type_t, const void *a, const void *b) {
+    return cmp_data_array(static_cast<const pmix_data_array_t *>(a), static_cast<const pmix_data_array_t *>(b));
+}
+
+Status element_ops<type_kind::data_array>::copy(pmix_data_type_t, void *dst, const void *src) {
+    return copy_data_array_into(static_cast<pmix_data_array_t *>(dst), static_cast<const pmix_data_array_t *>(src));
+}
+
+void element_ops<type_kind::data_array>::destruct(void *element) {
+    data_array_destruct(static_cast<pmix_data_array_t *>(element));
+}
+
+pmix_value_cmp_t element_ops<type_kind::envar>::compare(pmix_data_type_t, const void *a, const void *b) {
+    auto ea = static_cast<const pmix_envar_t *>(a), eb = static_cast<const pmix_envar_t *>(b);
+    PMIXCPP_CMP_STEP(cmp_str(ea->envar, eb->envar));
+    PMIXCPP_CMP_STEP(cmp_str(ea->value, eb->value));
+    return cmp3(ea->separator, eb->separator);
+}
+
+Status element_ops<type_kind::envar>::copy(pmix_data_type_t, void *dst, const void *src) {
+    auto d = static_cast<pmix_envar_t *>(dst);
+    auto s = static_cast<const pmix_envar_t *>(src);
+    d->separator = s->separator;
+    if (!dup_cstr(&d->envar, s->envar) || !dup_cstr(&d->value, s->value)) return nomem("envar");
+    return Status::success();
+}
+
+void element_ops<type_kind::envar>::destruct(void *element) {
+    auto e = static_cast<pmix_envar_t *>(element);
+    free(e->envar);
+    free(e->value);
+}
+
+pmix_value_cmp_t element_ops<type_kind::coord>::compare(pmix_data_type_t, const void *a, const void *b) {
+    return cmp_coord(static_cast<const pmix_coord_t *>(a), static_cast<const pmix_coord_t *>(b));
+}
+
+Status element_ops<type_kind::coord>::copy(pmix_data_type_t, void *dst, const void *src) {
+    return copy_coord(static_cast<pmix_coord_t *>(dst), static_cast<const pmix_coord_t *>(src));
+}
+
+void element_ops<type_kind::coord>::destruct(void *element) { free(static_cast<pmix_coord_t *>(element)->coord); }
+
+pmix_value_cmp_t element_ops<type_kind::regattr>::compare(pmix_data_type_t, const void *a, const void *b) {
+    auto ra = static_cast<const pmix_regattr_t *>(a), rb = static_cast<const pmix_regattr_t *>(b);
+    PMIXCPP_CMP_STEP(cmp_str(ra->name, rb->name));
+    PMIXCPP_CMP_STEP(cmp_int(strncmp(ra->string, rb->string, PMIX_MAX_KEYLEN)));
+    PMIXCPP_CMP_STEP(cmp3(ra->type, rb->type));
+    char **da = ra->description, **db = rb->description;
+    if (da == nullptr || db == nullptr) return cmp3(da != nullptr, db != nullptr);
+    for (; *da != nullptr && *db != nullptr; ++da, ++db) PMIXCPP_CMP_STEP(cmp_str(*da, *db));
+    return cmp3(*da != nullptr, *db != nullptr);
+}
+
+Status element_ops<type_kind::regattr>::copy(pmix_data_type_t, void *dst, const void *src) {
+    auto d = static_cast<pmix_regattr_t *>(dst);
+    auto s = static_cast<const pmix_regattr_t *>(src);
+    memcpy(d->string, s->string, strnlen(s->string, PMIX_MAX_KEYLEN));
+    d->type = s->type;
+    if (!dup_cstr(&d->name, s->name) || !dup_argv(&d->description, s->description)) return nomem("regattr");
+    return Status::success();
+}
+
+void element_ops<type_kind::regattr>::destruct(void *element) {
+    auto r = static_cast<pmix_regattr_t *>(element);
+    free(r->name);
+    free_argv(r->description);
+}
+
+pmix_value_cmp_t element_ops<type_kind::geometry>::compare(pmix_data_type_t, const void *a, const void *b) {
+    auto ga = static_cast<const pmix_geometry_t *>(a), gb = static_cast<const pmix_geometry_t *>(b);
+    if (ga->fabric != gb->fabric) return PMIX_VALUE_INCOMPATIBLE_OBJECTS;
+    PMIXCPP_CMP_STEP(cmp_str(ga->uuid, gb->uuid));
+    PMIXCPP_CMP_STEP(cmp_str(ga->osname, gb->osname));
+    PMIXCPP_CMP_STEP(cmp3(ga->ncoords, gb->ncoords));
+    if (ga->ncoords == 0) return PMIX_EQUAL;
+    if (ga->coordinates == nullptr || gb->coordinates == nullptr)
+        return cmp3(ga->coordinates != nullptr, gb->coordinates != nullptr);
+    for (size_t i = 0; i < ga->ncoords; ++i) PMIXCPP_CMP_STEP(cmp_coord(&ga->coordinates[i], &gb->coordinates[i]));
+    return PMIX_EQUAL;
+}
+
+Status element_ops<type_kind::geometry>::copy(pmix_data_type_t, void *dst, const void *src) {
+    auto d = static_cast<pmix_geometry_t *>(dst);
+    auto s = static_cast<const pmix_geometry_t *>(src);
+    d->fabric = s->fabric;
+    if (!dup_cstr(&d->uuid, s->uuid) || !dup_cstr(&d->osname, s->osname)) return nomem("geometry");
+    if (s->ncoords == 0) return Status::success();
+    if (s->coordinates == nullptr) return Status(PMIX_ERR_BAD_PARAM, "geometry with ncoords but no coordinates");
+    d->coordinates = static_cast<pmix_coord_t *>(calloc(s->ncoords, sizeof(pmix_coord_t)));
+    if (d->coordinates == nullptr) return nomem("geometry");
+    d->ncoords = s->ncoords;
+    Status st;
+    for (size_t i = 0; i < s->ncoords && st.ok(); ++i) st = copy_coord(&d->coordinates[i], &s->coordinates[i]);
+    return st;
+}
+
+void element_ops<type_kind::geometry>::destruct(void *element) {
+    auto g = static_cast<pmix_geometry_t *>(element);
+    free(g->uuid);
+    free(g->osname);
+    if (g->coordinates != nullptr) {
+        for (size_t i = 0; i < g->ncoords; ++i) free(g->coordinates[i].coord);
+        free(g->coordinates);
+    }
+}
+
+pmix_value_cmp_t element_ops<type_kind::device_dist>::compare(pmix_data_type_t, const void *a, const void *b) {
+    auto da = static_cast<const pmix_device_distance_t *>(a), db = static_cast<const pmix_device_distance_t *>(b);
+    if (da->type != db->type) return PMIX_VALUE_INCOMPATIBLE_OBJECTS;
+    PMIXCPP_CMP_STEP(cmp_str(da->uuid, db->uuid));
+    PMIXCPP_CMP_STEP(cmp_str(da->osname, db->osname));
+    PMIXCPP_CMP_STEP(cmp3(da->mindist, db->mindist));
+    return cmp3(da->maxdist, db->maxdist);
+}
+
+Status element_ops<type_kind::device_dist>::copy(pmix_data_type_t, void *dst, const void *src) {
+    auto d = static_cast<pmix_device_distance_t *>(dst);
+    auto s = static_cast<const pmix_device_distance_t *>(src);
+    d->type = s->type;
+    d->mindist = s->mindist;
+    d->maxdist = s->maxdist;
+    if (!dup_cstr(&d->uuid, s->uuid) || !dup_cstr(&d->osname, s->osname)) return nomem("device distance");
+    return Status::success();
+}
+
+void element_ops<type_kind::device_dist>::destruct(void *element) {
+    auto d = static_cast<pmix_device_distance_t *>(element);
+    free(d->uuid);
+    free(d->osname);
+}
+
+pmix_value_cmp_t element_ops<type_kind::endpoint>::compare(pmix_data_type_t, const void *a, const void *b) {
+    auto ea = static_cast<const pmix_endpoint_t *>(a), eb = static_cast<const pmix_endpoint_t *>(b);
+    PMIXCPP_CMP_STEP(cmp_str(ea->uuid, eb->uuid));
+    PMIXCPP_CMP_STEP(cmp_str(ea->osname, eb->osname));
+    return cmp_bo(&ea->endpt, &eb->endpt);
+}
+
+Status element_ops<type_kind::endpoint>::copy(pmix_data_type_t, void *dst, const void *src) {
+    auto d = static_cast<pmix_endpoint_t *>(dst);
+    auto s = static_cast<const pmix_endpoint_t *>(src);
+    if (!dup_cstr(&d->uuid, s->uuid) || !dup_cstr(&d->osname, s->osname)) return nomem("endpoint");
+    return copy_bytes(&d->endpt, &s->endpt);
+}
+
+void element_ops<type_kind::endpoint>::destruct(void *element) {
+    auto e = static_cast<pmix_endpoint_t *>(element);
+    free(e->uuid);
+    free(e->osname);
+    free(e->endpt.bytes);
+}
+
+pmix_value_cmp_t element_ops<type_kind::info>::compare(pmix_data_type_t, const void *a, const void *b) {
+    auto ia = static_cast<const pmix_info_t *>(a), ib = static_cast<const pmix_info_t *>(b);
+    PMIXCPP_CMP_STEP(cmp_int(strncmp(ia->key, ib->key, PMIX_MAX_KEYLEN)));
+    return value_compare(&ia->value, &ib->value);
+}
+
+// info_xfer and value_xfer leave nothing behind when they fail.
+Status element_ops<type_kind::info>::copy(pmix_data_type_t, void *dst, const void *src) {
+    return info_xfer(static_cast<pmix_info_t *>(dst), static_cast<const pmix_info_t *>(src));
+}
+
+void element_ops<type_kind::info>::destruct(void *element) { info_destruct(static_cast<pmix_info_t *>(element)); }
+
+pmix_value_cmp_t element_ops<type_kind::value>::compare(pmix_data_type_t, const void *a, const void *b) {
+    return value_compare(static_cast<const pmix_value_t *>(a), static_cast<const pmix_value_t *>(b));
+}
+
+Status element_ops<type_kind::value>::copy(pmix_data_type_t, void *dst, const void *src) {
+    return value_xfer(static_cast<pmix_value_t *>(dst), static_cast<const pmix_value_t *>(src));
+}
+
+void element_ops<type_kind::value>::destruct(void *element) { value_destruct(static_cast<pmix_value_t *>(element)); }
+
+// ---------------------------------------------------------------------------------------------
 
 size_t data_type_element_size(pmix_data_type_t type) { return traits_of(type).size; }
 
@@ -310,179 +484,14 @@ bool data_type_is_pointer_in_value(pmix_data_type_t type) { return traits_of(typ
 
 void element_destruct(pmix_data_type_t type, void *element) {
     if (element == nullptr) return;
-    switch (traits_of(type).kind) {
-        case type_kind::string:
-            free(*static_cast<char **>(element));
-            break;
-        case type_kind::byte_object:
-            free(static_cast<pmix_byte_object_t *>(element)->bytes);
-            break;
-        case type_kind::proc_info: {
-            auto p = static_cast<pmix_proc_info_t *>(element);
-            free(p->hostname);
-            free(p->executable_name);
-            break;
-        }
-        case type_kind::data_array:
-            data_array_destruct(static_cast<pmix_data_array_t *>(element));
-            break;
-        case type_kind::envar: {
-            auto e = static_cast<pmix_envar_t *>(element);
-            free(e->envar);
-            free(e->value);
-            break;
-        }
-        case type_kind::coord:
-            free(static_cast<pmix_coord_t *>(element)->coord);
-            break;
-        case type_kind::regattr: {
-            auto r = static_cast<pmix_regattr_t *>(element);
-            free(r->name);
-            free_argv(r->description);
-            break;
-        }
-        case type_kind::geometry: {
-            auto g = static_cast<pmix_geometry_t *>(element);
-            free(g->uuid);
-            free(g->osname);
-            if (g->coordinates != nullptr) {
-                for (size_t i = 0; i < g->ncoords; ++i) free(g->coordinates[i].coord);
-                free(g->coordinates);
-            }
-            break;
-        }
-        case type_kind::device_dist: {
-            auto d = static_cast<pmix_device_distance_t *>(element);
-            free(d->uuid);
-            free(d->osname);
-            break;
-        }
-        case type_kind::endpoint: {
-            auto e = static_cast<pmix_endpoint_t *>(element);
-            free(e->uuid);
-            free(e->osname);
-            free(e->endpt.bytes);
-            break;
-        }
-        case type_kind::info:
-            info_destruct(static_cast<pmix_info_t *>(element));
-            break;
-        case type_kind::value:
-            value_destruct(static_cast<pmix_value_t *>(element));
-            break;
-        default:
-            break;  // scalars own nothing; unsupported types are left alone
-    }
+    ops_of(type).destruct(element);
     size_t size = data_type_element_size(type);
     if (size != 0) memset(element, 0, size);
 }
 
 Status element_copy(pmix_data_type_t type, void *dst, const void *src) {
-    size_t size = data_type_element_size(type);
-    if (size == 0) return unsupported(type);
-    Status st;
-    switch (traits_of(type).kind) {
-        case type_kind::string: {
-            char **d = static_cast<char **>(dst);
-            if (!dup_cstr(d, *static_cast<char *const *>(src))) st = nomem("string");
-            break;
-        }
-        case type_kind::nspace: {
-            // Bounded copy: the source may be a short C string rather than a full pmix_nspace_t.
-            const char *s = static_cast<const char *>(src);
-            memset(dst, 0, size);
-            memcpy(dst, s, strnlen(s, PMIX_MAX_NSLEN));
-            break;
-        }
-        case type_kind::byte_object:
-            st = copy_bytes(static_cast<pmix_byte_object_t *>(dst),
-                            static_cast<const pmix_byte_object_t *>(src));
-            break;
-        case type_kind::proc_info: {
-            auto d = static_cast<pmix_proc_info_t *>(dst);
-            auto s = static_cast<const pmix_proc_info_t *>(src);
-            d->proc = s->proc;
-            d->pid = s->pid;
-            d->exit_code = s->exit_code;
-            d->state = s->state;
-            if (!dup_cstr(&d->hostname, s->hostname) || !dup_cstr(&d->executable_name, s->executable_name))
-                st = nomem("proc info");
-            break;
-        }
-        case type_kind::data_array:
-            st = copy_data_array_into(static_cast<pmix_data_array_t *>(dst),
-                                      static_cast<const pmix_data_array_t *>(src));
-            break;
-        case type_kind::envar: {
-            auto d = static_cast<pmix_envar_t *>(dst);
-            auto s = static_cast<const pmix_envar_t *>(src);
-            d->separator = s->separator;
-            if (!dup_cstr(&d->envar, s->envar) || !dup_cstr(&d->value, s->value)) st = nomem("envar");
-            break;
-        }
-        case type_kind::coord:
-            st = copy_coord(static_cast<pmix_coord_t *>(dst), static_cast<const pmix_coord_t *>(src));
-            break;
-        case type_kind::regattr: {
-            auto d = static_cast<pmix_regattr_t *>(dst);
-            auto s = static_cast<const pmix_regattr_t *>(src);
-            memcpy(d->string, s->string, strnlen(s->string, PMIX_MAX_KEYLEN));
-            d->type = s->type;
-            if (!dup_cstr(&d->name, s->name) || !dup_argv(&d->description, s->description))
-                st = nomem("regattr");
-            break;
-        }
-        case type_kind::geometry: {
-            auto d = static_cast<pmix_geometry_t *>(dst);
-            auto s = static_cast<const pmix_geometry_t *>(src);
-            d->fabric = s->fabric;
-            if (!dup_cstr(&d->uuid, s->uuid) || !dup_cstr(&d->osname, s->osname)) {
-                st = nomem("geometry");
-                break;
-            }
-            if (s->ncoords == 0) break;
-            if (s->coordinates == nullptr) {
-                st = Status(PMIX_ERR_BAD_PARAM, "geometry with ncoords but no coordinates");
-                break;
-            }
-            d->coordinates = static_cast<pmix_coord_t *>(calloc(s->ncoords, sizeof(pmix_coord_t)));
-            if (d->coordinates == nullptr) {
-                st = nomem("geometry");
-                break;
-            }
-            d->ncoords = s->ncoords;
-            for (size_t i = 0; i < s->ncoords && st.ok(); ++i)
-                st = copy_coord(&d->coordinates[i], &s->coordinates[i]);
-            break;
-        }
-        case type_kind::device_dist: {
-            auto d = static_cast<pmix_device_distance_t *>(dst);
-            auto s = static_cast<const pmix_device_distance_t *>(src);
-            d->type = s->type;
-            d->mindist = s->mindist;
-            d->maxdist = s->maxdist;
-            if (!dup_cstr(&d->uuid, s->uuid) || !dup_cstr(&d->osname, s->osname))
-                st = nomem("device distance");
-            break;
-        }
-        case type_kind::endpoint: {
-            auto d = static_cast<pmix_endpoint_t *>(dst);
-            auto s = static_cast<const pmix_endpoint_t *>(src);
-            if (!dup_cstr(&d->uuid, s->uuid) || !dup_cstr(&d->osname, s->osname)) {
-                st = nomem("endpoint");
-                break;
-            }
-            st = copy_bytes(&d->endpt, &s->endpt);
-            break;
-        }
-        case type_kind::info:
-            return info_xfer(static_cast<pmix_info_t *>(dst), static_cast<const pmix_info_t *>(src));
-        case type_kind::value:
-            return value_xfer(static_cast<pmix_value_t *>(dst), static_cast<const pmix_value_t *>(src));
-        default:
-            memcpy(dst, src, size);
-            break;  // scalars, pmix_proc_t, raw pointers
-    }
+    if (data_type_element_size(type) == 0) return unsupported(type);
+    Status st = ops_of(type).copy(type, dst, src);
     if (!st.ok()) element_destruct(type, dst);
     return st;
 }

@@ -30,9 +30,9 @@
 #include <vector>
 
 #include "api_list.h"
-#include "plugin/common/config.h"
-#include "plugin/sched/inventory.h"
-#include "plugin/sched/sched.h"
+#include "plugin_config.h"
+#include "client/sched/inventory.h"
+#include "client/sched/sched.h"
 #include "pmixcpp_config.h"
 #include "wire/codec.h"
 

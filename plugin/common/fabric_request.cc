@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <map>
 
-#include "../sched/fabric_wire.h"
+#include "fabric/fabric_wire.h"
 #include "alloc_agent.h"
 #include "log.h"
 #include "wire/messages.h"

@@ -1,6 +1,6 @@
 // The step's fabric for PMIx_Fabric_register / _update in application processes. srun's side
 // (which runs as the user and has Slurm's API) loads Slurm's switch topology once, on a thread of
-// its own, and computes the cost matrix (plugin/sched/fabric_cost.h) the first time a process of
+// its own, and computes the cost matrix (shared/fabric/fabric_cost.h) the first time a process of
 // the step asks; an update reloads it. Node servers carry requests there through srun's agent (the
 // allocation channel, magic "PXFB") and hand the answer to the client unchanged. No Slurm here:
 // the glue supplies the loader.
@@ -15,8 +15,8 @@
 #include <thread>
 #include <vector>
 
-#include "../sched/fabric_cost.h"
-#include "../sched/fabric_wire.h"
+#include "fabric/fabric_cost.h"
+#include "fabric/fabric_wire.h"
 #include "session_store.h"
 #include "status.h"
 
@@ -24,7 +24,7 @@ namespace pmixcpp::fabric {
 
 inline constexpr uint32_t kFabricMagic = 0x42465850;  // "PXFB"
 
-// The client request (plugin/sched/fabric_wire.h).
+// The client request (shared/fabric/fabric_wire.h).
 using sched::decode_client_request;
 using sched::encode_client_request;
 using sched::fabric_op;

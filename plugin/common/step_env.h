@@ -2,8 +2,8 @@
 // the client token, and the environment every task of the step receives.
 #pragma once
 
-#include "../server/step_info.h"
-#include "config.h"
+#include "step_info.h"
+#include "plugin_config.h"
 #include "safe_fs.h"
 #include "status.h"
 

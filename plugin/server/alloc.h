@@ -37,7 +37,7 @@
 #include <vector>
 
 #include "status.h"
-#include "step_info.h"
+#include "../common/step_info.h"
 #include "value.h"
 #include "wire/messages.h"
 

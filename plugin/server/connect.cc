@@ -86,13 +86,13 @@ Result<InfoArray> copy_of(const InfoArray &src) {
 pmix_info_t string_info(const char *key, const std::string &value) {
     pmix_info_t i{};
     strncpy(i.key, key, PMIX_MAX_KEYLEN);
-    (void)value_load(&i.value, value.c_str(), PMIX_STRING);
+    (void)value_load(&i.value, value.c_str(), PMIX_STRING);  // out of memory: the info stays PMIX_UNDEF
     return i;
 }
 pmix_info_t u32_info(const char *key, uint32_t value) {
     pmix_info_t i{};
     strncpy(i.key, key, PMIX_MAX_KEYLEN);
-    (void)value_load(&i.value, &value, PMIX_UINT32);
+    (void)value_load(&i.value, &value, PMIX_UINT32);  // a scalar: cannot fail
     return i;
 }
 

@@ -26,7 +26,7 @@
 #include "../common/session_store.h"
 #include "fence_tracker.h"
 #include "kvs.h"
-#include "step_info.h"
+#include "../common/step_info.h"
 #include "wire/group_messages.h"
 #include "wire/messages.h"
 

@@ -444,7 +444,7 @@ void dyn_service::signal_step(const std::vector<bool> &chosen, int sig, bool ter
     for (uint32_t n = 0; n < by_node.size(); ++n) {
         if (n == _step.node_id || by_node[n].empty() || !_ops.send_node) continue;
         wire::Writer w;
-        (void)wire::encode(w, wire::job_control_forward{sig, terminate, by_node[n], checkpoint});
+        (void)wire::encode(w, wire::job_control_forward{sig, terminate, by_node[n], checkpoint});  // cannot fail
         _ops.send_node(n, net::kChannelJobControl, w.data());
     }
     if (_step.node_id < by_node.size()) signal_local(by_node[_step.node_id], sig, terminate, checkpoint);

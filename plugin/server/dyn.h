@@ -19,7 +19,7 @@
 #include "../common/process_ref.h"
 #include "connect.h"
 #include "pubsub.h"
-#include "step_info.h"
+#include "../common/step_info.h"
 #include "wire/messages.h"
 
 namespace pmixcpp::server {

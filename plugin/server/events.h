@@ -52,7 +52,7 @@
 #include <vector>
 
 #include "status.h"
-#include "step_info.h"
+#include "../common/step_info.h"
 #include "wire/messages.h"
 
 namespace pmixcpp::server {

@@ -40,7 +40,7 @@
 #include <vector>
 
 #include "fence_tracker.h"
-#include "step_info.h"
+#include "../common/step_info.h"
 #include "wire/group_messages.h"
 
 namespace pmixcpp::server {

@@ -28,7 +28,7 @@
 #include <string>
 #include <vector>
 
-#include "step_info.h"
+#include "../common/step_info.h"
 #include "topology.h"
 #include "wire/messages.h"
 

@@ -11,7 +11,7 @@
 
 #include "kvs.h"
 #include "status.h"
-#include "step_info.h"
+#include "../common/step_info.h"
 
 namespace pmixcpp::server {
 

@@ -14,7 +14,7 @@
 #include "fence_tracker.h"
 #include "host.h"
 #include "status.h"
-#include "step_info.h"
+#include "../common/step_info.h"
 #include "topology.h"
 
 namespace pmixcpp::server {

@@ -4,7 +4,7 @@
 #include "slurm_api.h"
 
 #include "../common/alloc_agent.h"
-#include "../common/config.h"
+#include "plugin_config.h"
 #include "../common/fabric_request.h"
 #include "../common/mpmd.h"
 #include "alloc_bridge.h"
@@ -16,9 +16,10 @@
 #include "../common/step_env.h"
 #include "../server/connect.h"
 #include "../server/server.h"
-#include "../server/step_info.h"
+#include "../common/step_info.h"
 #include "../server/topology.h"
-#include "../sched/slurm_topo_layout.h"
+#include "fabric/slurm_topo_layout.h"
+#include "c_boundary.h"
 #include "log.h"
 
 #include <arpa/inet.h>
@@ -594,7 +595,7 @@ Status prefork(const stepd_step_rec_t *job, char ***env) {
 }
 
 // srun side: Slurm's switch topology records (empty without topology/tree), read by the mirror
-// of this release's response (plugin/sched/slurm_topo_layout.h), checked here against slurm.h.
+// of this release's response (shared/fabric/slurm_topo_layout.h), checked here against slurm.h.
 #if PMIXCPP_SLURM_TOPO_LAYOUT != 0
 namespace topo_abi = sched::slurm_abi;
 static_assert(sizeof(topo_info_t) == sizeof(topo_abi::topo_record) &&
@@ -638,18 +639,13 @@ Result<std::vector<sched::switch_record>> load_slurm_topology() {
 }
 #endif
 
-// Run a hook body; map a failure Status or any exception to SLURM_ERROR with a log line.
+// Run a hook body through the C-boundary guard (shared/c_boundary.h); map a failure Status or any
+// exception to SLURM_ERROR with a log line.
 template <typename F>
 int guarded(const char *hook, F &&body) {
-    try {
-        Status s = body();
-        if (s.ok()) return SLURM_SUCCESS;
-        PMIXCPP_LOG_ERROR("%s: %s", hook, s.message().c_str());
-    } catch (const std::exception &e) {
-        PMIXCPP_LOG_ERROR("%s: internal error: %s", hook, e.what());
-    } catch (...) {
-        PMIXCPP_LOG_ERROR("%s: internal error", hook);
-    }
+    Status s = guard_status(std::forward<F>(body));
+    if (s.ok()) return SLURM_SUCCESS;
+    PMIXCPP_LOG_ERROR("%s: %s", hook, s.message().c_str());
     return SLURM_ERROR;
 }
 
@@ -730,7 +726,7 @@ PMIXCPP_EXPORT int mpi_p_slurmstepd_task(const slurm_mpi_task_info *task, char *
     });
 }
 
-PMIXCPP_EXPORT mpi_plugin_client_state_t *mpi_p_client_prelaunch(const slurm_mpi_step_info *job, char ***env) {
+static mpi_plugin_client_state_t *client_prelaunch(const slurm_mpi_step_info *job, char ***env) {
     // srun side: refuse a bad SLURM_PMIXCPP_* override before anything is
     // launched, then start the agent that hears from the step's daemons.
     if (!env || !job) return nullptr;
@@ -911,9 +907,14 @@ PMIXCPP_EXPORT mpi_plugin_client_state_t *mpi_p_client_prelaunch(const slurm_mpi
     return static_cast<mpi_plugin_client_state_t *>(st.agent.get());
 }
 
+PMIXCPP_EXPORT mpi_plugin_client_state_t *mpi_p_client_prelaunch(const slurm_mpi_step_info *job, char ***env) {
+    return c_boundary_or("client_prelaunch", static_cast<mpi_plugin_client_state_t *>(nullptr),
+                         [&] { return client_prelaunch(job, env); });
+}
+
 // srun side, after the step: the exit code srun returns (a PMIx_Abort status,
 // or 1 when a node could not set the step up; 0 otherwise).
-PMIXCPP_EXPORT int mpi_p_client_fini(mpi_plugin_client_state_t *client_state) {
+static int client_fini(mpi_plugin_client_state_t *client_state) {
     plugin_state &st = state();
     std::lock_guard<std::mutex> srun_lock(st.srun_mutex);
     if (!st.agent) return SLURM_SUCCESS;
@@ -932,6 +933,10 @@ PMIXCPP_EXPORT int mpi_p_client_fini(mpi_plugin_client_state_t *client_state) {
     st.components.reset();
     st.srun_env.clear();
     return code;
+}
+
+PMIXCPP_EXPORT int mpi_p_client_fini(mpi_plugin_client_state_t *client_state) {
+    return c_boundary_or("client_fini", static_cast<int>(SLURM_ERROR), [&] { return client_fini(client_state); });
 }
 
 // --- mpi.conf ------------------------------------------------------------
@@ -953,11 +958,13 @@ std::vector<s_p_options_t> option_table() {
 }  // namespace
 
 PMIXCPP_EXPORT void mpi_p_conf_options(s_p_options_t **full_options, int *full_options_cnt) {
-    std::vector<s_p_options_t> opts = option_table();
-    transfer_s_p_options(full_options, opts.data(), full_options_cnt);
+    c_boundary_void("conf_options", [&] {
+        std::vector<s_p_options_t> opts = option_table();
+        transfer_s_p_options(full_options, opts.data(), full_options_cnt);
+    });
 }
 
-PMIXCPP_EXPORT void mpi_p_conf_set(s_p_hashtbl_t *tbl) {
+static void conf_set(s_p_hashtbl_t *tbl) {
     plugin_state &st = state();
     st.config = plugin_config{};
     st.config_error.clear();
@@ -977,7 +984,11 @@ PMIXCPP_EXPORT void mpi_p_conf_set(s_p_hashtbl_t *tbl) {
     apply_log_level(st.config);
 }
 
-PMIXCPP_EXPORT s_p_hashtbl_t *mpi_p_conf_get(void) {
+PMIXCPP_EXPORT void mpi_p_conf_set(s_p_hashtbl_t *tbl) {
+    c_boundary_void("conf_set", [&] { conf_set(tbl); });
+}
+
+static s_p_hashtbl_t *conf_get() {
     // Re-create the table from the current settings so slurmd can pass it to slurmstepd.
     std::vector<s_p_options_t> opts = option_table();
     s_p_hashtbl_t *tbl = s_p_hashtbl_create(opts.data());
@@ -986,7 +997,11 @@ PMIXCPP_EXPORT s_p_hashtbl_t *mpi_p_conf_get(void) {
     return tbl;
 }
 
-PMIXCPP_EXPORT slurm_list mpi_p_conf_get_printable(void) {
+PMIXCPP_EXPORT s_p_hashtbl_t *mpi_p_conf_get(void) {
+    return c_boundary_or("conf_get", static_cast<s_p_hashtbl_t *>(nullptr), [] { return conf_get(); });
+}
+
+static slurm_list conf_get_printable() {
     slurm_list data = list_create(destroy_config_key_pair);
     for (const auto &[name, value] : state().config.printable()) {
         auto *pair = static_cast<config_key_pair_t *>(xmalloc(sizeof(config_key_pair_t)));
@@ -995,4 +1010,8 @@ PMIXCPP_EXPORT slurm_list mpi_p_conf_get_printable(void) {
         list_append(data, pair);
     }
     return data;
+}
+
+PMIXCPP_EXPORT slurm_list mpi_p_conf_get_printable(void) {
+    return c_boundary_or("conf_get_printable", static_cast<slurm_list>(nullptr), [] { return conf_get_printable(); });
 }

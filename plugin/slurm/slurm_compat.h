@@ -56,7 +56,7 @@ using slurm_fini_result = int;
 inline int fini_result(int rc) { return rc; }
 #endif
 
-// The layout of slurm_load_topo()'s response (plugin/sched/slurm_topo_layout.h): 2205 = the
+// The layout of slurm_load_topo()'s response (shared/fabric/slurm_topo_layout.h): 2205 = the
 // switch records in the message (22.05 - 23.02), 2311 = in topology/tree's plugin data (23.11 -
 // 24.11), 0 = a release whose layout pmixcpp does not know (its fabric is not supported).
 #if PMIXCPP_SLURM_AT_LEAST(25, 5)

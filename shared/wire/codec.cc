@@ -473,190 +473,15 @@ Status decode_darray_impl(Reader &r, pmix_data_array_t *a, int depth) {
     return Status::success();
 }
 
-// Element payloads (the layout of one element of each type).
+// One element of `type`: its kind's codec (type_traits.h; the payloads are listed at the end of
+// this file).
 Status encode_element(Writer &w, pmix_data_type_t type, const void *e, int depth) {
-    switch (traits_of(type).kind) {
-        case type_kind::scalar:
-            return encode_scalar(w, traits_of(type), e);
-        case type_kind::timeval: {
-            auto tv = static_cast<const struct timeval *>(e);
-            w.put_i64(tv->tv_sec);
-            w.put_i64(tv->tv_usec);
-            return Status::success();
-        }
-        case type_kind::string:
-            return w.put_cstring(*static_cast<char *const *>(e));
-        case type_kind::nspace:
-            return encode_fixed_string(w, static_cast<const char *>(e), PMIX_MAX_NSLEN, "nspace");
-        case type_kind::proc:
-            return encode_proc(w, *static_cast<const pmix_proc_t *>(e));
-        case type_kind::byte_object:
-            return encode_bo(w, *static_cast<const pmix_byte_object_t *>(e));
-        case type_kind::proc_info: {
-            // proc, hostname, executable_name, i32 pid, i32 exit_code, u8 state
-            auto p = static_cast<const pmix_proc_info_t *>(e);
-            PMIXCPP_RETURN_IF_ERROR(encode_proc(w, p->proc));
-            PMIXCPP_RETURN_IF_ERROR(w.put_cstring(p->hostname));
-            PMIXCPP_RETURN_IF_ERROR(w.put_cstring(p->executable_name));
-            w.put_i32(p->pid);
-            w.put_i32(p->exit_code);
-            w.put_u8(p->state);
-            return Status::success();
-        }
-        case type_kind::data_array:
-            return encode_darray_impl(w, *static_cast<const pmix_data_array_t *>(e), depth);
-        case type_kind::envar: {
-            // envar, value, u8 separator
-            auto v = static_cast<const pmix_envar_t *>(e);
-            PMIXCPP_RETURN_IF_ERROR(w.put_cstring(v->envar));
-            PMIXCPP_RETURN_IF_ERROR(w.put_cstring(v->value));
-            w.put_u8(static_cast<uint8_t>(v->separator));
-            return Status::success();
-        }
-        case type_kind::coord:
-            return encode_coord(w, *static_cast<const pmix_coord_t *>(e));  // u8 view, u32 dims, dims*u32
-        case type_kind::regattr: {
-            // name, key string, u16 type, description argv (u32 count or 0xFFFFFFFF for NULL, strings)
-            auto ra = static_cast<const pmix_regattr_t *>(e);
-            PMIXCPP_RETURN_IF_ERROR(w.put_cstring(ra->name));
-            PMIXCPP_RETURN_IF_ERROR(encode_fixed_string(w, ra->string, PMIX_MAX_KEYLEN, "regattr key"));
-            w.put_u16(ra->type);
-            return encode_argv(w, ra->description);
-        }
-        case type_kind::geometry: {
-            // u64 fabric, uuid, osname, u32 ncoords, coords
-            auto g = static_cast<const pmix_geometry_t *>(e);
-            if (g->ncoords > kMaxElementCount) return pack_err("geometry has too many coordinates");
-            if (g->ncoords != 0 && g->coordinates == nullptr)
-                return pack_err("geometry with ncoords but no coordinates");
-            w.put_u64(g->fabric);
-            PMIXCPP_RETURN_IF_ERROR(w.put_cstring(g->uuid));
-            PMIXCPP_RETURN_IF_ERROR(w.put_cstring(g->osname));
-            w.put_u32(static_cast<uint32_t>(g->ncoords));
-            for (size_t i = 0; i < g->ncoords; ++i)
-                PMIXCPP_RETURN_IF_ERROR(encode_coord(w, g->coordinates[i]));
-            return Status::success();
-        }
-        case type_kind::device_dist: {
-            // uuid, osname, u64 type, u16 mindist, u16 maxdist
-            auto d = static_cast<const pmix_device_distance_t *>(e);
-            PMIXCPP_RETURN_IF_ERROR(w.put_cstring(d->uuid));
-            PMIXCPP_RETURN_IF_ERROR(w.put_cstring(d->osname));
-            w.put_u64(d->type);
-            w.put_u16(d->mindist);
-            w.put_u16(d->maxdist);
-            return Status::success();
-        }
-        case type_kind::endpoint: {
-            // uuid, osname, endpt bytes
-            auto ep = static_cast<const pmix_endpoint_t *>(e);
-            PMIXCPP_RETURN_IF_ERROR(w.put_cstring(ep->uuid));
-            PMIXCPP_RETURN_IF_ERROR(w.put_cstring(ep->osname));
-            return encode_bo(w, ep->endpt);
-        }
-        case type_kind::info:
-            return encode_info_impl(w, *static_cast<const pmix_info_t *>(e), depth);
-        case type_kind::value:
-            return encode_value_impl(w, *static_cast<const pmix_value_t *>(e), depth);
-        case type_kind::pointer:
-            return Status(PMIX_ERR_NOT_SUPPORTED, "a pointer cannot be sent over the wire");
-        default:
-            return Status(PMIX_ERR_NOT_SUPPORTED, "data type " + std::to_string(type) + " cannot be encoded");
-    }
+    return ops_of(type).encode(w, type, e, depth);
 }
 
 // Decode one element into zeroed storage; on failure the caller runs element_destruct.
 Status decode_element(Reader &r, pmix_data_type_t type, void *e, int depth) {
-    switch (traits_of(type).kind) {
-        case type_kind::scalar:
-            return decode_scalar(r, traits_of(type), e);
-        case type_kind::timeval: {
-            int64_t sec, usec;
-            PMIXCPP_RETURN_IF_ERROR(r.get_i64(&sec));
-            PMIXCPP_RETURN_IF_ERROR(r.get_i64(&usec));
-            auto tv = static_cast<struct timeval *>(e);
-            tv->tv_sec = static_cast<time_t>(sec);
-            tv->tv_usec = static_cast<suseconds_t>(usec);
-            return Status::success();
-        }
-        case type_kind::string:
-            return r.get_cstring(static_cast<char **>(e));
-        case type_kind::nspace:
-            return decode_fixed_string(r, static_cast<char *>(e), PMIX_MAX_NSLEN, "nspace");
-        case type_kind::proc:
-            return decode_proc(r, static_cast<pmix_proc_t *>(e));
-        case type_kind::byte_object:
-            return decode_bo(r, static_cast<pmix_byte_object_t *>(e));
-        case type_kind::proc_info: {
-            auto p = static_cast<pmix_proc_info_t *>(e);
-            int32_t pid, exit_code;
-            PMIXCPP_RETURN_IF_ERROR(decode_proc(r, &p->proc));
-            PMIXCPP_RETURN_IF_ERROR(r.get_cstring(&p->hostname));
-            PMIXCPP_RETURN_IF_ERROR(r.get_cstring(&p->executable_name));
-            PMIXCPP_RETURN_IF_ERROR(r.get_i32(&pid));
-            PMIXCPP_RETURN_IF_ERROR(r.get_i32(&exit_code));
-            PMIXCPP_RETURN_IF_ERROR(r.get_u8(&p->state));
-            p->pid = pid;
-            p->exit_code = exit_code;
-            return Status::success();
-        }
-        case type_kind::data_array:
-            return decode_darray_impl(r, static_cast<pmix_data_array_t *>(e), depth);
-        case type_kind::envar: {
-            auto v = static_cast<pmix_envar_t *>(e);
-            uint8_t sep;
-            PMIXCPP_RETURN_IF_ERROR(r.get_cstring(&v->envar));
-            PMIXCPP_RETURN_IF_ERROR(r.get_cstring(&v->value));
-            PMIXCPP_RETURN_IF_ERROR(r.get_u8(&sep));
-            v->separator = static_cast<char>(sep);
-            return Status::success();
-        }
-        case type_kind::coord:
-            return decode_coord(r, static_cast<pmix_coord_t *>(e));
-        case type_kind::regattr: {
-            auto ra = static_cast<pmix_regattr_t *>(e);
-            PMIXCPP_RETURN_IF_ERROR(r.get_cstring(&ra->name));
-            PMIXCPP_RETURN_IF_ERROR(decode_fixed_string(r, ra->string, PMIX_MAX_KEYLEN, "regattr key"));
-            PMIXCPP_RETURN_IF_ERROR(r.get_u16(&ra->type));
-            return decode_argv(r, &ra->description);
-        }
-        case type_kind::geometry: {
-            auto g = static_cast<pmix_geometry_t *>(e);
-            uint32_t n;
-            PMIXCPP_RETURN_IF_ERROR(r.get_u64(&g->fabric));
-            PMIXCPP_RETURN_IF_ERROR(r.get_cstring(&g->uuid));
-            PMIXCPP_RETURN_IF_ERROR(r.get_cstring(&g->osname));
-            PMIXCPP_RETURN_IF_ERROR(r.get_u32(&n));
-            PMIXCPP_RETURN_IF_ERROR(
-                check_count(r, n, min_wire_size(PMIX_COORD), sizeof(pmix_coord_t), "geometry"));
-            if (n == 0) return Status::success();
-            g->coordinates = static_cast<pmix_coord_t *>(calloc(n, sizeof(pmix_coord_t)));
-            if (g->coordinates == nullptr) return Status(PMIX_ERR_NOMEM, "out of memory decoding geometry");
-            g->ncoords = n;
-            for (uint32_t i = 0; i < n; ++i) PMIXCPP_RETURN_IF_ERROR(decode_coord(r, &g->coordinates[i]));
-            return Status::success();
-        }
-        case type_kind::device_dist: {
-            auto d = static_cast<pmix_device_distance_t *>(e);
-            PMIXCPP_RETURN_IF_ERROR(r.get_cstring(&d->uuid));
-            PMIXCPP_RETURN_IF_ERROR(r.get_cstring(&d->osname));
-            PMIXCPP_RETURN_IF_ERROR(r.get_u64(&d->type));
-            PMIXCPP_RETURN_IF_ERROR(r.get_u16(&d->mindist));
-            return r.get_u16(&d->maxdist);
-        }
-        case type_kind::endpoint: {
-            auto ep = static_cast<pmix_endpoint_t *>(e);
-            PMIXCPP_RETURN_IF_ERROR(r.get_cstring(&ep->uuid));
-            PMIXCPP_RETURN_IF_ERROR(r.get_cstring(&ep->osname));
-            return decode_bo(r, &ep->endpt);
-        }
-        case type_kind::info:
-            return decode_info_impl(r, static_cast<pmix_info_t *>(e), depth);
-        case type_kind::value:
-            return decode_value_impl(r, static_cast<pmix_value_t *>(e), depth);
-        default:
-            return Status(PMIX_ERR_UNKNOWN_DATA_TYPE, "cannot decode data type " + std::to_string(type));
-    }
+    return ops_of(type).decode(r, type, e, depth);
 }
 
 Status encode_value_impl(Writer &w, const pmix_value_t &v, int depth) {
@@ -846,3 +671,241 @@ Status decode_info_array_exact(std::span<const uint8_t> bytes, InfoArray *out) {
 }
 
 }  // namespace pmixcpp::wire
+
+// --- What each kind puts on the wire (type_traits.h); compare, copy, destruct are in value.cc ----
+// Element payloads (the layout of one element of each type). decode: into zeroed storage; on
+// failure the caller runs element_destruct.
+namespace pmixcpp {
+
+using namespace wire;  // the element codecs use the helpers above
+
+Status plain_ops::encode(Writer &, pmix_data_type_t type, const void *, int) {
+    return Status(PMIX_ERR_NOT_SUPPORTED, "data type " + std::to_string(type) + " cannot be encoded");
+}
+
+Status plain_ops::decode(Reader &, pmix_data_type_t type, void *, int) {
+    return Status(PMIX_ERR_UNKNOWN_DATA_TYPE, "cannot decode data type " + std::to_string(type));
+}
+
+Status element_ops<type_kind::scalar>::encode(Writer &w, pmix_data_type_t type, const void *e, int) {
+    return encode_scalar(w, traits_of(type), e);
+}
+
+Status element_ops<type_kind::scalar>::decode(Reader &r, pmix_data_type_t type, void *e, int) {
+    return decode_scalar(r, traits_of(type), e);
+}
+
+// i64 tv_sec, i64 tv_usec
+Status element_ops<type_kind::timeval>::encode(Writer &w, pmix_data_type_t, const void *e, int) {
+    auto tv = static_cast<const struct timeval *>(e);
+    w.put_i64(tv->tv_sec);
+    w.put_i64(tv->tv_usec);
+    return Status::success();
+}
+
+Status element_ops<type_kind::timeval>::decode(Reader &r, pmix_data_type_t, void *e, int) {
+    int64_t sec, usec;
+    PMIXCPP_RETURN_IF_ERROR(r.get_i64(&sec));
+    PMIXCPP_RETURN_IF_ERROR(r.get_i64(&usec));
+    auto tv = static_cast<struct timeval *>(e);
+    tv->tv_sec = static_cast<time_t>(sec);
+    tv->tv_usec = static_cast<suseconds_t>(usec);
+    return Status::success();
+}
+
+Status element_ops<type_kind::string>::encode(Writer &w, pmix_data_type_t, const void *e, int) {
+    return w.put_cstring(*static_cast<char *const *>(e));
+}
+
+Status element_ops<type_kind::string>::decode(Reader &r, pmix_data_type_t, void *e, int) {
+    return r.get_cstring(static_cast<char **>(e));
+}
+
+Status element_ops<type_kind::pointer>::encode(Writer &, pmix_data_type_t, const void *, int) {
+    return Status(PMIX_ERR_NOT_SUPPORTED, "a pointer cannot be sent over the wire");
+}
+
+Status element_ops<type_kind::nspace>::encode(Writer &w, pmix_data_type_t, const void *e, int) {
+    return encode_fixed_string(w, static_cast<const char *>(e), PMIX_MAX_NSLEN, "nspace");
+}
+
+Status element_ops<type_kind::nspace>::decode(Reader &r, pmix_data_type_t, void *e, int) {
+    return decode_fixed_string(r, static_cast<char *>(e), PMIX_MAX_NSLEN, "nspace");
+}
+
+Status element_ops<type_kind::proc>::encode(Writer &w, pmix_data_type_t, const void *e, int) {
+    return encode_proc(w, *static_cast<const pmix_proc_t *>(e));
+}
+
+Status element_ops<type_kind::proc>::decode(Reader &r, pmix_data_type_t, void *e, int) {
+    return decode_proc(r, static_cast<pmix_proc_t *>(e));
+}
+
+Status element_ops<type_kind::byte_object>::encode(Writer &w, pmix_data_type_t, const void *e, int) {
+    return encode_bo(w, *static_cast<const pmix_byte_object_t *>(e));
+}
+
+Status element_ops<type_kind::byte_object>::decode(Reader &r, pmix_data_type_t, void *e, int) {
+    return decode_bo(r, static_cast<pmix_byte_object_t *>(e));
+}
+
+// proc, hostname, executable_name, i32 pid, i32 exit_code, u8 state
+Status element_ops<type_kind::proc_info>::encode(Writer &w, pmix_data_type_t, const void *e, int) {
+    auto p = static_cast<const pmix_proc_info_t *>(e);
+    PMIXCPP_RETURN_IF_ERROR(encode_proc(w, p->proc));
+    PMIXCPP_RETURN_IF_ERROR(w.put_cstring(p->hostname));
+    PMIXCPP_RETURN_IF_ERROR(w.put_cstring(p->executable_name));
+    w.put_i32(p->pid);
+    w.put_i32(p->exit_code);
+    w.put_u8(p->state);
+    return Status::success();
+}
+
+Status element_ops<type_kind::proc_info>::decode(Reader &r, pmix_data_type_t, void *e, int) {
+    auto p = static_cast<pmix_proc_info_t *>(e);
+    int32_t pid, exit_code;
+    PMIXCPP_RETURN_IF_ERROR(decode_proc(r, &p->proc));
+    PMIXCPP_RETURN_IF_ERROR(r.get_cstring(&p->hostname));
+    PMIXCPP_RETURN_IF_ERROR(r.get_cstring(&p->executable_name));
+    PMIXCPP_RETURN_IF_ERROR(r.get_i32(&pid));
+    PMIXCPP_RETURN_IF_ERROR(r.get_i32(&exit_code));
+    PMIXCPP_RETURN_IF_ERROR(r.get_u8(&p->state));
+    p->pid = pid;
+    p->exit_code = exit_code;
+    return Status::success();
+}
+
+Status element_ops<type_kind::data_array>::encode(Writer &w, pmix_data_type_t, const void *e, int depth) {
+    return encode_darray_impl(w, *static_cast<const pmix_data_array_t *>(e), depth);
+}
+
+Status element_ops<type_kind::data_array>::decode(Reader &r, pmix_data_type_t, void *e, int depth) {
+    return decode_darray_impl(r, static_cast<pmix_data_array_t *>(e), depth);
+}
+
+// envar, value, u8 separator
+Status element_ops<type_kind::envar>::encode(Writer &w, pmix_data_type_t, const void *e, int) {
+    auto v = static_cast<const pmix_envar_t *>(e);
+    PMIXCPP_RETURN_IF_ERROR(w.put_cstring(v->envar));
+    PMIXCPP_RETURN_IF_ERROR(w.put_cstring(v->value));
+    w.put_u8(static_cast<uint8_t>(v->separator));
+    return Status::success();
+}
+
+Status element_ops<type_kind::envar>::decode(Reader &r, pmix_data_type_t, void *e, int) {
+    auto v = static_cast<pmix_envar_t *>(e);
+    uint8_t sep;
+    PMIXCPP_RETURN_IF_ERROR(r.get_cstring(&v->envar));
+    PMIXCPP_RETURN_IF_ERROR(r.get_cstring(&v->value));
+    PMIXCPP_RETURN_IF_ERROR(r.get_u8(&sep));
+    v->separator = static_cast<char>(sep);
+    return Status::success();
+}
+
+// u8 view, u32 dims, dims*u32
+Status element_ops<type_kind::coord>::encode(Writer &w, pmix_data_type_t, const void *e, int) {
+    return encode_coord(w, *static_cast<const pmix_coord_t *>(e));
+}
+
+Status element_ops<type_kind::coord>::decode(Reader &r, pmix_data_type_t, void *e, int) {
+    return decode_coord(r, static_cast<pmix_coord_t *>(e));
+}
+
+// name, key string, u16 type, description argv (u32 count or 0xFFFFFFFF for NULL, strings)
+Status element_ops<type_kind::regattr>::encode(Writer &w, pmix_data_type_t, const void *e, int) {
+    auto ra = static_cast<const pmix_regattr_t *>(e);
+    PMIXCPP_RETURN_IF_ERROR(w.put_cstring(ra->name));
+    PMIXCPP_RETURN_IF_ERROR(encode_fixed_string(w, ra->string, PMIX_MAX_KEYLEN, "regattr key"));
+    w.put_u16(ra->type);
+    return encode_argv(w, ra->description);
+}
+
+Status element_ops<type_kind::regattr>::decode(Reader &r, pmix_data_type_t, void *e, int) {
+    auto ra = static_cast<pmix_regattr_t *>(e);
+    PMIXCPP_RETURN_IF_ERROR(r.get_cstring(&ra->name));
+    PMIXCPP_RETURN_IF_ERROR(decode_fixed_string(r, ra->string, PMIX_MAX_KEYLEN, "regattr key"));
+    PMIXCPP_RETURN_IF_ERROR(r.get_u16(&ra->type));
+    return decode_argv(r, &ra->description);
+}
+
+// u64 fabric, uuid, osname, u32 ncoords, coords
+Status element_ops<type_kind::geometry>::encode(Writer &w, pmix_data_type_t, const void *e, int) {
+    auto g = static_cast<const pmix_geometry_t *>(e);
+    if (g->ncoords > kMaxElementCount) return pack_err("geometry has too many coordinates");
+    if (g->ncoords != 0 && g->coordinates == nullptr) return pack_err("geometry with ncoords but no coordinates");
+    w.put_u64(g->fabric);
+    PMIXCPP_RETURN_IF_ERROR(w.put_cstring(g->uuid));
+    PMIXCPP_RETURN_IF_ERROR(w.put_cstring(g->osname));
+    w.put_u32(static_cast<uint32_t>(g->ncoords));
+    for (size_t i = 0; i < g->ncoords; ++i) PMIXCPP_RETURN_IF_ERROR(encode_coord(w, g->coordinates[i]));
+    return Status::success();
+}
+
+Status element_ops<type_kind::geometry>::decode(Reader &r, pmix_data_type_t, void *e, int) {
+    auto g = static_cast<pmix_geometry_t *>(e);
+    uint32_t n;
+    PMIXCPP_RETURN_IF_ERROR(r.get_u64(&g->fabric));
+    PMIXCPP_RETURN_IF_ERROR(r.get_cstring(&g->uuid));
+    PMIXCPP_RETURN_IF_ERROR(r.get_cstring(&g->osname));
+    PMIXCPP_RETURN_IF_ERROR(r.get_u32(&n));
+    PMIXCPP_RETURN_IF_ERROR(check_count(r, n, min_wire_size(PMIX_COORD), sizeof(pmix_coord_t), "geometry"));
+    if (n == 0) return Status::success();
+    g->coordinates = static_cast<pmix_coord_t *>(calloc(n, sizeof(pmix_coord_t)));
+    if (g->coordinates == nullptr) return Status(PMIX_ERR_NOMEM, "out of memory decoding geometry");
+    g->ncoords = n;
+    for (uint32_t i = 0; i < n; ++i) PMIXCPP_RETURN_IF_ERROR(decode_coord(r, &g->coordinates[i]));
+    return Status::success();
+}
+
+// uuid, osname, u64 type, u16 mindist, u16 maxdist
+Status element_ops<type_kind::device_dist>::encode(Writer &w, pmix_data_type_t, const void *e, int) {
+    auto d = static_cast<const pmix_device_distance_t *>(e);
+    PMIXCPP_RETURN_IF_ERROR(w.put_cstring(d->uuid));
+    PMIXCPP_RETURN_IF_ERROR(w.put_cstring(d->osname));
+    w.put_u64(d->type);
+    w.put_u16(d->mindist);
+    w.put_u16(d->maxdist);
+    return Status::success();
+}
+
+Status element_ops<type_kind::device_dist>::decode(Reader &r, pmix_data_type_t, void *e, int) {
+    auto d = static_cast<pmix_device_distance_t *>(e);
+    PMIXCPP_RETURN_IF_ERROR(r.get_cstring(&d->uuid));
+    PMIXCPP_RETURN_IF_ERROR(r.get_cstring(&d->osname));
+    PMIXCPP_RETURN_IF_ERROR(r.get_u64(&d->type));
+    PMIXCPP_RETURN_IF_ERROR(r.get_u16(&d->mindist));
+    return r.get_u16(&d->maxdist);
+}
+
+// uuid, osname, endpt bytes
+Status element_ops<type_kind::endpoint>::encode(Writer &w, pmix_data_type_t, const void *e, int) {
+    auto ep = static_cast<const pmix_endpoint_t *>(e);
+    PMIXCPP_RETURN_IF_ERROR(w.put_cstring(ep->uuid));
+    PMIXCPP_RETURN_IF_ERROR(w.put_cstring(ep->osname));
+    return encode_bo(w, ep->endpt);
+}
+
+Status element_ops<type_kind::endpoint>::decode(Reader &r, pmix_data_type_t, void *e, int) {
+    auto ep = static_cast<pmix_endpoint_t *>(e);
+    PMIXCPP_RETURN_IF_ERROR(r.get_cstring(&ep->uuid));
+    PMIXCPP_RETURN_IF_ERROR(r.get_cstring(&ep->osname));
+    return decode_bo(r, &ep->endpt);
+}
+
+Status element_ops<type_kind::info>::encode(Writer &w, pmix_data_type_t, const void *e, int depth) {
+    return encode_info_impl(w, *static_cast<const pmix_info_t *>(e), depth);
+}
+
+Status element_ops<type_kind::info>::decode(Reader &r, pmix_data_type_t, void *e, int depth) {
+    return decode_info_impl(r, static_cast<pmix_info_t *>(e), depth);
+}
+
+Status element_ops<type_kind::value>::encode(Writer &w, pmix_data_type_t, const void *e, int depth) {
+    return encode_value_impl(w, *static_cast<const pmix_value_t *>(e), depth);
+}
+
+Status element_ops<type_kind::value>::decode(Reader &r, pmix_data_type_t, void *e, int depth) {
+    return decode_value_impl(r, static_cast<pmix_value_t *>(e), depth);
+}
+
+}  // namespace pmixcpp

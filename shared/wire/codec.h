@@ -11,7 +11,7 @@
 //   pmix_info_t    string key (1..PMIX_MAX_KEYLEN, not NULL) + u32 flags + value
 //   info array     u32 count + count infos
 //   data array     u16 element type + u32 count + count element payloads
-// Payloads of the structured types are listed in codec.cc next to the code (encode_element).
+// Payloads of the structured types are listed in codec.cc next to the code (element_ops<kind>::encode).
 //
 // Decoded data is allocated the way the PMIx C API expects (malloc/strdup/calloc), so it can be
 // handed to C callers and released with value_destruct/info_array_free (or free()). A decoder that

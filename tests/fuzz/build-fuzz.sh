@@ -12,7 +12,7 @@
 #   fuzz_node_bodies    node message bodies (shared/wire/node_messages.h)
 #   fuzz_agent          cross-step messages, inbox items, MPMD app table (plugin/common/xstep.h, mpmd.h)
 #   fuzz_agent_replies  allocation, spawn, session-store and fabric messages of srun's agent channel
-#   fuzz_fabric         fabric requests and result infos -> cost matrix (plugin/sched/fabric_wire.h)
+#   fuzz_fabric         fabric requests and result infos -> cost matrix (shared/fabric/fabric_wire.h)
 #   fuzz_group          group requests, replies and node contributions (shared/wire/group_messages.h)
 #   fuzz_handshake      the handshake of the node listeners and srun's agent, UCX frame seals (plugin/net/handshake.h)
 set -u
@@ -40,11 +40,11 @@ fi
 
 shared="shared/value.cc shared/wire/codec.cc shared/wire/frame.cc shared/wire/messages.cc shared/wire/snapshot.cc shared/wire/jobdata.cc
         shared/wire/node_messages.cc shared/log.cc shared/hostlist.cc shared/type_traits.cc
-        shared/wire/group_messages.cc"
+        shared/wire/group_messages.cc shared/fabric/fabric_wire.cc shared/fabric/fabric_cost.cc"
 common="plugin/common/xstep.cc plugin/common/mpmd.cc plugin/common/session_store.cc plugin/common/agent_io.cc
         plugin/common/alloc_agent.cc plugin/common/workers.cc plugin/common/alloc_request.cc
-        plugin/common/spawn_request.cc plugin/common/fabric_request.cc plugin/sched/fabric_wire.cc
-        plugin/sched/fabric_cost.cc plugin/net/envelope.cc plugin/net/handshake.cc plugin/coll/coll_message.cc"
+        plugin/common/spawn_request.cc plugin/common/fabric_request.cc
+        plugin/net/envelope.cc plugin/net/handshake.cc plugin/coll/coll_message.cc"
 
 # Compile each source once, FUZZ_JOBS (default 2) at a time.
 jobs=${FUZZ_JOBS:-2}

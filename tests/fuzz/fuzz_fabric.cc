@@ -1,4 +1,4 @@
-// libFuzzer target: arbitrary bytes as fabric input (plugin/sched/fabric_wire.h): a client's
+// libFuzzer target: arbitrary bytes as fabric input (shared/fabric/fabric_wire.h): a client's
 // PMIx_Fabric_register/update request, and the result infos srun's side answers with (decoded
 // as an info array, then turned into a cost matrix, as the server does). The first byte picks the
 // target. Nothing may crash, leak, read out of bounds or allocate beyond the decode budget; a
@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <span>
 
-#include "plugin/sched/fabric_wire.h"
+#include "shared/fabric/fabric_wire.h"
 #include "wire/codec.h"
 
 using namespace pmixcpp;

@@ -19,7 +19,7 @@
 #include "plugin/common/xstep.h"
 #include "plugin/net/envelope.h"
 #include "plugin/net/handshake.h"
-#include "plugin/sched/fabric_wire.h"
+#include "shared/fabric/fabric_wire.h"
 #include "wire/codec.h"
 #include "wire/frame.h"
 #include "wire/messages.h"

@@ -1,4 +1,4 @@
-#include "plugin/common/config.h"
+#include "shared/plugin_config.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
-// The fabric cost formula (plugin/sched/fabric_cost.h) from parsed topology.conf text.
+// The fabric cost formula (shared/fabric/fabric_cost.h) from parsed topology.conf text.
 #include <gtest/gtest.h>
 
-#include "plugin/sched/fabric_cost.h"
+#include "shared/fabric/fabric_cost.h"
 
 using namespace pmixcpp;
 using namespace pmixcpp::sched;

@@ -9,7 +9,7 @@
 #include <thread>
 
 #include "plugin/common/fabric_request.h"
-#include "plugin/sched/fabric_wire.h"
+#include "shared/fabric/fabric_wire.h"
 #include "wire/frame.h"
 #include "wire/messages.h"
 

@@ -1,10 +1,10 @@
-// slurm_load_topo()'s response read by release (plugin/sched/slurm_topo_layout.h): the mirrors'
+// slurm_load_topo()'s response read by release (shared/fabric/slurm_topo_layout.h): the mirrors'
 // LP64 layout as slurm.h of 22.05 and 24.11 defines it, and the decoding of each layout.
 #include <gtest/gtest.h>
 
 #include <cstddef>
 
-#include "plugin/sched/slurm_topo_layout.h"
+#include "shared/fabric/slurm_topo_layout.h"
 
 using namespace pmixcpp;
 using namespace pmixcpp::sched;

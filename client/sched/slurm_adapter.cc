@@ -1,4 +1,5 @@
-#include "slurm_topo.h"
+// The Slurm adapter (slurm_adapter.h): dlopen of libslurmfull/libslurm, slurm_load_topo.
+#include "slurm_adapter.h"
 
 #include <dlfcn.h>
 #include <glob.h>
@@ -12,7 +13,7 @@
 #include <sstream>
 
 #include "log.h"
-#include "slurm_topo_layout.h"
+#include "fabric/slurm_topo_layout.h"
 
 namespace pmixcpp::sched {
 

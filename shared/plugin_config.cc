@@ -1,4 +1,4 @@
-#include "config.h"
+#include "plugin_config.h"
 
 #include <algorithm>
 #include <cctype>

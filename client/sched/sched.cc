@@ -5,7 +5,7 @@
 
 #include "inventory.h"
 #include "log.h"
-#include "slurm_topo.h"
+#include "slurm_adapter.h"
 
 namespace pmixcpp::sched {
 

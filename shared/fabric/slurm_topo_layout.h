@@ -1,5 +1,5 @@
 // What slurm_load_topo() hands back, release by release, read without Slurm's headers: the
-// scheduler side (slurm_topo.cc) dlopens whichever libslurm is installed and learns its release
+// scheduler side (client/sched/slurm_adapter.cc) dlopens whichever libslurm is installed and learns its release
 // from slurm_api_version() (slurm_release_of_api); srun's side (plugin/slurm) passes the SLURM_VERSION_NUMBER it was
 // built against and checks these mirrors against Slurm's own types at compile time. No I/O.
 //

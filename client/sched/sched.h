@@ -16,7 +16,7 @@
 #include <thread>
 #include <vector>
 
-#include "fabric_cost.h"
+#include "fabric/fabric_cost.h"
 #include "status.h"
 #include "value.h"
 

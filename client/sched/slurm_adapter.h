@@ -1,3 +1,4 @@
+// The Slurm adapter of the scheduler context: the only file of client/ that touches Slurm.
 // Slurm's switch topology through libslurm's public API (slurm_load_topo), loaded with dlopen at
 // run time (RTLD_GLOBAL: the Slurm plugins it loads resolve libslurm symbols globally) so that
 // ordinary users of libpmix never load libslurm. No Slurm header: the response is read by
@@ -6,7 +7,7 @@
 
 #include <vector>
 
-#include "fabric_cost.h"
+#include "fabric/fabric_cost.h"
 #include "status.h"
 
 namespace pmixcpp::sched {

@@ -10,6 +10,7 @@
 #include <mutex>
 #include <thread>
 
+#include "c_boundary.h"
 #include "inventory.h"
 #include "log.h"
 #include "sched.h"
@@ -22,23 +23,6 @@ namespace {
 std::mutex g_ctx_lock;
 std::unique_ptr<scheduler_context> g_ctx;
 
-pmix_status_t to_code(const char *function, const Status &st) {
-    if (!st.ok()) PMIXCPP_LOG_DEBUG("%s: %s: %s", function, PMIx_Error_string(st.code()), st.message().c_str());
-    return st.code();
-}
-
-template <typename F>
-pmix_status_t guard(const char *function, F &&body) noexcept {
-    try {
-        return to_code(function, body());
-    } catch (const std::bad_alloc &) {
-        return to_code(function, Status(PMIX_ERR_NOMEM, "out of memory"));
-    } catch (const std::exception &e) {
-        return to_code(function, Status(PMIX_ERROR, std::string("internal error: ") + e.what()));
-    } catch (...) {
-        return to_code(function, Status(PMIX_ERROR, "internal error"));
-    }
-}
 
 bool info_true(const pmix_info_t *info, size_t n, const char *key) {
     for (size_t i = 0; info != nullptr && i < n; ++i) {
@@ -84,7 +68,7 @@ scheduler_context *current_context() { return g_ctx.get(); }
 extern "C" {
 
 PMIX_EXPORT pmix_status_t PMIx_server_init(pmix_server_module_t *module, pmix_info_t info[], size_t ninfo) {
-    return guard(__func__, [&]() -> Status {
+    return c_boundary(__func__, [&]() -> Status {
         if (ninfo > 0 && info == nullptr) return Status(PMIX_ERR_BAD_PARAM, "info is NULL");
         std::lock_guard<std::mutex> g(g_ctx_lock);
         if (g_ctx) return Status(PMIX_ERR_INIT, "PMIx_server_init called twice");
@@ -97,7 +81,7 @@ PMIX_EXPORT pmix_status_t PMIx_server_init(pmix_server_module_t *module, pmix_in
 }
 
 PMIX_EXPORT pmix_status_t PMIx_server_finalize(void) {
-    return guard(__func__, [&]() -> Status {
+    return c_boundary(__func__, [&]() -> Status {
         std::unique_ptr<scheduler_context> ctx;
         {
             std::lock_guard<std::mutex> g(g_ctx_lock);
@@ -111,7 +95,7 @@ PMIX_EXPORT pmix_status_t PMIx_server_finalize(void) {
 
 PMIX_EXPORT pmix_status_t PMIx_server_register_fabric(pmix_fabric_t *fabric, const pmix_info_t directives[],
                                                       size_t ndirs) {
-    return guard(__func__, [&]() -> Status {
+    return c_boundary(__func__, [&]() -> Status {
         auto ctx = require_scheduler();
         if (!ctx.ok()) return ctx.status();
         if (ndirs > 0 && directives == nullptr) return Status(PMIX_ERR_BAD_PARAM, "directives is NULL");
@@ -120,7 +104,7 @@ PMIX_EXPORT pmix_status_t PMIx_server_register_fabric(pmix_fabric_t *fabric, con
 }
 
 PMIX_EXPORT pmix_status_t PMIx_server_deregister_fabric(pmix_fabric_t *fabric) {
-    return guard(__func__, [&]() -> Status {
+    return c_boundary(__func__, [&]() -> Status {
         auto ctx = require_scheduler();
         if (!ctx.ok()) return ctx.status();
         return ctx.value()->deregister_fabric(fabric);
@@ -129,7 +113,7 @@ PMIX_EXPORT pmix_status_t PMIx_server_deregister_fabric(pmix_fabric_t *fabric) {
 
 PMIX_EXPORT pmix_status_t PMIx_server_get_vertex_info(pmix_fabric_t *fabric, uint32_t i, pmix_value_t *vertex,
                                                       char **nodename) {
-    return guard(__func__, [&]() -> Status {
+    return c_boundary(__func__, [&]() -> Status {
         auto ctx = require_scheduler();
         if (!ctx.ok()) return ctx.status();
         return ctx.value()->vertex_info(fabric, i, vertex, nodename);
@@ -137,7 +121,7 @@ PMIX_EXPORT pmix_status_t PMIx_server_get_vertex_info(pmix_fabric_t *fabric, uin
 }
 
 PMIX_EXPORT pmix_status_t PMIx_server_get_index(pmix_fabric_t *fabric, pmix_value_t *vertex, uint32_t *i) {
-    return guard(__func__, [&]() -> Status {
+    return c_boundary(__func__, [&]() -> Status {
         auto ctx = require_scheduler();
         if (!ctx.ok()) return ctx.status();
         return ctx.value()->vertex_index(fabric, vertex, i);
@@ -148,7 +132,7 @@ PMIX_EXPORT pmix_status_t PMIx_server_get_index(pmix_fabric_t *fabric, pmix_valu
 // is a seed_fabric; vertex lookups read only the module, which both layouts share.
 PMIX_EXPORT pmix_status_t PMIx_server_register_fabric_seed(pmix_fabric_t *fabric, const pmix_info_t directives[],
                                                            size_t ndirs) {
-    return guard(__func__, [&]() -> Status {
+    return c_boundary(__func__, [&]() -> Status {
         auto ctx = require_scheduler();
         if (!ctx.ok()) return ctx.status();
         if (ndirs > 0 && directives == nullptr) return Status(PMIX_ERR_BAD_PARAM, "directives is NULL");
@@ -171,7 +155,7 @@ PMIX_EXPORT pmix_status_t PMIx_server_get_index_seed(pmix_fabric_t *fabric, pmix
 
 PMIX_EXPORT pmix_status_t PMIx_server_collect_inventory(pmix_info_t directives[], size_t ndirs,
                                                         pmix_info_cbfunc_t cbfunc, void *cbdata) {
-    return guard(__func__, [&]() -> Status {
+    return c_boundary(__func__, [&]() -> Status {
         if (cbfunc == nullptr) return Status(PMIX_ERR_BAD_PARAM, "cbfunc is NULL");
         if (ndirs > 0 && directives == nullptr) return Status(PMIX_ERR_BAD_PARAM, "directives is NULL");
         std::unique_ptr<InfoArray> result;
@@ -202,7 +186,7 @@ PMIX_EXPORT pmix_status_t PMIx_server_collect_inventory(pmix_info_t directives[]
 
 PMIX_EXPORT pmix_status_t PMIx_server_deliver_inventory(pmix_info_t info[], size_t ninfo, pmix_info_t directives[],
                                                         size_t ndirs, pmix_op_cbfunc_t cbfunc, void *cbdata) {
-    return guard(__func__, [&]() -> Status {
+    return c_boundary(__func__, [&]() -> Status {
         std::lock_guard<std::mutex> g(g_ctx_lock);
         auto ctx = require_scheduler();
         if (!ctx.ok()) return ctx.status();
