@@ -29,6 +29,7 @@
 
 #include "handshake.h"
 #include "listener_guard.h"
+#include "liveness.h"
 #include "log.h"
 #include "transport.h"
 #include "wire/frame.h"
@@ -59,7 +60,6 @@ struct out_conn {
     std::chrono::steady_clock::time_point hs_deadline{};
     int hs_failures = 0;
     event_ptr ev_retry;
-    bool ever_connected = false;  // authenticated once (a refused first connect may be a peer that already left)
     event_ptr ev_read;  // EOF / reset of the peer, its goodbye
     wire::FrameReader reader{kMaxNodePayload};
     sockaddr_in addr{};
@@ -83,8 +83,6 @@ struct in_conn {
     std::string peer;            // its address, for log lines
     uint32_t node = UINT32_MAX;  // known from its handshake
 };
-
-enum class peer_state : uint8_t { alive, left, lost };
 
 // Every node socket: no Nagle; keepalive so that a peer host that vanished without a reset is
 // noticed in about 20 s; unacknowledged data fails the connection after 20 s.
@@ -121,10 +119,16 @@ bool write_until(int fd, const uint8_t *data, size_t len, std::chrono::steady_cl
 class tcp_transport : public node_transport {
 public:
     tcp_transport(event_base *base, transport_options opts)
-        : _base(base), _opts(std::move(opts)), _guard("tcp transport (" + _opts.id.nspace + ")") {
+        : _base(base), _opts(std::move(opts)), _guard("tcp transport (" + _opts.id.nspace + ")"),
+          _live(liveness_options{"tcp", _opts.node_id, _opts.node_names, _opts.watch_neighbours, true, {}},
+                liveness_ops{[this](uint32_t node) { close_peer(node); },
+                             [this](uint32_t node) {
+                                 uint8_t hello = static_cast<uint8_t>(link_kind::hello);
+                                 send(node, channel::link, {&hello, 1});
+                             },
+                             [this](uint32_t node) { return _out[node].fd >= 0; }, _opts.on_peer_lost,
+                             _opts.on_peer_unreachable}) {
         _out.resize(_opts.node_names.size());
-        _state.assign(_opts.node_names.size(), peer_state::alive);
-        _bye.assign(_opts.node_names.size(), false);
         for (uint32_t i = 0; i < _out.size(); ++i) {
             _out[i].owner = this;
             _out[i].node = i;
@@ -203,23 +207,14 @@ public:
         _have_peers = true;
         for (uint32_t i = 0; i < _out.size(); ++i)
             if (i != _opts.node_id && (_opts.eager_connect || !_out[i].buf.empty())) start_connect(_out[i]);
-        if (_opts.watch_neighbours && _out.size() > 1) {
-            uint8_t hello = static_cast<uint8_t>(link_kind::hello);
-            send((_opts.node_id + 1) % _out.size(), channel::link, {&hello, 1});
-        }
+        _live.start();  // our successor in the ring (an accepted connection watches the predecessor)
         return Status::success();
     }
 
-    void forget(uint32_t node) override {
-        if (node >= _out.size() || node == _opts.node_id || _state[node] == peer_state::lost) return;
-        _state[node] = peer_state::lost;
-        close_peer(node);
-        _seen_loss = true;
-        rewatch();
-    }
+    void forget(uint32_t node) override { _live.forget(node); }
 
-    bool said_goodbye(uint32_t node) const override { return node < _bye.size() && _bye[node]; }
-    bool peer_alive(uint32_t node) const override { return node < _state.size() && _state[node] == peer_state::alive; }
+    bool said_goodbye(uint32_t node) const override { return _live.said_goodbye(node); }
+    bool peer_alive(uint32_t node) const override { return _live.alive(node); }
 
     void leave(int budget_ms) override {
         uint8_t bye = static_cast<uint8_t>(link_kind::bye);
@@ -228,14 +223,14 @@ public:
         auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(budget_ms);
         size_t told = 0;
         for (auto &o : _out) {
-            if (o.fd < 0 || !o.authenticated || _state[o.node] != peer_state::alive) continue;
+            if (o.fd < 0 || !o.authenticated || !_live.alive(o.node)) continue;
             o.buf.insert(o.buf.end(), frame->begin(), frame->end());
             if (write_until(o.fd, o.buf.data() + o.sent, o.buf.size() - o.sent, deadline)) ++told;
             o.buf.clear();
             o.sent = 0;
         }
         for (auto &[id, c] : _in) {
-            if (c->hs || c->node >= _state.size() || _state[c->node] != peer_state::alive) continue;
+            if (c->hs || c->node >= _out.size() || !_live.alive(c->node)) continue;
             if (write_until(c->fd, frame->data(), frame->size(), deadline)) ++told;
         }
         PMIXCPP_LOG_DEBUG("tcp transport: said goodbye on %zu connections", told);
@@ -256,9 +251,9 @@ public:
             PMIXCPP_LOG_ERROR("tcp transport: message to self dropped");
             return;
         }
-        if (_state[node] != peer_state::alive) {
+        if (!_live.alive(node)) {
             PMIXCPP_LOG_DEBUG("tcp transport: %s message to node %s dropped: the node %s", to_string(chan),
-                              _opts.node_names[node].c_str(), _state[node] == peer_state::lost ? "is lost" : "left");
+                              _opts.node_names[node].c_str(), _live.state(node) == peer_state::lost ? "is lost" : "left");
             return;
         }
         out_conn &o = _out[node];
@@ -375,6 +370,7 @@ private:
                         c->node = node;
                         c->hs.reset();
                         _guard.authenticated(id);
+                        _live.heard(node);
                         PMIXCPP_LOG_DEBUG("tcp transport: node %s authenticated", _opts.node_names[node].c_str());
                     }
                 }
@@ -399,7 +395,7 @@ private:
             std::string why = n == 0 ? "its connection to us closed" : std::string("its connection to us: ") + strerror(errno);
             uint32_t node = c->node;
             self->close_in(id, nullptr);
-            if (node != UINT32_MAX) self->peer_lost(node, why);
+            if (node != UINT32_MAX) self->_live.broken(node, why, std::chrono::steady_clock::now());
             return;
         }
         if (n < 0) return;
@@ -431,18 +427,13 @@ private:
         }
     }
 
-    // A link message is ours; everything else goes up.
+    // A link message is ours (liveness.h); everything else goes up.
     void dispatch(envelope &&env) {
         if (env.chan != static_cast<uint16_t>(channel::link)) {
             if (_opts.on_receive) _opts.on_receive(std::move(env));
             return;
         }
-        if (env.body.size() == 1 && env.body[0] == static_cast<uint8_t>(link_kind::bye)) _bye[env.src_node] = true;
-        if (env.body.size() == 1 && env.body[0] == static_cast<uint8_t>(link_kind::bye) &&
-            _state[env.src_node] == peer_state::alive) {
-            _state[env.src_node] = peer_state::left;
-            PMIXCPP_LOG_DEBUG("tcp transport: node %s left (step ended there)", _opts.node_names[env.src_node].c_str());
-        }
+        _live.link_message(env.src_node, env.body);
     }
 
     // Our connection to a peer: only its goodbye arrives here, then EOF.
@@ -456,8 +447,10 @@ private:
         uint8_t buf[4096];
         ssize_t n = recv(fd, buf, sizeof(buf), 0);
         if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
-            self->peer_lost(o->node, n == 0 ? std::string("our connection to it closed")
-                                            : std::string("our connection to it: ") + strerror(errno));
+            self->_live.broken(o->node,
+                               n == 0 ? std::string("our connection to it closed")
+                                      : std::string("our connection to it: ") + strerror(errno),
+                               std::chrono::steady_clock::now());
             return;
         }
         if (n < 0) return;
@@ -472,38 +465,6 @@ private:
                 return;
             self->dispatch(std::move(env));
             if (o->fd != fd) return;
-        }
-    }
-
-    // The peer is gone without a goodbye (or after it: then quietly).
-    void peer_lost(uint32_t node, const std::string &why) {
-        if (node >= _out.size() || node == _opts.node_id) return;
-        bool report = _state[node] == peer_state::alive;
-        if (report) _state[node] = peer_state::lost;
-        close_peer(node);
-        if (!report) return;
-        PMIXCPP_LOG_ERROR("tcp transport: node %s (%u) lost: %s", _opts.node_names[node].c_str(), node, why.c_str());
-        if (_opts.on_peer_lost) _opts.on_peer_lost(node, why);
-        _seen_loss = true;
-        rewatch();
-    }
-
-    // After a loss: watch the nearest live node on each side (transport.h), connecting to it and
-    // greeting it unless we already have a connection to it.
-    void rewatch() {
-        if (!_opts.watch_neighbours || !_have_peers || !_seen_loss) return;
-        const uint32_t n = static_cast<uint32_t>(_out.size());
-        for (uint32_t side = 0; side < 2; ++side) {
-            for (uint32_t k = 1; k < n; ++k) {
-                uint32_t i = side == 0 ? (_opts.node_id + k) % n : (_opts.node_id + n - k) % n;
-                if (_state[i] != peer_state::alive) continue;
-                if (_out[i].fd < 0) {
-                    PMIXCPP_LOG_DEBUG("tcp transport: watching node %s now", _opts.node_names[i].c_str());
-                    uint8_t hello = static_cast<uint8_t>(link_kind::hello);
-                    send(i, channel::link, {&hello, 1});
-                }
-                break;
-            }
         }
     }
 
@@ -528,7 +489,7 @@ private:
                 if (st.ok()) {
                     o.buf.insert(o.buf.begin() + static_cast<std::ptrdiff_t>(o.sent), response->begin(), response->end());
                     o.authenticated = true;
-                    o.ever_connected = true;
+                    _live.reached(o.node);
                     o.hs.reset();
                     o.hs_failures = 0;
                     PMIXCPP_LOG_DEBUG("tcp transport: node %s authenticated", _opts.node_names[o.node].c_str());
@@ -591,7 +552,7 @@ private:
     }
 
     void start_connect(out_conn &o) {
-        if (o.fd >= 0 || !o.have_addr || _state[o.node] != peer_state::alive) return;
+        if (o.fd >= 0 || !o.have_addr || !_live.alive(o.node)) return;
         o.fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
         if (o.fd < 0) {
             PMIXCPP_LOG_ERROR("tcp transport: socket for node %s: %m", _opts.node_names[o.node].c_str());
@@ -609,26 +570,12 @@ private:
         event_add(o.ev.get(), nullptr);
     }
 
-    // Connecting or writing failed: the peer's server is gone (a lost node unless it said goodbye).
-    // A peer we never reached may have ended normally before we came (a short step): that is no
-    // loss to report; if it did die, a fence that needs it finds out (liveness probe).
+    // Connecting or writing failed: the peer's server is gone (what that means: liveness.h).
     void fail_out(out_conn &o, const std::string &why) {
-        if (!o.ever_connected && _state[o.node] == peer_state::alive) {
-            const uint32_t node = o.node;
-            PMIXCPP_LOG_DEBUG("tcp transport: node %s unreachable before we ever talked (%s): taken as gone",
-                              _opts.node_names[node].c_str(), why.c_str());
-            _state[node] = peer_state::left;
-            close_peer(node);
-            if (_seen_loss) {  // dead or finished? the server asks around; we watch the next one
-                if (_opts.on_peer_unreachable) _opts.on_peer_unreachable(node, "connection failed: " + why);
-                rewatch();
-            }
-            return;
-        }
-        if (_state[o.node] == peer_state::alive)
+        if (_live.alive(o.node) && _live.talked(o.node))
             PMIXCPP_LOG_ERROR("tcp transport: connection to node %s (%u) failed: %s; %zu bytes dropped",
                               _opts.node_names[o.node].c_str(), o.node, why.c_str(), o.buf.size() - o.sent);
-        peer_lost(o.node, "connection failed: " + why);
+        _live.connect_failed(o.node, "connection failed: " + why);
     }
 
     static void on_out_write(evutil_socket_t, short, void *arg) {
@@ -691,11 +638,9 @@ private:
     event_ptr _ev_listen, _ev_resume, _ev_sweep;
     bool _have_peers = false;
     std::vector<out_conn> _out;
-    std::vector<peer_state> _state;  // by node
-    std::vector<bool> _bye;          // by node: it said goodbye to us
-    bool _seen_loss = false;         // a node was lost: the ring closes over the survivors
     std::map<uint64_t, std::unique_ptr<in_conn>> _in;
     uint64_t _next_in = 1;
+    peer_liveness _live;  // declared last: its operations use the connections above
 };
 
 }  // namespace

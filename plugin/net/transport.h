@@ -11,7 +11,8 @@
 // sent before that are queued. Delivery is best effort: a peer that cannot be reached is logged
 // and its messages dropped.
 //
-// Lost peers: a server whose step ends normally says goodbye (channel link) on every connection
+// Lost peers (the policy is one for every transport: liveness.h; a transport reports what its
+// links tell it): a server whose step ends normally says goodbye (channel link) on every connection
 // it has, just before its connections close (leave()). A connection to a peer that breaks without
 // that goodbye -- TCP EOF/reset/refused/keepalive expiry, a UCX endpoint error
 // (UCP_ERR_HANDLING_MODE_PEER; UCX waits up to 0.5 s for a goodbye read after the error) --
@@ -47,6 +48,7 @@
 
 #include "envelope.h"
 #include "status.h"
+#include "wire/node_messages.h"
 
 namespace pmixcpp::net {
 
@@ -92,8 +94,8 @@ public:
     virtual void leave(int budget_ms) = 0;
 };
 
-// The body of a `link` message: u8 kind.
-enum class link_kind : uint8_t { hello = 1, bye = 2 };
+// The body of a `link` message: u8 kind (shared/wire/node_messages.h).
+using wire::link_kind;
 
 Result<std::unique_ptr<node_transport>> make_tcp_transport(event_base *base, transport_options opts);
 // Fails (and the caller falls back to TCP) if UCX cannot start.

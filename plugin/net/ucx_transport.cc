@@ -23,6 +23,7 @@
 
 #include "handshake.h"
 #include "listener_guard.h"
+#include "liveness.h"
 #include "log.h"
 #include "transport.h"
 
@@ -32,7 +33,7 @@ namespace {
 
 constexpr unsigned kAmId = 17;
 // How long an endpoint error waits for the peer's goodbye before the peer counts as lost.
-constexpr int kByeGraceMs = 500;
+constexpr std::chrono::milliseconds kByeGrace{500};
 
 struct event_deleter {
     void operator()(event *e) const { event_free(e); }
@@ -76,8 +77,6 @@ struct recv_req {
     ucx_transport *owner;
 };
 
-enum class peer_state : uint8_t { alive, left, lost };
-
 // What the progress loop hands on, in arrival order: a received frame, or an endpoint error.
 struct inbound {
     std::vector<uint8_t> frame;
@@ -88,15 +87,19 @@ struct inbound {
 class ucx_transport : public node_transport {
 public:
     ucx_transport(event_base *base, transport_options opts)
-        : _base(base), _opts(std::move(opts)), _refusals("ucx transport (" + _opts.id.nspace + ")") {
+        : _base(base), _opts(std::move(opts)), _refusals("ucx transport (" + _opts.id.nspace + ")"),
+          _live(liveness_options{"ucx", _opts.node_id, _opts.node_names, _opts.watch_neighbours, false, kByeGrace},
+                liveness_ops{[this](uint32_t node) { close_ep(node); },
+                             [this](uint32_t node) {
+                                 uint8_t hello = static_cast<uint8_t>(link_kind::hello);
+                                 send(node, channel::link, {&hello, 1});
+                             },
+                             [this](uint32_t node) { return _eps[node] != nullptr; }, _opts.on_peer_lost,
+                             _opts.on_peer_unreachable}) {
         _windows.resize(_opts.node_names.size());
         _eps.assign(_opts.node_names.size(), nullptr);
         _peer_addr.resize(_opts.node_names.size());
         _queued.resize(_opts.node_names.size());
-        _state.assign(_opts.node_names.size(), peer_state::alive);
-        _heard.assign(_opts.node_names.size(), false);
-        _reached.assign(_opts.node_names.size(), false);
-        _bye.assign(_opts.node_names.size(), false);
     }
 
     ~ucx_transport() override {
@@ -190,27 +193,15 @@ public:
             _queued[i].clear();
             for (auto &f : q) post_send(i, std::move(f));
         }
-        // Endpoints to both ring neighbours, greeted so that they are wired up and watched.
-        uint32_t n = static_cast<uint32_t>(_eps.size());
-        if (_opts.watch_neighbours && n > 1) {
-            uint8_t hello = static_cast<uint8_t>(link_kind::hello);
-            send((_opts.node_id + 1) % n, channel::link, {&hello, 1});
-            if (n > 2) send((_opts.node_id + n - 1) % n, channel::link, {&hello, 1});
-        }
+        _live.start();  // endpoints to both ring neighbours, greeted so that they are wired up and watched
         progress();
         return Status::success();
     }
 
-    void forget(uint32_t node) override {
-        if (node >= _eps.size() || node == _opts.node_id || _state[node] == peer_state::lost) return;
-        _state[node] = peer_state::lost;
-        close_ep(node);
-        _seen_loss = true;
-        rewatch();
-    }
+    void forget(uint32_t node) override { _live.forget(node); }
 
-    bool said_goodbye(uint32_t node) const override { return node < _bye.size() && _bye[node]; }
-    bool peer_alive(uint32_t node) const override { return node < _state.size() && _state[node] == peer_state::alive; }
+    bool said_goodbye(uint32_t node) const override { return _live.said_goodbye(node); }
+    bool peer_alive(uint32_t node) const override { return _live.alive(node); }
 
     void leave(int budget_ms) override {
         if (!_have_peers) return;
@@ -220,7 +211,7 @@ public:
         // wait for the goodbyes only, not for them.
         std::vector<uint32_t> to;
         for (uint32_t i = 0; i < _eps.size(); ++i) {
-            if (i == _opts.node_id || _state[i] != peer_state::alive || (!_eps[i] && !_heard[i])) continue;
+            if (i == _opts.node_id || !_live.alive(i) || (!_eps[i] && !_live.has_heard(i))) continue;
             send(i, channel::link, {&bye, 1});
             ++told;
             to.push_back(i);
@@ -254,9 +245,9 @@ public:
             PMIXCPP_LOG_ERROR("ucx transport: send to node %u dropped", node);
             return;
         }
-        if (_state[node] != peer_state::alive) {
+        if (!_live.alive(node)) {
             PMIXCPP_LOG_DEBUG("ucx transport: %s message to node %s dropped: the node %s", to_string(chan),
-                              _opts.node_names[node].c_str(), _state[node] == peer_state::lost ? "is lost" : "left");
+                              _opts.node_names[node].c_str(), _live.state(node) == peer_state::lost ? "is lost" : "left");
             return;
         }
         auto plain = encode_node_frame(_opts.id, _opts.node_id, chan, body);
@@ -293,7 +284,7 @@ private:
             PMIXCPP_LOG_ERROR("ucx transport: endpoint to node %s: %s", _opts.node_names[node].c_str(),
                               ucs_status_string(s));
             _eps[node] = nullptr;
-            peer_gone(node, std::string("endpoint: ") + ucs_status_string(s));  // (e.g. TCP refused)
+            _live.connect_failed(node, std::string("endpoint: ") + ucs_status_string(s));  // (e.g. TCP refused)
             return false;
         }
         return true;
@@ -311,7 +302,7 @@ private:
         p.user_data = req;
         ucs_status_ptr_t r = ucp_am_send_nbx(_eps[node], kAmId, nullptr, 0, req->frame.data(), req->frame.size(), &p);
         if (r == nullptr) {
-            _reached[node] = true;
+            _live.reached(node);
             delete req;
         } else if (UCS_PTR_IS_ERR(r)) {
             PMIXCPP_LOG_ERROR("ucx transport: send to node %s: %s", _opts.node_names[node].c_str(),
@@ -343,91 +334,28 @@ private:
         if (UCS_PTR_IS_PTR(r)) ucp_request_free(r);  // completes in a later progress
     }
 
+    // An endpoint error: the peer's worker is gone. Lost, unless its goodbye comes within the
+    // grace (liveness.h); nothing more is sent to it meanwhile.
     void endpoint_failed(ucp_ep_h ep, ucs_status_t status) {
         uint32_t node = 0;
         while (node < _eps.size() && _eps[node] != ep) ++node;
         if (node == _eps.size()) return;  // already closed
         close_ep(node);
-        endpoint_error(node, std::string("endpoint error: ") + ucs_status_string(status));
-    }
-
-    // An endpoint error: the peer's worker is gone. Lost, unless its goodbye comes within the
-    // grace (then it only left); nothing more is sent to it meanwhile.
-    void endpoint_error(uint32_t node, const std::string &why) {
-        if (_state[node] != peer_state::alive) return;
-        if (!_reached[node] && !_heard[node]) return peer_gone(node, why);
-        _state[node] = peer_state::left;
-        _suspect.emplace_back(node, std::chrono::steady_clock::now() + std::chrono::milliseconds(kByeGraceMs), why);
-        PMIXCPP_LOG_DEBUG("ucx transport: node %s: %s; waiting for its goodbye", _opts.node_names[node].c_str(),
-                          why.c_str());
-        timeval tv{0, 100 * 1000};
-        evtimer_add(_ev_grace.get(), &tv);
+        _live.broken(node, std::string("endpoint error: ") + ucs_status_string(status), std::chrono::steady_clock::now());
+        if (_live.waiting_for_goodbyes()) {
+            timeval tv{0, 100 * 1000};
+            evtimer_add(_ev_grace.get(), &tv);
+        }
     }
 
     static void on_grace(evutil_socket_t, short, void *arg) { static_cast<ucx_transport *>(arg)->check_suspects(); }
 
     void check_suspects() {
         progress();  // a goodbye may be waiting in UCX
-        const auto now = std::chrono::steady_clock::now();
-        std::vector<std::pair<uint32_t, std::string>> lost;
-        std::erase_if(_suspect, [&](const auto &s) {
-            const auto &[node, deadline, why] = s;
-            if (_bye[node]) {
-                PMIXCPP_LOG_DEBUG("ucx transport: node %s left (its goodbye followed the endpoint error)",
-                                  _opts.node_names[node].c_str());
-                return true;
-            }
-            if (now < deadline) return false;
-            lost.emplace_back(node, why);
-            return true;
-        });
-        for (auto &[node, why] : lost) {
-            _state[node] = peer_state::alive;  // (peer_gone acts on live peers only)
-            peer_gone(node, why + " (no goodbye followed)");
-        }
-        if (!_suspect.empty()) {
+        _live.tick(std::chrono::steady_clock::now());
+        if (_live.waiting_for_goodbyes()) {
             timeval tv{0, 100 * 1000};
             evtimer_add(_ev_grace.get(), &tv);
-        }
-    }
-
-    // Our endpoint to `node` failed for good, or could not be created.
-    void peer_gone(uint32_t node, const std::string &why) {
-        if (_state[node] != peer_state::alive) return;
-        if (!_reached[node] && !_heard[node]) {
-            // Never reached: it may have ended normally before we came (a short step); if it died,
-            // a fence that needs it finds out (liveness probe).
-            PMIXCPP_LOG_DEBUG("ucx transport: node %s unreachable before we ever talked (%s): taken as gone",
-                              _opts.node_names[node].c_str(), why.c_str());
-            _state[node] = peer_state::left;
-            if (_seen_loss) {  // dead or finished? the server asks around; we watch the next one
-                if (_opts.on_peer_unreachable) _opts.on_peer_unreachable(node, why);
-                rewatch();
-            }
-            return;
-        }
-        _state[node] = peer_state::lost;
-        PMIXCPP_LOG_ERROR("ucx transport: node %s (%u) lost: %s", _opts.node_names[node].c_str(), node, why.c_str());
-        if (_opts.on_peer_lost) _opts.on_peer_lost(node, why);
-        _seen_loss = true;
-        rewatch();
-    }
-
-    // After a loss: an endpoint to the nearest live node on each side (transport.h), greeted.
-    void rewatch() {
-        if (!_opts.watch_neighbours || !_have_peers || !_seen_loss) return;
-        const uint32_t n = static_cast<uint32_t>(_eps.size());
-        for (uint32_t side = 0; side < 2; ++side) {
-            for (uint32_t k = 1; k < n; ++k) {
-                uint32_t i = side == 0 ? (_opts.node_id + k) % n : (_opts.node_id + n - k) % n;
-                if (_state[i] != peer_state::alive) continue;
-                if (!_eps[i]) {
-                    PMIXCPP_LOG_DEBUG("ucx transport: watching node %s now", _opts.node_names[i].c_str());
-                    uint8_t hello = static_cast<uint8_t>(link_kind::hello);
-                    send(i, channel::link, {&hello, 1});
-                }
-                break;
-            }
         }
     }
 
@@ -435,7 +363,7 @@ private:
         auto *req = static_cast<send_req *>(user);
         if (status != UCS_OK && status != UCS_ERR_CANCELED)
             PMIXCPP_LOG_DEBUG("ucx transport: send failed: %s", ucs_status_string(status));
-        if (status == UCS_OK) req->owner->_reached[req->node] = true;
+        if (status == UCS_OK) req->owner->_live.reached(req->node);
         --req->owner->_inflight;
         delete req;
     }
@@ -505,16 +433,9 @@ private:
                     _refusals.refused("a UCX peer", "message refused: " + st.message());
                     continue;
                 }
-                _heard[env.src_node] = true;
+                _live.heard(env.src_node);
                 if (env.chan == static_cast<uint16_t>(channel::link)) {
-                    if (env.body.size() == 1 && env.body[0] == static_cast<uint8_t>(link_kind::bye))
-                        _bye[env.src_node] = true;
-                    if (env.body.size() == 1 && env.body[0] == static_cast<uint8_t>(link_kind::bye) &&
-                        _state[env.src_node] == peer_state::alive) {
-                        _state[env.src_node] = peer_state::left;
-                        PMIXCPP_LOG_DEBUG("ucx transport: node %s left (step ended there)",
-                                          _opts.node_names[env.src_node].c_str());
-                    }
+                    _live.link_message(env.src_node, env.body);
                     continue;
                 }
                 if (_opts.on_receive) _opts.on_receive(std::move(env));  // may send (re-entry guarded)
@@ -550,13 +471,7 @@ private:
     std::vector<std::vector<uint8_t>> _peer_addr;
     std::vector<std::vector<std::vector<uint8_t>>> _queued;
     std::deque<inbound> _received;
-    std::vector<peer_state> _state;  // by node
-    std::vector<bool> _heard;        // by node: it sent us something (it has an endpoint to us)
-    std::vector<bool> _reached;      // by node: a send to it completed
-    std::vector<bool> _bye;          // by node: it said goodbye to us
-    bool _seen_loss = false;         // a node was lost: the ring closes over the survivors
-    // Nodes whose endpoint failed, waiting for their goodbye: node, deadline, the error.
-    std::vector<std::tuple<uint32_t, std::chrono::steady_clock::time_point, std::string>> _suspect;
+    peer_liveness _live;  // declared last: its operations use the endpoints above
 };
 
 }  // namespace

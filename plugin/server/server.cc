@@ -1,5 +1,6 @@
 // The I/O shell of the server: sockets, frames, the loop thread. The protocol decisions live in
-// the engines (kv_store, fence_tracker, get_waits); this file decodes, dispatches and replies.
+// the engines (kv_store, fence_tracker, get_waits, dmodex_engine, node_liveness, ...); this file
+// decodes, dispatches and replies.
 #include "server.h"
 #include "modex_snapshot.h"
 
@@ -26,7 +27,9 @@
 #include "../common/fabric_request.h"
 #include "../common/step_env.h"
 #include "../net/transport.h"
+#include "dmodex.h"
 #include "dyn.h"
+#include "fabric_relay.h"
 #include "groups.h"
 #include "events.h"
 #include "get_waits.h"
@@ -34,6 +37,10 @@
 #include "jobdata.h"
 #include "kvs.h"
 #include "log.h"
+#include "multinode.h"
+#include "node_liveness.h"
+#include "time_alert.h"
+#include "xstep_relay.h"
 #include "wire/frame.h"
 #include "wire/messages.h"
 #include "wire/node_messages.h"
@@ -146,11 +153,6 @@ enum class queued { ok, overflow };
 
 enum class rank_state { not_connected, connected, finalized, died };
 
-// Get waiters whose requester is another node's server (direct modex): conn = kRemoteConn | node.
-constexpr uint64_t kRemoteConn = 1ull << 63;
-// Get waiters whose requester is in another step of the job (plugin/common/xstep.h): conn =
-// kXstepConn | an index of _xstep_gets.
-constexpr uint64_t kXstepConn = 1ull << 62;
 
 // Bodies of the node messages (direct modex, rank data of a fence, lost nodes): shared/wire/node_messages.h.
 
@@ -181,13 +183,6 @@ public:
             for (uint32_t r : step.node_ranks[n])
                 if (r < step.ntasks) _node_of[r] = n;
         _snapshots = std::make_unique<modex_snapshot_writer>(step.dirs, step.uid, step.gid, _node_of, step.node_id);
-        if (opts.job_end_time > 0 && opts.time_limit_alert_sec > 0) {
-            auto left = std::chrono::seconds(opts.job_end_time - opts.time_limit_alert_sec) -
-                        std::chrono::duration_cast<std::chrono::seconds>(
-                            std::chrono::system_clock::now().time_since_epoch());
-            _time_alert_at = server_clock::now() + std::max(left, std::chrono::seconds(0));
-            _time_alert_end = opts.job_end_time;
-        }
         _rank_state.assign(step.ntasks, rank_state::not_connected);
         _rank_conn.assign(step.ntasks, 0);
         event_ops eops;
@@ -226,6 +221,9 @@ public:
         _dyn = std::make_unique<dyn_service>(step, _node_of, make_dyn_ops());
         _groups = std::make_unique<group_service>(step, _node_of, make_group_ops(), opts.multinode.timeout_sec);
         _groups->define_step_psets();
+        _dmodex = std::make_unique<dmodex_engine>(make_dmodex_config(), make_dmodex_ops());
+        _fabric = std::make_unique<fabric_relay>(step.nspace, make_fabric_ops());
+        _xstep = std::make_unique<xstep_relay>(step, opts.multinode.timeout_sec, make_xstep_ops());
     }
 
     Status setup(const node_topology &topo);
@@ -235,8 +233,8 @@ public:
     const std::string &jobdata_path() const { return _jobdata_path; }
     std::vector<std::string> lost_nodes() const {
         std::vector<std::string> out;
-        for (uint32_t n = 0; n < _node_lost.size(); ++n)
-            if (_node_lost[n]) out.push_back(_step.node_names.at(n));
+        if (_liveness)
+            for (uint32_t n : _liveness->lost_nodes()) out.push_back(_step.node_names.at(n));
         return out;
     }
 
@@ -291,23 +289,14 @@ private:
     void handle_alloc(connection &c, const wire::Frame &f);   // allocation requests: see alloc.h
     void handle_query(connection &c, const wire::Frame &f);
     void handle_fabric(connection &c, const wire::Frame &f);
-    // Fabric updates (fabric_request.h, watch): from the first successful registration on, one
-    // watch at srun's side is always open; a new generation raises PMIX_FABRIC_UPDATED here.
-    void watch_fabric();
-    bool _fabric_watching = false;
-    uint64_t _fabric_generation = 0;  // 0 = not known yet
-    // Another step of the job (plugin/common/xstep.h): a direct-modex request for a local rank, or
-    // an event; and what goes to the other steps.
+    std::unique_ptr<fabric_relay> _fabric;  // PMIx_Fabric_register/update (fabric_relay.h)
+    fabric_relay_ops make_fabric_ops();
+    // Another step of the job (xstep_relay.h): what it asks of this node, what goes to it.
 public:
-    void from_other_step(const xstep::inbox_item &item);
+    void from_other_step(const xstep::inbox_item &item) { _xstep->on_item(item, server_clock::now()); }
 private:
-    void send_to_other_steps(xstep::message m, const char *what);
-    struct xstep_get {
-        uint64_t srun_id = 0;  // the router's id of the request, for the answer
-        relation rel = relation::other_node;
-    };
-    std::map<uint64_t, xstep_get> _xstep_gets;
-    uint64_t _next_xstep = 1;
+    std::unique_ptr<xstep_relay> _xstep;
+    xstep_relay_ops make_xstep_ops();
     bool queue_event_frame(uint32_t rank, std::span<const uint8_t> frame);
 
     void send_reply(uint64_t conn_id, uint32_t request_id, pmix_status_t status, const std::string &message,
@@ -315,7 +304,6 @@ private:
     void send_fence_outcomes(const std::vector<fence_outcome> &outcomes);
     void answer_get(const get_waiter &w);
     void fail_get(const get_waiter &w, pmix_status_t status, const std::string &message);
-    void answer_xstep_get(const get_waiter &w, const std::optional<std::pair<pmix_status_t, std::string>> &failure);
     void rank_left(uint32_t rank, bool died);
     relation relation_of(uint32_t requester, uint32_t target) const;
     bool is_local(uint32_t rank) const { return rank < _local_index.size() && _local_index[rank] != UINT32_MAX; }
@@ -329,9 +317,12 @@ private:
             return _s->start_remote_fence(instance, participants, collect);
         }
         std::string describe_missing(uint64_t instance) override {
-            // A fence timed out on these nodes: are their servers still there? (probe_nodes; from
+            // A fence timed out on these nodes: are their servers still there? (node_liveness::probe; from
             // the loop, not inside the fence tracker's expiry)
-            if (_s->_coll) _s->post([s = _s, nodes = _s->_coll->missing(instance)] { s->probe_nodes(nodes); });
+            if (_s->_coll && _s->_liveness)
+                _s->post([s = _s, nodes = _s->_coll->missing(instance)] {
+                    s->_liveness->probe(nodes, server_clock::now());
+                });
             return _s->missing_nodes(instance);
         }
         void cancel(uint64_t instance) override {
@@ -360,43 +351,21 @@ private:
     std::string missing_nodes(uint64_t instance) const;
     void finish_remote_fence(uint64_t instance, std::vector<coll::node_blob> &&result);
     void on_node_message(net::envelope &&env);
-    void handle_dmodex_request(uint32_t from, const std::vector<uint8_t> &body);
-    void handle_dmodex_reply(uint32_t from, const std::vector<uint8_t> &body);
-    void request_dmodex(uint32_t target, const std::string &key);
-    void send_dmodex_reply(uint32_t node, uint32_t request_id, uint32_t target, pmix_status_t status,
-                           const std::string &message);
+    // Direct modex (dmodex.h): remote ranks' data on demand, requests of other nodes for ours.
+    std::unique_ptr<dmodex_engine> _dmodex;
+    dmodex_config make_dmodex_config() const;
+    dmodex_ops make_dmodex_ops();
     Result<std::vector<uint8_t>> encode_ranks(const std::vector<uint32_t> &ranks) const;
     Status store_ranks(uint32_t from_node, std::span<const uint8_t> bytes, std::vector<uint32_t> *ranks);
     Status store_ranks(uint32_t from_node, const std::vector<wire::rank_data_entry> &entries,
                        std::vector<uint32_t> *ranks);
-    void answer_ready_gets(uint32_t rank);
-    // Node `node` of the step is lost (noticed here by the transport, or told by another node):
-    // tell the other nodes (if noticed here), raise PMIX_ERR_NODE_DOWN for the local ranks, fail
-    // the fences and Gets that need it.
-    void node_lost(uint32_t node, const std::string &why, bool noticed_here);
-    void handle_node_down(uint32_t from, const std::vector<uint8_t> &body);
-    // Liveness probe (channel node_probe, body u8 1 = ping, 2 = pong): a node that a collective
-    // timed out on and that does not answer within kProbeTimeout is lost. A slow application
-    // (ranks that never entered) answers, a hung or stopped slurmstepd does not.
-    void probe_nodes(const std::vector<uint32_t> &nodes);
-    void handle_probe(uint32_t from, const std::vector<uint8_t> &body);
-    static constexpr auto kProbeTimeout = std::chrono::seconds(5);
-    std::map<uint32_t, server_clock::time_point> _probes;  // node -> answer deadline
-    // A node that refused us after a loss: dead or finished (net/transport.h)? Ask every other
-    // live node whether it said goodbye there (channel node_query: u8 1 ask / 2 answer, u32 node,
-    // an answer then u8 1 = it said goodbye here). One "yes": it finished; all "no" (nodes that
-    // are lost or left meanwhile count as no), or no answer within kQueryTimeout: it is lost.
-    void node_unreachable(uint32_t node, const std::string &why);
-    void handle_query(uint32_t from, const std::vector<uint8_t> &body);
-    void settle_queries();
-    static constexpr auto kQueryTimeout = std::chrono::seconds(2);
-    struct node_query {
-        server_clock::time_point deadline;
-        std::set<uint32_t> waiting;  // nodes whose answer is still due
-        std::string why;
-    };
-    std::map<uint32_t, node_query> _queries;  // by the node asked about
-    std::vector<bool> _node_lost;                                  // by node
+    // Lost nodes (node_liveness.h): which nodes are lost, probes, queries, node-down messages.
+    // What the server does when a node is lost: raise PMIX_ERR_NODE_DOWN for the local ranks,
+    // fail the fences and Gets that need it.
+    std::unique_ptr<node_liveness> _liveness;
+    node_liveness_ops make_liveness_ops();
+    void on_node_lost(uint32_t node, const std::string &why);
+    bool node_is_lost(uint32_t node) const { return _liveness && _liveness->is_lost(node); }
     std::map<uint64_t, std::vector<uint32_t>> _remote_fence_nodes;  // remote fence -> its nodes
     std::optional<server_clock::time_point> remote_deadline(std::optional<server_clock::time_point> asked) const;
 
@@ -414,12 +383,6 @@ private:
     bool _in_fence_entry = false;
     std::vector<std::pair<uint64_t, std::vector<coll::node_blob>>> _done_in_entry;
     std::string _net_error;  // set when the transport or the bootstrap failed
-    struct dmodex_pending {
-        uint32_t request_id = 0;
-        server_clock::time_point sent;
-    };
-    std::map<uint32_t, dmodex_pending> _dmodex_pending;  // remote target rank -> outstanding request
-    uint32_t _next_dmodex = 1;
 
     // Loop-thread state.
     kv_store _kvs;
@@ -438,8 +401,7 @@ private:
     std::vector<uint32_t> _local_index;  // rank -> local rank, UINT32_MAX if remote
     std::vector<uint32_t> _node_of;
     std::unique_ptr<modex_snapshot_writer> _snapshots;
-    std::optional<server_clock::time_point> _time_alert_at;  // when to raise the time-limit alert
-    int64_t _time_alert_end = 0;                             // the job's end (Unix time)
+    time_alert _time_alert{_opts.job_end_time, _opts.time_limit_alert_sec};
     std::vector<rank_state> _rank_state;
     std::vector<uint64_t> _rank_conn;
     std::vector<cleanup_entry> _cleanups;
@@ -573,7 +535,7 @@ void server_impl::stop() {
     }
     remove_cleanup_paths();
     PMIXCPP_LOG_DEBUG("%s: server stopped (%zu connections closed, %zu fences and %zu gets pending)",
-                      _step.nspace.c_str(), nconn, _fences.pending(), _gets.size());
+                      _step.nspace.c_str(), nconn, _fences.pending(), _gets.size() + _dmodex->size() + _xstep->size());
 }
 
 void server_impl::remove_cleanup_paths() {
@@ -884,6 +846,7 @@ void server_impl::close_connection(uint64_t conn_id, const std::string &reason) 
                           reason.c_str());
     }
     _gets.drop_connection(conn_id);
+    _dmodex->drop_connection(conn_id);
     if (c->rank < _rank_conn.size() && _rank_conn[c->rank] == conn_id) {
         _rank_conn[c->rank] = 0;
         if (c->state == conn_state::active) rank_left(c->rank, true);
@@ -899,6 +862,8 @@ void server_impl::rank_left(uint32_t rank, bool died) {
     _dyn->rank_left(rank);
     _jctrl.rank_gone(rank);
     _groups->rank_left(rank);
+    _dmodex->rank_left(rank, died);
+    _xstep->rank_left(rank, died);
     for (const auto &w : _gets.take_target(rank))
         fail_get(w, PMIX_ERR_NOT_FOUND,
                  "rank " + std::to_string(rank) + (died ? " died" : " finalized") + " without committing " + w.key);
@@ -912,13 +877,16 @@ void server_impl::rearm_timer() {
     if (d && (!next || *d < *next)) next = d;
     auto gr = _groups->next_deadline();
     if (gr && (!next || *gr < *next)) next = gr;
-    if (_time_alert_at && (!next || *_time_alert_at < *next)) next = _time_alert_at;
+    auto ta = _time_alert.next_deadline();
+    if (ta && (!next || *ta < *next)) next = ta;
     auto hb = _jctrl.next_deadline();
     if (hb && (!next || *hb < *next)) next = hb;
-    for (const auto &[node, deadline] : _probes)
-        if (!next || deadline < *next) next = deadline;
-    for (const auto &[node, q] : _queries)
-        if (!next || q.deadline < *next) next = q.deadline;
+    auto dm = _dmodex->next_deadline();
+    if (dm && (!next || *dm < *next)) next = dm;
+    auto xs = _xstep->next_deadline();
+    if (xs && (!next || *xs < *next)) next = xs;
+    auto lv = _liveness ? _liveness->next_deadline() : std::nullopt;
+    if (lv && (!next || *lv < *next)) next = lv;
     if (!next) {
         event_del(_ev_timer.get());
         return;
@@ -936,37 +904,18 @@ void server_impl::expire_deadlines() {
     send_fence_outcomes(_fences.expire(now));
     _dyn->expire(now);
     _groups->expire(now);
-    std::vector<uint32_t> silent;
-    for (const auto &[node, deadline] : _probes)
-        if (deadline <= now) silent.push_back(node);
-    for (uint32_t node : silent) {
-        _probes.erase(node);
-        node_lost(node, "its server did not answer a liveness probe within 5 s after a fence timed out waiting for it",
-                  true);
-    }
-    std::vector<std::pair<uint32_t, std::string>> unanswered;
-    for (const auto &[node, q] : _queries)
-        if (q.deadline <= now) unanswered.emplace_back(node, q.why);
-    for (const auto &[node, why] : unanswered) {
-        _queries.erase(node);
-        node_lost(node, "its server is gone (" + why + ") and no live node said within 2 s that it ended normally",
-                  true);
-    }
-    if (_time_alert_at && now >= *_time_alert_at) {
-        _time_alert_at.reset();
-        int64_t left = _time_alert_end - std::chrono::duration_cast<std::chrono::seconds>(
-                                             std::chrono::system_clock::now().time_since_epoch())
-                                             .count();
-        _events->time_limit_alert(static_cast<uint32_t>(std::max<int64_t>(left, 0)));
+    if (_liveness) _liveness->expire(now);
+    if (auto left = _time_alert.due(now)) {
+        _events->time_limit_alert(*left);
         // The RM's one warning before the end: ranks that registered a checkpoint method use it.
         std::vector<uint32_t> ckpt;
         for (uint32_t r : _step.local_ranks())
             if (_jctrl.method_of(r) != nullptr) ckpt.push_back(r);
-        if (!ckpt.empty())
-            checkpoint_local(ckpt, "the job reaches its time limit in " + std::to_string(std::max<int64_t>(left, 0)) +
-                                       " s");
+        if (!ckpt.empty()) checkpoint_local(ckpt, "the job reaches its time limit in " + std::to_string(*left) + " s");
     }
     for (const auto &a : _jctrl.expire(now)) _events->monitor_tripped(a.rank, a.code, a.id, a.silent_sec);
+    _dmodex->expire(now);
+    _xstep->expire(now);
     for (const auto &w : _gets.take_expired(now)) {
         // A Get that times out is an answer the application asked for, not a server error.
         PMIXCPP_LOG_DEBUG("%s: get of %s of rank %u by rank %u timed out", _step.nspace.c_str(),
@@ -1060,41 +1009,7 @@ void server_impl::send_fence_outcomes(const std::vector<fence_outcome> &outcomes
     }
 }
 
-// A Get another step asked of us (kXstepConn, xstep.h): the rank's data, or `failure`, goes back
-// through srun.
-void server_impl::answer_xstep_get(const get_waiter &w, const std::optional<std::pair<pmix_status_t, std::string>> &failure) {
-    auto it = _xstep_gets.find(w.conn & ~kXstepConn);
-    if (it == _xstep_gets.end()) return;
-    xstep::message m;
-    m.what = xstep::op::answer;
-    m.id = it->second.srun_id;
-    if (failure) {
-        m.status = failure->first;
-        m.text = _step.nspace + ": " + failure->second;
-    } else {
-        auto data = _kvs.visible_data(w.target, it->second.rel);
-        wire::Writer wr;
-        Status st = data.ok() ? wire::encode_info_array(wr, data->data(), data->size()) : data.status();
-        m.status = st.ok() ? PMIX_SUCCESS : st.code();
-        m.text = st.message();
-        if (st.ok()) m.payload = wr.data();
-    }
-    _xstep_gets.erase(it);
-    PMIXCPP_LOG_DEBUG("%s: cross-step get of %s of rank %u %s%s", _step.nspace.c_str(),
-                      w.key.empty() ? "(all data)" : w.key.c_str(), w.target, failure ? "failed: " : "answered",
-                      failure ? failure->second.c_str() : "");
-    send_to_other_steps(std::move(m), "answer");
-}
-
 void server_impl::answer_get(const get_waiter &w) {
-    if (w.conn & kXstepConn) {
-        answer_xstep_get(w, std::nullopt);
-        return;
-    }
-    if (w.conn & kRemoteConn) {
-        send_dmodex_reply(static_cast<uint32_t>(w.conn & ~kRemoteConn), w.request_id, w.target, PMIX_SUCCESS, {});
-        return;
-    }
     relation rel = relation_of(w.requester, w.target);
     uint32_t data_rank = w.target;
     auto data = _kvs.visible_data(data_rank, rel);
@@ -1108,14 +1023,6 @@ void server_impl::answer_get(const get_waiter &w) {
 }
 
 void server_impl::fail_get(const get_waiter &w, pmix_status_t status, const std::string &message) {
-    if (w.conn & kXstepConn) {
-        answer_xstep_get(w, std::make_pair(status, message));
-        return;
-    }
-    if (w.conn & kRemoteConn) {
-        send_dmodex_reply(static_cast<uint32_t>(w.conn & ~kRemoteConn), w.request_id, w.target, status, message);
-        return;
-    }
     send_reply(w.conn, w.request_id, status, message);
 }
 
@@ -1358,6 +1265,8 @@ void server_impl::handle_commit(connection &c, const wire::Frame &f) {
         return w.key.empty() || _kvs.has(rank, w.key, relation_of(w.requester, rank));
     });
     for (const auto &w : ready) answer_get(w);
+    _dmodex->rank_committed(rank);
+    _xstep->rank_committed(rank);
 }
 
 void server_impl::handle_fence(connection &c, const wire::Frame &f) {
@@ -1403,7 +1312,7 @@ void server_impl::handle_fence(connection &c, const wire::Frame &f) {
 
 // A client may have kMaxWaitingGets Gets waiting; the next one fails at once.
 bool server_impl::room_for_get(const get_waiter &w) {
-    if (_gets.count_of(w.conn) < kMaxWaitingGets) return true;
+    if (_gets.count_of(w.conn) + _dmodex->waiting_of(w.conn) < kMaxWaitingGets) return true;
     fail_get(w, PMIX_ERR_OUT_OF_RESOURCE,
              "too many Gets waiting (" + std::to_string(kMaxWaitingGets) + " per client)");
     return false;
@@ -1471,18 +1380,14 @@ void server_impl::handle_get(connection &c, const wire::Frame &f) {
         return;
     }
     uint32_t target_node = _node_of[w.target];
-    if (target_node < _node_lost.size() && _node_lost[target_node]) {
+    if (node_is_lost(target_node)) {
         fail_get(w, PMIX_ERR_NODE_DOWN,
                  "rank " + std::to_string(w.target) + " is on node " + _step.node_names.at(target_node) + ", which is lost");
         return;
     }
     if (!room_for_get(w)) return;
     PMIXCPP_LOG_TRACE("%s: rank %u waits for %s of remote rank %u", ns, w.requester, what.c_str(), w.target);
-    w.deadline = remote_deadline(w.deadline);
-    uint32_t target = w.target;
-    std::string key = w.key;
-    _gets.add(std::move(w));
-    request_dmodex(target, key);
+    _dmodex->get(std::move(w), server_clock::now());
 }
 
 void server_impl::handle_job_control(connection &c, const wire::Frame &f) {
@@ -1673,7 +1578,7 @@ void server_impl::handle_notify(connection &c, const wire::Frame &f) {
     if (!st.ok())
         PMIXCPP_LOG_VERBOSE("%s: notify from rank %u refused: %s", _step.nspace.c_str(), c.rank, st.message().c_str());
     else if (cross)
-        send_to_other_steps(std::move(out), "event");
+        _xstep->send(std::move(out), "event");
     send_reply(c.id, f.id, st.ok() ? PMIX_SUCCESS : st.code(), st.message());
 }
 
@@ -1701,7 +1606,7 @@ group_ops server_impl::make_group_ops() {
             return Status(PMIX_ERR_NOT_SUPPORTED, "the node transport is not running" +
                                                       (_net_error.empty() ? std::string() : ": " + _net_error));
         for (uint32_t n : nodes)
-            if (n < _node_lost.size() && _node_lost[n])
+            if (node_is_lost(n))
                 return Status(PMIX_ERR_NODE_DOWN, "node " + _step.node_names.at(n) + " of the group is lost");
         _coll->start(instance, signature, std::move(nodes), std::move(blob), true);
         return Status::success();
@@ -1716,7 +1621,7 @@ group_ops server_impl::make_group_ops() {
         if (!_net)
             return Status(PMIX_ERR_NOT_SUPPORTED, "the node transport is not running" +
                                                       (_net_error.empty() ? std::string() : ": " + _net_error));
-        if (node < _node_lost.size() && _node_lost[node])
+        if (node_is_lost(node))
             return Status(PMIX_ERR_NODE_DOWN, "node " + _step.node_names.at(node) + " is lost");
         _net->send(node, static_cast<net::channel>(chan), body);
         return Status::success();
@@ -1768,59 +1673,26 @@ void server_impl::handle_query(connection &c, const wire::Frame &f) {
     _alloc->query(c.id, f.id, c.rank, std::move(m));
 }
 
-// PMIx_Fabric_register/update: srun's side has the topology and computes the matrix
-// (plugin/common/fabric_request.h); its answer is relayed as it is. The loop never waits.
+// PMIx_Fabric_register/update (fabric_relay.h).
 void server_impl::handle_fabric(connection &c, const wire::Frame &f) {
-    fabric::fabric_request req;
-    if (Status st = fabric::decode_client_request(f.payload, &req); !st.ok()) {
+    if (Status st = _fabric->on_client(c.id, f.id, f.payload); !st.ok())
         close_connection(c.id, "malformed fabric payload: " + st.message());
-        return;
-    }
-    if (!_opts.fabric) {
-        send_reply(c.id, f.id, PMIX_ERR_NOT_SUPPORTED, "no fabric source (the step has no srun agent)");
-        return;
-    }
-    auto body = fabric::encode_agent_request(req);
-    if (!body.ok()) {
-        send_reply(c.id, f.id, body.status().code(), body.status().message());
-        return;
-    }
-    const bool registration = req.op == fabric::fabric_op::registration;
-    _opts.fabric(std::move(body.value()), 60000,
-                 [this, conn = c.id, id = f.id, registration](int status, const std::string &message,
-                                                               std::vector<uint8_t> reply) {
-                     auto held = std::make_shared<std::vector<uint8_t>>(std::move(reply));
-                     post([this, conn, id, status, message, held, registration] {
-                         if (status != PMIX_SUCCESS) return send_reply(conn, id, status, message);
-                         if (registration && !_fabric_watching) watch_fabric();
-                         send_reply(conn, id, PMIX_SUCCESS, "", [held](wire::Writer &w) {
-                             w.put_raw(held->data(), held->size());
-                             return Status::success();
-                         });
-                     });
-                 });
 }
 
-void server_impl::watch_fabric() {
-    _fabric_watching = true;
-    _opts.fabric(fabric::encode_watch(_fabric_generation), kWatchTimeoutMs,
-                 [this](int status, const std::string &message, std::vector<uint8_t> reply) {
-                     auto held = std::make_shared<std::vector<uint8_t>>(std::move(reply));
-                     post([this, status, message, held] {
-                         uint64_t generation = 0;
-                         wire::Reader r(held->data(), held->size());
-                         if (status != PMIX_SUCCESS || !r.get_u64(&generation).ok() || generation == 0) {
-                             PMIXCPP_LOG_VERBOSE("%s: no more fabric updates: %s", _step.nspace.c_str(),
-                                                 status != PMIX_SUCCESS ? message.c_str() : "malformed answer");
-                             _fabric_watching = false;
-                             return;
-                         }
-                         if (_fabric_generation != 0 && generation != _fabric_generation)
-                             _events->fabric_updated("default");
-                         _fabric_generation = generation;
-                         watch_fabric();
-                     });
-                 });
+fabric_relay_ops server_impl::make_fabric_ops() {
+    fabric_relay_ops o;
+    o.request = _opts.fabric;
+    o.post = [this](std::function<void()> fn) { post(std::move(fn)); };
+    o.reply = [this](uint64_t conn, uint32_t id, pmix_status_t status, const std::string &message,
+                     std::span<const uint8_t> body) {
+        if (status != PMIX_SUCCESS) return send_reply(conn, id, status, message);
+        send_reply(conn, id, status, message, [body](wire::Writer &w) {
+            w.put_raw(body.data(), body.size());
+            return Status::success();
+        });
+    };
+    o.updated = [this] { _events->fabric_updated("default"); };
+    return o;
 }
 
 // An event frame for a local rank: queued, written when the socket is writable (never closes a
@@ -1843,72 +1715,23 @@ bool server_impl::queue_event_frame(uint32_t rank, std::span<const uint8_t> fram
 // ------------------------------------------------------------------------------------------
 // Multi-node: node transport, fence collectives, direct modex (loop thread)
 
+// The node transport (multinode.h) with its callbacks on the loop, lost nodes, the fence collectives.
 Status server_impl::setup_multinode() {
-    const multinode_options &mo = _opts.multinode;
     net::transport_options to;
-    to.id = {_step.nspace, mo.secret};
-    to.bind_address = mo.bind_address;
-    to.node_id = _step.node_id;
-    to.node_names = _step.node_names;
-    to.eager_connect = mo.eager_connect;
-    to.ucx_tls = mo.ucx_tls;
-    to.ucx_devices = mo.ucx_devices;
     to.on_receive = [this](net::envelope &&e) { on_node_message(std::move(e)); };
     // A send that finds the peer gone may happen deep inside the fence tracker or the collectives:
     // react from the loop, never re-entrantly (the transport already drops messages to it).
     to.on_peer_lost = [this](uint32_t node, const std::string &why) {
-        post([this, node, why] { node_lost(node, why, true); });
+        post([this, node, why] { _liveness->node_lost(node, why, true); });
     };
     to.on_peer_unreachable = [this](uint32_t node, const std::string &why) {
-        post([this, node, why] { node_unreachable(node, why); });
+        post([this, node, why] { _liveness->unreachable(node, why, server_clock::now()); });
     };
-    _node_lost.assign(_step.node_names.size(), false);
-    if (mo.secret.empty()) return Status(PMIX_ERR_NO_PERMISSIONS, "no step secret for the node transport");
-    if (mo.ucx) {
-        auto t = net::make_ucx_transport(_base.get(), to);
-        if (t.ok())
-            _net = std::move(t.value());
-        else
-            PMIXCPP_LOG_WARNING("%s: UCX node transport unavailable (%s); using TCP", _step.nspace.c_str(),
-                                t.status().message().c_str());
-    }
-    if (!_net) {
-        auto t = net::make_tcp_transport(_base.get(), to);
-        if (!t.ok()) return t.status().with_context("node transport");
-        _net = std::move(t.value());
-    }
-    coll::manager_options co;
-    co.self_node = _step.node_id;
-    co.nnodes = static_cast<uint32_t>(_step.node_names.size());
-    co.algo = static_cast<coll::algorithm>(mo.fence_algo);
-    co.tree_width = mo.tree_width;
-    co.node_groups = mo.node_groups;
-    // The shapes of a fence over every node, for the log.
-    std::vector<uint32_t> all(mo.node_groups.empty() ? 0 : _step.node_names.size());
-    for (uint32_t i = 0; i < all.size(); ++i) all[i] = i;
-    if (!mo.node_groups.empty()) {
-        // The ring's neighbours: switch by switch.
-        auto ring = coll::ring_order_of(all, mo.node_groups);
-        auto at = std::find(ring.begin(), ring.end(), _step.node_id);
-        if (at != ring.end() && ring.size() > 1) {
-            size_t i = size_t(at - ring.begin()), m = ring.size();
-            PMIXCPP_LOG_VERBOSE("%s: ring fence follows the switches: previous %s, next %s", _step.nspace.c_str(),
-                                _step.node_names[ring[(i + m - 1) % m]].c_str(), _step.node_names[ring[(i + 1) % m]].c_str());
-        }
-    }
-    if (!mo.node_groups.empty() && !coll::tree_follows_groups(_step.node_names.size(), mo.tree_width)) {
-        PMIXCPP_LOG_VERBOSE("%s: tree fence over %zu nodes is one level (width %u): switches not used",
-                            _step.nspace.c_str(), _step.node_names.size(), mo.tree_width);
-    } else if (!mo.node_groups.empty()) {
-        // The tree: nodes under one switch form a subtree.
-        coll::tree_links l = coll::tree_links_of(all, _step.node_id, mo.tree_width, mo.node_groups);
-        std::string kids;
-        for (uint32_t c : l.children) kids += (kids.empty() ? "" : ",") + _step.node_names[c];
-        PMIXCPP_LOG_VERBOSE("%s: tree fence follows the switches: parent %s, children %s", _step.nspace.c_str(),
-                            l.parent == UINT32_MAX ? "(root)" : _step.node_names[l.parent].c_str(),
-                            kids.empty() ? "(none)" : kids.c_str());
-    }
-    co.ring_threshold = mo.ring_threshold;
+    auto t = open_node_transport(_base.get(), _step, _opts.multinode, std::move(to));
+    if (!t.ok()) return t.status();
+    _net = std::move(t.value());
+    _liveness = std::make_unique<node_liveness>(_step.nspace, _step.node_id, _step.node_names, make_liveness_ops());
+    coll::manager_options co = fence_options(_step, _opts.multinode);
     co.send = [this](uint32_t node, std::span<const uint8_t> body) { _net->send(node, net::channel::coll, body); };
     co.on_done = [this](uint64_t instance, std::vector<coll::node_blob> &&result) {
         if (instance & kGroupInstanceBit) {
@@ -1934,27 +1757,9 @@ Status server_impl::setup_multinode() {
 }
 
 void server_impl::start_bootstrap() {
-    if (!_opts.multinode.bootstrap) {
-        _net_error = "no bootstrap to learn the other nodes' addresses";
-        PMIXCPP_LOG_ERROR("%s: %s", _step.nspace.c_str(), _net_error.c_str());
-        return;
-    }
-    auto t0 = server_clock::now();
-    _opts.multinode.bootstrap(_net->address(), [this, t0](Result<std::vector<std::string>> table) {
-        auto shared = std::make_shared<Result<std::vector<std::string>>>(std::move(table));
-        post([this, t0, shared] {
-            Status st = shared->ok() ? _net->set_peers(shared->value()) : shared->status();
-            double ms = std::chrono::duration<double, std::milli>(server_clock::now() - t0).count();
-            if (!st.ok()) {
-                _net_error = st.message();
-                PMIXCPP_LOG_ERROR("%s: node address exchange failed after %.1f ms: %s", _step.nspace.c_str(), ms,
-                                  st.message().c_str());
-                return;
-            }
-            PMIXCPP_LOG_DEBUG("%s: addresses of %zu nodes known after %.1f ms", _step.nspace.c_str(),
-                              shared->value().size(), ms);
-        });
-    });
+    exchange_addresses(
+        _step, _opts.multinode, *_net, [this](std::function<void()> fn) { post(std::move(fn)); },
+        [this](const std::string &message) { _net_error = message; });
 }
 
 std::optional<server_clock::time_point> server_impl::remote_deadline(std::optional<server_clock::time_point> asked) const {
@@ -2011,7 +1816,7 @@ Status server_impl::start_remote_fence(uint64_t instance, const std::vector<uint
     std::sort(nodes.begin(), nodes.end());
     nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
     for (uint32_t n : nodes)
-        if (n < _node_lost.size() && _node_lost[n])
+        if (node_is_lost(n))
             return Status(PMIX_ERR_NODE_DOWN, "node " + _step.node_names.at(n) + " of the fence is lost");
     _remote_fence_nodes[instance] = nodes;
     std::vector<uint8_t> blob;
@@ -2050,14 +1855,7 @@ void server_impl::finish_remote_fence(uint64_t instance, std::vector<coll::node_
         }
     }
     send_fence_outcomes(_fences.remote_done(instance, status, message));
-    for (uint32_t r : ranks) answer_ready_gets(r);
-}
-
-void server_impl::answer_ready_gets(uint32_t rank) {
-    auto ready = _gets.take_ready(rank, [&](const get_waiter &w) {
-        return (w.key.empty() && _kvs.has_committed(rank)) || (!w.key.empty() && _kvs.has(rank, w.key, relation_of(w.requester, rank)));
-    });
-    for (const auto &w : ready) answer_get(w);
+    for (uint32_t r : ranks) _dmodex->data_stored(r);  // the Gets of remote ranks wait there
 }
 
 void server_impl::on_node_message(net::envelope &&env) {
@@ -2071,11 +1869,11 @@ void server_impl::on_node_message(net::envelope &&env) {
     case net::channel::coll:
         if (_coll) _coll->receive(env.src_node, env.body);
         break;
-    case net::channel::dmodex_request: handle_dmodex_request(env.src_node, env.body); break;
-    case net::channel::dmodex_reply: handle_dmodex_reply(env.src_node, env.body); break;
-    case net::channel::node_down: handle_node_down(env.src_node, env.body); break;
-    case net::channel::node_probe: handle_probe(env.src_node, env.body); break;
-    case net::channel::node_query: handle_query(env.src_node, env.body); break;
+    case net::channel::dmodex_request: _dmodex->on_request(env.src_node, env.body, server_clock::now()); break;
+    case net::channel::dmodex_reply: _dmodex->on_reply(env.src_node, env.body, server_clock::now()); break;
+    case net::channel::node_down: _liveness->on_node_down(env.src_node, env.body); break;
+    case net::channel::node_probe: _liveness->on_probe(env.src_node, env.body); break;
+    case net::channel::node_query: _liveness->on_query(env.src_node, env.body); break;
     default: _dyn->on_node(env.src_node, env.chan, env.body); break;
     case net::channel::event: {
         Status st = _events->from_remote(env.body);
@@ -2088,23 +1886,25 @@ void server_impl::on_node_message(net::envelope &&env) {
     rearm_timer();
 }
 
-void server_impl::node_lost(uint32_t node, const std::string &why, bool noticed_here) {
-    if (node >= _node_lost.size() || node == _step.node_id || _node_lost[node]) return;
-    _node_lost[node] = true;
-    _probes.erase(node);
-    _queries.erase(node);
+node_liveness_ops server_impl::make_liveness_ops() {
+    node_liveness_ops o;
+    o.send = [this](uint32_t node, node_liveness_ops::channel chan, std::vector<uint8_t> body) {
+        net::channel c = chan == node_liveness_ops::channel::node_down    ? net::channel::node_down
+                         : chan == node_liveness_ops::channel::node_probe ? net::channel::node_probe
+                                                                          : net::channel::node_query;
+        if (_net) _net->send(node, c, body);
+    };
+    o.said_goodbye = [this](uint32_t node) { return _net && _net->said_goodbye(node); };
+    o.peer_alive = [this](uint32_t node) { return _net && _net->peer_alive(node); };
+    o.forget = [this](uint32_t node) {
+        if (_net) _net->forget(node);
+    };
+    o.lost = [this](uint32_t node, const std::string &why) { on_node_lost(node, why); };
+    return o;
+}
+
+void server_impl::on_node_lost(uint32_t node, const std::string &why) {
     const std::string &name = _step.node_names.at(node);
-    PMIXCPP_LOG_ERROR("%s: node %s is lost: %s", _step.nspace.c_str(), name.c_str(), why.c_str());
-    if (_net) {
-        _net->forget(node);
-        if (noticed_here) {
-            // The others may have no connection to it.
-            wire::Writer w;
-            (void)wire::encode(w, wire::node_down_message{node, why.substr(0, 1024)});
-            for (uint32_t n = 0; n < _node_lost.size(); ++n)
-                if (n != _step.node_id && !_node_lost[n]) _net->send(n, net::channel::node_down, w.data());
-        }
-    }
     _events->node_down(node, why);
     _groups->node_lost(node);
     std::string text = "node " + name + " is lost: " + why;
@@ -2116,310 +1916,71 @@ void server_impl::node_lost(uint32_t node, const std::string &why, bool noticed_
         if (_coll) _coll->cancel(instance);
         send_fence_outcomes(_fences.remote_done(instance, PMIX_ERR_NODE_DOWN, text));
     }
-    size_t gets = 0;
-    for (uint32_t rank : _step.node_ranks.at(node)) {
-        _dmodex_pending.erase(rank);
-        for (const auto &w : _gets.take_target(rank)) {
-            fail_get(w, PMIX_ERR_NODE_DOWN, text);
-            ++gets;
-        }
-    }
+    size_t gets = _dmodex->node_lost(node, text);  // the Gets of its ranks wait there
     if (!failed.empty() || gets > 0)
         PMIXCPP_LOG_VERBOSE("%s: %zu fences and %zu gets failed with node %s", _step.nspace.c_str(), failed.size(),
                             gets, name.c_str());
-    settle_queries();  // its answer is no longer due
     rearm_timer();
 }
 
-void server_impl::node_unreachable(uint32_t node, const std::string &why) {
-    if (!_net || node >= _node_lost.size() || node == _step.node_id || _node_lost[node] || _queries.count(node))
-        return;
-    if (_net->said_goodbye(node)) return;
-    node_query q{server_clock::now() + kQueryTimeout, {}, why};
-    wire::Writer w;
-    w.put_u8(1);
-    w.put_u32(node);
-    for (uint32_t n = 0; n < _node_lost.size(); ++n)
-        if (n != _step.node_id && n != node && !_node_lost[n] && _net->peer_alive(n)) q.waiting.insert(n);
-    PMIXCPP_LOG_VERBOSE("%s: node %s is gone (%s); asking %zu nodes whether it ended normally", _step.nspace.c_str(),
-                        _step.node_names.at(node).c_str(), why.c_str(), q.waiting.size());
-    std::vector<uint32_t> ask(q.waiting.begin(), q.waiting.end());
-    _queries.emplace(node, std::move(q));
-    for (uint32_t n : ask) _net->send(n, net::channel::node_query, w.data());
-    settle_queries();
-    rearm_timer();
+xstep_relay_ops server_impl::make_xstep_ops() {
+    xstep_relay_ops o;
+    o.send = _opts.xstep;
+    o.has = [this](uint32_t rank, const std::string &key, relation rel) {
+        return key.empty() ? _kvs.has_committed(rank) : _kvs.has(rank, key, rel);
+    };
+    o.data = [this](uint32_t rank, relation rel) { return _kvs.visible_data(rank, rel); };
+    o.gone = [this](uint32_t rank) -> std::string {
+        if (rank >= _rank_state.size()) return {};
+        if (_rank_state[rank] == rank_state::died) return "died";
+        if (_rank_state[rank] == rank_state::finalized) return "finalized";
+        return {};
+    };
+    o.event = [this](std::span<const uint8_t> payload) { return _events->from_remote(payload); };
+    o.job_control = [this](const std::vector<uint32_t> &ranks, int signal, bool terminate) {
+        _dyn->job_control_of_other_step(ranks, signal, terminate);
+    };
+    return o;
 }
 
-void server_impl::settle_queries() {
-    if (!_net) return;
-    std::vector<std::pair<uint32_t, std::string>> done;
-    for (auto &[node, q] : _queries) {
-        std::erase_if(q.waiting, [this](uint32_t n) { return _node_lost[n] || !_net->peer_alive(n); });
-        if (q.waiting.empty()) done.emplace_back(node, q.why);
-    }
-    for (const auto &[node, why] : done) {
-        _queries.erase(node);
-        node_lost(node, "its server is gone (" + why + ") and no live node got its goodbye", true);
-    }
+dmodex_config server_impl::make_dmodex_config() const {
+    dmodex_config c;
+    c.nspace = _step.nspace;
+    c.self_node = _step.node_id;
+    c.node_names = _step.node_names;
+    c.node_of = _node_of;
+    c.local_ranks = _step.local_ranks();
+    c.timeout_sec = _opts.multinode.timeout_sec;
+    c.whole_node = _opts.multinode.dmodex_node;
+    return c;
 }
 
-void server_impl::handle_query(uint32_t from, const std::vector<uint8_t> &body) {
-    wire::node_query_message q;
-    Status st = wire::decode(body, &q);
-    if (st.ok() && q.node >= _node_lost.size()) st = Status(PMIX_ERR_BAD_PARAM, "about node " + std::to_string(q.node));
-    const uint8_t kind = q.kind;
-    const uint32_t node = q.node;
-    const bool yes = q.said_goodbye;
-    if (!st.ok() || !_net) {
-        PMIXCPP_LOG_ERROR("%s: malformed node query from node %u dropped: %s", _step.nspace.c_str(), from,
-                          st.message().c_str());
-        return;
-    }
-    if (kind == 1) {
-        wire::Writer w;
-        (void)wire::encode(w, wire::node_query_message{2, node, _net->said_goodbye(node)});
-        _net->send(from, net::channel::node_query, w.data());
-        return;
-    }
-    auto it = _queries.find(node);
-    if (it == _queries.end()) return;
-    if (yes) {
-        PMIXCPP_LOG_VERBOSE("%s: node %s ended normally (node %s got its goodbye)", _step.nspace.c_str(),
-                            _step.node_names.at(node).c_str(), _step.node_names.at(from).c_str());
-        _queries.erase(it);
-        rearm_timer();
-        return;
-    }
-    it->second.waiting.erase(from);
-    settle_queries();
-}
-
-void server_impl::handle_node_down(uint32_t from, const std::vector<uint8_t> &body) {
-    wire::node_down_message m;
-    Status st = wire::decode(body, &m);
-    const uint32_t node = m.node;
-    const std::string &why = m.why;
-    if (st.ok() && (node >= _node_lost.size() || node == from))
-        st = Status(PMIX_ERR_BAD_PARAM, "about node " + std::to_string(node));
-    if (!st.ok()) {
-        PMIXCPP_LOG_ERROR("%s: malformed node-down message from node %u dropped: %s", _step.nspace.c_str(), from,
-                          st.message().c_str());
-        return;
-    }
-    if (node == _step.node_id) {
-        PMIXCPP_LOG_WARNING("%s: node %s believes this node is lost (%s)", _step.nspace.c_str(),
-                            _step.node_names.at(from).c_str(), why.c_str());
-        return;
-    }
-    node_lost(node, "noticed by node " + _step.node_names.at(from) + ": " + why, false);
-}
-
-void server_impl::probe_nodes(const std::vector<uint32_t> &nodes) {
-    if (!_net) return;
-    uint8_t ping = 1;
-    for (uint32_t n : nodes) {
-        if (n >= _node_lost.size() || n == _step.node_id || _node_lost[n] || _probes.count(n)) continue;
-        _probes[n] = server_clock::now() + kProbeTimeout;
-        PMIXCPP_LOG_VERBOSE("%s: probing node %s", _step.nspace.c_str(), _step.node_names.at(n).c_str());
-        _net->send(n, net::channel::node_probe, {&ping, 1});
-    }
-    rearm_timer();
-}
-
-void server_impl::handle_probe(uint32_t from, const std::vector<uint8_t> &body) {
-    wire::probe_kind kind;
-    if (Status st = wire::decode(body, &kind); !st.ok()) {
-        PMIXCPP_LOG_ERROR("%s: malformed probe from node %u dropped: %s", _step.nspace.c_str(), from, st.message().c_str());
-        return;
-    }
-    if (kind == wire::probe_kind::pong) {
-        if (_probes.erase(from))
-            PMIXCPP_LOG_VERBOSE("%s: node %s answered the probe", _step.nspace.c_str(), _step.node_names.at(from).c_str());
-        return;
-    }
-    uint8_t pong = 2;
-    if (_net) _net->send(from, net::channel::node_probe, {&pong, 1});
-}
-
-void server_impl::send_to_other_steps(xstep::message m, const char *what) {
-    auto body = xstep::encode(m);
-    if (!body.ok()) {
-        PMIXCPP_LOG_ERROR("%s: cross-step %s: %s", _step.nspace.c_str(), what, body.status().message().c_str());
-        return;
-    }
-    std::string ns = _step.nspace;
-    std::string tag = what;
-    _opts.xstep(std::move(body.value()), 15000, [ns, tag](int status, const std::string &message, std::vector<uint8_t>) {
-        if (status != PMIX_SUCCESS)
-            PMIXCPP_LOG_VERBOSE("%s: cross-step %s: %s (status %d)", ns.c_str(), tag.c_str(), message.c_str(), status);
-    });
-}
-
-void server_impl::from_other_step(const xstep::inbox_item &item) {
-    xstep::message m;
-    Status st = xstep::decode(item.body, &m);
-    if (st.ok() && m.what == xstep::op::get && item.id == 0) st = Status(PMIX_ERR_BAD_PARAM, "get without an id");
-    if (st.ok() && m.what != xstep::op::get && m.what != xstep::op::event && m.what != xstep::op::jobctl)
-        st = Status(PMIX_ERR_BAD_PARAM, std::string("unexpected ") + xstep::to_string(m.what));
-    if (st.ok() && m.what == xstep::op::jobctl && m.nspace != _step.nspace)
-        st = Status(PMIX_ERR_BAD_PARAM, "job control of " + m.nspace);
-    if (!st.ok()) {
-        PMIXCPP_LOG_ERROR("%s: dropped a message of another step: %s", _step.nspace.c_str(), st.message().c_str());
-        return;
-    }
-    if (m.what == xstep::op::jobctl) {  // our local ranks among the targets
-        _dyn->job_control_of_other_step(m.ranks, m.signal, m.terminate);
-        return;
-    }
-    if (m.what == xstep::op::event) {  // to our local ranks in range; never sent on
-        if (Status s = _events->from_remote(m.payload); !s.ok())
-            PMIXCPP_LOG_VERBOSE("%s: event of another step: %s", _step.nspace.c_str(), s.message().c_str());
-        return;
-    }
-    // Direct modex of one of our ranks for another step: as for another node of ours.
-    uint64_t local = _next_xstep++;
-    _xstep_gets[local] = {item.id, m.from_node == _step.node_name() ? relation::same_node : relation::other_node};
-    get_waiter w;
-    w.conn = kXstepConn | local;
-    w.request_id = 0;
-    w.requester = PMIX_RANK_UNDEF;
-    w.target = m.rank;
-    w.key = m.key;
-    const std::string what = m.key.empty() ? std::string("anything") : m.key;
-    if (m.nspace != _step.nspace || !is_local(m.rank)) {
-        fail_get(w, PMIX_ERR_NOT_FOUND, "rank " + std::to_string(m.rank) + " is not served by node " + _step.node_name());
-        return;
-    }
-    const relation rel = _xstep_gets[local].rel;
-    if (rel == relation::same_node)  // the commit that makes it ready is judged as for a local peer
-        for (uint32_t r : _step.local_ranks())
-            if (r != m.rank) {
-                w.requester = r;
-                break;
-            }
-    if (m.key.empty() ? _kvs.has_committed(m.rank) : _kvs.has(m.rank, m.key, rel)) {
-        answer_get(w);
-        return;
-    }
-    rank_state rs = _rank_state[m.rank];
-    if (rs == rank_state::finalized || rs == rank_state::died) {
-        fail_get(w, PMIX_ERR_NOT_FOUND, "rank " + std::to_string(m.rank) + (rs == rank_state::died ? " died" : " finalized") +
-                                            " without committing " + what);
-        return;
-    }
-    PMIXCPP_LOG_TRACE("%s: %s:* waits for %s of rank %u", _step.nspace.c_str(), m.from_nspace.c_str(), what.c_str(), m.rank);
-    w.deadline = m.timeout_ms > 0 ? std::optional(server_clock::now() + std::chrono::milliseconds(m.timeout_ms))
-                                  : remote_deadline(std::nullopt);
-    _gets.add(std::move(w));  // answered when the rank commits the key
-}
-
-void server_impl::request_dmodex(uint32_t target, const std::string &key) {
-    auto now = server_clock::now();
-    auto it = _dmodex_pending.find(target);
-    if (it != _dmodex_pending.end() && now - it->second.sent < std::chrono::seconds(_opts.multinode.timeout_sec))
-        return;  // coalesced with the request in flight
-    uint32_t id = _next_dmodex++;
-    if (_next_dmodex == 0) _next_dmodex = 1;
-    _dmodex_pending[target] = {id, now};
-    wire::Writer w;
-    if (!wire::encode(w, wire::dmodex_request{id, target, key}).ok()) return;
-    PMIXCPP_LOG_TRACE("%s: dmodex request %u for %s of rank %u to node %s", _step.nspace.c_str(), id,
-                      key.empty() ? "(all data)" : key.c_str(), target, _step.node_names.at(_node_of[target]).c_str());
-    _net->send(_node_of[target], net::channel::dmodex_request, w.data());
-}
-
-void server_impl::handle_dmodex_request(uint32_t from, const std::vector<uint8_t> &body) {
-    wire::dmodex_request m;
-    Status st = wire::decode(body, &m);
-    const uint32_t id = m.id, target = m.target;
-    const std::string &key = m.key;
-    if (!st.ok()) {
-        PMIXCPP_LOG_ERROR("%s: malformed dmodex request from node %u dropped: %s", _step.nspace.c_str(), from,
-                          st.message().c_str());
-        return;
-    }
-    get_waiter w;
-    w.conn = kRemoteConn | from;
-    w.request_id = id;
-    w.requester = PMIX_RANK_UNDEF;  // another node: relation_of() says other_node
-    w.target = target;
-    w.key = key;
-    if (!is_local(target)) {
-        fail_get(w, PMIX_ERR_NOT_FOUND, "rank " + std::to_string(target) + " is not served by node " + _step.node_name());
-        return;
-    }
-    if (key.empty() ? _kvs.has_committed(target) : _kvs.has(target, key, relation::other_node)) {
-        answer_get(w);
-        return;
-    }
-    rank_state rs = _rank_state[target];
-    if (rs == rank_state::finalized || rs == rank_state::died) {
-        fail_get(w, PMIX_ERR_NOT_FOUND, "rank " + std::to_string(target) + (rs == rank_state::died ? " died" : " finalized") +
-                                            " without committing " + (key.empty() ? "anything" : key));
-        return;
-    }
-    w.deadline = remote_deadline(std::nullopt);
-    _gets.add(std::move(w));  // answered when the rank commits the key
-}
-
-void server_impl::send_dmodex_reply(uint32_t node, uint32_t request_id, uint32_t target, pmix_status_t status,
-                                    const std::string &message) {
-    wire::Writer w;
-    wire::dmodex_reply head;
-    head.id = request_id;
-    head.target = target;
-    head.status = status;
-    head.message = message;
-    (void)wire::encode_head(w, head);
-    if (status == PMIX_SUCCESS) {
-        std::vector<uint32_t> ranks{target};
-        if (_opts.multinode.dmodex_node) ranks = _step.local_ranks();
-        auto data = encode_ranks(ranks);
-        if (!data.ok()) {
-            send_dmodex_reply(node, request_id, target, data.status().code(), data.status().message());
-            return;
-        }
-        w.put_raw(data->data(), data->size());
-    }
-    if (_net) _net->send(node, net::channel::dmodex_reply, w.data());
-}
-
-void server_impl::handle_dmodex_reply(uint32_t from, const std::vector<uint8_t> &body) {
-    wire::dmodex_reply m;
-    Status st = wire::decode(body, _step.ntasks, &m);
-    const uint32_t id = m.id, target = m.target;
-    const int32_t status = m.status;
-    const std::string &message = m.message;
-    std::vector<uint32_t> ranks;
-    if (st.ok() && (target >= _step.ntasks || _node_of[target] != from))
-        st = Status(PMIX_ERR_BAD_PARAM, "reply about rank " + std::to_string(target) + ", not hosted there");
-    if (st.ok() && status == PMIX_SUCCESS) st = store_ranks(from, m.data, &ranks);
-    if (!st.ok()) {
-        PMIXCPP_LOG_ERROR("%s: malformed dmodex reply from node %s dropped: %s", _step.nspace.c_str(),
-                          _step.node_names.at(from).c_str(), st.message().c_str());
-        return;
-    }
-    auto p = _dmodex_pending.find(target);
-    if (p != _dmodex_pending.end() && p->second.request_id == id) _dmodex_pending.erase(p);
-    for (uint32_t rk : ranks) answer_ready_gets(rk);
-    if (status != PMIX_SUCCESS) {
-        for (const auto &w : _gets.take_target(target)) {
-            if (w.conn & kRemoteConn) {  // not ours to fail: put back
-                _gets.add(w);
-                continue;
-            }
-            fail_get(w, status, message);
-        }
-        return;
-    }
-    // Waiters for keys the reply did not hold: ask again.
-    std::optional<std::string> again;
-    auto remaining = _gets.take_target(target);
-    for (auto &w : remaining) {
-        if (!(w.conn & kRemoteConn) && !again) again = w.key;
-        _gets.add(std::move(w));
-    }
-    if (again) request_dmodex(target, *again);
+dmodex_ops server_impl::make_dmodex_ops() {
+    dmodex_ops o;
+    o.send_request = [this](uint32_t node, std::vector<uint8_t> body) {
+        if (_net) _net->send(node, net::channel::dmodex_request, body);
+    };
+    o.send_reply = [this](uint32_t node, std::vector<uint8_t> body) {
+        if (_net) _net->send(node, net::channel::dmodex_reply, body);
+    };
+    o.answer = [this](const get_waiter &w) { answer_get(w); };
+    o.fail = [this](const get_waiter &w, pmix_status_t status, const std::string &message) {
+        fail_get(w, status, message);
+    };
+    o.has = [this](uint32_t requester, uint32_t rank, const std::string &key) {
+        return key.empty() ? _kvs.has_committed(rank) : _kvs.has(rank, key, relation_of(requester, rank));
+    };
+    o.encode_ranks = [this](const std::vector<uint32_t> &ranks) { return encode_ranks(ranks); };
+    o.store = [this](uint32_t from, const std::vector<wire::rank_data_entry> &entries, std::vector<uint32_t> *ranks) {
+        return store_ranks(from, entries, ranks);
+    };
+    o.gone = [this](uint32_t rank) -> std::string {
+        if (rank >= _rank_state.size()) return {};
+        if (_rank_state[rank] == rank_state::died) return "died";
+        if (_rank_state[rank] == rank_state::finalized) return "finalized";
+        return {};
+    };
+    return o;
 }
 
 // ------------------------------------------------------------------------------------------

@@ -94,9 +94,25 @@ Status decode(std::span<const uint8_t> body, node_down_message *m) {
     return r.expect_end();
 }
 
+Status encode(Writer &w, probe_kind m) {
+    w.put_u8(static_cast<uint8_t>(m));
+    return Status::success();
+}
+
 Status decode(std::span<const uint8_t> body, probe_kind *m) {
     if (body.size() != 1 || (body[0] != 1 && body[0] != 2)) return bad("probe: not one byte 1 or 2");
     *m = static_cast<probe_kind>(body[0]);
+    return Status::success();
+}
+
+Status encode(Writer &w, link_kind m) {
+    w.put_u8(static_cast<uint8_t>(m));
+    return Status::success();
+}
+
+Status decode(std::span<const uint8_t> body, link_kind *m) {
+    if (body.size() != 1 || (body[0] != 1 && body[0] != 2)) return bad("link: not one byte 1 or 2");
+    *m = static_cast<link_kind>(body[0]);
     return Status::success();
 }
 

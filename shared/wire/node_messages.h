@@ -66,9 +66,16 @@ struct node_query_message {
 };
 Status encode(Writer &w, const node_down_message &m);
 Status decode(std::span<const uint8_t> body, node_down_message *m);
+Status encode(Writer &w, probe_kind m);
 Status decode(std::span<const uint8_t> body, probe_kind *m);
 Status encode(Writer &w, const node_query_message &m);
 Status decode(std::span<const uint8_t> body, node_query_message *m);
+
+// The transports' own channel (link), never handed to the server: u8 1 = hello (a ring
+// neighbour greets, so that it is watched), 2 = bye (the step ended normally on the sender).
+enum class link_kind : uint8_t { hello = 1, bye = 2 };
+Status encode(Writer &w, link_kind m);
+Status decode(std::span<const uint8_t> body, link_kind *m);
 
 // Publish/lookup forwarded to node 0 and its answers (plugin/server/dyn.h).
 //   request  u8 type, u64 conn, u32 request id, u32 rank, bytes payload (the client's request)

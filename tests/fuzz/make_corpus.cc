@@ -227,6 +227,10 @@ void node_seeds() {
          }));
     seed(t, "node-down", 3, written([&](Writer &w) { return encode(w, node_down_message{2, "gone"}); }));
     write_seed(t, "probe", 4, std::vector<uint8_t>{1});
+    seed(t, "probe-pong", 4, written([&](Writer &w) { return encode(w, probe_kind::pong); }));
+    seed(t, "node-query-ask", 5, written([&](Writer &w) { return encode(w, node_query_message{1, 3, false}); }));
+    seed(t, "link-hello", 10, written([&](Writer &w) { return encode(w, link_kind::hello); }));
+    seed(t, "link-bye", 10, written([&](Writer &w) { return encode(w, link_kind::bye); }));
     seed(t, "node-query", 5, written([&](Writer &w) { return encode(w, node_query_message{2, 3, true}); }));
     pubsub_forward fwd{20, 9, 4, 1, {1, 2, 3, 4}};
     seed(t, "pubsub-request", 6, written([&](Writer &w) { return encode(w, fwd); }));

@@ -1,0 +1,122 @@
+// Direct modex: one rank's data fetched from the node that hosts it when a Get asks for it. No
+// I/O: the engine is driven by the server's calls (a Get, a commit, a rank or node gone), by the
+// node messages it is handed (channels dmodex_request / dmodex_reply, shared/wire/node_messages.h)
+// and by timer ticks; it answers through `dmodex_ops` (send a node message, complete a Get,
+// the key-value store).
+//
+// Both sides of the exchange live here:
+//  - requesting: a Get of a local client for a remote rank waits here; one request per target
+//    rank is in flight (concurrent Gets are coalesced; a request older than the timeout is sent
+//    again); the reply's data is stored (all of the rank's data, or every rank of its node) and
+//    the Gets it satisfies are answered; Gets for keys the reply did not hold ask again; a
+//    failed reply fails the Gets of that rank; a lost node fails the Gets of its ranks.
+//  - serving: a request for a local rank is answered at once when the data is there, else when
+//    the rank commits the key; it fails when the rank finalizes or dies without it, or at the
+//    timeout.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "get_waits.h"
+#include "status.h"
+#include "wire/node_messages.h"
+
+namespace pmixcpp::server {
+
+struct dmodex_config {
+    std::string nspace;                   // for log lines
+    uint32_t self_node = 0;
+    std::vector<std::string> node_names;  // by node id, for log lines
+    std::vector<uint32_t> node_of;        // by rank: the node that hosts it
+    std::vector<uint32_t> local_ranks;    // the ranks of this node
+    uint32_t timeout_sec = 300;           // remote Gets and served requests
+    bool whole_node = false;              // an answer carries every rank of the node (PMIxCppDmodexNode)
+};
+
+struct dmodex_ops {
+    // Node messages: an encoded wire::dmodex_request / wire::dmodex_reply to `node`.
+    std::function<void(uint32_t node, std::vector<uint8_t> body)> send_request;
+    std::function<void(uint32_t node, std::vector<uint8_t> body)> send_reply;
+    // A local client's Get is complete: its data is in the store now (answer from there), or it
+    // failed.
+    std::function<void(const get_waiter &w)> answer;
+    std::function<void(const get_waiter &w, pmix_status_t status, const std::string &message)> fail;
+    // The store. Whether `rank` holds `key` for `requester` (PMIX_RANK_UNDEF: another node);
+    // an empty key: whether it committed anything.
+    std::function<bool(uint32_t requester, uint32_t rank, const std::string &key)> has;
+    // Serving: the data of `ranks` as other nodes see it, encoded as rank data.
+    std::function<Result<std::vector<uint8_t>>(const std::vector<uint32_t> &ranks)> encode_ranks;
+    // Requesting: store what `from` sent (every rank checked to be hosted by `from` before
+    // anything is stored); `ranks` gets the ranks stored.
+    std::function<Status(uint32_t from, const std::vector<wire::rank_data_entry> &entries,
+                         std::vector<uint32_t> *ranks)>
+        store;
+    // Serving: "died" or "finalized" for a local rank that will never commit again, else empty.
+    std::function<std::string(uint32_t rank)> gone;
+};
+
+class dmodex_engine {
+public:
+    using time_point = server_clock::time_point;
+
+    dmodex_engine(dmodex_config config, dmodex_ops ops);
+
+    // The latest deadline a remote Get may have: `asked`, at most the timeout from `now`.
+    time_point deadline(std::optional<time_point> asked, time_point now) const;
+
+    // Requesting side. A local client's Get of a remote rank's data that the store does not
+    // hold; its deadline is capped by deadline().
+    void get(get_waiter w, time_point now);
+    // A node's reply (channel dmodex_reply).
+    void on_reply(uint32_t from, std::span<const uint8_t> body, time_point now);
+    // Data of `rank` was stored by other means (a collecting fence): the Gets it satisfies.
+    void data_stored(uint32_t rank);
+    // `node` is lost: the Gets of its ranks fail with `text`; returns how many.
+    size_t node_lost(uint32_t node, const std::string &text);
+    // A client connection closed: its Gets are forgotten.
+    void drop_connection(uint64_t conn);
+    // Gets a client connection has waiting here.
+    size_t waiting_of(uint64_t conn) const { return _waiting.count_of(conn); }
+
+    // Serving side. A node's request (channel dmodex_request).
+    void on_request(uint32_t from, std::span<const uint8_t> body, time_point now);
+    // A local rank committed: the requests it satisfies are answered.
+    void rank_committed(uint32_t rank);
+    // A local rank finalized or died: the requests still waiting for it fail.
+    void rank_left(uint32_t rank, bool died);
+
+    // Timer: Gets and requests past their deadline fail with PMIX_ERR_TIMEOUT.
+    void expire(time_point now);
+    std::optional<time_point> next_deadline() const;
+    size_t size() const { return _waiting.size() + _serving.size(); }
+    // Target ranks with a request in flight (tests).
+    size_t requests_in_flight() const { return _pending.size(); }
+
+private:
+    void request(uint32_t target, const std::string &key, time_point now);
+    void reply(uint32_t node, uint32_t request_id, uint32_t target, pmix_status_t status, const std::string &message);
+    void answer_ready(uint32_t rank);
+    void fail_serving(const get_waiter &w, pmix_status_t status, const std::string &message);
+    bool is_local(uint32_t rank) const;
+    const std::string &name_of(uint32_t node) const;
+
+    dmodex_config _cfg;
+    dmodex_ops _ops;
+    std::vector<bool> _local;  // by rank
+    get_waits _waiting;  // local clients' Gets of remote ranks (conn = the client's connection)
+    get_waits _serving;  // other nodes' requests for local ranks (conn = the node)
+    struct pending {
+        uint32_t request_id = 0;
+        time_point sent;
+    };
+    std::map<uint32_t, pending> _pending;  // remote target rank -> outstanding request
+    uint32_t _next_id = 1;
+};
+
+}  // namespace pmixcpp::server
