@@ -13,7 +13,7 @@
 #include "../coll/fence_manager.h"
 #include "../net/transport.h"
 #include "server.h"
-#include "step_info.h"
+#include "../common/step_info.h"
 
 namespace pmixcpp::server {
 

@@ -16,7 +16,7 @@
 #include "../common/xstep.h"
 #include "get_waits.h"
 #include "kvs.h"
-#include "step_info.h"
+#include "../common/step_info.h"
 
 namespace pmixcpp::server {
 
