@@ -1,5 +1,5 @@
 #!/bin/bash
-# The layering of the source tree (ARCHITECTURE.md in the repository's top level, "Layers"):
+# The layering of the source tree (the README, "Layers"):
 # every #include "..." of a C/C++ file under shared/, client/ and plugin/ must name a file of
 # its own folder or of a folder its layer may use. Fails, naming the file, the line and the
 # rule, when a folder includes a layer above it.
@@ -23,9 +23,8 @@ plugin/net        | shared
 plugin/coll       | shared
 plugin/common     | shared plugin/net
 plugin/agent      | shared plugin/net plugin/common
-plugin/sched      | shared plugin/common
-plugin/server     | shared plugin/net plugin/coll plugin/common plugin/agent plugin/sched
-plugin/slurm      | shared plugin/net plugin/coll plugin/common plugin/agent plugin/sched plugin/server
+plugin/server     | shared plugin/net plugin/coll plugin/common plugin/agent
+plugin/slurm      | shared plugin/net plugin/coll plugin/common plugin/agent plugin/server
 '
 
 files=$(find shared client plugin -type f \( -name '*.h' -o -name '*.cc' -o -name '*.c' -o -name '*.inc' \) | sort)
