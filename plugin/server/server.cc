@@ -1128,31 +1128,24 @@ dyn_ops server_impl::make_dyn_ops() {
         if (_net) _net->send(node, static_cast<net::channel>(channel), body);
         else PMIXCPP_LOG_ERROR("%s: no node transport for a message to node %u", _step.nspace.c_str(), node);
     };
-    if (_opts.spawn) {
-        ops.spawn = [this](std::vector<uint8_t> body, dyn_ops::spawn_done done) {
-            // The answer comes on another thread: back to the loop with it.
-            _opts.spawn(std::move(body), [this, done](int status, const std::string &message, const std::string &ns) {
-                post([done, status, message, ns] { done(status, message, ns); });
-            });
-        };
-    }
-    if (_opts.session) {
-        ops.session = [this](std::vector<uint8_t> body, int timeout_ms, dyn_ops::session_done done) {
-            _opts.session(std::move(body), timeout_ms,
-                          [this, done](int status, const std::string &message, std::vector<uint8_t> reply) {
-                              auto held = std::make_shared<std::vector<uint8_t>>(std::move(reply));
-                              post([done, status, message, held] { done(status, message, std::move(*held)); });
-                          });
+    if (_opts.agent) {
+        // The answers come on other threads: back to the loop with them.
+        ops.agent = [this](agent::service s, std::vector<uint8_t> body, int timeout_ms, dyn_ops::session_done done) {
+            _opts.agent->call(s, std::move(body), timeout_ms,
+                              [this, done](int status, const std::string &message, std::vector<uint8_t> reply) {
+                                  auto held = std::make_shared<std::vector<uint8_t>>(std::move(reply));
+                                  post([done, status, message, held] { done(status, message, std::move(*held)); });
+                              });
         };
     }
     ops.data_of = [this](uint32_t rank, relation rel) { return _kvs.visible_data(rank, rel); };
-    if (_opts.xstep) {
+    if (_opts.agent) {
         ops.xstep = [this](std::vector<uint8_t> body, int timeout_ms, dyn_ops::session_done done) {
-            _opts.xstep(std::move(body), timeout_ms,
-                        [this, done](int status, const std::string &message, std::vector<uint8_t> reply) {
-                            auto held = std::make_shared<std::vector<uint8_t>>(std::move(reply));
-                            post([done, status, message, held] { done(status, message, std::move(*held)); });
-                        });
+            _opts.agent->call(agent::service::xstep, std::move(body), timeout_ms,
+                              [this, done](int status, const std::string &message, std::vector<uint8_t> reply) {
+                                  auto held = std::make_shared<std::vector<uint8_t>>(std::move(reply));
+                                  post([done, status, message, held] { done(status, message, std::move(*held)); });
+                              });
         };
     }
     // A spawned step ended: PMIX_EVENT_JOB_END to the rank that spawned it (custom range), with
@@ -1651,7 +1644,7 @@ void server_impl::handle_notify(connection &c, const wire::Frame &f) {
     xstep::message out;
     out.what = xstep::op::event;
     bool cross = false;
-    if (_opts.xstep && reaches_other_steps(m, _step.nspace, &out.nspaces)) {
+    if (_opts.agent && reaches_other_steps(m, _step.nspace, &out.nspaces)) {
         wire::Writer w;
         cross = wire::encode(w, m).ok();
         out.payload = w.data();
@@ -1763,7 +1756,7 @@ void server_impl::handle_fabric(connection &c, const wire::Frame &f) {
         close_connection(c.id, "malformed fabric payload: " + st.message());
         return;
     }
-    if (!_opts.fabric) {
+    if (!_opts.agent) {
         send_reply(c.id, f.id, PMIX_ERR_NOT_SUPPORTED, "no fabric source (the step has no srun agent)");
         return;
     }
@@ -1773,7 +1766,7 @@ void server_impl::handle_fabric(connection &c, const wire::Frame &f) {
         return;
     }
     const bool registration = req.op == fabric::fabric_op::registration;
-    _opts.fabric(std::move(body.value()), 60000,
+    _opts.agent->call(agent::service::fabric, std::move(body.value()), 60000,
                  [this, conn = c.id, id = f.id, registration](int status, const std::string &message,
                                                                std::vector<uint8_t> reply) {
                      auto held = std::make_shared<std::vector<uint8_t>>(std::move(reply));
@@ -1790,7 +1783,7 @@ void server_impl::handle_fabric(connection &c, const wire::Frame &f) {
 
 void server_impl::watch_fabric() {
     _fabric_watching = true;
-    _opts.fabric(fabric::encode_watch(_fabric_generation), kWatchTimeoutMs,
+    _opts.agent->call(agent::service::fabric_watch, fabric::encode_watch(_fabric_generation), kWatchTimeoutMs,
                  [this](int status, const std::string &message, std::vector<uint8_t> reply) {
                      auto held = std::make_shared<std::vector<uint8_t>>(std::move(reply));
                      post([this, status, message, held] {
@@ -2236,7 +2229,7 @@ void server_impl::send_to_other_steps(xstep::message m, const char *what) {
     }
     std::string ns = _step.nspace;
     std::string tag = what;
-    _opts.xstep(std::move(body.value()), 15000, [ns, tag](int status, const std::string &message, std::vector<uint8_t>) {
+    _opts.agent->call(agent::service::xstep, std::move(body.value()), 15000, [ns, tag](int status, const std::string &message, std::vector<uint8_t>) {
         if (status != PMIX_SUCCESS)
             PMIXCPP_LOG_VERBOSE("%s: cross-step %s: %s (status %d)", ns.c_str(), tag.c_str(), message.c_str(), status);
     });
