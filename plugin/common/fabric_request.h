@@ -1,9 +1,9 @@
 // The step's fabric for PMIx_Fabric_register / _update in application processes. srun's side
 // (which runs as the user and has Slurm's API) loads Slurm's switch topology once, on a thread of
 // its own, and computes the cost matrix (plugin/sched/fabric_cost.h) the first time a process of
-// the step asks; an update reloads it. Node servers carry requests there through srun's agent (the
-// allocation channel, magic "PXFB") and hand the answer to the client unchanged. No Slurm here:
-// the glue supplies the loader.
+// the step asks; an update reloads it. Node servers carry requests there through srun's agent
+// (services fabric and fabric_watch of plugin/agent/proto/agent_proto.h) and hand the answer to
+// the client unchanged. No Slurm here: the glue supplies the loader.
 #pragma once
 
 #include <condition_variable>

@@ -2,7 +2,8 @@
 // lives beside the job's srun processes (which, in a batch script or an salloc shell, run on one
 // host, as the user): one directory per job, `${TMPDIR:-/tmp}/pmixcpp-u<uid>-<cluster>-job<job>/`, mode
 // 0700, one file per key created with link() so a duplicate is refused atomically. Each step's
-// node servers reach it through their own srun's agent (the allocation channel, magic "PXPB").
+// node servers reach it through their own srun's agent (services session and connect of
+// plugin/agent/proto/agent_proto.h).
 // No Slurm here; the file operations run on the agent's side, on threads of their own.
 #pragma once
 
