@@ -157,8 +157,10 @@ TEST(rendezvous, every_node_gets_the_table) {
     EXPECT_FALSE(bad.ok());
     EXPECT_EQ(bad.status().code(), PMIX_ERR_NO_PERMISSIONS);
     // the client's shutdown gate: a rendezvous that waits for a node that never comes ends
-    // promptly, as cancelled, and a new one is refused
-    agent::client c(host, (*agent)->port(), (*agent)->secret());
+    // promptly, as cancelled, and a new one is refused (a fresh agent: this one has its table)
+    auto idle = srun_agent::start(nullptr);
+    ASSERT_TRUE(idle.ok());
+    agent::client c(host, (*idle)->port(), (*idle)->secret());
     std::promise<Result<std::vector<std::string>>> p;
     c.rendezvous(0, 2, "tcp:*:1", 60000, [&](Result<std::vector<std::string>> r) { p.set_value(std::move(r)); });
     std::this_thread::sleep_for(std::chrono::milliseconds(300));

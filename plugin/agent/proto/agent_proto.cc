@@ -109,8 +109,14 @@ Status decode_table(std::span<const uint8_t> body, uint32_t expected, std::vecto
     uint32_t count = 0;
     PMIXCPP_RETURN_IF_ERROR(r.get_u32(&count));
     if (count != expected) return Status(PMIX_ERR_BAD_PARAM, "rendezvous: unexpected answer from the srun agent");
-    addresses->assign(count, {});
-    for (auto &a : *addresses) PMIXCPP_RETURN_IF_ERROR(r.get_string(&a, kMaxAddress));
+    if (count > r.remaining() / 4) return Status(PMIX_ERR_UNPACK_FAILURE, "rendezvous: table shorter than its count");
+    addresses->clear();
+    addresses->reserve(count);
+    for (uint32_t i = 0; i < count; ++i) {
+        std::string a;
+        PMIXCPP_RETURN_IF_ERROR(r.get_string(&a, kMaxAddress));
+        addresses->push_back(std::move(a));
+    }
     return r.expect_end();
 }
 
