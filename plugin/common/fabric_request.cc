@@ -7,7 +7,7 @@
 #include <map>
 
 #include "fabric/fabric_wire.h"
-#include "alloc_agent.h"
+#include "../agent/proto/agent_io.h"
 #include "log.h"
 #include "wire/messages.h"
 
@@ -231,14 +231,18 @@ session::agent_reply fabric_service::handle(const fabric_request &r) {
     return rep;
 }
 
-void fabric_service::submit(int fd, std::vector<uint8_t> body) {
+void fabric_service::submit(int fd, std::vector<uint8_t> body) { start(fd, std::move(body), false); }
+
+void fabric_service::submit_watch(int fd, std::vector<uint8_t> body) { start(fd, std::move(body), true); }
+
+void fabric_service::start(int fd, std::vector<uint8_t> body, bool is_watch) {
     std::lock_guard<std::mutex> g(_threads_mutex);
     try {
-        _threads.emplace_back([this, fd, body = std::move(body)] {
+        _threads.emplace_back([this, fd, body = std::move(body), is_watch] {
             fabric_request req;
             session::agent_reply rep;
             uint64_t known = 0;
-            if (is_watch_body(body)) {
+            if (is_watch) {
                 if (Status st = decode_watch(body, &known); !st.ok()) {
                     rep.status = PMIX_ERR_UNPACK_FAILURE;
                     rep.message = "malformed fabric watch: " + st.message();
@@ -251,8 +255,7 @@ void fabric_service::submit(int fd, std::vector<uint8_t> body) {
             } else {
                 rep = handle(req);
             }
-            auto bytes = session::encode_reply(rep);
-            if (!bytes.ok() || !send_alloc_reply_and_close(fd, bytes.value()).ok()) close(fd);
+            (void)agent_io::send_reply_and_close(fd, rep);
         });
     } catch (const std::exception &) {
         close(fd);

@@ -1,9 +1,9 @@
 // The step's fabric for PMIx_Fabric_register / _update in application processes. srun's side
 // (which runs as the user and has Slurm's API) loads Slurm's switch topology once, on a thread of
 // its own, and computes the cost matrix (shared/fabric/fabric_cost.h) the first time a process of
-// the step asks; an update reloads it. Node servers carry requests there through srun's agent (the
-// allocation channel, magic "PXFB") and hand the answer to the client unchanged. No Slurm here:
-// the glue supplies the loader.
+// the step asks; an update reloads it. Node servers carry requests there through srun's agent
+// (services fabric and fabric_watch of plugin/agent/proto/agent_proto.h) and hand the answer to
+// the client unchanged. No Slurm here: the glue supplies the loader.
 #pragma once
 
 #include <condition_variable>
@@ -35,7 +35,7 @@ Result<std::vector<uint8_t>> encode_agent_request(const fabric_request &r);
 // A request or a watch (below).
 bool is_fabric_body(std::span<const uint8_t> body);
 Status decode_agent_request(std::span<const uint8_t> body, fabric_request *r);
-// The agent's reply: session::agent_reply (i32 status, str message, bytes body); body = the
+// The agent's reply: agent::reply (i32 status, str message, bytes body); body = the
 // encoded wire::info_reply of sched::matrix_to_results, which the server relays as its reply.
 
 // Fabric updates for application processes: after the first successful PMIx_Fabric_register on
@@ -72,8 +72,10 @@ public:
     fabric_service(const fabric_service &) = delete;
     fabric_service &operator=(const fabric_service &) = delete;
 
-    // Answer the agent connection `fd` (owned from here on) on a thread of its own.
+    // Answer the agent connection `fd` (owned from here on) on a thread of its own: a request
+    // (service fabric) or a watch (service fabric_watch).
     void submit(int fd, std::vector<uint8_t> body);
+    void submit_watch(int fd, std::vector<uint8_t> body);
     // The answer to one request (also for tests).
     session::agent_reply handle(const fabric_request &r);
     // The switch records: loaded on first use; `reload` asks Slurm again.
@@ -83,6 +85,7 @@ public:
     session::agent_reply watch(uint64_t known);
 
 private:
+    void start(int fd, std::vector<uint8_t> body, bool is_watch);
     void poll_loop();
     // Under _mutex: take freshly loaded records, counting a change.
     void take_records(std::vector<sched::switch_record> &&recs);

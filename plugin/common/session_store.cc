@@ -13,7 +13,7 @@
 #include <iterator>
 #include <optional>
 
-#include "alloc_agent.h"
+#include "../agent/proto/agent_io.h"
 #include "log.h"
 #include "value.h"
 
@@ -46,23 +46,6 @@ Status decode_request(std::span<const uint8_t> body, agent_request *out) {
     out->payload.assign(payload.begin(), payload.end());
     return r.expect_end();
 }
-Result<std::vector<uint8_t>> encode_reply(const agent_reply &r) {
-    wire::Writer w;
-    w.put_i32(r.status);
-    PMIXCPP_RETURN_IF_ERROR(w.put_string(r.message));
-    PMIXCPP_RETURN_IF_ERROR(w.put_bytes(r.body.data(), r.body.size()));
-    return w.data();
-}
-Status decode_reply(std::span<const uint8_t> body, agent_reply *out) {
-    wire::Reader r(body.data(), body.size());
-    std::span<const uint8_t> b;
-    PMIXCPP_RETURN_IF_ERROR(r.get_i32(&out->status));
-    PMIXCPP_RETURN_IF_ERROR(r.get_string(&out->message, 64 * 1024));
-    PMIXCPP_RETURN_IF_ERROR(r.get_bytes(&b));
-    out->body.assign(b.begin(), b.end());
-    return r.expect_end();
-}
-
 // --- rendezvous messages ------------------------------------------------------------------
 
 Result<std::vector<uint8_t>> encode(const rendezvous_request &r) {
@@ -217,14 +200,18 @@ job_store::~job_store() {
         if (t.joinable()) t.join();
 }
 
-void job_store::submit(int fd, std::vector<uint8_t> body) {
+void job_store::submit(int fd, std::vector<uint8_t> body) { start(fd, std::move(body), false); }
+
+void job_store::submit_rendezvous(int fd, std::vector<uint8_t> body) { start(fd, std::move(body), true); }
+
+void job_store::start(int fd, std::vector<uint8_t> body, bool is_rendezvous) {
     std::lock_guard<std::mutex> g(_mutex);
     try {
-        _threads.emplace_back([this, fd, body = std::move(body)] {
+        _threads.emplace_back([this, fd, body = std::move(body), is_rendezvous] {
             agent_request req;
             agent_reply rep;
             rendezvous_request rv;
-            if (is_rendezvous_body(body)) {
+            if (is_rendezvous) {
                 if (Status st = decode(body, &rv); !st.ok())
                     rep = agent_reply{PMIX_ERR_UNPACK_FAILURE, "malformed connect rendezvous: " + st.message(), {}};
                 else
@@ -235,8 +222,7 @@ void job_store::submit(int fd, std::vector<uint8_t> body) {
             } else {
                 rep = handle(req);
             }
-            auto bytes = encode_reply(rep);
-            if (!bytes.ok() || !send_alloc_reply_and_close(fd, bytes.value()).ok()) close(fd);
+            (void)agent_io::send_reply_and_close(fd, rep);
         });
     } catch (const std::exception &) {
         close(fd);

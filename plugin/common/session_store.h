@@ -2,7 +2,8 @@
 // lives beside the job's srun processes (which, in a batch script or an salloc shell, run on one
 // host, as the user): one directory per job, `${TMPDIR:-/tmp}/pmixcpp-u<uid>-<cluster>-job<job>/`, mode
 // 0700, one file per key created with link() so a duplicate is refused atomically. Each step's
-// node servers reach it through their own srun's agent (the allocation channel, magic "PXPB").
+// node servers reach it through their own srun's agent (services session and connect of
+// plugin/agent/proto/agent_proto.h).
 // No Slurm here; the file operations run on the agent's side, on threads of their own.
 #pragma once
 
@@ -17,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "../agent/proto/agent_proto.h"
 #include "status.h"
 #include "wire/messages.h"
 
@@ -26,23 +28,17 @@ inline constexpr uint32_t kSessionMagic = 0x42505850;  // "PXPB"
 inline constexpr int kMaxWaitSec = 3600;                 // a PMIX_WAIT lookup without timeout
 
 // Agent request: u32 magic, u8 type (20 publish, 21 lookup, 22 unpublish, 0 rank left), str nspace,
-// u32 rank, bytes the client's payload. Reply: i32 status, str message, bytes the reply body.
+// u32 rank, bytes the client's payload. Reply: the agent's one reply (agent_proto.h).
 struct agent_request {
     uint8_t type = 0;
     std::string nspace;
     uint32_t rank = 0;
     std::vector<uint8_t> payload;
 };
-struct agent_reply {
-    int32_t status = 0;
-    std::string message;
-    std::vector<uint8_t> body;
-};
+using agent_reply = agent::reply;
 Result<std::vector<uint8_t>> encode_request(const agent_request &r);
 bool is_session_body(std::span<const uint8_t> body);
 Status decode_request(std::span<const uint8_t> body, agent_request *r);
-Result<std::vector<uint8_t>> encode_reply(const agent_reply &r);
-Status decode_reply(std::span<const uint8_t> body, agent_reply *r);
 
 // The rendezvous of PMIx_Connect / Disconnect between the steps of a job (plugin/server/connect.h):
 // node server <-> srun's agent, magic "PXCN". Each node's contribution becomes a file of the
@@ -86,8 +82,10 @@ public:
     const std::string &dir() const { return _dir; }
 
     agent_reply handle(const agent_request &r);
-    // srun side, taking the agent connection: answer on a thread (send_alloc_reply_and_close).
+    // srun side, taking the agent connection: answer on a thread (agent_io::send_reply_and_close)
+    // a request of the store (service session) or a connect rendezvous (service connect).
     void submit(int fd, std::vector<uint8_t> body);
+    void submit_rendezvous(int fd, std::vector<uint8_t> body);
     // The step `nspace` started / ended (a namespace registry for PMIx_Connect). At the end its
     // data that does not outlive it (PROC, APP) goes.
     void step_started(const std::string &nspace);
@@ -98,6 +96,7 @@ public:
 
 private:
     explicit job_store(std::string dir) : _dir(std::move(dir)) {}
+    void start(int fd, std::vector<uint8_t> body, bool is_rendezvous);
     agent_reply publish(const agent_request &r);
     agent_reply lookup(const agent_request &r);
     agent_reply unpublish(const agent_request &r);

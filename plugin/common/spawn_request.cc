@@ -14,7 +14,7 @@
 #include <chrono>
 #include <cstring>
 
-#include "alloc_agent.h"
+#include "../agent/proto/agent_io.h"
 #include "hostlist.h"
 #include "mpmd.h"
 #include "log.h"
@@ -70,20 +70,17 @@ Status decode_request(std::span<const uint8_t> body, agent_spawn_request *out) {
     return r.expect_end();
 }
 
-Result<std::vector<uint8_t>> encode_reply(const agent_spawn_reply &r) {
-    wire::Writer w;
-    w.put_i32(r.status);
-    PMIXCPP_RETURN_IF_ERROR(w.put_string(r.message));
-    PMIXCPP_RETURN_IF_ERROR(w.put_string(r.nspace));
-    return w.data();
+agent::reply to_reply(const agent_spawn_reply &r) {
+    return agent::reply{r.status, r.message, std::vector<uint8_t>(r.nspace.begin(), r.nspace.end())};
 }
 
-Status decode_reply(std::span<const uint8_t> body, agent_spawn_reply *out) {
-    wire::Reader r(body.data(), body.size());
-    PMIXCPP_RETURN_IF_ERROR(r.get_i32(&out->status));
-    PMIXCPP_RETURN_IF_ERROR(r.get_string(&out->message, 64 * 1024));
-    PMIXCPP_RETURN_IF_ERROR(r.get_string(&out->nspace, PMIX_MAX_NSLEN));
-    return r.expect_end();
+Status from_reply(const agent::reply &in, agent_spawn_reply *out) {
+    if (in.body.size() > PMIX_MAX_NSLEN || std::find(in.body.begin(), in.body.end(), 0) != in.body.end())
+        return Status(PMIX_ERR_BAD_PARAM, "spawn reply: bad namespace");
+    out->status = in.status;
+    out->message = in.message;
+    out->nspace.assign(in.body.begin(), in.body.end());
+    return Status::success();
 }
 
 // ------------------------------------------------------------------------------------------
@@ -423,10 +420,14 @@ size_t spawn_launcher::end_children() {
     return signalled;
 }
 
-void spawn_launcher::submit(int fd, std::vector<uint8_t> body) {
+void spawn_launcher::submit(int fd, std::vector<uint8_t> body) { start(fd, std::move(body), false); }
+
+void spawn_launcher::submit_watch(int fd, std::vector<uint8_t> body) { start(fd, std::move(body), true); }
+
+void spawn_launcher::start(int fd, std::vector<uint8_t> body, bool is_watch) {
     std::lock_guard<std::mutex> g(_mutex);
     try {
-        if (is_watch_body(body))
+        if (is_watch)
             _watchers.emplace_back([this, fd, body = std::move(body)]() mutable { watch(fd, std::move(body)); });
         else
             _threads.emplace_back([this, fd, body = std::move(body)]() mutable { handle(fd, std::move(body)); });
@@ -434,9 +435,7 @@ void spawn_launcher::submit(int fd, std::vector<uint8_t> body) {
         agent_spawn_reply r;
         r.status = PMIX_ERR_OUT_OF_RESOURCE;
         r.message = "srun cannot start a spawn thread";
-        auto bytes = encode_reply(r);
-        if (bytes.ok()) (void)send_alloc_reply_and_close(fd, bytes.value());
-        else close(fd);
+        (void)agent_io::send_reply_and_close(fd, to_reply(r));
     }
 }
 
@@ -449,8 +448,7 @@ void spawn_launcher::handle(int fd, std::vector<uint8_t> body) {
     } else {
         reply = launch(req);
     }
-    auto bytes = encode_reply(reply);
-    if (!bytes.ok() || !send_alloc_reply_and_close(fd, bytes.value()).ok()) close(fd);
+    (void)agent_io::send_reply_and_close(fd, to_reply(reply));
 }
 
 void spawn_launcher::watch(int fd, std::vector<uint8_t> body) {
@@ -475,8 +473,7 @@ void spawn_launcher::watch(int fd, std::vector<uint8_t> body) {
             reply.body = w.data();
         }
     }
-    auto bytes = session::encode_reply(reply);
-    if (!bytes.ok() || !send_alloc_reply_and_close(fd, bytes.value()).ok()) close(fd);
+    (void)agent_io::send_reply_and_close(fd, reply);
 }
 
 agent_spawn_reply spawn_launcher::launch(const agent_spawn_request &r) {
@@ -635,41 +632,6 @@ agent_spawn_reply spawn_launcher::launch(const agent_spawn_request &r) {
     return fail(Status(code == 127 ? PMIX_ERR_JOB_EXE_NOT_FOUND : PMIX_ERR_JOB_FAILED_TO_LAUNCH,
                        "srun of the spawned step ended with status " + std::to_string(code) +
                            " before the step started (see srun's messages)"));
-}
-
-// ------------------------------------------------------------------------------------------
-// slurmstepd side
-
-agent_spawn_host::~agent_spawn_host() {
-    _cancel = true;
-    _workers.close();
-}
-
-void agent_spawn_host::spawn(std::vector<uint8_t> body, std::function<void(Result<agent_spawn_reply>)> done) {
-    Status st = _workers.start(
-        [this, body = std::move(body), done] {
-            auto bytes = agent_alloc_call(_host, _port, _secret, body, (kStepStartTimeoutSec + 30) * 1000, &_cancel);
-            if (!bytes.ok()) {
-                done(bytes.status().with_context("spawn through srun"));
-                return;
-            }
-            agent_spawn_reply r;
-            Status rs = decode_reply(bytes.value(), &r);
-            if (!rs.ok()) done(rs.with_context("spawn reply from srun"));
-            else done(std::move(r));
-        },
-        "spawn requests");
-    if (!st.ok()) done(st);
-}
-
-void agent_spawn_host::call(std::vector<uint8_t> body, int timeout_ms,
-                            std::function<void(Result<std::vector<uint8_t>>)> done) {
-    Status st = _workers.start(
-        [this, body = std::move(body), timeout_ms, done] {
-            done(agent_alloc_call(_host, _port, _secret, body, timeout_ms, &_cancel));
-        },
-        "calls to srun's agent");
-    if (!st.ok()) done(st);
 }
 
 }  // namespace pmixcpp::spawn

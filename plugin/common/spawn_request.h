@@ -1,6 +1,6 @@
 // PMIx_Spawn as a new Slurm step of the same job. Three pieces, none of them Slurm-specific:
-//  - the request slurmstepd sends through srun's agent (the allocation channel of alloc_agent.h,
-//    told apart by its magic): the parent proc and the client's spawn payload;
+//  - the request slurmstepd sends to srun's agent (service spawn of plugin/agent/proto/): the
+//    parent proc and the client's spawn payload;
 //  - spawn_plan: the srun command line and environment for the apps and their infos;
 //  - spawn_launcher (in srun, as the user): runs `srun --jobid=<job> --mpi=pmixcpp ...`, learns
 //    the new step's namespace from the child srun's plugin (through an inherited pipe named by
@@ -20,7 +20,7 @@
 #include <thread>
 #include <vector>
 
-#include "workers.h"
+#include "../agent/proto/agent_proto.h"
 #include "status.h"
 #include "wire/messages.h"
 
@@ -45,7 +45,7 @@ struct agent_spawn_reply {
 };
 
 // Watch a spawned step (magic "PXSW"): `u32 magic, str child nspace`; answered when that step's
-// srun ends, as a session::agent_reply whose body is `i32 exit code` of the child srun (status
+// srun ends, as an agent::reply whose body is `i32 exit code` of the child srun (status
 // PMIX_ERR_NOT_FOUND: not a step this srun spawned).
 inline constexpr uint32_t kWatchMagic = 0x57535850;
 Result<std::vector<uint8_t>> encode_watch(const std::string &child_nspace);
@@ -54,8 +54,9 @@ bool is_watch_body(std::span<const uint8_t> body);
 Result<std::vector<uint8_t>> encode_request(const agent_spawn_request &r);
 bool is_spawn_body(std::span<const uint8_t> body);
 Status decode_request(std::span<const uint8_t> body, agent_spawn_request *r);
-Result<std::vector<uint8_t>> encode_reply(const agent_spawn_reply &r);
-Status decode_reply(std::span<const uint8_t> body, agent_spawn_reply *r);
+// The spawn reply as the agent's one reply (agent_proto.h): status, message, body = the nspace.
+agent::reply to_reply(const agent_spawn_reply &r);
+Status from_reply(const agent::reply &in, agent_spawn_reply *r);
 
 // What to run: srun's argv (argv[0] = "srun") and the variables to set in its environment (they
 // reach the children, srun exporting its environment).
@@ -111,8 +112,10 @@ public:
     // srun ended (a parent srun outlives its spawned steps, so the allocation is not given up
     // under them: separated ones end on their own or with the job), then join the threads.
     ~spawn_launcher();
-    // Takes `fd` (answered with send_alloc_reply_and_close) and the request body.
+    // Takes `fd` (answered with agent_io::send_reply_and_close) and the body of a spawn request
+    // (service spawn) or of a watch (service spawn_watch).
     void submit(int fd, std::vector<uint8_t> body);
+    void submit_watch(int fd, std::vector<uint8_t> body);
     // Terminate the spawned steps still running that were not spawned with
     // PMIX_SPAWN_CHILD_SEP=true, as the standard asks when the parent job ends: after `settle_ms`
     // SIGTERM to the step, after `term_ms` SIGKILL, after `kill_ms` SIGKILL to its srun.
@@ -125,6 +128,7 @@ private:
         uint32_t job = 0, step = 0;
         bool separate = false;  // PMIX_SPAWN_CHILD_SEP
     };
+    void start(int fd, std::vector<uint8_t> body, bool is_watch);
     void handle(int fd, std::vector<uint8_t> body);
     void watch(int fd, std::vector<uint8_t> body);
     agent_spawn_reply launch(const agent_spawn_request &r);
@@ -141,29 +145,6 @@ private:
     std::condition_variable _ended_cv;
     std::map<std::string, child> _running;  // child nspace -> its srun and step
     std::map<std::string, int> _ended;      // child nspace -> exit code of its srun
-};
-
-// slurmstepd side: carry one request to srun's agent on a thread of its own and hand the reply
-// to `done` (from that thread). At most kMaxInFlight such threads at once (bounded_workers): one
-// more request is answered PMIX_ERR_OUT_OF_RESOURCE at once. Threads are joined on destruction.
-class agent_spawn_host {
-public:
-    agent_spawn_host(const sockaddr_storage &agent_host, uint16_t port, std::string secret)
-        : _host(agent_host), _port(port), _secret(std::move(secret)) {}
-    ~agent_spawn_host();
-    void spawn(std::vector<uint8_t> body, std::function<void(Result<agent_spawn_reply>)> done);
-    // Any other request of the allocation channel (session_store.h): the raw reply body.
-    void call(std::vector<uint8_t> body, int timeout_ms, std::function<void(Result<std::vector<uint8_t>>)> done);
-
-private:
-    sockaddr_storage _host;
-    uint16_t _port;
-    std::string _secret;
-    std::atomic<bool> _cancel{false};
-public:
-    static constexpr size_t kMaxInFlight = 256;
-private:
-    bounded_workers _workers{kMaxInFlight};
 };
 
 }  // namespace pmixcpp::spawn

@@ -9,8 +9,8 @@
 #include <cerrno>
 #include <cstring>
 
-#include "agent_io.h"
-#include "alloc_agent.h"
+#include "../agent/proto/agent_io.h"
+#include "../agent/stepd/agent_client.h"
 #include "log.h"
 #include "session_store.h"
 #include "wire/codec.h"
@@ -165,12 +165,12 @@ Status decode_items(std::span<const uint8_t> body, std::vector<inbox_item> *item
 namespace {
 
 std::vector<uint8_t> reply_bytes(int status, const std::string &message, std::vector<uint8_t> body = {}) {
-    auto b = session::encode_reply(session::agent_reply{status, message, std::move(body)});
+    auto b = agent::encode_reply(agent::reply{status, message, std::move(body)});
     return b.ok() ? std::move(b.value()) : std::vector<uint8_t>{};
 }
 
 void answer(int fd, int status, const std::string &message, std::vector<uint8_t> body = {}) {
-    Status st = send_alloc_reply_and_close(fd, reply_bytes(status, message, std::move(body)));
+    Status st = agent_io::send_reply_bytes_and_close(fd, reply_bytes(status, message, std::move(body)));
     if (!st.ok()) PMIXCPP_LOG_VERBOSE("cross-step: could not answer: %s", st.message().c_str());
 }
 
@@ -190,19 +190,20 @@ Result<int> connect_unix(const std::string &path) {
     return fd;
 }
 
-// One message to another step's router and its answer (an encoded session::agent_reply).
+// One message to another step's router (the agent's request frame, service xstep) and its
+// answer (an encoded agent::reply).
 Result<std::vector<uint8_t>> call_peer(const std::string &path, std::span<const uint8_t> body, int timeout_ms,
                                        const std::atomic<bool> *cancel) {
     auto deadline = clock_type::now() + std::chrono::milliseconds(timeout_ms);
     auto fd = connect_unix(path);
     if (!fd.ok()) return fd.status();
     agent_io::fd_guard guard{fd.value()};
-    auto frame = wire::encode_frame(kAgentAllocFrame, 0, 1, body, kAgentAllocMax);
+    auto frame = agent::request_frame(agent::service::xstep, body);
     if (!frame.ok()) return frame.status();
     PMIXCPP_RETURN_IF_ERROR(agent_io::send_all(fd.value(), frame.value(), deadline, cancel));
-    auto f = agent_io::read_frame(fd.value(), kAgentAllocMax, deadline, cancel);
+    auto f = agent_io::read_frame(fd.value(), agent::kMaxPayload, deadline, cancel);
     if (!f.ok()) return f.status();
-    if (f->type != kAgentAllocReplyFrame) return Status(PMIX_ERR_UNPACK_FAILURE, "unexpected frame from a peer step");
+    if (f->type != agent::kReplyFrame) return Status(PMIX_ERR_UNPACK_FAILURE, "unexpected frame from a peer step");
     return std::move(f->payload);
 }
 
@@ -386,7 +387,7 @@ void router::forward_get(int fd, message m, std::vector<uint8_t> body) {
         answer(fd, code == PMIX_ERR_TIMEOUT ? PMIX_ERR_TIMEOUT : PMIX_ERR_NOT_FOUND, why);
         return;
     }
-    Status sent = send_alloc_reply_and_close(fd, reply.value());
+    Status sent = agent_io::send_reply_bytes_and_close(fd, reply.value());
     if (!sent.ok()) PMIXCPP_LOG_VERBOSE("%s: cross-step get: %s", _nspace.c_str(), sent.message().c_str());
 }
 
@@ -414,7 +415,7 @@ void router::forward_jobctl(int fd, message m, std::vector<uint8_t> body) {
         answer(fd, PMIX_ERR_NOT_FOUND, "step " + m.nspace + " is gone: " + reply.status().message());
         return;
     }
-    Status sent = send_alloc_reply_and_close(fd, reply.value());  // the other step's verdict
+    Status sent = agent_io::send_reply_bytes_and_close(fd, reply.value());  // the other step's verdict
     if (!sent.ok()) PMIXCPP_LOG_VERBOSE("%s: cross-step job control: %s", _nspace.c_str(), sent.message().c_str());
 }
 
@@ -434,7 +435,7 @@ void router::flush(uint32_t node) {
         items.swap(b.queued);
     }
     auto body = encode_items(items);
-    Status st = body.ok() ? send_alloc_reply_and_close(fd, reply_bytes(PMIX_SUCCESS, {}, std::move(body.value())))
+    Status st = body.ok() ? agent_io::send_reply_bytes_and_close(fd, reply_bytes(PMIX_SUCCESS, {}, std::move(body.value())))
                           : body.status();
     if (!body.ok()) close(fd);
     if (!st.ok())
@@ -486,10 +487,10 @@ void router::serve_peer(int fd) {
         close(fd);
         return;
     }
-    auto f = agent_io::read_frame(fd, kAgentAllocMax, clock_type::now() + std::chrono::seconds(5), &_stopping);
+    auto f = agent_io::read_frame(fd, agent::kMaxPayload, clock_type::now() + std::chrono::seconds(5), &_stopping);
     message m;
     Status st = f.ok() ? decode(f->payload, &m) : f.status();
-    if (st.ok() && f->type != kAgentAllocFrame) st = Status(PMIX_ERR_UNPACK_FAILURE, "unexpected frame type");
+    if (st.ok() && f->type != static_cast<uint16_t>(agent::service::xstep)) st = Status(PMIX_ERR_UNPACK_FAILURE, "unexpected frame type");
     if (!st.ok()) {
         PMIXCPP_LOG_ERROR("%s: cross-step router: dropped a message: %s", _nspace.c_str(), st.message().c_str());
         close(fd);
@@ -561,30 +562,9 @@ void router::serve_peer(int fd) {
 
 // --- slurmstepd side ----------------------------------------------------------------------
 
-caller::~caller() {
-    _cancel = true;
-    _workers.close();
-}
-
-void caller::call(std::vector<uint8_t> body, int timeout_ms, done_fn done) {
-    Status st = _workers.start(
-        [this, body = std::move(body), timeout_ms, done] {
-            auto bytes = agent_alloc_call(_host, _port, _secret, body, timeout_ms, &_cancel);
-            session::agent_reply rep;
-            Status rs = bytes.ok() ? session::decode_reply(bytes.value(), &rep) : bytes.status();
-            if (!rs.ok()) done(rs.code() == PMIX_SUCCESS ? PMIX_ERROR : rs.code(), rs.message(), {});
-            else done(rep.status, rep.message, std::move(rep.body));
-        },
-        "cross-step calls");
-    if (!st.ok()) done(st.code(), st.message(), {});
-}
-
-Result<std::unique_ptr<inbox>> inbox::start(const sockaddr_storage &agent_host, uint16_t port, std::string secret,
-                                            uint32_t node, deliver_fn deliver) {
+Result<std::unique_ptr<inbox>> inbox::start(agent::client &agent, uint32_t node, deliver_fn deliver) {
     std::unique_ptr<inbox> in(new inbox());
-    in->_host = agent_host;
-    in->_port = port;
-    in->_secret = std::move(secret);
+    in->_agent = &agent;
     in->_node = node;
     in->_deliver = std::move(deliver);
     try {
@@ -608,13 +588,12 @@ void inbox::run() {
     if (!body.ok()) return;
     int failures = 0;
     while (!_cancel) {
-        auto bytes = agent_alloc_call(_host, _port, _secret, body.value(), kInboxCallMs, &_cancel);
-        if (_cancel) return;
-        session::agent_reply rep;
-        Status st = bytes.ok() ? session::decode_reply(bytes.value(), &rep) : bytes.status();
+        auto rep = _agent->call_sync(agent::service::xstep, body.value(), kInboxCallMs);
+        if (_cancel || _agent->stopping()) return;
+        Status st = rep.status();
         std::vector<inbox_item> items;
-        if (st.ok() && rep.status != PMIX_SUCCESS) st = Status(rep.status, rep.message);
-        if (st.ok()) st = decode_items(rep.body, &items);
+        if (st.ok() && rep->status != PMIX_SUCCESS) st = Status(rep->status, rep->message);
+        if (st.ok()) st = decode_items(rep->body, &items);
         if (!st.ok()) {
             if (st.code() == PMIX_ERR_NOT_SUPPORTED) {
                 PMIXCPP_LOG_VERBOSE("cross-step inbox: %s", st.message().c_str());
@@ -622,7 +601,7 @@ void inbox::run() {
             }
             if (st.code() != PMIX_ERR_TIMEOUT && failures++ < 3)
                 PMIXCPP_LOG_VERBOSE("cross-step inbox: %s (retrying)", st.message().c_str());
-            for (int i = 0; i < 10 && !_cancel; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+            for (int i = 0; i < 10 && !_cancel && !_agent->stopping(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
             continue;
         }
         failures = 0;

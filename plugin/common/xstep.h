@@ -28,8 +28,11 @@
 #include <thread>
 #include <vector>
 
-#include "workers.h"
 #include "status.h"
+
+namespace pmixcpp::agent {
+class client;
+}
 
 namespace pmixcpp::xstep {
 
@@ -49,7 +52,7 @@ const char *to_string(op o);
 //   answer: u64 id (of the inbox item), i32 status, str message, bytes data (encoded info[])
 //   jobctl: str nspace (the target step), i32 signal, u8 terminate (SIGTERM, SIGKILL after the
 //           grace), u32 n, n x u32 rank (0 = every rank of the step)
-// Every call is answered with a session::agent_reply (i32 status, str message, bytes body).
+// Every call is answered with the agent's one reply (agent::reply: i32 status, str message, bytes body).
 struct message {
     op what = op::get;
     std::string nspace;  // get: the target's
@@ -142,37 +145,15 @@ private:
 // Path of a step's router socket in the job's directory.
 std::string socket_path(const std::string &dir, const std::string &nspace);
 
-// slurmstepd side: the node server's calls of this channel (get, event, answer), each on a thread
-// of its own (finished ones are joined at the next call, the rest when destroyed, which cancels
-// them). `done` runs on that thread.
-class caller {
-public:
-    using done_fn = std::function<void(int status, const std::string &message, std::vector<uint8_t> body)>;
-    caller(const sockaddr_storage &agent_host, uint16_t port, std::string secret)
-        : _host(agent_host), _port(port), _secret(std::move(secret)) {}
-    ~caller();
-    caller(const caller &) = delete;
-    caller &operator=(const caller &) = delete;
-    void call(std::vector<uint8_t> body, int timeout_ms, done_fn done);
-
-private:
-    sockaddr_storage _host;
-    uint16_t _port;
-    std::string _secret;
-    std::atomic<bool> _cancel{false};
-public:
-    static constexpr size_t kMaxInFlight = 256;  // beyond: PMIX_ERR_OUT_OF_RESOURCE at once
-private:
-    bounded_workers _workers{kMaxInFlight};
-};
-
 // slurmstepd side: keeps one inbox call open to srun's agent on a thread of its own and hands
-// every item to `deliver` (on that thread). Stops (cancels the call) when destroyed.
+// every item to `deliver` (on that thread). The agent client's shutdown gate ends the call: shut
+// the client down before destroying the inbox.
 class inbox {
 public:
     using deliver_fn = std::function<void(std::vector<inbox_item> items)>;
-    static Result<std::unique_ptr<inbox>> start(const sockaddr_storage &agent_host, uint16_t port,
-                                                std::string secret, uint32_t node, deliver_fn deliver);
+    // `agent` (slurmstepd's client of srun's agent) must outlive the inbox; its shutdown gate
+    // ends the call.
+    static Result<std::unique_ptr<inbox>> start(agent::client &agent, uint32_t node, deliver_fn deliver);
     ~inbox();
     inbox(const inbox &) = delete;
     inbox &operator=(const inbox &) = delete;
@@ -180,9 +161,7 @@ public:
 private:
     inbox() = default;
     void run();
-    sockaddr_storage _host{};
-    uint16_t _port = 0;
-    std::string _secret;
+    agent::client *_agent = nullptr;
     uint32_t _node = 0;
     deliver_fn _deliver;
     std::atomic<bool> _cancel{false};

@@ -66,8 +66,10 @@ dyn_service::dyn_service(const step_info &step, std::vector<uint32_t> node_of, d
     : _step(step), _node_of(std::move(node_of)), _ops(std::move(ops)) {
     connect_ops c;
     c.reply = _ops.reply;
-    if (_ops.session) {
-        c.rendezvous = _ops.session;
+    if (_ops.agent) {
+        c.rendezvous = [this](std::vector<uint8_t> body, int timeout_ms, connect_ops::done_fn done) {
+            _ops.agent(agent::service::connect, std::move(body), timeout_ms, std::move(done));
+        };
         // Another namespace's size: the key its srun published in the job's store.
         c.ns_size = [this](const std::string &nspace, connect_ops::size_fn done) {
             wire::lookup_request lk;
@@ -83,7 +85,7 @@ dyn_service::dyn_service(const step_info &step, std::vector<uint32_t> node_of, d
                 body = session::encode_request(req);
             }
             if (!body.ok()) return done(std::nullopt);
-            _ops.session(std::move(body.value()), 10000,
+            _ops.agent(agent::service::session, std::move(body.value()), 10000,
                          [done, nspace](int status, const std::string &, std::vector<uint8_t> reply) {
                              wire::lookup_reply r;
                              if (status != PMIX_SUCCESS || !wire::decode_payload(reply, &r).ok() || r.data.size() != 1)
@@ -286,14 +288,16 @@ void dyn_service::handle_pubsub(const pubsub_requester &who, uint8_t type, std::
 
 void dyn_service::rank_left(uint32_t rank) {
     _connect->rank_left(rank);
-    if (_ops.session && rank < _session_publishers.size() && _session_publishers[rank]) {
+    if (_ops.agent && rank < _session_publishers.size() && _session_publishers[rank]) {
         _session_publishers[rank] = false;
         session::agent_request req;
         req.type = 0;
         req.nspace = _step.nspace;
         req.rank = rank;
         auto body = session::encode_request(req);
-        if (body.ok()) _ops.session(std::move(body.value()), 10000, [](int, const std::string &, std::vector<uint8_t>) {});
+        if (body.ok())
+            _ops.agent(agent::service::session, std::move(body.value()), 10000,
+                         [](int, const std::string &, std::vector<uint8_t>) {});
     }
     if (_step.node_id == 0) {
         size_t n = _store.rank_left(rank);
@@ -553,7 +557,7 @@ std::optional<server_clock::time_point> dyn_service::next_deadline() const {
 // go to the job's store beside srun, when the step has one. True if sent there.
 bool dyn_service::to_session(uint64_t conn, uint32_t rank, uint16_t type, uint32_t request_id,
                              std::span<const uint8_t> payload) {
-    if (!_ops.session) return false;
+    if (!_ops.agent) return false;
     const InfoArray *dirs = nullptr;
     wire::publish_request pub;
     wire::lookup_request lk;
@@ -584,7 +588,7 @@ bool dyn_service::to_session(uint64_t conn, uint32_t rank, uint16_t type, uint32
         if (_session_publishers.size() < _step.ntasks) _session_publishers.resize(_step.ntasks, false);
         if (rank < _session_publishers.size()) _session_publishers[rank] = true;
     }
-    _ops.session(std::move(body.value()), timeout_ms,
+    _ops.agent(agent::service::session, std::move(body.value()), timeout_ms,
                  [this, conn, request_id](int status, const std::string &message, std::vector<uint8_t> reply) {
                      _ops.reply(conn, request_id, status, message, reply);
                  });
@@ -600,7 +604,7 @@ void dyn_service::on_spawn(uint64_t conn, uint32_t rank, uint32_t request_id, st
         _ops.reply(conn, request_id, PMIX_ERR_UNPACK_FAILURE, "malformed spawn: " + st.message(), {});
         return;
     }
-    if (!_ops.spawn) {
+    if (!_ops.agent) {
         _ops.reply(conn, request_id, PMIX_ERR_NOT_SUPPORTED, "spawn needs srun's agent, which this step has not", {});
         return;
     }
@@ -612,12 +616,19 @@ void dyn_service::on_spawn(uint64_t conn, uint32_t rank, uint32_t request_id, st
         return;
     }
     PMIXCPP_LOG_VERBOSE("%s: rank %u spawns %zu app(s)", _step.nspace.c_str(), rank, req.request.apps.size());
-    _ops.spawn(std::move(body.value()), [this, conn, request_id, rank](int status, const std::string &message,
-                                                                       const std::string &nspace) {
-        if (status != PMIX_SUCCESS) {
-            _ops.reply(conn, request_id, status, message, {});
+    _ops.agent(agent::service::spawn, std::move(body.value()), (spawn::kStepStartTimeoutSec + 30) * 1000,
+               [this, conn, request_id, rank](int status, const std::string &message, std::vector<uint8_t> reply) {
+        spawn::agent_spawn_reply rep;
+        Status st = spawn::from_reply(agent::reply{status, message, std::move(reply)}, &rep);
+        if (!st.ok()) {
+            _ops.reply(conn, request_id, PMIX_ERR_UNPACK_FAILURE, st.with_context("spawn reply from srun").message(), {});
             return;
         }
+        if (rep.status != PMIX_SUCCESS) {
+            _ops.reply(conn, request_id, rep.status, rep.message, {});
+            return;
+        }
+        const std::string &nspace = rep.nspace;
         wire::Writer w;
         wire::spawn_reply r;
         r.nspace = nspace;
@@ -630,10 +641,10 @@ void dyn_service::on_spawn(uint64_t conn, uint32_t rank, uint32_t request_id, st
 // The parent's srun knows when the child step's srun ends: ask it to tell us, then raise
 // PMIX_EVENT_JOB_END at the spawning rank.
 void dyn_service::watch_child(const std::string &child, uint32_t spawner) {
-    if (!_ops.session || !_ops.child_ended) return;
+    if (!_ops.agent || !_ops.child_ended) return;
     auto body = spawn::encode_watch(child);
     if (!body.ok()) return;
-    _ops.session(std::move(body.value()), kWatchTimeoutMs,
+    _ops.agent(agent::service::spawn_watch, std::move(body.value()), kWatchTimeoutMs,
                  [this, child, spawner](int status, const std::string &message, std::vector<uint8_t> reply) {
                      int32_t code = -1;
                      wire::Reader r(reply.data(), reply.size());

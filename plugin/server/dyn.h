@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "../agent/proto/agent_proto.h"
 #include "../common/process_ref.h"
 #include "connect.h"
 #include "pubsub.h"
@@ -34,14 +35,12 @@ struct dyn_ops {
     // The process of a connected local rank (null: never connected, or gone), a pidfd taken
     // when it connected (common/process_ref.h): never a bare pid that could have been reused.
     std::function<process_handle(uint32_t rank)> process_of;
-    // PMIx_Spawn: carry the encoded agent request to srun's side; `done` runs on the loop thread.
-    // Empty = spawn is refused (PMIX_ERR_NOT_SUPPORTED).
-    using spawn_done = std::function<void(int status, const std::string &message, const std::string &nspace)>;
-    std::function<void(std::vector<uint8_t> body, spawn_done done)> spawn;
-    // Session-range publish/lookup/unpublish: to the job's store beside srun (session_store.h);
-    // `done` runs on the loop thread. Empty = session data stays in the step's store.
+    // A request of srun's side (plugin/agent/): spawn and spawn_watch (spawn_request.h), session
+    // (publish/lookup/unpublish in the job's store beside srun, session_store.h), connect (its
+    // rendezvous); `done` runs on the loop thread. Empty = spawn is refused
+    // (PMIX_ERR_NOT_SUPPORTED) and session data stays in the step's store.
     using session_done = std::function<void(int status, const std::string &message, std::vector<uint8_t> body)>;
-    std::function<void(std::vector<uint8_t> body, int timeout_ms, session_done done)> session;
+    std::function<void(agent::service s, std::vector<uint8_t> body, int timeout_ms, session_done done)> agent;
     // PMIx_Connect: our ranks' data as another namespace sees it (connect.h). Empty = connect
     // carries no data.
     std::function<Result<InfoArray>(uint32_t rank, relation rel)> data_of;

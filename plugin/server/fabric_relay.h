@@ -12,15 +12,17 @@
 #include <string>
 #include <vector>
 
+#include "../agent/proto/agent_proto.h"
 #include "status.h"
 
 namespace pmixcpp::server {
 
 struct fabric_relay_ops {
-    // A request to srun's side (server_options::fabric); `done` may run on any thread. Empty:
+    // A request to srun's side (server_options::agent: services fabric and fabric_watch); `done`
+    // may run on any thread. Empty:
     // requests are refused with PMIX_ERR_NOT_SUPPORTED.
     using done_fn = std::function<void(int status, const std::string &message, std::vector<uint8_t> body)>;
-    std::function<void(std::vector<uint8_t> body, int timeout_ms, done_fn done)> request;
+    std::function<void(agent::service service, std::vector<uint8_t> body, int timeout_ms, done_fn done)> request;
     // Run on the loop thread.
     std::function<void(std::function<void()>)> post;
     // The reply to a client's request (body: only with PMIX_SUCCESS).

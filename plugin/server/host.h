@@ -5,9 +5,11 @@
 #include <pmix_common.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
+#include "../agent/proto/agent_proto.h"
 #include "status.h"
 
 namespace pmixcpp::server {
@@ -25,6 +27,17 @@ public:
     // PMIx_Log from `rank`: forward one message to the resource manager's log.
     virtual void log(const std::string &nspace, uint32_t rank, const std::string &channel,
                      const std::string &message) = 0;
+};
+
+// The server's one port to srun's side (plugin/agent/): a request of service `s` (its body
+// encoded by the service's codec), answered with the agent's one reply. Returns at once; `done`
+// (status, message, reply body) runs on another thread. Implemented by slurmstepd's agent
+// client (plugin/slurm/server_ports.h).
+class agent_port {
+public:
+    using done_fn = std::function<void(int status, const std::string &message, std::vector<uint8_t> body)>;
+    virtual ~agent_port() = default;
+    virtual void call(agent::service s, std::vector<uint8_t> body, int timeout_ms, done_fn done) = 0;
 };
 
 }  // namespace pmixcpp::server

@@ -1048,31 +1048,24 @@ dyn_ops server_impl::make_dyn_ops() {
         if (_net) _net->send(node, static_cast<net::channel>(channel), body);
         else PMIXCPP_LOG_ERROR("%s: no node transport for a message to node %u", _step.nspace.c_str(), node);
     };
-    if (_opts.spawn) {
-        ops.spawn = [this](std::vector<uint8_t> body, dyn_ops::spawn_done done) {
-            // The answer comes on another thread: back to the loop with it.
-            _opts.spawn(std::move(body), [this, done](int status, const std::string &message, const std::string &ns) {
-                post([done, status, message, ns] { done(status, message, ns); });
-            });
-        };
-    }
-    if (_opts.session) {
-        ops.session = [this](std::vector<uint8_t> body, int timeout_ms, dyn_ops::session_done done) {
-            _opts.session(std::move(body), timeout_ms,
-                          [this, done](int status, const std::string &message, std::vector<uint8_t> reply) {
-                              auto held = std::make_shared<std::vector<uint8_t>>(std::move(reply));
-                              post([done, status, message, held] { done(status, message, std::move(*held)); });
-                          });
+    if (_opts.agent) {
+        // The answers come on other threads: back to the loop with them.
+        ops.agent = [this](agent::service s, std::vector<uint8_t> body, int timeout_ms, dyn_ops::session_done done) {
+            _opts.agent->call(s, std::move(body), timeout_ms,
+                              [this, done](int status, const std::string &message, std::vector<uint8_t> reply) {
+                                  auto held = std::make_shared<std::vector<uint8_t>>(std::move(reply));
+                                  post([done, status, message, held] { done(status, message, std::move(*held)); });
+                              });
         };
     }
     ops.data_of = [this](uint32_t rank, relation rel) { return _kvs.visible_data(rank, rel); };
-    if (_opts.xstep) {
+    if (_opts.agent) {
         ops.xstep = [this](std::vector<uint8_t> body, int timeout_ms, dyn_ops::session_done done) {
-            _opts.xstep(std::move(body), timeout_ms,
-                        [this, done](int status, const std::string &message, std::vector<uint8_t> reply) {
-                            auto held = std::make_shared<std::vector<uint8_t>>(std::move(reply));
-                            post([done, status, message, held] { done(status, message, std::move(*held)); });
-                        });
+            _opts.agent->call(agent::service::xstep, std::move(body), timeout_ms,
+                              [this, done](int status, const std::string &message, std::vector<uint8_t> reply) {
+                                  auto held = std::make_shared<std::vector<uint8_t>>(std::move(reply));
+                                  post([done, status, message, held] { done(status, message, std::move(*held)); });
+                              });
         };
     }
     // A spawned step ended: PMIX_EVENT_JOB_END to the rank that spawned it (custom range), with
@@ -1569,7 +1562,7 @@ void server_impl::handle_notify(connection &c, const wire::Frame &f) {
     xstep::message out;
     out.what = xstep::op::event;
     bool cross = false;
-    if (_opts.xstep && reaches_other_steps(m, _step.nspace, &out.nspaces)) {
+    if (_opts.agent && reaches_other_steps(m, _step.nspace, &out.nspaces)) {
         wire::Writer w;
         cross = wire::encode(w, m).ok();
         out.payload = w.data();
@@ -1681,7 +1674,9 @@ void server_impl::handle_fabric(connection &c, const wire::Frame &f) {
 
 fabric_relay_ops server_impl::make_fabric_ops() {
     fabric_relay_ops o;
-    o.request = _opts.fabric;
+    if (_opts.agent)
+        o.request = [this](agent::service service, std::vector<uint8_t> body, int timeout_ms,
+                           fabric_relay_ops::done_fn done) { _opts.agent->call(service, std::move(body), timeout_ms, std::move(done)); };
     o.post = [this](std::function<void()> fn) { post(std::move(fn)); };
     o.reply = [this](uint64_t conn, uint32_t id, pmix_status_t status, const std::string &message,
                      std::span<const uint8_t> body) {
@@ -1925,7 +1920,10 @@ void server_impl::on_node_lost(uint32_t node, const std::string &why) {
 
 xstep_relay_ops server_impl::make_xstep_ops() {
     xstep_relay_ops o;
-    o.send = _opts.xstep;
+    if (_opts.agent)
+        o.send = [this](std::vector<uint8_t> body, int timeout_ms, xstep_relay_ops::done_fn done) {
+            _opts.agent->call(agent::service::xstep, std::move(body), timeout_ms, std::move(done));
+        };
     o.has = [this](uint32_t rank, const std::string &key, relation rel) {
         return key.empty() ? _kvs.has_committed(rank) : _kvs.has(rank, key, rel);
     };

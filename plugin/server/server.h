@@ -47,24 +47,14 @@ struct server_options {
     multinode_options multinode;
     // Cross-node events (events.h); nullptr = events reach this node's processes only.
     remote_events *event_forwarder = nullptr;
-    // PMIx_Spawn (plugin/common/spawn_request.h): carry an encoded agent_spawn_request to srun's
-    // side; `done` (status, message, children's namespace) may run on any thread. Empty = refused
-    // with PMIX_ERR_NOT_SUPPORTED.
-    using spawn_done_fn = std::function<void(int status, const std::string &message, const std::string &nspace)>;
-    std::function<void(std::vector<uint8_t> body, spawn_done_fn done)> spawn;
-    // Session-range publish/lookup (plugin/common/session_store.h): carry an encoded agent request
-    // to srun's side; `done` (status, message, reply body) may run on any thread. Empty = the
-    // session is the step.
-    using session_done_fn = std::function<void(int status, const std::string &message, std::vector<uint8_t> body)>;
-    std::function<void(std::vector<uint8_t> body, int timeout_ms, session_done_fn done)> session;
-    // PMIx_Fabric_register/update (plugin/common/fabric_request.h): same contract as `session`,
-    // the reply body is relayed to the client. Empty = PMIX_ERR_NOT_SUPPORTED.
-    std::function<void(std::vector<uint8_t> body, int timeout_ms, session_done_fn done)> fabric;
-    // Messages to the other steps of the job (plugin/common/xstep.h: direct modex of their procs,
-    // events of range SESSION/GLOBAL/CUSTOM): same contract as `session`. What comes from them
-    // is handed in with pmix_server::from_other_steps. Empty = Gets of other namespaces are
-    // answered from what PMIx_Connect brought, and events stay in the step.
-    std::function<void(std::vector<uint8_t> body, int timeout_ms, session_done_fn done)> xstep;
+    // srun's side (host.h agent_port): PMIx_Spawn and spawn watches (plugin/common/spawn_request.h),
+    // the job's store and connect rendezvous (session_store.h), PMIx_Fabric_register/update
+    // (fabric_request.h), messages to the other steps of the job (xstep.h: direct modex of their
+    // procs, events of range SESSION/GLOBAL/CUSTOM; what comes from them is handed in with
+    // pmix_server::from_other_steps). nullptr: spawn and fabric are PMIX_ERR_NOT_SUPPORTED, the
+    // session is the step, Gets of other namespaces are answered from what PMIx_Connect brought
+    // and events stay in the step.
+    agent_port *agent = nullptr;
     // Largest frame payload a client may send.
     uint32_t max_payload = 64u << 20;
     // Allocation requests and resource-manager queries (alloc.h); nullptr = not supported.

@@ -12,7 +12,7 @@
 #include <optional>
 #include <set>
 
-#include "../common/alloc_agent.h"
+#include "../agent/proto/agent_io.h"
 #include "hostlist.h"
 #include "log.h"
 #include "pmix_strings.h"
@@ -343,7 +343,7 @@ void alloc_bridge::answer(int fd, const alloc::agent_reply &rep) {
             return;
         }
     }
-    Status st = send_alloc_reply_and_close(fd, bytes.value());
+    Status st = agent_io::send_reply_and_close(fd, agent::reply{PMIX_SUCCESS, {}, std::move(bytes.value())});
     if (!st.ok()) PMIXCPP_LOG_VERBOSE("allocation bridge: answer lost: %s", st.message().c_str());
 }
 
@@ -886,31 +886,4 @@ void alloc_bridge::handle_query(int fd, alloc::agent_request &&req) {
     answer(fd, rep);
 }
 
-// ------------------------------------------------------------------------------------------
-// agent_alloc_host (slurmstepd)
-
-namespace server {
-
-agent_alloc_host::~agent_alloc_host() {
-    _cancel = true;
-    _workers.close();
-}
-
-void agent_alloc_host::forward_alloc(std::vector<uint8_t> request, int timeout_sec, reply_fn done) {
-    // Pending requests may wait long in Slurm: pmix.timeout (+ a margin for the bridge to answer
-    // first), else a week.
-    const int timeout_ms =
-        timeout_sec > 0 ? static_cast<int>(std::min<int64_t>(int64_t(timeout_sec) + 30, INT32_MAX / 1000) * 1000)
-                        : 7 * 24 * 3600 * 1000;
-    Status st = _workers.start(
-        [this, request = std::move(request), timeout_ms, done] {
-            auto answer = agent_alloc_call(_host, _port, _secret, request, timeout_ms, &_cancel);
-            if (!answer.ok() && _cancel.load()) answer = Status(PMIX_ERR_JOB_CANCELED, "the step is ending");
-            done(std::move(answer));
-        },
-        "allocation requests");
-    if (!st.ok()) done(st);
-}
-
-}  // namespace server
 }  // namespace pmixcpp

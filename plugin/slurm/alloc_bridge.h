@@ -1,7 +1,7 @@
 // Allocation requests, Slurm side. Two halves:
 //
 // alloc_bridge (runs in srun, as the user): takes the requests that the step's node servers send
-// through srun's agent (plugin/common/alloc_agent.h) and executes them with the Slurm API from
+// through srun's agent (service alloc of plugin/agent/proto/agent_proto.h) and executes them with the Slurm API from
 // srun's own process, so every RPC carries the user's munge credential and slurmctld applies the
 // user's permissions and limits. Nothing is ever asked of slurmctld from slurmstepd (root).
 //   NEW        slurm_allocate_resources: a separate allocation with its own job id
@@ -34,9 +34,7 @@
 // One worker thread does the Slurm calls; pending requests are polled every second
 // (slurm_load_job); pmix.timeout bounds how long one may stay pending (PMIX_ERR_TIMEOUT).
 // A request Slurm refuses ends at once with the Slurm error text.
-//
-// agent_alloc_host (runs in slurmstepd): the server's alloc_host. Each request is carried to the
-// agent on a thread of its own (bounded), never on the server's loop thread.
+// Its answer is the body of the agent's reply. slurmstepd's side is plugin/slurm/server_ports.h.
 #pragma once
 
 #include <sys/socket.h>
@@ -54,7 +52,6 @@
 #include <thread>
 #include <vector>
 
-#include "../common/workers.h"
 #include "../common/alloc_request.h"
 #include "../common/alloc_table.h"
 #include "../server/alloc.h"
@@ -132,25 +129,4 @@ private:
     std::thread _thread;
 };
 
-namespace server {
-
-// slurmstepd side: carry requests to srun's agent.
-class agent_alloc_host : public alloc_host {
-public:
-    agent_alloc_host(const sockaddr_storage &agent_host, uint16_t port, std::string secret)
-        : _host(agent_host), _port(port), _secret(std::move(secret)) {}
-    ~agent_alloc_host() override;  // cancels and joins the calls in flight
-    void forward_alloc(std::vector<uint8_t> request, int timeout_sec, reply_fn done) override;
-
-    static constexpr size_t kMaxInFlight = 256;  // beyond: PMIX_ERR_OUT_OF_RESOURCE at once
-
-private:
-    sockaddr_storage _host;
-    uint16_t _port;
-    std::string _secret;
-    std::atomic<bool> _cancel{false};
-    bounded_workers _workers{kMaxInFlight};
-};
-
-}  // namespace server
 }  // namespace pmixcpp

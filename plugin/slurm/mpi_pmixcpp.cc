@@ -3,22 +3,20 @@
 // Slurm return code here; no exception leaves this file.
 #include "slurm_api.h"
 
-#include "../common/alloc_agent.h"
+#include "../agent/stepd/agent_client.h"
+#include "server_ports.h"
 #include "plugin_config.h"
 #include "../common/fabric_request.h"
 #include "../common/mpmd.h"
-#include "alloc_bridge.h"
 #include "../common/session_store.h"
 #include "../common/spawn_request.h"
-#include "../common/srun_agent.h"
 #include "../common/xstep.h"
+#include "srun_side.h"
 #include "../net/listener_guard.h"
 #include "../common/step_env.h"
-#include "../server/connect.h"
 #include "../server/server.h"
 #include "../common/step_info.h"
 #include "../server/topology.h"
-#include "fabric/slurm_topo_layout.h"
 #include "c_boundary.h"
 #include "log.h"
 
@@ -51,61 +49,7 @@ PMIXCPP_EXPORT const uint32_t plugin_version = SLURM_VERSION_NUMBER;
 namespace pmixcpp {
 namespace {
 
-// srun -> slurmstepd: the job's expected end (Unix time), for PMIxCppTimeLimitAlert.
-constexpr const char *kJobEndEnv = "SLURM_PMIXCPP_JOB_END";
 
-// srun side: the Slurm steps making up the step (one per heterogeneous component), so that the
-// agent can end all of them.
-struct step_components {
-    std::mutex mutex;
-    std::vector<std::pair<uint32_t, uint32_t>> steps;  // (job, step)
-    bool ended = false;
-
-    // False once the step was ended: a component whose launch thread comes that late must not
-    // start its tasks.
-    bool add(uint32_t job, uint32_t step) {
-        std::lock_guard<std::mutex> lock(mutex);
-        if (ended) return false;
-        steps.emplace_back(job, step);
-        return true;
-    }
-    size_t count() {
-        std::lock_guard<std::mutex> lock(mutex);
-        return steps.size();
-    }
-    // Kill every component once; `why` goes to srun's log first.
-    void end(const std::string &why) {
-        std::vector<std::pair<uint32_t, uint32_t>> todo;
-        {
-            std::lock_guard<std::mutex> lock(mutex);
-            if (ended) return;
-            ended = true;
-            todo = steps;
-        }
-        log_var(LOG_LEVEL_VERBOSE, "mpi/pmixcpp: %s: ending the step", why.c_str());
-        for (auto [job, step] : todo) kill(job, step);
-    }
-
-    // srun is done: once more if the step was ended, for a component whose tasks were launched
-    // only after the first kill reached its nodes.
-    void end_late_comers() {
-        std::vector<std::pair<uint32_t, uint32_t>> todo;
-        {
-            std::lock_guard<std::mutex> lock(mutex);
-            if (!ended) return;
-            todo = steps;
-        }
-        for (auto [job, step] : todo) kill(job, step);
-    }
-
-private:
-    static void kill(uint32_t job, uint32_t step) {
-        if (slurm_signal_step(job, step, SIGKILL) != SLURM_SUCCESS && slurm_last_error() != ESLURM_ALREADY_DONE &&
-            slurm_last_error() != ESLURM_INVALID_JOB_ID)
-            log_var(LOG_LEVEL_ERROR, "mpi/pmixcpp: slurm_kill_job_step(%u, %u): %s", job, step,
-                    slurm_strerror(slurm_last_error()));
-    }
-};
 
 // Everything this plugin instance holds. One per loading process (srun,
 // slurmd, slurmctld or slurmstepd); only slurmstepd fills the step part.
@@ -115,21 +59,13 @@ struct plugin_state {
     bool have_step = false;
     step_info step;
 
-    // srun side: the agent that hears from the step's slurmstepds, and the bridge that runs
-    // their allocation requests with the user's credential (alloc_bridge.h).
-    std::unique_ptr<srun_agent> agent;
-    std::unique_ptr<alloc_bridge> bridge;
-    std::unique_ptr<spawn::spawn_launcher> launcher;  // PMIx_Spawn: runs srun as the user
-    std::unique_ptr<session::job_store> job_store;    // session-range published data
-    std::unique_ptr<fabric::fabric_service> fabric;   // PMIx_Fabric_register: Slurm's switch topology
-    std::unique_ptr<xstep::router> xstep_router;      // messages between the job's steps
-    std::string step_nspace;
+    // srun side: the agent that hears from the step's slurmstepds and its services.
+    std::unique_ptr<srun_side> srun;
     // srun calls client_prelaunch and client_fini once per component of a heterogeneous step,
     // each from a thread of its own: the components share the one agent above.
     std::mutex srun_mutex;     // prelaunch and fini
     int srun_users = 0;        // components between prelaunch and fini
     env_list srun_env;         // what prelaunch adds to every component's environment
-    std::shared_ptr<step_components> components;
 
     // slurmstepd side: where that agent listens.
     bool have_agent = false;
@@ -138,17 +74,13 @@ struct plugin_state {
     std::string agent_secret;
     std::string node_name;
 
-    // slurmstepd side: the node's PMIx server and its host (abort, log).
+    // slurmstepd side: the one client of that agent (plugin/agent/stepd/), the ports the
+    // server reaches srun's side through, the node's PMIx server and its host (abort, log).
+    std::unique_ptr<agent::client> agent_client;
+    std::unique_ptr<agent::server_ports> ports;
     std::unique_ptr<server::server_host> host;
-    std::unique_ptr<server::agent_alloc_host> alloc_host;  // allocation requests -> srun's agent
-    std::unique_ptr<spawn::agent_spawn_host> spawn_host;   // spawn requests -> srun's agent
     std::unique_ptr<server::pmix_server> server;
     std::unique_ptr<xstep::inbox> xstep_inbox;    // what other steps send this node (xstep.h)
-    std::unique_ptr<xstep::caller> xstep_caller;  // what this node sends them
-
-    // slurmstepd side: the rendezvous with the other nodes' servers through srun's agent.
-    std::thread rendezvous;
-    std::atomic<bool> rendezvous_cancel{false};
 };
 
 plugin_state &state() {
@@ -186,19 +118,6 @@ std::string get_env(char **env, const char *name) {
 
 void set_env(char ***env, const env_list &vars) {
     for (const auto &[k, v] : vars) env_array_overwrite(env, k.c_str(), v.c_str());
-}
-
-Result<std::vector<std::string>> expand_nodelist(const char *list) {
-    if (!list || !*list) return Status(PMIX_ERR_BAD_PARAM, "the step has no node list");
-    slurm_hostlist hl = hostlist_create(list);
-    if (!hl) return Status(PMIX_ERR_BAD_PARAM, std::string("cannot parse node list ") + list);
-    std::vector<std::string> names;
-    while (char *h = hostlist_shift(hl)) {
-        names.emplace_back(h);
-        free(h);
-    }
-    hostlist_destroy(hl);
-    return names;
 }
 
 // A heterogeneous step (srun A : B): each component has slurmstepds of its own, and all of
@@ -340,24 +259,6 @@ std::string node_tmpfs(const stepd_step_rec_t *job) {
     return out;
 }
 
-// The local IPv4/IPv6 address this host sends from to reach `to` (a connected UDP socket sends
-// nothing; the kernel picks the route and the source): the address `to` sees us at. "" if none.
-std::string local_address_toward(const slurm_addr_t &to) {
-    if (to.ss_family != AF_INET && to.ss_family != AF_INET6) return {};
-    sockaddr_storage dst = to;
-    socklen_t len = to.ss_family == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6);
-    if (to.ss_family == AF_INET) reinterpret_cast<sockaddr_in *>(&dst)->sin_port = htons(9);
-    else reinterpret_cast<sockaddr_in6 *>(&dst)->sin6_port = htons(9);
-    int fd = socket(to.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) return {};
-    sockaddr_storage self{};
-    socklen_t slen = sizeof(self);
-    bool ok = connect(fd, reinterpret_cast<sockaddr *>(&dst), len) == 0 &&
-              getsockname(fd, reinterpret_cast<sockaddr *>(&self), &slen) == 0;
-    close(fd);
-    return ok ? net::peer_address(self) : std::string();
-}
-
 // slurmstepd: the IPv4 address the node transport listens on: the node's NodeAddr as Slurm
 // resolves it, else the address this node reaches srun from; "" (every interface) if neither.
 std::string node_listen_address(const stepd_step_rec_t *job, const sockaddr_storage *agent_host) {
@@ -374,23 +275,6 @@ std::string node_listen_address(const stepd_step_rec_t *job, const sockaddr_stor
     return {};
 }
 
-// srun: the addresses the step's nodes reach srun at, one per route to them (usually one).
-std::vector<std::string> agent_listen_addresses(const std::vector<std::string> &nodes) {
-    std::set<std::string> out;
-    std::set<std::string> seen_node_addrs;
-    for (const std::string &n : nodes) {
-        slurm_addr_t a{};
-        if (slurm_conf_get_addr(n.c_str(), &a, 0) != SLURM_SUCCESS) continue;
-        if (!seen_node_addrs.insert(net::peer_address(a)).second) continue;
-        std::string mine = local_address_toward(a);
-        if (!mine.empty()) out.insert(mine);
-        if (seen_node_addrs.size() >= 4096) break;  // a route per node is plenty
-    }
-    if (out.empty())
-        PMIXCPP_LOG_WARNING("no route to the step's nodes found: srun's agent listens on every interface");
-    return {out.begin(), out.end()};
-}
-
 // Take the agent's address from the step environment (and hide it from the tasks).
 void take_agent_address(const stepd_step_rec_t *job, char ***env) {
     plugin_state &st = state();
@@ -405,18 +289,19 @@ void take_agent_address(const stepd_step_rec_t *job, char ***env) {
     st.agent_host = srun->resp_addr;
     st.agent_port = static_cast<uint16_t>(std::strtoul(port.c_str(), nullptr, 10));
     st.have_agent = st.agent_port != 0;
+    if (st.have_agent) st.agent_client = std::make_unique<agent::client>(st.agent_host, st.agent_port, st.agent_secret);
 }
 
 // Tell srun (and so the user) what went wrong; srun exits with `status`.
-void report_to_srun(agent_report::kind what, int status, const std::string &message) {
+void report_to_srun(agent::report::kind what, int status, const std::string &message) {
     plugin_state &st = state();
-    if (!st.have_agent) return;
-    agent_report r;
+    if (!st.agent_client) return;
+    agent::report r;
     r.what = what;
     r.status = status;
     r.node = st.node_name;
     r.message = message;
-    Status s = send_agent_report(st.agent_host, st.agent_port, st.agent_secret, r);
+    Status s = st.agent_client->report(r);
     if (!s.ok()) PMIXCPP_LOG_ERROR("could not tell srun: %s", s.message().c_str());
 }
 
@@ -444,7 +329,7 @@ public:
         try {
             std::string text = "rank " + std::to_string(rank) + " called PMIx_Abort: " + message;
             _killer = std::thread([job = _job_id, step = _step_id, status, text] {
-                report_to_srun(agent_report::kind::abort, status, text);
+                report_to_srun(agent::report::kind::abort, status, text);
                 if (slurm_signal_step(job, step, SIGKILL) != SLURM_SUCCESS)
                     log_var(LOG_LEVEL_ERROR, "mpi/pmixcpp: slurm_kill_job_step(%u, %u, SIGKILL) failed: %s", job,
                             step, slurm_strerror(slurm_last_error()));
@@ -527,42 +412,14 @@ Status prefork(const stepd_step_rec_t *job, char ***env) {
                     timeout_ms = static_cast<int>(std::min<uint32_t>(cfg.timeout_sec, 86400) * 1000)](
                        const std::string &address, server::multinode_options::table_fn ready) {
         plugin_state &ps = state();
-        if (ps.rendezvous.joinable()) return ready(Status(PMIX_ERROR, "rendezvous started twice"));
-        try {
-            ps.rendezvous = std::thread([=, &ps] {
-                ready(agent_rendezvous(ps.agent_host, ps.agent_port, ps.agent_secret, node_id, nnodes, address,
-                                       timeout_ms, &ps.rendezvous_cancel));
-            });
-        } catch (const std::exception &e) {
-            ready(Status(PMIX_ERROR, std::string("cannot start the rendezvous thread: ") + e.what()));
-        }
+        if (!ps.agent_client) return ready(Status(PMIX_ERR_NOT_AVAILABLE, "rendezvous: no srun agent"));
+        ps.agent_client->rendezvous(node_id, nnodes, address, timeout_ms, std::move(ready));
     };
-    std::unique_ptr<server::agent_alloc_host> alloc_host;
-    if (st.have_agent) {
-        alloc_host = std::make_unique<server::agent_alloc_host>(st.agent_host, st.agent_port, st.agent_secret);
-        options.alloc = alloc_host.get();
-        st.spawn_host = std::make_unique<spawn::agent_spawn_host>(st.agent_host, st.agent_port, st.agent_secret);
-        options.spawn = [sh = st.spawn_host.get()](std::vector<uint8_t> body, server::server_options::spawn_done_fn done) {
-            sh->spawn(std::move(body), [done](Result<spawn::agent_spawn_reply> r) {
-                if (!r.ok()) done(r.status().code() == PMIX_SUCCESS ? PMIX_ERROR : r.status().code(), r.status().message(), {});
-                else done(r->status, r->message, r->nspace);
-            });
-        };
-        options.session = [sh = st.spawn_host.get()](std::vector<uint8_t> body, int timeout_ms,
-                                                     server::server_options::session_done_fn done) {
-            sh->call(std::move(body), timeout_ms, [done](Result<std::vector<uint8_t>> r) {
-                session::agent_reply rep;
-                Status st = r.ok() ? session::decode_reply(r.value(), &rep) : r.status();
-                if (!st.ok()) done(st.code() == PMIX_SUCCESS ? PMIX_ERROR : st.code(), st.message(), {});
-                else done(rep.status, rep.message, std::move(rep.body));
-            });
-        };
-        options.fabric = options.session;  // same carriage; srun's agent tells them apart by magic
-        st.xstep_caller = std::make_unique<xstep::caller>(st.agent_host, st.agent_port, st.agent_secret);
-        options.xstep = [xc = st.xstep_caller.get()](std::vector<uint8_t> body, int timeout_ms,
-                                                   server::server_options::session_done_fn done) {
-            xc->call(std::move(body), timeout_ms, std::move(done));
-        };
+    // Everything the server asks of srun's side goes through the one agent client.
+    std::unique_ptr<agent::server_ports> ports;
+    if (st.agent_client) {
+        ports = std::make_unique<agent::server_ports>(*st.agent_client);
+        ports->wire(options);
     }
     auto server = server::pmix_server::start(step.value(), topo.value(), host.get(), options);
     if (!server.ok()) {
@@ -571,8 +428,8 @@ Status prefork(const stepd_step_rec_t *job, char ***env) {
     }
     // Direct modex and events of the job's other steps reach this node through one call kept
     // open to srun's agent (xstep.h). Without it the step still works; only they do not arrive.
-    if (st.have_agent) {
-        auto inbox = xstep::inbox::start(st.agent_host, st.agent_port, st.agent_secret, step->node_id,
+    if (st.agent_client) {
+        auto inbox = xstep::inbox::start(*st.agent_client, step->node_id,
                                          [srv = server.value().get()](std::vector<xstep::inbox_item> items) {
                                              srv->from_other_steps(std::move(items));
                                          });
@@ -588,56 +445,11 @@ Status prefork(const stepd_step_rec_t *job, char ***env) {
     st.config = cfg;
     st.step = std::move(step.value());
     st.host = std::move(host);
-    st.alloc_host = std::move(alloc_host);
+    st.ports = std::move(ports);
     st.server = std::move(server.value());
     st.have_step = true;
     return Status::success();
 }
-
-// srun side: Slurm's switch topology records (empty without topology/tree), read by the mirror
-// of this release's response (shared/fabric/slurm_topo_layout.h), checked here against slurm.h.
-#if PMIXCPP_SLURM_TOPO_LAYOUT != 0
-namespace topo_abi = sched::slurm_abi;
-static_assert(sizeof(topo_info_t) == sizeof(topo_abi::topo_record) &&
-              offsetof(topo_info_t, level) == offsetof(topo_abi::topo_record, level) &&
-              offsetof(topo_info_t, link_speed) == offsetof(topo_abi::topo_record, link_speed) &&
-              offsetof(topo_info_t, name) == offsetof(topo_abi::topo_record, name) &&
-              offsetof(topo_info_t, nodes) == offsetof(topo_abi::topo_record, nodes) &&
-              offsetof(topo_info_t, switches) == offsetof(topo_abi::topo_record, switches),
-              "topo_info_t differs from its mirror");
-#if PMIXCPP_SLURM_TOPO_LAYOUT == 2205
-static_assert(sched::topo_layout_of(SLURM_VERSION_NUMBER) == sched::topo_layout::v22_05);
-using topo_response_mirror = topo_abi::topo_response_22_05;
-#else
-static_assert(sched::topo_layout_of(SLURM_VERSION_NUMBER) == sched::topo_layout::v23_11);
-using topo_response_mirror = topo_abi::topo_response_23_11;
-static_assert(offsetof(topo_info_response_msg_t, topo_info) == offsetof(topo_response_mirror, topo_info),
-              "topo_info_response_msg_t.topo_info differs from its mirror");
-static_assert(sizeof(dynamic_plugin_data_t) == sizeof(topo_abi::dynamic_plugin_data) &&
-              offsetof(dynamic_plugin_data_t, data) == offsetof(topo_abi::dynamic_plugin_data, data) &&
-              offsetof(dynamic_plugin_data_t, plugin_id) == offsetof(topo_abi::dynamic_plugin_data, plugin_id),
-              "dynamic_plugin_data_t differs from its mirror");
-static_assert(TOPOLOGY_PLUGIN_TREE == topo_abi::kTopologyTree && TOPOLOGY_PLUGIN_DEFAULT == topo_abi::kTopologyDefault &&
-              TOPOLOGY_PLUGIN_BLOCK == topo_abi::kTopologyBlock && TOPOLOGY_PLUGIN_3DTORUS == topo_abi::kTopology3dTorus);
-#endif
-static_assert(sizeof(topo_info_response_msg_t) == sizeof(topo_response_mirror) &&
-              offsetof(topo_info_response_msg_t, record_count) == offsetof(topo_response_mirror, record_count) &&
-              offsetof(topo_info_response_msg_t, topo_array) == offsetof(topo_response_mirror, topo_array),
-              "topo_info_response_msg_t differs from its mirror");
-
-Result<std::vector<sched::switch_record>> load_slurm_topology() {
-    topo_info_response_msg_t *msg = nullptr;
-    if (slurm_load_topo(&msg) != SLURM_SUCCESS)
-        return Status(PMIX_ERR_NOT_AVAILABLE, std::string("slurm_load_topo: ") + slurm_strerror(slurm_last_error()));
-    auto out = sched::decode_topo_response(msg, SLURM_VERSION_NUMBER);
-    if (msg != nullptr) slurm_free_topo_info_msg(msg);
-    return out;
-}
-#else
-Result<std::vector<sched::switch_record>> load_slurm_topology() {
-    return sched::decode_topo_response(nullptr, SLURM_VERSION_NUMBER);  // PMIX_ERR_NOT_SUPPORTED
-}
-#endif
 
 // Run a hook body through the C-boundary guard (shared/c_boundary.h); map a failure Status or any
 // exception to SLURM_ERROR with a log line.
@@ -662,11 +474,10 @@ PMIXCPP_EXPORT int init(void) {
 PMIXCPP_EXPORT slurm_fini_result fini(void) {
     plugin_state &st = state();
     try {
-        st.rendezvous_cancel = true;
-        if (st.rendezvous.joinable()) st.rendezvous.join();  // polls the flag every 100 ms
-        st.xstep_inbox.reset();   // before the server it hands messages to
-        st.xstep_caller.reset();  // its answers are posted to the server's loop
-        st.spawn_host.reset();  // before the server: its answers are posted to the server's loop
+        // The gate: every call to srun's agent in flight (rendezvous, inbox, the server's calls)
+        // ends within 100 ms and its worker is joined, before the server its answers go to.
+        if (st.agent_client) st.agent_client->shutdown();
+        st.xstep_inbox.reset();  // its call ended with the gate
         if (st.server) {
             st.server->stop();  // joins the loop thread, removes the socket
             // Nodes of the step were lost: their tasks will never be reported to srun, which
@@ -675,10 +486,11 @@ PMIXCPP_EXPORT slurm_fini_result fini(void) {
             std::string lost;
             for (const auto &n : st.server->lost_nodes()) lost += (lost.empty() ? "" : ",") + n;
             st.server.reset();
-            if (!lost.empty()) report_to_srun(agent_report::kind::node_done, 1, lost);
+            if (!lost.empty()) report_to_srun(agent::report::kind::node_done, 1, lost);
         }
-        st.host.reset();        // waits for a pending abort's kill request
-        st.alloc_host.reset();  // cancels and joins allocation requests in flight
+        st.host.reset();   // waits for a pending abort's kill request
+        st.ports.reset();
+        st.agent_client.reset();
     } catch (...) {
         PMIXCPP_LOG_ERROR("fini: internal error while stopping the server");
     }
@@ -699,21 +511,10 @@ PMIXCPP_EXPORT int mpi_p_slurmstepd_prefork(const stepd_step_rec_t *job, char **
         return s;
     });
     if (rc != SLURM_SUCCESS)
-        report_to_srun(agent_report::kind::setup_failed, 1,
+        report_to_srun(agent::report::kind::setup_failed, 1,
                        "step setup failed: " + (failure.empty() ? std::string("internal error") : failure));
     return rc;
 }
-
-namespace {
-// The step's size in the job's store (server/connect.h kNamespaceSizeKey), so that other steps'
-// servers can tell a full rank list of this namespace from a part of it.
-void publish_namespace_size(session::job_store &store, const std::string &nspace, uint32_t ntasks) {
-    auto req = server::namespace_size_record(nspace, ntasks);
-    auto rep = req.ok() ? store.handle(req.value()) : session::agent_reply{req.status().code(), req.status().message(), {}};
-    if (rep.status != PMIX_SUCCESS)
-        log_var(LOG_LEVEL_VERBOSE, "mpi/pmixcpp: size of %s in the job's store: %s", nspace.c_str(), rep.message.c_str());
-}
-}  // namespace
 
 // Runs in the forked task, just before exec: only environment work here.
 PMIXCPP_EXPORT int mpi_p_slurmstepd_task(const slurm_mpi_task_info *task, char ***env) {
@@ -737,174 +538,51 @@ static mpi_plugin_client_state_t *client_prelaunch(const slurm_mpi_step_info *jo
     const bool het = job->het_job_id != NO_VAL && job->het_job_id != 0;
     const uint32_t ns_job = het ? job->het_job_id : job->step_id.job_id;
     const std::string nspace = make_namespace(ns_job, job->step_id.step_id);
-    if (st.agent && st.srun_users > 0 && st.step_nspace == nspace) {
-        if (!st.components->add(job->step_id.job_id, job->step_id.step_id)) {
+    if (st.srun && st.srun_users > 0 && st.srun->nspace == nspace) {
+        if (!st.srun->components->add(job->step_id.job_id, job->step_id.step_id)) {
             log_var(LOG_LEVEL_VERBOSE, "mpi/pmixcpp: step %s was ended before its component %u.%u started",
                     nspace.c_str(), job->step_id.job_id, job->step_id.step_id);
             return nullptr;
         }
         set_env(env, st.srun_env);
         ++st.srun_users;
-        return static_cast<mpi_plugin_client_state_t *>(st.agent.get());
+        return static_cast<mpi_plugin_client_state_t *>(st.srun->agent.get());
     }
     env_list step_env;
     int rc = guarded("client_prelaunch", [&] {
         plugin_config cfg = state().config;
         PMIXCPP_RETURN_IF_ERROR(cfg.apply_env_overrides(env_vector(environ)));
-        auto components = std::make_shared<step_components>();
-        (void)components->add(job->step_id.job_id, job->step_id.step_id);
-        // Lost nodes (node_done reports, see fini): once every node of the step is done or lost,
-        // nothing will ever report the lost nodes' tasks, so the step is ended (srun then stops
-        // waiting for them after KillWait, as after any kill).
-        struct lost_tracker {
-            uint32_t nnodes = 0;
-            std::set<std::string> done, lost;
-            bool killed = false;
-        };
-        auto tracker = std::make_shared<lost_tracker>();
-        tracker->nnodes = job->step_layout ? job->step_layout->node_cnt : 0;
-        std::vector<std::string> listen_on;
-        if (job->step_layout && job->step_layout->node_list) {
-            auto nodes = expand_nodelist(job->step_layout->node_list);
-            if (nodes.ok()) listen_on = agent_listen_addresses(nodes.value());
+        auto side = srun_side::start(job, cfg, ns_job, nspace, &step_env);
+        if (!side.ok()) return side.status();
+        srun_side &s = *side.value();
+        // The services srun's agent dispatches the node servers' requests to (plugin/agent/).
+        using agent::service;
+        agent::service_table &table = s.agent->services();
+        alloc_bridge *bridge = s.bridge.get();
+        spawn::spawn_launcher *launcher = s.launcher.get();
+        fabric::fabric_service *fabric = s.fabric.get();
+        table.add(service::alloc, [bridge](int fd, std::vector<uint8_t> body) { bridge->submit(fd, std::move(body)); });
+        table.add(service::spawn, [launcher](int fd, std::vector<uint8_t> body) { launcher->submit(fd, std::move(body)); });
+        table.add(service::spawn_watch,
+                  [launcher](int fd, std::vector<uint8_t> body) { launcher->submit_watch(fd, std::move(body)); });
+        table.add(service::fabric, [fabric](int fd, std::vector<uint8_t> body) { fabric->submit(fd, std::move(body)); });
+        table.add(service::fabric_watch,
+                  [fabric](int fd, std::vector<uint8_t> body) { fabric->submit_watch(fd, std::move(body)); });
+        if (session::job_store *store = s.job_store.get()) {
+            table.add(service::session, [store](int fd, std::vector<uint8_t> body) { store->submit(fd, std::move(body)); });
+            table.add(service::connect,
+                      [store](int fd, std::vector<uint8_t> body) { store->submit_rendezvous(fd, std::move(body)); });
         }
-        auto agent = srun_agent::start([tracker, components, job_id = ns_job,
-                                        step_id = job->step_id.step_id](const agent_report &r) {
-            if (r.what != agent_report::kind::node_done) {
-                log_var(LOG_LEVEL_ERROR, "mpi/pmixcpp: node %s: %s", r.node.c_str(), r.message.c_str());
-                // Without that node's server the step cannot work: the other nodes' tasks would
-                // wait for it until the timeout. End it now; srun exits with the report's status.
-                if (r.what == agent_report::kind::setup_failed)
-                    components->end("node " + r.node + " could not set up step " + std::to_string(job_id) + "." +
-                                    std::to_string(step_id));
-                // A PMIx_Abort: the aborting node's slurmstepd ends its own Slurm step; the other
-                // components of a heterogeneous step are ended here, with the user's credential.
-                else if (r.what == agent_report::kind::abort && components->count() > 1)
-                    components->end("a rank of step " + std::to_string(job_id) + "." + std::to_string(step_id) +
-                                    " called PMIx_Abort");
-                return;
-            }
-            tracker->done.insert(r.node);
-            size_t start = 0;
-            while (start < r.message.size()) {
-                size_t comma = r.message.find(',', start);
-                if (comma == std::string::npos) comma = r.message.size();
-                std::string n = r.message.substr(start, comma - start);
-                if (!n.empty() && tracker->lost.insert(n).second)
-                    log_var(LOG_LEVEL_ERROR, "mpi/pmixcpp: node %s of step %u.%u was lost (its slurmstepd went away)",
-                            n.c_str(), job_id, step_id);
-                start = comma + 1;
-            }
-            std::set<std::string> all = tracker->done;
-            all.insert(tracker->lost.begin(), tracker->lost.end());
-            if (tracker->killed || all.size() < tracker->nnodes) return;
-            tracker->killed = true;
-            log_var(LOG_LEVEL_ERROR, "mpi/pmixcpp: every other node of step %u.%u is done: ending the step", job_id,
-                    step_id);
-            components->end("nodes lost");
-        }, listen_on);
-        if (!agent.ok()) return agent.status().with_context("srun agent");
-        // Allocation requests of the step's processes: executed here, in srun, as the user.
-        alloc_bridge::job_context ctx;
-        ctx.job_id = ns_job;
-        ctx.step_id = job->step_id.step_id;
-        if (job->step_layout && job->step_layout->node_list) {
-            auto nodes = expand_nodelist(job->step_layout->node_list);
-            if (nodes.ok()) ctx.step_nodes = std::move(nodes.value());
-        }
-        const std::vector<std::string> step_nodes = ctx.step_nodes;
-        auto bridge = alloc_bridge::start(std::move(ctx));
-        if (!bridge.ok()) return bridge.status();
-        // PMIx_Spawn: a new step of this job, or of an allocation this step's bridge obtained
-        // (PMIX_SPAWN_TARGET). Spawned steps still running when this step's tasks have all
-        // ended are terminated (unless spawned with PMIX_SPAWN_CHILD_SEP), with the user's
-        // authority, as mpirun ends the jobs its job spawned.
-        auto resolve = [b = bridge.value().get()](const std::string &id) { return b->allocation_job(id); };
-        auto end_step = [parent_job = job->step_id.job_id, parent_step = job->step_id.step_id](
-                            uint32_t child_job, uint32_t child_step, int sig) {
-            log_var(LOG_LEVEL_INFO, "mpi/pmixcpp: step %u.%u ended: %s its spawned step %u.%u (%s)", parent_job,
-                    parent_step, sig == SIGKILL ? "killing" : "terminating", child_job, child_step,
-                    sig == SIGKILL ? "still running after SIGTERM" : "not spawned with PMIX_SPAWN_CHILD_SEP");
-            if (slurm_signal_step(child_job, child_step, sig) != SLURM_SUCCESS &&
-                slurm_last_error() != ESLURM_ALREADY_DONE && slurm_last_error() != ESLURM_INVALID_JOB_ID)
-                log_var(LOG_LEVEL_ERROR, "mpi/pmixcpp: slurm_kill_job_step(%u, %u, %d): %s", child_job, child_step, sig,
-                        slurm_strerror(slurm_last_error()));
-        };
-        state().launcher = std::make_unique<spawn::spawn_launcher>(ns_job, resolve, end_step);
-        auto store = session::job_store::open(ns_job, getuid(),
-                                              slurm_conf.cluster_name ? slurm_conf.cluster_name : "");
-        if (!store.ok())
-            log_var(LOG_LEVEL_ERROR, "mpi/pmixcpp: %s", store.status().message().c_str());  // publish: step only
-        else state().job_store = std::move(store.value());
-        state().step_nspace = nspace;
-        // Slurm's switch topology: loaded by the first PMIx_Fabric_register of the step, as the user.
-        state().fabric = std::make_unique<fabric::fabric_service>(load_slurm_topology, cfg.fabric_poll);
-        // With topology/tree, srun loads it now (one RPC, kept for PMIx_Fabric_register) so that
-        // the step's tree fence follows the switches: nodes under one switch form a subtree.
-        if (cfg.tree_topology && step_nodes.size() > 2 && slurm_conf.topology_plugin &&
-            strstr(slurm_conf.topology_plugin, "tree") != nullptr) {
-            auto recs = state().fabric->records(false);
-            if (!recs.ok())
-                log_var(LOG_LEVEL_VERBOSE, "mpi/pmixcpp: switch topology: %s", recs.status().message().c_str());
-            else if (auto groups = fabric::node_groups(recs.value(), step_nodes); !groups.empty())
-                step_env.emplace_back(fabric::kNodeGroupsEnv, fabric::encode_node_groups(groups));
-        }
-        if (state().job_store) {
-            // The step's router to the job's other steps (direct modex, events: xstep.h).
-            std::vector<uint32_t> node_of;
-            const slurm_step_layout_t *layout = job->step_layout;
-            if (layout && layout->tasks && layout->tids) {
-                node_of.assign(layout->task_cnt, 0);
-                for (uint32_t n = 0; n < layout->node_cnt; ++n)
-                    for (uint32_t i = 0; i < layout->tasks[n]; ++i)
-                        if (layout->tids[n][i] < node_of.size()) node_of[layout->tids[n][i]] = n;
-                auto router = xstep::router::start(state().job_store->dir(), state().step_nspace, std::move(node_of),
-                                                   layout->node_cnt);
-                if (router.ok()) state().xstep_router = std::move(router.value());
-                else log_var(LOG_LEVEL_ERROR, "mpi/pmixcpp: %s", router.status().message().c_str());
-            }
-            state().job_store->step_started(state().step_nspace);  // for PMIx_Connect: the namespace and its size
-            if (job->step_layout) publish_namespace_size(*state().job_store, state().step_nspace, job->step_layout->task_cnt);
-        }
-        agent.value()->set_alloc_handler([b = bridge.value().get(), l = state().launcher.get(),
-                                          js = state().job_store.get(), xr = state().xstep_router.get(),
-                                          fs = state().fabric.get()](int fd, std::vector<uint8_t> body) {
-            if (xstep::is_xstep_body(body)) {
-                if (xr) xr->submit(fd, std::move(body));  // xstep.h
-                else (void)send_alloc_reply_and_close(
-                    fd, session::encode_reply({PMIX_ERR_NOT_SUPPORTED, "no cross-step router in srun", {}}).value());
-            } else if (spawn::is_spawn_body(body) || spawn::is_watch_body(body))
-                l->submit(fd, std::move(body));  // PMIx_Spawn (spawn_request.h)
-            else if ((session::is_session_body(body) || session::is_rendezvous_body(body)) && js)
-                js->submit(fd, std::move(body));  // session_store.h
-            else if (fabric::is_fabric_body(body) && fs) fs->submit(fd, std::move(body));  // fabric_request.h
-            else b->submit(fd, std::move(body));
-        });
-        // A step started by PMIx_Spawn: tell the parent's srun which step this is.
-        if (const char *fd = getenv(spawn::kReportFdEnv)) {
-            std::string ns = nspace + "\n";
-            int f = atoi(fd);
-            if (f > 2 && write(f, ns.data(), ns.size()) < 0)
-                log_var(LOG_LEVEL_ERROR, "mpi/pmixcpp: cannot report the spawned step: %m");
-            if (f > 2) close(f);
-            unsetenv(spawn::kReportFdEnv);
-        }
-        state().bridge = std::move(bridge.value());
-        step_env.emplace_back(kAgentPortEnv, std::to_string(agent.value()->port()));
-        // The job's end, for the time-limit alert (slurmstepd's step record does not carry it).
-        time_t end = 0;
-        if (slurm_get_end_time(job->step_id.job_id, &end) == SLURM_SUCCESS && end > 0)
-            step_env.emplace_back(kJobEndEnv, std::to_string(static_cast<long long>(end)));
-        step_env.emplace_back(kAgentSecretEnv, agent.value()->secret());
-        state().agent = std::move(agent.value());
-        state().components = std::move(components);
+        if (xstep::router *router = s.xstep_router.get())
+            table.add(service::xstep, [router](int fd, std::vector<uint8_t> body) { router->submit(fd, std::move(body)); });
+        state().srun = std::move(side.value());
         return Status::success();
     });
     if (rc != SLURM_SUCCESS) return nullptr;
     set_env(env, step_env);
     st.srun_env = std::move(step_env);
     st.srun_users = 1;
-    return static_cast<mpi_plugin_client_state_t *>(st.agent.get());
+    return static_cast<mpi_plugin_client_state_t *>(st.srun->agent.get());
 }
 
 PMIXCPP_EXPORT mpi_plugin_client_state_t *mpi_p_client_prelaunch(const slurm_mpi_step_info *job, char ***env) {
@@ -917,20 +595,10 @@ PMIXCPP_EXPORT mpi_plugin_client_state_t *mpi_p_client_prelaunch(const slurm_mpi
 static int client_fini(mpi_plugin_client_state_t *client_state) {
     plugin_state &st = state();
     std::lock_guard<std::mutex> srun_lock(st.srun_mutex);
-    if (!st.agent) return SLURM_SUCCESS;
-    if (--st.srun_users > 0) return st.agent->exit_code();  // other components still run
-    st.agent->stop();
-    if (st.bridge) st.bridge->stop();  // withdraws what still waits in Slurm
-    st.launcher.reset();  // joins spawn requests in flight (the agent is stopped), ends spawned steps
-    st.bridge.reset();    // after the launcher: a spawn request may still ask it for its allocations
-    st.fabric.reset();    // joins fabric requests in flight
-    st.xstep_router.reset();  // removes its socket; what waits on it fails
-    if (st.job_store) st.job_store->step_ended(st.step_nspace);
-    st.job_store.reset();
-    int code = st.agent->exit_code();
-    st.agent.reset();
-    if (st.components) st.components->end_late_comers();
-    st.components.reset();
+    if (!st.srun) return SLURM_SUCCESS;
+    if (--st.srun_users > 0) return st.srun->agent->exit_code();  // other components still run
+    int code = st.srun->stop();
+    st.srun.reset();
     st.srun_env.clear();
     return code;
 }

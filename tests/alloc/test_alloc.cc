@@ -1,6 +1,6 @@
 // Allocation requests without Slurm: attribute checks (plugin/common/alloc_request.h), the
 // request state machine and leases (alloc_table.h), the agent messages and channel
-// (alloc_agent.h), the wire messages alloc/query, and the server's alloc_service with a fake host.
+// (plugin/agent/: agent_proto.h, agent_client.h), the wire messages alloc/query, and the server's alloc_service with a fake host.
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
@@ -10,8 +10,8 @@
 #include <cstring>
 #include <thread>
 
-#include "plugin/common/agent_io.h"
-#include "plugin/common/alloc_agent.h"
+#include "plugin/agent/proto/agent_io.h"
+#include "plugin/agent/stepd/agent_client.h"
 #include "plugin/common/alloc_request.h"
 #include "plugin/common/alloc_table.h"
 #include "plugin/server/alloc.h"
@@ -326,7 +326,7 @@ TEST(AllocAgent, CallAndAnswerOverTcp) {
                 close(fd);  // the wrong secret: the caller saw our proof fail and left
                 continue;
             }
-            wire::FrameReader reader(kAgentAllocMax);
+            wire::FrameReader reader(agent::kMaxPayload);
             uint8_t buf[4096];
             std::optional<wire::Frame> f;
             while (!f) {
@@ -338,34 +338,34 @@ TEST(AllocAgent, CallAndAnswerOverTcp) {
                 f = std::move(nx.value());
             }
             ASSERT_TRUE(f.has_value());
-            EXPECT_EQ(f->type, kAgentAllocFrame);
-            auto body = open_alloc_frame(f->payload);
-            ASSERT_TRUE(body.ok());
-            std::vector<uint8_t> rev(body.value().rbegin(), body.value().rend());
-            EXPECT_TRUE(send_alloc_reply_and_close(fd, rev).ok());
+            EXPECT_EQ(f->type, static_cast<uint16_t>(agent::service::alloc));
+            std::vector<uint8_t> rev(f->payload.rbegin(), f->payload.rend());
+            EXPECT_TRUE(agent_io::send_reply_and_close(fd, agent::reply{PMIX_SUCCESS, "done", rev}).ok());
         }
     });
     sockaddr_storage host{};
     memcpy(&host, &a, sizeof(a));
     std::vector<uint8_t> body = {1, 2, 3};
-    auto r = agent_alloc_call(host, port, "s3cret", body, 5000);
+    auto r = agent::call_agent(host, port, "s3cret", agent::service::alloc, body, 5000);
     ASSERT_TRUE(r.ok()) << r.status().message();
-    EXPECT_EQ(r.value(), (std::vector<uint8_t>{3, 2, 1}));
-    auto wrong = agent_alloc_call(host, port, "wrong", body, 5000);
+    EXPECT_EQ(r->body, (std::vector<uint8_t>{3, 2, 1}));
+    EXPECT_EQ(r->message, "done");
+    auto wrong = agent::call_agent(host, port, "wrong", agent::service::alloc, body, 5000);
     EXPECT_FALSE(wrong.ok());
     EXPECT_EQ(wrong.status().code(), PMIX_ERR_NO_PERMISSIONS);
     agent.join();
 
-    // Nobody answers: the cancel flag ends the wait.
-    std::atomic<bool> cancel{false};
+    // Nobody answers: the client's shutdown gate ends the wait, as cancelled.
+    agent::client client(host, port, "s3cret");
     std::thread stopper([&] {
         std::this_thread::sleep_for(std::chrono::milliseconds(200));
-        cancel = true;
+        client.shutdown();
     });
     auto t0 = std::chrono::steady_clock::now();
-    auto c = agent_alloc_call(host, port, "s3cret", body, 60000, &cancel);  // connects (backlog), no answer
+    auto c = client.call_sync(agent::service::alloc, body, 60000);  // connects (backlog), no answer
     stopper.join();
-    EXPECT_FALSE(c.ok());
+    ASSERT_FALSE(c.ok());
+    EXPECT_EQ(c.status().code(), PMIX_ERR_JOB_CANCELED);
     EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
     close(lfd);
 }

@@ -9,9 +9,10 @@
 #include <mutex>
 #include <thread>
 
-#include "../../plugin/common/alloc_agent.h"
+#include "../../plugin/agent/proto/agent_io.h"
+#include "../../plugin/agent/stepd/agent_client.h"
 #include "../../plugin/common/alloc_request.h"
-#include "../../plugin/common/srun_agent.h"
+#include "../../plugin/agent/srun/srun_agent.h"
 #include "../../plugin/common/step_env.h"
 #include "../../plugin/server/server.h"
 #include "../server/client_util.h"
@@ -33,20 +34,20 @@ sockaddr_storage loopback() {
 
 TEST(AgentAllocChannel, HandlerGetsTheConnectionAndReportsStillWork) {
     std::mutex mu;
-    std::vector<agent_report> reports;
-    auto agent = srun_agent::start([&](const agent_report &r) {
+    std::vector<agent::report> reports;
+    auto agent = srun_agent::start([&](const agent::report &r) {
         std::lock_guard<std::mutex> lock(mu);
         reports.push_back(r);
     });
     ASSERT_TRUE(agent.ok());
     std::vector<std::thread> answerers;
-    agent.value()->set_alloc_handler([&](int fd, std::vector<uint8_t> body) {
+    agent.value()->services().add(agent::service::alloc, [&](int fd, std::vector<uint8_t> body) {
         // answer later, from another thread, as the bridge does
         answerers.emplace_back([fd, body = std::move(body)] {
             std::this_thread::sleep_for(std::chrono::milliseconds(50));
             std::vector<uint8_t> out(body);
             out.push_back(0x42);
-            (void)send_alloc_reply_and_close(fd, out);
+            (void)agent_io::send_reply_and_close(fd, agent::reply{PMIX_SUCCESS, {}, out});
         });
     });
     // several at once: the agent never waits for an answer
@@ -55,20 +56,27 @@ TEST(AgentAllocChannel, HandlerGetsTheConnectionAndReportsStillWork) {
     for (int i = 0; i < 8; ++i)
         callers.emplace_back([&, i] {
             std::vector<uint8_t> body = {static_cast<uint8_t>(i)};
-            auto r = agent_alloc_call(loopback(), agent.value()->port(), agent.value()->secret(), body, 5000);
-            if (r.ok() && r.value() == std::vector<uint8_t>{static_cast<uint8_t>(i), 0x42}) ++ok;
+            auto r = agent::call_agent(loopback(), agent.value()->port(), agent.value()->secret(), agent::service::alloc,
+                                       body, 5000);
+            if (r.ok() && r->body == std::vector<uint8_t>{static_cast<uint8_t>(i), 0x42}) ++ok;
         });
     for (auto &t : callers) t.join();
     EXPECT_EQ(ok.load(), 8);
-    auto wrong = agent_alloc_call(loopback(), agent.value()->port(), "not-the-secret", std::vector<uint8_t>{1}, 5000);
+    auto wrong = agent::call_agent(loopback(), agent.value()->port(), "not-the-secret", agent::service::alloc,
+                                   std::vector<uint8_t>{1}, 5000);
     EXPECT_FALSE(wrong.ok());
+    // A service nobody registered: answered PMIX_ERR_NOT_SUPPORTED, the agent keeps serving.
+    auto none = agent::call_agent(loopback(), agent.value()->port(), agent.value()->secret(), agent::service::fabric,
+                                  std::vector<uint8_t>{1}, 5000);
+    ASSERT_TRUE(none.ok()) << none.status().message();
+    EXPECT_EQ(none->status, PMIX_ERR_NOT_SUPPORTED);
 
-    agent_report r;
-    r.what = agent_report::kind::abort;
+    agent::report r;
+    r.what = agent::report::kind::abort;
     r.status = 3;
     r.node = "n1";
     r.message = "still heard";
-    EXPECT_TRUE(send_agent_report(loopback(), agent.value()->port(), agent.value()->secret(), r).ok());
+    EXPECT_TRUE(agent::client(loopback(), agent.value()->port(), agent.value()->secret()).report(r).ok());
     agent.value()->stop();
     for (auto &t : answerers) t.join();
     std::lock_guard<std::mutex> lock(mu);

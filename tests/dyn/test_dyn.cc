@@ -18,8 +18,7 @@
 
 #include <sys/socket.h>
 
-#include "plugin/common/agent_io.h"
-#include "plugin/common/alloc_agent.h"
+#include "plugin/agent/proto/agent_io.h"
 #include "plugin/common/xstep.h"
 #include "plugin/net/envelope.h"
 #include "plugin/server/events.h"
@@ -660,10 +659,12 @@ TEST(Spawn, AgentMessagesRoundTrip) {
     EXPECT_FALSE(spawn::is_spawn_body(alloc_body));
 
     spawn::agent_spawn_reply rep{PMIX_SUCCESS, "", "slurm.7.3"};
-    auto rb = spawn::encode_reply(rep);
+    auto rb = agent::encode_reply(spawn::to_reply(rep));  // the agent's one reply, nspace as body
     ASSERT_TRUE(rb.ok());
+    agent::reply back_reply;
+    ASSERT_TRUE(agent::decode_reply(rb.value(), &back_reply).ok());
     spawn::agent_spawn_reply rep2;
-    ASSERT_TRUE(spawn::decode_reply(rb.value(), &rep2).ok());
+    ASSERT_TRUE(spawn::from_reply(back_reply, &rep2).ok());
     EXPECT_EQ(rep2.nspace, "slurm.7.3");
 }
 
@@ -850,7 +851,7 @@ TEST(DynService, SessionRangeGoesToTheJobStore) {
     ops.send_node = [&](uint32_t to, uint16_t chan, std::span<const uint8_t> body) {
         t.wire_q.emplace_back(1, to, chan, std::vector<uint8_t>(body.begin(), body.end()));
     };
-    ops.session = [&](std::vector<uint8_t> body, int, dyn_ops::session_done done) {
+    ops.agent = [&](agent::service, std::vector<uint8_t> body, int, dyn_ops::session_done done) {
         sent.push_back(std::move(body));
         done(PMIX_SUCCESS, {}, {});
     };
@@ -1170,14 +1171,14 @@ namespace {
 // The answer an agent call gets on its connection (the test's end of a socket pair).
 session::agent_reply read_answer(int fd) {
     session::agent_reply rep;
-    auto f = agent_io::read_frame(fd, kAgentAllocMax, agent_io::clock_type::now() + std::chrono::seconds(10));
+    auto f = agent_io::read_frame(fd, agent::kMaxPayload, agent_io::clock_type::now() + std::chrono::seconds(10));
     if (!f.ok()) {
         rep.status = f.status().code();
         rep.message = f.status().message();
         return rep;
     }
-    EXPECT_EQ(f->type, kAgentAllocReplyFrame);
-    EXPECT_TRUE(session::decode_reply(f->payload, &rep).ok());
+    EXPECT_EQ(f->type, agent::kReplyFrame);
+    EXPECT_TRUE(agent::decode_reply(f->payload, &rep).ok());
     return rep;
 }
 

@@ -1,8 +1,8 @@
 // libFuzzer target: arbitrary bytes as what crosses srun's agent channel besides the cross-step
 // messages (fuzz_agent): allocation requests and replies (plugin/common/alloc_request.h), spawn
 // requests and replies (spawn_request.h), session-store requests, replies, connect rendezvous and
-// its pieces (session_store.h), fabric requests and watches (fabric_request.h), the alloc frame
-// around them (alloc_agent.h) and the node groups of the environment. The first byte picks the
+// its pieces (session_store.h), fabric requests and watches (fabric_request.h), the request frame
+// around them (plugin/agent/proto/agent_proto.h) and the node groups of the environment. The first byte picks the
 // decoder. Nothing may crash, leak, read out of bounds or allocate beyond the decode budget;
 // what decodes must re-encode to the same bytes where the encoding is canonical.
 #include <cstddef>
@@ -11,11 +11,12 @@
 #include <span>
 #include <string>
 
-#include "plugin/common/alloc_agent.h"
+#include "plugin/agent/proto/agent_proto.h"
 #include "plugin/common/alloc_request.h"
 #include "plugin/common/fabric_request.h"
 #include "plugin/common/session_store.h"
 #include "plugin/common/spawn_request.h"
+#include "wire/frame.h"
 
 using namespace pmixcpp;
 
@@ -50,9 +51,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         break;
     }
     case 3: {
+        agent::reply r;
         spawn::agent_spawn_reply m;
-        if (!spawn::decode_reply(body, &m).ok()) break;
-        same(spawn::encode_reply(m), body);
+        if (!agent::decode_reply(body, &r).ok() || !spawn::from_reply(r, &m).ok()) break;
+        same(agent::encode_reply(spawn::to_reply(m)), body);
         break;
     }
     case 4: {
@@ -63,8 +65,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     case 5: {
         session::agent_reply m;
-        if (!session::decode_reply(body, &m).ok()) break;
-        same(session::encode_reply(m), body);
+        if (!agent::decode_reply(body, &m).ok()) break;
+        same(agent::encode_reply(m), body);
         break;
     }
     case 6: {
@@ -93,7 +95,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         break;
     }
     case 10: {
-        (void)open_alloc_frame(body);
+        wire::FrameReader reader(agent::kMaxPayload);
+        if (!reader.feed(body.data(), body.size()).ok()) break;
+        auto f = reader.next();
+        if (!f.ok() || !f.value()) break;
+        auto s = agent::service_of(f.value()->type);
+        if (!s || f.value()->flags != 0 || f.value()->id != 1) break;  // request_frame writes these
+        same(agent::request_frame(*s, f.value()->payload), body.first(wire::kFrameHeaderSize + f.value()->payload.size()));
         break;
     }
     case 11: {

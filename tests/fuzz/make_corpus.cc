@@ -10,7 +10,7 @@
 
 #include "../unit/sample_values.h"
 #include "plugin/coll/coll_message.h"
-#include "plugin/common/alloc_agent.h"
+#include "plugin/agent/proto/agent_proto.h"
 #include "plugin/common/alloc_request.h"
 #include "plugin/common/fabric_request.h"
 #include "plugin/common/mpmd.h"
@@ -282,6 +282,13 @@ void agent_seeds() {
         write_seed(t, "mpmd", 2,
                    std::span<const uint8_t>(reinterpret_cast<const uint8_t *>(hex->data()), hex->size()));
 
+    seed(t, "agent-reply", 3, agent::encode_reply({PMIX_ERR_NOT_FOUND, "none", {7, 8}}));
+    seed(t, "report", 4, agent::encode_report({agent::report::kind::abort, 3, "node1", "rank 0 called PMIx_Abort"}));
+    seed(t, "rendezvous", 5, agent::encode_rendezvous({1, 4, "tcp:*:4242"}));
+    seed(t, "table", 6, agent::encode_table({"tcp:10.0.0.1:1", "ucx:abcd", "tcp:10.0.0.3:3"}));
+    auto xs = xstep::encode(get);
+    if (xs.ok()) seed(t, "request-frame", 7, agent::request_frame(agent::service::xstep, xs.value()));
+
     const std::string r = "fuzz_agent_replies";
     alloc::agent_request areq;
     areq.nspace = "pmixcpp.1.0";
@@ -299,9 +306,9 @@ void agent_seeds() {
     sreq.request.job_info = sample_infos();
     sreq.request.apps.push_back({"/bin/true", {"true"}, {}, "", 1, InfoArray()});
     seed(r, "spawn-request", 2, spawn::encode_request(sreq));
-    seed(r, "spawn-reply", 3, spawn::encode_reply({0, "", "pmixcpp.1.1"}));
+    seed(r, "spawn-reply", 3, agent::encode_reply(spawn::to_reply({0, "", "pmixcpp.1.1"})));
     seed(r, "session-request", 4, session::encode_request({20, "pmixcpp.1.0", 0, {1, 2, 3}}));
-    seed(r, "session-reply", 5, session::encode_reply({PMIX_ERR_NOT_FOUND, "none", {7}}));
+    seed(r, "session-reply", 5, agent::encode_reply({PMIX_ERR_NOT_FOUND, "none", {7}}));
     session::rendezvous_request rv;
     rv.key = "connect.1.1";
     rv.nspace = "pmixcpp.1.0";
@@ -314,9 +321,8 @@ void agent_seeds() {
     fr.plane = "plane0";
     seed(r, "fabric-request", 8, fabric::encode_agent_request(fr));
     write_seed(r, "fabric-watch", 9, fabric::encode_watch(5));
-    Writer af;
-    (void)af.put_bytes("abc", 3);
-    write_seed(r, "alloc-frame", 10, af.data());
+    const uint8_t abc[] = {'a', 'b', 'c'};
+    seed(r, "request-frame", 10, agent::request_frame(agent::service::alloc, abc));
     std::string groups = fabric::encode_node_groups({0, 0, 1, 1, 2, 2, 3, 3, 0, 0, 1, 1, 2, 2, 3, 3});
     write_seed(r, "node-groups", 11,
                std::span<const uint8_t>(reinterpret_cast<const uint8_t *>(groups.data()), groups.size()));

@@ -15,8 +15,9 @@
 #include <thread>
 
 #include "log.h"
-#include "plugin/common/agent_io.h"
-#include "plugin/common/srun_agent.h"
+#include "plugin/agent/proto/agent_io.h"
+#include "plugin/agent/srun/srun_agent.h"
+#include "plugin/agent/stepd/agent_client.h"
 #include "plugin/net/handshake.h"
 #include "plugin/net/listener_guard.h"
 #include "plugin/net/transport.h"
@@ -405,7 +406,7 @@ TEST(tcp_listener, refuses_attacks_and_keeps_serving_its_peers) {
 
 TEST(agent_listener, idle_and_hostile_peers_hold_nobody_up) {
     int reports = 0;
-    auto agent = srun_agent::start([&](const agent_report &) { ++reports; }, {"127.0.0.1"});
+    auto agent = srun_agent::start([&](const agent::report &) { ++reports; }, {"127.0.0.1"});
     ASSERT_TRUE(agent.ok()) << agent.status().message();
     const uint16_t port = agent.value()->port();
     // Ten idle connections and one announcing a 4 GiB frame.
@@ -416,12 +417,12 @@ TEST(agent_listener, idle_and_hostile_peers_hold_nobody_up) {
     EXPECT_TRUE(closed_within(huge, 1000));
     close(huge);
     // A real report goes through at once (the agent is not stuck on the idle ones).
-    agent_report r;
+    agent::report r;
     r.status = 4;
     r.node = "n1";
     r.message = "boom";
     auto t0 = std::chrono::steady_clock::now();
-    ASSERT_TRUE(send_agent_report(loopback(), port, agent.value()->secret(), r, 2000).ok());
+    ASSERT_TRUE(agent::client(loopback(), port, agent.value()->secret()).report(r, 2000).ok());
     EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(1000));
     EXPECT_EQ(reports, 1);
     // Replay: record a successful client's bytes with a proxy-less trick, sending its hello and
@@ -452,10 +453,10 @@ TEST(agent_listener, idle_and_hostile_peers_hold_nobody_up) {
     for (int fd : idle) dropped += closed_within(fd, 5000) ? 1 : 0;
     EXPECT_EQ(dropped, idle.size());
     for (int fd : idle) close(fd);
-    EXPECT_TRUE(send_agent_report(loopback(), port, agent.value()->secret(), r, 2000).ok());
+    EXPECT_TRUE(agent::client(loopback(), port, agent.value()->secret()).report(r, 2000).ok());
     EXPECT_EQ(reports, 2);
     // The wrong secret: refused before anything is sent.
-    auto bad = send_agent_report(loopback(), port, "not-it", r, 2000);
+    auto bad = agent::client(loopback(), port, "not-it").report(r, 2000);
     EXPECT_EQ(bad.code(), PMIX_ERR_NO_PERMISSIONS);
     EXPECT_EQ(reports, 2);
 }
@@ -501,7 +502,7 @@ TEST(agent_listener, out_of_descriptors_pauses_instead_of_spinning) {
     for (int fd : socks) close(fd);
     ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &old), 0);
     // Serving again once descriptors are back.
-    agent_report rep;
+    agent::report rep;
     rep.status = 2;
-    EXPECT_TRUE(send_agent_report(loopback(), port, agent.value()->secret(), rep, 3000).ok());
+    EXPECT_TRUE(agent::client(loopback(), port, agent.value()->secret()).report(rep, 3000).ok());
 }

@@ -3,11 +3,14 @@
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 
+#include <future>
+
 #include <atomic>
 #include <set>
 #include <thread>
 
-#include "plugin/common/srun_agent.h"
+#include "plugin/agent/srun/srun_agent.h"
+#include "plugin/agent/stepd/agent_client.h"
 #include "plugin/net/transport.h"
 #include "wire/frame.h"
 
@@ -117,6 +120,18 @@ TEST(ucx_transport, delivers_small_and_large) {
     EXPECT_FALSE(t[0]->set_peers({"tcp:127.0.0.1:5", "tcp:127.0.0.1:6"}).ok());
 }
 
+namespace {
+// One node's rendezvous through a client of its own (agent_client.h), waited for.
+Result<std::vector<std::string>> rendezvous_of(const sockaddr_storage &host, uint16_t port, const std::string &secret,
+                                               uint32_t node, uint32_t nnodes, const std::string &address,
+                                               int timeout_ms) {
+    agent::client c(host, port, secret);
+    std::promise<Result<std::vector<std::string>>> p;
+    c.rendezvous(node, nnodes, address, timeout_ms, [&](Result<std::vector<std::string>> r) { p.set_value(std::move(r)); });
+    return p.get_future().get();
+}
+}  // namespace
+
 TEST(rendezvous, every_node_gets_the_table) {
     auto agent = srun_agent::start(nullptr);
     ASSERT_TRUE(agent.ok());
@@ -129,8 +144,8 @@ TEST(rendezvous, every_node_gets_the_table) {
     std::vector<std::thread> threads;
     for (uint32_t i = 0; i < n; ++i)
         threads.emplace_back([&, i] {
-            results[i] = agent_rendezvous(host, (*agent)->port(), (*agent)->secret(), i, n,
-                                          i == 1 ? "ucx:abcd" : "tcp:*:" + std::to_string(1000 + i), 5000);
+            results[i] = rendezvous_of(host, (*agent)->port(), (*agent)->secret(), i, n,
+                                       i == 1 ? "ucx:abcd" : "tcp:*:" + std::to_string(1000 + i), 5000);
         });
     for (auto &t : threads) t.join();
     for (uint32_t i = 0; i < n; ++i) {
@@ -138,13 +153,28 @@ TEST(rendezvous, every_node_gets_the_table) {
         EXPECT_EQ(results[i].value(), (std::vector<std::string>{"tcp:127.0.0.1:1000", "ucx:abcd", "tcp:127.0.0.1:1002"}));
     }
     // wrong secret: the agent's proof does not match ours, we stop before sending anything
-    auto bad = agent_rendezvous(host, (*agent)->port(), "nope", 0, 1, "tcp:*:1", 2000);
+    auto bad = rendezvous_of(host, (*agent)->port(), "nope", 0, 1, "tcp:*:1", 2000);
     EXPECT_FALSE(bad.ok());
     EXPECT_EQ(bad.status().code(), PMIX_ERR_NO_PERMISSIONS);
-    // cancel: returns promptly
-    std::atomic<bool> cancel{true};
-    auto c = agent_rendezvous(host, (*agent)->port(), (*agent)->secret(), 0, 2, "tcp:*:1", 5000, &cancel);
-    EXPECT_FALSE(c.ok());
+    // the client's shutdown gate: a rendezvous that waits for a node that never comes ends
+    // promptly, as cancelled, and a new one is refused (a fresh agent: this one has its table)
+    auto idle = srun_agent::start(nullptr);
+    ASSERT_TRUE(idle.ok());
+    agent::client c(host, (*idle)->port(), (*idle)->secret());
+    std::promise<Result<std::vector<std::string>>> p;
+    c.rendezvous(0, 2, "tcp:*:1", 60000, [&](Result<std::vector<std::string>> r) { p.set_value(std::move(r)); });
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    auto t0 = std::chrono::steady_clock::now();
+    c.shutdown();
+    auto got = p.get_future().get();
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(2));
+    ASSERT_FALSE(got.ok());
+    EXPECT_EQ(got.status().code(), PMIX_ERR_JOB_CANCELED);
+    std::promise<Result<std::vector<std::string>>> p2;
+    c.rendezvous(0, 2, "tcp:*:1", 1000, [&](Result<std::vector<std::string>> r) { p2.set_value(std::move(r)); });
+    auto refused = p2.get_future().get();
+    ASSERT_FALSE(refused.ok());
+    EXPECT_EQ(refused.status().code(), PMIX_ERR_NOT_AVAILABLE);
 }
 
 // Lost peers (transport.h): a peer whose transport goes away without leave() is reported once

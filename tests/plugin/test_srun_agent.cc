@@ -1,4 +1,5 @@
-#include "plugin/common/srun_agent.h"
+#include "plugin/agent/srun/srun_agent.h"
+#include "plugin/agent/stepd/agent_client.h"
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
@@ -22,8 +23,8 @@ sockaddr_storage loopback() {
 
 TEST(SrunAgent, DeliversReportsAndKeepsFirstStatus) {
     std::mutex mu;
-    std::vector<agent_report> got;
-    auto agent = srun_agent::start([&](const agent_report &r) {
+    std::vector<agent::report> got;
+    auto agent = srun_agent::start([&](const agent::report &r) {
         std::lock_guard<std::mutex> lock(mu);
         got.push_back(r);
     });
@@ -31,28 +32,28 @@ TEST(SrunAgent, DeliversReportsAndKeepsFirstStatus) {
     EXPECT_EQ(agent.value()->exit_code(), 0);
     EXPECT_NE(agent.value()->port(), 0);
 
-    agent_report r;
-    r.what = agent_report::kind::abort;
+    agent::report r;
+    r.what = agent::report::kind::abort;
     r.status = 7;
     r.node = "n2";
     r.message = "rank 3 aborted";
-    ASSERT_TRUE(send_agent_report(loopback(), agent.value()->port(), agent.value()->secret(), r).ok());
+    ASSERT_TRUE(agent::client(loopback(), agent.value()->port(), agent.value()->secret()).report(r).ok());
     r.status = 9;
-    ASSERT_TRUE(send_agent_report(loopback(), agent.value()->port(), agent.value()->secret(), r).ok());
+    ASSERT_TRUE(agent::client(loopback(), agent.value()->port(), agent.value()->secret()).report(r).ok());
     EXPECT_EQ(agent.value()->exit_code(), 7) << "the first status wins";
     std::lock_guard<std::mutex> lock(mu);
     ASSERT_EQ(got.size(), 2u);
     EXPECT_EQ(got[0].node, "n2");
     EXPECT_EQ(got[0].message, "rank 3 aborted");
-    EXPECT_EQ(got[0].what, agent_report::kind::abort);
+    EXPECT_EQ(got[0].what, agent::report::kind::abort);
 }
 
 TEST(SrunAgent, RefusesWrongSecretAndGarbage) {
     int calls = 0;
-    auto agent = srun_agent::start([&](const agent_report &) { ++calls; });
+    auto agent = srun_agent::start([&](const agent::report &) { ++calls; });
     ASSERT_TRUE(agent.ok());
-    agent_report r;
-    EXPECT_FALSE(send_agent_report(loopback(), agent.value()->port(), "not-the-secret", r, 2000).ok());
+    agent::report r;
+    EXPECT_FALSE(agent::client(loopback(), agent.value()->port(), "not-the-secret").report(r, 2000).ok());
 
     // Raw garbage on the socket: the agent drops it and keeps serving.
     int fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -68,8 +69,8 @@ TEST(SrunAgent, RefusesWrongSecretAndGarbage) {
     EXPECT_EQ(calls, 0);
     EXPECT_EQ(agent.value()->exit_code(), 0);
     r.status = 3;
-    EXPECT_TRUE(send_agent_report(loopback(), agent.value()->port(), agent.value()->secret(), r).ok());
+    EXPECT_TRUE(agent::client(loopback(), agent.value()->port(), agent.value()->secret()).report(r).ok());
     EXPECT_EQ(calls, 1);
     agent.value()->stop();
-    EXPECT_FALSE(send_agent_report(loopback(), agent.value()->port(), agent.value()->secret(), r, 1000).ok());
+    EXPECT_FALSE(agent::client(loopback(), agent.value()->port(), agent.value()->secret()).report(r, 1000).ok());
 }

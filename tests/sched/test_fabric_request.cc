@@ -185,7 +185,7 @@ TEST(fabric_watch, off_and_ended) {
     {
         fabric_service svc([]() -> Result<std::vector<sched::switch_record>> { return two_leaves(); }, 1);
         ASSERT_EQ(generation_of(svc.watch(0)), 1u);
-        svc.submit(sv[0], encode_watch(1));  // never changes: answered when the service ends
+        svc.submit_watch(sv[0], encode_watch(1));  // never changes: answered when the service ends
         std::this_thread::sleep_for(std::chrono::milliseconds(200));
     }
     std::vector<uint8_t> got(4096);
@@ -197,6 +197,6 @@ TEST(fabric_watch, off_and_ended) {
     auto f = fr.next();
     ASSERT_TRUE(f.ok() && f->has_value());
     session::agent_reply rep;
-    ASSERT_TRUE(session::decode_reply((**f).payload, &rep).ok());
+    ASSERT_TRUE(agent::decode_reply((**f).payload, &rep).ok());
     EXPECT_EQ(rep.status, PMIX_ERR_NOT_AVAILABLE) << rep.message;
 }

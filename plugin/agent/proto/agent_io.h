@@ -1,8 +1,7 @@
-// Client side of a conversation with srun's agent (plugin/common/srun_agent.h): connect
-// with a deadline and authenticate (plugin/net/handshake.h), send a whole frame, read one frame
-// back. Shared by the reports, the
-// address rendezvous and the allocation channel; blocking calls bounded in time, made from
-// threads of their own (never the server's loop).
+// The frame I/O of the channel to srun's agent (agent_proto.h): connect with a deadline and
+// authenticate (plugin/net/handshake.h), send a whole frame, read one frame back, answer and
+// close. Blocking calls bounded in time, made from threads of their own (never the server's
+// loop): the client of plugin/agent/stepd/ and the services of plugin/agent/srun/.
 #pragma once
 
 #include <sys/socket.h>
@@ -14,6 +13,7 @@
 #include <span>
 #include <string>
 
+#include "agent_proto.h"
 #include "status.h"
 #include "wire/frame.h"
 
@@ -57,5 +57,10 @@ Status accept_authenticated(int fd, const std::string &secret, clock_type::time_
 // PMIX_ERR_UNREACH if the peer closes first, the reader's error for a malformed stream.
 Result<wire::Frame> read_frame(int fd, uint32_t max_payload, clock_type::time_point deadline,
                                const std::atomic<bool> *cancel = nullptr);
+
+// srun side: write one reply frame on `fd` (bounded by timeout_ms) and close `fd`.
+Status send_reply_and_close(int fd, const agent::reply &r, int timeout_ms = 5000);
+// The same with a reply already encoded (agent::encode_reply), e.g. one relayed from another srun.
+Status send_reply_bytes_and_close(int fd, std::span<const uint8_t> encoded_reply, int timeout_ms = 5000);
 
 }  // namespace pmixcpp::agent_io

@@ -12,11 +12,10 @@
 #include <algorithm>
 #include <cstring>
 
-#include "alloc_agent.h"
-#include "agent_io.h"
-#include "../net/handshake.h"
+#include "../proto/agent_io.h"
+#include "../../net/handshake.h"
+#include "../../common/step_env.h"
 #include "log.h"
-#include "step_env.h"
 #include "wire/codec.h"
 #include "wire/frame.h"
 
@@ -24,13 +23,7 @@ namespace pmixcpp {
 
 namespace {
 
-constexpr uint16_t kReportFrame = 1;
-constexpr uint16_t kRendezvousFrame = 2;
-constexpr uint16_t kTableFrame = 3;
-constexpr uint32_t kMaxTable = 16u << 20;
-constexpr uint8_t kAck = 0x06;
 constexpr int kServeTimeoutMs = 5000;
-constexpr uint32_t kMaxReport = 1u << 16;
 
 Status sys_error(const std::string &what) { return Status(PMIX_ERROR, what + ": " + std::strerror(errno)); }
 
@@ -43,7 +36,7 @@ struct srun_agent::conn {
     std::string peer;
     std::optional<net::auth::server_handshake> hs;  // until authenticated
     net::auth::frame_reader hs_reader;
-    wire::FrameReader reader{kMaxTable};
+    wire::FrameReader reader{agent::kMaxPayload};
     // Authenticated: its frame must be complete by then (reports are small).
     agent_io::clock_type::time_point deadline{};
 };
@@ -223,10 +216,13 @@ void srun_agent::run() {
 }
 
 void srun_agent::rendezvous_complete() {
-    wire::Writer w;
-    w.put_u32(_rdv_nodes);
-    for (auto &[n, c] : _rdv) (void)w.put_string(c.second);
-    auto frame = wire::encode_frame(kTableFrame, 0, 1, w.data(), kMaxTable);
+    std::vector<std::string> table;
+    for (auto &[n, c] : _rdv) table.push_back(c.second);
+    agent::reply rep;
+    auto body = agent::encode_table(table);
+    if (body.ok()) rep.body = std::move(body.value());
+    else rep = {body.status().code(), body.status().message(), {}};
+    auto frame = agent::reply_frame(rep);
     auto deadline = agent_io::clock_type::now() + std::chrono::milliseconds(kServeTimeoutMs);
     for (auto &[n, c] : _rdv) {
         if (frame.ok()) {
@@ -303,127 +299,58 @@ void srun_agent::serve(uint64_t id) {
 bool srun_agent::handle_frame(conn &c, const wire::Frame &f) {
     const uint64_t id = c.id;
     const int fd = c.fd;
-    if (f.type == kRendezvousFrame) {
-        wire::Reader r(f.payload.data(), f.payload.size());
-        std::string address;
-        uint32_t node = 0, nnodes = 0;
-        Status st = r.get_u32(&node);
-        if (st.ok()) st = r.get_u32(&nnodes);
-        if (st.ok()) st = r.get_string(&address, 1u << 16);
-        if (st.ok()) st = r.expect_end();
-        if (!st.ok() || nnodes == 0 || node >= nnodes) {
+    const std::optional<agent::service> what = agent::service_of(f.type);
+    if (!what) {
+        PMIXCPP_LOG_ERROR("srun agent: dropped a request for unknown service %u", static_cast<unsigned>(f.type));
+        drop(id);
+        return true;
+    }
+    if (*what == agent::service::rendezvous) {
+        agent::rendezvous_request rq;
+        Status st = agent::decode_rendezvous(f.payload, &rq);
+        if (!st.ok()) {
             PMIXCPP_LOG_ERROR("srun agent: dropped a malformed rendezvous: %s", st.message().c_str());
             drop(id);
             return true;
         }
-        if ((_rdv_nodes && nnodes != _rdv_nodes) || _rdv.count(node)) {
+        if ((_rdv_nodes && rq.nnodes != _rdv_nodes) || _rdv.count(rq.node)) {
             PMIXCPP_LOG_ERROR("srun agent: dropped a rendezvous of node %u of %u (conflicts with earlier reports)",
-                              node, nnodes);
+                              rq.node, rq.nnodes);
             drop(id);
             return true;
         }
-        if (address.rfind("tcp:*:", 0) == 0) address = "tcp:" + c.peer + address.substr(5);
-        _rdv_nodes = nnodes;
+        if (rq.address.rfind("tcp:*:", 0) == 0) rq.address = "tcp:" + c.peer + rq.address.substr(5);
+        _rdv_nodes = rq.nnodes;
         drop(id, false);
-        _rdv[node] = {fd, address};
+        _rdv[rq.node] = {fd, rq.address};
         if (_rdv.size() == _rdv_nodes) rendezvous_complete();
         return true;
     }
-    if (f.type == kAgentAllocFrame) {
-        // An allocation request: the bridge takes the connection and answers when done.
-        auto body = open_alloc_frame(f.payload);
-        if (!body.ok() || !_on_alloc) {
-            if (!body.ok())
-                PMIXCPP_LOG_ERROR("srun agent: dropped an allocation request: %s", body.status().message().c_str());
+    if (*what == agent::service::report) {
+        agent::report rep;
+        Status st = agent::decode_report(f.payload, &rep);
+        if (!st.ok()) {
+            PMIXCPP_LOG_ERROR("srun agent: dropped a malformed report: %s", st.message().c_str());
             drop(id);
             return true;
         }
+        int expected = 0;
+        _exit_code.compare_exchange_strong(expected, rep.status);
+        if (_on_report) _on_report(rep);
         drop(id, false);
-        _on_alloc(fd, std::move(body.value()));
+        (void)agent_io::send_reply_and_close(fd, agent::reply{}, kServeTimeoutMs);
         return true;
     }
-    wire::Reader r(f.payload.data(), f.payload.size());
-    uint16_t what = 0;
-    agent_report rep;
-    Status st = r.get_u16(&what);
-    if (st.ok()) st = r.get_i32(&rep.status);
-    if (st.ok()) st = r.get_string(&rep.node, 256);
-    if (st.ok()) st = r.get_string(&rep.message, kMaxReport);
-    if (st.ok()) st = r.expect_end();
-    if (!st.ok() || f.type != kReportFrame || (what < 1 || what > 3)) {
-        PMIXCPP_LOG_ERROR("srun agent: dropped a malformed report: %s", st.message().c_str());
-        drop(id);
+    // A service's request: its handler takes the connection and answers when done.
+    drop(id, false);
+    std::vector<uint8_t> body(f.payload.begin(), f.payload.end());
+    if (const agent::service_table::handler *h = _services.find(*what)) {
+        (*h)(fd, std::move(body));
         return true;
     }
-    rep.what = static_cast<agent_report::kind>(what);
-    if (rep.status == 0) rep.status = 1;
-    int expected = 0;
-    _exit_code.compare_exchange_strong(expected, rep.status);
-    if (_on_report) _on_report(rep);
-    uint8_t ack = kAck;
-    (void)!write(fd, &ack, 1);
-    drop(id);
+    (void)agent_io::send_reply_and_close(
+        fd, agent::reply{PMIX_ERR_NOT_SUPPORTED, std::string("no ") + agent::to_string(*what) + " service in srun", {}});
     return true;
-}
-
-Status send_agent_report(const sockaddr_storage &agent_host, uint16_t port, const std::string &secret,
-                         const agent_report &report, int timeout_ms) {
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
-    wire::Writer w;
-    w.put_u16(static_cast<uint16_t>(report.what));
-    w.put_i32(report.status);
-    PMIXCPP_RETURN_IF_ERROR(w.put_string(report.node));
-    PMIXCPP_RETURN_IF_ERROR(w.put_string(report.message.substr(0, kMaxReport / 2)));
-    auto frame = wire::encode_frame(kReportFrame, 0, 1, w.data(), kMaxReport);
-    if (!frame.ok()) return frame.status();
-
-    auto fd = agent_io::connect_authenticated(agent_host, port, secret, deadline);
-    if (!fd.ok()) return fd.status().with_context("srun agent");
-    agent_io::fd_guard guard{fd.value()};
-    PMIXCPP_RETURN_IF_ERROR(agent_io::send_all(fd.value(), frame.value(), deadline).with_context("srun agent"));
-    for (;;) {
-        PMIXCPP_RETURN_IF_ERROR(
-            agent_io::wait_fd(fd.value(), POLLIN, deadline).with_context("srun agent: no acknowledgement"));
-        uint8_t ack = 0;
-        ssize_t n = read(fd.value(), &ack, 1);
-        if (n == 1 && ack == kAck) return Status::success();
-        if (n < 0 && (errno == EAGAIN || errno == EINTR)) continue;
-        return Status(PMIX_ERR_UNREACH, "srun agent: report refused");
-    }
-}
-
-Result<std::vector<std::string>> agent_rendezvous(const sockaddr_storage &agent_host, uint16_t port,
-                                                  const std::string &secret, uint32_t node_id, uint32_t nnodes,
-                                                  const std::string &address, int timeout_ms,
-                                                  const std::atomic<bool> *cancel) {
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
-    wire::Writer w;
-    w.put_u32(node_id);
-    w.put_u32(nnodes);
-    PMIXCPP_RETURN_IF_ERROR(w.put_string(address));
-    auto frame = wire::encode_frame(kRendezvousFrame, 0, 1, w.data(), kMaxTable);
-    if (!frame.ok()) return frame.status();
-
-    auto fd = agent_io::connect_authenticated(agent_host, port, secret, deadline, cancel);
-    if (!fd.ok()) return fd.status().with_context("rendezvous");
-    agent_io::fd_guard guard{fd.value()};
-    PMIXCPP_RETURN_IF_ERROR(agent_io::send_all(fd.value(), frame.value(), deadline, cancel).with_context("rendezvous"));
-    auto f = agent_io::read_frame(fd.value(), kMaxTable, deadline, cancel);
-    if (!f.ok()) {
-        if (f.status().code() == PMIX_ERR_TIMEOUT && !(cancel && cancel->load()))
-            return Status(PMIX_ERR_TIMEOUT, "rendezvous: no address table within " + std::to_string(timeout_ms) +
-                                                " ms (a node of the step never reported)");
-        return f.status().with_context("rendezvous: the srun agent");
-    }
-    wire::Reader r(f->payload.data(), f->payload.size());
-    uint32_t count = 0;
-    PMIXCPP_RETURN_IF_ERROR(r.get_u32(&count));
-    if (f->type != kTableFrame || count != nnodes)
-        return Status(PMIX_ERR_BAD_PARAM, "rendezvous: unexpected answer from the srun agent");
-    std::vector<std::string> table(count);
-    for (auto &a : table) PMIXCPP_RETURN_IF_ERROR(r.get_string(&a, 1u << 16));
-    PMIXCPP_RETURN_IF_ERROR(r.expect_end());
-    return table;
 }
 
 }  // namespace pmixcpp

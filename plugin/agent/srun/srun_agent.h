@@ -1,7 +1,9 @@
-// The srun-side agent: a small TCP listener that srun's side of the plugin
-// runs for the life of a step. slurmstepd reports to it what the user must
-// see and what srun's exit code must say: a step that failed to set up on a
-// node, or a PMIx_Abort (status and message). Knows nothing of Slurm.
+// The srun-side agent: a small TCP listener that srun's side of the plugin runs for the life of
+// a step, the far end of plugin/agent/stepd/agent_client.h. Each request names its service in
+// its frame header (plugin/agent/proto/agent_proto.h); the agent serves two itself and hands the
+// others to the service table (service_table.h). Its own: the reports of slurmstepd, what the
+// user must see and what srun's exit code must say (a step that failed to set up on a node, a
+// PMIx_Abort: status and message), and the address rendezvous (below). Knows nothing of Slurm.
 //
 // Every connection opens with the handshake of plugin/net/handshake.h (purpose agent): the peer
 // and the agent prove they know the step's secret, which never travels. Until then the agent
@@ -31,8 +33,10 @@
 #include <thread>
 #include <vector>
 
-#include "../net/handshake.h"
-#include "../net/listener_guard.h"
+#include "../../net/handshake.h"
+#include "../../net/listener_guard.h"
+#include "../proto/agent_proto.h"
+#include "service_table.h"
 #include "status.h"
 
 namespace pmixcpp::wire {
@@ -41,30 +45,17 @@ struct Frame;
 
 namespace pmixcpp {
 
-struct agent_report {
-    // node_done: the step ended on the reporting node after other nodes of the step were lost
-    // (message: their names, comma-separated); see mpi_pmixcpp.cc.
-    enum class kind : uint16_t { setup_failed = 1, abort = 2, node_done = 3 };
-    kind what = kind::setup_failed;
-    int32_t status = 1;    // exit code srun should return (non-zero)
-    std::string node;      // reporting node
-    std::string message;   // shown to the user by srun
-};
-
 class srun_agent {
 public:
-    using report_fn = std::function<void(const agent_report &)>;
+    using report_fn = std::function<void(const agent::report &)>;
 
     // Listen on an ephemeral TCP port, on each address of `bind_addresses` (the same port on
     // all; IPv4 or IPv6 literals; empty: every interface), and serve on a thread of its own.
     // `on_report` runs on that thread.
     static Result<std::unique_ptr<srun_agent>> start(report_fn on_report,
                                                      std::vector<std::string> bind_addresses = {});
-    // Allocation requests (alloc_agent.h): `on_alloc` gets the connection (it owns `fd` and answers
-    // on it) and the request body, on the agent's thread; it must return at once. Set before any
-    // daemon can connect (right after start); without it such connections are closed.
-    using alloc_fn = std::function<void(int fd, std::vector<uint8_t> body)>;
-    void set_alloc_handler(alloc_fn on_alloc) { _on_alloc = std::move(on_alloc); }
+    // The services requests are dispatched to: fill it right after start (service_table.h).
+    agent::service_table &services() { return _services; }
     ~srun_agent();
     srun_agent(const srun_agent &) = delete;
     srun_agent &operator=(const srun_agent &) = delete;
@@ -85,7 +76,7 @@ private:
     void accept_all();
     void serve(uint64_t id);  // readable
     // A complete frame on an authenticated connection. True: the connection was handed on
-    // (rendezvous, allocation) or closed; false: keep reading.
+    // (rendezvous, a service) or closed; false: keep reading.
     bool handle_frame(conn &c, const wire::Frame &f);
     void drop(uint64_t id, bool close_fd = true);
     void rendezvous_complete();
@@ -97,7 +88,7 @@ private:
     net::auth::key _key;  // the agent handshake's
     std::atomic<int> _exit_code{0};
     report_fn _on_report;
-    alloc_fn _on_alloc;
+    agent::service_table _services;
     std::thread _thread;
     uint32_t _rdv_nodes = 0;
     std::map<uint32_t, std::pair<int, std::string>> _rdv;  // node id -> (connection, address)
@@ -106,18 +97,6 @@ private:
     net::listener_guard _guard;
     std::optional<std::chrono::steady_clock::time_point> _accept_paused_until;
 };
-
-// slurmstepd side: deliver one report to the agent at host:port and wait for its
-// acknowledgement (bounded by timeout_ms), so that the caller knows srun has it.
-Status send_agent_report(const sockaddr_storage &agent_host, uint16_t port, const std::string &secret,
-                         const agent_report &report, int timeout_ms = 10000);
-
-// slurmstepd side: report node `node_id` of `nnodes` with its transport `address` and wait for
-// everyone's addresses (index = node id). Polls `cancel` so a stopping daemon is not held.
-Result<std::vector<std::string>> agent_rendezvous(const sockaddr_storage &agent_host, uint16_t port,
-                                                  const std::string &secret, uint32_t node_id, uint32_t nnodes,
-                                                  const std::string &address, int timeout_ms,
-                                                  const std::atomic<bool> *cancel = nullptr);
 
 // Environment variables srun hands to slurmstepd (removed from the tasks' environment).
 inline constexpr const char *kAgentPortEnv = "SLURM_PMIXCPP_AGENT_PORT";

@@ -12,7 +12,7 @@
 #include <string>
 #include <thread>
 
-#include "../net/handshake.h"
+#include "../../net/handshake.h"
 
 namespace pmixcpp::agent_io {
 
@@ -170,6 +170,20 @@ Result<wire::Frame> read_frame(int fd, uint32_t max_payload, clock_type::time_po
         if (n <= 0) return Status(PMIX_ERR_UNREACH, "the connection closed");
         PMIXCPP_RETURN_IF_ERROR(reader.feed(buf, static_cast<size_t>(n)));
     }
+}
+
+Status send_reply_and_close(int fd, const agent::reply &r, int timeout_ms) {
+    fd_guard guard{fd};
+    auto frame = agent::reply_frame(r);
+    if (!frame.ok()) return frame.status();
+    return send_all(fd, frame.value(), clock_type::now() + std::chrono::milliseconds(timeout_ms), nullptr);
+}
+
+Status send_reply_bytes_and_close(int fd, std::span<const uint8_t> encoded_reply, int timeout_ms) {
+    fd_guard guard{fd};
+    auto frame = wire::encode_frame(agent::kReplyFrame, 0, 1, encoded_reply, agent::kMaxPayload);
+    if (!frame.ok()) return frame.status();
+    return send_all(fd, frame.value(), clock_type::now() + std::chrono::milliseconds(timeout_ms), nullptr);
 }
 
 }  // namespace pmixcpp::agent_io

@@ -1,0 +1,123 @@
+#include "agent_proto.h"
+
+#include "wire/codec.h"
+#include "wire/frame.h"
+
+namespace pmixcpp::agent {
+
+const char *to_string(service s) {
+    switch (s) {
+    case service::report: return "report";
+    case service::rendezvous: return "rendezvous";
+    case service::alloc: return "allocation";
+    case service::spawn: return "spawn";
+    case service::spawn_watch: return "spawn watch";
+    case service::session: return "job store";
+    case service::connect: return "connect rendezvous";
+    case service::fabric: return "fabric";
+    case service::fabric_watch: return "fabric watch";
+    case service::xstep: return "cross-step";
+    }
+    return "unknown";
+}
+
+std::optional<service> service_of(uint16_t frame_type) {
+    if (frame_type == 0 || frame_type >= kServiceCount) return std::nullopt;
+    return static_cast<service>(frame_type);
+}
+
+Result<std::vector<uint8_t>> encode_reply(const reply &r) {
+    wire::Writer w;
+    w.put_i32(r.status);
+    PMIXCPP_RETURN_IF_ERROR(w.put_string(r.message));
+    PMIXCPP_RETURN_IF_ERROR(w.put_bytes(r.body.data(), r.body.size()));
+    return w.take();
+}
+
+Status decode_reply(std::span<const uint8_t> bytes, reply *out) {
+    wire::Reader r(bytes.data(), bytes.size());
+    std::span<const uint8_t> b;
+    PMIXCPP_RETURN_IF_ERROR(r.get_i32(&out->status));
+    PMIXCPP_RETURN_IF_ERROR(r.get_string(&out->message, 64 * 1024));
+    PMIXCPP_RETURN_IF_ERROR(r.get_bytes(&b));
+    out->body.assign(b.begin(), b.end());
+    return r.expect_end();
+}
+
+Result<std::vector<uint8_t>> request_frame(service s, std::span<const uint8_t> body) {
+    return wire::encode_frame(static_cast<uint16_t>(s), 0, 1, body, kMaxPayload);
+}
+
+Result<std::vector<uint8_t>> reply_frame(const reply &r) {
+    auto bytes = encode_reply(r);
+    if (!bytes.ok()) return bytes.status();
+    return wire::encode_frame(kReplyFrame, 0, 1, bytes.value(), kMaxPayload);
+}
+
+Result<std::vector<uint8_t>> encode_report(const report &rep) {
+    wire::Writer w;
+    w.put_u16(static_cast<uint16_t>(rep.what));
+    w.put_i32(rep.status);
+    PMIXCPP_RETURN_IF_ERROR(w.put_string(rep.node));
+    PMIXCPP_RETURN_IF_ERROR(w.put_string(rep.message.substr(0, kMaxReport / 2)));
+    return w.take();
+}
+
+Status decode_report(std::span<const uint8_t> body, report *rep) {
+    if (body.size() > kMaxReport) return Status(PMIX_ERR_BAD_PARAM, "report too long");
+    wire::Reader r(body.data(), body.size());
+    uint16_t what = 0;
+    PMIXCPP_RETURN_IF_ERROR(r.get_u16(&what));
+    PMIXCPP_RETURN_IF_ERROR(r.get_i32(&rep->status));
+    PMIXCPP_RETURN_IF_ERROR(r.get_string(&rep->node, 256));
+    PMIXCPP_RETURN_IF_ERROR(r.get_string(&rep->message, kMaxReport));
+    PMIXCPP_RETURN_IF_ERROR(r.expect_end());
+    if (what < 1 || what > 3) return Status(PMIX_ERR_BAD_PARAM, "unknown report kind " + std::to_string(what));
+    rep->what = static_cast<report::kind>(what);
+    if (rep->status == 0) rep->status = 1;
+    return Status::success();
+}
+
+Result<std::vector<uint8_t>> encode_rendezvous(const rendezvous_request &rq) {
+    wire::Writer w;
+    w.put_u32(rq.node);
+    w.put_u32(rq.nnodes);
+    PMIXCPP_RETURN_IF_ERROR(w.put_string(rq.address));
+    return w.take();
+}
+
+Status decode_rendezvous(std::span<const uint8_t> body, rendezvous_request *rq) {
+    wire::Reader r(body.data(), body.size());
+    PMIXCPP_RETURN_IF_ERROR(r.get_u32(&rq->node));
+    PMIXCPP_RETURN_IF_ERROR(r.get_u32(&rq->nnodes));
+    PMIXCPP_RETURN_IF_ERROR(r.get_string(&rq->address, kMaxAddress));
+    PMIXCPP_RETURN_IF_ERROR(r.expect_end());
+    if (rq->nnodes == 0 || rq->node >= rq->nnodes)
+        return Status(PMIX_ERR_BAD_PARAM, "node " + std::to_string(rq->node) + " of " + std::to_string(rq->nnodes));
+    return Status::success();
+}
+
+Result<std::vector<uint8_t>> encode_table(const std::vector<std::string> &addresses) {
+    wire::Writer w;
+    w.put_u32(static_cast<uint32_t>(addresses.size()));
+    for (const auto &a : addresses) PMIXCPP_RETURN_IF_ERROR(w.put_string(a));
+    return w.take();
+}
+
+Status decode_table(std::span<const uint8_t> body, uint32_t expected, std::vector<std::string> *addresses) {
+    wire::Reader r(body.data(), body.size());
+    uint32_t count = 0;
+    PMIXCPP_RETURN_IF_ERROR(r.get_u32(&count));
+    if (count != expected) return Status(PMIX_ERR_BAD_PARAM, "rendezvous: unexpected answer from the srun agent");
+    if (count > r.remaining() / 4) return Status(PMIX_ERR_UNPACK_FAILURE, "rendezvous: table shorter than its count");
+    addresses->clear();
+    addresses->reserve(count);
+    for (uint32_t i = 0; i < count; ++i) {
+        std::string a;
+        PMIXCPP_RETURN_IF_ERROR(r.get_string(&a, kMaxAddress));
+        addresses->push_back(std::move(a));
+    }
+    return r.expect_end();
+}
+
+}  // namespace pmixcpp::agent

@@ -1,0 +1,119 @@
+#include "agent_client.h"
+
+#include <chrono>
+
+#include "../proto/agent_io.h"
+
+namespace pmixcpp::agent {
+
+using agent_io::clock_type;
+
+namespace {
+Status step_ending() { return Status(PMIX_ERR_JOB_CANCELED, "the step is ending"); }
+}  // namespace
+
+Result<reply> call_agent(const sockaddr_storage &agent_host, uint16_t port, const std::string &secret, service s,
+                         std::span<const uint8_t> body, int timeout_ms, const std::atomic<bool> *cancel) {
+    auto deadline = clock_type::now() + std::chrono::milliseconds(timeout_ms);
+    auto frame = request_frame(s, body);
+    if (!frame.ok()) return frame.status();
+    auto fd = agent_io::connect_authenticated(agent_host, port, secret, deadline, cancel);
+    if (!fd.ok()) return fd.status().with_context("srun agent");
+    agent_io::fd_guard guard{fd.value()};
+    PMIXCPP_RETURN_IF_ERROR(agent_io::send_all(fd.value(), frame.value(), deadline, cancel).with_context("srun agent"));
+    auto f = agent_io::read_frame(fd.value(), kMaxPayload, deadline, cancel);
+    if (!f.ok()) {
+        if (f.status().code() == PMIX_ERR_TIMEOUT && !(cancel && cancel->load()))
+            return Status(PMIX_ERR_TIMEOUT, "srun agent: no answer within " + std::to_string(timeout_ms / 1000) + " s");
+        if (f.status().code() == PMIX_ERR_UNREACH)
+            return Status(PMIX_ERR_UNREACH, "srun agent closed the connection without an answer");
+        return f.status().with_context("srun agent");
+    }
+    if (f->type != kReplyFrame)
+        return Status(PMIX_ERR_UNPACK_FAILURE, "srun agent: unexpected frame type " + std::to_string(f->type));
+    reply r;
+    PMIXCPP_RETURN_IF_ERROR(decode_reply(f->payload, &r).with_context("srun agent: reply"));
+    return r;
+}
+
+client::client(const sockaddr_storage &agent_host, uint16_t port, std::string secret)
+    : _host(agent_host), _port(port), _secret(std::move(secret)) {
+    for (size_t l = 0; l < lane_count; ++l)
+        _lanes[l] = std::make_unique<bounded_workers>(l == lane_rendezvous ? 1 : kMaxInFlight);
+}
+
+client::~client() { shutdown(); }
+
+client::lane client::lane_of(service s) {
+    switch (s) {
+    case service::alloc: return lane_alloc;
+    case service::xstep: return lane_xstep;
+    case service::rendezvous: return lane_rendezvous;
+    default: return lane_calls;
+    }
+}
+
+const char *client::what_of(service s) {
+    switch (s) {
+    case service::alloc: return "allocation requests";
+    case service::spawn: return "spawn requests";
+    case service::xstep: return "cross-step calls";
+    case service::rendezvous: return "rendezvous";
+    default: return "calls to srun's agent";
+    }
+}
+
+Result<reply> client::call_sync(service s, std::span<const uint8_t> body, int timeout_ms) {
+    if (_stopping.load()) return step_ending();
+    auto r = call_agent(_host, _port, _secret, s, body, timeout_ms, &_stopping);
+    if (!r.ok() && _stopping.load()) return step_ending();
+    return r;
+}
+
+void client::call(service s, std::vector<uint8_t> body, int timeout_ms, done_fn done) {
+    Status st = _lanes[lane_of(s)]->start(
+        [this, s, body = std::move(body), timeout_ms, done] { done(call_sync(s, body, timeout_ms)); }, what_of(s));
+    if (!st.ok()) done(st);
+}
+
+Status client::report(const agent::report &r, int timeout_ms) {
+    auto body = encode_report(r);
+    if (!body.ok()) return body.status();
+    auto rep = call_agent(_host, _port, _secret, service::report, body.value(), timeout_ms, nullptr);
+    if (!rep.ok()) {
+        if (rep.status().code() == PMIX_ERR_TIMEOUT) return Status(PMIX_ERR_TIMEOUT, "srun agent: no acknowledgement");
+        return rep.status();
+    }
+    if (rep->status != PMIX_SUCCESS) return Status(PMIX_ERR_UNREACH, "srun agent: report refused");
+    return Status::success();
+}
+
+void client::rendezvous(uint32_t node, uint32_t nnodes, std::string address, int timeout_ms, table_fn ready) {
+    Status st = _lanes[lane_rendezvous]->start(
+        [this, node, nnodes, address = std::move(address), timeout_ms, ready] {
+            auto body = encode_rendezvous({node, nnodes, address});
+            if (!body.ok()) return ready(body.status());
+            auto rep = call_sync(service::rendezvous, body.value(), timeout_ms);
+            if (!rep.ok()) {
+                if (rep.status().code() == PMIX_ERR_TIMEOUT)
+                    return ready(Status(PMIX_ERR_TIMEOUT, "rendezvous: no address table within " +
+                                                              std::to_string(timeout_ms) +
+                                                              " ms (a node of the step never reported)"));
+                return ready(rep.status().with_context("rendezvous"));
+            }
+            if (rep->status != PMIX_SUCCESS) return ready(Status(rep->status, "rendezvous: " + rep->message));
+            std::vector<std::string> table;
+            Status ts = decode_table(rep->body, nnodes, &table);
+            if (!ts.ok()) return ready(ts);
+            ready(std::move(table));
+        },
+        what_of(service::rendezvous));
+    if (!st.ok()) ready(st.code() == PMIX_ERR_OUT_OF_RESOURCE ? Status(PMIX_ERROR, "rendezvous started twice") : st);
+}
+
+void client::shutdown() {
+    _stopping = true;
+    for (auto &l : _lanes) l->close();  // each call polls the gate every 100 ms
+}
+
+}  // namespace pmixcpp::agent
