@@ -2,6 +2,7 @@
 // delivers messages in random order.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <deque>
 #include <random>
 

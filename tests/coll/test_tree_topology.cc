@@ -5,6 +5,8 @@
 // per fence, flat against topology-aware, tree and ring, for a few layouts (counts, no timing).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <cstdio>
 #include <deque>
 #include <map>
