@@ -160,17 +160,8 @@ const pmix_value_t *JobData::find(pmix_rank_t rank, std::string_view key) const 
         auto k = r->second.find(key);
         if (k != r->second.end()) return &k->second.v;
     }
-    auto e = _view.find(rank);
-    if (!e.ok()) {
-        if (e.status().code() != PMIX_ERR_NOT_FOUND) PMIXCPP_LOG_ERROR("%s", e.status().message().c_str());
-        return nullptr;
-    }
     OwnedValue v;
-    Status st = _view.value(e.value(), key, &v.v);
-    if (!st.ok()) {
-        if (st.code() != PMIX_ERR_NOT_FOUND) PMIXCPP_LOG_ERROR("%s", st.message().c_str());
-        return nullptr;
-    }
+    if (!copy(rank, key, &v.v)) return nullptr;
     auto &keys = _decoded[rank];
     return &keys.emplace(std::string(key), std::move(v)).first->second.v;
 }
@@ -292,15 +283,6 @@ void LocalData::cache_proc(const pmix_proc_t &proc, wire::get_reply &reply) {
 void LocalData::clear_cache() {
     std::unique_lock<std::shared_mutex> g(_lock);
     _cache.clear();
-}
-
-void LocalData::set_snapshot(std::shared_ptr<const JobData> snapshot) {
-    std::shared_ptr<const JobData> old;
-    std::unique_lock<std::shared_mutex> g(_lock);
-    old.swap(_snapshot);  // unmapped after the lock is released
-    _snapshot = std::move(snapshot);
-    _snapshot_path.clear();
-    _snapshot_pending.store(false);
 }
 
 void LocalData::set_snapshot_path(std::string path) {

@@ -145,10 +145,9 @@ public:
     void clear_cache();
 
     // The snapshot the server wrote for the last collecting fence (shared/wire/snapshot.h: a
-    // file in the job-data format; nullptr / "": none). A path is mapped only when a Get first
+    // file in the job-data format; "": none). A path is mapped only when a Get first
     // needs it (a loop of fences maps nothing): map_snapshot() before a lookup. If the file is
     // gone by then (the server keeps the last two), Gets ask the server as without a snapshot.
-    void set_snapshot(std::shared_ptr<const JobData> snapshot);
     void set_snapshot_path(std::string path);
     void map_snapshot();
 

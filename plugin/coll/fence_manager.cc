@@ -119,8 +119,7 @@ void fence_manager::apply(const coll_key &key, actions &&a) {
     for (auto &s : a.sends) {
         std::vector<uint8_t> bytes = encode(s.msg);
         s.msg.blobs.clear();  // freed now: the encoded bytes are all the sends need
-        _opts.send(s.node, bytes);
-        for (uint32_t n : s.also) _opts.send(n, bytes);
+        for (uint32_t n : destinations(s)) _opts.send(n, bytes);
     }
     if (!a.done) return;
     auto it = _active.find(key);

@@ -253,6 +253,7 @@ private:
     void accept_clients();
     void read_from(uint64_t conn_id);
     void flush(connection &c);
+    void drop_output(connection &c);
     // Append a frame to the connection's output; over the backlog limits the connection is
     // closed (from the loop, after the current handler) instead and overflow is returned.
     queued queue_output(connection &c, std::span<const uint8_t> frame);
@@ -699,7 +700,11 @@ void server_impl::accept_clients() {
         // Only processes of this step: descendants of this slurmstepd. Another process of the
         // same user that learned a task's token is refused.
         auto proc = process_ref::of_socket_peer(fd);
-        if (!proc.ok() && proc.status().code() == PMIX_ERR_NOT_FOUND) {  // gone already: see below
+        // A task that connects, finalizes and exits before its connection is accepted (Init and
+        // Finalize need no round trip) cannot be checked any more, nor served: refused all the
+        // same, but it is no attack.
+        const bool ours = proc.ok() && proc.value()->descends_from(getpid());
+        if (!ours && (proc.ok() ? proc.value()->gone() : proc.status().code() == PMIX_ERR_NOT_FOUND)) {
             PMIXCPP_LOG_VERBOSE("%s: pid %d exited before its connection was accepted", _step.nspace.c_str(),
                                 static_cast<int>(cred.pid));
             continue;
@@ -709,15 +714,7 @@ void server_impl::accept_clients() {
                               proc.status().message().c_str());
             continue;
         }
-        if (!proc.value()->descends_from(getpid())) {
-            // A task that connects, finalizes and exits before its connection is accepted (Init
-            // and Finalize need no round trip) cannot be checked any more, nor served: refused
-            // all the same, but it is no attack.
-            if (proc.value()->gone()) {
-                PMIXCPP_LOG_VERBOSE("%s: pid %d exited before its connection was accepted", _step.nspace.c_str(),
-                                    static_cast<int>(cred.pid));
-                continue;
-            }
+        if (!ours) {
             PMIXCPP_LOG_ERROR("%s: refusing a client (pid %d, uid %u): not a process of this step", _step.nspace.c_str(),
                               static_cast<int>(cred.pid), static_cast<unsigned>(cred.uid));
             continue;
@@ -784,6 +781,14 @@ void server_impl::read_from(uint64_t conn_id) {
     }
 }
 
+// Free what is queued for `c` and stop waiting to write it: nobody will read it.
+void server_impl::drop_output(connection &c) {
+    event_del(c.ev_write.get());
+    std::vector<uint8_t>().swap(c.out);
+    c.out_sent = 0;
+    c.reply_ends.clear();
+}
+
 void server_impl::flush(connection &c) {
     while (c.out_sent < c.out.size()) {
         ssize_t n = send(c.fd.get(), c.out.data() + c.out_sent, c.out.size() - c.out_sent, MSG_NOSIGNAL);
@@ -802,10 +807,7 @@ void server_impl::flush(connection &c) {
             // answer (finalize is one): what it sent is still to be read, so read it before the
             // connection is judged, and drop the replies nobody will read.
             c.peer_gone = true;
-            std::vector<uint8_t>().swap(c.out);
-            c.out_sent = 0;
-            c.reply_ends.clear();
-            event_del(c.ev_write.get());
+            drop_output(c);
             post([this, id = c.id, why] {
                 read_from(id);
                 close_connection(id, why);  // nothing if the read found the end and closed it
@@ -975,10 +977,7 @@ queued server_impl::queue_output(connection &c, std::span<const uint8_t> frame) 
         // Stop reading it and free the backlog now; close (one log line) from the loop, after the
         // handler that queued this (it may still hold the connection).
         event_del(c.ev_read.get());
-        event_del(c.ev_write.get());
-        std::vector<uint8_t>().swap(c.out);
-        c.out_sent = 0;
-        c.reply_ends.clear();
+        drop_output(c);
         post([this, id = c.id, why] { close_connection(id, why); });
         return queued::overflow;
     }
