@@ -36,6 +36,19 @@ run_srun() {
     return 0
 }
 
+# steps_left SECONDS: the steps still listed (batch and extern steps aside) once SECONDS have
+# passed or none is left. Ending a step is asynchronous (srun returns, then slurmctld tells each
+# slurmd to end what is left), so a step that is being ended is waited for, not reported.
+steps_left() {
+    local left="" _
+    for _ in $(seq $(($1 * 5))); do
+        left=$(squeue -h -s 2>/dev/null | grep -v '\.extern' | grep -v batch)
+        [ -z "$left" ] && break
+        sleep 0.2
+    done
+    printf '%s' "$left"
+}
+
 # The per-node slurmd log files of the cluster.
 slurmd_logs() { cat "$PMIXCPP_CLUSTER_DIR"/log/slurmd.*.log 2>/dev/null; }
 
