@@ -105,6 +105,17 @@ void listener_guard::refused(const std::string &peer, const std::string &why, cl
     ++_stats.suppressed;
 }
 
+bool listener_guard::abandoned(const std::string &peer, int err, clock::time_point now) {
+    if (err != 0 && err != ECONNRESET) {
+        refused(peer, std::string("before authenticating: ") + strerror(err), now);
+        return false;
+    }
+    ++_stats.abandoned;
+    PMIXCPP_LOG_DEBUG("%s: %s closed its connection before authenticating%s", _name.c_str(), peer.c_str(),
+                      err ? " (reset)" : "");
+    return true;
+}
+
 bool listener_guard::accept_failed(int err, clock::time_point now) {
     if (err != EMFILE && err != ENFILE && err != ENOBUFS && err != ENOMEM) return false;
     ++_stats.accept_pauses;

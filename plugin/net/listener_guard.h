@@ -61,11 +61,17 @@ public:
 
     // One refusal: logs "<name>: refused a connection from <peer>: <why>" within the rate limit.
     void refused(const std::string &peer, const std::string &why, clock::time_point now = clock::now());
+    // Read before authentication ended (`err`: 0 for EOF, else errno): the peer closed or reset a
+    // connection it opened, as a peer whose step ends does in the middle of its handshake. Nothing
+    // was refused; counted, and logged only for debugging. Returns true if that is what happened
+    // (any other error is a refusal, logged as such).
+    bool abandoned(const std::string &peer, int err, clock::time_point now = clock::now());
     // accept() failed with `err`: true if the listener should pause (resource exhaustion).
     bool accept_failed(int err, clock::time_point now = clock::now());
 
     struct counters {
-        uint64_t refused = 0, logged = 0, suppressed = 0, evicted = 0, timed_out = 0, accept_pauses = 0;
+        uint64_t refused = 0, logged = 0, suppressed = 0, evicted = 0, timed_out = 0, accept_pauses = 0,
+                 abandoned = 0;
     };
     const counters &stats() const { return _stats; }
     const listener_limits &limits() const { return _limits; }

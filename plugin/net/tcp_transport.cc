@@ -229,8 +229,21 @@ public:
             o.buf.clear();
             o.sent = 0;
         }
+        // The loop has stopped: a handshake whose last frame arrived meanwhile is finished here.
+        // A peer that has our challenge already takes its connection for authenticated and would
+        // take our closing it for a loss: it gets the goodbye too (it reads it after the challenge).
+        std::vector<uint64_t> pending;
+        for (auto &[id, c] : _in)
+            if (c->hs) pending.push_back(id);
+        for (uint64_t id : pending)
+            if (auto it = _in.find(id); it != _in.end()) (void)in_handshake(it->second.get());  // gone: nothing to tell
         for (auto &[id, c] : _in) {
-            if (c->hs || c->node >= _out.size() || !_live.alive(c->node)) continue;
+            uint32_t node = c->node;
+            if (c->hs) {
+                if (c->hs->current() != auth::server_handshake::state::await_response) continue;
+                node = c->hs->peer_node();
+            }
+            if (node >= _out.size() || node == _opts.node_id || !_live.alive(node)) continue;
             if (write_until(c->fd, frame->data(), frame->size(), deadline)) ++told;
         }
         PMIXCPP_LOG_DEBUG("tcp transport: said goodbye on %zu connections", told);
@@ -349,7 +362,7 @@ private:
             ssize_t n = recv(c->fd, buf, c->hs_reader.wanted(), 0);
             if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return true;
             if (n <= 0) {
-                _guard.refused(c->peer, n == 0 ? "closed before authenticating" : std::string("before authenticating: ") + strerror(errno));
+                (void)_guard.abandoned(c->peer, n == 0 ? 0 : errno);  // logged there either way
                 close_in(id, nullptr);
                 return false;
             }

@@ -281,7 +281,8 @@ private:
         ep.err_handler.arg = this;
         ucs_status_t s = ucp_ep_create(_worker, &ep, &_eps[node]);
         if (s != UCS_OK) {
-            PMIXCPP_LOG_ERROR("ucx transport: endpoint to node %s: %s", _opts.node_names[node].c_str(),
+            // Liveness decides what it means (a peer whose step ended, or a lost one) and says so.
+            PMIXCPP_LOG_DEBUG("ucx transport: endpoint to node %s: %s", _opts.node_names[node].c_str(),
                               ucs_status_string(s));
             _eps[node] = nullptr;
             _live.connect_failed(node, std::string("endpoint: ") + ucs_status_string(s));  // (e.g. TCP refused)

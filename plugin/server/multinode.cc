@@ -82,8 +82,13 @@ void exchange_addresses(const step_info &step, const multinode_options &mo, net:
             Status st = shared->ok() ? net.set_peers(shared->value()) : shared->status();
             double ms = std::chrono::duration<double, std::milli>(server_clock::now() - t0).count();
             if (!st.ok()) {
-                PMIXCPP_LOG_ERROR("%s: node address exchange failed after %.1f ms: %s", ns.c_str(), ms,
-                                  st.message().c_str());
+                // A step whose tasks all ended before the exchange completed is no failure.
+                if (st.code() == PMIX_ERR_JOB_CANCELED)
+                    PMIXCPP_LOG_DEBUG("%s: node address exchange stopped after %.1f ms: %s", ns.c_str(), ms,
+                                      st.message().c_str());
+                else
+                    PMIXCPP_LOG_ERROR("%s: node address exchange failed after %.1f ms: %s", ns.c_str(), ms,
+                                      st.message().c_str());
                 failed(st.message());
                 return;
             }

@@ -266,6 +266,16 @@ TEST(listener_guard, caps_evict_oldest_and_deadlines_expire) {
     EXPECT_TRUE(g.accept_failed(EMFILE, t0));
     EXPECT_TRUE(g.accept_failed(ENFILE, t0));
     EXPECT_FALSE(g.accept_failed(EAGAIN, t0));
+    // A peer that closed or reset its own connection before authenticating (a step that ended in
+    // its handshake) was refused nothing; another read error is a refusal.
+    const uint64_t refused = g.stats().refused;  // the two paused accepts count as refusals
+    EXPECT_TRUE(g.abandoned("10.0.0.5", 0, t0));
+    EXPECT_TRUE(g.abandoned("10.0.0.5", ECONNRESET, t0));
+    EXPECT_EQ(g.stats().abandoned, 2u);
+    EXPECT_EQ(g.stats().refused, refused);
+    EXPECT_FALSE(g.abandoned("10.0.0.5", ETIMEDOUT, t0));
+    EXPECT_EQ(g.stats().abandoned, 2u);
+    EXPECT_EQ(g.stats().refused, refused + 1);
 }
 
 // --- real sockets ---------------------------------------------------------------------------

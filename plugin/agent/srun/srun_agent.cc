@@ -245,8 +245,7 @@ void srun_agent::serve(uint64_t id) {
         ssize_t n = read(c.fd, buf, c.hs_reader.wanted());
         if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
         if (n <= 0) {
-            _guard.refused(c.peer, n == 0 ? "closed before authenticating"
-                                          : std::string("before authenticating: ") + strerror(errno));
+            (void)_guard.abandoned(c.peer, n == 0 ? 0 : errno);  // logged there either way
             drop(id);
             return;
         }
