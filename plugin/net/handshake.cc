@@ -4,8 +4,9 @@
 #include <openssl/evp.h>
 #include <openssl/core_names.h>
 #include <openssl/params.h>
-#include <openssl/rand.h>
+#include <sys/random.h>
 
+#include <cerrno>
 #include <cstring>
 #include <memory>
 
@@ -27,9 +28,15 @@ struct mac_ctx_deleter {
     void operator()(EVP_MAC_CTX *c) const { EVP_MAC_CTX_free(c); }
 };
 
-// The HMAC algorithm, fetched once (a fetched EVP_MAC is shareable between threads).
+// The HMAC algorithm, fetched once (a fetched EVP_MAC is shareable between threads). OpenSSL is
+// initialised without its table of every cipher and digest by name, which a fetch does not need
+// and which was most of its start-up cost in slurmstepd and srun (the site's configuration is
+// still read). When the process initialised OpenSSL before, this changes nothing.
 EVP_MAC *hmac_algorithm() {
-    static EVP_MAC *const m = EVP_MAC_fetch(nullptr, "HMAC", nullptr);
+    static EVP_MAC *const m = [] {
+        (void)OPENSSL_init_crypto(OPENSSL_INIT_NO_ADD_ALL_CIPHERS | OPENSSL_INIT_NO_ADD_ALL_DIGESTS, nullptr);
+        return EVP_MAC_fetch(nullptr, "HMAC", nullptr);  // null: reported by the caller
+    }();
     return m;
 }
 
@@ -89,9 +96,15 @@ bool equal(std::span<const uint8_t> a, std::span<const uint8_t> b) {
     return a.size() == b.size() && CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
 }
 
+// The kernel's generator (no user-space generator to seed first).
 Status random_bytes(std::span<uint8_t> out) {
-    if (out.size() > static_cast<size_t>(INT32_MAX) || RAND_bytes(out.data(), static_cast<int>(out.size())) != 1)
-        return Status(PMIX_ERROR, "handshake: no random bytes from OpenSSL");
+    size_t got = 0;
+    while (got < out.size()) {
+        ssize_t n = getrandom(out.data() + got, out.size() - got, 0);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return Status(PMIX_ERROR, std::string("handshake: getrandom: ") + strerror(errno));
+        got += static_cast<size_t>(n);
+    }
     return Status::success();
 }
 

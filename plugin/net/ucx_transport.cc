@@ -7,14 +7,13 @@
 // (transport.h). A leaving server flushes its goodbyes (remote completion) before its worker
 // goes; still, on a loaded host a peer's goodbye can be read after the error its closing worker
 // caused on our endpoint (different lanes), so the error alone proves nothing yet.
-// UCX's keepalive (every 2 s here) notices a silent peer.
+// UCX's keepalive (every 2 s here) notices a silent peer. UCX itself is loaded by the first
+// transport made (ucx_api.h).
 // Authentication: UCX has no connection of ours to open with a handshake, so every frame is sealed
 // (handshake.h: destination, a per-sender sequence number and an HMAC keyed by the step secret);
 // a frame whose seal fails, that is addressed to another node or whose number was seen already
 // (a replay) is dropped with a rate-limited log line. The worker addresses themselves travel
 // through srun's agent, whose connections are authenticated.
-#include <ucp/api/ucp.h>
-
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -26,10 +25,15 @@
 #include "liveness.h"
 #include "log.h"
 #include "transport.h"
+#include "ucx_api.h"
 
 namespace pmixcpp::net {
 
 namespace {
+
+// UCX's functions (ucx_api.h), set before the first transport is made.
+const ucx_api *g_ucx = nullptr;
+const ucx_api &U() { return *g_ucx; }
 
 constexpr unsigned kAmId = 17;
 // How long an endpoint error waits for the peer's goodbye before the peer counts as lost.
@@ -112,17 +116,17 @@ public:
                 ucp_request_param_t p{};
                 p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
                 p.flags = UCP_EP_CLOSE_FLAG_FORCE;
-                ucs_status_ptr_t r = ucp_ep_close_nbx(ep, &p);
+                ucs_status_ptr_t r = U().ep_close_nbx(ep, &p);
                 if (UCS_PTR_IS_PTR(r)) {
-                    for (int i = 0; i < 10000 && ucp_request_check_status(r) == UCS_INPROGRESS; ++i)
-                        ucp_worker_progress(_worker);
-                    ucp_request_free(r);
+                    for (int i = 0; i < 10000 && U().request_check_status(r) == UCS_INPROGRESS; ++i)
+                        U().worker_progress(_worker);
+                    U().request_free(r);
                 }
             }
-            if (_addr) ucp_worker_release_address(_worker, _addr);
-            ucp_worker_destroy(_worker);
+            if (_addr) U().worker_release_address(_worker, _addr);
+            U().worker_destroy(_worker);
         }
-        if (_ctx) ucp_cleanup(_ctx);
+        if (_ctx) U().cleanup(_ctx);
     }
 
     Status init() {
@@ -130,40 +134,40 @@ public:
         if (!k.ok()) return k.status().with_context("ucx transport");
         _key = k.value();
         ucp_config_t *cfg = nullptr;
-        ucs_status_t s = ucp_config_read(nullptr, nullptr, &cfg);
+        ucs_status_t s = U().config_read(nullptr, nullptr, &cfg);
         if (s != UCS_OK) return fail("ucp_config_read", s);
-        if (!_opts.ucx_tls.empty() && (s = ucp_config_modify(cfg, "TLS", _opts.ucx_tls.c_str())) != UCS_OK) {
-            ucp_config_release(cfg);
+        if (!_opts.ucx_tls.empty() && (s = U().config_modify(cfg, "TLS", _opts.ucx_tls.c_str())) != UCS_OK) {
+            U().config_release(cfg);
             return fail("UCX_TLS=" + _opts.ucx_tls, s);
         }
         if (!_opts.ucx_devices.empty() &&
-            (s = ucp_config_modify(cfg, "NET_DEVICES", _opts.ucx_devices.c_str())) != UCS_OK) {
-            ucp_config_release(cfg);
+            (s = U().config_modify(cfg, "NET_DEVICES", _opts.ucx_devices.c_str())) != UCS_OK) {
+            U().config_release(cfg);
             return fail("UCX_NET_DEVICES=" + _opts.ucx_devices, s);
         }
         // A lost peer host that sends no reset is noticed by keepalive (UCX's default: 20 s).
-        if (getenv("UCX_KEEPALIVE_INTERVAL") == nullptr) (void)ucp_config_modify(cfg, "KEEPALIVE_INTERVAL", "2s");
+        if (getenv("UCX_KEEPALIVE_INTERVAL") == nullptr) (void)U().config_modify(cfg, "KEEPALIVE_INTERVAL", "2s");
         ucp_params_t params{};
         params.field_mask = UCP_PARAM_FIELD_FEATURES;
         params.features = UCP_FEATURE_AM | UCP_FEATURE_WAKEUP;
-        s = ucp_init(&params, cfg, &_ctx);
-        ucp_config_release(cfg);
+        s = U().init_version(UCP_API_MAJOR, UCP_API_MINOR, &params, cfg, &_ctx);
+        U().config_release(cfg);
         if (s != UCS_OK) return fail("ucp_init", s);
         ucp_worker_params_t wp{};
         wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
         wp.thread_mode = UCS_THREAD_MODE_SERIALIZED;
-        if ((s = ucp_worker_create(_ctx, &wp, &_worker)) != UCS_OK) return fail("ucp_worker_create", s);
+        if ((s = U().worker_create(_ctx, &wp, &_worker)) != UCS_OK) return fail("ucp_worker_create", s);
         size_t len = 0;
-        if ((s = ucp_worker_get_address(_worker, &_addr, &len)) != UCS_OK) return fail("ucp_worker_get_address", s);
+        if ((s = U().worker_get_address(_worker, &_addr, &len)) != UCS_OK) return fail("ucp_worker_get_address", s);
         _address = "ucx:" + to_hex(_addr, len);
         ucp_am_handler_param_t hp{};
         hp.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB | UCP_AM_HANDLER_PARAM_FIELD_ARG;
         hp.id = kAmId;
         hp.cb = on_am;
         hp.arg = this;
-        if ((s = ucp_worker_set_am_recv_handler(_worker, &hp)) != UCS_OK) return fail("set_am_recv_handler", s);
+        if ((s = U().worker_set_am_recv_handler(_worker, &hp)) != UCS_OK) return fail("set_am_recv_handler", s);
         int fd = -1;
-        if ((s = ucp_worker_get_efd(_worker, &fd)) != UCS_OK) return fail("ucp_worker_get_efd", s);
+        if ((s = U().worker_get_efd(_worker, &fd)) != UCS_OK) return fail("ucp_worker_get_efd", s);
         _ev.reset(event_new(_base, fd, EV_READ | EV_PERSIST, on_event, this));
         _ev_progress.reset(evtimer_new(_base, on_event, this));
         _ev_grace.reset(evtimer_new(_base, on_grace, this));
@@ -222,20 +226,20 @@ public:
         for (uint32_t i : to) {
             if (!_eps[i]) continue;
             ucp_request_param_t p{};
-            ucs_status_ptr_t r = ucp_ep_flush_nbx(_eps[i], &p);
+            ucs_status_ptr_t r = U().ep_flush_nbx(_eps[i], &p);
             if (UCS_PTR_IS_PTR(r)) flushes.push_back(r);
         }
         auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(budget_ms);
         size_t pending = flushes.size();
         while (pending > 0 && std::chrono::steady_clock::now() < deadline) {
-            ucp_worker_progress(_worker);
+            U().worker_progress(_worker);
             pending = 0;
             for (ucs_status_ptr_t r : flushes)
-                if (ucp_request_check_status(r) == UCS_INPROGRESS) ++pending;
+                if (U().request_check_status(r) == UCS_INPROGRESS) ++pending;
         }
         for (ucs_status_ptr_t r : flushes) {
-            if (ucp_request_check_status(r) == UCS_INPROGRESS) ucp_request_cancel(_worker, r);
-            ucp_request_free(r);
+            if (U().request_check_status(r) == UCS_INPROGRESS) U().request_cancel(_worker, r);
+            U().request_free(r);
         }
         PMIXCPP_LOG_DEBUG("ucx transport: said goodbye to %zu nodes (%zu not confirmed)", told, pending);
     }
@@ -267,7 +271,7 @@ public:
 
 private:
     Status fail(const std::string &what, ucs_status_t s) {
-        return Status(PMIX_ERR_NOT_AVAILABLE, "ucx: " + what + ": " + ucs_status_string(s));
+        return Status(PMIX_ERR_NOT_AVAILABLE, "ucx: " + what + ": " + U().status_string(s));
     }
 
     bool connect(uint32_t node) {
@@ -279,13 +283,13 @@ private:
         ep.err_mode = UCP_ERR_HANDLING_MODE_PEER;
         ep.err_handler.cb = on_ep_error;
         ep.err_handler.arg = this;
-        ucs_status_t s = ucp_ep_create(_worker, &ep, &_eps[node]);
+        ucs_status_t s = U().ep_create(_worker, &ep, &_eps[node]);
         if (s != UCS_OK) {
             // Liveness decides what it means (a peer whose step ended, or a lost one) and says so.
             PMIXCPP_LOG_DEBUG("ucx transport: endpoint to node %s: %s", _opts.node_names[node].c_str(),
-                              ucs_status_string(s));
+                              U().status_string(s));
             _eps[node] = nullptr;
-            _live.connect_failed(node, std::string("endpoint: ") + ucs_status_string(s));  // (e.g. TCP refused)
+            _live.connect_failed(node, std::string("endpoint: ") + U().status_string(s));  // (e.g. TCP refused)
             return false;
         }
         return true;
@@ -301,17 +305,17 @@ private:
         p.flags = UCP_AM_SEND_FLAG_EAGER;
         p.cb.send = on_sent;
         p.user_data = req;
-        ucs_status_ptr_t r = ucp_am_send_nbx(_eps[node], kAmId, nullptr, 0, req->frame.data(), req->frame.size(), &p);
+        ucs_status_ptr_t r = U().am_send_nbx(_eps[node], kAmId, nullptr, 0, req->frame.data(), req->frame.size(), &p);
         if (r == nullptr) {
             _live.reached(node);
             delete req;
         } else if (UCS_PTR_IS_ERR(r)) {
             PMIXCPP_LOG_ERROR("ucx transport: send to node %s: %s", _opts.node_names[node].c_str(),
-                              ucs_status_string(UCS_PTR_STATUS(r)));
+                              U().status_string(UCS_PTR_STATUS(r)));
             delete req;
         } else {
             ++_inflight;
-            ucp_request_free(r);  // the callback still runs; it owns `req`
+            U().request_free(r);  // the callback still runs; it owns `req`
         }
     }
 
@@ -331,8 +335,8 @@ private:
         ucp_request_param_t p{};
         p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
         p.flags = UCP_EP_CLOSE_FLAG_FORCE;
-        ucs_status_ptr_t r = ucp_ep_close_nbx(ep, &p);
-        if (UCS_PTR_IS_PTR(r)) ucp_request_free(r);  // completes in a later progress
+        ucs_status_ptr_t r = U().ep_close_nbx(ep, &p);
+        if (UCS_PTR_IS_PTR(r)) U().request_free(r);  // completes in a later progress
     }
 
     // An endpoint error: the peer's worker is gone. Lost, unless its goodbye comes within the
@@ -342,7 +346,7 @@ private:
         while (node < _eps.size() && _eps[node] != ep) ++node;
         if (node == _eps.size()) return;  // already closed
         close_ep(node);
-        _live.broken(node, std::string("endpoint error: ") + ucs_status_string(status), std::chrono::steady_clock::now());
+        _live.broken(node, std::string("endpoint error: ") + U().status_string(status), std::chrono::steady_clock::now());
         if (_live.waiting_for_goodbyes()) {
             timeval tv{0, 100 * 1000};
             evtimer_add(_ev_grace.get(), &tv);
@@ -363,7 +367,7 @@ private:
     static void on_sent(void *, ucs_status_t status, void *user) {
         auto *req = static_cast<send_req *>(user);
         if (status != UCS_OK && status != UCS_ERR_CANCELED)
-            PMIXCPP_LOG_DEBUG("ucx transport: send failed: %s", ucs_status_string(status));
+            PMIXCPP_LOG_DEBUG("ucx transport: send failed: %s", U().status_string(status));
         if (status == UCS_OK) req->owner->_live.reached(req->node);
         --req->owner->_inflight;
         delete req;
@@ -377,16 +381,16 @@ private:
             p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
             p.cb.recv_am = on_rndv_done;
             p.user_data = req;
-            ucs_status_ptr_t r = ucp_am_recv_data_nbx(self->_worker, data, req->frame.data(), length, &p);
+            ucs_status_ptr_t r = U().am_recv_data_nbx(self->_worker, data, req->frame.data(), length, &p);
             if (r == nullptr) {
                 self->_received.push_back({std::move(req->frame)});
                 delete req;
             } else if (UCS_PTR_IS_ERR(r)) {
-                PMIXCPP_LOG_ERROR("ucx transport: receive: %s", ucs_status_string(UCS_PTR_STATUS(r)));
+                PMIXCPP_LOG_ERROR("ucx transport: receive: %s", U().status_string(UCS_PTR_STATUS(r)));
                 delete req;
             } else {
                 ++self->_inflight;
-                ucp_request_free(r);
+                U().request_free(r);
             }
             return UCS_OK;
         }
@@ -401,7 +405,7 @@ private:
         if (status == UCS_OK)
             req->owner->_received.push_back({std::move(req->frame)});
         else
-            PMIXCPP_LOG_ERROR("ucx transport: receive failed: %s", ucs_status_string(status));
+            PMIXCPP_LOG_ERROR("ucx transport: receive failed: %s", U().status_string(status));
         delete req;
     }
 
@@ -413,7 +417,7 @@ private:
         if (_in_progress) return;
         _in_progress = true;
         for (;;) {
-            while (ucp_worker_progress(_worker) != 0) {
+            while (U().worker_progress(_worker) != 0) {
             }
             while (!_received.empty()) {
                 inbound in = std::move(_received.front());
@@ -440,10 +444,10 @@ private:
                     continue;
                 }
                 if (_opts.on_receive) _opts.on_receive(std::move(env));  // may send (re-entry guarded)
-                while (ucp_worker_progress(_worker) != 0) {
+                while (U().worker_progress(_worker) != 0) {
                 }
             }
-            ucs_status_t s = ucp_worker_arm(_worker);
+            ucs_status_t s = U().worker_arm(_worker);
             if (s == UCS_ERR_BUSY) continue;
             break;
         }
@@ -478,6 +482,9 @@ private:
 }  // namespace
 
 Result<std::unique_ptr<node_transport>> make_ucx_transport(event_base *base, transport_options opts) {
+    auto api = load_ucx();
+    if (!api.ok()) return api.status();
+    g_ucx = api.value();
     auto t = std::make_unique<ucx_transport>(base, std::move(opts));
     PMIXCPP_RETURN_IF_ERROR(t->init());
     return std::unique_ptr<node_transport>(std::move(t));
