@@ -2,7 +2,8 @@
  * srun --mpi=pmix_v4 (OpenPMIx) and srun --mpi=pmixcpp (our server and, through
  * the plugin's LD_LIBRARY_PATH, our libpmix.so.2). Built against the standard
  * pmix.h. Each rank prints one line:
- *   BENCH rank=R init_us=.. get_ns=.. fence_data_us=.. fence_empty_us=.. peer_get_us=.. peer_get_mean_us=..
+ *   BENCH rank=R init_us=.. get_ns=.. fence_data_us=.. fence_empty_us=.. barrier_us=.. empty_fence_left_early=0|1
+ *         peer_get_us=.. peer_get_mean_us=..
  *         dmodex_get_us=..
  *         fini_us=.. stepd_hwm_kb=..
  * `pmix_bench ift` only does PMIx_Init, PMIx_Fence, PMIx_Finalize (the launch benchmark).
@@ -83,6 +84,23 @@ int main(int argc, char **argv) {
     }
     get_ns = (now_us() - t0) * 1000.0 / get_iters;
 
+    /* Before anything is Put. A fence that collects data waits for every rank under every stack;
+       whether an empty fence does is checked: rank 0 enters it 50 ms after the others, and a rank
+       that leaves it within 25 ms did not wait for rank 0 (empty_fence_left_early=1). Then the
+       cost of a barrier: a collecting fence with nothing to collect. */
+    PMIX_INFO_LOAD(&collect, PMIX_COLLECT_DATA, NULL, PMIX_BOOL);
+    int left_early = 0;
+    double barrier_us;
+    CHECK(PMIx_Fence(NULL, 0, &collect, 1)); /* line up */
+    if (me.rank == 0) usleep(50000);
+    t0 = now_us();
+    CHECK(PMIx_Fence(NULL, 0, NULL, 0));
+    if (me.rank != 0 && now_us() - t0 < 25000) left_early = 1;
+    CHECK(PMIx_Fence(NULL, 0, &collect, 1)); /* line up */
+    t0 = now_us();
+    for (i = 0; i < fence_iters * 2; i++) CHECK(PMIx_Fence(NULL, 0, &collect, 1));
+    barrier_us = (now_us() - t0) / (fence_iters * 2);
+
     /* first direct-modex Get of a remote rank (no collecting fence yet): a peer on another node
        when there is one (block distribution) */
     double dmodex_us;
@@ -117,7 +135,6 @@ int main(int argc, char **argv) {
         exit(2);
     }
     memset(data, 'a' + (me.rank % 26), data_size);
-    PMIX_INFO_LOAD(&collect, PMIX_COLLECT_DATA, NULL, PMIX_BOOL);
     CHECK(PMIx_Fence(NULL, 0, NULL, 0)); /* line up before timing */
     t0 = now_us();
     for (i = 0; i < fence_iters; i++) {
@@ -159,7 +176,8 @@ int main(int argc, char **argv) {
         peer_get_mean_us = (now_us() - t0) / (size - 1);
     }
 
-    /* empty fence */
+    /* empty fence, after lining up (the ranks leave the Gets above at different times) */
+    CHECK(PMIx_Fence(NULL, 0, &collect, 1));
     t0 = now_us();
     for (i = 0; i < fence_iters * 2; i++) CHECK(PMIx_Fence(NULL, 0, NULL, 0));
     fence_empty_us = (now_us() - t0) / (fence_iters * 2);
@@ -169,7 +187,9 @@ int main(int argc, char **argv) {
     CHECK(PMIx_Finalize(NULL, 0));
     fini_us = now_us() - t0;
     printf("BENCH rank=%u size=%u init_us=%.1f get_ns=%.1f fence_data_us=%.1f fence_empty_us=%.1f "
+           "barrier_us=%.1f empty_fence_left_early=%d "
            "peer_get_us=%.1f peer_get_mean_us=%.2f dmodex_get_us=%.1f fini_us=%.1f stepd_hwm_kb=%ld\n",
-           me.rank, size, init_us, get_ns, fence_data_us, fence_empty_us, peer_get_us, peer_get_mean_us, dmodex_us, fini_us, hwm);
+           me.rank, size, init_us, get_ns, fence_data_us, fence_empty_us, barrier_us, left_early, peer_get_us,
+           peer_get_mean_us, dmodex_us, fini_us, hwm);
     return 0;
 }
