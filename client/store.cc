@@ -288,7 +288,15 @@ void LocalData::clear_cache() {
 void LocalData::set_snapshot_path(std::string path) {
     std::shared_ptr<const JobData> old;
     std::unique_lock<std::shared_mutex> g(_lock);
+    // The same file again (a fence that collected nothing new): a file's name is never reused for
+    // other contents, so its mapping stays.
+    if (!path.empty() && _snapshot && path == _mapped_path) {
+        _snapshot_path.clear();
+        _snapshot_pending.store(false);
+        return;
+    }
     old.swap(_snapshot);
+    _mapped_path.clear();
     _snapshot_path = std::move(path);
     _snapshot_pending.store(!_snapshot_path.empty());
 }
@@ -298,8 +306,12 @@ void LocalData::map_snapshot() {
     std::unique_lock<std::shared_mutex> g(_lock);
     if (_snapshot_path.empty()) return;
     auto m = JobData::map(_snapshot_path);
-    if (m.ok()) _snapshot = std::shared_ptr<const JobData>(std::move(m.value()));
-    else PMIXCPP_LOG_DEBUG("modex snapshot: %s", m.status().message().c_str());
+    if (m.ok()) {
+        _snapshot = std::shared_ptr<const JobData>(std::move(m.value()));
+        _mapped_path = _snapshot_path;
+    } else {
+        PMIXCPP_LOG_DEBUG("modex snapshot: %s", m.status().message().c_str());
+    }
     _snapshot_path.clear();
     _snapshot_pending.store(false);
 }

@@ -173,6 +173,7 @@ private:
     ProcStore _cache;
     std::shared_ptr<const JobData> _snapshot;
     std::string _snapshot_path;  // not mapped yet
+    std::string _mapped_path;    // the file _snapshot maps
     std::atomic<bool> _snapshot_pending{false};  // _snapshot_path is set
     struct Pending {
         uint8_t scope;

@@ -50,6 +50,7 @@ Status kv_store::add_job_data(uint32_t rank, const pmix_info_t *infos, size_t co
     }
     auto &job = _ranks[rank].job;
     for (auto &[k, v] : copies) job.insert_or_assign(std::move(k), std::move(v));
+    ++_generation;
     return Status::success();
 }
 
@@ -71,6 +72,7 @@ Status kv_store::commit(uint32_t rank, const uint8_t *scopes, const pmix_info_t 
     }
     auto &committed = _ranks[rank].committed;
     for (auto &[k, e] : copies) committed.insert_or_assign(std::move(k), std::move(e));
+    ++_generation;
     return Status::success();
 }
 
@@ -103,7 +105,10 @@ size_t kv_store::committed_keys(uint32_t rank) const {
 
 void kv_store::forget_committed(uint32_t rank) {
     auto it = _ranks.find(rank);
-    if (it != _ranks.end()) it->second.committed.clear();
+    if (it != _ranks.end() && !it->second.committed.empty()) {
+        it->second.committed.clear();
+        ++_generation;
+    }
 }
 
 Result<InfoArray> kv_store::visible_data(uint32_t rank, relation rel, bool with_job_data) const {

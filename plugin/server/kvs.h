@@ -61,6 +61,9 @@ public:
 
     size_t committed_keys(uint32_t rank) const;
 
+    // Counts the changes: equal generations, equal contents.
+    uint64_t generation() const { return _generation; }
+
 private:
     struct entry {
         uint8_t scope = PMIX_GLOBAL;
@@ -73,6 +76,7 @@ private:
     static bool scope_visible(uint8_t scope, relation rel);
 
     std::unordered_map<uint32_t, rank_data> _ranks;
+    uint64_t _generation = 0;
 };
 
 }  // namespace pmixcpp::server

@@ -7,6 +7,8 @@
 namespace pmixcpp::server {
 
 Result<std::string> modex_snapshot_writer::write(const kv_store &kvs) {
+    if (!_dirs) return Status(PMIX_ERR_BAD_PARAM, "modex snapshot: the step has no directory");
+    if (!_last_path.empty() && kvs.generation() == _generation) return _last_path;
     std::vector<InfoArray> data;
     std::vector<std::pair<uint32_t, const InfoArray *>> ranks;
     data.reserve(_node_of.size());
@@ -22,16 +24,17 @@ Result<std::string> modex_snapshot_writer::write(const kv_store &kvs) {
     auto bytes = wire::encode_snapshot(ranks);
     if (!bytes.ok()) return bytes.status();
 
-    if (!_dirs) return Status(PMIX_ERR_BAD_PARAM, "modex snapshot: the step has no directory");
     const safe_fs::dir &root = _dirs->root;
     const uint64_t seq = ++_seq;
     Status st = root.write_new_file(name_of(seq), bytes.value(), 0400, _uid, _gid);
     if (!st.ok()) return st.with_context("modex snapshot");
+    _generation = kvs.generation();
+    _last_path = root.path() + "/" + name_of(seq);
     if (seq > 2) {
         if (Status old = root.remove(name_of(seq - 2)); !old.ok())
             PMIXCPP_LOG_WARNING("old modex snapshot left: %s", old.message().c_str());
     }
-    return root.path() + "/" + name_of(seq);
+    return _last_path;
 }
 
 }  // namespace pmixcpp::server

@@ -24,7 +24,8 @@ public:
         : _dirs(std::move(dirs)), _uid(uid), _gid(gid), _node_of(std::move(node_of)), _node_id(node_id) {}
 
     // Write a new snapshot of `kvs` and return its path; the one before the previous is removed
-    // (clients keep their mapping of an unlinked file).
+    // (clients keep their mapping of an unlinked file). Nothing changed in `kvs` since the last
+    // snapshot (a fence that collected nothing new): that snapshot's path, nothing written.
     Result<std::string> write(const kv_store &kvs);
 
 private:
@@ -36,6 +37,8 @@ private:
     std::vector<uint32_t> _node_of;
     uint32_t _node_id;
     uint64_t _seq = 0;
+    uint64_t _generation = 0;  // of the kv_store in the last snapshot written
+    std::string _last_path;    // that snapshot ("": none yet)
 };
 
 }  // namespace pmixcpp::server

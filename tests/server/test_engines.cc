@@ -1,13 +1,18 @@
 // The server's engines without sockets: key-value store, fence tracker, get waits, job data.
 #include <gtest/gtest.h>
 
-#include <cstring>
+#include <unistd.h>
 
+#include <cstring>
+#include <filesystem>
+
+#include "../../plugin/common/step_env.h"
 #include "../../plugin/server/fence_tracker.h"
 #include "../../plugin/server/get_waits.h"
 #include "../../plugin/server/jctrl.h"
 #include "../../plugin/server/jobdata.h"
 #include "../../plugin/server/kvs.h"
+#include "../../plugin/server/modex_snapshot.h"
 #include "client_util.h"
 
 using namespace pmixcpp;
@@ -86,6 +91,54 @@ TEST(KvStore, BadScopeChangesNothing) {
     Status st = kvs.commit(0, scopes, a.data(), 2);
     EXPECT_EQ(st.code(), PMIX_ERR_BAD_PARAM);
     EXPECT_FALSE(kvs.has(0, "ok", relation::self));
+    EXPECT_EQ(kvs.generation(), 0u);  // a refused commit is no change
+}
+
+// A collecting fence that brought nothing new leaves the snapshot as it was: same file, none
+// written; the next change writes the next one.
+TEST(ModexSnapshot, WrittenOnlyWhenTheDataChanged) {
+    char tmpl[] = "/tmp/pmixcpp-snapshot-test.XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    step_info step;
+    step.job_id = 9;
+    step.uid = getuid();
+    step.gid = getgid();
+    step.node_id = 0;
+    step.node_names = {"n1"};
+    step.node_ranks = {{0, 1}};
+    ASSERT_TRUE(prepare_step_dir(step, tmpl).ok());
+    modex_snapshot_writer w(step.dirs, step.uid, step.gid, {0, 0}, 0);
+    kv_store kvs;
+    auto a = make_infos(1);
+    uint32_t v = 1;
+    set_info(a[0], "k", &v, PMIX_UINT32);
+    uint8_t scope[] = {PMIX_GLOBAL};
+    ASSERT_TRUE(kvs.commit(0, scope, a.data(), 1).ok());
+    auto first = w.write(kvs);
+    ASSERT_TRUE(first.ok()) << first.status().message();
+    auto again = w.write(kvs);
+    ASSERT_TRUE(again.ok());
+    EXPECT_EQ(again.value(), first.value());
+    auto files = [&] {
+        size_t n = 0;
+        for (const auto &e : std::filesystem::directory_iterator(step.step_root))
+            n += e.path().filename().string().rfind("modex.", 0) == 0;
+        return n;
+    };
+    EXPECT_EQ(files(), 1u);
+    v = 2;
+    set_info(a[0], "k", &v, PMIX_UINT32);
+    ASSERT_TRUE(kvs.commit(1, scope, a.data(), 1).ok());
+    auto next = w.write(kvs);
+    ASSERT_TRUE(next.ok());
+    EXPECT_NE(next.value(), first.value());
+    EXPECT_EQ(files(), 2u);
+    kvs.forget_committed(1);
+    auto after_forget = w.write(kvs);
+    ASSERT_TRUE(after_forget.ok());
+    EXPECT_NE(after_forget.value(), next.value());
+    remove_step_dir(step);
+    std::filesystem::remove_all(tmpl);
 }
 
 // --- fence_tracker -------------------------------------------------------------------------
