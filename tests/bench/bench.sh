@@ -49,18 +49,23 @@ median() { sort -g | awk '{a[NR]=$1} END {if (NR == 0) print "nan"; else if (NR 
 metrics="launch_ms wall_ms init_us get_ns fence_data_us fence_empty_us barrier_us empty_fence_left_early peer_get_us peer_get_mean_us dmodex_get_us fini_us stepd_hwm_kb"
 for layout in $layouts; do
     nodes=${layout%x*}; ppn=${layout#*x}; n=$((nodes * ppn))
-    # launch overhead: srun wall of Init/Fence/Finalize minus `--mpi=none /bin/true` of the same shape
-    walls() {  # mpi, program...: median wall ms of $runs runs
+    # launch overhead: srun wall of Init/Fence/Finalize minus `--mpi=none /bin/true` of the same
+    # shape; the three are run in turn, round after round, so that a change of the host's load
+    # weighs on all three alike
+    wall() {  # mpi, program...: wall ms of one srun
         local mpi=$1; shift
-        for r in $(seq "$runs"); do
-            local t0=$(date +%s%N)
-            timeout 300 srun --mpi=$mpi -N"$nodes" -n"$n" --ntasks-per-node="$ppn" "$@" >/dev/null 2>&1
-            echo $(( ($(date +%s%N) - t0) / 1000000 ))
-        done | median
+        local t0=$(date +%s%N)
+        timeout 300 srun --mpi=$mpi -N"$nodes" -n"$n" --ntasks-per-node="$ppn" "$@" >/dev/null 2>&1
+        echo $(( ($(date +%s%N) - t0) / 1000000 ))
     }
-    floor=$(walls none /bin/true)
+    : > "$work/walls.$layout"
+    for r in $(seq "$runs"); do
+        echo "none $(wall none /bin/true)" >> "$work/walls.$layout"
+        for mpi in $anchor pmixcpp; do echo "$mpi $(wall $mpi "$bin" ift)" >> "$work/walls.$layout"; done
+    done
+    floor=$(awk '$1 == "none" { print $2 }' "$work/walls.$layout" | median)
     for mpi in $anchor pmixcpp; do
-        launch=$(walls $mpi "$bin" ift)
+        launch=$(awk -v m=$mpi '$1 == m { print $2 }' "$work/walls.$layout" | median)
         echo "launch_ms=$(awk -v a="$launch" -v b="$floor" 'BEGIN { print a - b }')" > "$work/$mpi.$layout.launch"
     done
     for mpi in $anchor pmixcpp; do
