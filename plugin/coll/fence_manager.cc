@@ -119,7 +119,12 @@ void fence_manager::apply(const coll_key &key, actions &&a) {
     for (auto &s : a.sends) {
         std::vector<uint8_t> bytes = encode(s.msg);
         s.msg.blobs.clear();  // freed now: the encoded bytes are all the sends need
-        for (uint32_t n : destinations(s)) _opts.send(n, bytes);
+        const auto nodes = destinations(s);
+        if (_opts.send_to && nodes.size() > 1) {
+            _opts.send_to(nodes, bytes);
+            continue;
+        }
+        for (uint32_t n : nodes) _opts.send(n, bytes);
     }
     if (!a.done) return;
     auto it = _active.find(key);

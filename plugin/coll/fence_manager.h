@@ -39,6 +39,8 @@ struct manager_options {
     uint32_t ring_threshold = 65536;
     uint32_t direct_max_nodes = 0;  // auto: direct exchange up to this many nodes
     std::function<void(uint32_t node, std::span<const uint8_t> body)> send;  // copies what it keeps
+    // The same message to several nodes (a fan-out); unset: `send` for each.
+    std::function<void(std::span<const uint32_t> nodes, std::span<const uint8_t> body)> send_to;
     // (instance, contributions of every participating node)
     std::function<void(uint64_t instance, std::vector<node_blob> &&result)> on_done;
 };

@@ -16,6 +16,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -23,6 +24,7 @@
 #include <cstring>
 #include <deque>
 #include <map>
+#include <memory>
 #include <optional>
 
 #include <poll.h>
@@ -51,6 +53,81 @@ constexpr auto kClientHandshakeTimeout = std::chrono::seconds(10);
 constexpr int kHandshakeRetries = 3;
 constexpr timeval kSweepPeriod{1, 0};
 
+// What waits to be written on one connection: whole frames, each held once however many
+// connections it goes out on (a fan-out's children share it), written with one sendmsg.
+class send_queue {
+public:
+    using chunk = std::shared_ptr<const std::vector<uint8_t>>;
+
+    bool empty() const { return _chunks.empty(); }
+    size_t pending() const { return _bytes - _off; }
+    void push_back(chunk c) {
+        if (!c || c->empty()) return;
+        _bytes += c->size();
+        _chunks.push_back(std::move(c));
+    }
+    // Before everything not yet written (the handshake's response, once the listener proved it).
+    void push_front(std::vector<uint8_t> bytes) {
+        if (bytes.empty()) return;
+        if (_off > 0) {  // the unwritten rest of a frame begun on an earlier connection stays next
+            auto rest = std::make_shared<const std::vector<uint8_t>>(_chunks.front()->begin() + static_cast<std::ptrdiff_t>(_off),
+                                                                     _chunks.front()->end());
+            _bytes -= _chunks.front()->size();
+            _chunks.pop_front();
+            _off = 0;
+            _bytes += rest->size();
+            _chunks.push_front(std::move(rest));
+        }
+        _bytes += bytes.size();
+        _chunks.push_front(std::make_shared<const std::vector<uint8_t>>(std::move(bytes)));
+    }
+    void clear() {
+        _chunks.clear();
+        _off = 0;
+        _bytes = 0;
+    }
+    // Write what the socket takes now: 0 when all is written, EAGAIN when it would block, else
+    // the errno of the failure.
+    int write_to(int fd) {
+        while (!_chunks.empty()) {
+            iovec iov[16];
+            int n = 0;
+            size_t off = _off;
+            for (auto it = _chunks.begin(); it != _chunks.end() && n < 16; ++it, off = 0)
+                iov[n++] = {const_cast<uint8_t *>((*it)->data()) + off, (*it)->size() - off};
+            msghdr m{};
+            m.msg_iov = iov;
+            m.msg_iovlen = static_cast<size_t>(n);
+            ssize_t w = ::sendmsg(fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
+            if (w < 0) {
+                if (errno == EINTR) continue;
+                return errno == EWOULDBLOCK ? EAGAIN : errno;
+            }
+            consume(static_cast<size_t>(w));
+        }
+        return 0;
+    }
+
+private:
+    void consume(size_t n) {
+        while (n > 0 && !_chunks.empty()) {
+            size_t left = _chunks.front()->size() - _off;
+            if (n < left) {
+                _off += n;
+                return;
+            }
+            n -= left;
+            _bytes -= _chunks.front()->size();
+            _chunks.pop_front();
+            _off = 0;
+        }
+    }
+
+    std::deque<chunk> _chunks;
+    size_t _off = 0;    // written of the first chunk
+    size_t _bytes = 0;  // of all chunks
+};
+
 struct out_conn {
     int fd = -1;
     bool connected = false;
@@ -64,8 +141,7 @@ struct out_conn {
     wire::FrameReader reader{kMaxNodePayload};
     sockaddr_in addr{};
     bool have_addr = false;
-    std::vector<uint8_t> buf;
-    size_t sent = 0;
+    send_queue queue;
     event_ptr ev;
     tcp_transport *owner = nullptr;
     uint32_t node = 0;
@@ -98,6 +174,18 @@ void set_node_socket_options(int fd) {
 }
 
 // Write all of `data` to a non-blocking socket, waiting until `deadline` (poll clock ms).
+bool write_until(int fd, send_queue &q, std::chrono::steady_clock::time_point deadline) {
+    for (;;) {
+        int err = q.write_to(fd);
+        if (err == 0) return true;
+        if (err != EAGAIN) return false;
+        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+        if (left.count() <= 0) return false;
+        pollfd p{fd, POLLOUT, 0};
+        if (poll(&p, 1, static_cast<int>(left.count())) <= 0) return false;
+    }
+}
+
 bool write_until(int fd, const uint8_t *data, size_t len, std::chrono::steady_clock::time_point deadline) {
     while (len > 0) {
         ssize_t n = ::send(fd, data, len, MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -206,7 +294,7 @@ public:
         }
         _have_peers = true;
         for (uint32_t i = 0; i < _out.size(); ++i)
-            if (i != _opts.node_id && (_opts.eager_connect || !_out[i].buf.empty())) start_connect(_out[i]);
+            if (i != _opts.node_id && (_opts.eager_connect || !_out[i].queue.empty())) start_connect(_out[i]);
         _live.start();  // our successor in the ring (an accepted connection watches the predecessor)
         return Status::success();
     }
@@ -220,14 +308,14 @@ public:
         uint8_t bye = static_cast<uint8_t>(link_kind::bye);
         auto frame = encode_node_frame(_opts.id, _opts.node_id, channel::link, {&bye, 1});
         if (!frame.ok()) return;
+        auto bye_frame = std::make_shared<const std::vector<uint8_t>>(frame.value());
         auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(budget_ms);
         size_t told = 0;
         for (auto &o : _out) {
             if (o.fd < 0 || !o.authenticated || !_live.alive(o.node)) continue;
-            o.buf.insert(o.buf.end(), frame->begin(), frame->end());
-            if (write_until(o.fd, o.buf.data() + o.sent, o.buf.size() - o.sent, deadline)) ++told;
-            o.buf.clear();
-            o.sent = 0;
+            o.queue.push_back(bye_frame);
+            if (write_until(o.fd, o.queue, deadline)) ++told;
+            o.queue.clear();
         }
         // The loop has stopped: a handshake whose last frame arrived meanwhile is finished here.
         // A peer that has our challenge already takes its connection for authenticated and would
@@ -249,33 +337,42 @@ public:
         PMIXCPP_LOG_DEBUG("tcp transport: said goodbye on %zu connections", told);
     }
 
-    void send(uint32_t node, channel chan, std::span<const uint8_t> body) override {
-        if (node >= _out.size()) {
-            PMIXCPP_LOG_ERROR("tcp transport: send to node %u of %zu", node, _out.size());
-            return;
+    void send(uint32_t node, channel chan, std::span<const uint8_t> body) override { send_to({&node, 1}, chan, body); }
+
+    // Frames name no destination: one frame, shared by every connection it goes out on.
+    void send_to(std::span<const uint32_t> nodes, channel chan, std::span<const uint8_t> body) override {
+        send_queue::chunk frame;
+        for (uint32_t node : nodes) {
+            if (node >= _out.size()) {
+                PMIXCPP_LOG_ERROR("tcp transport: send to node %u of %zu", node, _out.size());
+                continue;
+            }
+            if (node == _opts.node_id) {  // loopback: deliver from the loop, never re-entrantly
+                PMIXCPP_LOG_ERROR("tcp transport: message to self dropped");
+                continue;
+            }
+            if (!_live.alive(node)) {
+                PMIXCPP_LOG_DEBUG("tcp transport: %s message to node %s dropped: the node %s", to_string(chan),
+                                  _opts.node_names[node].c_str(), _live.state(node) == peer_state::lost ? "is lost" : "left");
+                continue;
+            }
+            if (!frame) {
+                auto f = encode_node_frame(_opts.id, _opts.node_id, chan, body);
+                if (!f.ok()) {
+                    PMIXCPP_LOG_ERROR("tcp transport: cannot encode a %s message to node %s: %s", to_string(chan),
+                                      _opts.node_names[node].c_str(), f.status().message().c_str());
+                    return;
+                }
+                frame = std::make_shared<const std::vector<uint8_t>>(std::move(f.value()));
+            }
+            out_conn &o = _out[node];
+            o.queue.push_back(frame);
+            if (!_have_peers) continue;
+            if (o.fd < 0 && !o.ev_retry)
+                start_connect(o);
+            else if (o.authenticated)
+                flush(o);
         }
-        auto frame = encode_node_frame(_opts.id, _opts.node_id, chan, body);
-        if (!frame.ok()) {
-            PMIXCPP_LOG_ERROR("tcp transport: cannot encode a %s message to node %s: %s", to_string(chan),
-                              _opts.node_names[node].c_str(), frame.status().message().c_str());
-            return;
-        }
-        if (node == _opts.node_id) {  // loopback: deliver from the loop, never re-entrantly
-            PMIXCPP_LOG_ERROR("tcp transport: message to self dropped");
-            return;
-        }
-        if (!_live.alive(node)) {
-            PMIXCPP_LOG_DEBUG("tcp transport: %s message to node %s dropped: the node %s", to_string(chan),
-                              _opts.node_names[node].c_str(), _live.state(node) == peer_state::lost ? "is lost" : "left");
-            return;
-        }
-        out_conn &o = _out[node];
-        o.buf.insert(o.buf.end(), frame->begin(), frame->end());
-        if (!_have_peers) return;
-        if (o.fd < 0 && !o.ev_retry)
-            start_connect(o);
-        else if (o.authenticated)
-            flush(o);
     }
 
 private:
@@ -500,7 +597,7 @@ private:
                 o.hs_reader.reset();
                 st = response.status();
                 if (st.ok()) {
-                    o.buf.insert(o.buf.begin() + static_cast<std::ptrdiff_t>(o.sent), response->begin(), response->end());
+                    o.queue.push_front(std::move(response.value()));
                     o.authenticated = true;
                     _live.reached(o.node);
                     o.hs.reset();
@@ -555,8 +652,7 @@ private:
         o.authenticated = false;
         o.hs.reset();
         o.hs_reader.reset();
-        o.buf.clear();
-        o.sent = 0;
+        o.queue.clear();
         o.reader = wire::FrameReader{kMaxNodePayload};
         std::vector<uint64_t> ids;
         for (auto &[id, c] : _in)
@@ -587,7 +683,7 @@ private:
     void fail_out(out_conn &o, const std::string &why) {
         if (_live.alive(o.node) && _live.talked(o.node))
             PMIXCPP_LOG_ERROR("tcp transport: connection to node %s (%u) failed: %s; %zu bytes dropped",
-                              _opts.node_names[o.node].c_str(), o.node, why.c_str(), o.buf.size() - o.sent);
+                              _opts.node_names[o.node].c_str(), o.node, why.c_str(), o.queue.pending());
         _live.connect_failed(o.node, "connection failed: " + why);
     }
 
@@ -624,21 +720,15 @@ private:
     }
 
     void flush(out_conn &o) {
-        while (o.sent < o.buf.size()) {
-            ssize_t n = ::send(o.fd, o.buf.data() + o.sent, o.buf.size() - o.sent, MSG_NOSIGNAL);
-            if (n < 0) {
-                if (errno == EINTR) continue;
-                if (errno == EAGAIN || errno == EWOULDBLOCK) {
-                    event_add(o.ev.get(), nullptr);
-                    return;
-                }
-                fail_out(o, strerror(errno));
-                return;
-            }
-            o.sent += static_cast<size_t>(n);
+        int err = o.queue.write_to(o.fd);
+        if (err == EAGAIN) {
+            event_add(o.ev.get(), nullptr);
+            return;
         }
-        o.buf.clear();
-        o.sent = 0;
+        if (err != 0) {
+            fail_out(o, strerror(err));
+            return;
+        }
         event_del(o.ev.get());
     }
 

@@ -82,6 +82,11 @@ public:
     virtual Status set_peers(const std::vector<std::string> &addresses) = 0;
     virtual bool has_peers() const = 0;
     virtual void send(uint32_t node, channel chan, std::span<const uint8_t> body) = 0;
+    // The same message to several nodes (a fan-out): a transport whose frames do not name their
+    // destination keeps one copy for all of them (TCP); by default, one send each.
+    virtual void send_to(std::span<const uint32_t> nodes, channel chan, std::span<const uint8_t> body) {
+        for (uint32_t n : nodes) send(n, chan, body);
+    }
     // `node` is lost (another node reported it, or the server decided): stop talking to it (its
     // messages are dropped) and close the ring over it. Also for a node taken as left.
     virtual void forget(uint32_t node) = 0;

@@ -1727,6 +1727,9 @@ Status server_impl::setup_multinode() {
     _liveness = std::make_unique<node_liveness>(_step.nspace, _step.node_id, _step.node_names, make_liveness_ops());
     coll::manager_options co = fence_options(_step, _opts.multinode);
     co.send = [this](uint32_t node, std::span<const uint8_t> body) { _net->send(node, net::channel::coll, body); };
+    co.send_to = [this](std::span<const uint32_t> nodes, std::span<const uint8_t> body) {
+        _net->send_to(nodes, net::channel::coll, body);
+    };
     co.on_done = [this](uint64_t instance, std::vector<coll::node_blob> &&result) {
         if (instance & kGroupInstanceBit) {
             // A group collective: completed from the loop, never inside the group service's start.

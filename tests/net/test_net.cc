@@ -92,6 +92,37 @@ TEST(tcp_transport, delivers_both_ways_and_drops_wrong_secret) {
     EXPECT_FALSE(t0->set_peers({"tcp:127.0.0.1:1"}).ok());  // wrong size
 }
 
+// A fan-out: one frame shared by the connections to three nodes, written in pieces as their
+// sockets take them, then a small message behind it on each: all arrive whole and in order.
+TEST(tcp_transport, fan_out_shares_one_frame_and_keeps_the_order) {
+    loop l;
+    std::vector<std::vector<envelope>> got(4);
+    std::vector<std::unique_ptr<node_transport>> t;
+    for (uint32_t node = 0; node < 4; ++node) {
+        transport_options o;
+        o.id = {"slurm.1.0", "good"};
+        o.node_id = node;
+        o.node_names = {"n1", "n2", "n3", "n4"};
+        o.on_receive = [&got, node](envelope &&e) { got[node].push_back(std::move(e)); };
+        auto r = make_tcp_transport(l.base, o);
+        ASSERT_TRUE(r.ok());
+        t.push_back(std::move(r.value()));
+    }
+    std::vector<std::string> table;
+    for (auto &x : t) table.push_back("tcp:127.0.0.1:" + port_of(*x));
+    for (auto &x : t) ASSERT_TRUE(x->set_peers(table).ok());
+    std::vector<uint8_t> big(4 << 20);
+    for (size_t i = 0; i < big.size(); ++i) big[i] = static_cast<uint8_t>(i * 7 + i / 4096);
+    const uint32_t kids[] = {1, 2, 3};
+    t[0]->send_to(kids, channel::coll, big);
+    t[0]->send_to(kids, channel::coll, std::vector<uint8_t>{42});
+    ASSERT_TRUE(l.run_until([&] { return got[1].size() == 2 && got[2].size() == 2 && got[3].size() == 2; }, 10000));
+    for (uint32_t n : kids) {
+        EXPECT_EQ(got[n][0].body, big) << "node " << n;
+        EXPECT_EQ(got[n][1].body, std::vector<uint8_t>{42}) << "node " << n;
+    }
+}
+
 TEST(ucx_transport, delivers_small_and_large) {
     loop l;
     std::vector<envelope> got[2];
