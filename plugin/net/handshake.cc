@@ -1,15 +1,12 @@
 #include "handshake.h"
 
-#include <openssl/crypto.h>
-#include <openssl/evp.h>
-#include <openssl/core_names.h>
-#include <openssl/params.h>
 #include <sys/random.h>
 
 #include <cerrno>
 #include <cstring>
 #include <memory>
 
+#include "sha256.h"
 #include "wire/codec.h"
 
 namespace pmixcpp::net::auth {
@@ -24,39 +21,11 @@ std::span<const uint8_t> bytes_of(std::string_view s) {
     return {reinterpret_cast<const uint8_t *>(s.data()), s.size()};
 }
 
-struct mac_ctx_deleter {
-    void operator()(EVP_MAC_CTX *c) const { EVP_MAC_CTX_free(c); }
-};
-
-// The HMAC algorithm, fetched once (a fetched EVP_MAC is shareable between threads). OpenSSL is
-// initialised without its table of every cipher and digest by name, which a fetch does not need
-// and which was most of its start-up cost in slurmstepd and srun (the site's configuration is
-// still read). When the process initialised OpenSSL before, this changes nothing.
-EVP_MAC *hmac_algorithm() {
-    static EVP_MAC *const m = [] {
-        (void)OPENSSL_init_crypto(OPENSSL_INIT_NO_ADD_ALL_CIPHERS | OPENSSL_INIT_NO_ADD_ALL_DIGESTS, nullptr);
-        return EVP_MAC_fetch(nullptr, "HMAC", nullptr);  // null: reported by the caller
-    }();
-    return m;
-}
-
 // HMAC-SHA256 over parts with a raw key (the secret itself, for the derivation).
 Result<mac> hmac_raw(std::span<const uint8_t> key_bytes, std::initializer_list<std::span<const uint8_t>> parts) {
-    EVP_MAC *alg = hmac_algorithm();
-    if (!alg) return Status(PMIX_ERROR, "OpenSSL has no HMAC");
-    std::unique_ptr<EVP_MAC_CTX, mac_ctx_deleter> ctx(EVP_MAC_CTX_new(alg));
-    char digest[] = "SHA256";
-    OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0), OSSL_PARAM_construct_end()};
-    if (!ctx || EVP_MAC_init(ctx.get(), key_bytes.data(), key_bytes.size(), params) != 1)
-        return Status(PMIX_ERROR, "HMAC-SHA256 init failed");
-    for (auto p : parts)
-        if (!p.empty() && EVP_MAC_update(ctx.get(), p.data(), p.size()) != 1)
-            return Status(PMIX_ERROR, "HMAC-SHA256 update failed");
-    mac out{};
-    size_t len = 0;
-    if (EVP_MAC_final(ctx.get(), out.data(), &len, out.size()) != 1 || len != out.size())
-        return Status(PMIX_ERROR, "HMAC-SHA256 failed");
-    return out;
+    hmac_sha256 h(key_bytes);
+    for (auto p : parts) h.update(p);
+    return h.finish();
 }
 
 Status bad(const std::string &what) { return Status(PMIX_ERR_NO_PERMISSIONS, "handshake: " + what); }
@@ -93,7 +62,7 @@ Result<mac> hmac(const key &k, std::initializer_list<std::span<const uint8_t>> p
 }
 
 bool equal(std::span<const uint8_t> a, std::span<const uint8_t> b) {
-    return a.size() == b.size() && CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
+    return constant_time_equal(a, b);
 }
 
 // The kernel's generator (no user-space generator to seed first).

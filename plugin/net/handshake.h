@@ -1,6 +1,6 @@
 // The authentication that opens every TCP connection to a node listener (tcp_transport.cc) or to
 // srun's agent (srun_agent.h), and the per-frame seal of UCX node frames. Keyed by the per-step
-// secret, which never travels: both sides prove they know it with HMAC-SHA256 (OpenSSL libcrypto)
+// secret, which never travels: both sides prove they know it with HMAC-SHA256 (sha256.h)
 // over fresh random nonces from both sides. No I/O here: encode/decode and the two state machines,
 // fuzzed by tests/fuzz/fuzz_handshake.cc. shared/PROTOCOL.md has the byte layouts.
 //
@@ -8,7 +8,7 @@
 //   hello     {v, purpose, nspace, node, Nc}   ---->   checks v, purpose, nspace (when it knows one)
 //             <----   challenge {v, Ns, HMAC(K, "server" | hello | Ns)}
 //   checks the server's MAC (a server without the secret is left at once)
-//   response  {HMAC(K, "client" | hello | Ns)}  ---->   checks the client's MAC (CRYPTO_memcmp)
+//   response  {HMAC(K, "client" | hello | Ns)}  ---->   checks the client's MAC (in constant time)
 //   ... the connection's ordinary frames follow; the server reads none before the response ...
 //
 // K = HMAC(secret, "pmixcpp auth v1 " + purpose name): node listeners and the agent have distinct
@@ -56,7 +56,7 @@ Result<key> derive_key(std::string_view secret, purpose p);
 
 // HMAC-SHA256 of the concatenation of `parts`.
 Result<mac> hmac(const key &k, std::initializer_list<std::span<const uint8_t>> parts);
-// Constant time (CRYPTO_memcmp).
+// Constant time.
 bool equal(std::span<const uint8_t> a, std::span<const uint8_t> b);
 Status random_bytes(std::span<uint8_t> out);
 

@@ -20,6 +20,7 @@
 #include "plugin/agent/stepd/agent_client.h"
 #include "plugin/net/handshake.h"
 #include "plugin/net/listener_guard.h"
+#include "plugin/net/sha256.h"
 #include "plugin/net/transport.h"
 #include "wire/codec.h"
 #include "wire/frame.h"
@@ -64,6 +65,63 @@ std::vector<uint8_t> header_announcing(uint16_t type, uint32_t length) {
 }  // namespace
 
 // --- the state machines, no sockets -------------------------------------------------------
+
+// --- SHA-256 and HMAC-SHA256 against published vectors ---------------------------------------
+
+namespace {
+std::string hex(std::span<const uint8_t> d) {
+    static const char *x = "0123456789abcdef";
+    std::string s;
+    for (uint8_t b : d) {
+        s += x[b >> 4];
+        s += x[b & 15];
+    }
+    return s;
+}
+std::vector<uint8_t> bytes(std::string_view s) { return {s.begin(), s.end()}; }
+std::string sha(std::span<const uint8_t> data, size_t piece = SIZE_MAX) {
+    sha256 h;
+    for (size_t i = 0; i < data.size(); i += piece) h.update(data.subspan(i, std::min(piece, data.size() - i)));
+    return hex(h.finish());
+}
+std::string mac_hex(std::span<const uint8_t> key, std::span<const uint8_t> data) {
+    hmac_sha256 h(key);
+    h.update(data);
+    return hex(h.finish());
+}
+}  // namespace
+
+// FIPS 180-4 examples (NIST's "SHA256.pdf") and the one-million-'a' message, fed whole and in
+// pieces that straddle the 64-byte blocks.
+TEST(sha256, published_vectors) {
+    EXPECT_EQ(sha({}), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+    EXPECT_EQ(sha(bytes("abc")), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    auto two = bytes("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq");
+    EXPECT_EQ(sha(two), "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+    for (size_t piece : {1u, 3u, 55u, 56u, 63u, 64u, 65u})
+        EXPECT_EQ(sha(two, piece), "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1") << piece;
+    std::vector<uint8_t> million(1000000, 'a');
+    EXPECT_EQ(sha(million, 4096), "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+}
+
+// RFC 4231, test cases 1, 2, 3, 4 and 6 (a key longer than a block).
+TEST(sha256, hmac_rfc4231) {
+    EXPECT_EQ(mac_hex(std::vector<uint8_t>(20, 0x0b), bytes("Hi There")),
+              "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7");
+    EXPECT_EQ(mac_hex(bytes("Jefe"), bytes("what do ya want for nothing?")),
+              "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+    EXPECT_EQ(mac_hex(std::vector<uint8_t>(20, 0xaa), std::vector<uint8_t>(50, 0xdd)),
+              "773ea91e36800e46854db8ebd09181a72959098b3ef8c122d9635514ced565fe");
+    std::vector<uint8_t> k4;
+    for (uint8_t i = 1; i <= 25; ++i) k4.push_back(i);
+    EXPECT_EQ(mac_hex(k4, std::vector<uint8_t>(50, 0xcd)),
+              "82558a389a443c0ea4cc819899f2083a85f0faa3e578f8077a2e3ff46729665b");
+    EXPECT_EQ(mac_hex(std::vector<uint8_t>(131, 0xaa), bytes("Test Using Larger Than Block-Size Key - Hash Key First")),
+              "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54");
+    EXPECT_TRUE(constant_time_equal(bytes("same"), bytes("same")));
+    EXPECT_FALSE(constant_time_equal(bytes("same"), bytes("sane")));
+    EXPECT_FALSE(constant_time_equal(bytes("same"), bytes("sam")));
+}
 
 TEST(handshake, good_secret_both_sides_done) {
     auth::server_handshake srv(key_of("s3cret"), auth::purpose::node, "pmixcpp.1.0");
