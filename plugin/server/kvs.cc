@@ -1,5 +1,6 @@
 #include "kvs.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
@@ -76,6 +77,20 @@ Status kv_store::commit(uint32_t rank, const uint8_t *scopes, const pmix_info_t 
     return Status::success();
 }
 
+Status kv_store::commit_adopting(uint32_t rank, InfoArray &infos) {
+    for (size_t i = 0; i < infos.size(); ++i)
+        if (infos[i].key[0] == '\0') return Status(PMIX_ERR_BAD_PARAM, "commit of an empty key");
+    auto &committed = _ranks[rank].committed;
+    for (size_t i = 0; i < infos.size(); ++i) {
+        entry e;
+        e.scope = PMIX_GLOBAL;
+        e.value = stored_value::adopt(infos[i].value);
+        committed.insert_or_assign(info_key(infos[i]), std::move(e));
+    }
+    ++_generation;
+    return Status::success();
+}
+
 bool kv_store::scope_visible(uint8_t scope, relation rel) {
     switch (rel) {
     case relation::self: return true;
@@ -109,6 +124,28 @@ void kv_store::forget_committed(uint32_t rank) {
         it->second.committed.clear();
         ++_generation;
     }
+}
+
+std::vector<pmix_info_t> kv_store::visible_view(uint32_t rank, relation rel, bool with_job_data) const {
+    std::vector<pmix_info_t> out;
+    auto it = _ranks.find(rank);
+    if (it == _ranks.end()) return out;
+    const rank_data &d = it->second;
+    auto add = [&](const std::string &key, const pmix_value_t &v) {
+        pmix_info_t info{};
+        memcpy(info.key, key.data(), std::min(key.size(), sizeof(info.key) - 1));
+        info.value = v;  // borrowed
+        out.push_back(info);
+    };
+    for (const auto &[k, e] : d.committed)
+        if (scope_visible(e.scope, rel)) add(k, e.value.get());
+    for (const auto &[k, v] : d.job) {
+        if (!with_job_data) break;
+        auto c = d.committed.find(k);
+        if (c != d.committed.end() && scope_visible(c->second.scope, rel)) continue;
+        add(k, v.get());
+    }
+    return out;
 }
 
 Result<InfoArray> kv_store::visible_data(uint32_t rank, relation rel, bool with_job_data) const {

@@ -32,6 +32,14 @@ public:
     stored_value &operator=(const stored_value &) = delete;
 
     static Result<stored_value> copy_of(const pmix_value_t &v);
+    // Takes over what `v` owns (no copy); `v` is left empty (PMIX_UNDEF).
+    static stored_value adopt(pmix_value_t &v) {
+        stored_value out;
+        out._v = v;
+        v = pmix_value_t{};
+        v.type = PMIX_UNDEF;
+        return out;
+    }
     const pmix_value_t &get() const { return _v; }
 
 private:
@@ -47,6 +55,10 @@ public:
     // replaces it. All-or-nothing: on failure nothing changes.
     Status commit(uint32_t rank, const uint8_t *scopes, const pmix_info_t *infos, size_t count);
 
+    // The same as commit() with every scope PMIX_GLOBAL (data another node sent), taking over the
+    // values of `infos` instead of copying them (they are left empty).
+    Status commit_adopting(uint32_t rank, InfoArray &infos);
+
     // Is `key` of `rank` visible to a requester with relation `rel`? (job data or committed)
     bool has(uint32_t rank, const std::string &key, relation rel) const;
     // Has `rank` committed anything at all?
@@ -55,6 +67,10 @@ public:
     // Deep copy of every datum of `rank` visible under `rel` (committed data wins over job data
     // of the same key). Without job data: only what the rank committed (what other nodes need).
     Result<InfoArray> visible_data(uint32_t rank, relation rel, bool with_job_data = true) const;
+
+    // What visible_data() copies, borrowed: the values point into the store and stay valid only
+    // until it next changes; never free them. For encoding without a copy.
+    std::vector<pmix_info_t> visible_view(uint32_t rank, relation rel, bool with_job_data = true) const;
 
     // Drop the committed data of `rank` (job data stays).
     void forget_committed(uint32_t rank);

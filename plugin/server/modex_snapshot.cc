@@ -9,18 +9,16 @@ namespace pmixcpp::server {
 Result<std::string> modex_snapshot_writer::write(const kv_store &kvs) {
     if (!_dirs) return Status(PMIX_ERR_BAD_PARAM, "modex snapshot: the step has no directory");
     if (!_last_path.empty() && kvs.generation() == _generation) return _last_path;
-    std::vector<InfoArray> data;
-    std::vector<std::pair<uint32_t, const InfoArray *>> ranks;
-    data.reserve(_node_of.size());
+    // Encoded straight from the store (borrowed views, no copy of the values).
+    std::vector<std::vector<pmix_info_t>> views;
+    std::vector<std::pair<uint32_t, std::span<const pmix_info_t>>> ranks;
+    views.reserve(_node_of.size());
     for (uint32_t rank = 0; rank < _node_of.size(); ++rank) {
         if (!kvs.has_committed(rank)) continue;
         relation rel = _node_of[rank] == _node_id ? relation::same_node : relation::other_node;
-        auto d = kvs.visible_data(rank, rel, /*with_job_data=*/false);
-        if (!d.ok()) return d.status().with_context("modex snapshot of rank " + std::to_string(rank));
-        data.push_back(std::move(d.value()));
-        ranks.emplace_back(rank, nullptr);
+        views.push_back(kvs.visible_view(rank, rel, /*with_job_data=*/false));
+        ranks.emplace_back(rank, views.back());
     }
-    for (size_t i = 0; i < ranks.size(); ++i) ranks[i].second = &data[i];
     auto bytes = wire::encode_snapshot(ranks);
     if (!bytes.ok()) return bytes.status();
 

@@ -357,6 +357,7 @@ private:
     dmodex_config make_dmodex_config() const;
     dmodex_ops make_dmodex_ops();
     Result<std::vector<uint8_t>> encode_ranks(const std::vector<uint32_t> &ranks) const;
+    Status check_ranks(uint32_t from_node, const std::vector<wire::rank_data_entry> &entries) const;
     Status store_ranks(uint32_t from_node, std::span<const uint8_t> bytes, std::vector<uint32_t> *ranks);
     Status store_ranks(uint32_t from_node, const std::vector<wire::rank_data_entry> &entries,
                        std::vector<uint32_t> *ranks);
@@ -1779,20 +1780,31 @@ Result<std::vector<uint8_t>> server_impl::encode_ranks(const std::vector<uint32_
     return w.take();
 }
 
-Status server_impl::store_ranks(uint32_t from_node, std::span<const uint8_t> bytes, std::vector<uint32_t> *ranks) {
-    if (bytes.empty()) return Status::success();  // a fence without data
-    std::vector<wire::rank_data_entry> entries;
-    PMIXCPP_RETURN_IF_ERROR(wire::decode_rank_data(bytes, _step.ntasks, &entries));
-    return store_ranks(from_node, entries, ranks);
-}
-
-Status server_impl::store_ranks(uint32_t from_node, const std::vector<wire::rank_data_entry> &entries,
-                                std::vector<uint32_t> *ranks) {
-    // Every rank checked before anything is stored: a bad message leaves no trace.
+// Every rank checked before anything is stored: a bad message leaves no trace.
+Status server_impl::check_ranks(uint32_t from_node, const std::vector<wire::rank_data_entry> &entries) const {
     for (const auto &e : entries)
         if (e.rank >= _step.ntasks || _node_of[e.rank] != from_node)
             return Status(PMIX_ERR_BAD_PARAM, "data of rank " + std::to_string(e.rank) + " from node " +
                                                   std::to_string(from_node) + ", which does not host it");
+    return Status::success();
+}
+
+// A fence's data: decoded once, and the decoded values go into the store as they are.
+Status server_impl::store_ranks(uint32_t from_node, std::span<const uint8_t> bytes, std::vector<uint32_t> *ranks) {
+    if (bytes.empty()) return Status::success();  // a fence without data
+    std::vector<wire::rank_data_entry> entries;
+    PMIXCPP_RETURN_IF_ERROR(wire::decode_rank_data(bytes, _step.ntasks, &entries));
+    PMIXCPP_RETURN_IF_ERROR(check_ranks(from_node, entries));
+    for (auto &e : entries) {
+        PMIXCPP_RETURN_IF_ERROR(_kvs.commit_adopting(e.rank, e.infos));
+        if (ranks) ranks->push_back(e.rank);
+    }
+    return Status::success();
+}
+
+Status server_impl::store_ranks(uint32_t from_node, const std::vector<wire::rank_data_entry> &entries,
+                                std::vector<uint32_t> *ranks) {
+    PMIXCPP_RETURN_IF_ERROR(check_ranks(from_node, entries));
     for (const auto &e : entries) {
         std::vector<uint8_t> scopes(e.infos.size(), PMIX_GLOBAL);
         PMIXCPP_RETURN_IF_ERROR(_kvs.commit(e.rank, scopes.data(), e.infos.data(), e.infos.size()));

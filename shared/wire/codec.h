@@ -52,6 +52,12 @@ size_t decode_budget_for(size_t input_bytes);
 
 class Writer {
 public:
+    Writer() = default;
+    // Continue after `start` (a header to fill in later through at()).
+    explicit Writer(std::vector<uint8_t> start) : _buf(std::move(start)) {}
+    void reserve(size_t n) { _buf.reserve(n); }
+    // Bytes already written, to fill in (valid until the next put).
+    uint8_t *at(size_t offset) { return _buf.data() + offset; }
     void put_u8(uint8_t v) { _buf.push_back(v); }
     void put_u16(uint16_t v);
     void put_u32(uint32_t v);

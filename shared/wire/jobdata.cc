@@ -36,69 +36,70 @@ Result<std::vector<uint8_t>> encode_jobdata(const std::vector<jobdata_entry> &en
 }
 
 Result<std::vector<uint8_t>> encode_jobdata(const std::vector<std::pair<uint32_t, const InfoArray *>> &entries) {
-    struct ref {
-        uint32_t rank;
-        const InfoArray &infos;
-    };
-    std::vector<ref> refs;
-    refs.reserve(entries.size());
-    for (const auto &[rank, infos] : entries) refs.push_back({rank, *infos});
-    std::vector<const ref *> order;
-    order.reserve(refs.size());
-    for (const auto &e : refs) order.push_back(&e);
-    std::sort(order.begin(), order.end(), [](auto *a, auto *b) { return a->rank < b->rank; });
+    std::vector<std::pair<uint32_t, std::span<const pmix_info_t>>> spans;
+    spans.reserve(entries.size());
+    for (const auto &[rank, infos] : entries) spans.emplace_back(rank, std::span<const pmix_info_t>(infos->data(), infos->size()));
+    return encode_jobdata(spans);
+}
+
+// One buffer: the header, index and key tables first (their size is known), filled in as the
+// keys and values are appended behind them.
+Result<std::vector<uint8_t>> encode_jobdata(const std::vector<std::pair<uint32_t, std::span<const pmix_info_t>>> &entries) {
+    std::vector<const std::pair<uint32_t, std::span<const pmix_info_t>> *> order;
+    order.reserve(entries.size());
+    for (const auto &e : entries) order.push_back(&e);
+    std::sort(order.begin(), order.end(), [](auto *a, auto *b) { return a->first < b->first; });
     for (size_t i = 1; i < order.size(); ++i)
-        if (order[i]->rank == order[i - 1]->rank)
-            return Status(PMIX_ERR_BAD_PARAM, "job data: rank " + std::to_string(order[i]->rank) + " twice");
+        if (order[i]->first == order[i - 1]->first)
+            return Status(PMIX_ERR_BAD_PARAM, "job data: rank " + std::to_string(order[i]->first) + " twice");
 
     uint64_t nkeys_total = 0;
-    for (const auto *e : order) nkeys_total += e->infos.size();
+    for (const auto *e : order) nkeys_total += e->second.size();
     const uint64_t tables_at = kJobdataHeaderSize + kJobdataIndexEntrySize * order.size();
     const uint64_t blobs_at = tables_at + kJobdataKeyEntrySize * nkeys_total;
 
-    Writer blobs;
-    std::vector<uint8_t> head(blobs_at, 0);
+    Writer w(std::vector<uint8_t>(blobs_at, 0));
     uint64_t table = tables_at;
     for (size_t n = 0; n < order.size(); ++n) {
-        const ref &e = *order[n];
-        std::vector<size_t> keys(e.infos.size());
+        const uint32_t rank = order[n]->first;
+        std::span<const pmix_info_t> infos = order[n]->second;
+        std::vector<size_t> keys(infos.size());
         for (size_t i = 0; i < keys.size(); ++i) keys[i] = i;
-        std::sort(keys.begin(), keys.end(),
-                  [&](size_t a, size_t b) { return key_of(e.infos[a]) < key_of(e.infos[b]); });
+        std::sort(keys.begin(), keys.end(), [&](size_t a, size_t b) { return key_of(infos[a]) < key_of(infos[b]); });
         for (size_t i = 1; i < keys.size(); ++i)
-            if (key_of(e.infos[keys[i]]) == key_of(e.infos[keys[i - 1]]))
-                return Status(PMIX_ERR_BAD_PARAM, "job data: key " + std::string(key_of(e.infos[keys[i]])) +
-                                                      " twice for rank " + std::to_string(e.rank));
-        uint8_t *idx = head.data() + kJobdataHeaderSize + kJobdataIndexEntrySize * n;
-        store_u32(idx, e.rank);
-        store_u32(idx + 4, static_cast<uint32_t>(keys.size()));
-        store_u64(idx + 8, table);
+            if (key_of(infos[keys[i]]) == key_of(infos[keys[i - 1]]))
+                return Status(PMIX_ERR_BAD_PARAM, "job data: key " + std::string(key_of(infos[keys[i]])) +
+                                                      " twice for rank " + std::to_string(rank));
+        const size_t idx = kJobdataHeaderSize + kJobdataIndexEntrySize * n;
+        store_u32(w.at(idx), rank);
+        store_u32(w.at(idx + 4), static_cast<uint32_t>(keys.size()));
+        store_u64(w.at(idx + 8), table);
         for (size_t k = 0; k < keys.size(); ++k) {
-            const pmix_info_t &info = e.infos[keys[k]];
+            const pmix_info_t &info = infos[keys[k]];
             std::string_view key = key_of(info);
-            const uint64_t key_at = blobs_at + blobs.size();
-            blobs.put_raw(key.data(), key.size());
-            const uint64_t value_at = blobs_at + blobs.size();
-            PMIXCPP_RETURN_IF_ERROR(encode_value(blobs, info.value)
-                                        .with_context("job data rank " + std::to_string(e.rank) + " key " +
+            const uint64_t key_at = w.size();
+            w.put_raw(key.data(), key.size());
+            const uint64_t value_at = w.size();
+            PMIXCPP_RETURN_IF_ERROR(encode_value(w, info.value)
+                                        .with_context("job data rank " + std::to_string(rank) + " key " +
                                                       std::string(key)));
-            const uint64_t value_end = blobs_at + blobs.size();
+            const uint64_t value_end = w.size();
             if (value_end > UINT32_MAX) return Status(PMIX_ERR_BAD_PARAM, "job data: larger than 4 GiB");
-            uint8_t *slot = head.data() + table + kJobdataKeyEntrySize * k;
-            store_u32(slot, static_cast<uint32_t>(key_at));
-            store_u32(slot + 4, static_cast<uint32_t>(key.size()));
-            store_u32(slot + 8, static_cast<uint32_t>(value_at));
-            store_u32(slot + 12, static_cast<uint32_t>(value_end - value_at));
+            const size_t slot = table + kJobdataKeyEntrySize * k;
+            store_u32(w.at(slot), static_cast<uint32_t>(key_at));
+            store_u32(w.at(slot + 4), static_cast<uint32_t>(key.size()));
+            store_u32(w.at(slot + 8), static_cast<uint32_t>(value_at));
+            store_u32(w.at(slot + 12), static_cast<uint32_t>(value_end - value_at));
         }
         table += kJobdataKeyEntrySize * keys.size();
     }
-    store_u32(head.data(), kJobdataMagic);
-    store_u32(head.data() + 4, kJobdataVersion);
-    store_u64(head.data() + 8, blobs_at + blobs.size());
-    store_u32(head.data() + 16, static_cast<uint32_t>(order.size()));
-    store_u32(head.data() + 20, 0);
-    head.insert(head.end(), blobs.data().begin(), blobs.data().end());
-    return head;
+    const uint64_t total = w.size();
+    store_u32(w.at(0), kJobdataMagic);
+    store_u32(w.at(4), kJobdataVersion);
+    store_u64(w.at(8), total);
+    store_u32(w.at(16), static_cast<uint32_t>(order.size()));
+    store_u32(w.at(20), 0);
+    return w.take();
 }
 
 Result<jobdata_view> jobdata_view::parse(std::span<const uint8_t> bytes) {

@@ -11,6 +11,12 @@ Result<std::vector<uint8_t>> encode_snapshot(const std::vector<std::pair<uint32_
     return bytes;
 }
 
+Result<std::vector<uint8_t>> encode_snapshot(const std::vector<std::pair<uint32_t, std::span<const pmix_info_t>>> &ranks) {
+    auto bytes = encode_jobdata(ranks);
+    if (!bytes.ok()) return bytes.status().with_context("snapshot");
+    return bytes;
+}
+
 Result<snapshot_view> snapshot_view::parse(std::span<const uint8_t> bytes) {
     auto v = jobdata_view::parse(bytes);
     if (!v.ok()) return v.status().with_context("snapshot");

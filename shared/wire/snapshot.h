@@ -19,6 +19,7 @@ namespace pmixcpp::wire {
 
 // Encode (rank, data) pairs; ranks must be distinct, and keys within a rank.
 Result<std::vector<uint8_t>> encode_snapshot(const std::vector<std::pair<uint32_t, const InfoArray *>> &ranks);
+Result<std::vector<uint8_t>> encode_snapshot(const std::vector<std::pair<uint32_t, std::span<const pmix_info_t>>> &ranks);
 
 // A view over snapshot bytes it does not own (tests and tools; clients map it as job data).
 class snapshot_view {
