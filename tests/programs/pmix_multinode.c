@@ -5,6 +5,7 @@
  * Optional argument: number of rounds of the whole sequence (default 1), or "timeout": rank 0
  * prints READY after a first fence, then every rank enters a second one, the last rank 3 s late
  * (t-multinode-timeout.sh stops a node meanwhile); rank 0 expects PMIX_ERR_TIMEOUT. */
+#include <time.h>
 #include <unistd.h>
 
 #include "ptest.h"
@@ -55,9 +56,20 @@ static void round_of_tests(int round) {
     char key[64];
     const pmix_rank_t r = me.rank;
 
-    /* 1. empty fences, whole job */
+    /* 1. empty fences, whole job; an empty fence is a barrier: with the last rank (on the last
+     * node) entering 300 ms late, no rank leaves it earlier (a bound that load only lengthens) */
     CHECK_RC(PMIX_SUCCESS, PMIx_Fence(NULL, 0, NULL, 0));
     CHECK_RC(PMIX_SUCCESS, PMIx_Fence(NULL, 0, NULL, 0));
+    if (round == 0 && size > 1) {
+        struct timespec a, b;
+        if (r == size - 1) usleep(300000);
+        clock_gettime(CLOCK_MONOTONIC, &a);
+        CHECK_RC(PMIX_SUCCESS, PMIx_Fence(NULL, 0, NULL, 0));
+        clock_gettime(CLOCK_MONOTONIC, &b);
+        double waited_ms = (b.tv_sec - a.tv_sec) * 1e3 + (b.tv_nsec - a.tv_nsec) / 1e6;
+        if (r != size - 1)
+            CHECK(waited_ms >= 250, "empty fence left after %.1f ms (the last rank entered it 300 ms late)", waited_ms);
+    }
 
     /* 2. full modex: put, commit, collecting fence; every rank's data is then local */
     snprintf(key, sizeof(key), "mn.full.%d", round);
