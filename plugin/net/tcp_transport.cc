@@ -173,7 +173,7 @@ void set_node_socket_options(int fd) {
     setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout_ms, sizeof(user_timeout_ms));
 }
 
-// Write all of `data` to a non-blocking socket, waiting until `deadline` (poll clock ms).
+// Write all of `q` to a non-blocking socket, waiting until `deadline` (poll clock ms).
 bool write_until(int fd, send_queue &q, std::chrono::steady_clock::time_point deadline) {
     for (;;) {
         int err = q.write_to(fd);
@@ -184,24 +184,6 @@ bool write_until(int fd, send_queue &q, std::chrono::steady_clock::time_point de
         pollfd p{fd, POLLOUT, 0};
         if (poll(&p, 1, static_cast<int>(left.count())) <= 0) return false;
     }
-}
-
-bool write_until(int fd, const uint8_t *data, size_t len, std::chrono::steady_clock::time_point deadline) {
-    while (len > 0) {
-        ssize_t n = ::send(fd, data, len, MSG_NOSIGNAL | MSG_DONTWAIT);
-        if (n > 0) {
-            data += n;
-            len -= static_cast<size_t>(n);
-            continue;
-        }
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) return false;
-        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-        if (left.count() <= 0) return false;
-        pollfd p{fd, POLLOUT, 0};
-        if (poll(&p, 1, static_cast<int>(left.count())) <= 0) return false;
-    }
-    return true;
 }
 
 class tcp_transport : public node_transport {
@@ -332,7 +314,9 @@ public:
                 node = c->hs->peer_node();
             }
             if (node >= _out.size() || node == _opts.node_id || !_live.alive(node)) continue;
-            if (write_until(c->fd, frame->data(), frame->size(), deadline)) ++told;
+            send_queue q;  // accepted connections carry nothing of ours but this
+            q.push_back(bye_frame);
+            if (write_until(c->fd, q, deadline)) ++told;
         }
         PMIXCPP_LOG_DEBUG("tcp transport: said goodbye on %zu connections", told);
     }

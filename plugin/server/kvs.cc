@@ -149,29 +149,15 @@ std::vector<pmix_info_t> kv_store::visible_view(uint32_t rank, relation rel, boo
 }
 
 Result<InfoArray> kv_store::visible_data(uint32_t rank, relation rel, bool with_job_data) const {
-    auto it = _ranks.find(rank);
-    if (it == _ranks.end()) return InfoArray();
-    const rank_data &d = it->second;
-
-    std::vector<std::pair<const std::string *, const pmix_value_t *>> picked;
-    for (const auto &[k, e] : d.committed)
-        if (scope_visible(e.scope, rel)) picked.emplace_back(&k, &e.value.get());
-    for (const auto &[k, v] : d.job) {
-        if (!with_job_data) break;
-        auto c = d.committed.find(k);
-        if (c != d.committed.end() && scope_visible(c->second.scope, rel)) continue;
-        picked.emplace_back(&k, &v.get());
-    }
-    if (picked.empty()) return InfoArray();
-
-    auto *infos = static_cast<pmix_info_t *>(calloc(picked.size(), sizeof(pmix_info_t)));
+    const std::vector<pmix_info_t> view = visible_view(rank, rel, with_job_data);
+    if (view.empty()) return InfoArray();
+    auto *infos = static_cast<pmix_info_t *>(calloc(view.size(), sizeof(pmix_info_t)));
     if (!infos) return Status(PMIX_ERR_NOMEM, "out of memory copying data of rank " + std::to_string(rank));
-    InfoArray out(infos, picked.size());  // frees what was filled so far on failure
-    for (size_t i = 0; i < picked.size(); ++i) {
-        const std::string &key = *picked[i].first;
-        memcpy(infos[i].key, key.data(), std::min(key.size(), sizeof(infos[i].key) - 1));
-        Status st = value_xfer(&infos[i].value, picked[i].second);
-        if (!st.ok()) return st.with_context("copy of key " + key + " of rank " + std::to_string(rank));
+    InfoArray out(infos, view.size());  // frees what was filled so far on failure
+    for (size_t i = 0; i < view.size(); ++i) {
+        memcpy(infos[i].key, view[i].key, sizeof(infos[i].key));
+        Status st = value_xfer(&infos[i].value, &view[i].value);
+        if (!st.ok()) return st.with_context("copy of key " + std::string(view[i].key) + " of rank " + std::to_string(rank));
     }
     return out;
 }
