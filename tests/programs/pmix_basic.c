@@ -1,6 +1,7 @@
 /* Basic client behaviour: init, job data with exact types, put/commit/fence/get in every scope
  * across the local ranks, Store_internal, Resolve_peers/nodes, version and name strings.
  * Run with: srun --mpi=pmixcpp -N1 -n8 pmix_basic */
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "ptest.h"
@@ -61,6 +62,26 @@ int main(void) {
     check_key(me.rank, PMIX_APPNUM, PMIX_UINT32, 1);
     check_key(me.rank, PMIX_RANK, PMIX_PROC_RANK, 1);
     check_key(me.rank, PMIX_JOB_SIZE, PMIX_UINT32, 1); /* job-level key asked with a rank */
+
+    /* The process directory exists once asked for: the caller's own, a directory of its user,
+     * 0700, inside the namespace directory. */
+    {
+        pmix_value_t *pd = NULL, *nsd = NULL;
+        CHECK_RC(PMIX_SUCCESS, PMIx_Get(&me, PMIX_PROCDIR, NULL, 0, &pd));
+        pmix_proc_t wild = me;
+        wild.rank = PMIX_RANK_WILDCARD;
+        CHECK_RC(PMIX_SUCCESS, PMIx_Get(&wild, PMIX_NSDIR, NULL, 0, &nsd));
+        if (pd && nsd && pd->type == PMIX_STRING && nsd->type == PMIX_STRING) {
+            struct stat sb;
+            int st = stat(pd->data.string, &sb);
+            CHECK(st == 0 && S_ISDIR(sb.st_mode) && sb.st_uid == getuid() && (sb.st_mode & 0777) == 0700,
+                  "process directory %s is the user's, 0700", pd->data.string);
+            CHECK(strncmp(pd->data.string, nsd->data.string, strlen(nsd->data.string)) == 0,
+                  "process directory %s is in %s", pd->data.string, nsd->data.string);
+        }
+        if (pd) PMIX_VALUE_RELEASE(pd);
+        if (nsd) PMIX_VALUE_RELEASE(nsd);
+    }
 
     uint32_t size = 0, lsize = 0;
     CHECK_RC(PMIX_SUCCESS, get_u32(PMIX_RANK_WILDCARD, PMIX_JOB_SIZE, &size));
