@@ -272,7 +272,11 @@ Status Client::request_wait(wire::msg_type type, const wire::Writer &payload, Re
         }
         finished();
     };
-    Status st = request(type, payload, std::move(wrapped), timeout_s, true);
+    // A direct waiter reads its own reply, so no progress thread is needed for it: a program that
+    // only makes blocking calls never starts one (it starts for a local timer, for a reply or event
+    // that must run there, for a write the socket cannot take at once).
+    Status st = direct && timeout_s <= 0 ? send_request(type, payload, std::move(wrapped), 0, true)
+                                         : request(type, payload, std::move(wrapped), timeout_s, true);
     if (!st.ok()) {
         if (direct) _loop.release_socket(true);
         return st;

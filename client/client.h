@@ -53,8 +53,8 @@ public:
     Client &operator=(const Client &) = delete;
 
     // Map the job data, connect and send the connect request without waiting for its answer; no
-    // thread is started (the first request starts the progress thread). On failure everything is
-    // undone.
+    // thread is started (the first request whose reply the thread must read starts it; blocking
+    // calls read their own). On failure everything is undone.
     Status start(const ClientEnv &env);
     // Send finalize without waiting for an answer, stop the progress thread, close the connection.
     void stop();

@@ -111,7 +111,10 @@ bool ProgressLoop::send(std::vector<uint8_t> bytes) {
         // already polls the socket for the reply). Errors are left to that thread.
         if (_out.size() == 1 && _fd >= 0) flushed = try_write_locked();
     }
-    if (!flushed && !on_thread()) wake();
+    if (!flushed && !on_thread()) {
+        ensure_started();  // the rest is written by the progress thread
+        wake();
+    }
     return true;
 }
 

@@ -41,9 +41,10 @@ public:
     ProgressLoop &operator=(const ProgressLoop &) = delete;
 
     // Create the eventfd and start the thread. The thread is started when first needed: by
-    // post() and add_timer() themselves, by the client before a request whose reply the thread
-    // must read. Until then a socket may be attached and written to (send() writes from the
-    // caller's thread), so PMIx_Init starts no thread.
+    // post() and add_timer() themselves, by send() for what it could not write, by the client
+    // before a request whose reply the thread must read. Until then a socket may be attached,
+    // written to (send() writes from the caller's thread) and read by direct waits, so PMIx_Init
+    // and a program of blocking calls start no thread.
     Status start();
     void ensure_started();  // start() unless running; a failure is logged
     // Stop the thread and wait for it (must not be called from the thread). Pending tasks are
@@ -59,7 +60,9 @@ public:
     // read from it go to on_frame; on EOF, error or a malformed frame on_close runs once and the
     // socket is closed. Call before any send().
     void attach(int fd, FrameHandler on_frame, CloseHandler on_close);
-    // Queue bytes for the socket; false if there is no (more) connection.
+    // Queue bytes for the socket; false if there is no (more) connection. Written from the
+    // caller's thread when nothing is queued ahead; what the socket cannot take at once is left
+    // to the progress thread (started for it).
     bool send(std::vector<uint8_t> bytes);
     // On the progress thread: write out everything queued, blocking up to `timeout`.
     void flush_blocking(std::chrono::milliseconds timeout);

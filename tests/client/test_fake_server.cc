@@ -501,8 +501,9 @@ TEST(FakeServer, WrongTokenIsRefused) {
     setenv("PMIXCPP_CLIENT_TOKEN", "secret", 1);
 }
 
-// Instant on: PMIx_Init starts no thread; the first call that needs the server starts the
-// progress thread; a corrupt or missing job-data file fails Init.
+// Instant on: PMIx_Init starts no thread, nor do blocking calls (they read their own replies);
+// the first asynchronous call starts the progress thread; a corrupt or missing job-data file fails
+// Init.
 namespace {
 int thread_count() {
     int n = 0;
@@ -528,6 +529,15 @@ TEST(FakeServer, InitStartsNoThread) {
     PMIX_VALUE_RELEASE(v);
     EXPECT_EQ(thread_count(), before);
     EXPECT_EQ(PMIx_Fence(nullptr, 0, nullptr, 0), PMIX_SUCCESS);
+    EXPECT_EQ(PMIx_Fence(nullptr, 0, nullptr, 0), PMIX_SUCCESS);
+    EXPECT_EQ(thread_count(), before);  // blocking calls read their replies themselves
+    std::atomic<bool> fenced{false};
+    ASSERT_EQ(PMIx_Fence_nb(nullptr, 0, nullptr, 0,
+                            [](pmix_status_t, void *cbdata) { static_cast<std::atomic<bool> *>(cbdata)->store(true); },
+                            &fenced),
+              PMIX_SUCCESS);
+    for (int i = 0; i < 2000 && !fenced.load(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    EXPECT_TRUE(fenced.load());
     EXPECT_EQ(thread_count(), before + 1);  // the progress thread; the signal reader waits for a handler
     ASSERT_EQ(PMIx_Finalize(nullptr, 0), PMIX_SUCCESS);
     EXPECT_LE(thread_count(), before);  // the scripted server's thread may end with the connection
