@@ -72,8 +72,11 @@ Status kv_store::commit(uint32_t rank, const uint8_t *scopes, const pmix_info_t 
         copies.emplace_back(std::move(key), std::move(e));
     }
     auto &committed = _ranks[rank].committed;
-    for (auto &[k, e] : copies) committed.insert_or_assign(std::move(k), std::move(e));
     ++_generation;
+    for (auto &[k, e] : copies) {
+        e.generation = _generation;
+        committed.insert_or_assign(std::move(k), std::move(e));
+    }
     return Status::success();
 }
 
@@ -81,13 +84,14 @@ Status kv_store::commit_adopting(uint32_t rank, InfoArray &infos) {
     for (size_t i = 0; i < infos.size(); ++i)
         if (infos[i].key[0] == '\0') return Status(PMIX_ERR_BAD_PARAM, "commit of an empty key");
     auto &committed = _ranks[rank].committed;
+    ++_generation;
     for (size_t i = 0; i < infos.size(); ++i) {
         entry e;
         e.scope = PMIX_GLOBAL;
+        e.generation = _generation;
         e.value = stored_value::adopt(infos[i].value);
         committed.insert_or_assign(info_key(infos[i]), std::move(e));
     }
-    ++_generation;
     return Status::success();
 }
 
@@ -126,7 +130,7 @@ void kv_store::forget_committed(uint32_t rank) {
     }
 }
 
-std::vector<pmix_info_t> kv_store::visible_view(uint32_t rank, relation rel, bool with_job_data) const {
+std::vector<pmix_info_t> kv_store::visible_view(uint32_t rank, relation rel, bool with_job_data, uint64_t since) const {
     std::vector<pmix_info_t> out;
     auto it = _ranks.find(rank);
     if (it == _ranks.end()) return out;
@@ -138,9 +142,9 @@ std::vector<pmix_info_t> kv_store::visible_view(uint32_t rank, relation rel, boo
         out.push_back(info);
     };
     for (const auto &[k, e] : d.committed)
-        if (scope_visible(e.scope, rel)) add(k, e.value.get());
+        if (e.generation > since && scope_visible(e.scope, rel)) add(k, e.value.get());
     for (const auto &[k, v] : d.job) {
-        if (!with_job_data) break;
+        if (!with_job_data || since > 0) break;
         auto c = d.committed.find(k);
         if (c != d.committed.end() && scope_visible(c->second.scope, rel)) continue;
         add(k, v.get());
@@ -148,8 +152,8 @@ std::vector<pmix_info_t> kv_store::visible_view(uint32_t rank, relation rel, boo
     return out;
 }
 
-Result<InfoArray> kv_store::visible_data(uint32_t rank, relation rel, bool with_job_data) const {
-    const std::vector<pmix_info_t> view = visible_view(rank, rel, with_job_data);
+Result<InfoArray> kv_store::visible_data(uint32_t rank, relation rel, bool with_job_data, uint64_t since) const {
+    const std::vector<pmix_info_t> view = visible_view(rank, rel, with_job_data, since);
     if (view.empty()) return InfoArray();
     auto *infos = static_cast<pmix_info_t *>(calloc(view.size(), sizeof(pmix_info_t)));
     if (!infos) return Status(PMIX_ERR_NOMEM, "out of memory copying data of rank " + std::to_string(rank));

@@ -66,11 +66,14 @@ public:
 
     // Deep copy of every datum of `rank` visible under `rel` (committed data wins over job data
     // of the same key). Without job data: only what the rank committed (what other nodes need).
-    Result<InfoArray> visible_data(uint32_t rank, relation rel, bool with_job_data = true) const;
+    // since > 0: only what was committed after generation `since` (no job data); a fence's
+    // contribution when every node already holds what came before.
+    Result<InfoArray> visible_data(uint32_t rank, relation rel, bool with_job_data = true, uint64_t since = 0) const;
 
     // What visible_data() copies, borrowed: the values point into the store and stay valid only
     // until it next changes; never free them. For encoding without a copy.
-    std::vector<pmix_info_t> visible_view(uint32_t rank, relation rel, bool with_job_data = true) const;
+    std::vector<pmix_info_t> visible_view(uint32_t rank, relation rel, bool with_job_data = true,
+                                          uint64_t since = 0) const;
 
     // Drop the committed data of `rank` (job data stays).
     void forget_committed(uint32_t rank);
@@ -83,6 +86,7 @@ public:
 private:
     struct entry {
         uint8_t scope = PMIX_GLOBAL;
+        uint64_t generation = 0;  // the store's generation its commit made
         stored_value value;
     };
     struct rank_data {

@@ -356,7 +356,8 @@ private:
     std::unique_ptr<dmodex_engine> _dmodex;
     dmodex_config make_dmodex_config() const;
     dmodex_ops make_dmodex_ops();
-    Result<std::vector<uint8_t>> encode_ranks(const std::vector<uint32_t> &ranks) const;
+    // since > 0: only what was committed after that generation of the store.
+    Result<std::vector<uint8_t>> encode_ranks(const std::vector<uint32_t> &ranks, uint64_t since = 0) const;
     Status check_ranks(uint32_t from_node, const std::vector<wire::rank_data_entry> &entries) const;
     Status store_ranks(uint32_t from_node, std::span<const uint8_t> bytes, std::vector<uint32_t> *ranks);
     Status store_ranks(uint32_t from_node, const std::vector<wire::rank_data_entry> &entries,
@@ -368,7 +369,14 @@ private:
     node_liveness_ops make_liveness_ops();
     void on_node_lost(uint32_t node, const std::string &why);
     bool node_is_lost(uint32_t node) const { return _liveness && _liveness->is_lost(node); }
-    std::map<uint64_t, std::vector<uint32_t>> _remote_fence_nodes;  // remote fence -> its nodes
+    struct remote_fence {
+        std::vector<uint32_t> nodes;
+        uint64_t whole_step_generation = 0;  // a collecting fence of every rank: the store's generation it sent
+    };
+    std::map<uint64_t, remote_fence> _remote_fence_nodes;  // remote fence -> its nodes
+    // What the local ranks committed up to this generation is on every node: a collecting fence of
+    // every rank of the step completed with it.
+    uint64_t _whole_step_base = 0;
     std::optional<server_clock::time_point> remote_deadline(std::optional<server_clock::time_point> asked) const;
 
     step_info _step;
@@ -1766,11 +1774,11 @@ std::optional<server_clock::time_point> server_impl::remote_deadline(std::option
     return asked;
 }
 
-Result<std::vector<uint8_t>> server_impl::encode_ranks(const std::vector<uint32_t> &ranks) const {
+Result<std::vector<uint8_t>> server_impl::encode_ranks(const std::vector<uint32_t> &ranks, uint64_t since) const {
     std::vector<wire::rank_data_entry> entries;
     for (uint32_t r : ranks) {
         if (!_kvs.has_committed(r)) continue;
-        auto data = _kvs.visible_data(r, relation::other_node, false);
+        auto data = _kvs.visible_data(r, relation::other_node, false, since);
         if (!data.ok()) return data.status();
         if (data->empty()) continue;
         entries.push_back({r, std::move(data.value())});
@@ -1827,13 +1835,22 @@ Status server_impl::start_remote_fence(uint64_t instance, const std::vector<uint
     for (uint32_t n : nodes)
         if (node_is_lost(n))
             return Status(PMIX_ERR_NODE_DOWN, "node " + _step.node_names.at(n) + " of the fence is lost");
-    _remote_fence_nodes[instance] = nodes;
+    // A collecting fence of every rank sends what the local ranks committed since the last such
+    // fence completed: every node holds the rest already. (A node that failed to store it fetches
+    // what it lacks by direct modex, as for any key it does not hold.)
+    std::vector<uint32_t> distinct(participants);
+    std::sort(distinct.begin(), distinct.end());
+    distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+    const bool whole_step = collect && distinct.size() == _step.ntasks && !distinct.empty() &&
+                            distinct.back() == _step.ntasks - 1;
     std::vector<uint8_t> blob;
+    const uint64_t generation = _kvs.generation();
     if (collect) {
-        auto b = encode_ranks(local);
+        auto b = encode_ranks(local, whole_step ? _whole_step_base : 0);
         if (!b.ok()) return b.status().with_context("fence contribution");
         blob = std::move(b.value());
     }
+    _remote_fence_nodes[instance] = {nodes, whole_step ? generation : 0};
     _coll->start(instance, coll::signature_of(participants), std::move(nodes), std::move(blob), collect);
     return Status::success();
 }
@@ -1849,7 +1866,10 @@ std::string server_impl::missing_nodes(uint64_t instance) const {
 }
 
 void server_impl::finish_remote_fence(uint64_t instance, std::vector<coll::node_blob> &&result) {
-    if (_remote_fence_nodes.erase(instance) == 0) return;  // failed meanwhile (a node was lost)
+    auto f = _remote_fence_nodes.find(instance);
+    if (f == _remote_fence_nodes.end()) return;  // failed meanwhile (a node was lost)
+    const uint64_t whole_step_generation = f->second.whole_step_generation;
+    _remote_fence_nodes.erase(f);
     pmix_status_t status = PMIX_SUCCESS;
     std::string message;
     std::vector<uint32_t> ranks;
@@ -1863,6 +1883,7 @@ void server_impl::finish_remote_fence(uint64_t instance, std::vector<coll::node_
                               message.c_str());
         }
     }
+    if (status == PMIX_SUCCESS && whole_step_generation > _whole_step_base) _whole_step_base = whole_step_generation;
     send_fence_outcomes(_fences.remote_done(instance, status, message));
     for (uint32_t r : ranks) _dmodex->data_stored(r);  // the Gets of remote ranks wait there
 }
@@ -1918,8 +1939,8 @@ void server_impl::on_node_lost(uint32_t node, const std::string &why) {
     _groups->node_lost(node);
     std::string text = "node " + name + " is lost: " + why;
     std::vector<uint64_t> failed;
-    for (const auto &[instance, nodes] : _remote_fence_nodes)
-        if (std::binary_search(nodes.begin(), nodes.end(), node)) failed.push_back(instance);
+    for (const auto &[instance, fence] : _remote_fence_nodes)
+        if (std::binary_search(fence.nodes.begin(), fence.nodes.end(), node)) failed.push_back(instance);
     for (uint64_t instance : failed) {
         _remote_fence_nodes.erase(instance);
         if (_coll) _coll->cancel(instance);

@@ -30,6 +30,25 @@ static void put_int(const char *key, int32_t x) {
     CHECK_RC(PMIX_SUCCESS, PMIx_Put(PMIX_GLOBAL, key, &val));
 }
 
+/* after a collecting fence every rank's data must be here, without asking another node (pmix.optional):
+ * key = base + rank for every rank */
+static void check_all_local(const char *key, int base) {
+    int bad = 0;
+    pmix_info_t *opt = ptest_bool_info(PMIX_OPTIONAL, 1);
+    for (pmix_rank_t r = 0; r < size; r++) {
+        pmix_proc_t p = me;
+        pmix_value_t *v = NULL;
+        p.rank = r;
+        pmix_status_t rc = PMIx_Get(&p, key, opt, 1, &v);
+        int ok = rc == PMIX_SUCCESS && v && v->type == PMIX_INT32 && v->data.int32 == base + (int)r;
+        if (!ok && bad++ < 4)
+            CHECK(0, "%s of rank %u held locally: %s, value %d", key, r, PMIx_Error_string(rc),
+                  v && v->type == PMIX_INT32 ? v->data.int32 : -1);
+        if (v) PMIX_VALUE_RELEASE(v);
+    }
+    CHECK(bad == 0, "%s of all ranks held locally after the collecting fence (%d bad)", key, bad);
+}
+
 /* every rank of `step` (0 = all) must hold key = base + rank */
 static void check_all(const char *key, int base, int step, int first) {
     int bad = 0;
@@ -74,9 +93,19 @@ static void round_of_tests(int round) {
     /* 2. full modex: put, commit, collecting fence; every rank's data is then local */
     snprintf(key, sizeof(key), "mn.full.%d", round);
     put_int(key, 1000 + (int)r);
+    put_int("mn.same", 10000 * (round + 1) + (int)r); /* one key, a new value every round */
     CHECK_RC(PMIX_SUCCESS, PMIx_Commit());
     CHECK_RC(PMIX_SUCCESS, PMIx_Fence(NULL, 0, ptest_bool_info(PMIX_COLLECT_DATA, 1), 1));
     check_all(key, 1000, 1, 0);
+    /* this round's data, the earlier rounds' and the value that replaced the last round's, all
+     * without asking another node: what a collecting fence brings stays */
+    check_all_local(key, 1000);
+    check_all_local("mn.same", 10000 * (round + 1));
+    for (int k = 0; k < round; k++) {
+        snprintf(key, sizeof(key), "mn.full.%d", k);
+        check_all_local(key, 1000);
+    }
+    snprintf(key, sizeof(key), "mn.full.%d", round);
 
     /* 3. direct modex: a NEW key of peers whose earlier data came with the collecting fence;
      * odd ranks commit late, so some Gets wait for the commit */

@@ -58,6 +58,38 @@ TEST(KvStore, ScopesDecideVisibility) {
     EXPECT_EQ(find(local.value(), "rem"), nullptr);
 }
 
+// A fence's contribution when every node holds what came before: only what was committed after a
+// generation, a replaced key included, and no job data.
+TEST(KvStore, CommittedSinceAGeneration) {
+    kv_store kvs;
+    auto job = make_infos(1);
+    uint32_t one = 1, two = 2;
+    set_info(job[0], "job.key", &one, PMIX_UINT32);
+    ASSERT_TRUE(kvs.add_job_data(0, job.data(), job.size()).ok());
+    auto a = make_infos(2);
+    set_info(a[0], "k.a", &one, PMIX_UINT32);
+    set_info(a[1], "k.b", &one, PMIX_UINT32);
+    const uint8_t scopes[2] = {PMIX_GLOBAL, PMIX_GLOBAL};
+    ASSERT_TRUE(kvs.commit(0, scopes, a.data(), a.size()).ok());
+    const uint64_t base = kvs.generation();
+    EXPECT_TRUE(kvs.visible_view(0, relation::other_node, false, base).empty());
+    auto b = make_infos(2);
+    set_info(b[0], "k.b", &two, PMIX_UINT32);  // replaced
+    set_info(b[1], "k.c", &two, PMIX_UINT32);  // new
+    ASSERT_TRUE(kvs.commit(0, scopes, b.data(), b.size()).ok());
+    auto since = kvs.visible_data(0, relation::other_node, true, base);
+    ASSERT_TRUE(since.ok());
+    ASSERT_EQ(since->size(), 2u);
+    ASSERT_NE(find(since.value(), "k.b"), nullptr);
+    EXPECT_EQ(find(since.value(), "k.b")->value.data.uint32, 2u);
+    EXPECT_NE(find(since.value(), "k.c"), nullptr);
+    EXPECT_EQ(find(since.value(), "k.a"), nullptr);
+    EXPECT_EQ(find(since.value(), "job.key"), nullptr);
+    auto all = kvs.visible_data(0, relation::other_node, false);
+    ASSERT_TRUE(all.ok());
+    EXPECT_EQ(all->size(), 3u);
+}
+
 TEST(KvStore, LaterCommitReplacesAndJobDataIsShared) {
     kv_store kvs;
     auto job = make_infos(1);
