@@ -200,6 +200,16 @@ Status Client::request(wire::msg_type type, const wire::Writer &payload, ReplyHa
     return send_request(type, payload, std::move(handler), timeout_s, any_thread);
 }
 
+Status Client::post_request(wire::msg_type type, const wire::Writer &payload, ReplyHandler handler) {
+    size_t pending;
+    {
+        std::lock_guard<std::mutex> g(_req_lock);
+        pending = _pending.size();
+    }
+    if (pending >= kMaxUnreadReplies) return request(type, payload, std::move(handler), 0, true);
+    return send_request(type, payload, std::move(handler), 0, true);
+}
+
 Status Client::send_request(wire::msg_type type, const wire::Writer &payload, ReplyHandler handler,
                             double timeout_s, bool any_thread) {
     uint32_t id;

@@ -65,6 +65,14 @@ public:
     // whichever thread reads the reply, e.g. an application thread in a direct wait.
     Status request(wire::msg_type type, const wire::Writer &payload, ReplyHandler handler,
                    double timeout_s = 0, bool any_thread = false);
+    // A request nobody waits for, whose handler is ours alone and only logs (a commit): sent
+    // without starting the progress thread; whoever next reads the socket runs the handler (a
+    // direct wait, or the progress thread once it runs); Finalize fails it with
+    // PMIX_ERR_LOST_CONNECTION if nobody did. Past kMaxUnreadReplies unanswered requests the
+    // progress thread is started after all, to read the answers before the server's send queue
+    // for this process fills.
+    Status post_request(wire::msg_type type, const wire::Writer &payload, ReplyHandler handler);
+    static constexpr size_t kMaxUnreadReplies = 64;
     // request() and wait on the calling thread (never the progress thread) until `handler` has
     // run. The caller usually reads the socket itself meanwhile (ProgressLoop's direct waits), so
     // the handler runs on it; frames for others go to the progress thread in their order. A

@@ -266,14 +266,14 @@ PMIX_EXPORT pmix_status_t PMIx_Commit(void) {
         wire::Writer w;
         PMIXCPP_RETURN_IF_ERROR(wire::encode(w, req));
         // Commit is asynchronous: the connection is ordered, so a later fence or a peer's get sees it.
-        // Its handler only logs, so any thread may read the reply (a fence's direct wait).
-        return c.value()->request(
-            wire::msg_type::commit, w,
-            [](pmix_status_t status, const std::string &msg, wire::Reader &) {
-                if (status != PMIX_SUCCESS)
-                    PMIXCPP_LOG_ERROR("commit refused by the server: %s %s", PMIx_Error_string(status), msg.c_str());
-            },
-            0, true);
+        // Its handler only logs, so any thread may read the reply (a fence's direct wait), and no
+        // progress thread is started for it. A lost connection is logged where it is noticed.
+        return c.value()->post_request(wire::msg_type::commit, w,
+                                       [](pmix_status_t status, const std::string &msg, wire::Reader &) {
+                                           if (status != PMIX_SUCCESS && status != PMIX_ERR_LOST_CONNECTION)
+                                               PMIXCPP_LOG_ERROR("commit refused by the server: %s %s",
+                                                                 PMIx_Error_string(status), msg.c_str());
+                                       });
     });
 }
 
