@@ -39,13 +39,22 @@ void dmodex_engine::get(get_waiter w, time_point now) {
 }
 
 void dmodex_engine::request(uint32_t target, const std::string &key, time_point now) {
+    request_for(target, key, now, _cfg.whole_node);
+}
+
+void dmodex_engine::request_for(uint32_t target, const std::string &key, time_point now, bool coalesce_by_node) {
     if (target >= _cfg.node_of.size()) return;
+    const auto fresh = [&](const pending &p) { return now - p.sent < std::chrono::seconds(_cfg.timeout_sec); };
     auto it = _pending.find(target);
-    if (it != _pending.end() && now - it->second.sent < std::chrono::seconds(_cfg.timeout_sec))
-        return;  // coalesced with the request in flight
+    if (it != _pending.end() && fresh(it->second)) return;  // coalesced with the request in flight
+    if (coalesce_by_node) {
+        auto n = _pending_node.find(_cfg.node_of[target]);
+        if (n != _pending_node.end() && fresh(n->second)) return;  // the node's answer carries this rank too
+    }
     uint32_t id = _next_id++;
     if (_next_id == 0) _next_id = 1;
     _pending[target] = {id, now};
+    if (_cfg.whole_node) _pending_node[_cfg.node_of[target]] = {id, now};
     wire::Writer w;
     if (!wire::encode(w, wire::dmodex_request{id, target, key}).ok()) return;
     const uint32_t node = _cfg.node_of[target];
@@ -71,19 +80,30 @@ void dmodex_engine::on_reply(uint32_t from, std::span<const uint8_t> body, time_
     }
     auto p = _pending.find(target);
     if (p != _pending.end() && p->second.request_id == id) _pending.erase(p);
+    auto pn = _pending_node.find(from);
+    const bool node_answer = pn != _pending_node.end() && pn->second.request_id == id;
+    if (node_answer) _pending_node.erase(pn);
     for (uint32_t rk : ranks) answer_ready(rk);
     if (status != PMIX_SUCCESS) {
         for (const auto &w : _waiting.take_target(target)) _ops.fail(w, status, m.message);
-        return;
+    } else {
+        ask_again(target, now, false);  // Gets of keys the reply did not hold
     }
-    // Gets of keys the reply did not hold: ask again.
+    // The node's other ranks whose Gets waited for this answer and were not satisfied by it: a
+    // request each, at once.
+    if (node_answer)
+        for (uint32_t t : _waiting.targets())
+            if (t != target && _cfg.node_of[t] == from) ask_again(t, now, true);
+}
+
+void dmodex_engine::ask_again(uint32_t target, time_point now, bool own_request) {
     std::optional<std::string> again;
     auto remaining = _waiting.take_target(target);
     for (auto &w : remaining) {
         if (!again) again = w.key;
         _waiting.add(std::move(w));
     }
-    if (again) request(target, *again, now);
+    if (again) request_for(target, *again, now, !own_request && _cfg.whole_node);
 }
 
 void dmodex_engine::answer_ready(uint32_t rank) {
@@ -97,6 +117,7 @@ size_t dmodex_engine::node_lost(uint32_t node, const std::string &text) {
     size_t failed = 0;
     for (uint32_t rank = 0; rank < _cfg.node_of.size(); ++rank) {
         if (_cfg.node_of[rank] != node) continue;
+        _pending_node.erase(node);
         _pending.erase(rank);
         for (const auto &w : _waiting.take_target(rank)) {
             _ops.fail(w, PMIX_ERR_NODE_DOWN, text);
@@ -158,6 +179,7 @@ void dmodex_engine::reply(uint32_t node, uint32_t request_id, uint32_t target, p
         std::vector<uint32_t> ranks{target};
         if (_cfg.whole_node) ranks = _cfg.local_ranks;
         auto data = _ops.encode_ranks(ranks);
+        if (_cfg.whole_node && data.ok() && data->size() > _cfg.whole_node_max_bytes) data = _ops.encode_ranks({target});
         if (!data.ok()) {
             reply(node, request_id, target, data.status().code(), data.status().message());
             return;

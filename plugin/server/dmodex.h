@@ -9,7 +9,9 @@
 //    rank is in flight (concurrent Gets are coalesced; a request older than the timeout is sent
 //    again); the reply's data is stored (all of the rank's data, or every rank of its node) and
 //    the Gets it satisfies are answered; Gets for keys the reply did not hold ask again; a
-//    failed reply fails the Gets of that rank; a lost node fails the Gets of its ranks.
+//    failed reply fails the Gets of that rank; a lost node fails the Gets of its ranks. When an
+//    answer carries every rank of its node (whole_node), one request per node is in flight: Gets
+//    of the node's other ranks wait for it, and those it did not satisfy ask for their rank.
 //  - serving: a request for a local rank is answered at once when the data is there, else when
 //    the rank commits the key; it fails when the rank finalizes or dies without it, or at the
 //    timeout.
@@ -37,6 +39,7 @@ struct dmodex_config {
     std::vector<uint32_t> local_ranks;    // the ranks of this node
     uint32_t timeout_sec = 300;           // remote Gets and served requests
     bool whole_node = false;              // an answer carries every rank of the node (PMIxCppDmodexNode)
+    size_t whole_node_max_bytes = 4u << 20;  // ... unless their data is larger: then the one asked for
 };
 
 struct dmodex_ops {
@@ -102,6 +105,8 @@ private:
     void request(uint32_t target, const std::string &key, time_point now);
     void reply(uint32_t node, uint32_t request_id, uint32_t target, pmix_status_t status, const std::string &message);
     void answer_ready(uint32_t rank);
+    // The Gets still waiting on `target` ask again (own_request: not coalesced with its node's).
+    void ask_again(uint32_t target, time_point now, bool own_request);
     void fail_serving(const get_waiter &w, pmix_status_t status, const std::string &message);
     bool is_local(uint32_t rank) const;
     const std::string &name_of(uint32_t node) const;
@@ -115,7 +120,9 @@ private:
         uint32_t request_id = 0;
         time_point sent;
     };
-    std::map<uint32_t, pending> _pending;  // remote target rank -> outstanding request
+    std::map<uint32_t, pending> _pending;       // remote target rank -> outstanding request
+    std::map<uint32_t, pending> _pending_node;  // whole_node: node -> the request that answers for it
+    void request_for(uint32_t target, const std::string &key, time_point now, bool coalesce_by_node);
     uint32_t _next_id = 1;
 };
 

@@ -1,5 +1,7 @@
 #include "get_waits.h"
 
+#include <algorithm>
+
 namespace pmixcpp::server {
 
 template <typename Pred>
@@ -42,6 +44,14 @@ std::optional<server_clock::time_point> get_waits::next_deadline() const {
     for (const auto &w : _waiters)
         if (w.deadline && (!best || *w.deadline < *best)) best = w.deadline;
     return best;
+}
+
+std::vector<uint32_t> get_waits::targets() const {
+    std::vector<uint32_t> out;
+    for (const auto &w : _waiters) out.push_back(w.target);
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return out;
 }
 
 }  // namespace pmixcpp::server

@@ -45,6 +45,8 @@ public:
     std::vector<get_waiter> take_all();
     std::optional<server_clock::time_point> next_deadline() const;
     size_t size() const { return _waiters.size(); }
+    // The distinct ranks waited on, in order.
+    std::vector<uint32_t> targets() const;
 
 private:
     template <typename Pred>

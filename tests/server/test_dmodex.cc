@@ -156,6 +156,15 @@ struct cluster {
             e.on_request(m.from, m.body, now);
     }
 
+    // Deliver the queued messages in order until none is left.
+    void run() {
+        while (!net.empty()) {
+            message m = std::move(net.front());
+            net.pop_front();
+            deliver(std::move(m));
+        }
+    }
+
     // Deliver one queued message picked at random; false when none is queued.
     bool deliver_random(std::mt19937 &rng) {
         if (net.empty()) return false;
@@ -396,4 +405,29 @@ TEST(Dmodex, RepliesAreCheckedAndWholeNodeAnswers) {
     ASSERT_NE(find_done(c.nodes[0], 1), nullptr);
     EXPECT_EQ(c.nodes[0].store[2]["k"], 2);
     EXPECT_EQ(c.nodes[0].store[3]["k"], 3);  // the node's other rank came along
+}
+
+// With whole_node, Gets of several ranks of one node share one request; the ranks its answer did
+// not satisfy (a key not committed yet) ask for themselves, each at once.
+TEST(Dmodex, WholeNodeGetsShareOneRequest) {
+    cluster c(2, 4, true);
+    for (uint32_t r = 4; r < 8; ++r)
+        if (r != 7) c.commit(r, "k", static_cast<int>(r));
+    for (uint32_t r = 4; r < 8; ++r) c.get(0, r, "k", r);
+    EXPECT_EQ(c.nodes[0].requests, 1u);
+    EXPECT_EQ(c.nodes[0].engine->requests_in_flight(), 1u);
+    c.run();
+    for (uint32_t r = 4; r < 7; ++r) {
+        const outcome *o = find_done(c.nodes[0], r);
+        ASSERT_NE(o, nullptr) << r;
+        EXPECT_EQ(o->status, PMIX_SUCCESS);
+    }
+    EXPECT_EQ(find_done(c.nodes[0], 7), nullptr);  // rank 7 has not committed "k"
+    EXPECT_EQ(c.nodes[0].requests, 2u);            // one of its own, waiting on node 1
+    c.commit(7, "k", 7);
+    c.run();
+    ASSERT_NE(find_done(c.nodes[0], 7), nullptr);
+    EXPECT_EQ(find_done(c.nodes[0], 7)->status, PMIX_SUCCESS);
+    EXPECT_EQ(c.nodes[0].store[7]["k"], 7);
+    EXPECT_EQ(c.nodes[0].engine->size(), 0u);
 }
