@@ -46,6 +46,22 @@ bool reserved_key(const char *key) { return standard_key(key); }
 // A process directory (PMIX_PROCDIR, in the user's step directory) is made when first asked for,
 // here, as the user: the node's server makes none (instant-on launch). Failures are for the caller
 // to meet when it uses the path; they are logged for debugging.
+// After a collecting fence the server writes the node's snapshot when a client first asks for
+// it: ask, unless on the progress thread (which cannot wait; the Get then asks the server).
+void fetch_snapshot(Client &c) {
+    LocalData &d = c.data();
+    if (!d.snapshot_wanted() || c.loop().on_thread()) return;
+    std::string path;
+    Status st = c.request_wait(wire::msg_type::snapshot, wire::Writer(),
+                               [&path](pmix_status_t status, const std::string &msg, wire::Reader &body) {
+                                   if (status == PMIX_SUCCESS && body.get_string(&path, 4096).ok()) return;
+                                   PMIXCPP_LOG_DEBUG("modex snapshot: %s %s", PMIx_Error_string(status), msg.c_str());
+                                   path.clear();
+                               });
+    if (!st.ok()) path.clear();
+    d.set_snapshot_path(std::move(path));  // "": Gets ask the server, as without a snapshot
+}
+
 void make_proc_dir(const char *key, const pmix_value_t &v) {
     if (strcmp(key, PMIX_PROCDIR) != 0 || v.type != PMIX_STRING || v.data.string == nullptr) return;
     if (mkdir(v.data.string, 0700) != 0 && errno != EEXIST)
@@ -54,10 +70,13 @@ void make_proc_dir(const char *key, const pmix_value_t &v) {
 }  // namespace
 
 local_outcome get_local(Client &c, const pmix_proc_t &target, const char *key, const GetOptions &opt,
-                        pmix_value_t *out, Status *error) {
+                        pmix_value_t *out, Status *error, bool may_wait) {
     LocalData &d = c.data();
     bool own_ns = d.is_own_nspace(target.nspace);
-    if (own_ns && target.rank != d.rank()) d.map_snapshot();  // a peer's data may be in it
+    if (own_ns && target.rank != d.rank()) {  // a peer's data may be in the snapshot
+        if (may_wait) fetch_snapshot(c);
+        d.map_snapshot();
+    }
     if (key == nullptr) {
         auto all = d.collect(target);
         if (all.ok() && (own_ns || opt.optional)) {
@@ -231,9 +250,15 @@ Status send_fence(Client &c, const wire::Writer &w, double timeout, std::functio
             // Data committed before the fence may have changed what peers have: fetch again,
             // from the snapshot the server wrote if the fence collected data.
             cp->data().clear_cache();
+            // A collecting fence's reply holds "": the node's snapshot is written when a Get
+            // first asks for it (fetch_snapshot).
             std::string path;
-            if (status != PMIX_SUCCESS || body.at_end() || !body.get_string(&path, 4096).ok()) path.clear();
-            cp->data().set_snapshot_path(std::move(path));  // mapped when a Get needs it
+            if (status != PMIX_SUCCESS || body.at_end() || !body.get_string(&path, 4096).ok())
+                cp->data().set_snapshot_path("");
+            else if (path.empty())
+                cp->data().want_snapshot();
+            else
+                cp->data().set_snapshot_path(std::move(path));
             done(status);
         };
     if (wait) return c.request_wait(wire::msg_type::fence, w, std::move(handler), timeout);
@@ -385,7 +410,8 @@ PMIX_EXPORT pmix_status_t PMIx_Get_nb(const pmix_proc_t *proc, const char key[],
         auto local = std::make_shared<OwnedValue>();
         Status error;
         local_outcome outcome = group_get(target, key, info, ninfo, &local->v, &error);
-        if (outcome == local_outcome::ask_server) outcome = get_local(*c.value(), target, key, opt.value(), &local->v, &error);
+        if (outcome == local_outcome::ask_server)
+            outcome = get_local(*c.value(), target, key, opt.value(), &local->v, &error, false);
         if (outcome != local_outcome::ask_server) {
             pmix_status_t st = outcome == local_outcome::found ? PMIX_SUCCESS : error.code();
             c.value()->loop().post([local, st, cbfunc, cbdata] {

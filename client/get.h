@@ -22,9 +22,10 @@ enum class local_outcome { found, not_found, ask_server };
 bool standard_key(const char *key);
 
 // Try to answer from local data. key == nullptr asks for all of the proc's data (a
-// PMIX_DATA_ARRAY of PMIX_INFO). On `found` *out holds a copy.
+// PMIX_DATA_ARRAY of PMIX_INFO). On `found` *out holds a copy. may_wait: the node's modex
+// snapshot may be asked for first (a round trip; not from a non-blocking call or a callback).
 local_outcome get_local(Client &c, const pmix_proc_t &target, const char *key, const GetOptions &opt,
-                        pmix_value_t *out, Status *error);
+                        pmix_value_t *out, Status *error, bool may_wait = true);
 
 // Ask the server; `done` runs once with the status and (on success) the value, which `done` may
 // take over (it is destructed afterwards): on the progress thread, or with `wait` before this

@@ -285,9 +285,17 @@ void LocalData::clear_cache() {
     _cache.clear();
 }
 
+void LocalData::want_snapshot() {
+    std::unique_lock<std::shared_mutex> g(_lock);
+    _snapshot_wanted.store(true);
+    _snapshot_path.clear();
+    _snapshot_pending.store(false);
+}
+
 void LocalData::set_snapshot_path(std::string path) {
     std::shared_ptr<const JobData> old;
     std::unique_lock<std::shared_mutex> g(_lock);
+    _snapshot_wanted.store(false);
     // The same file again (a fence that collected nothing new): a file's name is never reused for
     // other contents, so its mapping stays.
     if (!path.empty() && _snapshot && path == _mapped_path) {
@@ -363,7 +371,7 @@ Result<lookup_source> LocalData::lookup(const pmix_proc_t &proc, std::string_vie
     } else {
         v = find_locked(ns, proc.rank, key, use_cache, &src);
         // A peer's key after a collecting fence: decoded from the mapped snapshot into *out.
-        if (v == nullptr && use_cache && _snapshot && ns == _nspace && proc.rank != PMIX_RANK_WILDCARD &&
+        if (v == nullptr && use_cache && _snapshot && !_snapshot_wanted.load() && ns == _nspace && proc.rank != PMIX_RANK_WILDCARD &&
             _snapshot->copy(proc.rank, key, out))
             return lookup_source::snapshot;
     }
@@ -392,7 +400,7 @@ Result<InfoArray> LocalData::collect(const pmix_proc_t &proc) const {
                 order.emplace_back(k, v);
     }
     add_all(_cache.proc(ns, rank));
-    if (ns == _nspace && _snapshot && rank != PMIX_RANK_WILDCARD) {
+    if (ns == _nspace && _snapshot && !_snapshot_wanted.load() && rank != PMIX_RANK_WILDCARD) {
         for (std::string_view k : _snapshot->keys(rank))
             if (const pmix_value_t *v = _snapshot->find(rank, k); v != nullptr && seen.emplace(k, v).second)
                 order.emplace_back(k, v);

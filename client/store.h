@@ -150,6 +150,10 @@ public:
     // gone by then (the server keeps the last two), Gets ask the server as without a snapshot.
     void set_snapshot_path(std::string path);
     void map_snapshot();
+    // A collecting fence left a snapshot to ask the server for (it writes it on the first request):
+    // until set_snapshot_path() the mapped one (older data) is not used.
+    void want_snapshot();
+    bool snapshot_wanted() const { return _snapshot_wanted.load(); }
 
     // Find `key` for `proc` (nspace "" = this namespace) and deep-copy it into *out (which must
     // be empty). Returns where it was found, lookup_source::none if nowhere.
@@ -175,6 +179,7 @@ private:
     std::string _snapshot_path;  // not mapped yet
     std::string _mapped_path;    // the file _snapshot maps
     std::atomic<bool> _snapshot_pending{false};  // _snapshot_path is set
+    std::atomic<bool> _snapshot_wanted{false};   // want_snapshot() was called since the last path
     struct Pending {
         uint8_t scope;
         std::string key;

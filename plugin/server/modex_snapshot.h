@@ -1,4 +1,4 @@
-// Writes the modex snapshot of shared/PROTOCOL.md after a collecting fence:
+// Writes the modex snapshot of shared/PROTOCOL.md, asked for by a client after a collecting fence:
 // every rank's committed data as this node's processes may see it, in one
 // read-only file the clients map (shared/wire/snapshot.h). No sockets; file I/O
 // only.

@@ -274,6 +274,7 @@ private:
     void handle_abort(connection &c, const wire::Frame &f);
     void handle_commit(connection &c, const wire::Frame &f);
     void handle_fence(connection &c, const wire::Frame &f);
+    void handle_snapshot(connection &c, const wire::Frame &f);
     void handle_get(connection &c, const wire::Frame &f);
     bool room_for_get(const get_waiter &w);
     // Most procs a client's request may name: the step's ranks and up to kMaxForeignProcs of
@@ -997,22 +998,17 @@ queued server_impl::queue_output(connection &c, std::span<const uint8_t> frame) 
 
 void server_impl::send_fence_outcomes(const std::vector<fence_outcome> &outcomes) {
     for (const auto &o : outcomes) {
-        // A collecting fence leaves the node's data in a snapshot the clients map (PROTOCOL.md);
-        // without one they simply ask for what they need.
-        std::string snapshot;
-        if (o.status == PMIX_SUCCESS && o.collect && !o.waiters.empty()) {
-            auto path = _snapshots->write(_kvs);
-            if (path.ok()) snapshot = path.value();
-            else PMIXCPP_LOG_WARNING("%s: %s", _step.nspace.c_str(), path.status().message().c_str());
-        }
+        // A collecting fence leaves the node's data in a snapshot the clients map (PROTOCOL.md),
+        // written when a client first asks for it (an empty path in the reply says so).
+        const bool snapshot = o.status == PMIX_SUCCESS && o.collect && _snapshots;
         for (const auto &w : o.waiters) {
             if (connection *c = find(w.conn); c && c->fences > 0) --c->fences;
-            if (snapshot.empty()) {
+            if (!snapshot) {
                 send_reply(w.conn, w.request_id, o.status, o.message);
                 continue;
             }
             send_reply(w.conn, w.request_id, o.status, o.message,
-                       [&](wire::Writer &wr) { return wr.put_string(snapshot); });
+                       [&](wire::Writer &wr) { return wr.put_string(std::string()); });
         }
     }
 }
@@ -1170,6 +1166,7 @@ bool server_impl::dispatch(connection &c, const wire::Frame &f) {
     case wire::msg_type::xconnect: _dyn->on_connect(c.id, c.rank, f.id, connect_op::connect, f.payload); break;
     case wire::msg_type::xdisconnect: _dyn->on_connect(c.id, c.rank, f.id, connect_op::disconnect, f.payload); break;
     case wire::msg_type::group: handle_group(c, f); break;
+    case wire::msg_type::snapshot: handle_snapshot(c, f); break;
     default: close_connection(id, "unexpected message type " + std::to_string(f.type)); break;
     }
     connection *still = find(id);
@@ -1268,6 +1265,23 @@ void server_impl::handle_commit(connection &c, const wire::Frame &f) {
     for (const auto &w : ready) answer_get(w);
     _dmodex->rank_committed(rank);
     _xstep->rank_committed(rank);
+}
+
+// The modex snapshot of the node's data as it is now, written if it changed since the last one:
+// asked for by a client's first Get after a collecting fence (the fence itself writes nothing, so
+// a loop of fences without Gets writes no file).
+void server_impl::handle_snapshot(connection &c, const wire::Frame &f) {
+    if (!f.payload.empty()) {
+        close_connection(c.id, "malformed snapshot request: unexpected payload");
+        return;
+    }
+    auto path = _snapshots->write(_kvs);
+    if (!path.ok()) {
+        PMIXCPP_LOG_WARNING("%s: %s", _step.nspace.c_str(), path.status().message().c_str());
+        send_reply(c.id, f.id, path.status().code(), path.status().message());
+        return;
+    }
+    send_reply(c.id, f.id, PMIX_SUCCESS, {}, [&](wire::Writer &wr) { return wr.put_string(path.value()); });
 }
 
 void server_impl::handle_fence(connection &c, const wire::Frame &f) {

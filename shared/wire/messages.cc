@@ -29,6 +29,7 @@ const char *to_string(msg_type t) {
     case msg_type::xdisconnect: return "xdisconnect";
     case msg_type::monitor: return "monitor";
     case msg_type::group: return "group";
+    case msg_type::snapshot: return "snapshot";
     }
     return "unknown";
 }
@@ -37,7 +38,7 @@ bool is_request_type(uint16_t t) {
     return (t >= static_cast<uint16_t>(msg_type::connect) && t <= static_cast<uint16_t>(msg_type::log)) ||
            t == static_cast<uint16_t>(msg_type::notify) || t == static_cast<uint16_t>(msg_type::alloc) ||
            t == static_cast<uint16_t>(msg_type::query) ||
-           (t >= static_cast<uint16_t>(msg_type::publish) && t <= static_cast<uint16_t>(msg_type::group)) ||
+           (t >= static_cast<uint16_t>(msg_type::publish) && t <= static_cast<uint16_t>(msg_type::snapshot)) ||
            t == static_cast<uint16_t>(msg_type::monitor);
 }
 

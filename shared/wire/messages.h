@@ -40,6 +40,7 @@ enum class msg_type : uint16_t {
     xconnect = 25,     // c->s: PMIx_Connect(_nb): payload as fence_request, reply connect_data
     xdisconnect = 26,  // c->s: PMIx_Disconnect(_nb): payload as fence_request
     group = 27,        // c->s: PMIx_Group_*: group_request, reply group_reply (wire/group_messages.h)
+    snapshot = 28,     // c->s: no payload; reply `str path` of the modex snapshot of the node's data now
     monitor = 40,      // c->s: PMIx_Process_monitor(_nb), PMIx_Heartbeat (reply: job_control_reply)
 };
 const char *to_string(msg_type t);
