@@ -235,7 +235,16 @@ Status build_fence(Client &c, const pmix_proc_t procs[], size_t nprocs, const pm
     if (whole_job && std::all_of(req.procs.begin(), req.procs.end(),
                                  [&](const pmix_proc_t &p) { return c.data().is_own_nspace(p.nspace); }))
         req.procs.clear();
-    PMIXCPP_RETURN_IF_ERROR(info_array_copy(info, ninfo, &req.infos));
+    // The server writes the next snapshot with the fence if this process read the last one.
+    std::vector<pmix_info_t> infos(info, info + ninfo);
+    if (c.data().take_snapshot_read()) {
+        pmix_info_t read{};
+        strncpy(read.key, wire::kFenceSnapshotRead, PMIX_MAX_KEYLEN);
+        read.value.type = PMIX_BOOL;
+        read.value.data.flag = true;
+        infos.push_back(read);
+    }
+    PMIXCPP_RETURN_IF_ERROR(info_array_copy(infos.data(), infos.size(), &req.infos));
     return wire::encode(*w, req);
 }
 

@@ -317,6 +317,7 @@ void LocalData::map_snapshot() {
     if (m.ok()) {
         _snapshot = std::shared_ptr<const JobData>(std::move(m.value()));
         _mapped_path = _snapshot_path;
+        _snapshot_read.store(true);
     } else {
         PMIXCPP_LOG_DEBUG("modex snapshot: %s", m.status().message().c_str());
     }

@@ -154,6 +154,8 @@ public:
     // until set_snapshot_path() the mapped one (older data) is not used.
     void want_snapshot();
     bool snapshot_wanted() const { return _snapshot_wanted.load(); }
+    // Whether a snapshot was mapped since the last call (the next fence tells the server).
+    bool take_snapshot_read() { return _snapshot_read.exchange(false); }
 
     // Find `key` for `proc` (nspace "" = this namespace) and deep-copy it into *out (which must
     // be empty). Returns where it was found, lookup_source::none if nowhere.
@@ -180,6 +182,7 @@ private:
     std::string _mapped_path;    // the file _snapshot maps
     std::atomic<bool> _snapshot_pending{false};  // _snapshot_path is set
     std::atomic<bool> _snapshot_wanted{false};   // want_snapshot() was called since the last path
+    std::atomic<bool> _snapshot_read{false};     // a snapshot was mapped (take_snapshot_read)
     struct Pending {
         uint8_t scope;
         std::string key;

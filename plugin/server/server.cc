@@ -412,6 +412,8 @@ private:
     std::vector<uint32_t> _local_index;  // rank -> local rank, UINT32_MAX if remote
     std::vector<uint32_t> _node_of;
     std::unique_ptr<modex_snapshot_writer> _snapshots;
+    // A client asked for the snapshot since the last collecting fence (the first fence writes one).
+    bool _snapshot_read = true;
     time_alert _time_alert{_opts.job_end_time, _opts.time_limit_alert_sec};
     std::vector<rank_state> _rank_state;
     std::vector<uint64_t> _rank_conn;
@@ -998,17 +1000,26 @@ queued server_impl::queue_output(connection &c, std::span<const uint8_t> frame) 
 
 void server_impl::send_fence_outcomes(const std::vector<fence_outcome> &outcomes) {
     for (const auto &o : outcomes) {
-        // A collecting fence leaves the node's data in a snapshot the clients map (PROTOCOL.md),
-        // written when a client first asks for it (an empty path in the reply says so).
+        // A collecting fence leaves the node's data in a snapshot the clients map (PROTOCOL.md).
+        // Written now if a client read the one of the fence before (said so by asking for it or
+        // in its fence request: they will likely read this one too, and the first Get finds it),
+        // else when a client first asks for it (an empty path in the reply says so): a loop of
+        // fences without Gets writes none.
         const bool snapshot = o.status == PMIX_SUCCESS && o.collect && _snapshots;
+        std::string path;
+        if (snapshot && _snapshot_read) {
+            auto written = _snapshots->write(_kvs);
+            if (written.ok()) path = written.value();
+            else PMIXCPP_LOG_WARNING("%s: %s", _step.nspace.c_str(), written.status().message().c_str());
+        }
+        if (snapshot) _snapshot_read = false;
         for (const auto &w : o.waiters) {
             if (connection *c = find(w.conn); c && c->fences > 0) --c->fences;
             if (!snapshot) {
                 send_reply(w.conn, w.request_id, o.status, o.message);
                 continue;
             }
-            send_reply(w.conn, w.request_id, o.status, o.message,
-                       [&](wire::Writer &wr) { return wr.put_string(std::string()); });
+            send_reply(w.conn, w.request_id, o.status, o.message, [&](wire::Writer &wr) { return wr.put_string(path); });
         }
     }
 }
@@ -1268,13 +1279,14 @@ void server_impl::handle_commit(connection &c, const wire::Frame &f) {
 }
 
 // The modex snapshot of the node's data as it is now, written if it changed since the last one:
-// asked for by a client's first Get after a collecting fence (the fence itself writes nothing, so
-// a loop of fences without Gets writes no file).
+// asked for by a client's first Get after a collecting fence that wrote none (see
+// send_fence_outcomes).
 void server_impl::handle_snapshot(connection &c, const wire::Frame &f) {
     if (!f.payload.empty()) {
         close_connection(c.id, "malformed snapshot request: unexpected payload");
         return;
     }
+    _snapshot_read = true;
     auto path = _snapshots->write(_kvs);
     if (!path.ok()) {
         PMIXCPP_LOG_WARNING("%s: %s", _step.nspace.c_str(), path.status().message().c_str());
@@ -1296,6 +1308,8 @@ void server_impl::handle_fence(connection &c, const wire::Frame &f) {
         }
         ranks.push_back(p.rank);
     }
+    for (size_t i = 0; i < m.infos.size(); ++i)
+        if (strncmp(m.infos[i].key, wire::kFenceSnapshotRead, sizeof(m.infos[i].key)) == 0) _snapshot_read = true;
     auto participants = _fences.normalise(ranks);
     if (!participants.ok()) {
         send_reply(c.id, f.id, participants.status().code(), participants.status().message());

@@ -17,6 +17,9 @@
 namespace pmixcpp::wire {
 
 inline constexpr uint32_t kClientProtocol = 1;
+// An info of a fence request (bool): this client read the modex snapshot of the last collecting
+// fence, so the server writes the next one with the fence (shared/PROTOCOL.md "Modex snapshot").
+inline constexpr const char *kFenceSnapshotRead = "pmixcpp.snapshot.read";
 
 enum class msg_type : uint16_t {
     connect = 1,
