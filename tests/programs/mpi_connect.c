@@ -31,11 +31,19 @@ int main(int argc, char **argv) {
     } else {
         if (rank == 0) {
             int rc = MPI_ERR_NAME;
+            MPI_Info lookup_info = MPI_INFO_NULL;
+#if defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION >= 5
+            /* OpenMPI 5's MPI_Lookup_name leaves its PMIx range unset with MPI_INFO_NULL
+             * (tests/programs/mpi_pubsub.c): name the session, where the server publishes. */
+            MPI_Info_create(&lookup_info);
+            MPI_Info_set(lookup_info, "range", "session");
+#endif
             for (int i = 0; i < 300 && rc != MPI_SUCCESS; ++i) {
                 MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
-                rc = MPI_Lookup_name(name, MPI_INFO_NULL, port);
+                rc = MPI_Lookup_name(name, lookup_info, port);
                 if (rc != MPI_SUCCESS) usleep(100000);
             }
+            if (lookup_info != MPI_INFO_NULL) MPI_Info_free(&lookup_info);
             if (rc != MPI_SUCCESS) printf("client: lookup of %s failed\n", name);
         }
         if (MPI_Comm_connect(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter) != MPI_SUCCESS) {
