@@ -412,7 +412,8 @@ private:
     std::vector<uint32_t> _local_index;  // rank -> local rank, UINT32_MAX if remote
     std::vector<uint32_t> _node_of;
     std::unique_ptr<modex_snapshot_writer> _snapshots;
-    // A client asked for the snapshot since the last collecting fence (the first fence writes one).
+    // A client read the snapshot since the last collecting fence (it asked for one, or said so in
+    // a fence request); true at first, so the first collecting fence writes one.
     bool _snapshot_read = true;
     time_alert _time_alert{_opts.job_end_time, _opts.time_limit_alert_sec};
     std::vector<rank_state> _rank_state;
@@ -1007,7 +1008,7 @@ void server_impl::send_fence_outcomes(const std::vector<fence_outcome> &outcomes
         // fences without Gets writes none.
         const bool snapshot = o.status == PMIX_SUCCESS && o.collect && _snapshots;
         std::string path;
-        if (snapshot && _snapshot_read) {
+        if (snapshot && _snapshot_read && !o.waiters.empty()) {
             auto written = _snapshots->write(_kvs);
             if (written.ok()) path = written.value();
             else PMIXCPP_LOG_WARNING("%s: %s", _step.nspace.c_str(), written.status().message().c_str());
