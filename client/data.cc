@@ -43,11 +43,9 @@ namespace {
 // one starting with "pmix" (applications build keys from namespace names), may be a peer's.
 bool reserved_key(const char *key) { return standard_key(key); }
 
-// A process directory (PMIX_PROCDIR, in the user's step directory) is made when first asked for,
-// here, as the user: the node's server makes none (instant-on launch). Failures are for the caller
-// to meet when it uses the path; they are logged for debugging.
-// After a collecting fence the server writes the node's snapshot when a client first asks for
-// it: ask, unless on the progress thread (which cannot wait; the Get then asks the server).
+// After a collecting fence that wrote no snapshot the server writes the node's one when a client
+// first asks for it: ask, unless on the progress thread (which cannot wait; the Get then asks the
+// server).
 void fetch_snapshot(Client &c) {
     LocalData &d = c.data();
     if (!d.snapshot_wanted() || c.loop().on_thread()) return;
@@ -62,6 +60,9 @@ void fetch_snapshot(Client &c) {
     d.set_snapshot_path(std::move(path));  // "": Gets ask the server, as without a snapshot
 }
 
+// A process directory (PMIX_PROCDIR, in the user's step directory) is made when first asked for,
+// here, as the user: the node's server makes none (instant-on launch). Failures are for the caller
+// to meet when it uses the path; they are logged for debugging.
 void make_proc_dir(const char *key, const pmix_value_t &v) {
     if (strcmp(key, PMIX_PROCDIR) != 0 || v.type != PMIX_STRING || v.data.string == nullptr) return;
     if (mkdir(v.data.string, 0700) != 0 && errno != EEXIST)
@@ -238,11 +239,9 @@ Status build_fence(Client &c, const pmix_proc_t procs[], size_t nprocs, const pm
     // The server writes the next snapshot with the fence if this process read the last one.
     std::vector<pmix_info_t> infos(info, info + ninfo);
     if (c.data().take_snapshot_read()) {
-        pmix_info_t read{};
-        strncpy(read.key, wire::kFenceSnapshotRead, PMIX_MAX_KEYLEN);
-        read.value.type = PMIX_BOOL;
-        read.value.data.flag = true;
-        infos.push_back(read);
+        const bool yes = true;
+        infos.emplace_back();
+        PMIx_Info_load(&infos.back(), wire::kFenceSnapshotRead, &yes, PMIX_BOOL);
     }
     PMIXCPP_RETURN_IF_ERROR(info_array_copy(infos.data(), infos.size(), &req.infos));
     return wire::encode(*w, req);
@@ -259,8 +258,8 @@ Status send_fence(Client &c, const wire::Writer &w, double timeout, std::functio
             // Data committed before the fence may have changed what peers have: fetch again,
             // from the snapshot the server wrote if the fence collected data.
             cp->data().clear_cache();
-            // A collecting fence's reply holds "": the node's snapshot is written when a Get
-            // first asks for it (fetch_snapshot).
+            // A collecting fence's reply holds the node's snapshot path, or "": the snapshot is
+            // written when a Get first asks for it (fetch_snapshot).
             std::string path;
             if (status != PMIX_SUCCESS || body.at_end() || !body.get_string(&path, 4096).ok())
                 cp->data().set_snapshot_path("");

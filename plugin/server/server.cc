@@ -1309,8 +1309,7 @@ void server_impl::handle_fence(connection &c, const wire::Frame &f) {
         }
         ranks.push_back(p.rank);
     }
-    for (size_t i = 0; i < m.infos.size(); ++i)
-        if (strncmp(m.infos[i].key, wire::kFenceSnapshotRead, sizeof(m.infos[i].key)) == 0) _snapshot_read = true;
+    if (find_info(m.infos, wire::kFenceSnapshotRead)) _snapshot_read = true;
     auto participants = _fences.normalise(ranks);
     if (!participants.ok()) {
         send_reply(c.id, f.id, participants.status().code(), participants.status().message());
