@@ -115,9 +115,9 @@ void dmodex_engine::data_stored(uint32_t rank) { answer_ready(rank); }
 
 size_t dmodex_engine::node_lost(uint32_t node, const std::string &text) {
     size_t failed = 0;
+    _pending_node.erase(node);
     for (uint32_t rank = 0; rank < _cfg.node_of.size(); ++rank) {
         if (_cfg.node_of[rank] != node) continue;
-        _pending_node.erase(node);
         _pending.erase(rank);
         for (const auto &w : _waiting.take_target(rank)) {
             _ops.fail(w, PMIX_ERR_NODE_DOWN, text);
