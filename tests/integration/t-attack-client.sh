@@ -56,7 +56,7 @@ attack hostile
 echo "$out" | grep -E '^(FAIL|HOSTILE)' | sed 's/^/    /'
 expect_eq "hostile: srun status" 0 "$rc"
 expect_eq "hostile: every rank passed" 4 "$(echo "$out" | grep -c '^RESULT-PASS rank')"
-expect_eq "hostile: every hostile input refused" 15 "$(echo "$out" | grep -c '^PASS rank 0: HOSTILE .* ok: refused')"
+expect_eq "hostile: every hostile input refused" 16 "$(echo "$out" | grep -c '^PASS rank 0: HOSTILE .* ok: refused')"
 echo "    slurmstepd max RSS during the hostile inputs: $((maxrss / 1024)) MiB"
 [ "$maxrss" -lt $((400 * 1024)) ] && pass "slurmstepd memory bounded (< 400 MiB)" || fail "slurmstepd grew to $((maxrss / 1024)) MiB"
 sleep 1
@@ -68,6 +68,6 @@ expect_match "hostile: nesting logged" "malformed log payload: .*nested deeper t
 expect_match "hostile: decode budget logged" "malformed finalize payload: .*exceed the decode budget" "$logs"
 expect_match "hostile: 2^32 procs logged" "malformed fence payload: fence procs: procs: count 4294967280 exceeds the limit" "$logs"
 expect_match "hostile: 4 GiB byte object logged" "malformed commit payload: .*byte object: .*need 4294967280 bytes" "$logs"
-expect_eq "hostile: one log line per hostile connection" 15 "$(echo "$logs" | grep -cE 'closing the connection of pid|rank 0 \(pid [0-9]+\) lost its connection')"
+expect_eq "hostile: one log line per hostile connection" 16 "$(echo "$logs" | grep -cE 'closing the connection of pid|rank 0 \(pid [0-9]+\) lost its connection')"
 expect_no_match "no slurmstepd crash" "(Segmentation fault|core dumped|AddressSanitizer|terminate called|[Aa]borted|internal error)" "$(slurmd_logs)"
 t_done

@@ -22,7 +22,7 @@
 
 #include "ptest.h"
 
-enum { T_CONNECT = 1, T_FINALIZE = 2, T_COMMIT = 4, T_FENCE = 5, T_GET = 6, T_LOG = 8 };
+enum { T_CONNECT = 1, T_FINALIZE = 2, T_COMMIT = 4, T_FENCE = 5, T_GET = 6, T_LOG = 8, T_SNAPSHOT = 28 };
 
 /* --- a byte buffer with the wire encodings (little-endian, codec.h) ----------------------- */
 typedef struct {
@@ -302,6 +302,12 @@ static void hostile(void) {
     }
     frame(&b, T_FINALIZE, 2, &p, (uint32_t)p.n);
     hostile_one("finalize-1M-infos-over-budget", 1, &b);
+    /* A snapshot request carries nothing: one with a payload is refused. */
+    b.n = 0;
+    p.n = 0;
+    put_str(&p, "/etc/shadow");
+    frame(&b, T_SNAPSHOT, 2, &p, (uint32_t)p.n);
+    hostile_one("snapshot-with-payload", 1, &b);
     /* Unknown message type, and a frame announcing more than the server's frame limit. */
     b.n = 0;
     p.n = 0;
