@@ -347,6 +347,16 @@ void Client::complete(uint32_t id, pmix_status_t status, const std::string &mess
     }
 }
 
+namespace {
+// The descriptor of the reply whose handler runs on this thread (set around complete()).
+thread_local wire::FrameDescriptor *t_reply_descriptor = nullptr;
+}  // namespace
+
+wire::FrameDescriptor Client::take_reply_descriptor() {
+    if (t_reply_descriptor == nullptr) return nullptr;
+    return std::move(*t_reply_descriptor);
+}
+
 void Client::on_frame(wire::Frame &&frame) {
     if (frame.type == static_cast<uint16_t>(wire::msg_type::event) && frame.id == 0) {
         auto ev = std::make_shared<wire::event_notification>();
@@ -376,7 +386,10 @@ void Client::on_frame(wire::Frame &&frame) {
         complete(frame.id, PMIX_ERR_UNPACK_FAILURE, st.message(), empty);
         return;
     }
+    wire::FrameDescriptor *outer = t_reply_descriptor;
+    t_reply_descriptor = &frame.descriptor;
     complete(frame.id, hdr.status, hdr.message, r);
+    t_reply_descriptor = outer;
 }
 
 void Client::on_close(const Status &why) {

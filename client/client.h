@@ -80,6 +80,10 @@ public:
     Status request_wait(wire::msg_type type, const wire::Writer &payload, ReplyHandler handler,
                         double timeout_s = 0);
 
+    // Inside a ReplyHandler: the descriptor that came with the reply (nullptr if none). Taking it
+    // leaves none for a later call in the same handler.
+    static wire::FrameDescriptor take_reply_descriptor();
+
     ProgressLoop &loop() { return _loop; }
     LocalData &data() { return _data; }
     const pmix_proc_t &self() const { return _self; }

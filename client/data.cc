@@ -43,21 +43,32 @@ namespace {
 // one starting with "pmix" (applications build keys from namespace names), may be a peer's.
 bool reserved_key(const char *key) { return standard_key(key); }
 
-// After a collecting fence that wrote no snapshot the server writes the node's one when a client
+// A reply's snapshot (shared/PROTOCOL.md, "Modex snapshot"): its id in the body and its
+// descriptor with the frame. False if the body names none ("").
+bool take_snapshot(Client &c, wire::Reader &body) {
+    std::string id;
+    if (body.at_end() || !body.get_string(&id, 4096).ok()) id.clear();
+    if (id.empty()) return false;
+    wire::FrameDescriptor fd = Client::take_reply_descriptor();
+    if (!fd) PMIXCPP_LOG_ERROR("modex snapshot %s came without its descriptor", id.c_str());
+    c.data().set_snapshot(std::move(id), std::move(fd));  // none: Gets ask the server
+    return true;
+}
+
+// After a collecting fence that made no snapshot the server makes the node's one when a client
 // first asks for it: ask, unless on the progress thread (which cannot wait; the Get then asks the
 // server).
 void fetch_snapshot(Client &c) {
     LocalData &d = c.data();
     if (!d.snapshot_wanted() || c.loop().on_thread()) return;
-    std::string path;
+    Client *cp = &c;
     Status st = c.request_wait(wire::msg_type::snapshot, wire::Writer(),
-                               [&path](pmix_status_t status, const std::string &msg, wire::Reader &body) {
-                                   if (status == PMIX_SUCCESS && body.get_string(&path, 4096).ok()) return;
+                               [cp](pmix_status_t status, const std::string &msg, wire::Reader &body) {
+                                   if (status == PMIX_SUCCESS && take_snapshot(*cp, body)) return;
                                    PMIXCPP_LOG_DEBUG("modex snapshot: %s %s", PMIx_Error_string(status), msg.c_str());
-                                   path.clear();
+                                   cp->data().set_snapshot("", nullptr);
                                });
-    if (!st.ok()) path.clear();
-    d.set_snapshot_path(std::move(path));  // "": Gets ask the server, as without a snapshot
+    if (!st.ok()) d.set_snapshot("", nullptr);  // Gets ask the server, as without a snapshot
 }
 
 // A process directory (PMIX_PROCDIR, in the user's step directory) is made when first asked for,
@@ -258,15 +269,13 @@ Status send_fence(Client &c, const wire::Writer &w, double timeout, std::functio
             // Data committed before the fence may have changed what peers have: fetch again,
             // from the snapshot the server wrote if the fence collected data.
             cp->data().clear_cache();
-            // A collecting fence's reply holds the node's snapshot path, or "": the snapshot is
-            // written when a Get first asks for it (fetch_snapshot).
-            std::string path;
-            if (status != PMIX_SUCCESS || body.at_end() || !body.get_string(&path, 4096).ok())
-                cp->data().set_snapshot_path("");
-            else if (path.empty())
+            // A collecting fence's reply holds the node's snapshot, or "": the snapshot is made
+            // when a Get first asks for it (fetch_snapshot). A fence that collects nothing has no
+            // body: no snapshot.
+            if (status != PMIX_SUCCESS || body.at_end())
+                cp->data().set_snapshot("", nullptr);
+            else if (!take_snapshot(*cp, body))
                 cp->data().want_snapshot();
-            else
-                cp->data().set_snapshot_path(std::move(path));
             done(status);
         };
     if (wait) return c.request_wait(wire::msg_type::fence, w, std::move(handler), timeout);

@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "log.h"
+#include "wire/messages.h"
 
 namespace pmixcpp::client {
 
@@ -223,10 +224,34 @@ void ProgressLoop::close_socket(const Status &why) {
     if (handler) handler(why);
 }
 
+// Descriptors come only from the server, each with the first byte of the one frame flagged
+// kFrameFlagDescriptor that it belongs to: so they arrive, in order, no later than their frames,
+// and each flagged frame takes the oldest one not yet taken.
 Status ProgressLoop::read_frames_locked(int fd, std::vector<wire::Frame> *frames) {
     uint8_t buf[65536];
+    alignas(struct cmsghdr) char control[CMSG_SPACE(sizeof(int) * kMaxDescriptorsPerRead)];
     for (;;) {
-        ssize_t n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+        struct iovec iov = {buf, sizeof(buf)};
+        struct msghdr msg {};
+        msg.msg_iov = &iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = control;
+        msg.msg_controllen = sizeof(control);
+        ssize_t n = recvmsg(fd, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+        if (n >= 0 && msg.msg_controllen > 0) {
+            for (struct cmsghdr *cm = CMSG_FIRSTHDR(&msg); cm != nullptr; cm = CMSG_NXTHDR(&msg, cm)) {
+                if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS) continue;
+                const size_t count = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+                for (size_t i = 0; i < count; ++i) {
+                    int got;
+                    memcpy(&got, CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
+                    _descriptors.push_back(wire::adopt_descriptor(got));
+                }
+            }
+            if (msg.msg_flags & MSG_CTRUNC)
+                PMIXCPP_LOG_ERROR("descriptors from the server were dropped (more than %d in one read)",
+                                  kMaxDescriptorsPerRead);
+        }
         if (n > 0) {
             Status st = _reader.feed(buf, static_cast<size_t>(n));
             if (!st.ok()) {
@@ -240,7 +265,16 @@ Status ProgressLoop::read_frames_locked(int fd, std::vector<wire::Frame> *frames
                     return Status(PMIX_ERR_LOST_CONNECTION, "malformed frame");
                 }
                 if (!next.value().has_value()) break;
-                frames->push_back(std::move(*next.value()));
+                wire::Frame &f = *next.value();
+                if (f.flags & wire::kFrameFlagDescriptor) {
+                    if (_descriptors.empty()) {
+                        PMIXCPP_LOG_ERROR("frame %u from the server came without its descriptor", f.id);
+                    } else {
+                        f.descriptor = std::move(_descriptors.front());
+                        _descriptors.pop_front();
+                    }
+                }
+                frames->push_back(std::move(f));
             }
             if (static_cast<size_t>(n) < sizeof(buf)) return Status::success();
             continue;

@@ -129,6 +129,9 @@ private:
 
     std::mutex _read_lock;  // guards _reader and reading from _fd (taken before _lock)
     wire::FrameReader _reader;
+    // Descriptors received (under _read_lock) and not yet given to their frames.
+    static constexpr int kMaxDescriptorsPerRead = 8;
+    std::deque<wire::FrameDescriptor> _descriptors;
 
     // Direct waits; written under _lock (and _read_lock when an application thread takes over).
     std::atomic<bool> _app_owns{false};  // an application thread reads the socket, not this loop

@@ -114,27 +114,25 @@ std::vector<pmix_rank_t> ProcStore::ranks(std::string_view nspace) const {
 Result<std::unique_ptr<JobData>> JobData::map(const std::string &path) {
     int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) return Status(PMIX_ERR_INIT, "open job data " + path + ": " + strerror(errno));
+    auto j = map(fd, path);
+    close(fd);
+    return j;
+}
+
+Result<std::unique_ptr<JobData>> JobData::map(int fd, const std::string &name) {
     struct stat st {};
-    if (fstat(fd, &st) != 0) {
-        int err = errno;
-        close(fd);
-        return Status(PMIX_ERR_INIT, "stat job data " + path + ": " + strerror(err));
-    }
-    if (!S_ISREG(st.st_mode) || st.st_size <= 0) {
-        close(fd);
-        return Status(PMIX_ERR_INIT, "job data " + path + " is not a non-empty file");
-    }
+    if (fstat(fd, &st) != 0) return Status(PMIX_ERR_INIT, "stat job data " + name + ": " + strerror(errno));
+    if (!S_ISREG(st.st_mode) || st.st_size <= 0) return Status(PMIX_ERR_INIT, "job data " + name + " is not a non-empty file");
     std::unique_ptr<JobData> j(new JobData());
     j->_len = static_cast<size_t>(st.st_size);
     j->_addr = mmap(nullptr, j->_len, PROT_READ, MAP_SHARED, fd, 0);
-    int err = errno;
-    close(fd);
     if (j->_addr == MAP_FAILED) {
+        int err = errno;
         j->_addr = nullptr;
-        return Status(PMIX_ERR_INIT, "mmap job data " + path + ": " + strerror(err));
+        return Status(PMIX_ERR_INIT, "mmap job data " + name + ": " + strerror(err));
     }
     auto view = wire::jobdata_view::parse({static_cast<const uint8_t *>(j->_addr), j->_len});
-    if (!view.ok()) return Status(PMIX_ERR_INIT, path + ": " + view.status().message());
+    if (!view.ok()) return Status(PMIX_ERR_INIT, name + ": " + view.status().message());
     j->_view = view.value();
     return j;
 }
@@ -286,42 +284,53 @@ void LocalData::clear_cache() {
 }
 
 void LocalData::want_snapshot() {
+    wire::FrameDescriptor unmapped;
     std::unique_lock<std::shared_mutex> g(_lock);
     _snapshot_wanted.store(true);
-    _snapshot_path.clear();
+    _snapshot_id.clear();
+    unmapped.swap(_snapshot_descriptor);
     _snapshot_pending.store(false);
 }
 
-void LocalData::set_snapshot_path(std::string path) {
+void LocalData::set_snapshot(std::string id, wire::FrameDescriptor descriptor) {
     std::shared_ptr<const JobData> old;
+    wire::FrameDescriptor unmapped;
     std::unique_lock<std::shared_mutex> g(_lock);
     _snapshot_wanted.store(false);
-    // The same file again (a fence that collected nothing new): a file's name is never reused for
-    // other contents, so its mapping stays.
-    if (!path.empty() && _snapshot && path == _mapped_path) {
-        _snapshot_path.clear();
+    if (id.empty() || !descriptor) {
+        id.clear();
+        descriptor.reset();
+    }
+    // The same snapshot again (a fence that collected nothing new): an id is never reused for
+    // other contents, so the mapping stays.
+    if (!id.empty() && _snapshot && id == _mapped_id) {
+        _snapshot_id.clear();
+        unmapped.swap(_snapshot_descriptor);
         _snapshot_pending.store(false);
         return;
     }
     old.swap(_snapshot);
-    _mapped_path.clear();
-    _snapshot_path = std::move(path);
-    _snapshot_pending.store(!_snapshot_path.empty());
+    _mapped_id.clear();
+    unmapped.swap(_snapshot_descriptor);
+    _snapshot_id = std::move(id);
+    _snapshot_descriptor = std::move(descriptor);
+    _snapshot_pending.store(_snapshot_descriptor != nullptr);
 }
 
 void LocalData::map_snapshot() {
     if (!_snapshot_pending.load()) return;
     std::unique_lock<std::shared_mutex> g(_lock);
-    if (_snapshot_path.empty()) return;
-    auto m = JobData::map(_snapshot_path);
+    if (!_snapshot_descriptor) return;
+    auto m = JobData::map(*_snapshot_descriptor, "modex snapshot " + _snapshot_id);
     if (m.ok()) {
         _snapshot = std::shared_ptr<const JobData>(std::move(m.value()));
-        _mapped_path = _snapshot_path;
+        _mapped_id = _snapshot_id;
         _snapshot_read.store(true);
     } else {
         PMIXCPP_LOG_DEBUG("modex snapshot: %s", m.status().message().c_str());
     }
-    _snapshot_path.clear();
+    _snapshot_id.clear();
+    _snapshot_descriptor.reset();  // the mapping keeps the memory
     _snapshot_pending.store(false);
 }
 

@@ -27,8 +27,9 @@
 
 #include "status.h"
 #include "value.h"
-#include "wire/messages.h"
+#include "wire/frame.h"
 #include "wire/jobdata.h"
+#include "wire/messages.h"
 
 #include <atomic>
 #include <memory>
@@ -85,6 +86,8 @@ private:
 class JobData {
 public:
     static Result<std::unique_ptr<JobData>> map(const std::string &path);
+    // Map the file open at `fd` (the caller keeps and closes fd); `name` is for messages.
+    static Result<std::unique_ptr<JobData>> map(int fd, const std::string &name);
     // From bytes in memory (tests; a client that received the data otherwise).
     static Result<std::unique_ptr<JobData>> from_bytes(std::vector<uint8_t> bytes);
     ~JobData();
@@ -144,14 +147,15 @@ public:
     void cache_proc(const pmix_proc_t &proc, wire::get_reply &reply);
     void clear_cache();
 
-    // The snapshot the server wrote for the last collecting fence (shared/wire/snapshot.h: a
-    // file in the job-data format; "": none). A path is mapped only when a Get first
-    // needs it (a loop of fences maps nothing): map_snapshot() before a lookup. If the file is
-    // gone by then (the server keeps the last two), Gets ask the server as without a snapshot.
-    void set_snapshot_path(std::string path);
+    // The snapshot the server made for the last collecting fence (shared/wire/snapshot.h: a sealed
+    // memory file in the job-data format, received as a descriptor), named by `id` (the same id
+    // is the same contents; "" or no descriptor: none). It is mapped only when a Get first needs
+    // it (a loop of fences maps nothing): map_snapshot() before a lookup. If it cannot be mapped,
+    // Gets ask the server as without a snapshot.
+    void set_snapshot(std::string id, wire::FrameDescriptor descriptor);
     void map_snapshot();
-    // A collecting fence left a snapshot to ask the server for (it writes it on the first request):
-    // until set_snapshot_path() the mapped one (older data) is not used.
+    // A collecting fence left a snapshot to ask the server for (it makes it on the first request):
+    // until set_snapshot() the mapped one (older data) is not used.
     void want_snapshot();
     bool snapshot_wanted() const { return _snapshot_wanted.load(); }
     // Whether a snapshot was mapped since the last call (the next fence tells the server).
@@ -178,9 +182,10 @@ private:
     ProcStore _own;
     ProcStore _cache;
     std::shared_ptr<const JobData> _snapshot;
-    std::string _snapshot_path;  // not mapped yet
-    std::string _mapped_path;    // the file _snapshot maps
-    std::atomic<bool> _snapshot_pending{false};  // _snapshot_path is set
+    std::string _snapshot_id;                   // not mapped yet
+    wire::FrameDescriptor _snapshot_descriptor;  // its contents
+    std::string _mapped_id;                     // the snapshot _snapshot maps
+    std::atomic<bool> _snapshot_pending{false};  // _snapshot_descriptor is set
     std::atomic<bool> _snapshot_wanted{false};   // want_snapshot() was called since the last path
     std::atomic<bool> _snapshot_read{false};     // a snapshot was mapped (take_snapshot_read)
     struct Pending {

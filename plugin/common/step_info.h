@@ -34,7 +34,7 @@ struct step_info {
     uint32_t universe_size = 0; // ranks the job could hold (>= ntasks)
 
     std::string hostname;       // the real host name of this node
-    std::string step_root;      // root-owned per-step directory (0711): socket, job data, modex snapshots
+    std::string step_root;      // root-owned per-step directory (0711): socket, job data
     std::string step_dir;       // the user's per-step directory, <step_root>/user (mode 0700, owned by uid)
     std::string server_socket;  // Unix socket path of this node's server, in step_root
     std::shared_ptr<const step_dirs> dirs;  // open descriptors of the directories above

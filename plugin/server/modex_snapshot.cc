@@ -1,14 +1,25 @@
 #include "modex_snapshot.h"
 
-#include "../common/step_env.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstring>
+
 #include "log.h"
 #include "wire/snapshot.h"
 
 namespace pmixcpp::server {
 
-Result<std::string> modex_snapshot_writer::write(const kv_store &kvs) {
-    if (!_dirs) return Status(PMIX_ERR_BAD_PARAM, "modex snapshot: the step has no directory");
-    if (!_last_path.empty() && kvs.generation() == _generation) return _last_path;
+namespace {
+constexpr unsigned kSeals = F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL;
+
+Status sys_error(const std::string &what) { return Status(PMIX_ERR_NOMEM, "modex snapshot: " + what + ": " + strerror(errno)); }
+}  // namespace
+
+Result<modex_snapshot> modex_snapshot_writer::write(const kv_store &kvs) {
+    if (_last.fd && kvs.generation() == _generation) return _last;
     // Encoded straight from the store (borrowed views, no copy of the values).
     std::vector<std::vector<pmix_info_t>> views;
     std::vector<std::pair<uint32_t, std::span<const pmix_info_t>>> ranks;
@@ -19,20 +30,29 @@ Result<std::string> modex_snapshot_writer::write(const kv_store &kvs) {
         views.push_back(kvs.visible_view(rank, rel, /*with_job_data=*/false));
         ranks.emplace_back(rank, views.back());
     }
-    auto bytes = wire::encode_snapshot(ranks);
+    auto bytes = wire::encode_snapshot(ranks, std::move(_buffer));
     if (!bytes.ok()) return bytes.status();
 
-    const safe_fs::dir &root = _dirs->root;
     const uint64_t seq = ++_seq;
-    Status st = root.write_new_file(name_of(seq), bytes.value(), 0400, _uid, _gid);
-    if (!st.ok()) return st.with_context("modex snapshot");
-    _generation = kvs.generation();
-    _last_path = root.path() + "/" + name_of(seq);
-    if (seq > 2) {
-        if (Status old = root.remove(name_of(seq - 2)); !old.ok())
-            PMIXCPP_LOG_WARNING("old modex snapshot left: %s", old.message().c_str());
+    std::string name = "pmixcpp-modex." + std::to_string(seq);
+    safe_fs::unique_fd fd(memfd_create(name.c_str(), MFD_CLOEXEC | MFD_ALLOW_SEALING));
+    if (fd.get() < 0) return sys_error("memfd_create");
+    const std::vector<uint8_t> &b = bytes.value();
+    for (size_t off = 0; off < b.size();) {
+        ssize_t n = ::write(fd.get(), b.data() + off, b.size() - off);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return sys_error("write " + std::to_string(b.size()) + " bytes");
+        off += static_cast<size_t>(n);
     }
-    return _last_path;
+    if (fcntl(fd.get(), F_ADD_SEALS, kSeals) != 0) return sys_error("seal");
+    _generation = kvs.generation();
+    _last.id = "modex." + std::to_string(seq);
+    _last.fd = std::make_shared<const safe_fs::unique_fd>(std::move(fd));
+    _last.bytes = b.size();
+    // The encoding buffer is kept for the next snapshot (its memory is already in place), up to a
+    // bound.
+    if (b.capacity() <= kKeptBufferBytes) _buffer = std::move(bytes.value());
+    return _last;
 }
 
 }  // namespace pmixcpp::server

@@ -118,6 +118,7 @@ const char *to_string(conn_state s) {
 //   kMaxPendingConnects such connections at a time (others are closed at accept).
 constexpr size_t kMaxReplyBacklog = 64u << 20;
 constexpr size_t kMaxQueuedReplies = 16384;
+constexpr size_t kMaxQueuedDescriptors = 4;  // modex snapshots queued for one client
 constexpr size_t kMaxWaitingGets = 4096;
 constexpr size_t kMaxFencesInFlight = 1024;  // fences a client entered that have not completed
 constexpr uint32_t kConnectMaxPayload = 4096;
@@ -135,6 +136,9 @@ struct connection {
     size_t out_sent = 0;
     uint64_t out_base = 0;  // stream position of out[0] (out is compacted as it is sent)
     std::deque<uint64_t> reply_ends;  // stream positions where the replies not yet sent end
+    // Descriptors to send with the first byte of a queued reply (its stream position): the modex
+    // snapshot, shared with every connection it goes to.
+    std::deque<std::pair<uint64_t, std::shared_ptr<const unique_fd>>> out_descriptors;
     bool close_after_flush = false;
     bool overflowed = false;  // its backlog went over the limit: nothing more is read or queued
     bool peer_gone = false;   // a write found the client's end closed: replies are dropped
@@ -164,6 +168,23 @@ struct cleanup_entry {
 };
 constexpr size_t kMaxCleanups = 4096;
 
+// send() of `len` bytes with `descriptor` attached to the first (SCM_RIGHTS).
+ssize_t send_with_descriptor(int fd, const uint8_t *data, size_t len, int descriptor) {
+    struct iovec iov = {const_cast<uint8_t *>(data), len};
+    alignas(struct cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+    struct msghdr msg {};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof(control);
+    struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+    cm->cmsg_level = SOL_SOCKET;
+    cm->cmsg_type = SCM_RIGHTS;
+    cm->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(cm), &descriptor, sizeof(int));
+    return sendmsg(fd, &msg, MSG_NOSIGNAL);
+}
+
 }  // namespace
 
 class server_impl {
@@ -182,7 +203,7 @@ public:
         for (uint32_t n = 0; n < step.node_ranks.size(); ++n)
             for (uint32_t r : step.node_ranks[n])
                 if (r < step.ntasks) _node_of[r] = n;
-        _snapshots = std::make_unique<modex_snapshot_writer>(step.dirs, step.uid, step.gid, _node_of, step.node_id);
+        _snapshots = std::make_unique<modex_snapshot_writer>(_node_of, step.node_id);
         _rank_state.assign(step.ntasks, rank_state::not_connected);
         _rank_conn.assign(step.ntasks, 0);
         event_ops eops;
@@ -256,7 +277,8 @@ private:
     void drop_output(connection &c);
     // Append a frame to the connection's output; over the backlog limits the connection is
     // closed (from the loop, after the current handler) instead and overflow is returned.
-    queued queue_output(connection &c, std::span<const uint8_t> frame);
+    queued queue_output(connection &c, std::span<const uint8_t> frame,
+                        std::shared_ptr<const unique_fd> descriptor = nullptr);
     void pause_accepts(int err);
     bool _accept_paused = false;
     size_t _pending_refused = 0;  // connections refused since the last accepted one (logged once)
@@ -302,7 +324,11 @@ private:
     bool queue_event_frame(uint32_t rank, std::span<const uint8_t> frame);
 
     void send_reply(uint64_t conn_id, uint32_t request_id, pmix_status_t status, const std::string &message,
-                    const std::function<Status(wire::Writer &)> &body = {});
+                    const std::function<Status(wire::Writer &)> &body = {},
+                    std::shared_ptr<const unique_fd> descriptor = nullptr);
+    // A reply whose body is `str snapshot` (shared/PROTOCOL.md, "Modex snapshot"): the snapshot's id
+    // with its descriptor, or "" if there is none or the client has too many unread.
+    void send_snapshot_reply(uint64_t conn_id, uint32_t request_id, const modex_snapshot *snapshot);
     void send_fence_outcomes(const std::vector<fence_outcome> &outcomes);
     void answer_get(const get_waiter &w);
     void fail_get(const get_waiter &w, pmix_status_t status, const std::string &message);
@@ -800,11 +826,25 @@ void server_impl::drop_output(connection &c) {
     std::vector<uint8_t>().swap(c.out);
     c.out_sent = 0;
     c.reply_ends.clear();
+    c.out_descriptors.clear();
 }
 
 void server_impl::flush(connection &c) {
     while (c.out_sent < c.out.size()) {
-        ssize_t n = send(c.fd.get(), c.out.data() + c.out_sent, c.out.size() - c.out_sent, MSG_NOSIGNAL);
+        // A descriptor goes with the first byte of its reply, and no send crosses the start of the
+        // next reply that has one: each arrives with its own frame (the client pairs them in order).
+        const uint64_t at = c.out_base + c.out_sent;
+        size_t len = c.out.size() - c.out_sent;
+        const unique_fd *descriptor = nullptr;
+        size_t next = 0;
+        if (!c.out_descriptors.empty() && c.out_descriptors.front().first == at) {
+            descriptor = c.out_descriptors.front().second.get();
+            next = 1;
+        }
+        if (next < c.out_descriptors.size()) len = std::min<size_t>(len, c.out_descriptors[next].first - at);
+        ssize_t n = descriptor ? send_with_descriptor(c.fd.get(), c.out.data() + c.out_sent, len, descriptor->get())
+                               : send(c.fd.get(), c.out.data() + c.out_sent, len, MSG_NOSIGNAL);
+        if (n > 0 && descriptor) c.out_descriptors.pop_front();
         if (n < 0) {
             if (errno == EINTR) continue;
             if (errno == EAGAIN || errno == EWOULDBLOCK) {
@@ -841,6 +881,7 @@ void server_impl::flush(connection &c) {
     c.out_base += c.out_sent;
     c.out_sent = 0;
     c.reply_ends.clear();
+    c.out_descriptors.clear();
     event_del(c.ev_write.get());
     if (c.close_after_flush) close_connection(c.id, "refused");
 }
@@ -943,7 +984,8 @@ void server_impl::expire_deadlines() {
 // Replies
 
 void server_impl::send_reply(uint64_t conn_id, uint32_t request_id, pmix_status_t status, const std::string &message,
-                             const std::function<Status(wire::Writer &)> &body) {
+                             const std::function<Status(wire::Writer &)> &body,
+                             std::shared_ptr<const unique_fd> descriptor) {
     connection *c = find(conn_id);
     if (!c) return;  // the requester is gone; nobody to tell
     wire::Writer w;
@@ -963,7 +1005,9 @@ void server_impl::send_reply(uint64_t conn_id, uint32_t request_id, pmix_status_
         }
     }
     if (!st.ok()) return;
-    auto frame = wire::encode_frame(static_cast<uint16_t>(wire::msg_type::reply), 0, request_id, w.data());
+    if (h.status != PMIX_SUCCESS) descriptor.reset();
+    auto frame = wire::encode_frame(static_cast<uint16_t>(wire::msg_type::reply),
+                                    descriptor ? wire::kFrameFlagDescriptor : 0, request_id, w.data());
     if (!frame.ok()) {
         PMIXCPP_LOG_ERROR("%s: reply to rank %u too large: %s", _step.nspace.c_str(), c->rank,
                           frame.status().message().c_str());
@@ -975,11 +1019,24 @@ void server_impl::send_reply(uint64_t conn_id, uint32_t request_id, pmix_status_
         if (!wire::encode(small, err).ok()) return;
         frame = wire::encode_frame(static_cast<uint16_t>(wire::msg_type::reply), 0, request_id, small.data());
         if (!frame.ok()) return;
+        descriptor.reset();
     }
-    if (queue_output(*c, frame.value()) == queued::ok) flush(*c);
+    if (queue_output(*c, frame.value(), std::move(descriptor)) == queued::ok) flush(*c);
 }
 
-queued server_impl::queue_output(connection &c, std::span<const uint8_t> frame) {
+void server_impl::send_snapshot_reply(uint64_t conn_id, uint32_t request_id, const modex_snapshot *snapshot) {
+    connection *c = find(conn_id);
+    if (!c) return;
+    // Each queued descriptor keeps its snapshot's memory: a client that does not read its replies
+    // holds at most kMaxQueuedDescriptors of them; past that it is told to ask.
+    if (snapshot != nullptr && c->out_descriptors.size() >= kMaxQueuedDescriptors) snapshot = nullptr;
+    const std::string id = snapshot ? snapshot->id : std::string();
+    send_reply(conn_id, request_id, PMIX_SUCCESS, {}, [&](wire::Writer &wr) { return wr.put_string(id); },
+               snapshot ? snapshot->fd : nullptr);
+}
+
+queued server_impl::queue_output(connection &c, std::span<const uint8_t> frame,
+                                 std::shared_ptr<const unique_fd> descriptor) {
     if (c.overflowed) return queued::overflow;
     if (c.peer_gone) return queued::ok;  // dropped: the client's end is closed
     const size_t backlog = c.out.size() - c.out_sent;
@@ -994,6 +1051,7 @@ queued server_impl::queue_output(connection &c, std::span<const uint8_t> frame) 
         post([this, id = c.id, why] { close_connection(id, why); });
         return queued::overflow;
     }
+    if (descriptor) c.out_descriptors.emplace_back(c.out_base + c.out.size(), std::move(descriptor));
     c.out.insert(c.out.end(), frame.begin(), frame.end());
     c.reply_ends.push_back(c.out_base + c.out.size());
     return queued::ok;
@@ -1007,10 +1065,10 @@ void server_impl::send_fence_outcomes(const std::vector<fence_outcome> &outcomes
         // else when a client first asks for it (an empty path in the reply says so): a loop of
         // fences without Gets writes none.
         const bool snapshot = o.status == PMIX_SUCCESS && o.collect && _snapshots;
-        std::string path;
+        std::optional<modex_snapshot> made;
         if (snapshot && _snapshot_read && !o.waiters.empty()) {
             auto written = _snapshots->write(_kvs);
-            if (written.ok()) path = written.value();
+            if (written.ok()) made = std::move(written.value());
             else PMIXCPP_LOG_WARNING("%s: %s", _step.nspace.c_str(), written.status().message().c_str());
         }
         if (snapshot) _snapshot_read = false;
@@ -1020,7 +1078,7 @@ void server_impl::send_fence_outcomes(const std::vector<fence_outcome> &outcomes
                 send_reply(w.conn, w.request_id, o.status, o.message);
                 continue;
             }
-            send_reply(w.conn, w.request_id, o.status, o.message, [&](wire::Writer &wr) { return wr.put_string(path); });
+            send_snapshot_reply(w.conn, w.request_id, made ? &*made : nullptr);
         }
     }
 }
@@ -1288,13 +1346,13 @@ void server_impl::handle_snapshot(connection &c, const wire::Frame &f) {
         return;
     }
     _snapshot_read = true;
-    auto path = _snapshots->write(_kvs);
-    if (!path.ok()) {
-        PMIXCPP_LOG_WARNING("%s: %s", _step.nspace.c_str(), path.status().message().c_str());
-        send_reply(c.id, f.id, path.status().code(), path.status().message());
+    auto made = _snapshots->write(_kvs);
+    if (!made.ok()) {
+        PMIXCPP_LOG_WARNING("%s: %s", _step.nspace.c_str(), made.status().message().c_str());
+        send_reply(c.id, f.id, made.status().code(), made.status().message());
         return;
     }
-    send_reply(c.id, f.id, PMIX_SUCCESS, {}, [&](wire::Writer &wr) { return wr.put_string(path.value()); });
+    send_snapshot_reply(c.id, f.id, &made.value());
 }
 
 void server_impl::handle_fence(connection &c, const wire::Frame &f) {

@@ -5,7 +5,17 @@
 #include <cstring>
 #include <string>
 
+#include <unistd.h>
+
 namespace pmixcpp::wire {
+
+FrameDescriptor adopt_descriptor(int fd) {
+    if (fd < 0) return nullptr;
+    return FrameDescriptor(new int(fd), [](const int *p) {
+        ::close(*p);
+        delete p;
+    });
+}
 
 namespace {
 

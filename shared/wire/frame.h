@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <vector>
@@ -39,11 +40,18 @@ struct FrameHeader {
     uint32_t length = 0;
 };
 
+// A descriptor that came with a frame over a Unix socket (SCM_RIGHTS; see kFrameFlagDescriptor in
+// messages.h), closed when the last copy of the pointer goes.
+using FrameDescriptor = std::shared_ptr<const int>;
+// Take ownership of `fd` (closed with the last copy); nullptr if fd < 0.
+FrameDescriptor adopt_descriptor(int fd);
+
 struct Frame {
     uint16_t type = 0;
     uint8_t flags = 0;
     uint32_t id = 0;
     std::vector<uint8_t> payload;
+    FrameDescriptor descriptor;  // set by the reader of a Unix socket for a flagged frame
 };
 
 // Write the 16 header bytes for `header` into out.

@@ -44,7 +44,8 @@ Result<std::vector<uint8_t>> encode_jobdata(const std::vector<std::pair<uint32_t
 
 // One buffer: the header, index and key tables first (their size is known), filled in as the
 // keys and values are appended behind them.
-Result<std::vector<uint8_t>> encode_jobdata(const std::vector<std::pair<uint32_t, std::span<const pmix_info_t>>> &entries) {
+Result<std::vector<uint8_t>> encode_jobdata(const std::vector<std::pair<uint32_t, std::span<const pmix_info_t>>> &entries,
+                                            std::vector<uint8_t> buffer) {
     std::vector<const std::pair<uint32_t, std::span<const pmix_info_t>> *> order;
     order.reserve(entries.size());
     for (const auto &e : entries) order.push_back(&e);
@@ -58,7 +59,8 @@ Result<std::vector<uint8_t>> encode_jobdata(const std::vector<std::pair<uint32_t
     const uint64_t tables_at = kJobdataHeaderSize + kJobdataIndexEntrySize * order.size();
     const uint64_t blobs_at = tables_at + kJobdataKeyEntrySize * nkeys_total;
 
-    Writer w(std::vector<uint8_t>(blobs_at, 0));
+    buffer.assign(blobs_at, 0);
+    Writer w(std::move(buffer));
     uint64_t table = tables_at;
     for (size_t n = 0; n < order.size(); ++n) {
         const uint32_t rank = order[n]->first;

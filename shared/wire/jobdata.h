@@ -45,8 +45,10 @@ inline constexpr size_t kJobdataKeyEntrySize = 16;
 Result<std::vector<uint8_t>> encode_jobdata(const std::vector<jobdata_entry> &entries);
 // The same from (rank, infos) pairs whose infos the caller keeps (the modex snapshot).
 Result<std::vector<uint8_t>> encode_jobdata(const std::vector<std::pair<uint32_t, const InfoArray *>> &entries);
-// The same from borrowed arrays (the values are only read).
-Result<std::vector<uint8_t>> encode_jobdata(const std::vector<std::pair<uint32_t, std::span<const pmix_info_t>>> &entries);
+// The same from borrowed arrays (the values are only read), written into `buffer` (its contents
+// are replaced; a buffer kept from the last call saves growing and touching new memory again).
+Result<std::vector<uint8_t>> encode_jobdata(const std::vector<std::pair<uint32_t, std::span<const pmix_info_t>>> &entries,
+                                            std::vector<uint8_t> buffer = {});
 // Decode the whole file into entries (tests, tools; clients use jobdata_view).
 Status decode_jobdata(std::span<const uint8_t> bytes, std::vector<jobdata_entry> *entries);
 

@@ -20,6 +20,11 @@ inline constexpr uint32_t kClientProtocol = 1;
 // An info of a fence request (bool): this client read the modex snapshot of the last collecting
 // fence, so the server writes the next one with the fence (shared/PROTOCOL.md "Modex snapshot").
 inline constexpr const char *kFenceSnapshotRead = "pmixcpp.snapshot.read";
+// Frame flag (client <-> server): the frame's first byte was sent with one descriptor
+// (SCM_RIGHTS), which belongs to this frame. Only the server sends descriptors (the modex snapshot,
+// shared/PROTOCOL.md); the server reads none (a Unix socket read without ancillary space drops
+// them).
+inline constexpr uint8_t kFrameFlagDescriptor = 0x01;
 
 enum class msg_type : uint16_t {
     connect = 1,

@@ -11,8 +11,9 @@ Result<std::vector<uint8_t>> encode_snapshot(const std::vector<std::pair<uint32_
     return bytes;
 }
 
-Result<std::vector<uint8_t>> encode_snapshot(const std::vector<std::pair<uint32_t, std::span<const pmix_info_t>>> &ranks) {
-    auto bytes = encode_jobdata(ranks);
+Result<std::vector<uint8_t>> encode_snapshot(const std::vector<std::pair<uint32_t, std::span<const pmix_info_t>>> &ranks,
+                                             std::vector<uint8_t> buffer) {
+    auto bytes = encode_jobdata(ranks, std::move(buffer));
     if (!bytes.ok()) return bytes.status().with_context("snapshot");
     return bytes;
 }

@@ -1,8 +1,9 @@
-// Modex snapshot: after a fence that collected data, a node's server writes the committed data
-// of every rank, as visible to that node's processes, into one read-only file that its clients
-// map; a client then answers a Get of a peer's key without a round trip.
+// Modex snapshot: after a fence that collected data, a node's server encodes the committed data
+// of every rank, as visible to that node's processes, into one sealed memory file whose
+// descriptor it passes to its clients, which map it; a client then answers a Get of a peer's key
+// without a round trip.
 //
-// The file has the job-data file's format (jobdata.h): one entry per rank, its keys sorted, so a
+// The contents have the job-data file's format (jobdata.h): one entry per rank, its keys sorted, so a
 // client finds one key of one rank in place (two binary searches) and decodes that value only.
 #pragma once
 
@@ -19,7 +20,9 @@ namespace pmixcpp::wire {
 
 // Encode (rank, data) pairs; ranks must be distinct, and keys within a rank.
 Result<std::vector<uint8_t>> encode_snapshot(const std::vector<std::pair<uint32_t, const InfoArray *>> &ranks);
-Result<std::vector<uint8_t>> encode_snapshot(const std::vector<std::pair<uint32_t, std::span<const pmix_info_t>>> &ranks);
+// From borrowed arrays, into `buffer` (as encode_jobdata).
+Result<std::vector<uint8_t>> encode_snapshot(const std::vector<std::pair<uint32_t, std::span<const pmix_info_t>>> &ranks,
+                                             std::vector<uint8_t> buffer = {});
 
 // A view over snapshot bytes it does not own (tests and tools; clients map it as job data).
 class snapshot_view {

@@ -1,6 +1,8 @@
 // The server's engines without sockets: key-value store, fence tracker, get waits, job data.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -14,6 +16,7 @@
 #include "../../plugin/server/kvs.h"
 #include "../../plugin/server/modex_snapshot.h"
 #include "client_util.h"
+#include "wire/snapshot.h"
 
 using namespace pmixcpp;
 using namespace pmixcpp::server;
@@ -126,20 +129,11 @@ TEST(KvStore, BadScopeChangesNothing) {
     EXPECT_EQ(kvs.generation(), 0u);  // a refused commit is no change
 }
 
-// A collecting fence that brought nothing new leaves the snapshot as it was: same file, none
-// written; the next change writes the next one.
-TEST(ModexSnapshot, WrittenOnlyWhenTheDataChanged) {
-    char tmpl[] = "/tmp/pmixcpp-snapshot-test.XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    step_info step;
-    step.job_id = 9;
-    step.uid = getuid();
-    step.gid = getgid();
-    step.node_id = 0;
-    step.node_names = {"n1"};
-    step.node_ranks = {{0, 1}};
-    ASSERT_TRUE(prepare_step_dir(step, tmpl).ok());
-    modex_snapshot_writer w(step.dirs, step.uid, step.gid, {0, 0}, 0);
+// A collecting fence that brought nothing new leaves the snapshot as it was: same memory file,
+// none made; the next change makes the next one. Each is sealed (no one can write, grow or
+// shrink it) and holds the data in the job-data format.
+TEST(ModexSnapshot, MadeOnlyWhenTheDataChangedAndSealed) {
+    modex_snapshot_writer w({0, 0}, 0);
     kv_store kvs;
     auto a = make_infos(1);
     uint32_t v = 1;
@@ -148,29 +142,39 @@ TEST(ModexSnapshot, WrittenOnlyWhenTheDataChanged) {
     ASSERT_TRUE(kvs.commit(0, scope, a.data(), 1).ok());
     auto first = w.write(kvs);
     ASSERT_TRUE(first.ok()) << first.status().message();
+    ASSERT_TRUE(first->fd);
+    const int fd = first->fd->get();
+    const int seals = fcntl(fd, F_GET_SEALS);
+    EXPECT_EQ(seals & (F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL),
+              F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL);
+    EXPECT_EQ(pwrite(fd, "x", 1, 0), -1);
+    EXPECT_EQ(ftruncate(fd, 0), -1);
+    EXPECT_EQ(mmap(nullptr, first->bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0), MAP_FAILED);
+    std::vector<uint8_t> bytes(first->bytes);
+    ASSERT_EQ(pread(fd, bytes.data(), bytes.size(), 0), static_cast<ssize_t>(bytes.size()));
+    auto view = wire::snapshot_view::parse(bytes);
+    ASSERT_TRUE(view.ok()) << view.status().message();
+    pmix_value_t got;
+    PMIX_VALUE_CONSTRUCT(&got);
+    ASSERT_TRUE(view->value(0, "k", &got).ok());
+    EXPECT_EQ(got.data.uint32, 1u);
+    value_destruct(&got);
+
     auto again = w.write(kvs);
     ASSERT_TRUE(again.ok());
-    EXPECT_EQ(again.value(), first.value());
-    auto files = [&] {
-        size_t n = 0;
-        for (const auto &e : std::filesystem::directory_iterator(step.step_root))
-            n += e.path().filename().string().rfind("modex.", 0) == 0;
-        return n;
-    };
-    EXPECT_EQ(files(), 1u);
+    EXPECT_EQ(again->id, first->id);
+    EXPECT_EQ(again->fd, first->fd);
     v = 2;
     set_info(a[0], "k", &v, PMIX_UINT32);
     ASSERT_TRUE(kvs.commit(1, scope, a.data(), 1).ok());
     auto next = w.write(kvs);
     ASSERT_TRUE(next.ok());
-    EXPECT_NE(next.value(), first.value());
-    EXPECT_EQ(files(), 2u);
+    EXPECT_NE(next->id, first->id);
+    EXPECT_NE(next->fd, first->fd);
     kvs.forget_committed(1);
     auto after_forget = w.write(kvs);
     ASSERT_TRUE(after_forget.ok());
-    EXPECT_NE(after_forget.value(), next.value());
-    remove_step_dir(step);
-    std::filesystem::remove_all(tmpl);
+    EXPECT_NE(after_forget->id, next->id);
 }
 
 // --- fence_tracker -------------------------------------------------------------------------
