@@ -8,7 +8,9 @@
  *   pmix_attack hostile  rank 0 opens one connection per hostile input (garbage, oversized
  *                        frames, huge counts, huge lengths, deep nesting, a legitimately shaped
  *                        message whose decoded form exceeds the decode budget, unknown types) and
- *                        checks that each is closed or answered with an error ("HOSTILE ... ok").
+ *                        checks that each is closed or answered with an error ("HOSTILE ... ok");
+ *                        then sends the server descriptors (SCM_RIGHTS) with a request: it must
+ *                        answer and keep none of them ("DESCRIPTORS ... ok").
  * In both modes the other ranks are ordinary PMIx clients: they fence among themselves (rank 0
  * excluded) in rounds, exchange data with Put/Commit/Get, and finalize; they must all pass while
  * rank 0 attacks. Every rank prints RESULT-PASS or RESULT-FAIL (ptest.h). */
@@ -63,6 +65,13 @@ static void frame(buf_t *out, uint16_t type, uint32_t id, const buf_t *payload, 
     put_u32(out, id);
     put_u32(out, claimed_len);
     if (payload && payload->n) put(out, payload->p, payload->n);
+}
+
+/* A frame with header flags. */
+static void frame_flags(buf_t *out, uint16_t type, uint8_t flags, uint32_t id, const buf_t *payload) {
+    size_t at = out->n;
+    frame(out, type, id, payload, payload ? (uint32_t)payload->n : 0);
+    out->p[at + 5] = flags;
 }
 
 /* --- the connection ------------------------------------------------------------------------ */
@@ -324,6 +333,68 @@ static void hostile(void) {
     free(p.p);
 }
 
+/* Descriptors sent to the server (the clients' side of the socket may carry them): a snapshot
+ * request flagged as carrying one, sent with the write end of a pipe and the client's own socket.
+ * The server answers it, and keeps neither: once the client closes its copy of the pipe's write
+ * end, the read end sees end of file (no other holder, root's server included). */
+static void descriptors(void) {
+    int fd = connected();
+    CHECK(fd >= 0, "DESCRIPTORS: connected with the step's token");
+    if (fd < 0) return;
+    int pipefd[2];
+    if (pipe(pipefd) != 0) {
+        CHECK(0, "DESCRIPTORS: pipe: %s", strerror(errno));
+        close(fd);
+        return;
+    }
+    buf_t b = {0};
+    frame_flags(&b, T_SNAPSHOT, 0x01, 2, NULL);
+    int pass[2] = {pipefd[1], fd};
+    struct iovec iov = {b.p, b.n};
+    char control[CMSG_SPACE(sizeof(pass))];
+    memset(control, 0, sizeof(control));
+    struct msghdr msg = {0};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof(control);
+    struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+    cm->cmsg_level = SOL_SOCKET;
+    cm->cmsg_type = SCM_RIGHTS;
+    cm->cmsg_len = CMSG_LEN(sizeof(pass));
+    memcpy(CMSG_DATA(cm), pass, sizeof(pass));
+    ssize_t sent = sendmsg(fd, &msg, MSG_NOSIGNAL);
+    close(pipefd[1]);
+    CHECK(sent == (ssize_t)b.n, "DESCRIPTORS: request sent with two descriptors");
+    /* the reply: header (type 9, id 2) then i32 status */
+    uint8_t hdr[20];
+    size_t got = 0;
+    while (got < sizeof(hdr)) {
+        struct pollfd p = {fd, POLLIN, 0};
+        if (poll(&p, 1, 10000) <= 0) break;
+        ssize_t k = recv(fd, hdr + got, sizeof(hdr) - got, 0);
+        if (k <= 0) break;
+        got += (size_t)k;
+    }
+    CHECK(got == sizeof(hdr) && hdr[6] == 9 && hdr[8] == 2, "DESCRIPTORS ok: the server answered the request");
+    struct pollfd p = {pipefd[0], POLLIN, 0};
+    char c;
+    int eof = poll(&p, 1, 10000) > 0 && read(pipefd[0], &c, 1) == 0;
+    printf("DESCRIPTORS: reply %s, pipe %s\n", got == sizeof(hdr) ? "read" : "missing",
+           eof ? "at end of file" : "still held open");
+    CHECK(eof, "DESCRIPTORS ok: the server kept none of the descriptors");
+    /* leave as a client does (finalize, no infos), so the server has nothing to log */
+    buf_t f = {0}, fp = {0};
+    put_u32(&fp, 0);
+    frame(&f, T_FINALIZE, 3, &fp, (uint32_t)fp.n);
+    if (send_all(fd, f.p, f.n) == 0) closed_within(fd, 5, NULL);
+    close(pipefd[0]);
+    close(fd);
+    free(b.p);
+    free(f.p);
+    free(fp.p);
+}
+
 /* --- ranks 1..n-1: ordinary clients ----------------------------------------------------------- */
 static void well_behaved(int rounds) {
     pmix_proc_t me;
@@ -367,7 +438,10 @@ int main(int argc, char **argv) {
     if (rank == 0) {
         ptest_rank = 0;
         if (strcmp(mode, "flood") == 0) flood();
-        else hostile();
+        else {
+            hostile();
+            descriptors();
+        }
     } else {
         well_behaved(rounds);
     }
