@@ -85,11 +85,15 @@ local_outcome get_local(Client &c, const pmix_proc_t &target, const char *key, c
                         pmix_value_t *out, Status *error, bool may_wait) {
     LocalData &d = c.data();
     bool own_ns = d.is_own_nspace(target.nspace);
-    if (own_ns && target.rank != d.rank()) {  // a peer's data may be in the snapshot
+    // A peer's data may be in the snapshot of the last collecting fence: made ready (asked for,
+    // mapped) only when a Get needs it, not for what the job data or the cache answers.
+    const bool peer = own_ns && target.rank != d.rank() && target.rank < PMIX_RANK_VALID;
+    auto ready_snapshot = [&] {
         if (may_wait) fetch_snapshot(c);
         d.map_snapshot();
-    }
+    };
     if (key == nullptr) {
+        if (peer) ready_snapshot();
         auto all = d.collect(target);
         if (all.ok() && (own_ns || opt.optional)) {
             auto *arr = static_cast<pmix_data_array_t *>(calloc(1, sizeof(pmix_data_array_t)));
@@ -116,6 +120,11 @@ local_outcome get_local(Client &c, const pmix_proc_t &target, const char *key, c
         return local_outcome::ask_server;
     }
     auto r = d.lookup(target, key, !opt.refresh, out);
+    if (r.ok() && r.value() == lookup_source::none && peer && !opt.refresh && !reserved_key(key) &&
+        d.snapshot_waiting()) {
+        ready_snapshot();
+        r = d.lookup(target, key, true, out);
+    }
     if (!r.ok()) {
         *error = r.status();
         return local_outcome::not_found;

@@ -158,6 +158,8 @@ public:
     // until set_snapshot() the mapped one (older data) is not used.
     void want_snapshot();
     bool snapshot_wanted() const { return _snapshot_wanted.load(); }
+    // A snapshot is to be asked for or mapped before it can answer (want_snapshot or set_snapshot).
+    bool snapshot_waiting() const { return _snapshot_wanted.load() || _snapshot_pending.load(); }
     // Whether a snapshot was mapped since the last call (the next fence tells the server).
     bool take_snapshot_read() { return _snapshot_read.exchange(false); }
 

@@ -33,6 +33,10 @@ public:
     // (a fence that collected nothing new): that snapshot again, nothing made. The writer keeps
     // only the last one; a client keeps its mapping as long as it likes.
     Result<modex_snapshot> write(const kv_store &kvs);
+    // The last snapshot if `kvs` has not changed since (no work); nullptr otherwise.
+    const modex_snapshot *current(const kv_store &kvs) const {
+        return _last.fd && kvs.generation() == _generation ? &_last : nullptr;
+    }
 
 private:
     std::vector<uint32_t> _node_of;

@@ -1060,18 +1060,22 @@ queued server_impl::queue_output(connection &c, std::span<const uint8_t> frame,
 void server_impl::send_fence_outcomes(const std::vector<fence_outcome> &outcomes) {
     for (const auto &o : outcomes) {
         // A collecting fence leaves the node's data in a snapshot the clients map (PROTOCOL.md).
-        // Written now if a client read the one of the fence before (said so by asking for it or
-        // in its fence request: they will likely read this one too, and the first Get finds it),
-        // else when a client first asks for it (an empty path in the reply says so): a loop of
-        // fences without Gets writes none.
-        const bool snapshot = o.status == PMIX_SUCCESS && o.collect && _snapshots;
+        // Nothing committed yet (a barrier before any Put): none, a Get asks the server. Nothing
+        // new since the last snapshot: that one again, at no cost. Else made now if a client read
+        // the one of the fence before (said so by asking for it or in its fence request: they
+        // will likely read this one too, and the first Get finds it), or when a client first asks
+        // for it (an empty id in the reply says so): a loop of fences without Gets makes none.
+        const bool snapshot = o.status == PMIX_SUCCESS && o.collect && _snapshots && _kvs.generation() != 0;
+        const modex_snapshot *same = snapshot ? _snapshots->current(_kvs) : nullptr;
         std::optional<modex_snapshot> made;
-        if (snapshot && _snapshot_read && !o.waiters.empty()) {
+        if (same) {
+            made = *same;
+        } else if (snapshot && _snapshot_read && !o.waiters.empty()) {
             auto written = _snapshots->write(_kvs);
             if (written.ok()) made = std::move(written.value());
             else PMIXCPP_LOG_WARNING("%s: %s", _step.nspace.c_str(), written.status().message().c_str());
         }
-        if (snapshot) _snapshot_read = false;
+        if (snapshot && !same) _snapshot_read = false;
         for (const auto &w : o.waiters) {
             if (connection *c = find(w.conn); c && c->fences > 0) --c->fences;
             if (!snapshot) {

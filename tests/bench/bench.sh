@@ -94,7 +94,8 @@ for layout in $layouts; do
     done
     for mpi in $anchor pmixcpp; do
         early=$(grep -o "empty_fence_left_early=[0-9]*" "$work/$mpi.$layout" | cut -d= -f2 | sort -n | tail -1)
-        [ "${early:-0}" = 1 ] && echo "note: under $mpi an empty PMIx_Fence returned before rank 0 (50 ms late) entered it:" \
+        [ "${early:-0}" = 1 ] || continue
+        echo "note: under $mpi an empty PMIx_Fence returned before rank 0 (50 ms late) entered it:" \
             "it is not a barrier there, so fence_empty_us is no barrier's cost; barrier_us (a collecting fence" \
             "with nothing to collect) is"
     done
