@@ -226,7 +226,9 @@ void ProgressLoop::close_socket(const Status &why) {
 
 // Descriptors come only from the server, each with the first byte of the one frame flagged
 // kFrameFlagDescriptor that it belongs to: so they arrive, in order, no later than their frames,
-// and each flagged frame takes the oldest one not yet taken.
+// and each flagged frame takes the oldest one not yet taken. If the kernel dropped one (this
+// process out of descriptors), no flagged frame gets one any more: its snapshot is not used and
+// Gets ask the server.
 Status ProgressLoop::read_frames_locked(int fd, std::vector<wire::Frame> *frames) {
     uint8_t buf[65536];
     alignas(struct cmsghdr) char control[CMSG_SPACE(sizeof(int) * kMaxDescriptorsPerRead)];
@@ -248,9 +250,13 @@ Status ProgressLoop::read_frames_locked(int fd, std::vector<wire::Frame> *frames
                     _descriptors.push_back(wire::adopt_descriptor(got));
                 }
             }
-            if (msg.msg_flags & MSG_CTRUNC)
-                PMIXCPP_LOG_ERROR("descriptors from the server were dropped (more than %d in one read)",
-                                  kMaxDescriptorsPerRead);
+            if ((msg.msg_flags & MSG_CTRUNC) && !_descriptors_lost) {
+                // Out of descriptors (or more than room for): which frame lost one is unknown.
+                PMIXCPP_LOG_ERROR("descriptors from the server were dropped (out of descriptors?): the "
+                                  "frames that carry one get none from now on");
+                _descriptors_lost = true;
+            }
+            if (_descriptors_lost) _descriptors.clear();
         }
         if (n > 0) {
             Status st = _reader.feed(buf, static_cast<size_t>(n));
@@ -266,9 +272,11 @@ Status ProgressLoop::read_frames_locked(int fd, std::vector<wire::Frame> *frames
                 }
                 if (!next.value().has_value()) break;
                 wire::Frame &f = *next.value();
-                if (f.flags & wire::kFrameFlagDescriptor) {
+                if ((f.flags & wire::kFrameFlagDescriptor) && !_descriptors_lost) {
                     if (_descriptors.empty()) {
-                        PMIXCPP_LOG_ERROR("frame %u from the server came without its descriptor", f.id);
+                        PMIXCPP_LOG_ERROR("frame %u from the server came without its descriptor: the frames "
+                                          "that carry one get none from now on", f.id);
+                        _descriptors_lost = true;
                     } else {
                         f.descriptor = std::move(_descriptors.front());
                         _descriptors.pop_front();

@@ -132,6 +132,8 @@ private:
     // Descriptors received (under _read_lock) and not yet given to their frames.
     static constexpr int kMaxDescriptorsPerRead = 8;
     std::deque<wire::FrameDescriptor> _descriptors;
+    // One was lost (the pairing of descriptors with frames cannot be trusted): none is given.
+    bool _descriptors_lost = false;
 
     // Direct waits; written under _lock (and _read_lock when an application thread takes over).
     std::atomic<bool> _app_owns{false};  // an application thread reads the socket, not this loop
