@@ -1,8 +1,11 @@
 // The whole client (PMIx_Init .. PMIx_Finalize) against a scripted in-process server speaking
 // shared/PROTOCOL.md: job data mapping, server gets and the cache, fences (also concurrent and
-// non-blocking), timeouts, the progress thread, lost connections.
+// non-blocking), the modex snapshot passed as a descriptor, timeouts, the progress thread, lost
+// connections.
 #include <gtest/gtest.h>
 #include <pmix.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -18,6 +21,7 @@
 
 #include "wire/frame.h"
 #include "wire/messages.h"
+#include "wire/snapshot.h"
 
 using namespace pmixcpp;
 using namespace std::chrono_literals;
@@ -38,6 +42,8 @@ struct FenceScript {
     bool close = false;               // close the connection instead of answering
     bool event_first = false;         // send an event (status -2001) just before the reply
     int event_after_ms = -1;          // >= 0: send an event (status -2002) that long after the reply
+    bool snapshot = false;            // answer with a modex snapshot (a sealed memfd): rank 1's
+                                      // "snap.key" is "round-<n>" at the n-th fence
 };
 
 class FakeServer {
@@ -125,6 +131,37 @@ private:
         (void)n;
     }
 
+    // A fence reply naming snapshot "modex.<round>", its sealed memfd sent with the frame's first
+    // byte, as the real server does.
+    void reply_with_snapshot(int fd, uint32_t id, int round) {
+        InfoArray data = make_infos({{"snap.key", "round-" + std::to_string(round)}});
+        auto bytes = wire::encode_snapshot({{1u, &data}});
+        ASSERT_TRUE(bytes.ok());
+        int mfd = memfd_create("fake-modex", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+        ASSERT_GE(mfd, 0);
+        ASSERT_EQ(write(mfd, bytes->data(), bytes->size()), static_cast<ssize_t>(bytes->size()));
+        ASSERT_EQ(fcntl(mfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL), 0);
+        wire::Writer w;
+        wire::reply_header h;
+        (void)wire::encode(w, h);
+        ASSERT_TRUE(w.put_string("modex." + std::to_string(round)).ok());
+        auto f = wire::encode_frame(static_cast<uint16_t>(wire::msg_type::reply), wire::kFrameFlagDescriptor, id, w.data());
+        struct iovec iov = {f.value().data(), f.value().size()};
+        alignas(struct cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+        struct msghdr msg {};
+        msg.msg_iov = &iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = control;
+        msg.msg_controllen = sizeof(control);
+        struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+        cm->cmsg_level = SOL_SOCKET;
+        cm->cmsg_type = SCM_RIGHTS;
+        cm->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(cm), &mfd, sizeof(int));
+        EXPECT_EQ(sendmsg(fd, &msg, MSG_NOSIGNAL), static_cast<ssize_t>(f.value().size()));
+        close(mfd);
+    }
+
     void serve() {
         int fd = accept(_listen, nullptr, nullptr);
         if (fd < 0) return;
@@ -189,6 +226,10 @@ private:
                             return;
                         }
                         if (_fence.event_first) send_event(fd, -2001);
+                        if (_fence.snapshot) {
+                            reply_with_snapshot(fd, fr.id, ++_fences);
+                            break;
+                        }
                         reply(fd, fr.id, PMIX_SUCCESS);
                         if (_fence.event_after_ms >= 0) {
                             std::this_thread::sleep_for(std::chrono::milliseconds(_fence.event_after_ms));
@@ -231,6 +272,7 @@ private:
     std::thread _thread;
     std::atomic<int> _gets{0}, _commits{0};
     uint64_t _events = 0;
+    int _fences = 0;
     std::mutex _m;
     std::string _last_key;
 };
@@ -514,6 +556,39 @@ int thread_count() {
     return n;
 }
 }  // namespace
+
+// The modex snapshot comes as a descriptor with the fence reply; each reply's descriptor goes with
+// it, also when replies follow one another on the socket (two non-blocking fences); a peer's key is
+// then read from the mapping, without asking the server.
+TEST(FakeServer, SnapshotDescriptorsComeWithTheirFences) {
+    FenceScript script;
+    script.snapshot = true;
+    FakeServer server(script);
+    ASSERT_EQ(PMIx_Init(nullptr, nullptr, 0), PMIX_SUCCESS);
+    pmix_proc_t peer = peer1();
+    pmix_info_t optional;
+    PMIX_INFO_LOAD(&optional, PMIX_OPTIONAL, nullptr, PMIX_BOOL);
+    auto snap_key = [&](const char *expect) {
+        pmix_value_t *v = nullptr;
+        ASSERT_EQ(PMIx_Get(&peer, "snap.key", &optional, 1, &v), PMIX_SUCCESS);
+        ASSERT_EQ(v->type, PMIX_STRING);
+        EXPECT_STREQ(v->data.string, expect);
+        PMIX_VALUE_RELEASE(v);
+    };
+    ASSERT_EQ(PMIx_Fence(nullptr, 0, nullptr, 0), PMIX_SUCCESS);
+    snap_key("round-1");
+    ASSERT_EQ(PMIx_Fence(nullptr, 0, nullptr, 0), PMIX_SUCCESS);
+    snap_key("round-2");
+    std::atomic<int> done{0};
+    auto cb = [](pmix_status_t, void *cbdata) { ++*static_cast<std::atomic<int> *>(cbdata); };
+    ASSERT_EQ(PMIx_Fence_nb(nullptr, 0, nullptr, 0, cb, &done), PMIX_SUCCESS);
+    ASSERT_EQ(PMIx_Fence_nb(nullptr, 0, nullptr, 0, cb, &done), PMIX_SUCCESS);
+    for (int i = 0; i < 5000 && done.load() < 2; ++i) std::this_thread::sleep_for(1ms);
+    ASSERT_EQ(done.load(), 2);
+    snap_key("round-4");
+    EXPECT_EQ(server.gets(), 0);  // every value came from a snapshot
+    ASSERT_EQ(PMIx_Finalize(nullptr, 0), PMIX_SUCCESS);
+}
 
 TEST(FakeServer, InitStartsNoThread) {
     FakeServer server;
