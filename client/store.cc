@@ -114,22 +114,22 @@ std::vector<pmix_rank_t> ProcStore::ranks(std::string_view nspace) const {
 Result<std::unique_ptr<JobData>> JobData::map(const std::string &path) {
     int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) return Status(PMIX_ERR_INIT, "open job data " + path + ": " + strerror(errno));
-    auto j = map(fd, path);
+    auto j = map(fd, "job data " + path);
     close(fd);
     return j;
 }
 
 Result<std::unique_ptr<JobData>> JobData::map(int fd, const std::string &name) {
     struct stat st {};
-    if (fstat(fd, &st) != 0) return Status(PMIX_ERR_INIT, "stat job data " + name + ": " + strerror(errno));
-    if (!S_ISREG(st.st_mode) || st.st_size <= 0) return Status(PMIX_ERR_INIT, "job data " + name + " is not a non-empty file");
+    if (fstat(fd, &st) != 0) return Status(PMIX_ERR_INIT, "stat " + name + ": " + strerror(errno));
+    if (!S_ISREG(st.st_mode) || st.st_size <= 0) return Status(PMIX_ERR_INIT, name + " is not a non-empty file");
     std::unique_ptr<JobData> j(new JobData());
     j->_len = static_cast<size_t>(st.st_size);
     j->_addr = mmap(nullptr, j->_len, PROT_READ, MAP_SHARED, fd, 0);
     if (j->_addr == MAP_FAILED) {
         int err = errno;
         j->_addr = nullptr;
-        return Status(PMIX_ERR_INIT, "mmap job data " + name + ": " + strerror(err));
+        return Status(PMIX_ERR_INIT, "mmap " + name + ": " + strerror(err));
     }
     auto view = wire::jobdata_view::parse({static_cast<const uint8_t *>(j->_addr), j->_len});
     if (!view.ok()) return Status(PMIX_ERR_INIT, name + ": " + view.status().message());

@@ -86,7 +86,8 @@ private:
 class JobData {
 public:
     static Result<std::unique_ptr<JobData>> map(const std::string &path);
-    // Map the file open at `fd` (the caller keeps and closes fd); `name` is for messages.
+    // Map the file open at `fd` (the caller keeps and closes fd); `name` ("job data <path>",
+    // "modex snapshot <id>") is for messages.
     static Result<std::unique_ptr<JobData>> map(int fd, const std::string &name);
     // From bytes in memory (tests; a client that received the data otherwise).
     static Result<std::unique_ptr<JobData>> from_bytes(std::vector<uint8_t> bytes);
