@@ -168,23 +168,6 @@ struct cleanup_entry {
 };
 constexpr size_t kMaxCleanups = 4096;
 
-// send() of `len` bytes with `descriptor` attached to the first (SCM_RIGHTS).
-ssize_t send_with_descriptor(int fd, const uint8_t *data, size_t len, int descriptor) {
-    struct iovec iov = {const_cast<uint8_t *>(data), len};
-    alignas(struct cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-    struct msghdr msg {};
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control;
-    msg.msg_controllen = sizeof(control);
-    struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
-    cm->cmsg_level = SOL_SOCKET;
-    cm->cmsg_type = SCM_RIGHTS;
-    cm->cmsg_len = CMSG_LEN(sizeof(int));
-    memcpy(CMSG_DATA(cm), &descriptor, sizeof(int));
-    return sendmsg(fd, &msg, MSG_NOSIGNAL);
-}
-
 }  // namespace
 
 class server_impl {
@@ -842,7 +825,7 @@ void server_impl::flush(connection &c) {
             next = 1;
         }
         if (next < c.out_descriptors.size()) len = std::min<size_t>(len, c.out_descriptors[next].first - at);
-        ssize_t n = descriptor ? send_with_descriptor(c.fd.get(), c.out.data() + c.out_sent, len, descriptor->get())
+        ssize_t n = descriptor ? wire::send_with_descriptor(c.fd.get(), c.out.data() + c.out_sent, len, descriptor->get())
                                : send(c.fd.get(), c.out.data() + c.out_sent, len, MSG_NOSIGNAL);
         if (n > 0 && descriptor) c.out_descriptors.pop_front();
         if (n < 0) {

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <string>
 
+#include <sys/socket.h>
 #include <unistd.h>
 
 namespace pmixcpp::wire {
@@ -15,6 +16,22 @@ FrameDescriptor adopt_descriptor(int fd) {
         ::close(*p);
         delete p;
     });
+}
+
+ssize_t send_with_descriptor(int socket, const uint8_t *data, size_t len, int descriptor) {
+    struct iovec iov = {const_cast<uint8_t *>(data), len};
+    alignas(struct cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+    struct msghdr msg {};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof(control);
+    struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+    cm->cmsg_level = SOL_SOCKET;
+    cm->cmsg_type = SCM_RIGHTS;
+    cm->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(cm), &descriptor, sizeof(int));
+    return sendmsg(socket, &msg, MSG_NOSIGNAL);
 }
 
 namespace {

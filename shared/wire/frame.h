@@ -16,6 +16,8 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <sys/types.h>
+
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -45,6 +47,9 @@ struct FrameHeader {
 using FrameDescriptor = std::shared_ptr<const int>;
 // Take ownership of `fd` (closed with the last copy); nullptr if fd < 0.
 FrameDescriptor adopt_descriptor(int fd);
+// send() of `len` bytes on a Unix socket with `descriptor` attached to the first byte
+// (SCM_RIGHTS), MSG_NOSIGNAL: what send() returns.
+ssize_t send_with_descriptor(int socket, const uint8_t *data, size_t len, int descriptor);
 
 struct Frame {
     uint16_t type = 0;

@@ -146,19 +146,8 @@ private:
         (void)wire::encode(w, h);
         ASSERT_TRUE(w.put_string("modex." + std::to_string(round)).ok());
         auto f = wire::encode_frame(static_cast<uint16_t>(wire::msg_type::reply), wire::kFrameFlagDescriptor, id, w.data());
-        struct iovec iov = {f.value().data(), f.value().size()};
-        alignas(struct cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-        struct msghdr msg {};
-        msg.msg_iov = &iov;
-        msg.msg_iovlen = 1;
-        msg.msg_control = control;
-        msg.msg_controllen = sizeof(control);
-        struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
-        cm->cmsg_level = SOL_SOCKET;
-        cm->cmsg_type = SCM_RIGHTS;
-        cm->cmsg_len = CMSG_LEN(sizeof(int));
-        memcpy(CMSG_DATA(cm), &mfd, sizeof(int));
-        EXPECT_EQ(sendmsg(fd, &msg, MSG_NOSIGNAL), static_cast<ssize_t>(f.value().size()));
+        EXPECT_EQ(wire::send_with_descriptor(fd, f.value().data(), f.value().size(), mfd),
+                  static_cast<ssize_t>(f.value().size()));
         close(mfd);
     }
 
