@@ -7,9 +7,9 @@
 //
 // The step's layout built from these (plugin/common/step_env.h):
 //   <base>/pmixcpp.<job>.<step>.<random>/      root-owned, 0711: nobody but root creates entries
-//       server.sock, jobdata, modex.<n>          created by root, owned by the user, read by tasks
+//       server.sock, jobdata                     created by root, owned by the user, read by tasks
 //       user/                                    the user's step directory (0700, owned by the user)
-//           rank.<r>/ ...                        everything in here is the user's
+//           rank.<r>/ ...                        everything in here is the user's (made by the tasks)
 // Removing the tree at the end walks descriptors (fdopendir + unlinkat), so a symlink or a
 // renamed directory planted by the user is removed as a link, never followed.
 #pragma once
@@ -107,6 +107,9 @@ private:
     unique_fd _fd;
     std::string _path;
 };
+
+// Write all of `bytes` to `fd` (retrying short writes and EINTR); `what` names it in the error.
+Status write_all(int fd, std::span<const uint8_t> bytes, const std::string &what);
 
 // Remove a whole tree below the directory `parent_fd`, entry `name`, without following links and
 // without leaving `dev` (the file system of the tree's top). At most 64 descriptors are held at

@@ -19,7 +19,7 @@ Status sys_error(const std::string &what) { return Status(PMIX_ERR_NOMEM, "modex
 }  // namespace
 
 Result<modex_snapshot> modex_snapshot_writer::write(const kv_store &kvs) {
-    if (_last.fd && kvs.generation() == _generation) return _last;
+    if (const modex_snapshot *same = current(kvs)) return *same;
     // Encoded straight from the store (borrowed views, no copy of the values).
     std::vector<std::vector<pmix_info_t>> views;
     std::vector<std::pair<uint32_t, std::span<const pmix_info_t>>> ranks;
@@ -38,12 +38,7 @@ Result<modex_snapshot> modex_snapshot_writer::write(const kv_store &kvs) {
     safe_fs::unique_fd fd(memfd_create(name.c_str(), MFD_CLOEXEC | MFD_ALLOW_SEALING));
     if (fd.get() < 0) return sys_error("memfd_create");
     const std::vector<uint8_t> &b = bytes.value();
-    for (size_t off = 0; off < b.size();) {
-        ssize_t n = ::write(fd.get(), b.data() + off, b.size() - off);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return sys_error("write " + std::to_string(b.size()) + " bytes");
-        off += static_cast<size_t>(n);
-    }
+    PMIXCPP_RETURN_IF_ERROR(safe_fs::write_all(fd.get(), b, name).with_context("modex snapshot"));
     if (fcntl(fd.get(), F_ADD_SEALS, kSeals) != 0) return sys_error("seal");
     _generation = kvs.generation();
     _last.id = "modex." + std::to_string(seq);
