@@ -422,7 +422,7 @@ private:
     std::vector<uint32_t> _node_of;
     std::unique_ptr<modex_snapshot_writer> _snapshots;
     // A client read the snapshot since the last collecting fence (it asked for one, or said so in
-    // a fence request); true at first, so the first collecting fence writes one.
+    // a fence request); true at first, so the first collecting fence after a commit makes one.
     bool _snapshot_read = true;
     time_alert _time_alert{_opts.job_end_time, _opts.time_limit_alert_sec};
     std::vector<rank_state> _rank_state;
@@ -1324,8 +1324,8 @@ void server_impl::handle_commit(connection &c, const wire::Frame &f) {
     _xstep->rank_committed(rank);
 }
 
-// The modex snapshot of the node's data as it is now, written if it changed since the last one:
-// asked for by a client's first Get after a collecting fence that wrote none (see
+// The modex snapshot of the node's data as it is now, made if it changed since the last one:
+// asked for by a client's first Get after a collecting fence that made none (see
 // send_fence_outcomes).
 void server_impl::handle_snapshot(connection &c, const wire::Frame &f) {
     if (!f.payload.empty()) {
