@@ -10,14 +10,20 @@
  *                        message whose decoded form exceeds the decode budget, unknown types) and
  *                        checks that each is closed or answered with an error ("HOSTILE ... ok");
  *                        then sends the server descriptors (SCM_RIGHTS) with a request: it must
- *                        answer and keep none of them ("DESCRIPTORS ... ok").
+ *                        answer and keep none of them ("DESCRIPTORS ... ok"); then asks for the
+ *                        node's modex snapshot and tries to change the memory file whose
+ *                        descriptor comes with the reply: every way must fail ("SNAPSHOT-FILE").
  * In both modes the other ranks are ordinary PMIx clients: they fence among themselves (rank 0
  * excluded) in rounds, exchange data with Put/Commit/Get, and finalize; they must all pass while
  * rank 0 attacks. Every rank prints RESULT-PASS or RESULT-FAIL (ptest.h). */
+#define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/falloc.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdint.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <time.h>
@@ -395,6 +401,84 @@ static void descriptors(void) {
     free(fp.p);
 }
 
+/* The modex snapshot's memory file, as any client receives it: the server writes it through its
+ * own mapping and the clients of the node (the same job) map it. Asked for with a snapshot request
+ * (whose reply always carries the descriptor), then attacked: writing it, mapping it writable
+ * (directly, by mprotect, or reopened through /proc), growing, shrinking or punching a hole in
+ * it, and sealing it against the server's writes must all fail. */
+static void snapshot_file(void) {
+    int fd = connected();
+    CHECK(fd >= 0, "SNAPSHOT-FILE: connected with the step's token");
+    if (fd < 0) return;
+    buf_t b = {0};
+    frame(&b, T_SNAPSHOT, 2, NULL, 0);
+    CHECK(send_all(fd, b.p, b.n) == 0, "SNAPSHOT-FILE: snapshot request sent");
+    int mfd = -1;
+    for (int i = 0; i < 100 && mfd < 0; ++i) {
+        struct pollfd p = {fd, POLLIN, 0};
+        if (poll(&p, 1, 10000) <= 0) break;
+        uint8_t data[4096];
+        struct iovec iov = {data, sizeof(data)};
+        char control[CMSG_SPACE(sizeof(int))];
+        struct msghdr msg = {0};
+        msg.msg_iov = &iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = control;
+        msg.msg_controllen = sizeof(control);
+        ssize_t k = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
+        if (k <= 0) break;
+        for (struct cmsghdr *cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm))
+            if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) memcpy(&mfd, CMSG_DATA(cm), sizeof(int));
+    }
+    CHECK(mfd >= 0, "SNAPSHOT-FILE: the reply carried the snapshot's descriptor");
+    if (mfd >= 0) {
+        off_t size = lseek(mfd, 0, SEEK_END);
+        int refused = 0, tries = 0;
+#define TRY_REFUSED(what, expr)                                                    \
+    do {                                                                           \
+        int bad = (expr);                                                          \
+        ++tries;                                                                   \
+        if (!bad) ++refused;                                                       \
+        printf("SNAPSHOT-FILE: %s %s\n", what, bad ? "SUCCEEDED" : "refused");     \
+    } while (0)
+        TRY_REFUSED("write", pwrite(mfd, "x", 1, 0) == 1);
+        void *w = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
+        TRY_REFUSED("shared writable mapping", w != MAP_FAILED);
+        if (w != MAP_FAILED) munmap(w, 4096);
+        void *r = mmap(NULL, 4096, PROT_READ, MAP_SHARED, mfd, 0);
+        CHECK(r != MAP_FAILED, "SNAPSHOT-FILE: a read-only mapping works");
+        if (r != MAP_FAILED) {
+            TRY_REFUSED("mprotect of a read-only mapping to writable", mprotect(r, 4096, PROT_READ | PROT_WRITE) == 0);
+            munmap(r, 4096);
+        }
+        TRY_REFUSED("shrink", ftruncate(mfd, 0) == 0);
+        TRY_REFUSED("grow", ftruncate(mfd, size + (1 << 20)) == 0);
+        TRY_REFUSED("punch a hole", fallocate(mfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, 4096) == 0);
+        TRY_REFUSED("seal against the server's writes", fcntl(mfd, F_ADD_SEALS, F_SEAL_WRITE) == 0);
+        char path[64];
+        snprintf(path, sizeof(path), "/proc/self/fd/%d", mfd);
+        int again = open(path, O_RDWR);
+        if (again >= 0) {
+            TRY_REFUSED("write through a reopened descriptor", pwrite(again, "x", 1, 0) == 1);
+            void *w2 = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, again, 0);
+            TRY_REFUSED("writable mapping of a reopened descriptor", w2 != MAP_FAILED);
+            if (w2 != MAP_FAILED) munmap(w2, 4096);
+            close(again);
+        }
+#undef TRY_REFUSED
+        CHECK(refused == tries, "SNAPSHOT-FILE ok: %d of %d ways to change the file refused", refused, tries);
+        close(mfd);
+    }
+    buf_t f = {0}, fp = {0};
+    put_u32(&fp, 0);
+    frame(&f, T_FINALIZE, 3, &fp, (uint32_t)fp.n);
+    if (send_all(fd, f.p, f.n) == 0) closed_within(fd, 5, NULL);
+    close(fd);
+    free(b.p);
+    free(f.p);
+    free(fp.p);
+}
+
 /* --- ranks 1..n-1: ordinary clients ----------------------------------------------------------- */
 static void well_behaved(int rounds) {
     pmix_proc_t me;
@@ -441,6 +525,7 @@ int main(int argc, char **argv) {
         else {
             hostile();
             descriptors();
+            snapshot_file();
         }
     } else {
         well_behaved(rounds);
