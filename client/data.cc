@@ -43,21 +43,32 @@ namespace {
 // one starting with "pmix" (applications build keys from namespace names), may be a peer's.
 bool reserved_key(const char *key) { return standard_key(key); }
 
-// A reply's snapshot (shared/PROTOCOL.md, "Modex snapshot"): its id in the body and its
-// descriptor with the frame. False if the body names none ("").
+// A reply's snapshot (shared/PROTOCOL.md, "Modex snapshot"): its file's id and segments in the
+// body, the file's descriptor with the frame if this client was not sent it before. False if the
+// body names none (""), or a file whose descriptor this client does not have: ask for it.
 bool take_snapshot(Client &c, wire::Reader &body) {
+    constexpr uint32_t kMaxSegments = 4096;
     std::string id;
-    if (body.at_end() || !body.get_string(&id, 4096).ok()) id.clear();
-    if (id.empty()) return false;
+    uint32_t n = 0;
+    std::vector<std::pair<uint64_t, uint64_t>> segments;
+    bool ok = !body.at_end() && body.get_string(&id, 4096).ok() && !id.empty() && body.get_u32(&n).ok() &&
+              n > 0 && n <= kMaxSegments;
+    for (uint32_t i = 0; ok && i < n; ++i) {
+        uint64_t offset = 0, length = 0;
+        ok = body.get_u64(&offset).ok() && body.get_u64(&length).ok();
+        segments.emplace_back(offset, length);
+    }
     wire::FrameDescriptor fd = Client::take_reply_descriptor();
-    if (!fd) PMIXCPP_LOG_ERROR("modex snapshot %s came without its descriptor", id.c_str());
-    c.data().set_snapshot(std::move(id), std::move(fd));  // none: Gets ask the server
-    return true;
+    if (!ok) {
+        if (!id.empty()) PMIXCPP_LOG_ERROR("modex snapshot %s: malformed reply", id.c_str());
+        return false;
+    }
+    return c.data().set_snapshot(std::move(id), std::move(fd), std::move(segments));
 }
 
-// After a collecting fence that made no snapshot the server makes the node's one when a client
-// first asks for it: ask, unless on the progress thread (which cannot wait; the Get then asks the
-// server).
+// After a collecting fence whose snapshot this client cannot use (none was made, or its file's
+// descriptor did not reach it), ask the server for the snapshot with its descriptor, unless on the
+// progress thread (which cannot wait; the Get then asks the server for the value).
 void fetch_snapshot(Client &c) {
     LocalData &d = c.data();
     if (!d.snapshot_wanted() || c.loop().on_thread()) return;
@@ -256,14 +267,7 @@ Status build_fence(Client &c, const pmix_proc_t procs[], size_t nprocs, const pm
     if (whole_job && std::all_of(req.procs.begin(), req.procs.end(),
                                  [&](const pmix_proc_t &p) { return c.data().is_own_nspace(p.nspace); }))
         req.procs.clear();
-    // The server writes the next snapshot with the fence if this process read the last one.
-    std::vector<pmix_info_t> infos(info, info + ninfo);
-    if (c.data().take_snapshot_read()) {
-        const bool yes = true;
-        infos.emplace_back();
-        PMIx_Info_load(&infos.back(), wire::kFenceSnapshotRead, &yes, PMIX_BOOL);
-    }
-    PMIXCPP_RETURN_IF_ERROR(info_array_copy(infos.data(), infos.size(), &req.infos));
+    PMIXCPP_RETURN_IF_ERROR(info_array_copy(info, ninfo, &req.infos));
     return wire::encode(*w, req);
 }
 
@@ -278,9 +282,9 @@ Status send_fence(Client &c, const wire::Writer &w, double timeout, std::functio
             // Data committed before the fence may have changed what peers have: fetch again,
             // from the snapshot the server wrote if the fence collected data.
             cp->data().clear_cache();
-            // A collecting fence's reply holds the node's snapshot, or "": the snapshot is made
-            // when a Get first asks for it (fetch_snapshot). A fence that collects nothing has no
-            // body: no snapshot.
+            // A collecting fence's reply names the node's snapshot; if it could not be made ("") or
+            // its file's descriptor did not reach this client, a Get first asks for it
+            // (fetch_snapshot). A fence that collects nothing has no body: no snapshot.
             if (status != PMIX_SUCCESS || body.at_end())
                 cp->data().set_snapshot("", nullptr);
             else if (!take_snapshot(*cp, body))

@@ -137,6 +137,36 @@ Result<std::unique_ptr<JobData>> JobData::map(int fd, const std::string &name) {
     return j;
 }
 
+Result<std::shared_ptr<const FileMapping>> FileMapping::map(int fd, const std::string &name) {
+    struct stat st {};
+    if (fstat(fd, &st) != 0) return Status(PMIX_ERR_INIT, "stat " + name + ": " + strerror(errno));
+    if (!S_ISREG(st.st_mode) || st.st_size <= 0) return Status(PMIX_ERR_INIT, name + " is not a non-empty file");
+    std::shared_ptr<FileMapping> m(new FileMapping());
+    void *addr = mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_SHARED, fd, 0);
+    if (addr == MAP_FAILED) return Status(PMIX_ERR_INIT, "mmap " + name + ": " + strerror(errno));
+    m->_addr = addr;
+    m->_len = static_cast<size_t>(st.st_size);
+    return std::shared_ptr<const FileMapping>(std::move(m));
+}
+
+FileMapping::~FileMapping() {
+    if (_addr != nullptr) munmap(_addr, _len);
+}
+
+Result<std::unique_ptr<JobData>> JobData::segment(std::shared_ptr<const FileMapping> file, uint64_t offset,
+                                                  uint64_t length, const std::string &name) {
+    const std::span<const uint8_t> all = file->bytes();
+    if (offset > all.size() || length > all.size() - offset)
+        return Status(PMIX_ERR_INIT, name + ": segment " + std::to_string(offset) + "+" + std::to_string(length) +
+                                         " is outside the file (" + std::to_string(all.size()) + " bytes)");
+    std::unique_ptr<JobData> j(new JobData());
+    auto view = wire::jobdata_view::parse(all.subspan(offset, length));
+    if (!view.ok()) return Status(PMIX_ERR_INIT, name + ": " + view.status().message());
+    j->_view = view.value();
+    j->_file = std::move(file);
+    return j;
+}
+
 Result<std::unique_ptr<JobData>> JobData::from_bytes(std::vector<uint8_t> bytes) {
     std::unique_ptr<JobData> j(new JobData());
     j->_owned = std::move(bytes);
@@ -284,54 +314,86 @@ void LocalData::clear_cache() {
 }
 
 void LocalData::want_snapshot() {
-    wire::FrameDescriptor unmapped;
     std::unique_lock<std::shared_mutex> g(_lock);
     _snapshot_wanted.store(true);
-    _snapshot_id.clear();
-    unmapped.swap(_snapshot_descriptor);
+    _next_segments.clear();
     _snapshot_pending.store(false);
 }
 
-void LocalData::set_snapshot(std::string id, wire::FrameDescriptor descriptor) {
-    std::shared_ptr<const JobData> old;
-    wire::FrameDescriptor unmapped;
+bool LocalData::set_snapshot(std::string id, wire::FrameDescriptor descriptor,
+                             std::vector<std::pair<uint64_t, uint64_t>> segments) {
+    std::vector<std::unique_ptr<const JobData>> old;
+    wire::FrameDescriptor unused;
     std::unique_lock<std::shared_mutex> g(_lock);
     _snapshot_wanted.store(false);
-    if (id.empty() || !descriptor) {
-        id.clear();
-        descriptor.reset();
+    // The same snapshot again (a fence that collected nothing new): the segments stay mapped.
+    if (!id.empty() && !_snapshot_pending.load() && id == _file_id && segments == _mapped_segments &&
+        !_snapshot.empty()) {
+        unused = std::move(descriptor);
+        return true;
     }
-    // The same snapshot again (a fence that collected nothing new): an id is never reused for
-    // other contents, so the mapping stays.
-    if (!id.empty() && _snapshot && id == _mapped_id) {
-        _snapshot_id.clear();
-        unmapped.swap(_snapshot_descriptor);
+    old.swap(_snapshot);  // older data: not used from now on
+    _mapped_segments.clear();
+    if (id.empty() || segments.empty()) {
+        // None (a fence that collected nothing: what was committed before it may be newer than
+        // the snapshot). The file stays: a later reply may name it without its descriptor.
+        _next_segments.clear();
         _snapshot_pending.store(false);
-        return;
+        return id.empty();
     }
-    old.swap(_snapshot);
-    _mapped_id.clear();
-    unmapped.swap(_snapshot_descriptor);
-    _snapshot_id = std::move(id);
-    _snapshot_descriptor = std::move(descriptor);
-    _snapshot_pending.store(_snapshot_descriptor != nullptr);
+    // The file's descriptor comes with the first reply that names it; later ones name the file
+    // this client holds (mapped, or set and not mapped yet).
+    const bool known = descriptor || id == _file_id || (id == _next_id && _next_descriptor);
+    if (!known) {
+        _next_id.clear();
+        unused.swap(_next_descriptor);
+        _snapshot_pending.store(false);
+        return false;
+    }
+    if (descriptor) {
+        unused.swap(_next_descriptor);
+        _next_descriptor = std::move(descriptor);
+    } else if (id != _next_id) {
+        unused.swap(_next_descriptor);  // a file set before this one's and never mapped
+    }
+    _next_id = std::move(id);
+    _next_segments = std::move(segments);
+    _snapshot_pending.store(true);
+    return true;
 }
 
 void LocalData::map_snapshot() {
     if (!_snapshot_pending.load()) return;
+    std::shared_ptr<const FileMapping> old_file;
     std::unique_lock<std::shared_mutex> g(_lock);
-    if (!_snapshot_descriptor) return;
-    auto m = JobData::map(*_snapshot_descriptor, "modex snapshot " + _snapshot_id);
-    if (m.ok()) {
-        _snapshot = std::shared_ptr<const JobData>(std::move(m.value()));
-        _mapped_id = _snapshot_id;
-        _snapshot_read.store(true);
-    } else {
-        PMIXCPP_LOG_DEBUG("modex snapshot: %s", m.status().message().c_str());
-    }
-    _snapshot_id.clear();
-    _snapshot_descriptor.reset();  // the mapping keeps the memory
+    if (!_snapshot_pending.load()) return;
     _snapshot_pending.store(false);
+    const std::string name = "modex snapshot " + _next_id;
+    if (_next_descriptor) {
+        auto m = FileMapping::map(*_next_descriptor, name);
+        _next_descriptor.reset();  // the mapping keeps the memory
+        old_file = std::move(_file);
+        _file_id.clear();
+        if (!m.ok()) {
+            PMIXCPP_LOG_DEBUG("%s", m.status().message().c_str());
+            return;
+        }
+        _file = std::move(m.value());
+        _file_id = _next_id;
+    }
+    if (!_file || _file_id != _next_id) return;
+    std::vector<std::unique_ptr<const JobData>> segs;
+    for (const auto &[offset, length] : _next_segments) {
+        auto j = JobData::segment(_file, offset, length, name);
+        if (!j.ok()) {
+            PMIXCPP_LOG_DEBUG("%s", j.status().message().c_str());
+            return;  // none of it is used: Gets ask the server
+        }
+        segs.push_back(std::move(j.value()));
+    }
+    _snapshot = std::move(segs);
+    _mapped_segments = std::move(_next_segments);
+    _next_segments.clear();
 }
 
 const pmix_value_t *LocalData::find_locked(std::string_view ns, pmix_rank_t rank, std::string_view key,
@@ -380,10 +442,13 @@ Result<lookup_source> LocalData::lookup(const pmix_proc_t &proc, std::string_vie
         if (v == nullptr && ns == _nspace) v = find_locked(ns, _rank, key, use_cache, &src);
     } else {
         v = find_locked(ns, proc.rank, key, use_cache, &src);
-        // A peer's key after a collecting fence: decoded from the mapped snapshot into *out.
-        if (v == nullptr && use_cache && _snapshot && !_snapshot_wanted.load() && ns == _nspace && proc.rank != PMIX_RANK_WILDCARD &&
-            _snapshot->copy(proc.rank, key, out))
-            return lookup_source::snapshot;
+        // A peer's key after a collecting fence: decoded from the mapped snapshot into *out, from
+        // the newest segment that holds it.
+        if (v == nullptr && use_cache && !_snapshot.empty() && !_snapshot_wanted.load() && ns == _nspace &&
+            proc.rank != PMIX_RANK_WILDCARD) {
+            for (auto seg = _snapshot.rbegin(); seg != _snapshot.rend(); ++seg)
+                if ((*seg)->copy(proc.rank, key, out)) return lookup_source::snapshot;
+        }
     }
     if (v == nullptr) return lookup_source::none;
     PMIXCPP_RETURN_IF_ERROR(value_xfer(out, v));
@@ -410,10 +475,11 @@ Result<InfoArray> LocalData::collect(const pmix_proc_t &proc) const {
                 order.emplace_back(k, v);
     }
     add_all(_cache.proc(ns, rank));
-    if (ns == _nspace && _snapshot && !_snapshot_wanted.load() && rank != PMIX_RANK_WILDCARD) {
-        for (std::string_view k : _snapshot->keys(rank))
-            if (const pmix_value_t *v = _snapshot->find(rank, k); v != nullptr && seen.emplace(k, v).second)
-                order.emplace_back(k, v);
+    if (ns == _nspace && !_snapshot_wanted.load() && rank != PMIX_RANK_WILDCARD) {
+        for (auto seg = _snapshot.rbegin(); seg != _snapshot.rend(); ++seg)
+            for (std::string_view k : (*seg)->keys(rank))
+                if (const pmix_value_t *v = (*seg)->find(rank, k); v != nullptr && seen.emplace(k, v).second)
+                    order.emplace_back(k, v);
     }
     if (order.empty()) return Status(PMIX_ERR_NOT_FOUND, "no data for that proc");
     auto *infos = static_cast<pmix_info_t *>(calloc(order.size(), sizeof(pmix_info_t)));

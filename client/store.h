@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <functional>
 #include <shared_mutex>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -83,6 +84,21 @@ private:
 // The job-data file (shared/wire/jobdata.h) mapped read-only. A value is decoded from the file the
 // first time it is asked for and kept (its address stays valid while the JobData lives); nothing
 // else of the file is read, so mapping it costs the same for 2 ranks and for 100000.
+// A whole file mapped read-only (the modex snapshot's memory file, shared by its segments).
+class FileMapping {
+public:
+    static Result<std::shared_ptr<const FileMapping>> map(int fd, const std::string &name);
+    ~FileMapping();
+    FileMapping(const FileMapping &) = delete;
+    FileMapping &operator=(const FileMapping &) = delete;
+    std::span<const uint8_t> bytes() const { return {static_cast<const uint8_t *>(_addr), _len}; }
+
+private:
+    FileMapping() = default;
+    void *_addr = nullptr;
+    size_t _len = 0;
+};
+
 class JobData {
 public:
     static Result<std::unique_ptr<JobData>> map(const std::string &path);
@@ -91,6 +107,10 @@ public:
     static Result<std::unique_ptr<JobData>> map(int fd, const std::string &name);
     // From bytes in memory (tests; a client that received the data otherwise).
     static Result<std::unique_ptr<JobData>> from_bytes(std::vector<uint8_t> bytes);
+    // The `length` bytes at `offset` of a mapped file (a segment of the modex snapshot), which it
+    // keeps mapped.
+    static Result<std::unique_ptr<JobData>> segment(std::shared_ptr<const FileMapping> file, uint64_t offset,
+                                                    uint64_t length, const std::string &name);
     ~JobData();
     JobData(const JobData &) = delete;
     JobData &operator=(const JobData &) = delete;
@@ -110,6 +130,7 @@ private:
     void *_addr = nullptr;
     size_t _len = 0;
     std::vector<uint8_t> _owned;
+    std::shared_ptr<const FileMapping> _file;
     wire::jobdata_view _view;
     mutable std::mutex _lock;
     mutable std::unordered_map<pmix_rank_t, KeyMap> _decoded;
@@ -148,21 +169,22 @@ public:
     void cache_proc(const pmix_proc_t &proc, wire::get_reply &reply);
     void clear_cache();
 
-    // The snapshot the server made for the last collecting fence (shared/wire/snapshot.h: a sealed
-    // memory file in the job-data format, received as a descriptor), named by `id` (the same id
-    // is the same contents; "" or no descriptor: none). It is mapped only when a Get first needs
-    // it (a loop of fences maps nothing): map_snapshot() before a lookup. If it cannot be mapped,
-    // Gets ask the server as without a snapshot.
-    void set_snapshot(std::string id, wire::FrameDescriptor descriptor);
+    // The snapshot of the last collecting fence (shared/PROTOCOL.md, "Modex snapshot"): segments
+    // (offset, length; oldest first) of the memory file `id` (a sealed file in which each
+    // segment has the job-data format). The file's descriptor comes with the first reply that
+    // names it. Returns false if it did not and this client has no descriptor of that file:
+    // then want_snapshot(). "": none. The file is mapped only when a Get first needs it (a loop
+    // of fences maps nothing): map_snapshot() before a lookup. If it cannot be mapped, Gets ask
+    // the server as without a snapshot.
+    bool set_snapshot(std::string id, wire::FrameDescriptor descriptor,
+                      std::vector<std::pair<uint64_t, uint64_t>> segments = {});
     void map_snapshot();
-    // A collecting fence left a snapshot to ask the server for (it makes it on the first request):
-    // until set_snapshot() the mapped one (older data) is not used.
+    // A collecting fence left a snapshot to ask the server for: until set_snapshot() the mapped
+    // one (older data) is not used.
     void want_snapshot();
     bool snapshot_wanted() const { return _snapshot_wanted.load(); }
     // A snapshot is to be asked for or mapped before it can answer (want_snapshot or set_snapshot).
     bool snapshot_waiting() const { return _snapshot_wanted.load() || _snapshot_pending.load(); }
-    // Whether a snapshot was mapped since the last call (the next fence tells the server).
-    bool take_snapshot_read() { return _snapshot_read.exchange(false); }
 
     // Find `key` for `proc` (nspace "" = this namespace) and deep-copy it into *out (which must
     // be empty). Returns where it was found, lookup_source::none if nowhere.
@@ -184,13 +206,16 @@ private:
     ProcStore _internal;
     ProcStore _own;
     ProcStore _cache;
-    std::shared_ptr<const JobData> _snapshot;
-    std::string _snapshot_id;                   // not mapped yet
-    wire::FrameDescriptor _snapshot_descriptor;  // its contents
-    std::string _mapped_id;                     // the snapshot _snapshot maps
-    std::atomic<bool> _snapshot_pending{false};  // _snapshot_descriptor is set
-    std::atomic<bool> _snapshot_wanted{false};   // want_snapshot() was called since the last path
-    std::atomic<bool> _snapshot_read{false};     // a snapshot was mapped (take_snapshot_read)
+    using segment_list = std::vector<std::pair<uint64_t, uint64_t>>;
+    std::vector<std::unique_ptr<const JobData>> _snapshot;  // its segments, mapped, oldest first
+    segment_list _mapped_segments;                          // which they are
+    std::string _file_id;                                   // the file _file maps
+    std::shared_ptr<const FileMapping> _file;
+    std::string _next_id;                    // set, not mapped yet: the file
+    wire::FrameDescriptor _next_descriptor;  // its descriptor, if not _file's
+    segment_list _next_segments;
+    std::atomic<bool> _snapshot_pending{false};  // _next_* are set
+    std::atomic<bool> _snapshot_wanted{false};   // want_snapshot() was called since the last set
     struct Pending {
         uint8_t scope;
         std::string key;

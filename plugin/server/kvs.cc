@@ -126,11 +126,12 @@ void kv_store::forget_committed(uint32_t rank) {
     auto it = _ranks.find(rank);
     if (it != _ranks.end() && !it->second.committed.empty()) {
         it->second.committed.clear();
-        ++_generation;
+        _forgotten = ++_generation;
     }
 }
 
-std::vector<pmix_info_t> kv_store::visible_view(uint32_t rank, relation rel, bool with_job_data, uint64_t since) const {
+std::vector<pmix_info_t> kv_store::visible_view(uint32_t rank, relation rel, bool with_job_data, uint64_t since,
+                                                bool *hidden_change) const {
     std::vector<pmix_info_t> out;
     auto it = _ranks.find(rank);
     if (it == _ranks.end()) return out;
@@ -141,8 +142,11 @@ std::vector<pmix_info_t> kv_store::visible_view(uint32_t rank, relation rel, boo
         info.value = v;  // borrowed
         out.push_back(info);
     };
-    for (const auto &[k, e] : d.committed)
-        if (e.generation > since && scope_visible(e.scope, rel)) add(k, e.value.get());
+    for (const auto &[k, e] : d.committed) {
+        if (e.generation <= since) continue;
+        if (scope_visible(e.scope, rel)) add(k, e.value.get());
+        else if (hidden_change != nullptr) *hidden_change = true;
+    }
     for (const auto &[k, v] : d.job) {
         if (!with_job_data || since > 0) break;
         auto c = d.committed.find(k);

@@ -72,8 +72,10 @@ public:
 
     // What visible_data() copies, borrowed: the values point into the store and stay valid only
     // until it next changes; never free them. For encoding without a copy.
+    // since > 0 and `hidden_change`: set when something committed after `since` is not visible
+    // under `rel` (a key whose scope changed may have been visible before).
     std::vector<pmix_info_t> visible_view(uint32_t rank, relation rel, bool with_job_data = true,
-                                          uint64_t since = 0) const;
+                                          uint64_t since = 0, bool *hidden_change = nullptr) const;
 
     // Drop the committed data of `rank` (job data stays).
     void forget_committed(uint32_t rank);
@@ -82,6 +84,9 @@ public:
 
     // Counts the changes: equal generations, equal contents.
     uint64_t generation() const { return _generation; }
+    // The generation of the last forget_committed() that dropped data (0: none): what came after
+    // a generation no longer says everything that changed since.
+    uint64_t forgotten() const { return _forgotten; }
 
 private:
     struct entry {
@@ -97,6 +102,7 @@ private:
 
     std::unordered_map<uint32_t, rank_data> _ranks;
     uint64_t _generation = 0;
+    uint64_t _forgotten = 0;
 };
 
 }  // namespace pmixcpp::server

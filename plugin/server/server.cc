@@ -139,6 +139,7 @@ struct connection {
     // Descriptors to send with the first byte of a queued reply (its stream position): the modex
     // snapshot, shared with every connection it goes to.
     std::deque<std::pair<uint64_t, std::shared_ptr<const unique_fd>>> out_descriptors;
+    std::string snapshot_file;  // the id of the snapshot file whose descriptor it was sent last
     bool close_after_flush = false;
     bool overflowed = false;  // its backlog went over the limit: nothing more is read or queued
     bool peer_gone = false;   // a write found the client's end closed: replies are dropped
@@ -309,9 +310,11 @@ private:
     void send_reply(uint64_t conn_id, uint32_t request_id, pmix_status_t status, const std::string &message,
                     const std::function<Status(wire::Writer &)> &body = {},
                     std::shared_ptr<const unique_fd> descriptor = nullptr);
-    // A reply whose body is `str snapshot` (shared/PROTOCOL.md, "Modex snapshot"): the snapshot's id
-    // with its descriptor, or "" if there is none or the client has too many unread.
-    void send_snapshot_reply(uint64_t conn_id, uint32_t request_id, const modex_snapshot *snapshot);
+    // A reply naming the modex snapshot (shared/PROTOCOL.md, "Modex snapshot"): its file's id and
+    // segments, with the file's descriptor if this client was not sent it before (or `resend`),
+    // unless it has too many unread; "" if there is none.
+    void send_snapshot_reply(uint64_t conn_id, uint32_t request_id, const modex_snapshot *snapshot,
+                             bool resend = false);
     void send_fence_outcomes(const std::vector<fence_outcome> &outcomes);
     void answer_get(const get_waiter &w);
     void fail_get(const get_waiter &w, pmix_status_t status, const std::string &message);
@@ -421,9 +424,6 @@ private:
     std::vector<uint32_t> _local_index;  // rank -> local rank, UINT32_MAX if remote
     std::vector<uint32_t> _node_of;
     std::unique_ptr<modex_snapshot_writer> _snapshots;
-    // A client read the snapshot since the last collecting fence (it asked for one, or said so in
-    // a fence request); true at first, so the first collecting fence after a commit makes one.
-    bool _snapshot_read = true;
     time_alert _time_alert{_opts.job_end_time, _opts.time_limit_alert_sec};
     std::vector<rank_state> _rank_state;
     std::vector<uint64_t> _rank_conn;
@@ -1007,15 +1007,31 @@ void server_impl::send_reply(uint64_t conn_id, uint32_t request_id, pmix_status_
     if (queue_output(*c, frame.value(), std::move(descriptor)) == queued::ok) flush(*c);
 }
 
-void server_impl::send_snapshot_reply(uint64_t conn_id, uint32_t request_id, const modex_snapshot *snapshot) {
+void server_impl::send_snapshot_reply(uint64_t conn_id, uint32_t request_id, const modex_snapshot *snapshot,
+                                      bool resend) {
     connection *c = find(conn_id);
     if (!c) return;
-    // Each queued descriptor keeps its snapshot's memory: a client that does not read its replies
-    // holds at most kMaxQueuedDescriptors of them; past that it is told to ask.
-    if (snapshot != nullptr && c->out_descriptors.size() >= kMaxQueuedDescriptors) snapshot = nullptr;
-    const std::string id = snapshot ? snapshot->id : std::string();
-    send_reply(conn_id, request_id, PMIX_SUCCESS, {}, [&](wire::Writer &wr) { return wr.put_string(id); },
-               snapshot ? snapshot->fd : nullptr);
+    // Each queued descriptor keeps its file's memory: a client that does not read its replies
+    // holds at most kMaxQueuedDescriptors of them; past that it is sent none (it asks when it
+    // needs the file).
+    std::shared_ptr<const unique_fd> descriptor;
+    if (snapshot != nullptr && (resend || c->snapshot_file != snapshot->id) &&
+        c->out_descriptors.size() < kMaxQueuedDescriptors) {
+        descriptor = snapshot->fd;
+        c->snapshot_file = snapshot->id;
+    }
+    send_reply(conn_id, request_id, PMIX_SUCCESS, {},
+               [&](wire::Writer &wr) -> Status {
+                   if (snapshot == nullptr) return wr.put_string("");
+                   PMIXCPP_RETURN_IF_ERROR(wr.put_string(snapshot->id));
+                   wr.put_u32(static_cast<uint32_t>(snapshot->segments.size()));
+                   for (const auto &[offset, length] : snapshot->segments) {
+                       wr.put_u64(offset);
+                       wr.put_u64(length);
+                   }
+                   return Status::success();
+               },
+               std::move(descriptor));
 }
 
 queued server_impl::queue_output(connection &c, std::span<const uint8_t> frame,
@@ -1042,23 +1058,17 @@ queued server_impl::queue_output(connection &c, std::span<const uint8_t> frame,
 
 void server_impl::send_fence_outcomes(const std::vector<fence_outcome> &outcomes) {
     for (const auto &o : outcomes) {
-        // A collecting fence leaves the node's data in a snapshot the clients map (PROTOCOL.md).
-        // Nothing committed yet (a barrier before any Put): none, a Get asks the server. Nothing
-        // new since the last snapshot: that one again, at no cost. Else made now if a client read
-        // the one of the fence before (said so by asking for it or in its fence request: they
-        // will likely read this one too, and the first Get finds it), or when a client first asks
-        // for it (an empty id in the reply says so): a loop of fences without Gets makes none.
+        // A collecting fence leaves the node's data in a snapshot the clients map (PROTOCOL.md):
+        // what changed since the last one is appended to it. Nothing committed yet (a barrier
+        // before any Put): none, a Get asks the server. Nothing new: the same one, at no cost. It
+        // cannot be made (out of memory): "", a Get asks for it, then for the value.
         const bool snapshot = o.status == PMIX_SUCCESS && o.collect && _snapshots && _kvs.generation() != 0;
-        const modex_snapshot *same = snapshot ? _snapshots->current(_kvs) : nullptr;
         std::optional<modex_snapshot> made;
-        if (same) {
-            made = *same;
-        } else if (snapshot && _snapshot_read && !o.waiters.empty()) {
+        if (snapshot && !o.waiters.empty()) {
             auto written = _snapshots->write(_kvs);
             if (written.ok()) made = std::move(written.value());
             else PMIXCPP_LOG_WARNING("%s: %s", _step.nspace.c_str(), written.status().message().c_str());
         }
-        if (snapshot && !same) _snapshot_read = false;
         for (const auto &w : o.waiters) {
             if (connection *c = find(w.conn); c && c->fences > 0) --c->fences;
             if (!snapshot) {
@@ -1324,22 +1334,21 @@ void server_impl::handle_commit(connection &c, const wire::Frame &f) {
     _xstep->rank_committed(rank);
 }
 
-// The modex snapshot of the node's data as it is now, made if it changed since the last one:
-// asked for by a client's first Get after a collecting fence that made none (see
-// send_fence_outcomes).
+// The modex snapshot of the node's data as it is now, with its file's descriptor: asked for by a
+// client's Get after a collecting fence whose reply it could not use (no snapshot made, or the
+// file's descriptor did not reach it).
 void server_impl::handle_snapshot(connection &c, const wire::Frame &f) {
     if (!f.payload.empty()) {
         close_connection(c.id, "malformed snapshot request: unexpected payload");
         return;
     }
-    _snapshot_read = true;
     auto made = _snapshots->write(_kvs);
     if (!made.ok()) {
         PMIXCPP_LOG_WARNING("%s: %s", _step.nspace.c_str(), made.status().message().c_str());
         send_reply(c.id, f.id, made.status().code(), made.status().message());
         return;
     }
-    send_snapshot_reply(c.id, f.id, &made.value());
+    send_snapshot_reply(c.id, f.id, &made.value(), /*resend=*/true);
 }
 
 void server_impl::handle_fence(connection &c, const wire::Frame &f) {
@@ -1354,7 +1363,6 @@ void server_impl::handle_fence(connection &c, const wire::Frame &f) {
         }
         ranks.push_back(p.rank);
     }
-    if (find_info(m.infos, wire::kFenceSnapshotRead)) _snapshot_read = true;
     auto participants = _fences.normalise(ranks);
     if (!participants.ok()) {
         send_reply(c.id, f.id, participants.status().code(), participants.status().message());

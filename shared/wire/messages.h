@@ -17,9 +17,6 @@
 namespace pmixcpp::wire {
 
 inline constexpr uint32_t kClientProtocol = 1;
-// An info of a fence request (bool): this client read the modex snapshot of the last collecting
-// fence, so the server writes the next one with the fence (shared/PROTOCOL.md "Modex snapshot").
-inline constexpr const char *kFenceSnapshotRead = "pmixcpp.snapshot.read";
 // Frame flag (client <-> server): the frame's first byte was sent with one descriptor
 // (SCM_RIGHTS), which belongs to this frame. Only the server sends descriptors (the modex snapshot,
 // shared/PROTOCOL.md); the server reads none (a Unix socket read without ancillary space drops
@@ -48,7 +45,7 @@ enum class msg_type : uint16_t {
     xconnect = 25,     // c->s: PMIx_Connect(_nb): payload as fence_request, reply connect_data
     xdisconnect = 26,  // c->s: PMIx_Disconnect(_nb): payload as fence_request
     group = 27,        // c->s: PMIx_Group_*: group_request, reply group_reply (wire/group_messages.h)
-    snapshot = 28,     // c->s: no payload; reply `str path` of the modex snapshot of the node's data now
+    snapshot = 28,     // c->s: no payload; reply: the modex snapshot of the node's data now (PROTOCOL.md), with its descriptor
     monitor = 40,      // c->s: PMIx_Process_monitor(_nb), PMIx_Heartbeat (reply: job_control_reply)
 };
 const char *to_string(msg_type t);

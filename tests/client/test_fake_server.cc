@@ -94,6 +94,8 @@ public:
         shutdown(_listen, SHUT_RDWR);
         close(_listen);
         if (_thread.joinable()) _thread.join();
+        if (_snap_map) munmap(_snap_map, 1 << 16);
+        if (_snap_fd >= 0) close(_snap_fd);
         std::string cmd = "rm -rf " + _dir;
         (void)system(cmd.c_str());
     }
@@ -131,24 +133,51 @@ private:
         (void)n;
     }
 
-    // A fence reply naming snapshot "modex.<round>", its sealed memfd sent with the frame's first
-    // byte, as the real server does.
+    // A fence reply naming the snapshot as the real server does: a sealed memfd that each round
+    // appends a segment to (rank 1's "snap.key" = "round-<n>"; the first segment of a file also
+    // holds "snap.first"), its descriptor sent with the first reply that names the file only.
+    // Round 3 starts a new file.
     void reply_with_snapshot(int fd, uint32_t id, int round) {
-        InfoArray data = make_infos({{"snap.key", "round-" + std::to_string(round)}});
+        const bool new_file = round == 1 || round == 3;
+        std::vector<std::pair<std::string, std::string>> keys = {{"snap.key", "round-" + std::to_string(round)}};
+        if (new_file) keys.push_back({"snap.first", "first-" + std::to_string(round)});
+        InfoArray data = make_infos(keys);
         auto bytes = wire::encode_snapshot({{1u, &data}});
         ASSERT_TRUE(bytes.ok());
-        int mfd = memfd_create("fake-modex", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-        ASSERT_GE(mfd, 0);
-        ASSERT_EQ(write(mfd, bytes->data(), bytes->size()), static_cast<ssize_t>(bytes->size()));
-        ASSERT_EQ(fcntl(mfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL), 0);
+        constexpr size_t kCapacity = 1 << 16;
+        if (new_file) {
+            if (_snap_map) munmap(_snap_map, kCapacity);
+            if (_snap_fd >= 0) close(_snap_fd);
+            _snap_fd = memfd_create("fake-modex", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+            ASSERT_GE(_snap_fd, 0);
+            ASSERT_EQ(ftruncate(_snap_fd, kCapacity), 0);
+            void *m = mmap(nullptr, kCapacity, PROT_READ | PROT_WRITE, MAP_SHARED, _snap_fd, 0);
+            ASSERT_NE(m, MAP_FAILED);
+            _snap_map = static_cast<uint8_t *>(m);
+            ASSERT_EQ(fcntl(_snap_fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_FUTURE_WRITE | F_SEAL_SEAL), 0);
+            _snap_segments.clear();
+            _snap_used = 0;
+        }
+        ASSERT_LE(_snap_used + bytes->size(), kCapacity);
+        memcpy(_snap_map + _snap_used, bytes->data(), bytes->size());
+        _snap_segments.emplace_back(_snap_used, bytes->size());
+        _snap_used = (_snap_used + bytes->size() + 63) / 64 * 64;
         wire::Writer w;
         wire::reply_header h;
         (void)wire::encode(w, h);
-        ASSERT_TRUE(w.put_string("modex." + std::to_string(round)).ok());
-        auto f = wire::encode_frame(static_cast<uint16_t>(wire::msg_type::reply), wire::kFrameFlagDescriptor, id, w.data());
-        EXPECT_EQ(wire::send_with_descriptor(fd, f.value().data(), f.value().size(), mfd),
-                  static_cast<ssize_t>(f.value().size()));
-        close(mfd);
+        ASSERT_TRUE(w.put_string("modex." + std::to_string(round < 3 ? 1 : 3)).ok());
+        w.put_u32(static_cast<uint32_t>(_snap_segments.size()));
+        for (auto [offset, length] : _snap_segments) {
+            w.put_u64(offset);
+            w.put_u64(length);
+        }
+        auto f = wire::encode_frame(static_cast<uint16_t>(wire::msg_type::reply),
+                                    new_file ? wire::kFrameFlagDescriptor : 0, id, w.data());
+        if (new_file)
+            EXPECT_EQ(wire::send_with_descriptor(fd, f.value().data(), f.value().size(), _snap_fd),
+                      static_cast<ssize_t>(f.value().size()));
+        else
+            EXPECT_EQ(send(fd, f.value().data(), f.value().size(), MSG_NOSIGNAL), static_cast<ssize_t>(f.value().size()));
     }
 
     void serve() {
@@ -216,7 +245,14 @@ private:
                         }
                         if (_fence.event_first) send_event(fd, -2001);
                         if (_fence.snapshot) {
-                            reply_with_snapshot(fd, fr.id, ++_fences);
+                            // As the real server: only a collecting fence names a snapshot.
+                            wire::fence_request req;
+                            ASSERT_TRUE(wire::decode_payload(fr.payload, &req).ok());
+                            bool collect = false;
+                            for (size_t i = 0; i < req.infos.size(); ++i)
+                                if (strcmp(req.infos[i].key, PMIX_COLLECT_DATA) == 0) collect = true;
+                            if (collect) reply_with_snapshot(fd, fr.id, ++_fences);
+                            else reply(fd, fr.id, PMIX_SUCCESS);
                             break;
                         }
                         reply(fd, fr.id, PMIX_SUCCESS);
@@ -262,6 +298,10 @@ private:
     std::atomic<int> _gets{0}, _commits{0};
     uint64_t _events = 0;
     int _fences = 0;
+    int _snap_fd = -1;
+    uint8_t *_snap_map = nullptr;
+    size_t _snap_used = 0;
+    std::vector<std::pair<uint64_t, uint64_t>> _snap_segments;
     std::mutex _m;
     std::string _last_key;
 };
@@ -557,24 +597,29 @@ TEST(FakeServer, SnapshotDescriptorsComeWithTheirFences) {
     pmix_proc_t peer = peer1();
     pmix_info_t optional;
     PMIX_INFO_LOAD(&optional, PMIX_OPTIONAL, nullptr, PMIX_BOOL);
-    auto snap_key = [&](const char *expect) {
+    auto snap_key = [&](const char *key, const char *expect) {
         pmix_value_t *v = nullptr;
-        ASSERT_EQ(PMIx_Get(&peer, "snap.key", &optional, 1, &v), PMIX_SUCCESS);
+        ASSERT_EQ(PMIx_Get(&peer, key, &optional, 1, &v), PMIX_SUCCESS);
         ASSERT_EQ(v->type, PMIX_STRING);
         EXPECT_STREQ(v->data.string, expect);
         PMIX_VALUE_RELEASE(v);
     };
-    ASSERT_EQ(PMIx_Fence(nullptr, 0, nullptr, 0), PMIX_SUCCESS);
-    snap_key("round-1");
-    ASSERT_EQ(PMIx_Fence(nullptr, 0, nullptr, 0), PMIX_SUCCESS);
-    snap_key("round-2");
+    pmix_info_t collect;
+    PMIX_INFO_LOAD(&collect, PMIX_COLLECT_DATA, nullptr, PMIX_BOOL);
+    ASSERT_EQ(PMIx_Fence(nullptr, 0, &collect, 1), PMIX_SUCCESS);
+    ASSERT_EQ(PMIx_Fence(nullptr, 0, nullptr, 0), PMIX_SUCCESS);  // no snapshot named: none in use
+    ASSERT_EQ(PMIx_Fence(nullptr, 0, &collect, 1), PMIX_SUCCESS);  // the same file, no descriptor
+    snap_key("snap.key", "round-2");
+    snap_key("snap.first", "first-1");  // from the older segment
     std::atomic<int> done{0};
     auto cb = [](pmix_status_t, void *cbdata) { ++*static_cast<std::atomic<int> *>(cbdata); };
-    ASSERT_EQ(PMIx_Fence_nb(nullptr, 0, nullptr, 0, cb, &done), PMIX_SUCCESS);
-    ASSERT_EQ(PMIx_Fence_nb(nullptr, 0, nullptr, 0, cb, &done), PMIX_SUCCESS);
+    // Round 3 brings a new file, round 4 a segment of it: both replies read before any Get.
+    ASSERT_EQ(PMIx_Fence_nb(nullptr, 0, &collect, 1, cb, &done), PMIX_SUCCESS);
+    ASSERT_EQ(PMIx_Fence_nb(nullptr, 0, &collect, 1, cb, &done), PMIX_SUCCESS);
     for (int i = 0; i < 5000 && done.load() < 2; ++i) std::this_thread::sleep_for(1ms);
     ASSERT_EQ(done.load(), 2);
-    snap_key("round-4");
+    snap_key("snap.key", "round-4");
+    snap_key("snap.first", "first-3");
     EXPECT_EQ(server.gets(), 0);  // every value came from a snapshot
     ASSERT_EQ(PMIx_Finalize(nullptr, 0), PMIX_SUCCESS);
 }

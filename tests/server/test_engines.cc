@@ -129,10 +129,34 @@ TEST(KvStore, BadScopeChangesNothing) {
     EXPECT_EQ(kvs.generation(), 0u);  // a refused commit is no change
 }
 
-// A collecting fence that brought nothing new leaves the snapshot as it was: same memory file,
-// none made; the next change makes the next one. Each is sealed (no one can write, grow or
-// shrink it) and holds the data in the job-data format.
-TEST(ModexSnapshot, MadeOnlyWhenTheDataChangedAndSealed) {
+namespace {
+// One segment of a snapshot, read back through its descriptor and parsed.
+std::vector<uint8_t> read_segment(const modex_snapshot &snap, size_t i) {
+    auto [offset, length] = snap.segments.at(i);
+    std::vector<uint8_t> bytes(length);
+    EXPECT_EQ(pread(snap.fd->get(), bytes.data(), bytes.size(), static_cast<off_t>(offset)),
+              static_cast<ssize_t>(bytes.size()));
+    return bytes;
+}
+
+bool segment_has(const modex_snapshot &snap, size_t i, uint32_t rank, const char *key, uint32_t *value = nullptr) {
+    auto bytes = read_segment(snap, i);
+    auto view = wire::snapshot_view::parse(bytes);
+    EXPECT_TRUE(view.ok()) << view.status().message();
+    if (!view.ok()) return false;
+    pmix_value_t got;
+    PMIX_VALUE_CONSTRUCT(&got);
+    if (!view->value(rank, key, &got).ok()) return false;
+    if (value != nullptr) *value = got.data.uint32;
+    value_destruct(&got);
+    return true;
+}
+}  // namespace
+
+// The snapshot is a log in a sealed memory file: the first is whole, each change after it appends
+// a segment with only what changed, a fence that brought nothing new leaves it as it was. No one
+// but the server's own mapping can write it, grow it or shrink it.
+TEST(ModexSnapshot, SegmentsOfWhatChangedInASealedFile) {
     modex_snapshot_writer w({0, 0}, 0);
     kv_store kvs;
     auto a = make_infos(1);
@@ -143,38 +167,78 @@ TEST(ModexSnapshot, MadeOnlyWhenTheDataChangedAndSealed) {
     auto first = w.write(kvs);
     ASSERT_TRUE(first.ok()) << first.status().message();
     ASSERT_TRUE(first->fd);
+    ASSERT_EQ(first->segments.size(), 1u);
     const int fd = first->fd->get();
     const int seals = fcntl(fd, F_GET_SEALS);
-    EXPECT_EQ(seals & (F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL),
-              F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL);
+    const int want = F_SEAL_FUTURE_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL;
+    EXPECT_EQ(seals & want, want);
     EXPECT_EQ(pwrite(fd, "x", 1, 0), -1);
     EXPECT_EQ(ftruncate(fd, 0), -1);
-    EXPECT_EQ(mmap(nullptr, first->bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0), MAP_FAILED);
-    std::vector<uint8_t> bytes(first->bytes);
-    ASSERT_EQ(pread(fd, bytes.data(), bytes.size(), 0), static_cast<ssize_t>(bytes.size()));
-    auto view = wire::snapshot_view::parse(bytes);
-    ASSERT_TRUE(view.ok()) << view.status().message();
-    pmix_value_t got;
-    PMIX_VALUE_CONSTRUCT(&got);
-    ASSERT_TRUE(view->value(0, "k", &got).ok());
-    EXPECT_EQ(got.data.uint32, 1u);
-    value_destruct(&got);
+    EXPECT_EQ(ftruncate(fd, 1 << 30), -1);
+    EXPECT_EQ(fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE), -1);  // nor can a client stop the server's writes
+    EXPECT_EQ(mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0), MAP_FAILED);
+    void *ro = mmap(nullptr, 4096, PROT_READ, MAP_SHARED, fd, 0);
+    ASSERT_NE(ro, MAP_FAILED);
+    EXPECT_NE(mprotect(ro, 4096, PROT_READ | PROT_WRITE), 0);
+    munmap(ro, 4096);
+    uint32_t got = 0;
+    EXPECT_TRUE(segment_has(*first, 0, 0, "k", &got));
+    EXPECT_EQ(got, 1u);
 
-    auto again = w.write(kvs);
+    auto again = w.write(kvs);  // nothing new
     ASSERT_TRUE(again.ok());
     EXPECT_EQ(again->id, first->id);
-    EXPECT_EQ(again->fd, first->fd);
+    EXPECT_EQ(again->segments, first->segments);
+
     v = 2;
     set_info(a[0], "k", &v, PMIX_UINT32);
     ASSERT_TRUE(kvs.commit(1, scope, a.data(), 1).ok());
     auto next = w.write(kvs);
     ASSERT_TRUE(next.ok());
-    EXPECT_NE(next->id, first->id);
-    EXPECT_NE(next->fd, first->fd);
+    EXPECT_EQ(next->id, first->id);  // the same file
+    EXPECT_EQ(next->fd, first->fd);
+    ASSERT_EQ(next->segments.size(), 2u);
+    EXPECT_EQ(next->segments[0], first->segments[0]);  // written once, never again
+    EXPECT_GE(next->segments[1].first, next->segments[0].first + next->segments[0].second);
+    EXPECT_TRUE(segment_has(*next, 1, 1, "k", &got));
+    EXPECT_EQ(got, 2u);
+    EXPECT_FALSE(segment_has(*next, 1, 0, "k"));  // rank 0 did not change
+
+    // Data forgotten, or a key that became invisible to the node: a segment cannot say so, the
+    // next snapshot is whole, in a new file.
     kvs.forget_committed(1);
     auto after_forget = w.write(kvs);
     ASSERT_TRUE(after_forget.ok());
     EXPECT_NE(after_forget->id, next->id);
+    ASSERT_EQ(after_forget->segments.size(), 1u);
+    EXPECT_TRUE(segment_has(*after_forget, 0, 0, "k"));
+    EXPECT_FALSE(segment_has(*after_forget, 0, 1, "k"));
+    uint8_t remote[] = {PMIX_REMOTE};
+    ASSERT_TRUE(kvs.commit(0, remote, a.data(), 1).ok());
+    auto hidden = w.write(kvs);
+    ASSERT_TRUE(hidden.ok());
+    EXPECT_NE(hidden->id, after_forget->id);
+    EXPECT_FALSE(segment_has(*hidden, 0, 0, "k"));
+
+    // Many segments: the next one is whole again.
+    std::string id = hidden->id;
+    size_t segments = hidden->segments.size();
+    for (uint32_t i = 0; i < modex_snapshot_writer::kMaxSegments + 1; ++i) {
+        v = 10 + i;
+        set_info(a[0], "k", &v, PMIX_UINT32);
+        ASSERT_TRUE(kvs.commit(1, scope, a.data(), 1).ok());
+        auto s = w.write(kvs);
+        ASSERT_TRUE(s.ok());
+        EXPECT_LE(s->segments.size(), modex_snapshot_writer::kMaxSegments);
+        if (s->id != id) {
+            EXPECT_EQ(s->segments.size(), 1u);
+            EXPECT_EQ(segments, modex_snapshot_writer::kMaxSegments);
+            EXPECT_TRUE(segment_has(*s, 0, 1, "k", &got));
+            EXPECT_EQ(got, v);
+        }
+        id = s->id;
+        segments = s->segments.size();
+    }
 }
 
 // --- fence_tracker -------------------------------------------------------------------------
