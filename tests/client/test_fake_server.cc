@@ -44,6 +44,8 @@ struct FenceScript {
     int event_after_ms = -1;          // >= 0: send an event (status -2002) that long after the reply
     bool snapshot = false;            // answer with a modex snapshot (a sealed memfd): rank 1's
                                       // "snap.key" is "round-<n>" at the n-th fence
+    bool withhold_descriptor = false;  // send no descriptor with fences (as to a client with four
+                                       // unread): only a snapshot request gets it
 };
 
 class FakeServer {
@@ -93,6 +95,12 @@ public:
     ~FakeServer() {
         shutdown(_listen, SHUT_RDWR);
         close(_listen);
+        // A test that failed before PMIx_Finalize left the client connected: end the connection
+        // so that the serving thread returns instead of waiting for it.
+        {
+            std::lock_guard<std::mutex> g(_conn_lock);
+            if (_conn >= 0) shutdown(_conn, SHUT_RDWR);
+        }
         if (_thread.joinable()) _thread.join();
         if (_snap_map) munmap(_snap_map, 1 << 16);
         if (_snap_fd >= 0) close(_snap_fd);
@@ -100,6 +108,7 @@ public:
         (void)system(cmd.c_str());
     }
     int gets() const { return _gets.load(); }
+    int snapshot_requests() const { return _snapshot_requests.load(); }
     int commits() const { return _commits.load(); }
     std::string last_key() {
         std::lock_guard<std::mutex> g(_m);
@@ -162,18 +171,24 @@ private:
         memcpy(_snap_map + _snap_used, bytes->data(), bytes->size());
         _snap_segments.emplace_back(_snap_used, bytes->size());
         _snap_used = (_snap_used + bytes->size() + 63) / 64 * 64;
+        _snap_id = "modex." + std::to_string(round < 3 ? 1 : 3);
+        send_snapshot(fd, id, new_file && !_fence.withhold_descriptor);
+    }
+
+    // A reply naming the current file and its segments, with the file's descriptor or without.
+    void send_snapshot(int fd, uint32_t id, bool with_descriptor) {
         wire::Writer w;
         wire::reply_header h;
         (void)wire::encode(w, h);
-        ASSERT_TRUE(w.put_string("modex." + std::to_string(round < 3 ? 1 : 3)).ok());
+        ASSERT_TRUE(w.put_string(_snap_id).ok());
         w.put_u32(static_cast<uint32_t>(_snap_segments.size()));
         for (auto [offset, length] : _snap_segments) {
             w.put_u64(offset);
             w.put_u64(length);
         }
         auto f = wire::encode_frame(static_cast<uint16_t>(wire::msg_type::reply),
-                                    new_file ? wire::kFrameFlagDescriptor : 0, id, w.data());
-        if (new_file)
+                                    with_descriptor ? wire::kFrameFlagDescriptor : 0, id, w.data());
+        if (with_descriptor)
             EXPECT_EQ(wire::send_with_descriptor(fd, f.value().data(), f.value().size(), _snap_fd),
                       static_cast<ssize_t>(f.value().size()));
         else
@@ -183,6 +198,10 @@ private:
     void serve() {
         int fd = accept(_listen, nullptr, nullptr);
         if (fd < 0) return;
+        {
+            std::lock_guard<std::mutex> g(_conn_lock);
+            _conn = fd;
+        }
         wire::FrameReader reader;
         uint8_t buf[65536];
         for (;;) {
@@ -201,7 +220,7 @@ private:
                         ASSERT_TRUE(wire::decode_payload(fr.payload, &req).ok());
                         if (req.token != "secret") {  // like the real server: refuse and close
                             reply(fd, fr.id, PMIX_ERR_NO_PERMISSIONS);
-                            close(fd);
+                            close_conn(fd);
                             return;
                         }
                         wire::connect_reply rep;
@@ -240,7 +259,7 @@ private:
                     }
                     case wire::msg_type::fence:
                         if (_fence.close) {
-                            close(fd);
+                            close_conn(fd);
                             return;
                         }
                         if (_fence.event_first) send_event(fd, -2001);
@@ -282,12 +301,23 @@ private:
                         (void)n;
                         break;
                     }
+                    case wire::msg_type::snapshot:
+                        _snapshot_requests++;
+                        if (_snap_fd >= 0) send_snapshot(fd, fr.id, true);
+                        else reply(fd, fr.id, PMIX_ERR_NOT_FOUND);
+                        break;
                     default:
                         reply(fd, fr.id, PMIX_SUCCESS);
                         break;
                 }
             }
         }
+        close_conn(fd);
+    }
+
+    void close_conn(int fd) {
+        std::lock_guard<std::mutex> g(_conn_lock);
+        _conn = -1;
         close(fd);
     }
 
@@ -295,13 +325,16 @@ private:
     std::string _dir, _sock, _jobdata;
     int _listen = -1;
     std::thread _thread;
-    std::atomic<int> _gets{0}, _commits{0};
+    std::atomic<int> _gets{0}, _commits{0}, _snapshot_requests{0};
+    std::mutex _conn_lock;
+    int _conn = -1;  // the accepted client connection, until serve() closes it
     uint64_t _events = 0;
     int _fences = 0;
     int _snap_fd = -1;
     uint8_t *_snap_map = nullptr;
     size_t _snap_used = 0;
     std::vector<std::pair<uint64_t, uint64_t>> _snap_segments;
+    std::string _snap_id;
     std::mutex _m;
     std::string _last_key;
 };
@@ -621,6 +654,41 @@ TEST(FakeServer, SnapshotDescriptorsComeWithTheirFences) {
     snap_key("snap.key", "round-4");
     snap_key("snap.first", "first-3");
     EXPECT_EQ(server.gets(), 0);  // every value came from a snapshot
+    ASSERT_EQ(PMIx_Finalize(nullptr, 0), PMIX_SUCCESS);
+}
+
+// A reply that names a file whose descriptor did not come with it (the server sends none to a
+// client with four unread): the first Get that needs the snapshot asks for it once, and the
+// reply to that request brings the descriptor; the values then come from the snapshot.
+TEST(FakeServer, SnapshotFileWithoutItsDescriptorIsAskedFor) {
+    FenceScript script;
+    script.snapshot = true;
+    script.withhold_descriptor = true;
+    FakeServer server(script);
+    ASSERT_EQ(PMIx_Init(nullptr, nullptr, 0), PMIX_SUCCESS);
+    pmix_proc_t peer = peer1();
+    pmix_info_t collect, optional;
+    PMIX_INFO_LOAD(&collect, PMIX_COLLECT_DATA, nullptr, PMIX_BOOL);
+    PMIX_INFO_LOAD(&optional, PMIX_OPTIONAL, nullptr, PMIX_BOOL);
+    ASSERT_EQ(PMIx_Fence(nullptr, 0, &collect, 1), PMIX_SUCCESS);
+    EXPECT_EQ(server.snapshot_requests(), 0);  // asked for only when a Get needs it
+    for (const char *key : {"snap.key", "snap.first"}) {
+        pmix_value_t *v = nullptr;
+        ASSERT_EQ(PMIx_Get(&peer, key, &optional, 1, &v), PMIX_SUCCESS) << key;
+        ASSERT_EQ(v->type, PMIX_STRING);
+        EXPECT_STREQ(v->data.string, strcmp(key, "snap.key") == 0 ? "round-1" : "first-1");
+        PMIX_VALUE_RELEASE(v);
+    }
+    EXPECT_EQ(server.snapshot_requests(), 1);
+    EXPECT_EQ(server.gets(), 0);
+    // The next fence names the same file, now held: nothing more to ask.
+    ASSERT_EQ(PMIx_Fence(nullptr, 0, &collect, 1), PMIX_SUCCESS);
+    pmix_value_t *v = nullptr;
+    ASSERT_EQ(PMIx_Get(&peer, "snap.key", &optional, 1, &v), PMIX_SUCCESS);
+    EXPECT_STREQ(v->data.string, "round-2");
+    PMIX_VALUE_RELEASE(v);
+    EXPECT_EQ(server.snapshot_requests(), 1);
+    EXPECT_EQ(server.gets(), 0);
     ASSERT_EQ(PMIx_Finalize(nullptr, 0), PMIX_SUCCESS);
 }
 
