@@ -120,21 +120,10 @@ Result<std::unique_ptr<JobData>> JobData::map(const std::string &path) {
 }
 
 Result<std::unique_ptr<JobData>> JobData::map(int fd, const std::string &name) {
-    struct stat st {};
-    if (fstat(fd, &st) != 0) return Status(PMIX_ERR_INIT, "stat " + name + ": " + strerror(errno));
-    if (!S_ISREG(st.st_mode) || st.st_size <= 0) return Status(PMIX_ERR_INIT, name + " is not a non-empty file");
-    std::unique_ptr<JobData> j(new JobData());
-    j->_len = static_cast<size_t>(st.st_size);
-    j->_addr = mmap(nullptr, j->_len, PROT_READ, MAP_SHARED, fd, 0);
-    if (j->_addr == MAP_FAILED) {
-        int err = errno;
-        j->_addr = nullptr;
-        return Status(PMIX_ERR_INIT, "mmap " + name + ": " + strerror(err));
-    }
-    auto view = wire::jobdata_view::parse({static_cast<const uint8_t *>(j->_addr), j->_len});
-    if (!view.ok()) return Status(PMIX_ERR_INIT, name + ": " + view.status().message());
-    j->_view = view.value();
-    return j;
+    auto file = FileMapping::map(fd, name);
+    if (!file.ok()) return file.status();
+    const size_t size = file.value()->bytes().size();
+    return segment(std::move(file.value()), 0, size, name);
 }
 
 Result<std::shared_ptr<const FileMapping>> FileMapping::map(int fd, const std::string &name) {
@@ -176,10 +165,7 @@ Result<std::unique_ptr<JobData>> JobData::from_bytes(std::vector<uint8_t> bytes)
     return j;
 }
 
-JobData::~JobData() {
-    _decoded.clear();
-    if (_addr != nullptr) munmap(_addr, _len);
-}
+JobData::~JobData() { _decoded.clear(); }
 
 const pmix_value_t *JobData::find(pmix_rank_t rank, std::string_view key) const {
     std::lock_guard<std::mutex> g(_lock);

@@ -84,7 +84,8 @@ private:
 // The job-data file (shared/wire/jobdata.h) mapped read-only. A value is decoded from the file the
 // first time it is asked for and kept (its address stays valid while the JobData lives); nothing
 // else of the file is read, so mapping it costs the same for 2 ranks and for 100000.
-// A whole file mapped read-only (the modex snapshot's memory file, shared by its segments).
+// A whole file mapped read-only (the job data; the modex snapshot's memory file, shared by its
+// segments).
 class FileMapping {
 public:
     static Result<std::shared_ptr<const FileMapping>> map(int fd, const std::string &name);
@@ -107,8 +108,8 @@ public:
     static Result<std::unique_ptr<JobData>> map(int fd, const std::string &name);
     // From bytes in memory (tests; a client that received the data otherwise).
     static Result<std::unique_ptr<JobData>> from_bytes(std::vector<uint8_t> bytes);
-    // The `length` bytes at `offset` of a mapped file (a segment of the modex snapshot), which it
-    // keeps mapped.
+    // The `length` bytes at `offset` of a mapped file (a segment of the modex snapshot; map() is the
+    // whole file), which it keeps mapped.
     static Result<std::unique_ptr<JobData>> segment(std::shared_ptr<const FileMapping> file, uint64_t offset,
                                                     uint64_t length, const std::string &name);
     ~JobData();
@@ -127,10 +128,8 @@ public:
 
 private:
     JobData() = default;
-    void *_addr = nullptr;
-    size_t _len = 0;
     std::vector<uint8_t> _owned;
-    std::shared_ptr<const FileMapping> _file;
+    std::shared_ptr<const FileMapping> _file;  // mapped: the file it is (a segment of)
     wire::jobdata_view _view;
     mutable std::mutex _lock;
     mutable std::unordered_map<pmix_rank_t, KeyMap> _decoded;
