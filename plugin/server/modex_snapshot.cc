@@ -74,7 +74,6 @@ Status modex_snapshot_writer::new_file(size_t first_segment) {
     _last.id = "modex." + std::to_string(seq);
     _last.fd = std::make_shared<const safe_fs::unique_fd>(std::move(fd));
     _last.segments.clear();
-    _last.bytes = 0;
     return Status::success();
 }
 
@@ -104,7 +103,6 @@ Result<modex_snapshot> modex_snapshot_writer::write(const kv_store &kvs) {
     memcpy(_map + offset, b.data(), b.size());
     _used = offset + b.size();
     _last.segments.emplace_back(offset, b.size());
-    _last.bytes += b.size();
     _generation = kvs.generation();
     // The encoding buffer is kept for the next snapshot (its memory is already in place), up to a
     // bound.

@@ -29,7 +29,6 @@ struct modex_snapshot {
     std::string id;  // the file's; never reused for another file
     std::shared_ptr<const safe_fs::unique_fd> fd;
     std::vector<std::pair<uint64_t, uint64_t>> segments;  // (offset, length)
-    size_t bytes = 0;                                     // of the segments
 };
 
 class modex_snapshot_writer {
