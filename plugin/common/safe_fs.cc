@@ -48,6 +48,18 @@ Result<std::string> random_suffix(size_t n) {
     return out;
 }
 
+// Write all of `bytes` to `fd` (retrying short writes and EINTR); `what` names it in the error.
+Status write_all(int fd, std::span<const uint8_t> bytes, const std::string &what) {
+    size_t off = 0;
+    while (off < bytes.size()) {
+        ssize_t n = ::write(fd, bytes.data() + off, bytes.size() - off);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return sys_error("write " + what, n < 0 ? errno : EIO);
+        off += static_cast<size_t>(n);
+    }
+    return Status::success();
+}
+
 // openat2 beneath `dirfd`, never through a link; falls back to a component walk where the kernel
 // has no openat2 (before 5.6).
 int open_beneath(int dirfd, const std::string &rel, int flags) {
@@ -82,17 +94,6 @@ int open_beneath(int dirfd, const std::string &rel, int flags) {
 }
 
 }  // namespace
-
-Status write_all(int fd, std::span<const uint8_t> bytes, const std::string &what) {
-    size_t off = 0;
-    while (off < bytes.size()) {
-        ssize_t n = ::write(fd, bytes.data() + off, bytes.size() - off);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return sys_error("write " + what, n < 0 ? errno : EIO);
-        off += static_cast<size_t>(n);
-    }
-    return Status::success();
-}
 
 unique_fd &unique_fd::operator=(unique_fd &&o) noexcept {
     if (this != &o) {

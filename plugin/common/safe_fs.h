@@ -108,9 +108,6 @@ private:
     std::string _path;
 };
 
-// Write all of `bytes` to `fd` (retrying short writes and EINTR); `what` names it in the error.
-Status write_all(int fd, std::span<const uint8_t> bytes, const std::string &what);
-
 // Remove a whole tree below the directory `parent_fd`, entry `name`, without following links and
 // without leaving `dev` (the file system of the tree's top). At most 64 descriptors are held at
 // once: deeper subtrees are moved up to the tree's top and removed from there. ENOENT is success.
