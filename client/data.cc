@@ -66,7 +66,7 @@ bool take_snapshot(Client &c, wire::Reader &body) {
     return c.data().set_snapshot(std::move(id), std::move(fd), std::move(segments));
 }
 
-// After a collecting fence whose snapshot this client cannot use (none was made, or its file's
+// After a fence whose snapshot this client cannot use (none was made, or its file's
 // descriptor did not reach it), ask the server for the snapshot with its descriptor, unless on the
 // progress thread (which cannot wait; the Get then asks the server for the value).
 void fetch_snapshot(Client &c) {
@@ -96,7 +96,7 @@ local_outcome get_local(Client &c, const pmix_proc_t &target, const char *key, c
                         pmix_value_t *out, Status *error, bool may_wait) {
     LocalData &d = c.data();
     bool own_ns = d.is_own_nspace(target.nspace);
-    // A peer's data may be in the snapshot of the last collecting fence: made ready (asked for,
+    // A peer's data may be in the snapshot of the last fence: made ready (asked for,
     // mapped) only when a Get needs it, not for what the job data or the cache answers.
     const bool peer = own_ns && target.rank != d.rank() && target.rank < PMIX_RANK_VALID;
     auto ready_snapshot = [&] {
@@ -280,11 +280,12 @@ Status send_fence(Client &c, const wire::Writer &w, double timeout, std::functio
             if (status != PMIX_SUCCESS)
                 PMIXCPP_LOG_DEBUG("fence: %s %s", PMIx_Error_string(status), msg.c_str());
             // Data committed before the fence may have changed what peers have: fetch again,
-            // from the snapshot the server wrote if the fence collected data.
+            // from the snapshot the server wrote with the fence.
             cp->data().clear_cache();
-            // A collecting fence's reply names the node's snapshot; if it could not be made ("") or
-            // its file's descriptor did not reach this client, a Get first asks for it
-            // (fetch_snapshot). A fence that collects nothing has no body: no snapshot.
+            // A fence's reply names the node's snapshot, collecting or not; if it could not be
+            // made ("") or its file's descriptor did not reach this client, a Get first asks for
+            // it (fetch_snapshot). A failed fence, or one before anything was committed, has no
+            // body: no snapshot.
             if (status != PMIX_SUCCESS || body.at_end())
                 cp->data().set_snapshot("", nullptr);
             else if (!take_snapshot(*cp, body))

@@ -428,7 +428,7 @@ Result<lookup_source> LocalData::lookup(const pmix_proc_t &proc, std::string_vie
         if (v == nullptr && ns == _nspace) v = find_locked(ns, _rank, key, use_cache, &src);
     } else {
         v = find_locked(ns, proc.rank, key, use_cache, &src);
-        // A peer's key after a collecting fence: decoded from the mapped snapshot into *out, from
+        // A peer's key after a fence: decoded from the mapped snapshot into *out, from
         // the newest segment that holds it.
         if (v == nullptr && use_cache && !_snapshot.empty() && !_snapshot_wanted.load() && ns == _nspace &&
             proc.rank != PMIX_RANK_WILDCARD) {

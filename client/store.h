@@ -6,7 +6,7 @@
 //   3. job data of this namespace, looked up in place in the server's mapped job-data file
 //      (JobData): the rank's own entry, then the job-level (PMIX_RANK_WILDCARD) entry;
 //   4. the cache of data fetched from the server (unless the caller asks for a refresh);
-//   5. a peer of this namespace: the modex snapshot of the last collecting fence, looked up in
+//   5. a peer of this namespace: the modex snapshot of the last fence, looked up in
 //      place in the mapped file (unless the caller asks for a refresh). The cache is emptied
 //      at every fence, so what it holds was fetched after the snapshot was written.
 // A target rank of PMIX_RANK_UNDEF searches the job level first, then this process.
@@ -168,7 +168,7 @@ public:
     void cache_proc(const pmix_proc_t &proc, wire::get_reply &reply);
     void clear_cache();
 
-    // The snapshot of the last collecting fence (shared/PROTOCOL.md, "Modex snapshot"): segments
+    // The snapshot of the last fence (shared/PROTOCOL.md, "Modex snapshot"): segments
     // (offset, length; oldest first) of the memory file `id` (a sealed file in which each
     // segment has the job-data format). The file's descriptor comes with the first reply that
     // names it. Returns false if it did not and this client has no descriptor of that file:
@@ -178,7 +178,7 @@ public:
     bool set_snapshot(std::string id, wire::FrameDescriptor descriptor,
                       std::vector<std::pair<uint64_t, uint64_t>> segments = {});
     void map_snapshot();
-    // A collecting fence left a snapshot to ask the server for: until set_snapshot() the mapped
+    // A fence left a snapshot to ask the server for: until set_snapshot() the mapped
     // one (older data) is not used.
     void want_snapshot();
     bool snapshot_wanted() const { return _snapshot_wanted.load(); }

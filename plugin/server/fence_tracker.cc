@@ -65,7 +65,6 @@ fence_outcome fence_tracker::finish(instance &inst, pmix_status_t status, std::s
     o.instance = inst.id;
     o.status = status;
     o.message = std::move(message);
-    o.collect = inst.collect;
     o.waiters = std::move(inst.waiters);
     inst.waiters.clear();
     inst.state = fence_state::done;

@@ -39,7 +39,6 @@ struct fence_outcome {
     uint64_t instance = 0;
     pmix_status_t status = PMIX_SUCCESS;
     std::string message;  // why it failed (empty on success)
-    bool collect = false;  // some participant asked for PMIX_COLLECT_DATA
     std::vector<fence_waiter> waiters;
 };
 

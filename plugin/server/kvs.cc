@@ -72,7 +72,7 @@ Status kv_store::commit(uint32_t rank, const uint8_t *scopes, const pmix_info_t 
         copies.emplace_back(std::move(key), std::move(e));
     }
     auto &committed = _ranks[rank].committed;
-    ++_generation;
+    _committed = ++_generation;
     for (auto &[k, e] : copies) {
         e.generation = _generation;
         committed.insert_or_assign(std::move(k), std::move(e));
@@ -84,7 +84,7 @@ Status kv_store::commit_adopting(uint32_t rank, InfoArray &infos) {
     for (size_t i = 0; i < infos.size(); ++i)
         if (infos[i].key[0] == '\0') return Status(PMIX_ERR_BAD_PARAM, "commit of an empty key");
     auto &committed = _ranks[rank].committed;
-    ++_generation;
+    _committed = ++_generation;
     for (size_t i = 0; i < infos.size(); ++i) {
         entry e;
         e.scope = PMIX_GLOBAL;

@@ -84,6 +84,9 @@ public:
 
     // Counts the changes: equal generations, equal contents.
     uint64_t generation() const { return _generation; }
+    // The generation of the last commit (0: nothing was ever committed, the store holds job data
+    // only).
+    uint64_t committed_generation() const { return _committed; }
     // The generation of the last forget_committed() that dropped data (0: none): what came after
     // a generation no longer says everything that changed since.
     uint64_t forgotten() const { return _forgotten; }
@@ -103,6 +106,7 @@ private:
     std::unordered_map<uint32_t, rank_data> _ranks;
     uint64_t _generation = 0;
     uint64_t _forgotten = 0;
+    uint64_t _committed = 0;
 };
 
 }  // namespace pmixcpp::server

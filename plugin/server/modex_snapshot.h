@@ -1,4 +1,4 @@
-// Makes the modex snapshot of shared/PROTOCOL.md with every collecting fence: every rank's
+// Makes the modex snapshot of shared/PROTOCOL.md with every fence: every rank's
 // committed data as this node's processes may see it, in the job-data format
 // (shared/wire/snapshot.h), in a memory file (memfd) that the server passes to its clients as a
 // descriptor and they map read-only. No file in any directory, nothing on disk. No sockets.

@@ -1058,11 +1058,14 @@ queued server_impl::queue_output(connection &c, std::span<const uint8_t> frame,
 
 void server_impl::send_fence_outcomes(const std::vector<fence_outcome> &outcomes) {
     for (const auto &o : outcomes) {
-        // A collecting fence leaves the node's data in a snapshot the clients map (PROTOCOL.md):
-        // what changed since the last one is appended to it. Nothing committed yet (a barrier
-        // before any Put): none, a Get asks the server. Nothing new: the same one, at no cost. It
-        // cannot be made (out of memory): "", a Get asks for it, then for the value.
-        const bool snapshot = o.status == PMIX_SUCCESS && o.collect && _snapshots && _kvs.generation() != 0;
+        // A fence leaves the node's data in a snapshot the clients map (PROTOCOL.md): what
+        // changed since the last one is appended to it. That is what the fence collected, or for
+        // one that collects nothing (OpenMPI's barrier after its modex) what the node's ranks
+        // committed since: the clients then read what the server holds, as after the collecting
+        // fence before it. Nothing committed yet (a barrier before any Put): none, a Get asks the
+        // server. Nothing new: the same one, at no cost. It cannot be made (out of memory): "", a
+        // Get asks for it, then for the value.
+        const bool snapshot = o.status == PMIX_SUCCESS && _snapshots && _kvs.committed_generation() != 0;
         std::optional<modex_snapshot> made;
         if (snapshot && !o.waiters.empty()) {
             auto written = _snapshots->write(_kvs);

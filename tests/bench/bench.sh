@@ -46,7 +46,7 @@ fi
 
 median() { sort -g | awk '{a[NR]=$1} END {if (NR == 0) print "nan"; else if (NR % 2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
 
-metrics="launch_ms wall_ms init_us get_ns fence_data_us fence_empty_us barrier_us empty_fence_left_early peer_get_us peer_get_mean_us peer_get_cpu_us dmodex_get_us fini_us stepd_hwm_kb"
+metrics="launch_ms wall_ms init_us get_ns fence_data_us fence_empty_us barrier_us empty_fence_left_early peer_get_us peer_get_mean_us peer_get_cpu_us barrier_get_mean_us dmodex_get_us fini_us stepd_hwm_kb"
 for layout in $layouts; do
     nodes=${layout%x*}; ppn=${layout#*x}; n=$((nodes * ppn))
     # launch overhead: srun wall of Init/Fence/Finalize minus `--mpi=none /bin/true` of the same

@@ -3,7 +3,7 @@
  * the plugin's LD_LIBRARY_PATH, our libpmix.so.2). Built against the standard
  * pmix.h. Each rank prints one line:
  *   BENCH rank=R init_us=.. get_ns=.. fence_data_us=.. fence_empty_us=.. barrier_us=.. empty_fence_left_early=0|1
- *         peer_get_us=.. peer_get_mean_us=.. peer_get_cpu_us=..
+ *         peer_get_us=.. peer_get_mean_us=.. peer_get_cpu_us=.. barrier_get_mean_us=..
  *         dmodex_get_us=..
  *         fini_us=.. stepd_hwm_kb=..
  * `pmix_bench ift` only does PMIx_Init, PMIx_Fence, PMIx_Finalize (the launch benchmark).
@@ -193,14 +193,29 @@ int main(int argc, char **argv) {
     for (i = 0; i < fence_iters * 2; i++) CHECK(PMIx_Fence(NULL, 0, NULL, 0));
     fence_empty_us = (now_us() - t0) / (fence_iters * 2);
 
+    /* mean Get of every other rank's key after those fences that collect nothing: OpenMPI's order
+       (modex, a barrier at the end of MPI_Init, then each peer's endpoint when first used) */
+    double barrier_get_mean_us = 0;
+    if (size > 1) {
+        uint32_t r;
+        t0 = now_us();
+        for (r = 1; r < size; r++) {
+            peer.rank = (me.rank + r) % size;
+            CHECK(PMIx_Get(&peer, same_key || fence_iters < 3 ? "bench.data.0" : "bench.data.2", NULL, 0, &val));
+            PMIX_VALUE_RELEASE(val);
+        }
+        barrier_get_mean_us = (now_us() - t0) / (size - 1);
+    }
+
     long hwm = stepd_hwm_kb();
     t0 = now_us();
     CHECK(PMIx_Finalize(NULL, 0));
     fini_us = now_us() - t0;
     printf("BENCH rank=%u size=%u init_us=%.1f get_ns=%.1f fence_data_us=%.1f fence_empty_us=%.1f "
            "barrier_us=%.1f empty_fence_left_early=%d "
-           "peer_get_us=%.1f peer_get_mean_us=%.2f peer_get_cpu_us=%.2f dmodex_get_us=%.1f fini_us=%.1f stepd_hwm_kb=%ld\n",
+           "peer_get_us=%.1f peer_get_mean_us=%.2f peer_get_cpu_us=%.2f barrier_get_mean_us=%.2f dmodex_get_us=%.1f "
+           "fini_us=%.1f stepd_hwm_kb=%ld\n",
            me.rank, size, init_us, get_ns, fence_data_us, fence_empty_us, barrier_us, left_early, peer_get_us,
-           peer_get_mean_us, peer_get_cpu_us, dmodex_us, fini_us, hwm);
+           peer_get_mean_us, peer_get_cpu_us, barrier_get_mean_us, dmodex_us, fini_us, hwm);
     return 0;
 }

@@ -106,6 +106,11 @@ static void round_of_tests(int round) {
         check_all_local(key, 1000);
     }
     snprintf(key, sizeof(key), "mn.full.%d", round);
+    /* ... and after a fence that collects nothing (OpenMPI's barrier at the end of MPI_Init),
+     * still without asking anyone */
+    CHECK_RC(PMIX_SUCCESS, PMIx_Fence(NULL, 0, NULL, 0));
+    check_all_local(key, 1000);
+    check_all_local("mn.same", 10000 * (round + 1));
 
     /* 3. direct modex: a NEW key of peers whose earlier data came with the collecting fence;
      * odd ranks commit late, so some Gets wait for the commit */

@@ -214,6 +214,75 @@ TEST_F(ServerSocket, FenceOfTwoClients) {
     EXPECT_EQ(ra->status, PMIX_SUCCESS);
 }
 
+// Every fence's reply names the node's modex snapshot once something was committed, a fence that
+// collects nothing as well (OpenMPI's barrier after its modex): the clients then read from the
+// snapshot what the server holds instead of asking. Before any commit there is none to name.
+TEST_F(ServerSocket, FenceThatCollectsNothingNamesTheSnapshot) {
+    auto a = client(0);
+    auto b = client(1);
+    // The reply body's snapshot: id and segments ("" and none without a body).
+    auto snapshot_of = [](const raw_client::reply &r, std::string *id,
+                          std::vector<std::pair<uint64_t, uint64_t>> *segments) {
+        segments->clear();
+        id->clear();
+        wire::Reader rd(std::span<const uint8_t>(r.payload).subspan(r.body_offset));
+        if (rd.at_end()) return;
+        uint32_t n = 0;
+        ASSERT_TRUE(rd.get_string(id, 4096).ok());
+        ASSERT_TRUE(rd.get_u32(&n).ok());
+        for (uint32_t i = 0; i < n; ++i) {
+            uint64_t offset = 0, length = 0;
+            ASSERT_TRUE(rd.get_u64(&offset).ok());
+            ASSERT_TRUE(rd.get_u64(&length).ok());
+            segments->emplace_back(offset, length);
+        }
+        EXPECT_TRUE(rd.at_end());
+    };
+    auto fence_both = [&](uint32_t id, std::string *snap_id, std::vector<std::pair<uint64_t, uint64_t>> *segments) {
+        ASSERT_TRUE(send_fence(*a, id, {0, 1}));
+        ASSERT_TRUE(send_fence(*b, id, {0, 1}));
+        std::string other_id;
+        std::vector<std::pair<uint64_t, uint64_t>> other_segments;
+        for (auto *x : {a.get(), b.get()}) {
+            auto r = x->recv_reply();
+            ASSERT_TRUE(r);
+            ASSERT_EQ(r->status, PMIX_SUCCESS) << r->message;
+            if (x == a.get()) snapshot_of(*r, snap_id, segments);
+            else snapshot_of(*r, &other_id, &other_segments);
+        }
+        EXPECT_EQ(*snap_id, other_id);  // both clients are told the same
+        EXPECT_EQ(*segments, other_segments);
+    };
+    std::string id;
+    std::vector<std::pair<uint64_t, uint64_t>> segments;
+    fence_both(5, &id, &segments);
+    EXPECT_EQ(id, "");  // nothing committed yet
+    EXPECT_TRUE(segments.empty());
+
+    ASSERT_TRUE(send_commit(*a, 6, "btl.tcp.4.1", "a"));
+    ASSERT_TRUE(send_commit(*b, 6, "btl.tcp.4.1", "b"));
+    for (auto *x : {a.get(), b.get()}) ASSERT_TRUE(x->recv_reply());
+    fence_both(7, &id, &segments);
+    EXPECT_NE(id, "");
+    ASSERT_EQ(segments.size(), 1u);
+    EXPECT_GT(segments[0].second, 0u);
+
+    // Nothing new: the same segments again.
+    std::string again_id;
+    std::vector<std::pair<uint64_t, uint64_t>> again;
+    fence_both(8, &again_id, &again);
+    EXPECT_EQ(again_id, id);
+    EXPECT_EQ(again, segments);
+
+    // A new commit: a segment of it appended to the same file.
+    ASSERT_TRUE(send_commit(*b, 9, "pml.base.2.0", "b2"));
+    ASSERT_TRUE(b->recv_reply());
+    fence_both(10, &again_id, &again);
+    EXPECT_EQ(again_id, id);
+    ASSERT_EQ(again.size(), 2u);
+    EXPECT_EQ(again[0], segments[0]);
+}
+
 TEST_F(ServerSocket, FenceTimesOut) {
     auto a = client(0);
     ASSERT_TRUE(send_fence(*a, 5, {0, 1}, 1));
