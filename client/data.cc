@@ -145,6 +145,11 @@ local_outcome get_local(Client &c, const pmix_proc_t &target, const char *key, c
         return local_outcome::found;
     }
     *error = Status(PMIX_ERR_NOT_FOUND, std::string("key ") + key + " not found");
+    // The node's topology is the node's own data, but not in the job data: its server makes it
+    // when first asked for. Asked of it, by a pmix.optional Get as well (OpenMPI's), never of
+    // another node.
+    if (own_ns && target.rank == PMIX_RANK_WILDCARD && strcmp(key, PMIX_LOCAL_TOPO) == 0)
+        return local_outcome::ask_server;
     if (opt.optional) return local_outcome::not_found;
     if (own_ns) {
         // Our own data, job-level data and the reserved pmix.* keys are all local: the server

@@ -22,16 +22,49 @@ std::once_flag g_once;
 hwloc_topology_t g_topology = nullptr;
 }  // namespace
 
+// The node's topology as the node's server made it (PMIX_LOCAL_TOPO, hwloc XML), "" without one
+// (no server, called from a callback, or the server could not make it).
+std::string server_topology_xml() {
+    pmix_proc_t wild;
+    PMIX_PROC_CONSTRUCT(&wild);
+    wild.rank = PMIX_RANK_WILDCARD;  // "" = this namespace
+    pmix_info_t timeout;
+    int seconds = 60;
+    PMIX_INFO_LOAD(&timeout, PMIX_TIMEOUT, &seconds, PMIX_INT);
+    pmix_value_t *v = nullptr;
+    std::string xml;
+    if (PMIx_Get(&wild, PMIX_LOCAL_TOPO, &timeout, 1, &v) == PMIX_SUCCESS && v != nullptr &&
+        v->type == PMIX_STRING && v->data.string != nullptr)
+        xml = v->data.string;
+    if (v != nullptr) PMIX_VALUE_RELEASE(v);
+    return xml;
+}
+
 hwloc_topology_t process_topology() {
     std::call_once(g_once, [] {
-        hwloc_topology_t t = nullptr;
-        if (hwloc_topology_init(&t) != 0) return;
-        // the node's whole machine, as the standard's topology means; no I/O devices needed
-        hwloc_topology_set_flags(t, HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
-        if (hwloc_topology_load(t) != 0) {
-            hwloc_topology_destroy(t);
-            return;
-        }
+        // The node's whole machine, as the standard's topology means. Loaded from what the server
+        // made once for the node when it has it: a discovery of its own costs every process
+        // milliseconds (more with the I/O devices, which the server's includes).
+        auto load = [](const std::string &xml) -> hwloc_topology_t {
+            hwloc_topology_t t = nullptr;
+            if (hwloc_topology_init(&t) != 0) return nullptr;
+            unsigned long flags = HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED;
+            if (!xml.empty()) {
+                flags |= HWLOC_TOPOLOGY_FLAG_IS_THISSYSTEM;  // it describes this node: binding queries work
+                if (hwloc_topology_set_xmlbuffer(t, xml.c_str(), static_cast<int>(xml.size() + 1)) != 0) {
+                    hwloc_topology_destroy(t);
+                    return nullptr;
+                }
+            }
+            if (hwloc_topology_set_flags(t, flags) != 0 || hwloc_topology_load(t) != 0) {
+                hwloc_topology_destroy(t);
+                return nullptr;
+            }
+            return t;
+        };
+        std::string xml = server_topology_xml();
+        hwloc_topology_t t = xml.empty() ? nullptr : load(xml);
+        if (t == nullptr) t = load("");
         g_topology = t;
     });
     return g_topology;

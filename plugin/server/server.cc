@@ -40,6 +40,7 @@
 #include "multinode.h"
 #include "node_liveness.h"
 #include "time_alert.h"
+#include "topology.h"
 #include "xstep_relay.h"
 #include "wire/frame.h"
 #include "wire/messages.h"
@@ -120,6 +121,7 @@ constexpr size_t kMaxReplyBacklog = 64u << 20;
 constexpr size_t kMaxQueuedReplies = 16384;
 constexpr size_t kMaxQueuedDescriptors = 4;  // modex snapshots queued for one client
 constexpr size_t kMaxWaitingGets = 4096;
+constexpr size_t kMaxTopologyWaiters = 16;  // a client's Gets of PMIX_LOCAL_TOPO before it is made
 constexpr size_t kMaxFencesInFlight = 1024;  // fences a client entered that have not completed
 constexpr uint32_t kConnectMaxPayload = 4096;
 constexpr size_t kMaxPendingConnects = 256;
@@ -318,6 +320,11 @@ private:
     void send_fence_outcomes(const std::vector<fence_outcome> &outcomes);
     void answer_get(const get_waiter &w);
     void fail_get(const get_waiter &w, pmix_status_t status, const std::string &message);
+    // PMIX_LOCAL_TOPO (topology.h): made by a thread of its own when first asked for, then
+    // answered from here.
+    void get_topology(const get_waiter &w);
+    void topology_made(Result<std::string> xml);
+    void answer_topology(const get_waiter &w);
     void rank_left(uint32_t rank, bool died);
     relation relation_of(uint32_t requester, uint32_t target) const;
     bool is_local(uint32_t rank) const { return rank < _local_index.size() && _local_index[rank] != UINT32_MAX; }
@@ -432,6 +439,11 @@ private:
     std::string _jobdata_path;
     uint64_t _jobdata_size = 0;
     unique_fd _listen_fd;
+    // PMIX_LOCAL_TOPO: the thread making it (joined in stop()), the Gets waiting for it, and what
+    // it made (loop thread only).
+    std::thread _topology_thread;
+    std::vector<get_waiter> _topology_waiters;
+    std::optional<Result<std::string>> _topology_xml;
     unique_fd _wake_rd, _wake_wr;
     base_ptr _base;
     event_ptr _ev_listen, _ev_wake, _ev_timer;
@@ -541,6 +553,7 @@ void server_impl::stop() {
         (void)n;
         _thread.join();
     }
+    if (_topology_thread.joinable()) _topology_thread.join();  // its post() finds the loop stopping
     // The loop thread is gone: its state is ours now.
     size_t nconn = _conns.size();
     _conns.clear();  // closes the sockets; clients see the server go away
@@ -886,6 +899,7 @@ void server_impl::close_connection(uint64_t conn_id, const std::string &reason) 
     }
     _gets.drop_connection(conn_id);
     _dmodex->drop_connection(conn_id);
+    std::erase_if(_topology_waiters, [&](const get_waiter &w) { return w.conn == conn_id; });
     if (c->rank < _rank_conn.size() && _rank_conn[c->rank] == conn_id) {
         _rank_conn[c->rank] = 0;
         if (c->state == conn_state::active) rank_left(c->rank, true);
@@ -1098,6 +1112,59 @@ void server_impl::answer_get(const get_waiter &w) {
 
 void server_impl::fail_get(const get_waiter &w, pmix_status_t status, const std::string &message) {
     send_reply(w.conn, w.request_id, status, message);
+}
+
+// The node's topology is not in the job data: discovering the I/O devices takes longer than the
+// rest of a launch (topology.h), and most steps never ask. The first Get starts its making, the
+// Gets that come meanwhile wait for it (a client's pmix.optional Get too: this is the node's own
+// data, held by its server, not another node's), later ones are answered at once.
+void server_impl::get_topology(const get_waiter &w) {
+    if (_topology_xml) {
+        answer_topology(w);
+        return;
+    }
+    size_t mine = 0;
+    for (const auto &x : _topology_waiters) mine += x.conn == w.conn;
+    if (mine >= kMaxTopologyWaiters) {
+        fail_get(w, PMIX_ERR_OUT_OF_RESOURCE,
+                 "too many Gets of " + std::string(PMIX_LOCAL_TOPO) + " waiting on this connection");
+        return;
+    }
+    _topology_waiters.push_back(w);
+    if (_topology_thread.joinable()) return;  // being made
+    try {
+        _topology_thread = std::thread([this] {
+            auto xml = export_node_topology_xml();
+            post([this, xml = std::move(xml)]() mutable { topology_made(std::move(xml)); });
+        });
+    } catch (const std::exception &e) {
+        topology_made(Status(PMIX_ERR_OUT_OF_RESOURCE, std::string("cannot start a thread: ") + e.what()));
+    }
+}
+
+void server_impl::topology_made(Result<std::string> xml) {
+    if (!xml.ok())
+        PMIXCPP_LOG_WARNING("%s: the node's topology for %s: %s", _step.nspace.c_str(), PMIX_LOCAL_TOPO,
+                            xml.status().message().c_str());
+    _topology_xml = std::move(xml);
+    std::vector<get_waiter> waiting;
+    waiting.swap(_topology_waiters);
+    for (const auto &w : waiting) answer_topology(w);
+}
+
+void server_impl::answer_topology(const get_waiter &w) {
+    const Result<std::string> &xml = *_topology_xml;
+    if (!xml.ok()) {
+        fail_get(w, PMIX_ERR_NOT_AVAILABLE, "the node's topology: " + xml.status().message());
+        return;
+    }
+    pmix_info_t info;
+    memset(&info, 0, sizeof(info));
+    strncpy(info.key, PMIX_LOCAL_TOPO, PMIX_MAX_KEYLEN);
+    info.value.type = PMIX_STRING;
+    info.value.data.string = const_cast<char *>(xml->c_str());  // borrowed for the encoding
+    send_reply(w.conn, w.request_id, PMIX_SUCCESS, {},
+               [&](wire::Writer &wr) { return wire::encode_info_array(wr, &info, 1); });
 }
 
 relation server_impl::relation_of(uint32_t requester, uint32_t target) const {
@@ -1419,6 +1486,10 @@ void server_impl::handle_get(connection &c, const wire::Frame &f) {
     if (strncmp(m.proc.nspace, _step.nspace.c_str(), sizeof(m.proc.nspace)) != 0) {
         // What PMIx_Connect brought, else direct modex from the proc's step (connect.h).
         _dyn->foreign_get(c.id, f.id, m.proc, m.key, m.infos);
+        return;
+    }
+    if (w.target == PMIX_RANK_WILDCARD && m.key == PMIX_LOCAL_TOPO) {
+        get_topology(w);
         return;
     }
     if (w.target == PMIX_RANK_WILDCARD) {  // job-level data: present or not, never waits

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 
 namespace pmixcpp::server {
@@ -78,6 +79,25 @@ Result<node_topology> load_node_topology() {
         out.locality += l.prefix + idx;
     }
     out.load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    return out;
+}
+
+Result<std::string> export_node_topology_xml() {
+    hwloc_topology_t raw = nullptr;
+    if (hwloc_topology_init(&raw) != 0) return Status(PMIX_ERROR, "hwloc_topology_init failed");
+    topology_ptr topo(raw);
+    // The whole machine, with what the step may use marked as allowed; the I/O devices an MPI
+    // library places its processes near.
+    hwloc_topology_set_flags(raw, HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
+    hwloc_topology_set_io_types_filter(raw, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
+    hwloc_topology_set_type_filter(raw, HWLOC_OBJ_MISC, HWLOC_TYPE_FILTER_KEEP_NONE);
+    if (hwloc_topology_load(raw) != 0) return Status(PMIX_ERROR, "hwloc_topology_load failed");
+    char *xml = nullptr;
+    int len = 0;
+    if (hwloc_topology_export_xmlbuffer(raw, &xml, &len, 0) != 0 || xml == nullptr || len <= 0)
+        return Status(PMIX_ERROR, "hwloc could not export the topology as XML");
+    std::string out(xml, strnlen(xml, static_cast<size_t>(len)));
+    hwloc_free_xmlbuffer(raw, xml);
     return out;
 }
 

@@ -22,4 +22,11 @@ struct node_topology {
 // Load the topology and summarise it. Fails only if hwloc cannot load at all.
 Result<node_topology> load_node_topology();
 
+// The node's topology as hwloc XML (PMIX_LOCAL_TOPO), the important I/O devices (NICs, GPUs,
+// their PCI bridges) included, as a process of the step sees the machine: what an MPI library
+// would otherwise discover in every process (OpenMPI loads this instead). Costs a full hwloc
+// discovery with I/O (about 12 ms here, more on nodes with many PCI devices): made once per
+// step, when a client first asks for it, off the server's loop.
+Result<std::string> export_node_topology_xml();
+
 }  // namespace pmixcpp::server

@@ -89,6 +89,24 @@ int main(void) {
     CHECK(size >= 1 && me.rank < size, "job size %u", size);
     for (pmix_rank_t r = 0; r < size; r++) check_key(r, PMIX_HOSTNAME, PMIX_STRING, 1);
 
+    /* The node's topology as hwloc XML, asked for as OpenMPI does (pmix.optional: local data only),
+     * and PMIx_Load_topology, which loads it */
+    {
+        pmix_proc_t wild;
+        pmix_value_t *t = NULL;
+        PMIX_LOAD_PROCID(&wild, me.nspace, PMIX_RANK_WILDCARD);
+        pmix_status_t rc = PMIx_Get(&wild, PMIX_LOCAL_TOPO, ptest_bool_info(PMIX_OPTIONAL, 1), 1, &t);
+        CHECK(rc == PMIX_SUCCESS && t && t->type == PMIX_STRING && strstr(t->data.string, "<topology") &&
+                  strstr(t->data.string, "type=\"PU\""),
+              "PMIX_LOCAL_TOPO with pmix.optional: %s", PMIx_Error_string(rc));
+        if (t) PMIX_VALUE_RELEASE(t);
+        pmix_topology_t topo;
+        PMIX_TOPOLOGY_CONSTRUCT(&topo);
+        rc = PMIx_Load_topology(&topo);
+        CHECK(rc == PMIX_SUCCESS && topo.topology != NULL && topo.source && strncmp(topo.source, "hwloc", 5) == 0,
+              "PMIx_Load_topology: %s", PMIx_Error_string(rc));
+    }
+
     /* Put in every scope, commit, fence with collect, read the peers' values */
     pmix_value_t val;
     char text[64];

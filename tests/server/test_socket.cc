@@ -1,5 +1,6 @@
 // The server in-process on a temporary directory, driven with raw frames over its socket.
 #include <gtest/gtest.h>
+#include <hwloc.h>
 
 #include <fcntl.h>
 #include <sys/resource.h>
@@ -281,6 +282,47 @@ TEST_F(ServerSocket, FenceThatCollectsNothingNamesTheSnapshot) {
     EXPECT_EQ(again_id, id);
     ASSERT_EQ(again.size(), 2u);
     EXPECT_EQ(again[0], segments[0]);
+}
+
+// The node's topology (PMIX_LOCAL_TOPO) is not in the job data: the first Get makes it, the Gets
+// that come meanwhile wait for it, later ones are answered from what was made; a pmix.optional Get
+// (OpenMPI's) too. It is hwloc XML that hwloc loads, with the machine's processing units.
+TEST_F(ServerSocket, LocalTopologyIsMadeWhenFirstAskedFor) {
+    auto a = client(0);
+    auto b = client(1);
+    ASSERT_TRUE(send_get(*a, 3, PMIX_RANK_WILDCARD, PMIX_LOCAL_TOPO, PMIX_OPTIONAL));
+    ASSERT_TRUE(send_get(*b, 4, PMIX_RANK_WILDCARD, PMIX_LOCAL_TOPO));
+    std::string xml[2];
+    int i = 0;
+    for (auto *x : {a.get(), b.get()}) {
+        auto r = x->recv_reply(30000);
+        ASSERT_TRUE(r);
+        ASSERT_EQ(r->status, PMIX_SUCCESS) << r->message;
+        wire::get_reply g;
+        ASSERT_TRUE(raw_client::body(*r, &g));
+        const pmix_info_t *v = find(g.data, PMIX_LOCAL_TOPO);
+        ASSERT_NE(v, nullptr);
+        ASSERT_EQ(v->value.type, PMIX_STRING);
+        xml[i++] = v->value.data.string;
+    }
+    EXPECT_EQ(xml[0], xml[1]);  // made once
+    ASSERT_TRUE(send_get(*a, 5, PMIX_RANK_WILDCARD, PMIX_LOCAL_TOPO));
+    auto again = a->recv_reply();
+    ASSERT_TRUE(again);
+    EXPECT_EQ(again->status, PMIX_SUCCESS);
+
+    hwloc_topology_t t = nullptr;
+    ASSERT_EQ(hwloc_topology_init(&t), 0);
+    ASSERT_EQ(hwloc_topology_set_xmlbuffer(t, xml[0].c_str(), static_cast<int>(xml[0].size() + 1)), 0);
+    ASSERT_EQ(hwloc_topology_load(t), 0);
+    hwloc_topology_t here = nullptr;
+    ASSERT_EQ(hwloc_topology_init(&here), 0);
+    ASSERT_EQ(hwloc_topology_set_flags(here, HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED), 0);
+    ASSERT_EQ(hwloc_topology_load(here), 0);
+    EXPECT_GT(hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_PU), 0);
+    EXPECT_EQ(hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_PU), hwloc_get_nbobjs_by_type(here, HWLOC_OBJ_PU));
+    hwloc_topology_destroy(here);
+    hwloc_topology_destroy(t);
 }
 
 TEST_F(ServerSocket, FenceTimesOut) {
