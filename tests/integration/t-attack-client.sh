@@ -5,7 +5,9 @@
 # decode budget, unknown types): each connection is closed with a log line, slurmstepd never
 # crashes, the other ranks complete; then it sends the server descriptors with a request: the server
 # answers and keeps none of them (root holds no object of the user's); then it takes the modex
-# snapshot's memory file as a client does and tries every way to change it, all refused (the seals).
+# snapshot's memory file as a client does and tries every way to change it, all refused (the seals);
+# then 65 Gets of the node's topology at once, before it is made: each answered (with it, or
+# refused past 16 waiting), and no more than that queued.
 # tests/programs/pmix_attack.c
 # speaks the wire protocol itself.
 . "$(dirname "$0")/lib.sh"
@@ -57,13 +59,14 @@ st=$(sacct -n -X -j "$jid" -o State 2>/dev/null | head -1 | tr -d ' ')
 
 # (b) hostile frames
 attack hostile
-echo "$out" | grep -E '^(FAIL|HOSTILE|DESCRIPTORS|SNAPSHOT-FILE)' | sed 's/^/    /'
+echo "$out" | grep -E '^(FAIL|HOSTILE|DESCRIPTORS|SNAPSHOT-FILE|TOPOLOGY)' | sed 's/^/    /'
 expect_eq "hostile: srun status" 0 "$rc"
 expect_eq "hostile: every rank passed" 4 "$(echo "$out" | grep -c '^RESULT-PASS rank')"
 expect_eq "hostile: every hostile input refused" 16 "$(echo "$out" | grep -c '^PASS rank 0: HOSTILE .* ok: refused')"
 expect_match "descriptors sent to the server: answered" '^PASS rank 0: DESCRIPTORS ok: the server answered' "$out"
 expect_match "descriptors sent to the server: none kept by root" '^PASS rank 0: DESCRIPTORS ok: the server kept none' "$out"
 expect_match "the snapshot's memory file: every way to change it refused" '^PASS rank 0: SNAPSHOT-FILE ok: ([0-9]+) of \1 ways' "$out"
+expect_match "Gets of the node's topology at once: each answered, with it or refused" '^PASS rank 0: TOPOLOGY ok: each Get answered' "$out"
 echo "    slurmstepd max RSS during the hostile inputs: $((maxrss / 1024)) MiB"
 [ "$maxrss" -lt $((400 * 1024)) ] && pass "slurmstepd memory bounded (< 400 MiB)" || fail "slurmstepd grew to $((maxrss / 1024)) MiB"
 sleep 1

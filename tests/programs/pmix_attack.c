@@ -479,6 +479,64 @@ static void snapshot_file(void) {
     free(fp.p);
 }
 
+/* --- rank 0: Gets of the node's topology before it is made ---------------------------------- *
+ * The first Get of PMIX_LOCAL_TOPO makes the server start a discovery; 64 more in the same batch
+ * must not queue without bound: each is answered, with the topology or PMIX_ERR_OUT_OF_RESOURCE
+ * (at most 16 wait per connection), and the connection stays usable. */
+static void topology(void) {
+    int fd = connected();
+    CHECK(fd >= 0, "TOPOLOGY: connected with the step's token");
+    if (fd < 0) return;
+    enum { N = 64 };
+    buf_t g = {0}, batch = {0};
+    put_str(&g, getenv("PMIX_NAMESPACE"));
+    put_u32(&g, PMIX_RANK_WILDCARD);
+    put_str(&g, PMIX_LOCAL_TOPO);
+    put_u32(&g, 0); /* infos */
+    for (uint32_t id = 2; id < 2 + N + 1; ++id) frame(&batch, T_GET, id, &g, (uint32_t)g.n);
+    CHECK(send_all(fd, batch.p, batch.n) == 0, "TOPOLOGY: %d Gets sent at once", N + 1);
+    /* read the N + 1 replies: 16-byte frame header (u32 payload length at 12), status first */
+    size_t cap = 1 << 20, have = 0;
+    uint8_t *in = malloc(cap);
+    int replies = 0, found = 0, refused = 0, other = 0;
+    time_t end = time(NULL) + 60;
+    while (replies < N + 1 && time(NULL) < end) {
+        while (have >= 16) {
+            uint32_t len;
+            memcpy(&len, in + 12, 4);
+            if (have < 16 + (size_t)len) break;
+            int32_t st = 1;
+            if (len >= 4) memcpy(&st, in + 16, 4);
+            if (st == PMIX_SUCCESS && len > 1000) found++;
+            else if (st == PMIX_ERR_OUT_OF_RESOURCE) refused++;
+            else other++;
+            replies++;
+            memmove(in, in + 16 + len, have - 16 - len);
+            have -= 16 + len;
+        }
+        if (replies == N + 1) break;
+        if (have == cap) in = realloc(in, cap *= 2);
+        struct pollfd p = {fd, POLLIN, 0};
+        if (poll(&p, 1, 5000) <= 0) break;
+        ssize_t k = recv(fd, in + have, cap - have, 0);
+        if (k <= 0) break;
+        have += (size_t)k;
+    }
+    printf("TOPOLOGY: %d replies: %d with the topology, %d refused, %d other\n", replies, found, refused, other);
+    CHECK(replies == N + 1 && other == 0 && found >= 1 && found + refused == N + 1,
+          "TOPOLOGY ok: each Get answered, with the topology or refused");
+    buf_t f = {0}, fp = {0};
+    put_u32(&fp, 0);
+    frame(&f, T_FINALIZE, 100, &fp, (uint32_t)fp.n);
+    if (send_all(fd, f.p, f.n) == 0) closed_within(fd, 5, NULL);
+    free(f.p);
+    free(fp.p);
+    free(in);
+    free(g.p);
+    free(batch.p);
+    close(fd);
+}
+
 /* --- ranks 1..n-1: ordinary clients ----------------------------------------------------------- */
 static void well_behaved(int rounds) {
     pmix_proc_t me;
@@ -526,6 +584,7 @@ int main(int argc, char **argv) {
             hostile();
             descriptors();
             snapshot_file();
+            topology();
         }
     } else {
         well_behaved(rounds);
