@@ -39,6 +39,12 @@ t1=$(date +%s)
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:strict_string_checks=1}
 export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$src/contrib/lsan.supp:print_suppressions=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+# hwloc's PCI plugin (hwloc_pci.so, with libpciaccess) keeps its state in libpciaccess's globals;
+# hwloc unloads both when its last topology is destroyed, and LeakSanitizer then sees that state
+# (about 1 KB, in frames of an unloaded "<unknown module>", so no suppression can name it) as
+# leaked. The node topology's export (plugin/server/topology.cc, with I/O devices) is tested here
+# without the PCI plugin; the integration tests run it with.
+export HWLOC_COMPONENTS=${HWLOC_COMPONENTS:--pci}
 passed=0
 failed=0
 for t in $tests; do
