@@ -135,6 +135,17 @@ static int closed_within(int fd, int seconds, size_t *bytes) {
     return 0;
 }
 
+/* Leave as a client does (finalize, no infos; request `id`), so the server has nothing to log,
+ * and wait for it to close the connection. */
+static void finalize_and_wait(int fd, uint32_t id) {
+    buf_t f = {0}, fp = {0};
+    put_u32(&fp, 0);
+    frame(&f, T_FINALIZE, id, &fp, (uint32_t)fp.n);
+    if (send_all(fd, f.p, f.n) == 0) closed_within(fd, 5, NULL);
+    free(f.p);
+    free(fp.p);
+}
+
 /* Connect as this rank and wait for the connect reply (so what follows is past authentication). */
 static int connected(void) {
     for (int attempt = 0; attempt < 50; ++attempt) {
@@ -389,16 +400,10 @@ static void descriptors(void) {
     printf("DESCRIPTORS: reply %s, pipe %s\n", got == sizeof(hdr) ? "read" : "missing",
            eof ? "at end of file" : "still held open");
     CHECK(eof, "DESCRIPTORS ok: the server kept none of the descriptors");
-    /* leave as a client does (finalize, no infos), so the server has nothing to log */
-    buf_t f = {0}, fp = {0};
-    put_u32(&fp, 0);
-    frame(&f, T_FINALIZE, 3, &fp, (uint32_t)fp.n);
-    if (send_all(fd, f.p, f.n) == 0) closed_within(fd, 5, NULL);
+    finalize_and_wait(fd, 3);
     close(pipefd[0]);
     close(fd);
     free(b.p);
-    free(f.p);
-    free(fp.p);
 }
 
 /* The modex snapshot's memory file, as any client receives it: the server writes it through its
@@ -469,14 +474,9 @@ static void snapshot_file(void) {
         CHECK(refused == tries, "SNAPSHOT-FILE ok: %d of %d ways to change the file refused", refused, tries);
         close(mfd);
     }
-    buf_t f = {0}, fp = {0};
-    put_u32(&fp, 0);
-    frame(&f, T_FINALIZE, 3, &fp, (uint32_t)fp.n);
-    if (send_all(fd, f.p, f.n) == 0) closed_within(fd, 5, NULL);
+    finalize_and_wait(fd, 3);
     close(fd);
     free(b.p);
-    free(f.p);
-    free(fp.p);
 }
 
 /* --- rank 0: Gets of the node's topology before it is made ---------------------------------- *
@@ -525,12 +525,7 @@ static void topology(void) {
     printf("TOPOLOGY: %d replies: %d with the topology, %d refused, %d other\n", replies, found, refused, other);
     CHECK(replies == N + 1 && other == 0 && found >= 1 && found + refused == N + 1,
           "TOPOLOGY ok: each Get answered, with the topology or refused");
-    buf_t f = {0}, fp = {0};
-    put_u32(&fp, 0);
-    frame(&f, T_FINALIZE, 100, &fp, (uint32_t)fp.n);
-    if (send_all(fd, f.p, f.n) == 0) closed_within(fd, 5, NULL);
-    free(f.p);
-    free(fp.p);
+    finalize_and_wait(fd, 100);
     free(in);
     free(g.p);
     free(batch.p);
