@@ -91,7 +91,10 @@ do_mount() {
             bind:*) mount --bind "${how#bind:}" "$ROOT$target" ;;
         esac || die "cannot mount $ROOT$target"
     done < <(mount_list)
+    # the root shares the host's network: it resolves names as the host does, the host's own name
+    # included (OpenMPI 5's MPI_Get_processor_name is that name; programs look it up)
     cp -L /etc/resolv.conf "$ROOT/etc/resolv.conf" 2>/dev/null || true
+    cp -L /etc/hosts "$ROOT/etc/hosts" 2>/dev/null || true
 }
 
 # pids of processes whose root directory is the Debian 13 root (ours excepted)
