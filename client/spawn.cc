@@ -24,7 +24,8 @@ void copy_strings(char **in, std::vector<std::string> *out) {
 // The attribute keys of one info list, for the debug log: what the MPI library asked for.
 std::string keys_of(const pmix_info_t *info, size_t n) {
     std::string out;
-    for (size_t i = 0; info != nullptr && i < n; ++i) out += (out.empty() ? "" : ",") + std::string(info[i].key);
+    for (size_t i = 0; info != nullptr && i < n; ++i)
+        out += (out.empty() ? "" : ",") + std::string(info[i].key);
     return out.empty() ? "none" : out;
 }
 
@@ -34,7 +35,8 @@ Status send_spawn(Client &c, const pmix_info_t job_info[], size_t ninfo, const p
     if (apps == nullptr || napps == 0) return Status(PMIX_ERR_BAD_PARAM, "no apps to spawn");
     wire::spawn_request req;
     PMIXCPP_RETURN_IF_ERROR(info_array_copy(job_info, ninfo, &req.job_info));
-    if (get_log_level() >= log_level::debug) PMIXCPP_LOG_DEBUG("spawn: job attributes %s", keys_of(job_info, ninfo).c_str());
+    if (get_log_level() >= log_level::debug)
+        PMIXCPP_LOG_DEBUG("spawn: job attributes %s", keys_of(job_info, ninfo).c_str());
     for (size_t i = 0; i < napps; ++i) {
         const pmix_app_t &a = apps[i];
         if (a.cmd == nullptr || a.cmd[0] == '\0') return Status(PMIX_ERR_BAD_PARAM, "app without a command");
