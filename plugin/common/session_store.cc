@@ -198,6 +198,9 @@ job_store::~job_store() {
     }
     for (auto &t : threads)
         if (t.joinable()) t.join();
+    // a rendezvous that completed while the step ended may have marked itself read just now
+    remove_orphaned_rendezvous();
+    rmdir(_dir.c_str());
 }
 
 void job_store::submit(int fd, std::vector<uint8_t> body) { start(fd, std::move(body), false); }
@@ -530,7 +533,17 @@ agent_reply job_store::rendezvous(const rendezvous_request &r) {
 void job_store::step_ended(const std::string &nspace) {
     unlink((_dir + "/" + kStepPrefix + hex_name(nspace)).c_str());
     remove_owned(nspace, PMIX_RANK_WILDCARD, true, {});
+    remove_orphaned_rendezvous();
     rmdir(_dir.c_str());  // only if empty: the last step of the job leaves nothing behind
+}
+
+// Once no step of the job is left, no rendezvous can still complete: remove what is left of
+// them. The last reader of a rendezvous removes its files, but a party whose step ended inside
+// it (killed, or its srun stopping) never reads it, so the others' files would stay.
+void job_store::remove_orphaned_rendezvous() {
+    if (!registered_steps(_dir).empty()) return;
+    for (const char *prefix : {".xc.", ".xr."})
+        for (const auto &n : names_with_prefix(_dir, prefix)) unlink((_dir + "/" + n).c_str());
 }
 
 }  // namespace pmixcpp::session

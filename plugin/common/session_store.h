@@ -97,6 +97,7 @@ public:
 private:
     explicit job_store(std::string dir) : _dir(std::move(dir)) {}
     void start(int fd, std::vector<uint8_t> body, bool is_rendezvous);
+    void remove_orphaned_rendezvous();
     agent_reply publish(const agent_request &r);
     agent_reply lookup(const agent_request &r);
     agent_reply unpublish(const agent_request &r);

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <deque>
 #include <filesystem>
+#include <fstream>
 #include <algorithm>
 #include <map>
 #include <mutex>
@@ -1068,6 +1069,39 @@ TEST(Connect, AllRanksListedIsTheWildcard) {
     }
     std::string rm = std::string("rm -rf ") + dir;
     EXPECT_EQ(system(rm.c_str()), 0);
+}
+
+// A party whose step ended inside a rendezvous never marks it read, so the last reader's clean-up
+// never comes: what the others left of it goes when the job's last step ends (seen after MPICH's
+// concurrent_spawns was killed: a fence's contribution and read mark stayed in the directory).
+TEST(Connect, OrphanedRendezvousGoesWithTheJobsLastStep) {
+    char dir[] = "/tmp/pmixcpp-connect-test.XXXXXX";
+    ASSERT_NE(mkdtemp(dir), nullptr);
+    {
+        auto store = session::job_store::open(1, getuid(), "c", dir);
+        ASSERT_TRUE(store.ok()) << store.status().message();
+        store.value()->step_started("slurm.1.0");
+        store.value()->step_started("slurm.1.1");
+        // step 1 saw the fence complete and marked it read; step 0 ended before reading
+        const std::string key = session::hex_name("fence.0123456789abcdef.0");
+        const std::string one = session::hex_name("slurm.1.1");
+        for (const char *kind : {".xc.", ".xr."}) {
+            std::ofstream f(std::string(dir) + "/" + kind + key + "." + one + ".0");
+            f << "x";
+        }
+        auto rendezvous_files = [&] {
+            size_t n = 0;
+            for (auto &e : std::filesystem::directory_iterator(dir))
+                n += e.path().filename().string().rfind(".x", 0) == 0 ? 1 : 0;
+            return n;
+        };
+        ASSERT_EQ(rendezvous_files(), 2u);
+        store.value()->step_ended("slurm.1.0");
+        EXPECT_EQ(rendezvous_files(), 2u);  // step 1 still runs: the files may still be read
+        store.value()->step_ended("slurm.1.1");
+        EXPECT_FALSE(std::filesystem::exists(dir));  // nothing left, the directory neither
+    }
+    std::filesystem::remove_all(dir);
 }
 
 // A step that spawned children knows their PMIX_JOB_SIZE at once, before any PMIx_Connect

@@ -18,6 +18,13 @@ pair() {  # pair TAG NTASKS_A NTASKS_B
     timeout -k 5 120 salloc -N2 -n8 bash -c \
         "srun --overlap --mpi=pmixcpp -N2 -n$2 $prog pair A $1 & srun --overlap --mpi=pmixcpp -N2 -n$3 $prog pair B $1; wait" 2>&1
 }
+# rendezvous files beside srun (every job of root's): those of this test's jobs are what count
+rendezvous_files() {
+    ls -d "${TMPDIR:-/tmp}"/pmixcpp-u0-*-job* 2>/dev/null | while read -r d; do
+        ls -A "$d" | grep -E '^\.x[cr]\.' | sed "s|^|$d/|"
+    done | sort
+}
+before=$(rendezvous_files)
 t0=$SECONDS
 out=$(pair c$$ 2 3)
 expect_eq "pair: all 5 ranks of both steps passed" 5 "$(echo "$out" | grep -c '^RESULT-PASS rank')"
@@ -38,8 +45,9 @@ expect_eq "pair: PMIx_Disconnect_nb and PMIx_Disconnect" 10 "$(echo "$out" | gre
 echo "$out" | grep -E '^FAIL' | head -5 | sed 's/^/    /'
 echo "$out" | grep -E 'PMIx_Connect\(slurm' | head -2 | sed 's/^/    /'
 # nothing of the rendezvous is left beside srun
-left=$(ls -d "${TMPDIR:-/tmp}"/pmixcpp-u0-*-job* 2>/dev/null | while read -r d; do ls -A "$d" | grep -E '^\.x[cr]\.' ; done | wc -l)
+left=$(comm -13 <(echo "$before") <(rendezvous_files) | grep -c .)
 expect_eq "no rendezvous file left behind" 0 "$left"
+comm -13 <(echo "$before") <(rendezvous_files) | head -3 | sed 's/^/    left: /'
 
 # The same set written two ways: each step lists its own namespace as PMIX_RANK_WILDCARD and
 # the other's as all of its ranks; they meet in one collective.
