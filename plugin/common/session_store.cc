@@ -475,6 +475,7 @@ agent_reply job_store::rendezvous(const rendezvous_request &r) {
     auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(r.timeout_ms);
     uint32_t total = 0;
     std::string missing;
+    std::vector<rendezvous_piece> pieces;
     for (;;) {
         total = 0;
         missing.clear();
@@ -496,26 +497,31 @@ agent_reply job_store::rendezvous(const rendezvous_request &r) {
             }
             total += expected;
         }
-        if (missing.empty()) break;
+        if (missing.empty()) {
+            // Every contribution is there: read them. A party that gave up at this moment (its
+            // timeout, its step ending) removes its own: then this is not complete after all.
+            pieces.clear();
+            for (const auto &ns : r.nspaces) {
+                std::string prefix = ".xc." + key + "." + hex_name(ns) + ".";
+                for (const auto &name : names_with_prefix(_dir, prefix)) {
+                    auto bytes = read_file(_dir + "/" + name);
+                    if (!bytes || bytes->size() < 4) continue;
+                    rendezvous_piece p;
+                    p.nspace = ns;
+                    p.node = static_cast<uint32_t>(strtoul(name.c_str() + prefix.size(), nullptr, 10));
+                    p.contribution.assign(bytes->begin() + 4, bytes->end());
+                    pieces.push_back(std::move(p));
+                }
+            }
+            if (pieces.size() >= total) break;
+            missing = "a contribution withdrawn while it was read";
+        }
         if (_stopping || std::chrono::steady_clock::now() >= deadline) {
             unlink(own.c_str());
             return agent_reply{PMIX_ERR_TIMEOUT, r.key + ": timed out after " + std::to_string(r.timeout_ms / 1000) +
                                                      " s waiting for " + missing, {}};
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-    std::vector<rendezvous_piece> pieces;
-    for (const auto &ns : r.nspaces) {
-        std::string prefix = ".xc." + key + "." + hex_name(ns) + ".";
-        for (const auto &name : names_with_prefix(_dir, prefix)) {
-            auto bytes = read_file(_dir + "/" + name);
-            if (!bytes || bytes->size() < 4) continue;
-            rendezvous_piece p;
-            p.nspace = ns;
-            p.node = static_cast<uint32_t>(strtoul(name.c_str() + prefix.size(), nullptr, 10));
-            p.contribution.assign(bytes->begin() + 4, bytes->end());
-            pieces.push_back(std::move(p));
-        }
     }
     // Read: the last reader removes the rendezvous' files.
     std::string mark = _dir + "/.xr." + key + "." + hex_name(r.nspace) + "." + std::to_string(r.node);
