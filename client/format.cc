@@ -139,4 +139,13 @@ std::string format_value(const pmix_value_t *value) {
     return std::string("Data type: ") + data_type_name(value->type) + " Value: " + format_value_data(value);
 }
 
+std::string format_infos_brief(const pmix_info_t *info, size_t ninfo) {
+    std::string out;
+    for (size_t i = 0; info != nullptr && i < ninfo; ++i) {
+        if (!out.empty()) out += ", ";
+        out += std::string(info[i].key, strnlen(info[i].key, PMIX_MAX_KEYLEN)) + "=" + format_value_data(&info[i].value);
+    }
+    return out.empty() ? "none" : out;
+}
+
 }  // namespace pmixcpp::client

@@ -11,5 +11,7 @@ namespace pmixcpp::client {
 std::string format_value(const pmix_value_t *value);
 // Just the value part ("42", "\"text\"", "nspace:3", "[1, 2]" ...).
 std::string format_value_data(const pmix_value_t *value);
+// "key=value, key=value" of an info list, for debug logs ("none" when empty).
+std::string format_infos_brief(const pmix_info_t *info, size_t ninfo);
 
 }  // namespace pmixcpp::client

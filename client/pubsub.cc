@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "api.h"
+#include "format.h"
 #include "info_call.h"
 
 using namespace pmixcpp;
@@ -75,6 +76,8 @@ Status send_publish(Client &c, const pmix_info_t info[], size_t ninfo, status_fn
         if (is_directive(info[i])) PMIXCPP_RETURN_IF_ERROR(info_xfer(&req.directives[k++], &info[i]));
         else PMIXCPP_RETURN_IF_ERROR(info_xfer(&req.data[d++], &info[i]));
     }
+    if (get_log_level() >= log_level::debug)
+        PMIXCPP_LOG_DEBUG("publish: %s", format_infos_brief(info, ninfo).c_str());
     wire::Writer w;
     PMIXCPP_RETURN_IF_ERROR(wire::encode(w, req));
     return send_status_request(c, wire::msg_type::publish, w, std::move(done));
@@ -88,6 +91,11 @@ Status send_lookup(Client &c, std::vector<std::string> keys, const pmix_info_t i
     wire::lookup_request req;
     req.keys = std::move(keys);
     PMIXCPP_RETURN_IF_ERROR(info_array_copy(info, ninfo, &req.directives));
+    if (get_log_level() >= log_level::debug) {
+        std::string k;
+        for (const auto &key : req.keys) k += (k.empty() ? "" : ",") + key;
+        PMIXCPP_LOG_DEBUG("lookup: %s, directives %s", k.c_str(), format_infos_brief(info, ninfo).c_str());
+    }
     wire::Writer w;
     PMIXCPP_RETURN_IF_ERROR(wire::encode(w, req));
     // The server answers a timed-out wait itself; the local timer only guards against a lost node.
@@ -113,6 +121,9 @@ Status send_unpublish(Client &c, char **keys, const pmix_info_t info[], size_t n
     wire::unpublish_request req;
     PMIXCPP_RETURN_IF_ERROR(check_keys(keys, true, &req.keys));
     PMIXCPP_RETURN_IF_ERROR(info_array_copy(info, ninfo, &req.directives));
+    if (get_log_level() >= log_level::debug)
+        PMIXCPP_LOG_DEBUG("unpublish: %zu key(s), directives %s", req.keys.size(),
+                          format_infos_brief(info, ninfo).c_str());
     wire::Writer w;
     PMIXCPP_RETURN_IF_ERROR(wire::encode(w, req));
     return send_status_request(c, wire::msg_type::unpublish, w, std::move(done));

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "api.h"
+#include "format.h"
 #include "info_call.h"
 
 using namespace pmixcpp;
@@ -21,14 +22,6 @@ void copy_strings(char **in, std::vector<std::string> *out) {
     for (size_t i = 0; in[i] != nullptr; ++i) out->emplace_back(in[i]);
 }
 
-// The attribute keys of one info list, for the debug log: what the MPI library asked for.
-std::string keys_of(const pmix_info_t *info, size_t n) {
-    std::string out;
-    for (size_t i = 0; info != nullptr && i < n; ++i)
-        out += (out.empty() ? "" : ",") + std::string(info[i].key);
-    return out.empty() ? "none" : out;
-}
-
 Status send_spawn(Client &c, const pmix_info_t job_info[], size_t ninfo, const pmix_app_t apps[], size_t napps,
                   spawn_fn done) {
     PMIXCPP_RETURN_IF_ERROR(check_infos(job_info, ninfo));
@@ -36,13 +29,13 @@ Status send_spawn(Client &c, const pmix_info_t job_info[], size_t ninfo, const p
     wire::spawn_request req;
     PMIXCPP_RETURN_IF_ERROR(info_array_copy(job_info, ninfo, &req.job_info));
     if (get_log_level() >= log_level::debug)
-        PMIXCPP_LOG_DEBUG("spawn: job attributes %s", keys_of(job_info, ninfo).c_str());
+        PMIXCPP_LOG_DEBUG("spawn: job attributes %s", format_infos_brief(job_info, ninfo).c_str());
     for (size_t i = 0; i < napps; ++i) {
         const pmix_app_t &a = apps[i];
         if (a.cmd == nullptr || a.cmd[0] == '\0') return Status(PMIX_ERR_BAD_PARAM, "app without a command");
         if (get_log_level() >= log_level::debug)
             PMIXCPP_LOG_DEBUG("spawn: app %zu: %s, %d processes, cwd %s, attributes %s", i, a.cmd, a.maxprocs,
-                              a.cwd ? a.cwd : "(none)", keys_of(a.info, a.ninfo).c_str());
+                              a.cwd ? a.cwd : "(none)", format_infos_brief(a.info, a.ninfo).c_str());
         if (a.maxprocs < 0) return Status(PMIX_ERR_BAD_PARAM, "negative maxprocs");
         PMIXCPP_RETURN_IF_ERROR(check_infos(a.info, a.ninfo));
         wire::spawn_app w;

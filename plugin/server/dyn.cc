@@ -570,7 +570,24 @@ bool dyn_service::to_session(uint64_t conn, uint32_t rank, uint16_t type, uint32
     }
     if (const pmix_info_t *r = find(*dirs, PMIX_RANGE)) {
         auto n = number_of(r->value);
-        if (!n || (*n != PMIX_RANGE_SESSION && *n != PMIX_RANGE_GLOBAL && *n != PMIX_RANGE_UNDEF)) return false;
+        if (!n) return false;  // the step's store answers the malformed directive
+        switch (*n) {
+            case PMIX_RANGE_SESSION:
+            case PMIX_RANGE_GLOBAL:
+            case PMIX_RANGE_UNDEF: break;
+            case PMIX_RANGE_RM:
+            case PMIX_RANGE_LOCAL:
+            case PMIX_RANGE_NAMESPACE:
+            case PMIX_RANGE_CUSTOM:
+            case PMIX_RANGE_PROC_LOCAL: return false;
+            default:
+                // Not a range of the standard: the default range, the session. OpenMPI 5.0's
+                // MPI_Lookup_name sends one when its MPI_Info names no "range", while its
+                // MPI_Publish_name says PMIX_RANGE_SESSION: they must meet.
+                PMIXCPP_LOG_DEBUG("%s: rank %u: PMIX_RANGE %lld is no range of the standard: the session",
+                                  _step.nspace.c_str(), rank, static_cast<long long>(*n));
+                break;
+        }
     }
     int timeout_ms = (session::kMaxWaitSec + 30) * 1000;
     if (const pmix_info_t *t = find(*dirs, PMIX_TIMEOUT)) {

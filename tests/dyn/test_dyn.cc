@@ -876,9 +876,19 @@ TEST(DynService, SessionRangeGoesToTheJobStore) {
     EXPECT_EQ(sent.size(), 1u);
     ASSERT_EQ(t.wire_q.size(), 1u);
     EXPECT_EQ(std::get<2>(t.wire_q.front()), net::kChannelPubsubRequest);
+    // A range value the standard does not define (OpenMPI 5.0's MPI_Lookup_name sends one): the
+    // default, the session, where OpenMPI's MPI_Publish_name put the name.
+    wire::lookup_request lk;
+    lk.keys.push_back("s");
+    lk.directives = infos({info_num<pmix_data_range_t>(PMIX_RANGE, 0x5a, PMIX_DATA_RANGE)});
+    wire::Writer lw;
+    ASSERT_TRUE(wire::encode(lw, lk).ok());
+    svc.on_client(5, 3, static_cast<uint16_t>(wire::msg_type::lookup), 3, lw.data());
+    EXPECT_EQ(sent.size(), 2u);
+    EXPECT_EQ(t.wire_q.size(), 1u);
     // The session publisher leaves: the job store hears it.
     svc.rank_left(2);
-    EXPECT_EQ(sent.size(), 2u);
+    EXPECT_EQ(sent.size(), 3u);
 }
 
 // --- PMIx_Connect across namespaces (plugin/server/connect.h) through a real job store ---------
