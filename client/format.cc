@@ -143,7 +143,8 @@ std::string format_infos_brief(const pmix_info_t *info, size_t ninfo) {
     std::string out;
     for (size_t i = 0; info != nullptr && i < ninfo; ++i) {
         if (!out.empty()) out += ", ";
-        out += std::string(info[i].key, strnlen(info[i].key, PMIX_MAX_KEYLEN)) + "=" + format_value_data(&info[i].value);
+        out += std::string(info[i].key, strnlen(info[i].key, PMIX_MAX_KEYLEN));
+        out += "=" + format_value_data(&info[i].value);
     }
     return out.empty() ? "none" : out;
 }
