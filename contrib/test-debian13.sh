@@ -45,7 +45,7 @@ export PMIXCPP_BUILD_DIR=${PMIXCPP_BUILD13_DIR:-$src/_build13}
 export PMIXCPP_PREFIX=${PMIXCPP_PREFIX13:-$src/_install13}
 export PMIXCPP_PLUGIN_DIR=$PMIXCPP_PREFIX/lib/slurm
 # the conformance programs of this stack are built apart from Debian 12's
-export PMIXCPP_CONF_BUILD=${PMIXCPP_CONF_BUILD13:-/tmp/pmixcpp-conformance-build-deb13}
+export PMIXCPP_CONF_BUILD=${PMIXCPP_CONF_BUILD13:-$PMIXCPP_BUILD_DIR/conformance}
 # OpenMPI 5 across virtual nodes of one host: TCP over loopback between them (TESTBED.md)
 export OMPI_MCA_pml=ob1 OMPI_MCA_btl=self,tcp OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo
 t0=$(date +%s)

@@ -8,7 +8,7 @@
 #   PMIXCPP_PREFIX      installed pmixcpp prefix: its include/ and lib/libpmix are what the
 #                       OpenPMIx programs are built against (required)
 #   PMIXCPP_PLUGIN_DIR  directory holding mpi_pmixcpp.so (default $PMIXCPP_PREFIX/lib/slurm)
-#   PMIXCPP_CONF_BUILD  where the programs are built (default /tmp/pmixcpp-conformance-build;
+#   PMIXCPP_CONF_BUILD  where the programs are built (default <checkout>/_build/conformance;
 #                       a program is rebuilt only when its source or our pmix.h is newer)
 #   --no-cluster        use the cluster of the current environment (SLURM_CONF) instead
 #                       of (re)starting contrib/cluster.sh
@@ -37,7 +37,7 @@ case $mpi in pmixcpp|pmix_v4|pmix_v5) ;; *) echo "conformance: --mpi must be pmi
 : "${PMIXCPP_PREFIX:?set PMIXCPP_PREFIX to the installed pmixcpp prefix}"
 export PMIXCPP_PREFIX
 export PMIXCPP_PLUGIN_DIR=${PMIXCPP_PLUGIN_DIR:-$PMIXCPP_PREFIX/lib/slurm}
-build=${PMIXCPP_CONF_BUILD:-/tmp/pmixcpp-conformance-build}
+build=${PMIXCPP_CONF_BUILD:-$srcdir/_build/conformance}
 export PMIXCPP_CONF_BUILD=$build
 expected="$here/expected.tsv"
 results="$build/results.$mpi"
@@ -195,9 +195,9 @@ EOF
             out="$b/$name"
             [ -x "$out" ] && [ "$out" -nt "$f" ] && continue
             echo "$name $f $flags"
-        done | xargs -r -P2 -L1 sh -c '
-            o='"$b"'/$0
-            mpicc -O1 -w $2 -I'"$b"' -I'"$m"'/include -o "$o" "$1" '"$b"'/libmtest.a 2>"$o.build.log" || rm -f "$o"'
+        done | xargs -r -d '\n' -n1 -P2 sh -c '
+            set -- $1; o='"$b"'/$1
+            mpicc -O1 -w $3 -I'"$b"' -I'"$m"'/include -o "$o" "$2" '"$b"'/libmtest.a 2>"$o.build.log" || rm -f "$o"' sh
     fi
     if [ -n "${mpi4py_src_l:-}" ]; then
         rm -rf "$build/mpi4py"; cp -r "$mpi4py_src_l" "$build/mpi4py"; chmod -R a+rX "$build/mpi4py"
