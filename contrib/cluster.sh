@@ -26,6 +26,7 @@
 #   PMIXCPP_SLURM_PLUGIN_DIR  Debian's plugin directory  [from dpkg, /usr/lib/<arch>/slurm-wlm]
 #   PMIXCPP_MPI_DEFAULT       MpiDefault                 [none]
 #   PMIXCPP_MPI_CONF          file copied to <conf-dir>/mpi.conf [empty mpi.conf]
+#   PMIXCPP_FIRST_JOB_ID      FirstJobId: two clusters on one host apart in job ids too [1]
 #   PMIXCPP_SLURM_CONF_EXTRA  lines appended to slurm.conf (e.g. TopologyPlugin=topology/tree) [none]
 #   PMIXCPP_TOPOLOGY_CONF     file copied to <conf-dir>/topology.conf [no topology.conf]
 #   PMIXCPP_SLURM_DEBUG       SlurmctldDebug/SlurmdDebug [info]
@@ -257,6 +258,7 @@ MessageTimeout=20
 SlurmctldTimeout=30
 SlurmdTimeout=60
 MinJobAge=60
+FirstJobId=${PMIXCPP_FIRST_JOB_ID:-1}
 
 EOF
         for k in $(seq 1 "$n"); do

@@ -7,7 +7,7 @@
 #   Runs inside the Debian 13 root (contrib/debian13-root.sh run ...), whose apt lists the
 #   sources of trixie and sid; needs a configured build directory of that root
 #   (PMIXCPP_BUILD13_DIR, default _build13) for pmixcpp's own config header.
-#   PMIXCPP_SLURM_SRC_CACHE  where sources are unpacked [/var/cache/pmixcpp]
+#   PMIXCPP_SLURM_SRC_DIR  where sources are unpacked and configured [<checkout>/_deps]
 # Exit 0: compiles; 1: does not; 77: the suite's Slurm source cannot be fetched here.
 set -uo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
@@ -16,7 +16,7 @@ if [ -z "${PMIXCPP_IN_CHROOT:-}" ]; then
     exec "$src/contrib/debian13-root.sh" run "$src/contrib/compile-check-slurm.sh" "$@"
 fi
 build=${PMIXCPP_BUILD13_DIR:-$src/_build13}
-cache=${PMIXCPP_SLURM_SRC_CACHE:-/var/cache/pmixcpp}
+deps=${PMIXCPP_SLURM_SRC_DIR:-$src/_deps}
 die() { echo "compile-check-slurm: $1" >&2; exit "${2:-1}"; }
 
 [ -f "$build/pmixcpp_config.h" ] || die "no configured build in $build (contrib/test-debian13.sh or build.sh first)"
@@ -24,19 +24,12 @@ die() { echo "compile-check-slurm: $1" >&2; exit "${2:-1}"; }
 uris=$(apt-get source --print-uris "slurm-wlm/$suite" 2>/dev/null | grep "^'") ||
     die "apt knows no slurm-wlm source in $suite" 77
 version=$(echo "$uris" | awk -F"'" '$2 ~ /\.dsc$/ { n = split($2, p, "_"); v = p[n]; sub(/\.dsc$/, "", v); print v }' | sed 's/%2b/+/g')
-dest=$cache/slurm-$version
+dest=$deps/slurm-$version
 if [ ! -f "$dest/.pmixcpp-configured" ]; then
-    rm -rf "$dest.tmp" && mkdir -p "$dest.tmp"
-    if ! ( cd "$dest.tmp" && apt-get source -qq "slurm-wlm/$suite" >&2 ); then
-        orig=$(echo "$uris" | awk -F"'" '$2 ~ /\.orig\.tar\./ { split($3, f, " "); print $2, f[1], f[3]; exit }')
-        [ -n "$orig" ] || die "cannot fetch the slurm-wlm $version source of $suite" 77
-        set -- $orig
-        /usr/lib/apt/apt-helper download-file "$1" "$dest.tmp/$2" "$3" >&2 ||
-            die "the slurm-wlm $version source of $suite is not on this mirror ($1)" 77
-        tar -C "$dest.tmp" -xf "$dest.tmp/$2" || die "cannot unpack $2"
-    fi
-    d=$(find "$dest.tmp" -mindepth 1 -maxdepth 1 -type d | head -n 1)
-    mv "$d" "$dest.tmp/src"
+    mkdir -p "$deps"
+    "$src/contrib/deb-source.sh" "slurm-wlm/$suite" "$dest.tmp" >/dev/null
+    rc=$?
+    [ $rc = 0 ] || die "no usable source of slurm-wlm $version ($suite) here" "$rc"
     ( cd "$dest.tmp/src" && ./configure --quiet --prefix=/usr --sysconfdir=/etc/slurm \
           --enable-multiple-slurmd >"$dest.tmp/configure.log" 2>&1 ) ||
         die "configure of Slurm $version failed, see $dest.tmp/configure.log"

@@ -7,7 +7,9 @@
 # contrib/cluster.sh runs its cluster inside it when PMIXCPP_CHROOT names it.
 #
 # usage: contrib/debian13-root.sh build | path | mount | umount | run CMD... | shell
-#   build       bootstrap the root unless it is cached (about a minute), print its path
+#   build       bootstrap the root unless it is cached (about a minute), print its path; a
+#               cached root is checked first: upgraded to what the archive serves now, and
+#               the files of its packages verified against dpkg's sums
 #   path        print the root's path (exit 1 if it is not built)
 #   mount       mount proc, sys, dev, dev/pts, bind /tmp and this checkout at the same path
 #   umount      undo mount, unless a process still runs inside the root
@@ -126,9 +128,39 @@ do_umount() {
 }
 
 # ---------------------------------------------------------------- build
+in_root() {
+    chroot "$ROOT" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive "$@"
+}
+
+# A cached root is a download cache: before each use it is checked against what a bootstrap
+# would fetch now. Packages the archive has newer versions of are upgraded (so the stack under
+# test is the archive's), and the files of the listed packages must still be those dpkg
+# installed (dpkg --verify, configuration files aside).
+verify_root() {
+    local stale changed
+    in_root apt-get update -qq >&2 || { say "apt-get update inside the root failed"; return 1; }
+    stale=$(in_root apt-get -s -qq dist-upgrade 2>/dev/null | awk '$1 == "Inst" { print $2 }' | tr '\n' ' ')
+    if [ -n "${stale// /}" ]; then
+        say "the archive has newer versions of: $stale; upgrading the root"
+        in_root apt-get dist-upgrade -y -qq --no-install-recommends >&2 || { say "upgrade failed"; return 1; }
+        in_root apt-get clean >&2 || true
+    fi
+    # shellcheck disable=SC2086
+    changed=$(in_root dpkg --verify $PACKAGES 2>&1 | awk '$2 != "c"')
+    if [ -n "$changed" ]; then
+        say "files of the root differ from their packages:"
+        echo "$changed" | head -n 10 | sed 's/^/    /' >&2
+        return 1
+    fi
+    say "cached root checked: packages as the archive serves them, files as installed"
+}
+
 do_build() {
     local mirror tmp
     need_root
+    # `run` of a root that is there uses it as it is: `build` checks it (contrib/test-debian13.sh
+    # builds first, once per run of the suite)
+    if [ -f "$STAMP" ] && [ "${1:-}" = --no-verify ]; then echo "$ROOT"; return 0; fi
     if [ -f "$STAMP" ]; then
         # a root built from an older package list gets what the list has gained since
         local missing
@@ -138,14 +170,15 @@ do_build() {
         for p in $PACKAGES; do
             chroot "$ROOT" dpkg-query -W "$p" >/dev/null 2>&1 || missing="$missing $p"
         done
+        do_mount
         if [ -n "${missing// /}" ]; then
             say "installing into the root:$missing"
-            do_mount
             # shellcheck disable=SC2086
-            chroot "$ROOT" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive \
-                apt-get install -y -qq --no-install-recommends $missing >&2 || die "installing$missing failed"
-            do_umount
+            in_root apt-get install -y -qq --no-install-recommends $missing >&2 ||
+                { do_umount; die "installing$missing failed"; }
         fi
+        verify_root || { do_umount; die "the cached root at $ROOT is not what the archive serves; remove it to bootstrap it anew"; }
+        do_umount
         echo "$ROOT"; return 0
     fi
     command -v debootstrap >/dev/null 2>&1 || {
@@ -202,7 +235,7 @@ do_umount_force() { [ -d "$ROOT" ] || return 0; touch "$STAMP"; do_umount; rm -f
 do_run() {
     local rc=0 cwd
     [ $# -gt 0 ] || die "run: no command"
-    do_build >/dev/null
+    do_build --no-verify >/dev/null
     do_mount
     cwd=$(pwd)
     case $cwd in "$SRC_DIR"|"$SRC_DIR"/*|/tmp|/tmp/*) ;; *) cwd=$SRC_DIR ;; esac
@@ -221,6 +254,6 @@ case $cmd in
     umount) do_umount ;;
     run) do_run "$@" ;;
     shell) do_run /bin/bash ;;
-    -h|--help|help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//' ;;
+    -h|--help|help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//' ;;
     *) sed -n '8,8p' "$0" | sed 's/^# //' >&2; exit 2 ;;
 esac

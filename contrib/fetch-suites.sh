@@ -6,17 +6,20 @@
 #   mpi4py  mpi4py's test/ directory
 #
 # usage: contrib/fetch-suites.sh
-#   PMIXCPP_SUITES_CACHE  cache directory (default /var/cache/pmixcpp/suites)
+#   PMIXCPP_SUITES_DIR      where they are unpacked [<checkout>/_deps/suites]
+#   PMIXCPP_DOWNLOAD_CACHE  the checked download cache of contrib/deb-source.sh
 #
-# Each package is unpacked once per version into $cache/<pkg>-<version>/src;
-# a later run reuses it.  Prints one line per suite: "<pkg> <source dir>".
+# Each package is unpacked once per version into $dir/<pkg>-<version>/src, inside the
+# checkout; a later run there reuses it. Outside the checkout only the downloaded files are
+# kept, checked against the archive before each use (contrib/deb-source.sh).
+# Prints one line per suite: "<pkg> <source dir>".
 #   PMIXCPP_SUITES_FALLBACK  a directory of sources of another release, laid out like the
 #                            cache (<pkg>-<version>/src): used for a package whose installed
 #                            version's source the mirror does not have, with a note on stderr
-# deb-src is enabled the way contrib/fetch-slurm-source.sh does it.
 set -eu
 
-cache=${PMIXCPP_SUITES_CACHE:-/var/cache/pmixcpp/suites}
+here=$(cd "$(dirname "$0")" && pwd)
+cache=${PMIXCPP_SUITES_DIR:-$(dirname "$here")/_deps/suites}
 
 die() { echo "fetch-suites: $*" >&2; exit 1; }
 
@@ -29,37 +32,14 @@ pkg_version() {  # <source pkg> <binary pkg>
     echo "$v" | sed 's/+b[0-9]*$//'
 }
 
-enable_deb_src() {
-    apt-get source --print-uris "$1" >/dev/null 2>&1 && return 0
-    [ "$(id -u)" = 0 ] || die "deb-src is not enabled and we are not root"
-    if [ -f /etc/apt/sources.list.d/debian.sources ]; then
-        sed -e 's/^Types: deb$/Types: deb-src/' /etc/apt/sources.list.d/debian.sources \
-            > /etc/apt/sources.list.d/pmixcpp-deb-src.sources
-    elif [ -f /etc/apt/sources.list ]; then
-        grep '^deb ' /etc/apt/sources.list | sed 's/^deb /deb-src /' \
-            > /etc/apt/sources.list.d/pmixcpp-deb-src.list
-    else
-        die "no apt source list found to derive deb-src from"
-    fi
-    apt-get update -qq >&2 || die "apt-get update failed"
-}
-
 fetch() {  # <source pkg> <binary pkg>   (run in a subshell: die exits it)
     version=$(pkg_version "$1" "$2")
     dest="$cache/$1-$version"
     if [ ! -f "$dest/.pmixcpp-unpacked" ]; then
-        [ "$(id -u)" = 0 ] || [ -w "$cache" ] 2>/dev/null || mkdir -p "$cache" 2>/dev/null ||
-            die "cannot write $cache (run as root, or set PMIXCPP_SUITES_CACHE)"
-        enable_deb_src "$1"
-        command -v dpkg-source >/dev/null 2>&1 || die "dpkg-source missing: apt-get install dpkg-dev"
+        mkdir -p "$cache" || die "cannot make $cache"
         rm -rf "$dest.tmp"
-        mkdir -p "$dest.tmp"
-        ( cd "$dest.tmp" && apt-get source -qq "$1=$version" >&2 ) ||
-            die "apt-get source $1=$version failed"
-        srcdir=$(find "$dest.tmp" -mindepth 1 -maxdepth 1 -type d | head -n 1)
-        [ -n "$srcdir" ] || die "apt-get source $1 unpacked nothing"
-        mv "$srcdir" "$dest.tmp/src"
-        rm -f "$dest.tmp"/*.dsc "$dest.tmp"/*.tar.* 2>/dev/null || true
+        sh "$here/deb-source.sh" "$1=$version" "$dest.tmp" >/dev/null ||
+            die "no source of $1 $version here"
         touch "$dest.tmp/.pmixcpp-unpacked"
         rm -rf "$dest"
         mv "$dest.tmp" "$dest"

@@ -6,30 +6,25 @@
 # same kind of cluster (contrib/cluster.sh, inside the root) and the conformance suites.
 # Called by contrib/test-all.sh; run as root.
 #
-# usage: contrib/test-debian13.sh [--no-check] [--no-conformance] [t-name ...]
+# usage: contrib/test-debian13.sh [--root-checked] [--no-check] [--no-conformance] [t-name ...]
 #   t-name...         run only these integration tests
 #   PMIXCPP_BUILD13_DIR, PMIXCPP_PREFIX13   build directory and install prefix
 set -uo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 
 # Where the root finds the Debian 12 sources of the public suites, for those whose Debian 13
-# version the mirror lacks (seen: OpenPMIx 5.0.7, MPICH 4.2.1): contrib/fetch-suites.sh.
-fallback_suites=/var/cache/pmixcpp/suites-debian12
+# version the mirror lacks (seen: OpenPMIx 5.0.7, MPICH 4.2.1): the host's contrib/fetch-suites.sh
+# unpacks them inside the checkout, which the root sees at the same path.
+fallback_suites=$src/_deps/suites
 if [ -z "${PMIXCPP_IN_CHROOT:-}" ]; then
-    root=$("$src/contrib/debian13-root.sh" build) || { echo "test-debian13: cannot build the Debian 13 root"; exit 1; }
-    root=$(echo "$root" | tail -n 1)
-    # the host's (Debian 12) suite sources, copied into the root once
-    if [ ! -d "$root$fallback_suites" ]; then
-        "$src/contrib/fetch-suites.sh" 2>/dev/null | while read -r pkg dir; do
-            case $pkg in pmix|mpich) ;; *) continue ;; esac
-            mkdir -p "$root$fallback_suites.tmp/$(basename "$(dirname "$dir")")" &&
-                cp -a "$dir" "$root$fallback_suites.tmp/$(basename "$(dirname "$dir")")/src"
-        done
-        [ -d "$root$fallback_suites.tmp" ] && mv "$root$fallback_suites.tmp" "$root$fallback_suites"
+    # --root-checked: the caller (contrib/test-all.sh) has just built or checked the root
+    if [ "${1:-}" = --root-checked ]; then shift; else
+        "$src/contrib/debian13-root.sh" build >/dev/null || { echo "test-debian13: cannot build the Debian 13 root"; exit 1; }
     fi
+    PMIXCPP_SUITES_DIR=$fallback_suites "$src/contrib/fetch-suites.sh" >/dev/null 2>&1 || true
     exec "$src/contrib/debian13-root.sh" run "$src/contrib/test-debian13.sh" "$@"
 fi
-export PMIXCPP_SUITES_FALLBACK=$fallback_suites
+export PMIXCPP_SUITES_FALLBACK=$fallback_suites PMIXCPP_SUITES_DIR=$src/_deps/suites13
 
 check=1 conformance=1 tests=() default_run=0
 for a in "$@"; do
