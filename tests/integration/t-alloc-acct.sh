@@ -146,8 +146,10 @@ kill -KILL $pid; wait $pid 2>/dev/null
 if [ -n "$j" ] && [ -n "$owner" ]; then
     # srun's death alone must not end the allocation. Its own job may end first on a loaded
     # machine (its step's tasks gone with srun): then the job's end rightly ends the allocation.
-    owner_state=$(squeue -h -j "$owner" -o %T)
+    # The allocation is read first: if its owner still runs after that, it ran when it was read
+    # (read the other way round, the owner may end in between and take the allocation along).
     alloc_state=$(squeue -h -j "$j" -o %T)
+    owner_state=$(squeue -h -j "$owner" -o %T)
     if [ "$owner_state" = RUNNING ]; then
         expect_eq "sigkill (srun): the allocation outlives srun" RUNNING "$alloc_state"
     else
