@@ -6,7 +6,6 @@
 #include <climits>
 
 #include "log.h"
-#include "wire/codec.h"
 
 namespace pmixcpp::server {
 
@@ -21,59 +20,41 @@ std::string executable_of(pid_t pid) {
 
 std::vector<uint8_t> encode_proc_request(uint64_t id) {
     wire::Writer w;
-    w.put_u64(id);
+    (void)wire::encode(w, wire::proc_table_request{id});
     return w.take();
 }
 
 Status decode_proc_request(std::span<const uint8_t> body, uint64_t *id) {
-    wire::Reader r(body);
-    PMIXCPP_RETURN_IF_ERROR(r.get_u64(id));
-    return r.expect_end();
+    wire::proc_table_request m;
+    PMIXCPP_RETURN_IF_ERROR(wire::decode(body, &m));
+    *id = m.id;
+    return Status::success();
 }
 
 std::vector<uint8_t> encode_proc_reply(uint64_t id, const std::vector<proc_row> &rows) {
     wire::Writer w;
-    w.put_u64(id);
-    w.put_u32(static_cast<uint32_t>(rows.size()));
-    for (const auto &p : rows) {
-        w.put_u32(p.rank);
-        w.put_i32(p.pid);
-        w.put_u8(p.state);
-        w.put_i32(p.exit_code);
-        (void)w.put_string(p.executable.size() <= kMaxExecutableLen ? p.executable : std::string());
-    }
+    wire::proc_table_reply m;
+    m.id = id;
+    m.rows = rows;
+    (void)wire::encode(w, m);
     return w.take();
 }
 
 Status decode_proc_reply(std::span<const uint8_t> body, const std::vector<uint32_t> &allowed, uint64_t *id,
                          std::vector<proc_row> *rows) {
-    wire::Reader r(body);
-    PMIXCPP_RETURN_IF_ERROR(r.get_u64(id));
-    uint32_t n = 0;
-    PMIXCPP_RETURN_IF_ERROR(r.get_u32(&n));
-    // 17 bytes at least per row; no more rows than the node has ranks
-    PMIXCPP_RETURN_IF_ERROR(r.take_count(n, 17, sizeof(proc_row), "proc table rows", allowed.size()));
-    std::vector<proc_row> out;
-    out.reserve(n);
+    wire::proc_table_reply m;
+    PMIXCPP_RETURN_IF_ERROR(wire::decode(body, static_cast<uint32_t>(allowed.size()), &m));
     std::vector<bool> seen(allowed.size(), false);
-    for (uint32_t i = 0; i < n; ++i) {
-        proc_row p;
-        PMIXCPP_RETURN_IF_ERROR(r.get_u32(&p.rank));
-        PMIXCPP_RETURN_IF_ERROR(r.get_i32(&p.pid));
-        PMIXCPP_RETURN_IF_ERROR(r.get_u8(&p.state));
-        PMIXCPP_RETURN_IF_ERROR(r.get_i32(&p.exit_code));
-        PMIXCPP_RETURN_IF_ERROR(r.get_string(&p.executable, kMaxExecutableLen));
+    for (const auto &p : m.rows) {
         auto it = std::find(allowed.begin(), allowed.end(), p.rank);
         if (it == allowed.end())
             return Status(PMIX_ERR_BAD_PARAM, "rank " + std::to_string(p.rank) + " is not a rank of that node");
         size_t k = static_cast<size_t>(it - allowed.begin());
         if (seen[k]) return Status(PMIX_ERR_BAD_PARAM, "rank " + std::to_string(p.rank) + " twice");
         seen[k] = true;
-        if (p.pid < 0) return Status(PMIX_ERR_BAD_PARAM, "negative pid");
-        out.push_back(std::move(p));
     }
-    PMIXCPP_RETURN_IF_ERROR(r.expect_end());
-    *rows = std::move(out);
+    *id = m.id;
+    *rows = std::move(m.rows);
     return Status::success();
 }
 

@@ -2,12 +2,10 @@
 // knows its own ranks (pid, state, exit code, executable); a query gathers the others' over the
 // node transport. An engine without I/O: messages in, messages and answers out (tests/server).
 //
-// Protocol (node channels kChannelProcTableRequest / kChannelProcTableReply, net/envelope.h):
-//   request  u64 id                                    "your rows, please"
-//   reply    u64 id, u32 n, n x row                    id 0: unsolicited, the node's final rows,
-//   row      u32 rank, i32 pid, u8 state,              sent once as its part of the step ends
-//            i32 exit_code, str executable (<= 4096)
-// A reply names only ranks of the node that sent it (else the whole reply is dropped, logged).
+// Protocol (node channels kChannelProcTableRequest / kChannelProcTableReply, net/envelope.h;
+// bodies in shared/wire/node_messages.h): a request "your rows, please" (u64 id), a reply (that
+// id, the rows; id 0: unsolicited, the node's final rows, sent once as its part of the step
+// ends). A reply names only ranks of the node that sent it (else it is dropped whole, logged).
 //
 // gather(): asks every other node that is neither lost nor gone; a node that has ended gives the
 // final rows it sent (if they arrived); the answer comes when every asked node replied, was found
@@ -29,28 +27,21 @@
 #include <vector>
 
 #include "status.h"
+#include "wire/node_messages.h"
 
 namespace pmixcpp::server {
 
-struct proc_row {
-    uint32_t rank = 0;
-    int32_t pid = 0;
-    uint8_t state = PMIX_PROC_STATE_UNDEF;
-    int32_t exit_code = 0;
-    std::string executable;
-
-    bool operator==(const proc_row &) const = default;
-};
-
-inline constexpr size_t kMaxExecutableLen = 4096;
+using proc_row = wire::proc_row;  // the row as it travels (shared/wire/node_messages.h)
+using wire::kMaxExecutableLen;
 
 // The executable of a live process (/proc/PID/exe), "" if unknown.
 std::string executable_of(pid_t pid);
 
+// The bodies (shared/wire/node_messages.h), and the check the wire codec cannot make: every row
+// names a rank of the sending node (`allowed`), once.
 std::vector<uint8_t> encode_proc_request(uint64_t id);
 Status decode_proc_request(std::span<const uint8_t> body, uint64_t *id);
 std::vector<uint8_t> encode_proc_reply(uint64_t id, const std::vector<proc_row> &rows);
-// `allowed`: the ranks the sender may name (its node's).
 Status decode_proc_reply(std::span<const uint8_t> body, const std::vector<uint32_t> &allowed, uint64_t *id,
                          std::vector<proc_row> *rows);
 
