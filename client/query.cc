@@ -1,6 +1,8 @@
 // PMIx_Query_info(_nb): the queries go to the node's server, which answers what the step knows of
-// itself at once and asks srun's side for allocation status and remaining time
-// (plugin/server/alloc.h lists the keys). Results are a flat list of (key, value) infos.
+// itself (the process table gathered from every node) and asks srun's side for allocation status
+// and remaining time (plugin/server/alloc.h lists the keys). Results: a PMIX_QUERY_RESULTS per
+// query (PMIx v4.1), then the same answers as flat (key, value) infos; the ABI-level keys this
+// library answers itself come flat only.
 #include <pmix.h>
 
 #include <cstdlib>

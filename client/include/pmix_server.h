@@ -222,7 +222,15 @@ PMIX_EXPORT pmix_status_t PMIx_server_deregister_resources(pmix_info_t info[], s
  *      PMIX_FABRIC_COST_MATRIX (PMIX_POINTER to uint16_t *rows[nverts], row-major, not assumed
  *      symmetric) and PMIX_FABRIC_NUM_VERTICES (PMIX_SIZE) -- or, in a program compiled with
  *      PMIXCPP_FABRIC_SEED_LAYOUT (pmix_common.h), in fabric->commcost[i][j] and
- *      fabric->nverts, the PMIx standard v4.0 layout. ---- */
+ *      fabric->nverts, the PMIx standard v4.0 layout.
+ *      A scheduler written to that layout (fabric.commcost, fabric.nverts) compiles ONLY with
+ *      -DPMIXCPP_FABRIC_SEED_LAYOUT, defined before the first PMIx header is included: without
+ *      it pmix_fabric_t has info/ninfo and no commcost/nverts members. The fabric calls then map
+ *      to PMIx_..._seed symbols of the same libpmix.so.2. A complete example built both ways:
+ *      contrib/examples/fabric_scheduler.c in the source tree.
+ *      The vertices: one per node of Slurm's switch topology (or per NIC of a node whose
+ *      inventory was delivered); on a cluster without a switch topology (topology/none), one per
+ *      node of slurm.conf at a uniform cost of 2 (the flat cluster; its switch is "flat"). ---- */
 #ifndef PMIX_NETWORK_PLANE
 #define PMIX_NETWORK_PLANE                      "pmix.net.plane"            /* char* */
 #endif

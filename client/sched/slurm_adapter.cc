@@ -154,13 +154,35 @@ private:
 
 }  // namespace
 
+namespace {
+
+// A cluster without a switch topology is flat: one vertex per node of slurm.conf
+// ($SLURM_CONF, else Slurm's default /etc/slurm/slurm.conf), uniform cost.
+Result<std::vector<switch_record>> flat_cluster() {
+    const char *env = getenv("SLURM_CONF");
+    std::string path = env != nullptr && *env != '\0' ? env : "/etc/slurm/slurm.conf";
+    std::ifstream in(path);
+    if (!in)
+        return Status(PMIX_ERR_NOT_AVAILABLE, "no switch topology, and the nodes of " + path + " cannot be read");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    auto nodes = parse_slurm_conf_nodes(ss.str());
+    if (!nodes.ok()) return nodes.status().with_context(path);
+    PMIXCPP_LOG_DEBUG("no switch topology: a flat fabric of the %zu nodes of %s", nodes->size(), path.c_str());
+    return flat_topology(nodes.value());
+}
+
+}  // namespace
+
 Result<std::vector<switch_record>> load_topology() {
     if (const char *file = getenv("PMIXCPP_TOPOLOGY_FILE"); file != nullptr && *file != '\0') {
         std::ifstream in(file);
         if (!in) return Status(PMIX_ERR_NOT_FOUND, std::string("cannot read PMIXCPP_TOPOLOGY_FILE ") + file);
         std::stringstream ss;
         ss << in.rdbuf();
-        return parse_topology_conf(ss.str());
+        auto recs = parse_topology_conf(ss.str());
+        if (recs.ok() && recs->empty()) return flat_cluster();
+        return recs;
     }
     libslurm &lib = slurm();
     if (!lib.error.empty())
@@ -174,6 +196,7 @@ Result<std::vector<switch_record>> load_topology() {
     }
     auto out = decode_topo_response(msg, lib.version);
     if (msg != nullptr) lib.free_msg(msg);
+    if (out.ok() && out->empty()) return flat_cluster();  // topology/none
     return out;
 }
 

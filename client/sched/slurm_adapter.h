@@ -18,7 +18,9 @@ namespace pmixcpp::sched {
 //             was built against, then Slurm's usual ones; 23.11 on needs it), libslurm.so.42
 //             (24.11) ... .38 (22.05), libslurm.so, libslurm.so.* in the usual library directories
 // PMIX_ERR_NOT_SUPPORTED for a release whose records are not known (nothing is asked then).
-// An empty list means Slurm has no switch topology (topology/none).
+// Slurm without a switch topology (topology/none, or an empty PMIXCPP_TOPOLOGY_FILE): the flat
+// cluster, one leaf switch "flat" (fabric_cost.h flat_topology) holding every node of slurm.conf
+// ($SLURM_CONF, else /etc/slurm/slurm.conf); PMIX_ERR_NOT_AVAILABLE if that file cannot be read.
 Result<std::vector<switch_record>> load_topology();
 
 }  // namespace pmixcpp::sched

@@ -38,6 +38,9 @@ inline constexpr uint16_t kChannelJobControl = 18;     // signal ranks of the re
 // Group bootstrap (plugin/server/groups.h).
 inline constexpr uint16_t kChannelGroupBootstrap = 19;        // a member's entry, for node 0
 inline constexpr uint16_t kChannelGroupBootstrapResult = 20;  // node 0's answer to a member node
+// The step's process table (plugin/server/proc_table.h).
+inline constexpr uint16_t kChannelProcTableRequest = 21;  // "your ranks' pids and states"
+inline constexpr uint16_t kChannelProcTableReply = 22;    // the answer, or a node's final rows
 const char *to_string(channel c);
 
 struct step_identity {

@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include "../common/alloc_request.h"
+#include "proc_table.h"
 #include "log.h"
 #include "pmix_strings.h"
 
@@ -45,13 +46,35 @@ int timeout_of(const InfoArray &infos) {
     return static_cast<int>(std::min<int64_t>(v.value(), INT_MAX / 1000));
 }
 
-std::string executable_of(pid_t pid) {
-    if (pid <= 0) return {};
-    char buf[PATH_MAX];
-    std::string link = "/proc/" + std::to_string(pid) + "/exe";
-    ssize_t n = readlink(link.c_str(), buf, sizeof(buf) - 1);
-    if (n <= 0) return {};
-    return std::string(buf, static_cast<size_t>(n));
+// A data array of pmix_proc_info_t from process-table rows (hostname: the rank's node).
+pmix_info_t proc_table_info(const char *key, const std::vector<proc_row> &rows, const step_info &step,
+                            const std::vector<uint32_t> &node_of) {
+    pmix_data_array_t da{};
+    da.type = PMIX_PROC_INFO;
+    da.size = rows.size();
+    auto *pi = static_cast<pmix_proc_info_t *>(calloc(rows.size() ? rows.size() : 1, sizeof(pmix_proc_info_t)));
+    if (pi == nullptr) {
+        pmix_info_t none{};
+        strncpy(none.key, key, PMIX_MAX_KEYLEN);
+        none.value.type = PMIX_UNDEF;
+        return none;
+    }
+    da.array = pi;
+    for (size_t k = 0; k < rows.size(); ++k) {
+        const proc_row &p = rows[k];
+        strncpy(pi[k].proc.nspace, step.nspace.c_str(), PMIX_MAX_NSLEN);
+        pi[k].proc.rank = p.rank;
+        uint32_t node = p.rank < node_of.size() ? node_of[p.rank] : UINT32_MAX;
+        pi[k].hostname = strdup(node < step.node_names.size() ? step.node_names[node].c_str() : "");
+        pi[k].executable_name = p.executable.empty() ? nullptr : strdup(p.executable.c_str());
+        pi[k].pid = p.pid;
+        pi[k].exit_code = p.exit_code;
+        pi[k].state = p.state;
+    }
+    pmix_data_array_t *ptr = &da;
+    pmix_info_t out = make_info(key, ptr, PMIX_DATA_ARRAY);
+    data_array_destruct(&da);
+    return out;
 }
 
 }  // namespace
@@ -61,16 +84,23 @@ struct alloc_service::gate {
     alloc_service *service = nullptr;  // nullptr once the service is gone
 };
 
-// One PMIx_Query_info in flight: the local answers and the bridge's, gathered.
+// One PMIx_Query_info in flight: the local answers, the bridge's and the other nodes', gathered
+// per query (pmix_query_t) of the request.
 struct alloc_service::query_state {
+    struct entry {
+        InfoArray qualifiers;
+        std::vector<pmix_info_t> results;
+    };
     uint64_t conn = 0;
     uint32_t request_id = 0;
-    size_t keys = 0;        // keys asked in all
-    size_t outstanding = 0; // bridge requests not answered yet
-    std::vector<pmix_info_t> results;
+    size_t keys = 0;         // keys asked in all
+    size_t outstanding = 0;  // answers not there yet (bridge, process table), + 1 while query() runs
+    std::vector<entry> entries;
     std::string message;
+    bool incomplete = false;  // a node's part of the process table is missing
     ~query_state() {
-        for (auto &i : results) info_destruct(&i);
+        for (auto &e : entries)
+            for (auto &i : e.results) info_destruct(&i);
     }
 };
 
@@ -207,33 +237,17 @@ bool alloc_service::answer_locally(const std::string &key, const InfoArray &qual
         pmix_status_t st = PMIX_SUCCESS;
         out->push_back(make_info(key.c_str(), &st, PMIX_STATUS));
     } else if (key == PMIX_QUERY_PROC_TABLE || key == PMIX_QUERY_LOCAL_PROC_TABLE) {
-        const bool local_only = key == PMIX_QUERY_LOCAL_PROC_TABLE;
-        std::vector<uint32_t> ranks;
-        if (local_only)
-            ranks = _step.local_ranks();
-        else
-            for (uint32_t r = 0; r < _step.ntasks; ++r) ranks.push_back(r);
-        pmix_data_array_t da{};
-        da.type = PMIX_PROC_INFO;
-        da.size = ranks.size();
-        auto *pi = static_cast<pmix_proc_info_t *>(calloc(ranks.size() ? ranks.size() : 1, sizeof(pmix_proc_info_t)));
-        if (pi == nullptr) return false;
-        da.array = pi;
-        for (size_t k = 0; k < ranks.size(); ++k) {
-            uint32_t r = ranks[k];
-            strncpy(pi[k].proc.nspace, _step.nspace.c_str(), PMIX_MAX_NSLEN);
-            pi[k].proc.rank = r;
-            uint32_t node = r < _node_of.size() ? _node_of[r] : UINT32_MAX;
-            pi[k].hostname = strdup(node < _step.node_names.size() ? _step.node_names[node].c_str() : "");
-            pid_t pid = (node == _step.node_id && _ops.pid_of) ? _ops.pid_of(r) : 0;
-            pi[k].pid = pid;
-            std::string exe = executable_of(pid);
-            pi[k].executable_name = exe.empty() ? nullptr : strdup(exe.c_str());
-            pi[k].state = PMIX_PROC_STATE_RUNNING;
+        // Without the step's other nodes (no gather): what this node knows; the full table of a
+        // multi-node step is gathered in query().
+        std::vector<proc_row> rows = _ops.local_procs ? _ops.local_procs() : std::vector<proc_row>();
+        if (key == PMIX_QUERY_PROC_TABLE) {
+            std::vector<proc_row> all(_step.ntasks);
+            for (uint32_t r = 0; r < _step.ntasks; ++r) all[r].rank = r;
+            for (auto &p : rows)
+                if (p.rank < _step.ntasks) all[p.rank] = std::move(p);
+            rows = std::move(all);
         }
-        pmix_data_array_t *p = &da;
-        out->push_back(make_info(key.c_str(), p, PMIX_DATA_ARRAY));
-        data_array_destruct(&da);
+        out->push_back(proc_table_info(key.c_str(), rows, _step, _node_of));
     } else if (key == PMIX_QUERY_NUM_PSETS || key == PMIX_QUERY_PSET_NAMES || key == PMIX_QUERY_PSET_MEMBERSHIP ||
                key == PMIX_QUERY_NUM_GROUPS || key == PMIX_QUERY_GROUP_NAMES || key == PMIX_QUERY_GROUP_MEMBERSHIP) {
         const bool groups = key == PMIX_QUERY_NUM_GROUPS || key == PMIX_QUERY_GROUP_NAMES || key == PMIX_QUERY_GROUP_MEMBERSHIP;
@@ -282,8 +296,13 @@ void alloc_service::query(uint64_t conn, uint32_t request_id, uint32_t rank, wir
         _ops.reply(conn, request_id, PMIX_ERR_BAD_PARAM, "no queries", InfoArray());
         return;
     }
-    std::vector<alloc::agent_request> to_host;
-    for (auto &entry : m.queries) {
+    q->outstanding = 1;  // released at the end of this function
+    std::vector<std::pair<size_t, alloc::agent_request>> to_host;
+    std::vector<std::pair<size_t, int>> gathers;  // entry, timeout (s)
+    q->entries.resize(m.queries.size());
+    for (size_t e = 0; e < m.queries.size(); ++e) {
+        auto &entry = m.queries[e];
+        (void)info_array_copy(entry.qualifiers.data(), entry.qualifiers.size(), &q->entries[e].qualifiers);
         alloc::agent_request hr;
         for (const auto &key : entry.keys) {
             ++q->keys;
@@ -293,7 +312,15 @@ void alloc_service::query(uint64_t conn, uint32_t request_id, uint32_t rank, wir
                 if (_host != nullptr) hr.keys.push_back(key);
                 continue;
             }
-            answer_locally(key, entry.qualifiers, &q->results);
+            if (key == PMIX_QUERY_PROC_TABLE && _ops.gather_procs) {
+                auto ns = alloc::info_string(entry.qualifiers, PMIX_NSPACE);
+                if (!ns || *ns == _step.nspace) {
+                    int t = timeout_of(entry.qualifiers);
+                    gathers.emplace_back(e, t > 0 ? t : kProcTableTimeoutSec);
+                    continue;
+                }
+            }
+            answer_locally(key, entry.qualifiers, &q->entries[e].results);
         }
         if (!hr.keys.empty()) {
             hr.op = alloc::agent_op::query;
@@ -301,24 +328,24 @@ void alloc_service::query(uint64_t conn, uint32_t request_id, uint32_t rank, wir
             hr.rank = rank;
             hr.node = _step.node_name();
             (void)info_array_copy(entry.qualifiers.data(), entry.qualifiers.size(), &hr.infos);  // none on failure
-            to_host.push_back(std::move(hr));
+            to_host.emplace_back(e, std::move(hr));
         }
     }
-    q->outstanding = to_host.size();
-    if (q->outstanding == 0) return finish_query(q);
+    q->outstanding += to_host.size() + gathers.size();
     std::shared_ptr<gate> g = _gate;
     auto post = _ops.post;
-    for (auto &hr : to_host) {
+    for (auto &[e, hr] : to_host) {
         auto bytes = alloc::encode_request(hr);
         if (!bytes.ok()) {
             --q->outstanding;
             continue;
         }
-        _host->forward_alloc(std::move(bytes.value()), 60, [g, post, q](Result<std::vector<uint8_t>> answer) {
+        const size_t idx = e;
+        _host->forward_alloc(std::move(bytes.value()), 60, [g, post, q, idx](Result<std::vector<uint8_t>> answer) {
             auto shared = std::make_shared<Result<std::vector<uint8_t>>>(std::move(answer));
             std::lock_guard<std::mutex> alive(g->mutex);  // the server exists while the service does
             if (g->service == nullptr) return;
-            post([g, q, shared] {
+            post([g, q, shared, idx] {
                 std::lock_guard<std::mutex> lock(g->mutex);
                 if (g->service == nullptr) return;
                 alloc::agent_reply rep;
@@ -335,36 +362,76 @@ void alloc_service::query(uint64_t conn, uint32_t request_id, uint32_t rank, wir
                 }
                 for (size_t k = 0; k < rep.results.size(); ++k) {
                     pmix_info_t i{};
-                    if (info_xfer(&i, &rep.results[k]).ok()) q->results.push_back(i);
+                    if (info_xfer(&i, &rep.results[k]).ok()) q->entries[idx].results.push_back(i);
                 }
                 if (rep.status != PMIX_SUCCESS && !rep.message.empty()) q->message = rep.message;
                 if (--q->outstanding == 0) g->service->finish_query(q);
             });
         });
     }
-    if (q->outstanding == 0) finish_query(q);
+    for (auto [e, timeout] : gathers) {
+        const size_t idx = e;
+        // The engine answers on the loop thread, while the service exists (it is the server's).
+        _ops.gather_procs(timeout, [this, q, idx](std::vector<proc_row> rows, std::string silent) {
+            q->entries[idx].results.push_back(proc_table_info(PMIX_QUERY_PROC_TABLE, rows, _step, _node_of));
+            if (!silent.empty()) {
+                PMIXCPP_LOG_WARNING("%s: process table: %s", _step.nspace.c_str(), silent.c_str());
+                q->message = "process table: " + silent;
+                q->incomplete = true;
+            }
+            if (--q->outstanding == 0) finish_query(q);
+        });
+    }
+    if (--q->outstanding == 0) finish_query(q);
 }
 
 void alloc_service::finish_query(const std::shared_ptr<query_state> &q) {
-    size_t answered = q->results.size();
-    pmix_status_t status = answered == 0              ? PMIX_ERR_NOT_FOUND
-                           : answered < q->keys       ? PMIX_QUERY_PARTIAL_SUCCESS
-                                                      : PMIX_SUCCESS;
+    // The v4.1 form: one PMIX_QUERY_RESULTS per query (its qualifiers as PMIX_QUERY_QUALIFIERS
+    // first, when it had any, then a (key, value) info per answered key); after them the same
+    // answers as a flat list of (key, value) infos, for clients written before v4.1.
+    std::vector<pmix_info_t> all;
+    size_t answered = 0;
+    for (auto &e : q->entries) {
+        std::vector<pmix_info_t> inner;
+        if (!e.qualifiers.empty()) {
+            pmix_data_array_t quals{};
+            quals.type = PMIX_INFO;
+            quals.size = e.qualifiers.size();
+            quals.array = e.qualifiers.data();
+            pmix_data_array_t *qp = &quals;
+            inner.push_back(make_info(PMIX_QUERY_QUALIFIERS, qp, PMIX_DATA_ARRAY));
+        }
+        for (const auto &r : e.results) {
+            pmix_info_t copy{};
+            if (info_xfer(&copy, &r).ok()) inner.push_back(copy);
+        }
+        answered += e.results.size();
+        if (!e.results.empty()) {
+            pmix_data_array_t da{};
+            da.type = PMIX_INFO;
+            da.size = inner.size();
+            da.array = inner.data();
+            pmix_data_array_t *dp = &da;
+            all.push_back(make_info(PMIX_QUERY_RESULTS, dp, PMIX_DATA_ARRAY));
+        }
+        for (auto &i : inner) info_destruct(&i);
+    }
+    for (auto &e : q->entries) {
+        for (auto &r : e.results) all.push_back(r);  // moved: the state no longer owns them
+        e.results.clear();
+    }
+    pmix_status_t status = answered == 0                          ? PMIX_ERR_NOT_FOUND
+                           : answered < q->keys || q->incomplete ? PMIX_QUERY_PARTIAL_SUCCESS
+                                                                  : PMIX_SUCCESS;
     std::string message = q->message.empty() && answered == 0 ? "no query could be answered" : q->message;
-    InfoArray results = to_array(q->results);
     // PMIX_QUERY_PARTIAL_SUCCESS carries results: the wire reply only does for PMIX_SUCCESS, so the
     // partial status travels as a result info the client turns back into the status.
     if (status == PMIX_QUERY_PARTIAL_SUCCESS) {
-        std::vector<pmix_info_t> all;
-        for (size_t k = 0; k < results.size(); ++k) {
-            pmix_info_t i{};
-            if (info_xfer(&i, &results[k]).ok()) all.push_back(i);
-        }
         pmix_status_t st = PMIX_QUERY_PARTIAL_SUCCESS;
         all.push_back(make_info("pmixcpp.query.status", &st, PMIX_STATUS));
-        results = to_array(all);
         status = PMIX_SUCCESS;
     }
+    InfoArray results = to_array(all);
     _ops.reply(q->conn, q->request_id, status, message, std::move(results));
 }
 

@@ -13,18 +13,26 @@
 // waits: many requests may be outstanding; a pending one is answered when Slurm grants it,
 // refuses it or it is cancelled.
 //
-// PMIx_Query_info: answered here, with no round trip, for what the step knows of itself:
+// PMIx_Query_info: answered here for what the step knows of itself:
 //   PMIX_QUERY_NAMESPACES (string: the step's namespace), PMIX_QUERY_JOB_STATUS (PMIX_STATUS
-//   PMIX_SUCCESS while the step runs; qualifier PMIX_NSPACE), PMIX_QUERY_PROC_TABLE and
-//   PMIX_QUERY_LOCAL_PROC_TABLE (data array of pmix_proc_info_t; pid and executable of local
-//   ranks that connected), PMIX_QUERY_SPAWN_SUPPORT and PMIX_QUERY_DEBUG_SUPPORT (string: the
-//   supported attributes, empty: neither is supported), PMIX_QUERY_NUM_PSETS (size_t 0) and
-//   PMIX_QUERY_PSET_NAMES (empty string: no process sets), PMIX_QUERY_SUPPORTED_KEYS.
+//   PMIX_SUCCESS while the step runs; qualifier PMIX_NSPACE), PMIX_QUERY_LOCAL_PROC_TABLE (data
+//   array of pmix_proc_info_t: this node's ranks), PMIX_QUERY_PROC_TABLE (every rank of the step:
+//   each node's rows gathered over the node transport, proc_table.h; pid, hostname, executable,
+//   state, exit code; a node that does not answer within PMIX_TIMEOUT, default
+//   kProcTableTimeoutSec, leaves its ranks at PMIX_PROC_STATE_COMM_FAILED and the status
+//   PMIX_QUERY_PARTIAL_SUCCESS with the node named in the message), PMIX_QUERY_SPAWN_SUPPORT and
+//   PMIX_QUERY_DEBUG_SUPPORT (string: the supported attributes, empty: neither is supported),
+//   PMIX_QUERY_NUM_PSETS (size_t 0) and PMIX_QUERY_PSET_NAMES (empty string: no process sets),
+//   PMIX_QUERY_SUPPORTED_KEYS.
 // Asked of the bridge: PMIX_QUERY_ALLOC_STATUS (qualifier PMIX_ALLOC_ID or PMIX_ALLOC_REQ_ID, else
 // every request of the caller; string, a line per request) and PMIX_TIME_REMAINING (uint32
 // seconds, from slurmctld with the user's credential).
-// Results are a flat list of (query key, value) infos. Status: PMIX_SUCCESS when every key was
-// answered, PMIX_QUERY_PARTIAL_SUCCESS when some were, PMIX_ERR_NOT_FOUND when none was.
+// Results (PMIx v4.1): one PMIX_QUERY_RESULTS info per pmix_query_t that got an answer, a data
+// array of pmix_info_t: PMIX_QUERY_QUALIFIERS (the query's qualifiers) first if it had any, then
+// one (key, value) info per answered key; after those, the same answers again as a flat list of
+// (key, value) infos, the form of clients written before v4.1. Status: PMIX_SUCCESS when every key
+// was answered, PMIX_QUERY_PARTIAL_SUCCESS when some were (or the process table misses a node),
+// PMIX_ERR_NOT_FOUND when none was.
 #pragma once
 
 #include <pmix_common.h>
@@ -36,6 +44,7 @@
 #include <string>
 #include <vector>
 
+#include "proc_table.h"
 #include "status.h"
 #include "../common/step_info.h"
 #include "value.h"
@@ -62,12 +71,21 @@ struct alloc_ops {
     std::function<void(uint32_t rank, wire::event_notification &&ev)> notify;
     // Run `fn` on the loop thread (thread safe; dropped when the server stops).
     std::function<void(std::function<void()>)> post;
-    // pid of a connected local rank, 0 if none.
-    std::function<pid_t(uint32_t rank)> pid_of;
+    // This node's rows of the process table (proc_table.h).
+    std::function<std::vector<proc_row>()> local_procs;
+    // The whole step's process table, gathered from every node within `timeout_sec`; `done` runs
+    // once on the loop thread with every rank's row and, if some node did not answer, why.
+    // Unset (one node, or no node transport): the table holds what this node knows.
+    std::function<void(int timeout_sec, std::function<void(std::vector<proc_row>, std::string silent)> done)>
+        gather_procs;
     // The process sets this node knows (groups whose members it serves, the step's own sets):
     // name -> members; groups_only: the groups alone.
     std::function<std::vector<std::pair<std::string, std::vector<pmix_proc_t>>>(bool groups_only)> psets;
 };
+
+// How long PMIx_Query_info(PMIX_QUERY_PROC_TABLE) waits for the other nodes, unless the query
+// names a PMIX_TIMEOUT.
+inline constexpr int kProcTableTimeoutSec = 10;
 
 class alloc_service {
 public:

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <pmix_common.h>
+#include <sys/types.h>
 
 #include <cstdint>
 #include <functional>
@@ -27,6 +28,19 @@ public:
     // PMIx_Log from `rank`: forward one message to the resource manager's log.
     virtual void log(const std::string &nspace, uint32_t rank, const std::string &channel,
                      const std::string &message) = 0;
+
+    // What the resource manager knows of local task `rank`: its pid (0 = not started or not
+    // known), whether it has exited, and then its wait status (as waitpid reports it). For the
+    // process table (proc_table.h). By default nothing is known.
+    struct task_status {
+        pid_t pid = 0;
+        bool exited = false;
+        int wait_status = 0;
+    };
+    virtual task_status task(uint32_t rank) const {
+        (void)rank;
+        return {};
+    }
 };
 
 // The server's one port to srun's side (plugin/agent/): a request of service `s` (its body

@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -39,6 +40,7 @@
 #include "log.h"
 #include "multinode.h"
 #include "node_liveness.h"
+#include "proc_table.h"
 #include "time_alert.h"
 #include "topology.h"
 #include "xstep_relay.h"
@@ -212,11 +214,14 @@ public:
             if (!st.ok()) PMIXCPP_LOG_ERROR("%s: allocation event: %s", _step.nspace.c_str(), st.message().c_str());
         };
         aops.post = [this](std::function<void()> fn) { post(std::move(fn)); };
-        aops.pid_of = [this](uint32_t rank) -> pid_t {
-            if (rank >= _rank_conn.size() || _rank_conn[rank] == 0) return 0;
-            connection *c = find(_rank_conn[rank]);
-            return c ? c->pid : 0;
-        };
+        aops.local_procs = [this] { return local_proc_rows(); };
+        if (_multinode)
+            aops.gather_procs = [this](int timeout_sec, std::function<void(std::vector<proc_row>, std::string)> done) {
+                _proc_table->gather(std::chrono::seconds(timeout_sec),
+                                    [done](proc_table_engine::result r) { done(std::move(r.rows), std::move(r.silent)); },
+                                    server_clock::now());
+                rearm_timer();
+            };
         aops.psets = [this](bool groups_only) {
             std::vector<std::pair<std::string, std::vector<pmix_proc_t>>> out;
             if (!_groups) return out;
@@ -225,6 +230,10 @@ public:
             return out;
         };
         _alloc = std::make_unique<alloc_service>(step, opts.alloc, std::move(aops));
+        _rank_pid.assign(step.ntasks, 0);
+        _rank_exe.assign(step.ntasks, std::string());
+        _proc_table = std::make_unique<proc_table_engine>(step.node_id, step.node_ranks, step.node_names,
+                                                          make_proc_table_ops());
         _dyn = std::make_unique<dyn_service>(step, _node_of, make_dyn_ops());
         _groups = std::make_unique<group_service>(step, _node_of, make_group_ops(), opts.multinode.timeout_sec);
         _groups->define_step_psets();
@@ -420,6 +429,12 @@ private:
     get_waits _gets;
     std::unique_ptr<event_engine> _events;
     std::unique_ptr<alloc_service> _alloc;
+    // The process table (proc_table.h): this node's rows; the others' gathered on a query.
+    std::unique_ptr<proc_table_engine> _proc_table;
+    std::vector<pid_t> _rank_pid;          // per rank: the pid it connected with (0: never)
+    std::vector<std::string> _rank_exe;    // per rank: its executable, once known
+    proc_table_ops make_proc_table_ops();
+    std::vector<proc_row> local_proc_rows();
     std::unique_ptr<dyn_service> _dyn;  // publish/lookup, job control actions (dyn.h)
     job_controls _jctrl;                // checkpoint methods, heartbeat monitors (jctrl.h)
     std::unique_ptr<group_service> _groups;  // PMIx groups and the process sets they define (groups.h)
@@ -558,6 +573,9 @@ void server_impl::stop() {
     size_t nconn = _conns.size();
     _conns.clear();  // closes the sockets; clients see the server go away
     _coll.reset();
+    // This node's last rows (exit codes, states) for the other nodes' process tables: they go
+    // out with the goodbye below.
+    if (_net && _proc_table) guarded("final process table", [this] { _proc_table->send_final(); });
     if (_net) _net->leave(500);  // our closing connections are a normal end, not a lost node
     _net.reset();  // before the event base its events live in
     _ev_listen.reset();
@@ -940,6 +958,8 @@ void server_impl::rearm_timer() {
     if (xs && (!next || *xs < *next)) next = xs;
     auto lv = _liveness ? _liveness->next_deadline() : std::nullopt;
     if (lv && (!next || *lv < *next)) next = lv;
+    auto pt = _proc_table->next_deadline();
+    if (pt && (!next || *pt < *next)) next = pt;
     if (!next) {
         event_del(_ev_timer.get());
         return;
@@ -969,6 +989,7 @@ void server_impl::expire_deadlines() {
     for (const auto &a : _jctrl.expire(now)) _events->monitor_tripped(a.rank, a.code, a.id, a.silent_sec);
     _dmodex->expire(now);
     _xstep->expire(now);
+    _proc_table->expire(now);
     for (const auto &w : _gets.take_expired(now)) {
         // A Get that times out is an answer the application asked for, not a server error.
         PMIXCPP_LOG_DEBUG("%s: get of %s of rank %u by rank %u timed out", _step.nspace.c_str(),
@@ -1345,6 +1366,7 @@ void server_impl::handle_connect(connection &c, const wire::Frame &f) {
     c.state = conn_state::active;
     c.reader.set_max_payload(_opts.max_payload);  // connected: frames up to the configured size
     _rank_conn[m.rank] = c.id;
+    _rank_pid[m.rank] = c.pid;
     if (_rank_state[m.rank] != rank_state::not_connected)
         PMIXCPP_LOG_VERBOSE("%s: rank %u connects again (pid %d)", ns, m.rank, static_cast<int>(c.pid));
     _rank_state[m.rank] = rank_state::connected;
@@ -2050,6 +2072,12 @@ void server_impl::on_node_message(net::envelope &&env) {
         rearm_timer();
         return;
     }
+    if (env.chan == net::kChannelProcTableRequest || env.chan == net::kChannelProcTableReply) {
+        if (env.chan == net::kChannelProcTableRequest) _proc_table->on_request(env.src_node, env.body);
+        else _proc_table->on_reply(env.src_node, env.body);
+        rearm_timer();
+        return;
+    }
     switch (static_cast<net::channel>(env.chan)) {
     case net::channel::coll:
         if (_coll) _coll->receive(env.src_node, env.body);
@@ -2069,6 +2097,64 @@ void server_impl::on_node_message(net::envelope &&env) {
     }
     }
     rearm_timer();
+}
+
+proc_table_ops server_impl::make_proc_table_ops() {
+    proc_table_ops o;
+    o.send = [this](uint32_t node, proc_table_ops::kind k, std::vector<uint8_t> body) {
+        if (_net)
+            _net->send(node,
+                       static_cast<net::channel>(k == proc_table_ops::kind::request ? net::kChannelProcTableRequest
+                                                                                    : net::kChannelProcTableReply),
+                       body);
+    };
+    o.local_rows = [this] { return local_proc_rows(); };
+    o.lost = [this](uint32_t node) { return !_net || node_is_lost(node); };
+    o.gone = [this](uint32_t node) { return _net && _net->said_goodbye(node); };
+    return o;
+}
+
+// This node's ranks: pid (Slurm's task record, else the one it connected with), state and exit
+// code (from Slurm once the task was reaped; before that from its connection), executable.
+std::vector<proc_row> server_impl::local_proc_rows() {
+    std::vector<proc_row> out;
+    for (uint32_t r : _step.local_ranks()) {
+        if (r >= _step.ntasks) continue;
+        proc_row p;
+        p.rank = r;
+        server_host::task_status t = _host ? _host->task(r) : server_host::task_status{};
+        pid_t pid = t.pid > 0 ? t.pid : _rank_pid[r];
+        if (pid <= 0 && _rank_conn[r] != 0)
+            if (connection *c = find(_rank_conn[r])) pid = c->pid;
+        p.pid = pid > 0 ? pid : 0;
+        const rank_state rs = _rank_state[r];
+        if (t.exited) {
+            if (WIFSIGNALED(t.wait_status)) {
+                p.state = PMIX_PROC_STATE_ABORTED_BY_SIG;
+                p.exit_code = 128 + WTERMSIG(t.wait_status);
+            } else {
+                p.exit_code = WIFEXITED(t.wait_status) ? WEXITSTATUS(t.wait_status) : 0;
+                p.state = p.exit_code != 0          ? PMIX_PROC_STATE_TERM_NON_ZERO
+                          : rs == rank_state::died  ? PMIX_PROC_STATE_TERM_WO_SYNC
+                                                    : PMIX_PROC_STATE_TERMINATED;
+            }
+        } else {
+            switch (rs) {
+            case rank_state::connected: p.state = PMIX_PROC_STATE_RUNNING; break;
+            case rank_state::finalized:  // after PMIx_Finalize: running until its connection ends
+                p.state = _rank_conn[r] != 0 ? PMIX_PROC_STATE_RUNNING : PMIX_PROC_STATE_TERMINATED;
+                break;
+            case rank_state::died: p.state = PMIX_PROC_STATE_TERM_WO_SYNC; break;
+            case rank_state::not_connected:
+                p.state = p.pid > 0 ? PMIX_PROC_STATE_RUNNING : PMIX_PROC_STATE_LAUNCH_UNDERWAY;
+                break;
+            }
+            if (_rank_exe[r].empty() && p.pid > 0) _rank_exe[r] = executable_of(p.pid);
+        }
+        p.executable = _rank_exe[r];
+        out.push_back(std::move(p));
+    }
+    return out;
 }
 
 node_liveness_ops server_impl::make_liveness_ops() {
@@ -2092,6 +2178,7 @@ void server_impl::on_node_lost(uint32_t node, const std::string &why) {
     const std::string &name = _step.node_names.at(node);
     _events->node_down(node, why);
     _groups->node_lost(node);
+    _proc_table->node_lost(node);
     std::string text = "node " + name + " is lost: " + why;
     std::vector<uint64_t> failed;
     for (const auto &[instance, fence] : _remote_fence_nodes)

@@ -313,7 +313,9 @@ class slurm_host : public server::server_host {
 public:
     // job_id: this node's own Slurm job (a heterogeneous step's other components are ended by
     // srun, with the user's credential: their job ids come from the user's launch message).
-    slurm_host(uint32_t job_id, uint32_t step_id) : _job_id(job_id), _step_id(step_id) {}
+    slurm_host(uint32_t job_id, uint32_t step_id, const stepd_step_rec_t *job)
+        : _job_id(job_id), _step_id(step_id), _job(job),
+          _rank_offset(is_het_step(job) ? job->het_job_task_offset : 0) {}
     ~slurm_host() override {
         std::lock_guard<std::mutex> lock(_mutex);
         if (_killer.joinable()) _killer.join();
@@ -346,8 +348,27 @@ public:
                 message.c_str());
     }
 
+    // The task record slurmstepd keeps (stepd_step_task_info_t): its pid, and once slurmstepd's main
+    // thread reaped it, `exited` and the wait status. Read from the server's loop thread while the
+    // main thread may write them: single aligned words, read atomically, the status after the flag.
+    task_status task(uint32_t rank) const override {
+        task_status t;
+        if (_job == nullptr || _job->task == nullptr) return t;
+        for (uint32_t i = 0; i < _job->node_tasks; ++i) {
+            const auto *tk = _job->task[i];
+            if (tk == nullptr || tk->gtid + _rank_offset != rank) continue;
+            t.pid = __atomic_load_n(&tk->pid, __ATOMIC_ACQUIRE);
+            t.exited = __atomic_load_n(&tk->exited, __ATOMIC_ACQUIRE);
+            if (t.exited) t.wait_status = __atomic_load_n(&tk->estatus, __ATOMIC_ACQUIRE);
+            break;
+        }
+        return t;
+    }
+
 private:
     uint32_t _job_id, _step_id;
+    const stepd_step_rec_t *_job;  // slurmstepd's, alive as long as slurmstepd (and so this host)
+    uint32_t _rank_offset;         // a heterogeneous step's component: its first global rank
     std::mutex _mutex;
     std::thread _killer;
 };
@@ -378,7 +399,7 @@ Status prefork(const stepd_step_rec_t *job, char ***env) {
     }
     PMIXCPP_LOG_DEBUG("%s: topology loaded in %.1f ms: cpuset %s, locality %s", step->nspace.c_str(),
                       topo->load_ms, topo->cpuset.c_str(), topo->locality.c_str());
-    auto host = std::make_unique<slurm_host>(job->step_id.job_id, step->step_id);
+    auto host = std::make_unique<slurm_host>(job->step_id.job_id, step->step_id, job);
     server::server_options options;
     server::multinode_options &mo = options.multinode;
     mo.enabled = st.have_agent && step->node_names.size() > 1;

@@ -97,6 +97,52 @@ Result<std::vector<switch_record>> parse_topology_conf(const std::string &text) 
     return out;
 }
 
+Result<std::vector<std::string>> parse_slurm_conf_nodes(const std::string &text) {
+    std::vector<std::string> out;
+    std::set<std::string> seen;
+    std::istringstream in(text);
+    std::string raw, line;
+    int lineno = 0, first = 0;
+    while (std::getline(in, raw)) {
+        ++lineno;
+        if (line.empty()) first = lineno;
+        if (size_t hash = raw.find('#'); hash != std::string::npos) raw.resize(hash);
+        std::string t = trim(raw);
+        if (!t.empty() && t.back() == '\\') {  // continues on the next line
+            t.pop_back();
+            line += t + " ";
+            continue;
+        }
+        line += t;
+        std::string whole = std::move(line);
+        line.clear();
+        std::istringstream words(whole);
+        std::string word;
+        while (words >> word) {
+            size_t eq = word.find('=');
+            if (eq == std::string::npos || !iequals(word.substr(0, eq), "NodeName")) continue;
+            std::string value = word.substr(eq + 1);
+            if (value.empty() || iequals(value, "DEFAULT")) continue;
+            auto names = hostlist::expand(value);
+            if (!names.ok())
+                return Status(PMIX_ERR_BAD_PARAM, "slurm.conf line " + std::to_string(first) + ": NodeName=" + value +
+                                                      ": " + names.status().message());
+            for (auto &n : names.value())
+                if (seen.insert(n).second) out.push_back(std::move(n));
+        }
+    }
+    return out;
+}
+
+std::vector<switch_record> flat_topology(const std::vector<std::string> &nodes) {
+    if (nodes.empty()) return {};
+    switch_record leaf;
+    leaf.name = kFlatSwitchName;
+    leaf.level = 0;
+    leaf.nodes = hostlist::compress(nodes);
+    return {leaf};
+}
+
 Result<switch_tree> switch_tree::build(const std::vector<switch_record> &records) {
     switch_tree t;
     std::map<std::string, size_t> index;

@@ -29,6 +29,18 @@ struct switch_record {
 // highest child. BAD_PARAM naming the line on a syntax error or an unknown child switch.
 Result<std::vector<switch_record>> parse_topology_conf(const std::string &text);
 
+// The nodes a slurm.conf defines: every NodeName= value (a host list; NodeName=DEFAULT skipped),
+// expanded, in order of appearance, each once. Keys are case-insensitive, '#' starts a comment, a
+// line ending in '\\' continues on the next. `Include` lines are not followed. BAD_PARAM naming the
+// line on a host list that does not expand.
+Result<std::vector<std::string>> parse_slurm_conf_nodes(const std::string &text);
+
+// The switch records of a cluster without a switch topology (topology/none, no topology.conf):
+// one leaf switch, kFlatSwitchName, holding every node, so the fabric is one vertex per node with
+// a uniform cost (2, as between two nodes of one leaf switch). Empty for no nodes.
+inline constexpr const char *kFlatSwitchName = "flat";
+std::vector<switch_record> flat_topology(const std::vector<std::string> &nodes);
+
 // A network interface of a node (from an inventory).
 struct nic {
     std::string name;     // e.g. "eth0"

@@ -214,6 +214,54 @@ Status decode(std::span<const uint8_t> body, uint32_t ntasks, job_control_forwar
     return Status::success();
 }
 
+// --- process table ---------------------------------------------------------------------------
+
+Status encode(Writer &w, const proc_table_request &m) {
+    w.put_u64(m.id);
+    return Status::success();
+}
+
+Status decode(std::span<const uint8_t> body, proc_table_request *m) {
+    Reader r(body);
+    PMIXCPP_RETURN_IF_ERROR(r.get_u64(&m->id));
+    if (m->id == 0) return bad("process table request: id 0");
+    return r.expect_end();
+}
+
+Status encode(Writer &w, const proc_table_reply &m) {
+    w.put_u64(m.id);
+    w.put_u32(static_cast<uint32_t>(m.rows.size()));
+    for (const auto &p : m.rows) {
+        w.put_u32(p.rank);
+        w.put_i32(p.pid);
+        w.put_u8(p.state);
+        w.put_i32(p.exit_code);
+        PMIXCPP_RETURN_IF_ERROR(w.put_string(p.executable.size() <= kMaxExecutableLen ? p.executable : std::string()));
+    }
+    return Status::success();
+}
+
+Status decode(std::span<const uint8_t> body, uint32_t max_rows, proc_table_reply *m) {
+    Reader r(body);
+    uint32_t n = 0;
+    PMIXCPP_RETURN_IF_ERROR(r.get_u64(&m->id));
+    PMIXCPP_RETURN_IF_ERROR(r.get_u32(&n));
+    // 17 bytes at least per row (an empty executable)
+    PMIXCPP_RETURN_IF_ERROR(r.take_count(n, 17, sizeof(proc_row), "process table rows", max_rows));
+    std::vector<proc_row> rows(n);
+    for (auto &p : rows) {
+        PMIXCPP_RETURN_IF_ERROR(r.get_u32(&p.rank));
+        PMIXCPP_RETURN_IF_ERROR(r.get_i32(&p.pid));
+        PMIXCPP_RETURN_IF_ERROR(r.get_u8(&p.state));
+        PMIXCPP_RETURN_IF_ERROR(r.get_i32(&p.exit_code));
+        PMIXCPP_RETURN_IF_ERROR(r.get_string(&p.executable, kMaxExecutableLen));
+        if (p.pid < 0) return bad("process table: negative pid");
+    }
+    PMIXCPP_RETURN_IF_ERROR(r.expect_end());
+    m->rows = std::move(rows);
+    return Status::success();
+}
+
 // --- connect contribution --------------------------------------------------------------------
 
 Status encode(Writer &w, const connect_contribution &m) {

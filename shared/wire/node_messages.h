@@ -112,6 +112,35 @@ Status encode(Writer &w, const job_control_forward &m);
 // At most `ntasks` ranks, each < ntasks.
 Status decode(std::span<const uint8_t> body, uint32_t ntasks, job_control_forward *m);
 
+// The process table (PMIX_QUERY_PROC_TABLE, plugin/server/proc_table.h):
+//   request  u64 id (not 0)
+//   reply    u64 id (0: the sender's final rows, unsolicited), u32 n, n x row
+//   row      u32 rank, i32 pid (>= 0), u8 state, i32 exit code, str executable (<= 4096 bytes)
+// Whether each rank belongs to the sending node is the receiver's check (it knows the map).
+inline constexpr size_t kMaxExecutableLen = 4096;
+struct proc_row {
+    uint32_t rank = 0;
+    int32_t pid = 0;
+    uint8_t state = 0;  // pmix_proc_state_t
+    int32_t exit_code = 0;
+    std::string executable;
+
+    bool operator==(const proc_row &) const = default;
+};
+struct proc_table_request {
+    uint64_t id = 0;
+};
+struct proc_table_reply {
+    uint64_t id = 0;
+    std::vector<proc_row> rows;
+};
+Status encode(Writer &w, const proc_table_request &m);
+Status decode(std::span<const uint8_t> body, proc_table_request *m);
+// An executable longer than kMaxExecutableLen is sent empty.
+Status encode(Writer &w, const proc_table_reply &m);
+// At most `max_rows` rows.
+Status decode(std::span<const uint8_t> body, uint32_t max_rows, proc_table_reply *m);
+
 // One node's contribution to a PMIx_Connect across namespaces (plugin/server/connect.h), carried
 // by the rendezvous beside srun:
 //   str node name, info[] job-level data, u32 n, n x (u32 rank, info[] for the same node,

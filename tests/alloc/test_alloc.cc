@@ -417,7 +417,16 @@ struct service_harness {
         };
         o.notify = [this](uint32_t, wire::event_notification &&ev) { events.push_back(std::move(ev)); };
         o.post = [this](std::function<void()> fn) { posted.push_back(std::move(fn)); };
-        o.pid_of = [](uint32_t rank) { return rank == 0 ? getpid() : 0; };
+        o.local_procs = [] {
+            std::vector<server::proc_row> rows(2);
+            rows[0].rank = 0;
+            rows[0].pid = getpid();
+            rows[0].state = PMIX_PROC_STATE_RUNNING;
+            rows[0].executable = server::executable_of(getpid());
+            rows[1].rank = 1;
+            rows[1].state = PMIX_PROC_STATE_LAUNCH_UNDERWAY;
+            return rows;
+        };
         return o;
     }
     void run_posted() {
@@ -548,7 +557,11 @@ TEST(AllocService, LocalQueries) {
     ASSERT_EQ(h.replies.size(), 1u);
     EXPECT_EQ(h.replies[0].status, PMIX_SUCCESS) << h.replies[0].message;
     const InfoArray &r = h.replies[0].results;
-    EXPECT_EQ(r.size(), 8u);
+    EXPECT_EQ(r.size(), 9u);  // PMIX_QUERY_RESULTS, then the 8 answers flat
+    ASSERT_TRUE(PMIX_CHECK_KEY(&r[0], PMIX_QUERY_RESULTS));
+    ASSERT_EQ(r[0].value.type, PMIX_DATA_ARRAY);
+    ASSERT_EQ(r[0].value.data.darray->type, PMIX_INFO);
+    EXPECT_EQ(r[0].value.data.darray->size, 8u);  // no qualifiers: no PMIX_QUERY_QUALIFIERS
     EXPECT_EQ(info_string(r, PMIX_QUERY_NAMESPACES).value_or(""), "slurm.9.0");
     const pmix_info_t *pt = find_info(r, PMIX_QUERY_PROC_TABLE);
     ASSERT_NE(pt, nullptr);
@@ -563,6 +576,70 @@ TEST(AllocService, LocalQueries) {
     ASSERT_NE(lpt, nullptr);
     EXPECT_EQ(lpt->value.data.darray->size, 2u);
     EXPECT_TRUE(h.host.got.empty());
+}
+
+TEST(AllocService, ProcTableGatheredFromEveryNodeInTheV41Form) {
+    service_harness h;
+    std::function<void(std::vector<server::proc_row>, std::string)> pending;
+    int asked_timeout = 0;
+    auto o = h.ops();  // and the table gathered from the other node (a multi-node step)
+    o.gather_procs = [&](int timeout, std::function<void(std::vector<server::proc_row>, std::string)> done) {
+        asked_timeout = timeout;
+        pending = std::move(done);
+    };
+    server::alloc_service svc(one_node(), nullptr, o);
+    wire::query_request q;
+    q.queries.resize(2);
+    q.queries[0].keys = {PMIX_QUERY_PROC_TABLE};
+    info_builder quals;
+    quals.add_u32(PMIX_TIMEOUT, 3);
+    q.queries[0].qualifiers = quals.take();
+    q.queries[1].keys = {PMIX_QUERY_NAMESPACES};
+    svc.query(1, 9, 0, std::move(q));
+    EXPECT_TRUE(h.replies.empty());  // waits for the other nodes
+    ASSERT_TRUE(pending);
+    EXPECT_EQ(asked_timeout, 3);
+    std::vector<server::proc_row> rows(4);
+    for (uint32_t r = 0; r < 4; ++r) {
+        rows[r].rank = r;
+        rows[r].pid = 100 + static_cast<int32_t>(r);
+        rows[r].state = r == 3 ? PMIX_PROC_STATE_COMM_FAILED : PMIX_PROC_STATE_RUNNING;
+    }
+    rows[2].exit_code = 7;
+    rows[2].state = PMIX_PROC_STATE_TERM_NON_ZERO;
+    rows[3].pid = 0;
+    pending(rows, "node n2: no answer within 3000 ms");
+    ASSERT_EQ(h.replies.size(), 1u);
+    const InfoArray &r = h.replies[0].results;
+    // the table is there, but a node's part is missing: partial success, the node named
+    const pmix_info_t *st = find_info(r, "pmixcpp.query.status");
+    ASSERT_NE(st, nullptr);
+    EXPECT_EQ(st->value.data.status, PMIX_QUERY_PARTIAL_SUCCESS);
+    EXPECT_NE(h.replies[0].message.find("node n2: no answer"), std::string::npos) << h.replies[0].message;
+    // the v4.1 form: two PMIX_QUERY_RESULTS, the first with its qualifiers, then the table
+    ASSERT_GE(r.size(), 2u);
+    ASSERT_TRUE(PMIX_CHECK_KEY(&r[0], PMIX_QUERY_RESULTS));
+    const pmix_data_array_t *first = r[0].value.data.darray;
+    ASSERT_EQ(first->type, PMIX_INFO);
+    ASSERT_EQ(first->size, 2u);
+    auto *in = static_cast<pmix_info_t *>(first->array);
+    EXPECT_TRUE(PMIX_CHECK_KEY(&in[0], PMIX_QUERY_QUALIFIERS));
+    ASSERT_TRUE(PMIX_CHECK_KEY(&in[1], PMIX_QUERY_PROC_TABLE));
+    ASSERT_EQ(in[1].value.data.darray->type, PMIX_PROC_INFO);
+    ASSERT_EQ(in[1].value.data.darray->size, 4u);
+    auto *pi = static_cast<pmix_proc_info_t *>(in[1].value.data.darray->array);
+    EXPECT_EQ(pi[1].pid, 101);
+    EXPECT_STREQ(pi[2].hostname, "n2");
+    EXPECT_EQ(pi[2].exit_code, 7);
+    EXPECT_EQ(pi[2].state, PMIX_PROC_STATE_TERM_NON_ZERO);
+    EXPECT_EQ(pi[3].state, PMIX_PROC_STATE_COMM_FAILED);
+    ASSERT_TRUE(PMIX_CHECK_KEY(&r[1], PMIX_QUERY_RESULTS));
+    auto *second = static_cast<pmix_info_t *>(r[1].value.data.darray->array);
+    EXPECT_TRUE(PMIX_CHECK_KEY(&second[0], PMIX_QUERY_NAMESPACES));
+    // and flat
+    const pmix_info_t *flat = find_info(r, PMIX_QUERY_PROC_TABLE);
+    ASSERT_NE(flat, nullptr);
+    EXPECT_EQ(flat->value.data.darray->size, 4u);
 }
 
 TEST(AllocService, MixedQueriesGoToTheHostAndReportPartialSuccess) {

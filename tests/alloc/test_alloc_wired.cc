@@ -200,7 +200,8 @@ TEST(ServerAlloc, RequestsQueriesAndTheCompletionEvent) {
         EXPECT_EQ(r->status, PMIX_SUCCESS) << r->message;
         wire::info_reply qb;
         ASSERT_TRUE(raw_client::body(*r, &qb));
-        EXPECT_EQ(qb.results.size(), 2u);
+        EXPECT_EQ(qb.results.size(), 3u);  // one PMIX_QUERY_RESULTS (v4.1), then the 2 answers flat
+        EXPECT_TRUE(PMIX_CHECK_KEY(&qb.results[0], PMIX_QUERY_RESULTS));
         EXPECT_EQ(alloc::info_string(qb.results, PMIX_QUERY_NAMESPACES).value_or(""), step.nspace);
     }
     srv.value()->stop();

@@ -1,7 +1,8 @@
 // libFuzzer target: arbitrary bytes as the body of a node message that passed the envelope's
 // checks (another node's server, shared/wire/node_messages.h): rank data, direct modex,
 // node-down, probe, node query, forwarded publish/lookup and their answers, job control, a
-// connect contribution, the transports' link message (hello / bye). The first byte picks the body. Nothing may crash, leak, read out of
+// connect contribution, the transports' link message (hello / bye), the process-table request
+// and reply. The first byte picks the body. Nothing may crash, leak, read out of
 // bounds or allocate beyond the decode budget; what decodes must re-encode to the same bytes
 // (the few bodies whose encoder truncates text are checked to decode again).
 #include <cstddef>
@@ -26,7 +27,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (size == 0) return 0;
     std::span<const uint8_t> body(data + 1, size - 1);
     Writer w;
-    switch (data[0] % 11) {
+    switch (data[0] % 13) {
     case 0: {
         std::vector<rank_data_entry> m;
         if (!decode_rank_data(body, kTasks, &m).ok()) break;
@@ -105,6 +106,23 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         link_kind k;
         if (!decode(body, &k).ok()) break;
         if (!encode(w, k).ok()) abort();
+        same(w, body);
+        break;
+    }
+    case 11: {
+        proc_table_request m;
+        if (!decode(body, &m).ok()) break;
+        if (m.id == 0 || !encode(w, m).ok()) abort();
+        same(w, body);
+        break;
+    }
+    case 12: {
+        proc_table_reply m;
+        if (!decode(body, kTasks, &m).ok()) break;
+        if (m.rows.size() > kTasks) abort();
+        for (const auto &p : m.rows)
+            if (p.pid < 0 || p.executable.size() > kMaxExecutableLen) abort();
+        if (!encode(w, m).ok()) abort();
         same(w, body);
         break;
     }

@@ -37,11 +37,15 @@ static int pset_is(const char *pset, int first, int last) {
     PMIX_INFO_LOAD(&q.qualifiers[0], PMIX_PSET_NAME, pset, PMIX_STRING);
     pmix_info_t *res = NULL;
     size_t nres = 0;
-    int ok = PMIx_Query_info(&q, 1, &res, &nres) == PMIX_SUCCESS && nres == 1 &&
-             res[0].value.type == PMIX_DATA_ARRAY && res[0].value.data.darray != NULL &&
-             res[0].value.data.darray->type == PMIX_PROC && res[0].value.data.darray->size == (size_t)(last - first + 1);
-    for (size_t i = 0; ok && i < res[0].value.data.darray->size; ++i)
-        ok = ((pmix_proc_t *)res[0].value.data.darray->array)[i].rank == (pmix_rank_t)(first + (int)i);
+    /* the flat (key, value) answer, as OpenMPI 5 reads it (a PMIX_QUERY_RESULTS comes first) */
+    int ok = PMIx_Query_info(&q, 1, &res, &nres) == PMIX_SUCCESS;
+    const pmix_info_t *m = NULL;
+    for (size_t i = 0; ok && i < nres; ++i)
+        if (PMIX_CHECK_KEY(&res[i], PMIX_QUERY_PSET_MEMBERSHIP)) m = &res[i];
+    ok = ok && m != NULL && m->value.type == PMIX_DATA_ARRAY && m->value.data.darray != NULL &&
+         m->value.data.darray->type == PMIX_PROC && m->value.data.darray->size == (size_t)(last - first + 1);
+    for (size_t i = 0; ok && i < m->value.data.darray->size; ++i)
+        ok = ((pmix_proc_t *)m->value.data.darray->array)[i].rank == (pmix_rank_t)(first + (int)i);
     if (res) PMIX_INFO_FREE(res, nres);
     PMIX_QUERY_DESTRUCT(&q);
     return ok;

@@ -120,6 +120,10 @@ static pmix_status_t query_one(const char *key, const char *pset, pmix_info_t **
     }
     pmix_status_t rc = PMIx_Query_info(&q, 1, results, nresults);
     PMIX_QUERY_DESTRUCT(&q);
+    if (*results != NULL && *nresults > 0) {
+        size_t wrapped = ptest_flat_results(*results, nresults);
+        CHECK(rc != PMIX_SUCCESS || wrapped == 1, "%s: one PMIX_QUERY_RESULTS (v4.1 form), then the flat answer", key);
+    }
     return rc;
 }
 

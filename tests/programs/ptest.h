@@ -42,6 +42,28 @@ static inline int ptest_exit(void) {
     return ptest_failures ? 1 : 0;
 }
 
+/* PMIx_Query_info results come in the v4.1 form (a PMIX_QUERY_RESULTS per query) followed by the
+ * flat (key, value) answers: drop the PMIX_QUERY_RESULTS entries, keeping the flat ones at the
+ * front (*n becomes their count; PMIX_INFO_FREE(res, *n) still frees the array). Returns how many
+ * PMIX_QUERY_RESULTS there were. */
+static inline size_t ptest_flat_results(pmix_info_t *res, size_t *n) {
+    size_t wrapped = 0, k = 0;
+    for (size_t i = 0; res != NULL && i < *n; ++i) {
+        if (PMIX_CHECK_KEY(&res[i], PMIX_QUERY_RESULTS)) {
+            PMIX_INFO_DESTRUCT(&res[i]);
+            wrapped++;
+            continue;
+        }
+        if (k != i) {
+            res[k] = res[i];
+            memset(&res[i], 0, sizeof(res[i]));
+        }
+        k++;
+    }
+    *n = k;
+    return wrapped;
+}
+
 static inline pmix_info_t *ptest_bool_info(const char *key, int flag) {
     static pmix_info_t infos[8];
     static int next = 0;

@@ -119,3 +119,38 @@ TEST(SwitchTree, UpperSwitchesListingAllNodesAsSlurmReportsThem) {
     EXPECT_EQ(t->node_cost("n1", "n3"), 4);
     EXPECT_EQ(t->leaf_of("n4"), "s2");
 }
+
+TEST(FlatCluster, SlurmConfNodesInOrder) {
+    auto nodes = parse_slurm_conf_nodes(
+        "ClusterName=c # comment NodeName=x9\n"
+        "nodename=DEFAULT CPUs=4\n"
+        "NodeName=n[1-3] NodeHostname=h Port=17001 \\\n"
+        "   CPUs=64\n"
+        "NodeName=gpu1,n2 State=UNKNOWN\n"
+        "PartitionName=p Nodes=ALL\n");
+    ASSERT_TRUE(nodes.ok()) << nodes.status().message();
+    EXPECT_EQ(nodes.value(), (std::vector<std::string>{"n1", "n2", "n3", "gpu1"}));
+    auto none = parse_slurm_conf_nodes("ClusterName=c\n");
+    ASSERT_TRUE(none.ok());
+    EXPECT_TRUE(none->empty());
+    auto bad = parse_slurm_conf_nodes("ClusterName=c\nNodeName=n[1-\n");
+    EXPECT_EQ(bad.status().code(), PMIX_ERR_BAD_PARAM);
+    EXPECT_NE(bad.status().message().find("line 2"), std::string::npos) << bad.status().message();
+}
+
+TEST(FlatCluster, OneVertexPerNodeUniformCost) {
+    std::vector<std::string> nodes = {"n1", "n2", "n3", "gpu1"};
+    auto recs = flat_topology(nodes);
+    ASSERT_EQ(recs.size(), 1u);
+    EXPECT_EQ(recs[0].name, kFlatSwitchName);
+    auto t = switch_tree::build(recs);
+    ASSERT_TRUE(t.ok()) << t.status().message();
+    cost_matrix m = build_cost_matrix(t.value(), {});
+    ASSERT_EQ(m.size(), nodes.size());
+    for (size_t i = 0; i < m.size(); ++i) {
+        EXPECT_EQ(m.vertices[i].node, nodes[i]);
+        EXPECT_EQ(m.vertices[i].leaf, kFlatSwitchName);
+        for (size_t j = 0; j < m.size(); ++j) EXPECT_EQ(m.at(i, j), i == j ? 0 : 2) << i << "," << j;
+    }
+    EXPECT_TRUE(flat_topology({}).empty());
+}
