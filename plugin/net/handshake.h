@@ -110,8 +110,6 @@ private:
     wire::FrameHeader _header;
 };
 
-// The listening side. on_hello answers with the challenge frame; on_response says whether the
-// client proved it knows the secret. An error is final: the caller drops the connection.
 // Which key a hello is answered with: the node link key of hello.node, or the key the hello's
 // credential carries. An error refuses the hello (and is the handshake's error).
 using key_source = std::function<Result<key>(const hello &)>;

@@ -642,7 +642,7 @@ private:
     }
 
     // Our connection's handshake: the listener's challenge, read byte-exactly; once it proved the
-    // secret, our response goes first and the queued messages after it.
+    // link key, our response goes first and the queued messages after it.
     void out_handshake(out_conn &o) {
         const int fd = o.fd;
         while (fd == o.fd && !o.authenticated) {
@@ -735,6 +735,7 @@ private:
         set_node_socket_options(o.fd);
         o.connected = false;
         o.authenticated = false;
+        o.recv_seq = 0;  // the listener numbers what it sends on each connection from 1
         o.ev.reset(event_new(_base, o.fd, EV_WRITE | EV_PERSIST, on_out_write, &o));
         int rc = connect(o.fd, reinterpret_cast<sockaddr *>(&o.addr), sizeof(o.addr));
         if (rc != 0 && errno != EINPROGRESS) {
