@@ -39,6 +39,7 @@ slurmdbd mariadb-server mariadb-client
 openmpi-bin libopenmpi-dev libpmix-dev mpich libmpich-dev python3-mpi4py
 g++ make autoconf automake libtool pkg-config dpkg-dev git
 libevent-dev libssl-dev libhwloc-dev hwloc libucx-dev ucx-utils libgtest-dev libslurm-dev
+libsodium-dev
 hyperfine procps python3 file
 "
 

@@ -17,6 +17,7 @@ set -eu
 PACKAGES="
 g++ make autoconf automake libtool pkg-config dpkg-dev clang libclang-rt-14-dev
 libevent-dev libhwloc-dev hwloc libucx-dev ucx-utils libgtest-dev libslurm-dev
+libsodium-dev libmunge-dev
 slurmctld slurmd slurm-client slurm-wlm-basic-plugins munge
 slurmdbd mariadb-server mariadb-client
 libpmix-dev openmpi-bin libopenmpi-dev python3-mpi4py

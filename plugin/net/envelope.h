@@ -1,8 +1,8 @@
 // The envelope of every node-to-node message: one frame (shared/wire/frame.h) of type
 // kNodeFrameType whose payload is
 //   u8 envelope version (kEnvelopeVersion), str nspace, u32 source node, u16 channel, bytes body
-// The per-step secret is not in it: a TCP connection proves it in its opening handshake, a UCX
-// frame carries a seal keyed by it (handshake.h). The receiver checks the version and the
+// No key is in it: a TCP connection opens with the handshake of handshake.h, and every frame
+// (TCP and UCX) carries a MAC trailer keyed by the link key of identity.h. The receiver checks the version and the
 // namespace before the body reaches anyone; a message that fails a check is dropped by the
 // transport with a logged reason. No I/O here: pure encode/decode, fuzzed by
 // tests/fuzz/fuzz_node.cc.
@@ -45,7 +45,6 @@ const char *to_string(channel c);
 
 struct step_identity {
     std::string nspace;
-    std::string secret;  // keys the handshakes and the UCX seals; never sent
 };
 
 struct envelope {

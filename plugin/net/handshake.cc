@@ -1,19 +1,17 @@
 #include "handshake.h"
 
-#include <sys/random.h>
+#include <sodium.h>
 
-#include <cerrno>
 #include <cstring>
 #include <memory>
 
-#include "sha256.h"
 #include "wire/codec.h"
 
 namespace pmixcpp::net::auth {
 
 namespace {
 
-constexpr std::string_view kLabelPrefix = "pmixcpp auth v1 ";
+constexpr std::string_view kKdfPrefix = "pmixcpp kdf v2 ";
 constexpr std::string_view kServerLabel = "server";
 constexpr std::string_view kClientLabel = "client";
 
@@ -21,17 +19,16 @@ std::span<const uint8_t> bytes_of(std::string_view s) {
     return {reinterpret_cast<const uint8_t *>(s.data()), s.size()};
 }
 
-// HMAC-SHA256 over parts with a raw key (the secret itself, for the derivation).
-Result<mac> hmac_raw(std::span<const uint8_t> key_bytes, std::initializer_list<std::span<const uint8_t>> parts) {
-    hmac_sha256 h(key_bytes);
-    for (auto p : parts) h.update(p);
-    return h.finish();
-}
-
 Status bad(const std::string &what) { return Status(PMIX_ERR_NO_PERMISSIONS, "handshake: " + what); }
 
 Result<std::vector<uint8_t>> frame_of(uint16_t type, std::span<const uint8_t> payload) {
     return wire::encode_frame(type, 0, 0, payload, kMaxHandshakePayload);
+}
+
+// sodium_init() is idempotent and thread safe; every entry point that needs the library calls it.
+bool sodium_ready() {
+    static const bool ok = sodium_init() >= 0;
+    return ok;
 }
 
 }  // namespace
@@ -44,36 +41,43 @@ const char *to_string(purpose p) {
     return "unknown";
 }
 
-Result<key> derive_key(std::string_view secret, std::string_view label) {
-    if (secret.empty()) return Status(PMIX_ERR_BAD_PARAM, "handshake: no step secret");
-    std::string full(kLabelPrefix);
-    full += label;
-    auto m = hmac_raw(bytes_of(secret), {bytes_of(full)});
-    if (!m.ok()) return m.status();
+Result<key> derive_key(const key &base, std::string_view label, uint32_t node) {
+    if (!sodium_ready()) return Status(PMIX_ERROR, "handshake: libsodium did not initialise");
+    crypto_generichash_state st;
+    if (crypto_generichash_init(&st, base.bytes.data(), base.bytes.size(), 32) != 0)
+        return Status(PMIX_ERROR, "handshake: key derivation failed");
+    uint8_t n[4] = {uint8_t(node >> 24), uint8_t(node >> 16), uint8_t(node >> 8), uint8_t(node)};
+    crypto_generichash_update(&st, reinterpret_cast<const uint8_t *>(kKdfPrefix.data()), kKdfPrefix.size());
+    crypto_generichash_update(&st, reinterpret_cast<const uint8_t *>(label.data()), label.size());
+    crypto_generichash_update(&st, n, sizeof(n));
     key k;
-    memcpy(k.bytes.data(), m->data(), k.bytes.size());
+    crypto_generichash_final(&st, k.bytes.data(), k.bytes.size());
     return k;
 }
 
-Result<key> derive_key(std::string_view secret, purpose p) { return derive_key(secret, to_string(p)); }
+key random_key() {
+    key k;
+    if (sodium_ready()) randombytes_buf(k.bytes.data(), k.bytes.size());
+    return k;
+}
 
 Result<mac> hmac(const key &k, std::initializer_list<std::span<const uint8_t>> parts) {
-    return hmac_raw(k.bytes, parts);
+    if (!sodium_ready()) return Status(PMIX_ERROR, "handshake: libsodium did not initialise");
+    crypto_auth_hmacsha256_state st;
+    crypto_auth_hmacsha256_init(&st, k.bytes.data(), k.bytes.size());
+    for (auto p : parts) crypto_auth_hmacsha256_update(&st, p.data(), p.size());
+    mac m;
+    crypto_auth_hmacsha256_final(&st, m.data());
+    return m;
 }
 
 bool equal(std::span<const uint8_t> a, std::span<const uint8_t> b) {
-    return constant_time_equal(a, b);
+    return a.size() == b.size() && sodium_memcmp(a.data(), b.data(), a.size()) == 0;
 }
 
-// The kernel's generator (no user-space generator to seed first).
 Status random_bytes(std::span<uint8_t> out) {
-    size_t got = 0;
-    while (got < out.size()) {
-        ssize_t n = getrandom(out.data() + got, out.size() - got, 0);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return Status(PMIX_ERROR, std::string("handshake: getrandom: ") + strerror(errno));
-        got += static_cast<size_t>(n);
-    }
+    if (!sodium_ready()) return Status(PMIX_ERROR, "handshake: libsodium did not initialise");
+    randombytes_buf(out.data(), out.size());
     return Status::success();
 }
 
@@ -86,6 +90,7 @@ std::vector<uint8_t> encode_hello_payload(const hello &h) {
     (void)w.put_string(h.nspace.substr(0, 255));
     w.put_u32(h.node);
     w.put_raw(h.client_nonce.data(), h.client_nonce.size());
+    (void)w.put_string(h.credential.substr(0, kMaxCredential));
     return w.data();
 }
 
@@ -103,8 +108,9 @@ Status decode_hello(std::span<const uint8_t> payload, hello *out) {
     PMIXCPP_RETURN_IF_ERROR(r.get_string(&h.nspace, 255));
     PMIXCPP_RETURN_IF_ERROR(r.get_u32(&h.node));
     PMIXCPP_RETURN_IF_ERROR(r.get_raw(kNonceSize, &n));
-    PMIXCPP_RETURN_IF_ERROR(r.expect_end());
     memcpy(h.client_nonce.data(), n, kNonceSize);
+    PMIXCPP_RETURN_IF_ERROR(r.get_string(&h.credential, kMaxCredential));
+    PMIXCPP_RETURN_IF_ERROR(r.expect_end());
     *out = std::move(h);
     return Status::success();
 }
@@ -168,8 +174,11 @@ Status frame_reader::feed(const uint8_t *data, size_t n) {
 
 // --- server -----------------------------------------------------------------------------------
 
+server_handshake::server_handshake(key_source keys, purpose p, std::string nspace)
+    : _keys(std::move(keys)), _purpose(p), _nspace(std::move(nspace)) {}
+
 server_handshake::server_handshake(key k, purpose p, std::string nspace)
-    : _key(k), _purpose(p), _nspace(std::move(nspace)) {}
+    : _keys([k](const hello &) -> Result<key> { return k; }), _purpose(p), _nspace(std::move(nspace)) {}
 
 Result<std::vector<uint8_t>> server_handshake::on_hello(std::span<const uint8_t> payload) {
     if (_state != state::await_hello) {
@@ -183,6 +192,10 @@ Result<std::vector<uint8_t>> server_handshake::on_hello(std::span<const uint8_t>
         return bad(std::string("hello for a ") + to_string(h.what) + " listener reached a " + to_string(_purpose) +
                    " listener");
     if (!_nspace.empty() && h.nspace != _nspace) return bad("hello for another step (" + h.nspace + ")");
+    if (!_keys) return bad("no key for this hello");
+    auto k = _keys(h);
+    if (!k.ok()) return bad(k.status().message());
+    _key = k.value();
     challenge c;
     PMIXCPP_RETURN_IF_ERROR(random_bytes(c.server_nonce));
     _hello.assign(payload.begin(), payload.end());
@@ -208,7 +221,7 @@ Status server_handshake::on_response(std::span<const uint8_t> payload) {
     PMIXCPP_RETURN_IF_ERROR(decode_response(payload, &r));
     auto m = hmac(_key, {bytes_of(kClientLabel), _hello, _server_nonce});
     if (!m.ok()) return m.status();
-    if (!equal(m.value(), r.client_mac)) return bad("wrong step secret");
+    if (!equal(m.value(), r.client_mac)) return bad("the client does not hold the link key");
     _state = state::done;
     return Status::success();
 }
@@ -225,7 +238,9 @@ Result<std::vector<uint8_t>> server_handshake::on_frame(uint16_t type, std::span
 
 // --- client -----------------------------------------------------------------------------------
 
-client_handshake::client_handshake(key k, purpose p, std::string nspace, uint32_t node) : _key(k) {
+client_handshake::client_handshake(key k, purpose p, std::string nspace, uint32_t node, std::string credential)
+    : _key(k) {
+    _hello.credential = std::move(credential);
     _hello.what = p;
     _hello.nspace = std::move(nspace);
     _hello.node = node;
@@ -244,7 +259,7 @@ Result<std::vector<uint8_t>> client_handshake::on_challenge(std::span<const uint
     PMIXCPP_RETURN_IF_ERROR(decode_challenge(payload, &c));
     auto expect = hmac(_key, {bytes_of(kServerLabel), _hello_payload, c.server_nonce});
     if (!expect.ok()) return expect.status();
-    if (!equal(expect.value(), c.server_mac)) return bad("the listener does not know the step secret");
+    if (!equal(expect.value(), c.server_mac)) return bad("the listener does not hold the link key");
     auto m = hmac(_key, {bytes_of(kClientLabel), _hello_payload, c.server_nonce});
     if (!m.ok()) return m.status();
     _done = true;
@@ -256,10 +271,12 @@ Result<std::vector<uint8_t>> client_handshake::on_frame(uint16_t type, std::span
     return on_challenge(payload);
 }
 
-// --- UCX seal ---------------------------------------------------------------------------------
+// --- node frame seal -------------------------------------------------------------------------
 
-Result<std::vector<uint8_t>> seal_frame(const key &k, std::vector<uint8_t> frame, uint32_t dst, uint64_t seq) {
+Result<std::vector<uint8_t>> seal_frame(const key &k, std::vector<uint8_t> frame, uint32_t src, uint32_t dst,
+                                        uint64_t seq) {
     wire::Writer w;
+    w.put_u32(src);
     w.put_u32(dst);
     w.put_u64(seq);
     auto m = hmac(k, {frame, w.data()});
@@ -269,20 +286,28 @@ Result<std::vector<uint8_t>> seal_frame(const key &k, std::vector<uint8_t> frame
     return frame;
 }
 
+Status sealed_source(std::span<const uint8_t> sealed, uint32_t *src) {
+    if (sealed.size() < kSealSize) return bad("frame without a MAC");
+    wire::Reader r(sealed.subspan(sealed.size() - kSealSize, 4));
+    return r.get_u32(src);
+}
+
 Status open_sealed_frame(const key &k, std::span<const uint8_t> sealed, uint32_t me, std::span<const uint8_t> *frame,
-                         uint64_t *seq) {
-    if (sealed.size() < kSealSize) return bad("unsealed frame");
+                         uint32_t *src, uint64_t *seq) {
+    if (sealed.size() < kSealSize) return bad("frame without a MAC");
     const size_t body = sealed.size() - kSealSize;
-    auto m = hmac(k, {sealed.first(body), sealed.subspan(body, 12)});
+    auto m = hmac(k, {sealed.first(body), sealed.subspan(body, 16)});
     if (!m.ok()) return m.status();
-    if (!equal(m.value(), sealed.subspan(body + 12, kMacSize))) return bad("frame with a wrong seal");
-    wire::Reader r(sealed.subspan(body, 12));
-    uint32_t dst = 0;
+    if (!equal(m.value(), sealed.subspan(body + 16, kMacSize))) return bad("frame with a bad MAC");
+    wire::Reader r(sealed.subspan(body, 16));
+    uint32_t from = 0, dst = 0;
     uint64_t s = 0;
+    PMIXCPP_RETURN_IF_ERROR(r.get_u32(&from));
     PMIXCPP_RETURN_IF_ERROR(r.get_u32(&dst));
     PMIXCPP_RETURN_IF_ERROR(r.get_u64(&s));
     if (dst != me) return bad("frame sealed for node " + std::to_string(dst));
     *frame = sealed.first(body);
+    *src = from;
     *seq = s;
     return Status::success();
 }

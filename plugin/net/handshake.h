@@ -1,26 +1,29 @@
 // The authentication that opens every TCP connection to a node listener (tcp_transport.cc) or to
-// srun's agent (srun_agent.h), and the per-frame seal of UCX node frames. Keyed by the per-step
-// secret, which never travels: both sides prove they know it with HMAC-SHA256 (sha256.h)
-// over fresh random nonces from both sides. No I/O here: encode/decode and the two state machines,
-// fuzzed by tests/fuzz/fuzz_handshake.cc. shared/PROTOCOL.md has the byte layouts.
+// srun's agent (srun_agent.h), and the per-frame MAC of node frames (TCP and UCX). All primitives
+// are libsodium's (HMAC-SHA-256 for the MACs, keyed BLAKE2b as the key derivation function, the
+// system generator for nonces); nothing here is home-made cryptography. The keys come from the
+// node identity exchange (identity.h), never from srun. No I/O here: encode/decode and the two
+// state machines, fuzzed by tests/fuzz/fuzz_handshake.cc. shared/PROTOCOL.md has the byte layouts.
 //
 //   client                                             server
-//   hello     {v, purpose, nspace, node, Nc}   ---->   checks v, purpose, nspace (when it knows one)
-//             <----   challenge {v, Ns, HMAC(K, "server" | hello | Ns)}
-//   checks the server's MAC (a server without the secret is left at once)
-//   response  {HMAC(K, "client" | hello | Ns)}  ---->   checks the client's MAC (in constant time)
+//   hello     {v, purpose, nspace, node, Nc, cred}  -->  checks v, purpose, nspace; finds K for
+//                                                        this hello (key_source: the node link key
+//                                                        of `node`, or the agent key in `cred`)
+//             <----   challenge {v, Ns, MAC(K, "server" | hello | Ns)}
+//   checks the server's MAC (a server without K is left at once)
+//   response  {MAC(K, "client" | hello | Ns)}  ---->   checks the client's MAC (in constant time)
 //   ... the connection's ordinary frames follow; the server reads none before the response ...
 //
-// K = HMAC(secret, "pmixcpp auth v1 " + purpose name): node listeners and the agent have distinct
-// keys. A recorded client run replayed later fails (the server's Ns is new each time); a recorded
-// server answer fails against a new client (Nc is part of what the server signs); the labels keep
-// a server's proof from being reflected as a client's. Handshake frames are ordinary wire frames
+// A recorded client run replayed later fails (the server's Ns is new each time); a recorded server
+// answer fails against a new client (Nc is part of what the server signs); the labels keep a
+// server's proof from being reflected as a client's. Handshake frames are ordinary wire frames
 // (shared/wire/frame.h) whose payload is at most kMaxHandshakePayload bytes; a header announcing
 // more fails before any byte of payload is read.
 #pragma once
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -32,12 +35,14 @@
 namespace pmixcpp::net::auth {
 
 inline constexpr size_t kNonceSize = 32;
-inline constexpr size_t kMacSize = 32;  // HMAC-SHA256
-inline constexpr uint8_t kHandshakeVersion = 1;
+inline constexpr size_t kMacSize = 32;  // HMAC-SHA-256 (libsodium crypto_auth_hmacsha256)
+// 1 was keyed by a secret srun made; 2 by keys from the node identity exchange.
+inline constexpr uint8_t kHandshakeVersion = 2;
 inline constexpr uint16_t kHelloFrame = 0x1F0;
 inline constexpr uint16_t kChallengeFrame = 0x1F1;
 inline constexpr uint16_t kResponseFrame = 0x1F2;
-inline constexpr uint32_t kMaxHandshakePayload = 512;
+inline constexpr uint32_t kMaxHandshakePayload = 2048;
+inline constexpr size_t kMaxCredential = 1536;  // a munge credential (identity.h) in a hello
 inline constexpr size_t kMaxHandshakeFrame = wire::kFrameHeaderSize + kMaxHandshakePayload;
 
 using nonce = std::array<uint8_t, kNonceSize>;
@@ -47,14 +52,16 @@ using mac = std::array<uint8_t, kMacSize>;
 enum class purpose : uint8_t { node = 1, agent = 2 };
 const char *to_string(purpose p);
 
-// A key derived from the step secret for one use ("node", "agent", "ucx frames").
 struct key {
     std::array<uint8_t, 32> bytes{};
 };
-Result<key> derive_key(std::string_view secret, std::string_view label);
-Result<key> derive_key(std::string_view secret, purpose p);
+// A key for one use, derived from `base` by the library's KDF (keyed BLAKE2b-256) over a label
+// and a node id: e.g. the key of the TCP link into node j from node i is
+// derive_key(K_j, "tcp", i) (identity.h).
+Result<key> derive_key(const key &base, std::string_view label, uint32_t node);
+key random_key();
 
-// HMAC-SHA256 of the concatenation of `parts`.
+// HMAC-SHA-256 of the concatenation of `parts`.
 Result<mac> hmac(const key &k, std::initializer_list<std::span<const uint8_t>> parts);
 // Constant time.
 bool equal(std::span<const uint8_t> a, std::span<const uint8_t> b);
@@ -66,6 +73,7 @@ struct hello {
     std::string nspace;  // the step (node listeners check it; the agent sends it empty)
     uint32_t node = 0;   // the client's node id (UINT32_MAX: not a node)
     nonce client_nonce{};
+    std::string credential;  // agent: the slurmstepd's credential carrying K (identity.h); node: empty
 };
 struct challenge {
     uint8_t version = kHandshakeVersion;
@@ -102,13 +110,18 @@ private:
     wire::FrameHeader _header;
 };
 
+// Which key a hello is answered with: the node link key of hello.node, or the key the hello's
+// credential carries. An error refuses the hello (and is the handshake's error).
+using key_source = std::function<Result<key>(const hello &)>;
+
 // The listening side. on_hello answers with the challenge frame; on_response says whether the
-// client proved it knows the secret. An error is final: the caller drops the connection.
+// client proved it holds the same key. An error is final: the caller drops the connection.
 class server_handshake {
 public:
     enum class state : uint8_t { await_hello, await_response, done, failed };
     // `nspace`: the step the listener serves ("" = accept any, the agent's case).
-    server_handshake(key k, purpose p, std::string nspace);
+    server_handshake(key_source keys, purpose p, std::string nspace);
+    server_handshake(key k, purpose p, std::string nspace);  // one key for every hello (tests)
     Result<std::vector<uint8_t>> on_hello(std::span<const uint8_t> payload);
     Status on_response(std::span<const uint8_t> payload);
     // Feed a complete handshake frame; returns bytes to send back (maybe none).
@@ -117,8 +130,10 @@ public:
     bool done() const { return _state == state::done; }
     uint32_t peer_node() const { return _peer_node; }
     const std::string &peer_nspace() const { return _peer_nspace; }
+    const key &session_key() const { return _key; }
 
 private:
+    key_source _keys;
     key _key;
     purpose _purpose;
     std::string _nspace;
@@ -130,10 +145,10 @@ private:
 };
 
 // The connecting side: hello() first, then on_challenge() checks the server and gives the
-// response frame.
+// response frame. `credential` travels in the hello (the agent's case).
 class client_handshake {
 public:
-    client_handshake(key k, purpose p, std::string nspace, uint32_t node);
+    client_handshake(key k, purpose p, std::string nspace, uint32_t node, std::string credential = {});
     Result<std::vector<uint8_t>> hello_frame();
     Result<std::vector<uint8_t>> on_challenge(std::span<const uint8_t> payload);
     Result<std::vector<uint8_t>> on_frame(uint16_t type, std::span<const uint8_t> payload);
@@ -146,19 +161,23 @@ private:
     bool _done = false;
 };
 
-// --- UCX frame seal ------------------------------------------------------------------------
-// UCX has no connection to authenticate, so each node frame carries a trailer
-//   u32 destination node, u64 sequence, u8[32] HMAC(K_ucx, frame | destination | sequence)
-// with K_ucx = derive_key(secret, "ucx frames"). The sender numbers its frames (one counter per
-// sender, so a receiver sees increasing numbers with gaps); the receiver keeps, per source node,
-// the highest number seen and a 64-frame window below it, and drops a frame outside the window or
-// seen before (a replay) or addressed to another node.
-inline constexpr size_t kSealSize = 4 + 8 + kMacSize;
+// --- node frame seal -------------------------------------------------------------------------
+// Every node frame after authentication carries a trailer
+//   u32 source node, u32 destination node, u64 sequence, u8[32] HMAC(K_link, frame | those 16 bytes)
+// K_link is the key of the link from source into destination (identity.h: derive_key(K_dst,
+// "ucx" or "tcp", src)). UCX: the sender numbers its frames (one counter per sender); the receiver
+// keeps, per source node, the highest number seen and a 64-frame window below it, and drops a
+// frame outside the window or seen before (a replay) or addressed to another node. TCP: the
+// numbers on one connection must grow. A frame whose MAC fails is dropped with one log line.
+inline constexpr size_t kSealSize = 4 + 4 + 8 + kMacSize;
 
-Result<std::vector<uint8_t>> seal_frame(const key &k, std::vector<uint8_t> frame, uint32_t dst, uint64_t seq);
-// Checks the MAC and the destination; gives the inner frame and its sequence number.
+Result<std::vector<uint8_t>> seal_frame(const key &k, std::vector<uint8_t> frame, uint32_t src, uint32_t dst,
+                                        uint64_t seq);
+// The source a sealed frame claims (to pick the key); fails if too short to be sealed.
+Status sealed_source(std::span<const uint8_t> sealed, uint32_t *src);
+// Checks the MAC and the destination; gives the inner frame, its source and sequence number.
 Status open_sealed_frame(const key &k, std::span<const uint8_t> sealed, uint32_t me,
-                         std::span<const uint8_t> *frame, uint64_t *seq);
+                         std::span<const uint8_t> *frame, uint32_t *src, uint64_t *seq);
 
 // Sliding replay window for one sender (RFC 4303 style).
 class replay_window {

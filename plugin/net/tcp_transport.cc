@@ -5,9 +5,14 @@
 // (transport.h); TCP keepalive notices a peer host that went silent.
 //
 // Every connection opens with the handshake of handshake.h (purpose node, the step's namespace,
-// the connecting node's id). The accepting side reads the handshake frames byte-exactly (never
-// past them) into a fixed buffer, and nothing else until the client proved the secret; the
-// connecting side sends its queued messages only after the listener proved it too. Unauthenticated
+// the connecting node's id), keyed by the link key from the connecting node into the listening
+// one (identity.h: the listener derives it from its own node key, the connector from the
+// listener's verified record). The accepting side reads the handshake frames byte-exactly (never
+// past them) into a fixed buffer, and nothing else until the client proved the link key; the
+// connecting side sends its queued messages only after the listener proved it too. Afterwards
+// every frame in either direction is sealed (handshake.h: source, destination, a sequence number
+// that grows on the connection, HMAC under the link key) and carried in a frame of type
+// kSealedNodeFrameType; a frame whose MAC fails closes the connection with one log line. Unauthenticated
 // connections are bounded by a listener_guard (caps, a 3 s deadline, rate-limited refusal lines,
 // a pause on EMFILE); the listener binds to the node's address (transport_options::bind_address).
 #include <arpa/inet.h>
@@ -30,6 +35,7 @@
 #include <poll.h>
 
 #include "handshake.h"
+#include "identity.h"
 #include "listener_guard.h"
 #include "liveness.h"
 #include "log.h"
@@ -46,6 +52,33 @@ struct event_deleter {
 using event_ptr = std::unique_ptr<event, event_deleter>;
 
 class tcp_transport;
+
+// A sealed node frame (handshake.h) inside a frame of its own: the inner frame, its trailer.
+constexpr uint16_t kSealedNodeFrameType = 0x101;
+constexpr uint32_t kMaxSealedPayload = kMaxNodePayload + wire::kFrameHeaderSize + 64 + auth::kSealSize;
+
+Result<std::vector<uint8_t>> sealed_tcp_frame(const auth::key &k, const std::vector<uint8_t> &inner, uint32_t src,
+                                              uint32_t dst, uint64_t seq) {
+    auto sealed = auth::seal_frame(k, inner, src, dst, seq);
+    if (!sealed.ok()) return sealed.status();
+    return wire::encode_frame(kSealedNodeFrameType, 0, 0, sealed.value(), kMaxSealedPayload);
+}
+
+// Open one sealed frame of a connection from/to `peer` whose last number was `*last`.
+Status open_tcp_frame(const wire::Frame &fr, const auth::key &k, uint32_t me, uint32_t peer, uint64_t *last,
+                      std::span<const uint8_t> *inner) {
+    if (fr.type != kSealedNodeFrameType)
+        return Status(PMIX_ERR_NO_PERMISSIONS, "frame type " + std::to_string(fr.type) + " without a MAC");
+    uint32_t src = 0;
+    uint64_t seq = 0;
+    PMIXCPP_RETURN_IF_ERROR(auth::open_sealed_frame(k, fr.payload, me, inner, &src, &seq));
+    if (src != peer)
+        return Status(PMIX_ERR_NO_PERMISSIONS, "frame of node " + std::to_string(src) + " on node " +
+                                                   std::to_string(peer) + "'s connection");
+    if (seq <= *last) return Status(PMIX_ERR_NO_PERMISSIONS, "replayed frame " + std::to_string(seq));
+    *last = seq;
+    return Status::success();
+}
 
 // How long a connecting side waits for the listener's challenge, and how often it retries a
 // handshake the listener dropped (it sheds unauthenticated connections under a flood).
@@ -131,17 +164,21 @@ private:
 struct out_conn {
     int fd = -1;
     bool connected = false;
-    bool authenticated = false;  // the listener proved the secret; our messages may go
+    bool authenticated = false;  // the listener proved the link key; our messages may go
+    auth::key link_key;          // of the link from us into this node (from its verified record)
+    bool have_key = false;
+    uint64_t send_seq = 0, recv_seq = 0;
     std::optional<auth::client_handshake> hs;
     auth::frame_reader hs_reader;
     std::chrono::steady_clock::time_point hs_deadline{};
     int hs_failures = 0;
     event_ptr ev_retry;
     event_ptr ev_read;  // EOF / reset of the peer, its goodbye
-    wire::FrameReader reader{kMaxNodePayload};
+    wire::FrameReader reader{kMaxSealedPayload};
     sockaddr_in addr{};
     bool have_addr = false;
     send_queue queue;
+    std::vector<std::vector<uint8_t>> pending_plain;  // before the node's key is known
     event_ptr ev;
     tcp_transport *owner = nullptr;
     uint32_t node = 0;
@@ -153,7 +190,9 @@ struct in_conn {
     // Until authenticated: the handshake, read byte-exactly into its fixed buffer.
     std::optional<auth::server_handshake> hs;
     auth::frame_reader hs_reader;
-    wire::FrameReader reader{kMaxNodePayload};  // afterwards
+    wire::FrameReader reader{kMaxSealedPayload};  // afterwards
+    auth::key link_key;                           // of the link from its node into us
+    uint64_t send_seq = 0, recv_seq = 0;
     tcp_transport *owner = nullptr;
     uint64_t id = 0;
     std::string peer;            // its address, for log lines
@@ -222,9 +261,6 @@ public:
     }
 
     Status listen_on() {
-        auto k = auth::derive_key(_opts.id.secret, auth::purpose::node);
-        if (!k.ok()) return k.status().with_context("tcp transport");
-        _key = k.value();
         _listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
         if (_listen_fd < 0) return Status(PMIX_ERROR, std::string("socket: ") + strerror(errno));
         sockaddr_in a{};
@@ -254,8 +290,8 @@ public:
     }
     bool has_peers() const override { return _have_peers; }
 
-    Status set_peers(const std::vector<std::string> &addresses) override {
-        if (addresses.size() != _out.size())
+    Status set_peers(const std::vector<std::string> &addresses, const std::vector<auth::key> &node_keys) override {
+        if (addresses.size() != _out.size() || node_keys.size() != _out.size())
             return Status(PMIX_ERR_BAD_PARAM, "address table has " + std::to_string(addresses.size()) +
                                                   " entries for " + std::to_string(_out.size()) + " nodes");
         for (uint32_t i = 0; i < addresses.size(); ++i) {
@@ -273,8 +309,19 @@ public:
                 return Status(PMIX_ERR_BAD_PARAM, "node " + _opts.node_names[i] + ": bad address " + a);
             _out[i].addr = sa;
             _out[i].have_addr = true;
+            auto k = link_key(node_keys[i], "tcp", _opts.node_id);
+            if (!k.ok()) return k.status();
+            _out[i].link_key = k.value();
+            _out[i].have_key = true;
         }
         _have_peers = true;
+        for (auto &o : _out) {
+            for (auto &f : o.pending_plain) {
+                auto sealed = sealed_tcp_frame(o.link_key, f, _opts.node_id, o.node, ++o.send_seq);
+                if (sealed.ok()) o.queue.push_back(std::make_shared<const std::vector<uint8_t>>(std::move(sealed.value())));
+            }
+            o.pending_plain.clear();
+        }
         for (uint32_t i = 0; i < _out.size(); ++i)
             if (i != _opts.node_id && (_opts.eager_connect || !_out[i].queue.empty())) start_connect(_out[i]);
         _live.start();  // our successor in the ring (an accepted connection watches the predecessor)
@@ -290,12 +337,13 @@ public:
         uint8_t bye = static_cast<uint8_t>(link_kind::bye);
         auto frame = encode_node_frame(_opts.id, _opts.node_id, channel::link, {&bye, 1});
         if (!frame.ok()) return;
-        auto bye_frame = std::make_shared<const std::vector<uint8_t>>(frame.value());
         auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(budget_ms);
         size_t told = 0;
         for (auto &o : _out) {
             if (o.fd < 0 || !o.authenticated || !_live.alive(o.node)) continue;
-            o.queue.push_back(bye_frame);
+            auto bye = sealed_tcp_frame(o.link_key, frame.value(), _opts.node_id, o.node, ++o.send_seq);
+            if (!bye.ok()) continue;
+            o.queue.push_back(std::make_shared<const std::vector<uint8_t>>(std::move(bye.value())));
             if (write_until(o.fd, o.queue, deadline)) ++told;
             o.queue.clear();
         }
@@ -309,13 +357,17 @@ public:
             if (auto it = _in.find(id); it != _in.end()) (void)in_handshake(it->second.get());  // gone: nothing to tell
         for (auto &[id, c] : _in) {
             uint32_t node = c->node;
+            auth::key k = c->link_key;
             if (c->hs) {
                 if (c->hs->current() != auth::server_handshake::state::await_response) continue;
                 node = c->hs->peer_node();
+                k = c->hs->session_key();
             }
             if (node >= _out.size() || node == _opts.node_id || !_live.alive(node)) continue;
+            auto bye = sealed_tcp_frame(k, frame.value(), _opts.node_id, node, ++c->send_seq);
+            if (!bye.ok()) continue;
             send_queue q;  // accepted connections carry nothing of ours but this
-            q.push_back(bye_frame);
+            q.push_back(std::make_shared<const std::vector<uint8_t>>(std::move(bye.value())));
             if (write_until(c->fd, q, deadline)) ++told;
         }
         PMIXCPP_LOG_DEBUG("tcp transport: said goodbye on %zu connections", told);
@@ -323,9 +375,9 @@ public:
 
     void send(uint32_t node, channel chan, std::span<const uint8_t> body) override { send_to({&node, 1}, chan, body); }
 
-    // Frames name no destination: one frame, shared by every connection it goes out on.
+    // One envelope, sealed for each connection it goes out on (the MAC names the destination).
     void send_to(std::span<const uint32_t> nodes, channel chan, std::span<const uint8_t> body) override {
-        send_queue::chunk frame;
+        std::optional<std::vector<uint8_t>> frame;
         for (uint32_t node : nodes) {
             if (node >= _out.size()) {
                 PMIXCPP_LOG_ERROR("tcp transport: send to node %u of %zu", node, _out.size());
@@ -347,10 +399,20 @@ public:
                                       _opts.node_names[node].c_str(), f.status().message().c_str());
                     return;
                 }
-                frame = std::make_shared<const std::vector<uint8_t>>(std::move(f.value()));
+                frame = std::move(f.value());
             }
             out_conn &o = _out[node];
-            o.queue.push_back(frame);
+            if (!o.have_key) {  // sealed once the node's record is verified (set_peers)
+                o.pending_plain.push_back(*frame);
+                continue;
+            }
+            auto sealed = sealed_tcp_frame(o.link_key, *frame, _opts.node_id, node, ++o.send_seq);
+            if (!sealed.ok()) {
+                PMIXCPP_LOG_ERROR("tcp transport: cannot seal a %s message to node %s: %s", to_string(chan),
+                                  _opts.node_names[node].c_str(), sealed.status().message().c_str());
+                continue;
+            }
+            o.queue.push_back(std::make_shared<const std::vector<uint8_t>>(std::move(sealed.value())));
             if (!_have_peers) continue;
             if (o.fd < 0 && !o.ev_retry)
                 start_connect(o);
@@ -382,7 +444,7 @@ private:
             c->owner = self;
             c->id = self->_next_in++;
             c->peer = peer_address(peer);
-            c->hs.emplace(self->_key, auth::purpose::node, self->_opts.id.nspace);
+            c->hs.emplace(self->in_key_source(), auth::purpose::node, self->_opts.id.nspace);
             c->ev.reset(event_new(self->_base, fd, EV_READ | EV_PERSIST, on_in_read, c.get()));
             if (!c->ev || event_add(c->ev.get(), nullptr) != 0) {
                 close(fd);
@@ -395,6 +457,17 @@ private:
             self->arm_sweep();
             self->in_handshake(raw);  // a real peer's hello is usually here already: answer it now
         }
+    }
+
+    // The key of a hello: the link from its node into us, from our own node key; a node id out
+    // of range or our own is refused before any MAC is computed.
+    auth::key_source in_key_source() {
+        return [this](const auth::hello &h) -> Result<auth::key> {
+            if (h.node >= _out.size() || h.node == _opts.node_id)
+                return Status(PMIX_ERR_NO_PERMISSIONS, "hello from node " + std::to_string(h.node) + " of " +
+                                                           std::to_string(_out.size()));
+            return link_key(_opts.node_key, "tcp", h.node);
+        };
     }
 
     static void on_resume_accept(evutil_socket_t, short, void *arg) {
@@ -462,6 +535,7 @@ private:
                                                             std::to_string(_out.size()));
                     else {
                         c->node = node;
+                        c->link_key = c->hs->session_key();
                         c->hs.reset();
                         _guard.authenticated(id);
                         _live.heard(node);
@@ -506,9 +580,9 @@ private:
             if (!f->has_value()) return;
             const wire::Frame &fr = **f;
             envelope env;
-            Status st = fr.type == kNodeFrameType
-                            ? decode_node_payload(fr.payload, self->_opts.id, self->_out.size(), &env)
-                            : Status(PMIX_ERR_BAD_PARAM, "frame type " + std::to_string(fr.type));
+            std::span<const uint8_t> inner;
+            Status st = open_tcp_frame(fr, c->link_key, self->_opts.node_id, c->node, &c->recv_seq, &inner);
+            if (st.ok()) st = decode_node_frame(inner, self->_opts.id, self->_out.size(), &env);
             if (st.ok() && env.src_node != c->node)
                 st = Status(PMIX_ERR_NO_PERMISSIONS, "node " + std::to_string(c->node) + " sent a message as node " +
                                                          std::to_string(env.src_node));
@@ -553,17 +627,22 @@ private:
             auto f = o->reader.next();
             if (!f.ok() || !f->has_value()) return;
             envelope env;
-            if ((**f).type != kNodeFrameType ||
-                !decode_node_payload((**f).payload, self->_opts.id, self->_out.size(), &env).ok() ||
-                env.src_node != o->node)
+            std::span<const uint8_t> inner;
+            Status st = open_tcp_frame(**f, o->link_key, self->_opts.node_id, o->node, &o->recv_seq, &inner);
+            if (st.ok()) st = decode_node_frame(inner, self->_opts.id, self->_out.size(), &env);
+            if (st.ok() && env.src_node != o->node) st = Status(PMIX_ERR_NO_PERMISSIONS, "sent as another node");
+            if (!st.ok()) {
+                PMIXCPP_LOG_ERROR("tcp transport: node %s: message refused: %s", self->_opts.node_names[o->node].c_str(),
+                                  st.message().c_str());
                 return;
+            }
             self->dispatch(std::move(env));
             if (o->fd != fd) return;
         }
     }
 
     // Our connection's handshake: the listener's challenge, read byte-exactly; once it proved the
-    // secret, our response goes first and the queued messages after it.
+    // link key, our response goes first and the queued messages after it.
     void out_handshake(out_conn &o) {
         const int fd = o.fd;
         while (fd == o.fd && !o.authenticated) {
@@ -637,7 +716,9 @@ private:
         o.hs.reset();
         o.hs_reader.reset();
         o.queue.clear();
-        o.reader = wire::FrameReader{kMaxNodePayload};
+        o.pending_plain.clear();
+        o.reader = wire::FrameReader{kMaxSealedPayload};
+        o.recv_seq = 0;
         std::vector<uint64_t> ids;
         for (auto &[id, c] : _in)
             if (c->node == node) ids.push_back(id);
@@ -654,6 +735,7 @@ private:
         set_node_socket_options(o.fd);
         o.connected = false;
         o.authenticated = false;
+        o.recv_seq = 0;  // the listener numbers what it sends on each connection from 1
         o.ev.reset(event_new(_base, o.fd, EV_WRITE | EV_PERSIST, on_out_write, &o));
         int rc = connect(o.fd, reinterpret_cast<sockaddr *>(&o.addr), sizeof(o.addr));
         if (rc != 0 && errno != EINPROGRESS) {
@@ -686,8 +768,8 @@ private:
             o->ev_read.reset(event_new(self->_base, o->fd, EV_READ | EV_PERSIST, on_out_read, o));
             if (o->ev_read) event_add(o->ev_read.get(), nullptr);
             PMIXCPP_LOG_DEBUG("tcp transport: connected to node %s", self->_opts.node_names[o->node].c_str());
-            // Our hello; nothing else until the listener's challenge proved it knows the secret.
-            o->hs.emplace(self->_key, auth::purpose::node, self->_opts.id.nspace, self->_opts.node_id);
+            // Our hello; nothing else until the listener's challenge proved it holds the link key.
+            o->hs.emplace(o->link_key, auth::purpose::node, self->_opts.id.nspace, self->_opts.node_id);
             o->hs_reader.reset();
             o->hs_deadline = std::chrono::steady_clock::now() + kClientHandshakeTimeout;
             auto hello = o->hs->hello_frame();
@@ -718,7 +800,6 @@ private:
 
     event_base *_base;
     transport_options _opts;
-    auth::key _key;  // the node handshake's, from the step secret
     listener_guard _guard;
     int _listen_fd = -1;
     uint16_t _port = 0;

@@ -1,13 +1,15 @@
 // Node transport: send a message to node i of the step; receive messages through a callback.
 // Everything runs on the server's libevent loop thread (the transport registers its sockets /
-// UCX event fd in that loop). Peers are authenticated by the step secret without sending it: a
-// TCP connection opens with the handshake of handshake.h (neither side reads the other's messages
-// before it), a UCX frame carries a seal with a sequence number (replays are dropped). The TCP
+// UCX event fd in that loop). Peers are authenticated by link keys from the node identity exchange
+// (identity.h), never by anything srun made: a TCP connection opens with the handshake of
+// handshake.h (neither side reads the other's messages before it), and every node frame, TCP and
+// UCX, carries a MAC and a sequence number (a bad MAC or a replay is dropped with a log line). The TCP
 // listener binds to the node's own address and bounds what an unauthenticated peer costs
 // (listener_guard.h).
 //
-// Addresses: a transport publishes address() through the bootstrap (srun agent rendezvous);
-// once every node's address is known, set_peers() gets the table (index = node id). Messages
+// Addresses: a transport publishes address() through the bootstrap (srun agent rendezvous) in a
+// signed node record; once every node's record is known and verified, set_peers() gets the
+// addresses and node keys (index = node id). Messages
 // sent before that are queued. Delivery is best effort: a peer that cannot be reached is logged
 // and its messages dropped.
 //
@@ -47,6 +49,7 @@
 #include <vector>
 
 #include "envelope.h"
+#include "handshake.h"
 #include "status.h"
 #include "wire/node_messages.h"
 
@@ -55,6 +58,7 @@ namespace pmixcpp::net {
 struct transport_options {
     step_identity id;
     uint32_t node_id = 0;
+    auth::key node_key;  // ours (identity.h): the links into this node are derived from it
     std::vector<std::string> node_names;  // for log lines; size = number of nodes
     // TCP: the IPv4 address to listen on, the node's own (the one Slurm reaches it at); empty:
     // every interface (only when that address is unknown).
@@ -79,7 +83,8 @@ public:
     // every interface (the rendezvous fills in the host it sees us from); UCX: "ucx:<hex worker
     // address>".
     virtual std::string address() const = 0;
-    virtual Status set_peers(const std::vector<std::string> &addresses) = 0;
+    // Verified records only (identity.h): addresses and node keys, index = node id.
+    virtual Status set_peers(const std::vector<std::string> &addresses, const std::vector<auth::key> &node_keys) = 0;
     virtual bool has_peers() const = 0;
     virtual void send(uint32_t node, channel chan, std::span<const uint8_t> body) = 0;
     // The same message to several nodes (a fan-out): a transport whose frames do not name their

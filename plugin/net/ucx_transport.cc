@@ -10,10 +10,13 @@
 // UCX's keepalive (every 2 s here) notices a silent peer. UCX itself is loaded by the first
 // transport made (ucx_api.h).
 // Authentication: UCX has no connection of ours to open with a handshake, so every frame is sealed
-// (handshake.h: destination, a per-sender sequence number and an HMAC keyed by the step secret);
-// a frame whose seal fails, that is addressed to another node or whose number was seen already
-// (a replay) is dropped with a rate-limited log line. The worker addresses themselves travel
-// through srun's agent, whose connections are authenticated.
+// (handshake.h: source, destination, a per-sender sequence number and an HMAC under the link key
+// from the source into the destination, identity.h); a frame whose MAC fails, that is addressed
+// to another node or whose number was seen already (a replay) is dropped with a rate-limited log
+// line. The worker addresses travel in node records signed with credentials only root can make
+// and open (identity.h): no endpoint is created from an address whose record was not verified.
+// A receiver derives the key of a link into it from its own node key, so frames from a peer that
+// learnt the table first are checked before our own table arrives.
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -21,6 +24,7 @@
 #include <tuple>
 
 #include "handshake.h"
+#include "identity.h"
 #include "listener_guard.h"
 #include "liveness.h"
 #include "log.h"
@@ -130,9 +134,12 @@ public:
     }
 
     Status init() {
-        auto k = auth::derive_key(_opts.id.secret, "ucx frames");
-        if (!k.ok()) return k.status().with_context("ucx transport");
-        _key = k.value();
+        _in_keys.resize(_opts.node_names.size());
+        for (uint32_t i = 0; i < _in_keys.size(); ++i) {
+            auto k = link_key(_opts.node_key, "ucx", i);
+            if (!k.ok()) return k.status().with_context("ucx transport");
+            _in_keys[i] = k.value();
+        }
         ucp_config_t *cfg = nullptr;
         ucs_status_t s = U().config_read(nullptr, nullptr, &cfg);
         if (s != UCS_OK) return fail("ucp_config_read", s);
@@ -180,8 +187,8 @@ public:
     std::string address() const override { return _address; }
     bool has_peers() const override { return _have_peers; }
 
-    Status set_peers(const std::vector<std::string> &addresses) override {
-        if (addresses.size() != _eps.size())
+    Status set_peers(const std::vector<std::string> &addresses, const std::vector<auth::key> &node_keys) override {
+        if (addresses.size() != _eps.size() || node_keys.size() != _eps.size())
             return Status(PMIX_ERR_BAD_PARAM, "address table has " + std::to_string(addresses.size()) +
                                                   " entries for " + std::to_string(_eps.size()) + " nodes");
         for (uint32_t i = 0; i < addresses.size(); ++i) {
@@ -189,13 +196,22 @@ public:
                 return Status(PMIX_ERR_BAD_PARAM, "node " + _opts.node_names[i] + " has no UCX address (" +
                                                       addresses[i].substr(0, 16) + "...): all nodes must use the same transport");
         }
+        _out_keys.resize(_eps.size());
+        for (uint32_t i = 0; i < _eps.size(); ++i) {
+            auto k = link_key(node_keys[i], "ucx", _opts.node_id);
+            if (!k.ok()) return k.status().with_context("ucx transport");
+            _out_keys[i] = k.value();
+        }
         _have_peers = true;
         for (uint32_t i = 0; i < _eps.size(); ++i) {
             if (i == _opts.node_id) continue;
             if (_opts.eager_connect || !_queued[i].empty()) connect(i);
             auto q = std::move(_queued[i]);
             _queued[i].clear();
-            for (auto &f : q) post_send(i, std::move(f));
+            for (auto &f : q) {
+                auto sealed = auth::seal_frame(_out_keys[i], std::move(f), _opts.node_id, i, ++_send_seq);
+                if (sealed.ok()) post_send(i, std::move(sealed.value()));
+            }
         }
         _live.start();  // endpoints to both ring neighbours, greeted so that they are wired up and watched
         progress();
@@ -255,14 +271,15 @@ public:
             return;
         }
         auto plain = encode_node_frame(_opts.id, _opts.node_id, chan, body);
-        auto frame = plain.ok() ? auth::seal_frame(_key, std::move(plain.value()), node, ++_send_seq) : plain.status();
+        if (plain.ok() && !_have_peers) {  // sealed once the node's record is verified (set_peers)
+            _queued[node].push_back(std::move(plain.value()));
+            return;
+        }
+        auto frame = plain.ok() ? auth::seal_frame(_out_keys[node], std::move(plain.value()), _opts.node_id, node, ++_send_seq)
+                                : plain.status();
         if (!frame.ok()) {
             PMIXCPP_LOG_ERROR("ucx transport: cannot encode a %s message: %s", to_string(chan),
                               frame.status().message().c_str());
-            return;
-        }
-        if (!_have_peers) {
-            _queued[node].push_back(std::move(frame.value()));
             return;
         }
         post_send(node, std::move(frame.value()));
@@ -429,8 +446,15 @@ private:
                 envelope env;
                 std::span<const uint8_t> inner;
                 uint64_t seq = 0;
-                Status st = auth::open_sealed_frame(_key, in.frame, _opts.node_id, &inner, &seq);
+                uint32_t src = UINT32_MAX;
+                Status st = auth::sealed_source(in.frame, &src);
+                if (st.ok() && (src >= _in_keys.size() || src == _opts.node_id))
+                    st = Status(PMIX_ERR_NO_PERMISSIONS, "frame from node " + std::to_string(src));
+                if (st.ok()) st = auth::open_sealed_frame(_in_keys[src], in.frame, _opts.node_id, &inner, &src, &seq);
                 if (st.ok()) st = decode_node_frame(inner, _opts.id, static_cast<uint32_t>(_eps.size()), &env);
+                if (st.ok() && env.src_node != src)
+                    st = Status(PMIX_ERR_NO_PERMISSIONS, "frame of node " + std::to_string(env.src_node) +
+                                                             " sealed by node " + std::to_string(src));
                 if (st.ok() && (env.src_node == _opts.node_id || !_windows[env.src_node].accept(seq)))
                     st = Status(PMIX_ERR_NO_PERMISSIONS, "replayed frame " + std::to_string(seq) + " of node " +
                                                              std::to_string(env.src_node));
@@ -460,7 +484,8 @@ private:
 
     event_base *_base;
     transport_options _opts;
-    auth::key _key;                             // the frame seals'
+    std::vector<auth::key> _in_keys;            // links into us, by source node (our node key)
+    std::vector<auth::key> _out_keys;           // links from us, by destination (their records)
     uint64_t _send_seq = 0;                     // our frames' numbers (one counter for all peers)
     std::vector<auth::replay_window> _windows;  // by source node
     listener_guard _refusals;                   // its rate-limited log only

@@ -10,14 +10,15 @@ namespace pmixcpp::server {
 Result<std::unique_ptr<net::node_transport>> open_node_transport(event_base *base, const step_info &step,
                                                                  const multinode_options &mo,
                                                                  net::transport_options to) {
-    to.id = {step.nspace, mo.secret};
+    to.id = {step.nspace};
+    if (!mo.identity) return Status(PMIX_ERR_NO_PERMISSIONS, "no node identity for the node transport");
+    to.node_key = mo.identity->node_key();
     to.bind_address = mo.bind_address;
     to.node_id = step.node_id;
     to.node_names = step.node_names;
     to.eager_connect = mo.eager_connect;
     to.ucx_tls = mo.ucx_tls;
     to.ucx_devices = mo.ucx_devices;
-    if (mo.secret.empty()) return Status(PMIX_ERR_NO_PERMISSIONS, "no step secret for the node transport");
     if (mo.ucx) {
         auto t = net::make_ucx_transport(base, to);
         if (t.ok()) return std::move(t.value());
@@ -76,10 +77,45 @@ void exchange_addresses(const step_info &step, const multinode_options &mo, net:
     }
     auto t0 = server_clock::now();
     std::string ns = step.nspace;
-    mo.bootstrap(net.address(), [&net, post, failed, ns, t0](Result<std::vector<std::string>> table) {
-        auto shared = std::make_shared<Result<std::vector<std::string>>>(std::move(table));
-        post([&net, failed, ns, t0, shared] {
-            Status st = shared->ok() ? net.set_peers(shared->value()) : shared->status();
+    auto record = mo.identity ? mo.identity->sign(net.address())
+                              : Result<std::string>(Status(PMIX_ERR_NO_PERMISSIONS, "no node identity"));
+    if (!record.ok()) {
+        PMIXCPP_LOG_ERROR("%s: %s", ns.c_str(), record.status().message().c_str());
+        failed(record.status().message());
+        return;
+    }
+    // The records are checked on the thread that got the table (one credential decode per peer,
+    // a round trip to the local munged each), never on the loop; only verified addresses and
+    // keys reach the transport.
+    mo.bootstrap(record.value(), [&net, post, failed, ns, t0, identity = mo.identity](
+                                     Result<std::vector<std::string>> table) {
+        struct verified {
+            Status st;
+            std::vector<std::string> addresses;
+            std::vector<net::auth::key> keys;
+        };
+        auto v = std::make_shared<verified>();
+        if (!table.ok()) {
+            v->st = table.status();
+        } else {
+            auto recs = identity->verify_table(table.value());
+            if (!recs.ok()) {
+                v->st = Status(PMIX_ERR_NO_PERMISSIONS, "address table refused: " + recs.status().message());
+            } else {
+                for (auto &r : recs.value()) {
+                    v->addresses.push_back(std::move(r.address));
+                    v->keys.push_back(r.node_key);
+                }
+            }
+        }
+        double verify_ms = std::chrono::duration<double, std::milli>(server_clock::now() - t0).count();
+        post([&net, failed, ns, t0, v, verify_ms] {
+            Status st = v->st;
+            if (st.ok()) {
+                // Our own slot: the address we signed is the transport's own.
+                std::vector<std::string> addrs = v->addresses;
+                st = net.set_peers(addrs, v->keys);
+            }
             double ms = std::chrono::duration<double, std::milli>(server_clock::now() - t0).count();
             if (!st.ok()) {
                 // A step whose tasks all ended before the exchange completed is no failure.
@@ -92,7 +128,8 @@ void exchange_addresses(const step_info &step, const multinode_options &mo, net:
                 failed(st.message());
                 return;
             }
-            PMIXCPP_LOG_DEBUG("%s: addresses of %zu nodes known after %.1f ms", ns.c_str(), shared->value().size(), ms);
+            PMIXCPP_LOG_DEBUG("%s: signed records of %zu nodes verified after %.1f ms (table and checks), in use after %.1f ms",
+                              ns.c_str(), v->addresses.size(), verify_ms, ms);
         });
     });
 }

@@ -377,6 +377,9 @@ private:
     };
     Status setup_multinode();
     void start_bootstrap();
+    // The node transport cannot work for this step (the address table was refused or never came):
+    // every remote fence and Get fails now, and every later one at once.
+    void fail_multinode(const std::string &message);
     Status start_remote_fence(uint64_t instance, const std::vector<uint32_t> &participants, bool collect);
     std::string missing_nodes(uint64_t instance) const;
     void finish_remote_fence(uint64_t instance, std::vector<coll::node_blob> &&result);
@@ -1551,8 +1554,8 @@ void server_impl::handle_get(connection &c, const wire::Frame &f) {
     }
     // The data lives on another node: direct modex. Also for a new key of a rank whose earlier
     // data came with a collecting fence: what we hold may be older than what it committed since.
-    if (!_multinode || !_net) {
-        fail_get(w, PMIX_ERR_NOT_SUPPORTED,
+    if (!_multinode || !_net || !_net_error.empty()) {
+        fail_get(w, _net_error.empty() ? PMIX_ERR_NOT_SUPPORTED : PMIX_ERR_UNREACH,
                  "rank " + std::to_string(w.target) + " is on another node and the node transport is not running" +
                      (_net_error.empty() ? std::string() : ": " + _net_error));
         return;
@@ -1942,7 +1945,22 @@ Status server_impl::setup_multinode() {
 void server_impl::start_bootstrap() {
     exchange_addresses(
         _step, _opts.multinode, *_net, [this](std::function<void()> fn) { post(std::move(fn)); },
-        [this](const std::string &message) { _net_error = message; });
+        [this](const std::string &message) { fail_multinode(message); });
+}
+
+void server_impl::fail_multinode(const std::string &message) {
+    _net_error = message;
+    const std::string text = "the node transport failed: " + message;
+    std::vector<uint64_t> failed;
+    for (const auto &[instance, fence] : _remote_fence_nodes) failed.push_back(instance);
+    for (uint64_t instance : failed) {
+        _remote_fence_nodes.erase(instance);
+        if (_coll) _coll->cancel(instance);
+        send_fence_outcomes(_fences.remote_done(instance, PMIX_ERR_UNREACH, text));
+    }
+    for (uint32_t n = 0; n < _step.node_names.size(); ++n)
+        if (n != _step.node_id) (void)_dmodex->node_lost(n, text);
+    rearm_timer();
 }
 
 std::optional<server_clock::time_point> server_impl::remote_deadline(std::optional<server_clock::time_point> asked) const {
@@ -1999,7 +2017,7 @@ Status server_impl::store_ranks(uint32_t from_node, const std::vector<wire::rank
 }
 
 Status server_impl::start_remote_fence(uint64_t instance, const std::vector<uint32_t> &participants, bool collect) {
-    if (!_net || !_coll)
+    if (!_net || !_coll || !_net_error.empty())
         return Status(PMIX_ERR_NOT_SUPPORTED, "the node transport is not running" +
                                                   (_net_error.empty() ? std::string() : ": " + _net_error));
     std::vector<uint32_t> nodes, local;

@@ -13,6 +13,7 @@
 #include "events.h"
 #include "fence_tracker.h"
 #include "host.h"
+#include "../net/identity.h"
 #include "status.h"
 #include "../common/step_info.h"
 #include "topology.h"
@@ -24,7 +25,9 @@ namespace pmixcpp::server {
 struct multinode_options {
     bool enabled = false;
     bool ucx = true;               // try UCX first; TCP if UCX cannot start
-    std::string secret;            // per-step secret of the step's daemons (never seen by tasks)
+    // This node's identity (net/identity.h): signs our node record, checks the peers' records;
+    // the node links' keys come from it. Required for multi-node steps.
+    std::shared_ptr<net::node_identity> identity;
     std::string ucx_tls, ucx_devices;
     std::string bind_address;      // TCP: listen on this IPv4 address (the node's), empty: any
     bool eager_connect = false;
@@ -34,8 +37,8 @@ struct multinode_options {
     uint32_t ring_threshold = 65536;
     bool dmodex_node = false;      // a direct-modex answer carries every rank of the node
     uint32_t timeout_sec = 300;    // collectives and remote Gets
-    // Publish our transport address and learn everyone's (index = node id). Called once on the
-    // loop thread; must return at once and call `ready` exactly once, from any thread.
+    // Publish our signed node record and learn everyone's (index = node id), unchanged. Called
+    // once on the loop thread; must return at once and call `ready` exactly once, from any thread.
     using table_fn = std::function<void(Result<std::vector<std::string>>)>;
     std::function<void(const std::string &address, table_fn ready)> bootstrap;
 };

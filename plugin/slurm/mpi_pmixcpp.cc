@@ -11,6 +11,7 @@
 #include "../common/session_store.h"
 #include "../common/spawn_request.h"
 #include "../common/xstep.h"
+#include "munge_credentials.h"
 #include "srun_side.h"
 #include "../net/listener_guard.h"
 #include "../common/step_env.h"
@@ -71,8 +72,12 @@ struct plugin_state {
     bool have_agent = false;
     sockaddr_storage agent_host{};
     uint16_t agent_port = 0;
-    std::string agent_secret;
     std::string node_name;
+    // slurmstepd side: credentials of Slurm's munge (node records, calls to srun's agent) and
+    // what a call credential names.
+    std::shared_ptr<munge_credentials> creds;
+    std::string cred_nspace;
+    uint32_t cred_node = 0;
 
     // slurmstepd side: the one client of that agent (plugin/agent/stepd/), the ports the
     // server reaches srun's side through, the node's PMIx server and its host (abort, log).
@@ -280,16 +285,24 @@ void take_agent_address(const stepd_step_rec_t *job, char ***env) {
     plugin_state &st = state();
     st.node_name = job && job->node_name ? job->node_name : "";
     const std::string port = get_env(*env, kAgentPortEnv);
-    st.agent_secret = get_env(*env, kAgentSecretEnv);
     unsetenvp(*env, kAgentPortEnv);
-    unsetenvp(*env, kAgentSecretEnv);
-    if (port.empty() || st.agent_secret.empty() || !job || !job->sruns) return;
+    if (port.empty() || !job || !job->sruns) return;
+    st.creds = std::make_shared<munge_credentials>(munge_socket_of(slurm_conf.authinfo), job->uid);
+    // Until prefork knows the step's namespace (a heterogeneous step's is its leader's).
+    st.cred_nspace = make_namespace(job->step_id.job_id, job->step_id.step_id);
+    st.cred_node = job->nodeid;
     auto *srun = static_cast<srun_info_t *>(list_peek(job->sruns));
     if (!srun) return;
     st.agent_host = srun->resp_addr;
     st.agent_port = static_cast<uint16_t>(std::strtoul(port.c_str(), nullptr, 10));
     st.have_agent = st.agent_port != 0;
-    if (st.have_agent) st.agent_client = std::make_unique<agent::client>(st.agent_host, st.agent_port, st.agent_secret);
+    // Each call to srun's agent opens with a fresh credential of this slurmstepd (root) that only
+    // the job's user can open: srun checks who signed it and for which step (net/identity.h).
+    if (st.have_agent)
+        st.agent_client = std::make_unique<agent::client>(st.agent_host, st.agent_port, [] {
+            plugin_state &ps = state();
+            return net::make_agent_credential(*ps.creds, ps.cred_nspace, ps.cred_node);
+        });
 }
 
 // Tell srun (and so the user) what went wrong; srun exits with `status`.
@@ -404,7 +417,17 @@ Status prefork(const stepd_step_rec_t *job, char ***env) {
     server::multinode_options &mo = options.multinode;
     mo.enabled = st.have_agent && step->node_names.size() > 1;
     mo.ucx = cfg.transport == transport_kind::ucx;
-    mo.secret = st.agent_secret;
+    if (st.creds) {
+        st.cred_nspace = step->nspace;
+        st.cred_node = step->node_id;
+        net::step_binding b;
+        b.job_id = step->job_id;
+        b.step_id = step->step_id;
+        b.nspace = step->nspace;
+        b.nnodes = static_cast<uint32_t>(step->node_names.size());
+        b.trusted_uids = {0, slurm_conf.slurm_user_id};
+        mo.identity = std::make_shared<net::node_identity>(*st.creds, std::move(b), step->node_id);
+    }
     if (mo.enabled) mo.bind_address = node_listen_address(job, &st.agent_host);  // (UCX may fall back to TCP)
     mo.ucx_tls = cfg.ucx_tls;
     mo.ucx_devices = cfg.ucx_devices;

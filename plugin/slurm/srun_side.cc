@@ -1,4 +1,5 @@
 #include "srun_side.h"
+#include "munge_credentials.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -215,7 +216,17 @@ Result<std::unique_ptr<srun_side>> srun_side::start(const slurm_mpi_step_info *j
         auto nodes = expand_nodelist(job->step_layout->node_list);
         if (nodes.ok()) step_nodes = std::move(nodes.value());
     }
-    auto agent = srun_agent::start(report_handler(tracker, side->components, ns_job, job->step_id.step_id),
+    // Who may talk to the agent: a slurmstepd of this step, proven by a credential root or
+    // SlurmUser made for this namespace, that only we (the job's user) and root can open, and
+    // that nobody opened before (net/identity.h).
+    auto creds = std::make_shared<munge_credentials>(munge_socket_of(slurm_conf.authinfo), getuid());
+    net::step_binding binding;
+    binding.nspace = nspace;
+    binding.trusted_uids = {0, slurm_conf.slurm_user_id};
+    net::auth::key_source keys = [creds, binding](const net::auth::hello &h) {
+        return net::open_agent_credential(*creds, binding, h.credential);
+    };
+    auto agent = srun_agent::start(report_handler(tracker, side->components, ns_job, job->step_id.step_id), keys,
                                    step_nodes.empty() ? std::vector<std::string>() : agent_listen_addresses(step_nodes));
     if (!agent.ok()) return agent.status().with_context("srun agent");
     side->agent = std::move(agent.value());
@@ -263,7 +274,6 @@ Result<std::unique_ptr<srun_side>> srun_side::start(const slurm_mpi_step_info *j
     time_t end = 0;
     if (slurm_get_end_time(job->step_id.job_id, &end) == SLURM_SUCCESS && end > 0)
         step_env->emplace_back(kJobEndEnv, std::to_string(static_cast<long long>(end)));
-    step_env->emplace_back(kAgentSecretEnv, side->agent->secret());
     return side;
 }
 

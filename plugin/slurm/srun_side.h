@@ -101,7 +101,7 @@ struct srun_side {
 
     // Start the agent (reports and lost nodes end the step's components) and build every
     // service for `job` (namespace job `ns_job`); `step_env` gets what the step's environment
-    // needs (agent port and secret, job end, node groups). A step started by PMIx_Spawn tells
+    // needs (agent port, job end, node groups). A step started by PMIx_Spawn tells
     // the parent's srun which step it is. The services are registered in the agent's table by
     // the caller, before the step's daemons can connect.
     static Result<std::unique_ptr<srun_side>> start(const slurm_mpi_step_info *job, const plugin_config &cfg,

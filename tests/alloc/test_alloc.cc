@@ -12,6 +12,7 @@
 
 #include "plugin/agent/proto/agent_io.h"
 #include "plugin/agent/stepd/agent_client.h"
+#include "tests/net/test_credentials.h"
 #include "plugin/common/alloc_request.h"
 #include "plugin/common/alloc_table.h"
 #include "plugin/server/alloc.h"
@@ -317,13 +318,14 @@ TEST(AllocAgent, CallAndAnswerOverTcp) {
     getsockname(lfd, reinterpret_cast<sockaddr *>(&a), &len);
     uint16_t port = ntohs(a.sin_port);
 
-    // A one-shot "agent": checks the secret, echoes the body reversed.
-    std::thread agent([lfd] {
+    // A one-shot "agent": checks the slurmstepd credential, echoes the body reversed.
+    pmixcpp::testing::agent_auth auth, forger;
+    std::thread agent([lfd, keys = auth.keys()] {
         for (int i = 0; i < 2; ++i) {
             int fd = accept(lfd, nullptr, nullptr);
-            Status auth = agent_io::accept_authenticated(fd, "s3cret", agent_io::clock_type::now() + std::chrono::seconds(5));
+            Status auth = agent_io::accept_authenticated(fd, keys, agent_io::clock_type::now() + std::chrono::seconds(5));
             if (!auth.ok()) {
-                close(fd);  // the wrong secret: the caller saw our proof fail and left
+                close(fd);  // a forged credential: refused at the hello
                 continue;
             }
             wire::FrameReader reader(agent::kMaxPayload);
@@ -346,17 +348,16 @@ TEST(AllocAgent, CallAndAnswerOverTcp) {
     sockaddr_storage host{};
     memcpy(&host, &a, sizeof(a));
     std::vector<uint8_t> body = {1, 2, 3};
-    auto r = agent::call_agent(host, port, "s3cret", agent::service::alloc, body, 5000);
+    auto r = agent::call_agent(host, port, auth.client(), agent::service::alloc, body, 5000);
     ASSERT_TRUE(r.ok()) << r.status().message();
     EXPECT_EQ(r->body, (std::vector<uint8_t>{3, 2, 1}));
     EXPECT_EQ(r->message, "done");
-    auto wrong = agent::call_agent(host, port, "wrong", agent::service::alloc, body, 5000);
-    EXPECT_FALSE(wrong.ok());
-    EXPECT_EQ(wrong.status().code(), PMIX_ERR_NO_PERMISSIONS);
+    auto wrong = agent::call_agent(host, port, forger.client(), agent::service::alloc, body, 5000);
+    EXPECT_FALSE(wrong.ok());  // refused at the hello: the caller tries again until its deadline
     agent.join();
 
     // Nobody answers: the client's shutdown gate ends the wait, as cancelled.
-    agent::client client(host, port, "s3cret");
+    agent::client client(host, port, auth.client());
     std::thread stopper([&] {
         std::this_thread::sleep_for(std::chrono::milliseconds(200));
         client.shutdown();

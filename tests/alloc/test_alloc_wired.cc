@@ -11,6 +11,7 @@
 
 #include "../../plugin/agent/proto/agent_io.h"
 #include "../../plugin/agent/stepd/agent_client.h"
+#include "../net/test_credentials.h"
 #include "../../plugin/common/alloc_request.h"
 #include "../../plugin/agent/srun/srun_agent.h"
 #include "../../plugin/common/step_env.h"
@@ -35,10 +36,11 @@ sockaddr_storage loopback() {
 TEST(AgentAllocChannel, HandlerGetsTheConnectionAndReportsStillWork) {
     std::mutex mu;
     std::vector<agent::report> reports;
+    pmixcpp::testing::agent_auth auth, forger;
     auto agent = srun_agent::start([&](const agent::report &r) {
         std::lock_guard<std::mutex> lock(mu);
         reports.push_back(r);
-    });
+    }, auth.keys());
     ASSERT_TRUE(agent.ok());
     std::vector<std::thread> answerers;
     agent.value()->services().add(agent::service::alloc, [&](int fd, std::vector<uint8_t> body) {
@@ -56,17 +58,17 @@ TEST(AgentAllocChannel, HandlerGetsTheConnectionAndReportsStillWork) {
     for (int i = 0; i < 8; ++i)
         callers.emplace_back([&, i] {
             std::vector<uint8_t> body = {static_cast<uint8_t>(i)};
-            auto r = agent::call_agent(loopback(), agent.value()->port(), agent.value()->secret(), agent::service::alloc,
+            auto r = agent::call_agent(loopback(), agent.value()->port(), auth.client(), agent::service::alloc,
                                        body, 5000);
             if (r.ok() && r->body == std::vector<uint8_t>{static_cast<uint8_t>(i), 0x42}) ++ok;
         });
     for (auto &t : callers) t.join();
     EXPECT_EQ(ok.load(), 8);
-    auto wrong = agent::call_agent(loopback(), agent.value()->port(), "not-the-secret", agent::service::alloc,
+    auto wrong = agent::call_agent(loopback(), agent.value()->port(), forger.client(), agent::service::alloc,
                                    std::vector<uint8_t>{1}, 5000);
     EXPECT_FALSE(wrong.ok());
     // A service nobody registered: answered PMIX_ERR_NOT_SUPPORTED, the agent keeps serving.
-    auto none = agent::call_agent(loopback(), agent.value()->port(), agent.value()->secret(), agent::service::fabric,
+    auto none = agent::call_agent(loopback(), agent.value()->port(), auth.client(), agent::service::fabric,
                                   std::vector<uint8_t>{1}, 5000);
     ASSERT_TRUE(none.ok()) << none.status().message();
     EXPECT_EQ(none->status, PMIX_ERR_NOT_SUPPORTED);
@@ -76,7 +78,7 @@ TEST(AgentAllocChannel, HandlerGetsTheConnectionAndReportsStillWork) {
     r.status = 3;
     r.node = "n1";
     r.message = "still heard";
-    EXPECT_TRUE(agent::client(loopback(), agent.value()->port(), agent.value()->secret()).report(r).ok());
+    EXPECT_TRUE(agent::client(loopback(), agent.value()->port(), auth.client()).report(r).ok());
     agent.value()->stop();
     for (auto &t : answerers) t.join();
     std::lock_guard<std::mutex> lock(mu);

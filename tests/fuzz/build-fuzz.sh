@@ -14,7 +14,7 @@
 #   fuzz_agent_replies  allocation, spawn, session-store and fabric messages of srun's agent channel
 #   fuzz_fabric         fabric requests and result infos -> cost matrix (shared/fabric/fabric_wire.h)
 #   fuzz_group          group requests, replies and node contributions (shared/wire/group_messages.h)
-#   fuzz_handshake      the handshake of the node listeners and srun's agent, UCX frame seals (plugin/net/handshake.h)
+#   fuzz_handshake      the handshake of the node listeners and srun's agent, node frame MACs, signed records (plugin/net/handshake.h, identity.h)
 set -u
 src=$1
 out=$2
@@ -45,7 +45,7 @@ common="plugin/common/xstep.cc plugin/common/mpmd.cc plugin/common/session_store
         plugin/agent/proto/agent_proto.cc plugin/agent/stepd/agent_client.cc plugin/agent/stepd/workers.cc
         plugin/common/alloc_request.cc
         plugin/common/spawn_request.cc plugin/common/fabric_request.cc
-        plugin/net/envelope.cc plugin/net/handshake.cc plugin/net/sha256.cc plugin/coll/coll_message.cc"
+        plugin/net/envelope.cc plugin/net/handshake.cc plugin/net/identity.cc plugin/coll/coll_message.cc"
 
 # Compile each source once, FUZZ_JOBS (default 2) at a time.
 jobs=${FUZZ_JOBS:-2}
@@ -70,14 +70,14 @@ for p in $pids; do wait "$p" || rc=1; done
 
 for t in fuzz_codec fuzz_messages fuzz_snapshot fuzz_node fuzz_node_bodies fuzz_agent fuzz_agent_replies fuzz_fabric fuzz_handshake fuzz_group; do
     # shellcheck disable=SC2086
-    if ! "$cxx" $base $san $includes "$src/tests/fuzz/$t.cc" $objs -lpthread -o "$out/$t"; then
+    if ! "$cxx" $base $san $includes "$src/tests/fuzz/$t.cc" $objs -lsodium -lpthread -o "$out/$t"; then
         echo "build-fuzz: build of $t failed"
         exit 1
     fi
 done
 # shellcheck disable=SC2086
 if ! "$cxx" $base -fsanitize=address,undefined $includes "$src/tests/fuzz/make_corpus.cc" \
-    $(for o in $objs; do echo "$o"; done) -fsanitize=fuzzer-no-link -lpthread -o "$out/make_corpus"; then
+    $(for o in $objs; do echo "$o"; done) -fsanitize=fuzzer-no-link -lsodium -lpthread -o "$out/make_corpus"; then
     echo "build-fuzz: build of make_corpus failed"
     exit 1
 fi

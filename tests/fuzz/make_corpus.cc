@@ -19,6 +19,7 @@
 #include "plugin/common/xstep.h"
 #include "plugin/net/envelope.h"
 #include "plugin/net/handshake.h"
+#include "plugin/net/identity.h"
 #include "shared/fabric/fabric_wire.h"
 #include "wire/codec.h"
 #include "wire/frame.h"
@@ -200,7 +201,7 @@ void snapshot_seeds() {
 }
 
 void node_seeds() {
-    net::step_identity id{"pmixcpp.1.0", "secret"};
+    net::step_identity id{"pmixcpp.1.0"};
     std::vector<uint8_t> body{1, 2, 3};
     seed("fuzz_node", "frame", 0, net::encode_node_frame(id, 1, net::channel::coll, body));
     auto frame = net::encode_node_frame(id, 2, net::channel::dmodex_request, body);
@@ -344,10 +345,11 @@ void fabric_seeds() {
 }
 
 // The handshake of the node listeners and srun's agent (fuzz_handshake): a hello for the listener
-// (selector 0), a listener's challenge for the client (1), a sealed UCX frame (2).
+// (selector 0), a listener's challenge for the client (1), a sealed node frame (2), an opened node
+// record and agent credential (3).
 void handshake_seeds() {
     using namespace net;
-    auto k = auth::derive_key("fuzz secret", auth::purpose::node);
+    auto k = auth::derive_key(auth::key{}, "fuzz", 0);
     if (!k.ok()) return;
     auth::client_handshake cli(k.value(), auth::purpose::node, "pmixcpp.1.0", 1);
     auto hello = cli.hello_frame();
@@ -358,7 +360,17 @@ void handshake_seeds() {
         seed("fuzz_handshake", "challenge", 1, srv.on_hello(payload));
     }
     // sealed for node 1: the target opens as node 0, so only the checks run, never a success
-    seed("fuzz_handshake", "ucx-sealed", 2, auth::seal_frame(k.value(), {1, 2, 3, 4}, 1, 7));
+    seed("fuzz_handshake", "ucx-sealed", 2, auth::seal_frame(k.value(), {1, 2, 3, 4}, 3, 1, 7));
+    node_record rec;
+    rec.job_id = 7;
+    rec.nspace = "pmixcpp.7.0";
+    rec.nnodes = 2;
+    rec.node = 1;
+    rec.address = "tcp:127.0.0.1:4000";
+    seed("fuzz_handshake", "node-record", 3, Result<std::vector<uint8_t>>(encode_node_record(rec)));
+    agent_credential_body b;
+    b.nspace = "pmixcpp.7.0";
+    seed("fuzz_handshake", "agent-credential", 3, Result<std::vector<uint8_t>>(encode_agent_credential(b)));
 }
 
 }  // namespace

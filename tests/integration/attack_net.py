@@ -15,6 +15,12 @@
                                 the listener dropped it and how fast
   flood PORT COUNT HOLD         COUNT idle connections held up to HOLD seconds; prints how many
                                 connected and how many the listener dropped meanwhile
+  forge PORT NSPACE NODE DUMP   (the job's user) forged node traffic to a node listener with what
+                                the user knows: the signed records srun relayed (DUMP, the bytes
+                                srun's agent sent), the namespace, the node ids; hellos whose
+                                response is keyed by every guess made from those, a MAC'd node
+                                frame without a handshake, hellos naming impossible nodes; one
+                                line per attempt
 """
 import json
 import os
@@ -27,7 +33,8 @@ import time
 
 MAGIC = b"PMXC"
 HELLO, CHALLENGE, RESPONSE = 0x1F0, 0x1F1, 0x1F2
-NODE_FRAME = 0x100
+NODE_FRAME, SEALED_NODE_FRAME = 0x100, 0x101
+HANDSHAKE_VERSION = 2
 PURPOSE = {"node": 1, "agent": 2}
 
 
@@ -41,8 +48,9 @@ def wstr(s):
     return struct.pack("<I", len(b)) + b
 
 
-def hello(purpose, nspace, node=0):
-    return frame(HELLO, bytes([1, PURPOSE[purpose]]) + wstr(nspace) + struct.pack("<I", node) + os.urandom(32))
+def hello(purpose, nspace, node=0, credential=b""):
+    return frame(HELLO, bytes([HANDSHAKE_VERSION, PURPOSE[purpose]]) + wstr(nspace) + struct.pack("<I", node) +
+                 os.urandom(32) + struct.pack("<I", len(credential)) + credential)
 
 
 def connect(port, timeout=2.0):
@@ -89,15 +97,24 @@ def listeners(pid):
 
 
 def probe(port, purpose, nspace):
+    # A node listener answers a hello from any other node of the step (not from its own id): try two.
+    for node in (1, 0):
+        if probe_as(port, purpose, nspace, node):
+            print("yes")
+            return
+    print("no")
+
+
+def probe_as(port, purpose, nspace, node):
     try:
         s = connect(port, 1.0)
-        s.sendall(hello(purpose, nspace))
+        s.sendall(hello(purpose, nspace, node))
         s.settimeout(1.0)
         got = s.recv(16)
         s.close()
-        print("yes" if got.startswith(MAGIC) and struct.unpack("<H", got[6:8])[0] == CHALLENGE else "no")
+        return got.startswith(MAGIC) and struct.unpack("<H", got[6:8])[0] == CHALLENGE
     except OSError:
-        print("no")
+        return False
 
 
 def sniff(out, seconds):
@@ -151,8 +168,11 @@ def attack(port, purpose, nspace, capture=None):
         s.sendall(data)
         if name == "forged response":
             s.settimeout(2.0)
-            s.recv(4096)  # the challenge; answer it without the secret
-            s.sendall(frame(RESPONSE, os.urandom(32)))
+            try:
+                s.recv(4096)  # the challenge (a node listener); answer it without the key
+                s.sendall(frame(RESPONSE, os.urandom(32)))
+            except OSError:
+                pass  # srun's agent refuses a hello without a slurmstepd credential at once
         ok = dropped_within(s, 5.0)
         print(f"{name}: {'dropped' if ok else 'KEPT'} ({(time.monotonic() - t0) * 1000:.0f} ms)")
         s.close()
@@ -168,6 +188,81 @@ def attack(port, purpose, nspace, capture=None):
             print(f"replay of {len(data)} captured bytes: {'dropped' if ok else 'KEPT'} "
                   f"({(time.monotonic() - t0) * 1000:.0f} ms)")
             s.close()
+
+
+def read_frame(s, timeout=2.0):
+    s.settimeout(timeout)
+    data = b""
+    try:
+        while len(data) < 16:
+            chunk = s.recv(16 - len(data))
+            if not chunk:
+                return None
+            data += chunk
+        n = struct.unpack("<I", data[12:16])[0]
+        while len(data) < 16 + n:
+            chunk = s.recv(16 + n - len(data))
+            if not chunk:
+                return None
+            data += chunk
+    except OSError:
+        return None
+    return data
+
+
+def forge(port, nspace, node, dump):
+    import hashlib
+    import hmac
+    import re
+    raw = open(dump, "rb").read() if dump and os.path.exists(dump) else b""
+    creds = sorted(set(re.findall(rb"MUNGE:[A-Za-z0-9+/=]+:", raw)))
+    print(f"user knows {len(creds)} signed records")
+    guesses = [b"\0" * 32, hashlib.sha256(nspace.encode()).digest()]
+    for c in creds:
+        guesses += [hashlib.sha256(c).digest(), c[6:38].ljust(32, b"\0")]
+    node = int(node)
+    for i, key in enumerate(guesses[:12]):
+        s = connect(port)
+        t0 = time.monotonic()
+        hp = bytes([HANDSHAKE_VERSION, PURPOSE["node"]]) + wstr(nspace) + struct.pack("<I", node) + os.urandom(32) + \
+            struct.pack("<I", 0)
+        s.sendall(frame(HELLO, hp))
+        ch = read_frame(s)
+        if ch is not None and len(ch) >= 16 + 1 + 32 + 32:
+            ns = ch[17:49]
+            mac = hmac.new(key, b"client" + hp + ns, hashlib.sha256).digest()
+            try:
+                s.sendall(frame(RESPONSE, mac))
+                env = bytes([2]) + wstr(nspace) + struct.pack("<IH", node, 1) + struct.pack("<I", 1) + b"x"
+                inner = frame(NODE_FRAME, env)
+                trailer = struct.pack("<IIQ", node, 0, 1)
+                s.sendall(frame(SEALED_NODE_FRAME, inner + trailer + hmac.new(key, inner + trailer, hashlib.sha256).digest()))
+            except OSError:
+                pass
+        ok = dropped_within(s, 5.0)
+        print(f"forged hello and response, key guess {i}: {'dropped' if ok else 'KEPT'} "
+              f"({(time.monotonic() - t0) * 1000:.0f} ms)")
+        s.close()
+    cases = [
+        ("MAC'd node frame without a handshake",
+         frame(SEALED_NODE_FRAME, frame(NODE_FRAME, b"x") + struct.pack("<IIQ", node, 0, 1) + os.urandom(32))),
+        ("hello naming an impossible node", hello("node", nspace, 0xFFFFFFFF)),
+        ("hello carrying a signed record", hello("node", nspace, node, creds[0] if creds else b"MUNGE:x:")),
+    ]
+    for name, data in cases:
+        s = connect(port)
+        t0 = time.monotonic()
+        s.sendall(data)
+        if name == "hello carrying a signed record":
+            ch = read_frame(s)
+            if ch is not None:
+                try:
+                    s.sendall(frame(RESPONSE, os.urandom(32)))
+                except OSError:
+                    pass
+        ok = dropped_within(s, 5.0)
+        print(f"{name}: {'dropped' if ok else 'KEPT'} ({(time.monotonic() - t0) * 1000:.0f} ms)")
+        s.close()
 
 
 def flood(port, count, hold):
@@ -233,6 +328,8 @@ def main():
         attack(int(args[0]), args[1], args[2], args[3] if len(args) > 3 else None)
     elif cmd == "flood":
         flood(int(args[0]), args[1], args[2])
+    elif cmd == "forge":
+        forge(int(args[0]), args[1], args[2], args[3] if len(args) > 3 else None)
     else:
         sys.exit(__doc__)
 

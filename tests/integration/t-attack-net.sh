@@ -1,8 +1,9 @@
 # Attacks on the step's listeners while a two-node step of user nobody runs: the node transport's
 # listener in each slurmstepd (root) and srun's agent. Another user's process (daemon) sends
 # garbage, a 4 GiB length header, a node frame without authentication, a forged handshake
-# response, 10k idle connections to a node listener and 10k to the agent; root replays the bytes
-# of real handshakes it captured on the loopback interface when the step started. Then: the
+# response (the agent: a hello without a slurmstepd credential), 10k idle connections to a node
+# listener and 10k to the agent; root replays the bytes of real handshakes it captured on the
+# loopback interface when the step started (the agent refuses a credential opened before). Then: the
 # slurmstepds' RSS grew by less than 4 MiB, every attack was dropped, the refusal lines are few
 # (rate-limited), and the step's PMIx program (fences across the nodes) passes on every rank.
 # With the TCP transport and with UCX (whose own listener gets the garbage; its frames are sealed,
@@ -37,9 +38,19 @@ srun_below() {
         kids=$(srun_below "$p"); [ -n "$kids" ] && { echo "$kids"; return; }
     done
 }
-# The port among PID's TCP listeners that answers as a pmixcpp listener of PURPOSE.
+# The port among PID's TCP listeners that answers as a pmixcpp listener of PURPOSE. srun's agent
+# answers no hello without a slurmstepd credential: it is the one of srun's listeners bound to a
+# node-facing address (Slurm's own listen on every interface).
 our_port() {  # pid purpose nspace
-    local port
+    local port a
+    if [ "$2" = agent ]; then
+        for port in $(python3 "$helper" listeners "$1"); do
+            a=$(ss -ltnH "sport = :$port" | awk '{ print $4 }' | head -1)
+            case "$a" in 0.0.0.0:*|\*:*|\[::\]:*|"") continue ;; esac
+            echo "$port"; return
+        done
+        return
+    fi
     for port in $(python3 "$helper" listeners "$1"); do
         [ "$(attacker probe "$port" "$2" "$3")" = yes ] && { echo "$port"; return; }
     done

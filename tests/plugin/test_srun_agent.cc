@@ -1,5 +1,6 @@
 #include "plugin/agent/srun/srun_agent.h"
 #include "plugin/agent/stepd/agent_client.h"
+#include "tests/net/test_credentials.h"
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
@@ -24,10 +25,11 @@ sockaddr_storage loopback() {
 TEST(SrunAgent, DeliversReportsAndKeepsFirstStatus) {
     std::mutex mu;
     std::vector<agent::report> got;
+    pmixcpp::testing::agent_auth auth;
     auto agent = srun_agent::start([&](const agent::report &r) {
         std::lock_guard<std::mutex> lock(mu);
         got.push_back(r);
-    });
+    }, auth.keys());
     ASSERT_TRUE(agent.ok()) << agent.status().message();
     EXPECT_EQ(agent.value()->exit_code(), 0);
     EXPECT_NE(agent.value()->port(), 0);
@@ -37,9 +39,9 @@ TEST(SrunAgent, DeliversReportsAndKeepsFirstStatus) {
     r.status = 7;
     r.node = "n2";
     r.message = "rank 3 aborted";
-    ASSERT_TRUE(agent::client(loopback(), agent.value()->port(), agent.value()->secret()).report(r).ok());
+    ASSERT_TRUE(agent::client(loopback(), agent.value()->port(), auth.client()).report(r).ok());
     r.status = 9;
-    ASSERT_TRUE(agent::client(loopback(), agent.value()->port(), agent.value()->secret()).report(r).ok());
+    ASSERT_TRUE(agent::client(loopback(), agent.value()->port(), auth.client()).report(r).ok());
     EXPECT_EQ(agent.value()->exit_code(), 7) << "the first status wins";
     std::lock_guard<std::mutex> lock(mu);
     ASSERT_EQ(got.size(), 2u);
@@ -48,12 +50,13 @@ TEST(SrunAgent, DeliversReportsAndKeepsFirstStatus) {
     EXPECT_EQ(got[0].what, agent::report::kind::abort);
 }
 
-TEST(SrunAgent, RefusesWrongSecretAndGarbage) {
+TEST(SrunAgent, RefusesForgedCredentialsAndGarbage) {
     int calls = 0;
-    auto agent = srun_agent::start([&](const agent::report &) { ++calls; });
+    pmixcpp::testing::agent_auth auth, forger;
+    auto agent = srun_agent::start([&](const agent::report &) { ++calls; }, auth.keys());
     ASSERT_TRUE(agent.ok());
     agent::report r;
-    EXPECT_FALSE(agent::client(loopback(), agent.value()->port(), "not-the-secret").report(r, 2000).ok());
+    EXPECT_FALSE(agent::client(loopback(), agent.value()->port(), forger.client()).report(r, 2000).ok());
 
     // Raw garbage on the socket: the agent drops it and keeps serving.
     int fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -69,8 +72,8 @@ TEST(SrunAgent, RefusesWrongSecretAndGarbage) {
     EXPECT_EQ(calls, 0);
     EXPECT_EQ(agent.value()->exit_code(), 0);
     r.status = 3;
-    EXPECT_TRUE(agent::client(loopback(), agent.value()->port(), agent.value()->secret()).report(r).ok());
+    EXPECT_TRUE(agent::client(loopback(), agent.value()->port(), auth.client()).report(r).ok());
     EXPECT_EQ(calls, 1);
     agent.value()->stop();
-    EXPECT_FALSE(agent::client(loopback(), agent.value()->port(), agent.value()->secret()).report(r, 1000).ok());
+    EXPECT_FALSE(agent::client(loopback(), agent.value()->port(), auth.client()).report(r, 1000).ok());
 }

@@ -108,10 +108,9 @@ Status read_handshake_frame(int fd, net::auth::frame_reader *r, clock_type::time
 
 }  // namespace
 
-Result<int> connect_authenticated(const sockaddr_storage &host, uint16_t port, const std::string &secret,
+Result<int> connect_authenticated(const sockaddr_storage &host, uint16_t port, const call_credential_fn &credential,
                                   clock_type::time_point deadline, const std::atomic<bool> *cancel) {
-    auto k = net::auth::derive_key(secret, net::auth::purpose::agent);
-    if (!k.ok()) return k.status();
+    if (!credential) return Status(PMIX_ERR_NO_PERMISSIONS, "handshake: no credential for srun's agent");
     Status last;
     for (int attempt = 0; attempt < kHandshakeTries; ++attempt) {
         if (attempt > 0) {
@@ -123,7 +122,9 @@ Result<int> connect_authenticated(const sockaddr_storage &host, uint16_t port, c
         auto fd = connect_to(host, port, deadline, cancel);
         if (!fd.ok()) return fd.status();
         fd_guard guard{fd.value()};
-        net::auth::client_handshake hs(k.value(), net::auth::purpose::agent, {}, UINT32_MAX);
+        auto cred = credential();  // a new one each attempt: the agent refuses one opened before
+        if (!cred.ok()) return cred.status();
+        net::auth::client_handshake hs(cred->key, net::auth::purpose::agent, {}, UINT32_MAX, std::move(cred->credential));
         auto hello = hs.hello_frame();
         if (!hello.ok()) return hello.status();
         last = send_all(fd.value(), hello.value(), deadline, cancel).with_context("handshake");
@@ -142,10 +143,8 @@ Result<int> connect_authenticated(const sockaddr_storage &host, uint16_t port, c
     return last.ok() ? Status(PMIX_ERR_TIMEOUT, "handshake: timed out") : last;
 }
 
-Status accept_authenticated(int fd, const std::string &secret, clock_type::time_point deadline) {
-    auto k = net::auth::derive_key(secret, net::auth::purpose::agent);
-    if (!k.ok()) return k.status();
-    net::auth::server_handshake hs(k.value(), net::auth::purpose::agent, {});
+Status accept_authenticated(int fd, const net::auth::key_source &keys, clock_type::time_point deadline) {
+    net::auth::server_handshake hs(keys, net::auth::purpose::agent, {});
     net::auth::frame_reader r;
     while (!hs.done()) {
         PMIXCPP_RETURN_IF_ERROR(read_handshake_frame(fd, &r, deadline, nullptr));

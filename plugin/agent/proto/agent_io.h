@@ -13,6 +13,9 @@
 #include <span>
 #include <string>
 
+#include <functional>
+
+#include "../../net/identity.h"
 #include "agent_proto.h"
 #include "status.h"
 #include "wire/frame.h"
@@ -42,16 +45,21 @@ Status send_all(int fd, std::span<const uint8_t> bytes, clock_type::time_point d
 Result<int> connect_to(const sockaddr_storage &host, uint16_t port, clock_type::time_point deadline,
                        const std::atomic<bool> *cancel = nullptr);
 
-// connect_to, then the handshake (purpose agent) proving both sides know `secret`, which never
-// travels. The agent sheds unauthenticated connections under a flood: a handshake it drops is
-// tried again a few times while the deadline allows. PMIX_ERR_NO_PERMISSIONS if the listener
-// does not know the secret.
-Result<int> connect_authenticated(const sockaddr_storage &host, uint16_t port, const std::string &secret,
+// A fresh slurmstepd credential for one call (net/identity.h make_agent_credential).
+using call_credential_fn = std::function<Result<net::agent_call_credential>()>;
+
+// connect_to, then the handshake (purpose agent): the hello carries a fresh credential from
+// `credential` (only the job's user and root can open it; it names the step and holds the
+// call's key), and both sides prove they hold that key. The agent sheds unauthenticated
+// connections under a flood: a handshake it drops is tried again a few times while the deadline
+// allows. PMIX_ERR_NO_PERMISSIONS if the listener could not open the credential.
+Result<int> connect_authenticated(const sockaddr_storage &host, uint16_t port, const call_credential_fn &credential,
                                   clock_type::time_point deadline, const std::atomic<bool> *cancel = nullptr);
 
 // The listening side of that handshake on an accepted socket, blocking until `deadline` (for
-// simple servers and tests; srun's agent runs it non-blocking in its loop).
-Status accept_authenticated(int fd, const std::string &secret, clock_type::time_point deadline);
+// simple servers and tests; srun's agent runs it non-blocking in its loop). `keys` opens the
+// hello's credential (net/identity.h open_agent_credential).
+Status accept_authenticated(int fd, const net::auth::key_source &keys, clock_type::time_point deadline);
 
 // Read one frame (payload at most `max_payload`). PMIX_ERR_TIMEOUT at the deadline,
 // PMIX_ERR_UNREACH if the peer closes first, the reader's error for a malformed stream.

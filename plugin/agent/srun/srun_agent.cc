@@ -43,15 +43,12 @@ struct srun_agent::conn {
 
 srun_agent::srun_agent() : _guard("srun agent") {}
 
-Result<std::unique_ptr<srun_agent>> srun_agent::start(report_fn on_report, std::vector<std::string> bind_addresses) {
+Result<std::unique_ptr<srun_agent>> srun_agent::start(report_fn on_report, net::auth::key_source keys,
+                                                     std::vector<std::string> bind_addresses) {
+    if (!keys) return Status(PMIX_ERR_BAD_PARAM, "agent: no way to open slurmstepd credentials");
     std::unique_ptr<srun_agent> a(new srun_agent());
     a->_on_report = std::move(on_report);
-    auto secret = random_token();
-    if (!secret.ok()) return secret.status();
-    a->_secret = secret.value();
-    auto k = net::auth::derive_key(a->_secret, net::auth::purpose::agent);
-    if (!k.ok()) return k.status();
-    a->_key = k.value();
+    a->_keys = std::move(keys);
     PMIXCPP_RETURN_IF_ERROR(a->listen_on(bind_addresses));
     if (pipe2(a->_wake_fd, O_CLOEXEC) != 0) return sys_error("agent pipe");
     a->_thread = std::thread([p = a.get()] { p->run(); });
@@ -159,7 +156,7 @@ void srun_agent::accept_all() {
             c->fd = fd;
             c->id = _next_conn++;
             c->peer = net::peer_address(peer);
-            c->hs.emplace(_key, net::auth::purpose::agent, std::string());
+            c->hs.emplace(_keys, net::auth::purpose::agent, std::string());
             const uint64_t id = c->id;
             for (uint64_t old : _guard.admit(id, c->peer)) drop(old);
             _conns.emplace(id, std::move(c));
@@ -318,7 +315,6 @@ bool srun_agent::handle_frame(conn &c, const wire::Frame &f) {
             drop(id);
             return true;
         }
-        if (rq.address.rfind("tcp:*:", 0) == 0) rq.address = "tcp:" + c.peer + rq.address.substr(5);
         _rdv_nodes = rq.nnodes;
         drop(id, false);
         _rdv[rq.node] = {fd, rq.address};

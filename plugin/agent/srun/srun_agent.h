@@ -5,8 +5,11 @@
 // user must see and what srun's exit code must say (a step that failed to set up on a node, a
 // PMIx_Abort: status and message), and the address rendezvous (below). Knows nothing of Slurm.
 //
-// Every connection opens with the handshake of plugin/net/handshake.h (purpose agent): the peer
-// and the agent prove they know the step's secret, which never travels. Until then the agent
+// Every connection opens with the handshake of plugin/net/handshake.h (purpose agent): the hello
+// carries a slurmstepd credential (plugin/net/identity.h) that `keys` opens: signed by root or
+// SlurmUser for this step, never seen before, readable by the job's user only; the key inside
+// keys the handshake, so the slurmstepd knows it talks to a process of the job's user that could
+// open it, and the agent that the caller is this step's slurmstepd. Until then the agent
 // reads only the handshake's bytes, into a fixed buffer; unauthenticated connections are bounded
 // (plugin/net/listener_guard.h: caps, a 3 s deadline, rate-limited refusal lines, a pause when
 // accept() runs out of descriptors). It listens on the addresses the step's nodes reach srun at
@@ -15,9 +18,8 @@
 //
 // It is also the rendezvous of the step's node servers: each slurmstepd reports (node id, node
 // count, its node-transport address) on a connection it keeps open; once every node has
-// reported, each gets the full address table on that connection. A TCP address "tcp:*:<port>"
-// gets its '*' replaced by the IP the agent sees the node connect from. The secret is not in any
-// of these messages (the handshake proved it).
+// reported, each gets the full table on that connection. The addresses are signed node records
+// (plugin/net/identity.h) the agent cannot read or change: it relays them as they came.
 #pragma once
 
 #include <netinet/in.h>
@@ -52,7 +54,8 @@ public:
     // Listen on an ephemeral TCP port, on each address of `bind_addresses` (the same port on
     // all; IPv4 or IPv6 literals; empty: every interface), and serve on a thread of its own.
     // `on_report` runs on that thread.
-    static Result<std::unique_ptr<srun_agent>> start(report_fn on_report,
+    // `keys` opens the credential of each connection's hello (net::open_agent_credential).
+    static Result<std::unique_ptr<srun_agent>> start(report_fn on_report, net::auth::key_source keys,
                                                      std::vector<std::string> bind_addresses = {});
     // The services requests are dispatched to: fill it right after start (service_table.h).
     agent::service_table &services() { return _services; }
@@ -61,7 +64,6 @@ public:
     srun_agent &operator=(const srun_agent &) = delete;
 
     uint16_t port() const { return _port; }
-    const std::string &secret() const { return _secret; }
     // The first non-zero status reported (0 if none): srun's exit code.
     int exit_code() const { return _exit_code.load(); }
     // Stop listening and join the thread (idempotent).
@@ -84,8 +86,7 @@ private:
     std::vector<int> _listen_fds;
     int _wake_fd[2] = {-1, -1};
     uint16_t _port = 0;
-    std::string _secret;
-    net::auth::key _key;  // the agent handshake's
+    net::auth::key_source _keys;  // the agent handshake's
     std::atomic<int> _exit_code{0};
     report_fn _on_report;
     agent::service_table _services;
@@ -100,6 +101,5 @@ private:
 
 // Environment variables srun hands to slurmstepd (removed from the tasks' environment).
 inline constexpr const char *kAgentPortEnv = "SLURM_PMIXCPP_AGENT_PORT";
-inline constexpr const char *kAgentSecretEnv = "SLURM_PMIXCPP_AGENT_SECRET";
 
 }  // namespace pmixcpp

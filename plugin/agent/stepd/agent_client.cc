@@ -12,12 +12,12 @@ namespace {
 Status step_ending() { return Status(PMIX_ERR_JOB_CANCELED, "the step is ending"); }
 }  // namespace
 
-Result<reply> call_agent(const sockaddr_storage &agent_host, uint16_t port, const std::string &secret, service s,
+Result<reply> call_agent(const sockaddr_storage &agent_host, uint16_t port, const agent_io::call_credential_fn &credential, service s,
                          std::span<const uint8_t> body, int timeout_ms, const std::atomic<bool> *cancel) {
     auto deadline = clock_type::now() + std::chrono::milliseconds(timeout_ms);
     auto frame = request_frame(s, body);
     if (!frame.ok()) return frame.status();
-    auto fd = agent_io::connect_authenticated(agent_host, port, secret, deadline, cancel);
+    auto fd = agent_io::connect_authenticated(agent_host, port, credential, deadline, cancel);
     if (!fd.ok()) return fd.status().with_context("srun agent");
     agent_io::fd_guard guard{fd.value()};
     PMIXCPP_RETURN_IF_ERROR(agent_io::send_all(fd.value(), frame.value(), deadline, cancel).with_context("srun agent"));
@@ -36,8 +36,8 @@ Result<reply> call_agent(const sockaddr_storage &agent_host, uint16_t port, cons
     return r;
 }
 
-client::client(const sockaddr_storage &agent_host, uint16_t port, std::string secret)
-    : _host(agent_host), _port(port), _secret(std::move(secret)) {
+client::client(const sockaddr_storage &agent_host, uint16_t port, agent_io::call_credential_fn credential)
+    : _host(agent_host), _port(port), _credential(std::move(credential)) {
     for (size_t l = 0; l < lane_count; ++l)
         _lanes[l] = std::make_unique<bounded_workers>(l == lane_rendezvous ? 1 : kMaxInFlight);
 }
@@ -65,7 +65,7 @@ const char *client::what_of(service s) {
 
 Result<reply> client::call_sync(service s, std::span<const uint8_t> body, int timeout_ms) {
     if (_stopping.load()) return step_ending();
-    auto r = call_agent(_host, _port, _secret, s, body, timeout_ms, &_stopping);
+    auto r = call_agent(_host, _port, _credential, s, body, timeout_ms, &_stopping);
     if (!r.ok() && _stopping.load()) return step_ending();
     return r;
 }
@@ -79,7 +79,7 @@ void client::call(service s, std::vector<uint8_t> body, int timeout_ms, done_fn 
 Status client::report(const agent::report &r, int timeout_ms) {
     auto body = encode_report(r);
     if (!body.ok()) return body.status();
-    auto rep = call_agent(_host, _port, _secret, service::report, body.value(), timeout_ms, nullptr);
+    auto rep = call_agent(_host, _port, _credential, service::report, body.value(), timeout_ms, nullptr);
     if (!rep.ok()) {
         if (rep.status().code() == PMIX_ERR_TIMEOUT) return Status(PMIX_ERR_TIMEOUT, "srun agent: no acknowledgement");
         return rep.status();

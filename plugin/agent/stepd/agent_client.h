@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "../proto/agent_io.h"
 #include "../proto/agent_proto.h"
 #include "status.h"
 #include "workers.h"
@@ -34,7 +35,8 @@ public:
     using table_fn = std::function<void(Result<std::vector<std::string>>)>;
     static constexpr size_t kMaxInFlight = 256;  // per lane
 
-    client(const sockaddr_storage &agent_host, uint16_t port, std::string secret);
+    // `credential` makes each call's slurmstepd credential (agent_io.h).
+    client(const sockaddr_storage &agent_host, uint16_t port, agent_io::call_credential_fn credential);
     ~client();  // shutdown()
     client(const client &) = delete;
     client &operator=(const client &) = delete;
@@ -62,13 +64,13 @@ private:
 
     sockaddr_storage _host;
     uint16_t _port;
-    std::string _secret;
+    agent_io::call_credential_fn _credential;
     std::atomic<bool> _stopping{false};
     std::array<std::unique_ptr<bounded_workers>, lane_count> _lanes;
 };
 
 // The blocking call itself, for a peer without a client (tests): `cancel` may be null.
-Result<reply> call_agent(const sockaddr_storage &agent_host, uint16_t port, const std::string &secret, service s,
+Result<reply> call_agent(const sockaddr_storage &agent_host, uint16_t port, const agent_io::call_credential_fn &credential, service s,
                          std::span<const uint8_t> body, int timeout_ms, const std::atomic<bool> *cancel = nullptr);
 
 }  // namespace pmixcpp::agent
