@@ -37,6 +37,7 @@
 #include "jobdata.h"
 #include "kvs.h"
 #include "log.h"
+#include "log_gate.h"
 #include "multinode.h"
 #include "node_liveness.h"
 #include "time_alert.h"
@@ -435,6 +436,7 @@ private:
     std::vector<rank_state> _rank_state;
     std::vector<uint64_t> _rank_conn;
     std::vector<cleanup_entry> _cleanups;
+    log_gate _log_gate;  // PMIx_Log into slurmd's log: cut, escaped, rate-limited
 
     std::string _jobdata_path;
     uint64_t _jobdata_size = 0;
@@ -1700,19 +1702,31 @@ void server_impl::checkpoint_local(const std::vector<uint32_t> &ranks, const std
 
 void server_impl::handle_log(connection &c, const wire::Frame &f) {
     DECODE_OR_CLOSE(wire::log_request, "log");
-    size_t forwarded = 0;
+    size_t forwarded = 0, dropped = 0;
     for (size_t i = 0; i < m.data.size(); ++i) {
         std::string key = key_of(m.data[i]);
         std::string text = value_text(m.data[i].value);
         if (text.empty()) continue;
         if (key == PMIX_LOG_MSG || key == PMIX_LOG_STDERR || key == PMIX_LOG_STDOUT || key == PMIX_LOG_SYSLOG ||
             key == PMIX_LOG_LOCAL_SYSLOG || key == PMIX_LOG_GLOBAL_SYSLOG) {
-            if (_host) _host->log(_step.nspace, c.rank, key, text);
             ++forwarded;
+            // Cut, escaped and rate-limited (log_gate.h): the job writes one line per message
+            // into slurmd's log, never a line of slurmd's own, never without bound.
+            auto v = _log_gate.admit(text);
+            if (v.summary) PMIXCPP_LOG_ERROR("%s: %s", _step.nspace.c_str(), v.summary->c_str());  // the admin should know
+            if (!v.pass) {
+                ++dropped;
+                continue;
+            }
+            if (_host) _host->log(_step.nspace, c.rank, key, v.text);
         }
     }
     if (forwarded == 0) {
         send_reply(c.id, f.id, PMIX_ERR_NOT_SUPPORTED, "no log data the server can forward");
+        return;
+    }
+    if (dropped == forwarded) {
+        send_reply(c.id, f.id, PMIX_ERR_OUT_OF_RESOURCE, "the step's log rate limit is reached: message dropped");
         return;
     }
     send_reply(c.id, f.id, PMIX_SUCCESS, {});

@@ -13,7 +13,13 @@
  *                        answer and keep none of them ("DESCRIPTORS ... ok"); then asks for the
  *                        node's modex snapshot and tries to change the memory file whose
  *                        descriptor comes with the reply: every way must fail ("SNAPSHOT-FILE").
- * In both modes the other ranks are ordinary PMIx clients: they fence among themselves (rank 0
+ *   pmix_attack logflood MiB  rank 0 (an ordinary client) sends PMIx_Log messages to Slurm's log
+ *                        (PMIX_LOG_GLOBAL_SYSLOG): first lines that pretend to be slurmstepd's own
+ *                        ("...\nslurmstepd: error: FORGED-BY-THE-JOB ...", with newlines, a carriage
+ *                        return and an escape sequence), then MiB MiB of 64 KiB messages as fast
+ *                        as it can (PMIx_Log does not wait for the server); prints "LOGFLOOD <bytes>
+ *                        bytes in <n> messages, <s> s"; 11 s later one more message.
+ * In every mode the other ranks are ordinary PMIx clients: they fence among themselves (rank 0
  * excluded) in rounds, exchange data with Put/Commit/Get, and finalize; they must all pass while
  * rank 0 attacks. Every rank prints RESULT-PASS or RESULT-FAIL (ptest.h). */
 #define _GNU_SOURCE
@@ -566,15 +572,52 @@ static void well_behaved(int rounds) {
     free(peers);
 }
 
+static void log_one(const char *text, int *ok, int *dropped) {
+    pmix_info_t data;
+    PMIX_INFO_LOAD(&data, PMIX_LOG_GLOBAL_SYSLOG, text, PMIX_STRING);
+    pmix_status_t rc = PMIx_Log(&data, 1, NULL, 0);
+    PMIX_INFO_DESTRUCT(&data);
+    if (rc == PMIX_SUCCESS) ++*ok;
+    else if (rc == PMIX_ERR_OUT_OF_RESOURCE) ++*dropped;
+    else CHECK(0, "PMIx_Log: %s", PMIx_Error_string(rc));
+}
+
+static void logflood(long mib) {
+    pmix_proc_t me;
+    if (ptest_init(&me) != 0) return;
+    int ok = 0, dropped = 0;
+    for (int i = 0; i < 3; ++i)
+        log_one("innocent\nslurmstepd: error: FORGED-BY-THE-JOB step ended\r\x1b[2Kslurmd: FORGED-BY-THE-JOB\n", &ok, &dropped);
+    const size_t chunk = 64 * 1024;
+    char *big = malloc(chunk + 1);
+    for (size_t i = 0; i < chunk; ++i) big[i] = (i % 80 == 79) ? '\n' : 'A' + (char)(i % 26);
+    big[chunk] = '\0';
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    long n = mib * 1024 * 1024 / (long)chunk;
+    for (long i = 0; i < n; ++i) log_one(big, &ok, &dropped);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    free(big);
+    sleep(11); /* past the server's rate window: its next log line says how many it dropped */
+    log_one("after the flood", &ok, &dropped);
+    printf("LOGFLOOD %ld bytes in %ld messages, %.1f s\n", n * (long)chunk, n + 3,
+           (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+    fflush(stdout);
+    CHECK(ok + dropped == n + 4, "every log request was taken (%d of %ld)", ok + dropped, n + 4);
+    CHECK_RC(PMIX_SUCCESS, PMIx_Finalize(NULL, 0));
+}
+
 int main(int argc, char **argv) {
     const char *mode = argc > 1 ? argv[1] : "flood";
     const char *r = getenv("PMIX_RANK");
     int rank = r ? atoi(r) : -1;
     int rounds = argc > 2 ? atoi(argv[2]) : 50;
     signal(SIGPIPE, SIG_IGN);
+    if (strcmp(mode, "logflood") == 0) rounds = 40;
     if (rank == 0) {
         ptest_rank = 0;
         if (strcmp(mode, "flood") == 0) flood();
+        else if (strcmp(mode, "logflood") == 0) logflood(argc > 2 ? atol(argv[2]) : 1024);
         else {
             hostile();
             descriptors();
