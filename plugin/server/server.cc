@@ -580,7 +580,7 @@ void server_impl::remove_cleanup_paths() {
     // Registered paths were checked to lie in the user's step directory; they are resolved again
     // beneath its descriptor, never through a link or "..", whatever the job did since.
     for (const auto &c : _cleanups) {
-        Status st = _step.dirs->user.remove_beneath(c.relpath);
+        Status st = _step.dirs->user.remove_beneath(c.relpath, _step.uid);  // only the user's entries
         if (!st.ok())
             PMIXCPP_LOG_VERBOSE("%s: clean-up of %s/%s: %s", _step.nspace.c_str(), _step.step_dir.c_str(),
                                 c.relpath.c_str(), st.message().c_str());
