@@ -19,7 +19,12 @@
  *                        return and an escape sequence), then MiB MiB of 64 KiB messages as fast
  *                        as it can (PMIx_Log does not wait for the server); prints "LOGFLOOD <bytes>
  *                        bytes in <n> messages, <s> s"; 11 s later one more message.
- * In every mode the other ranks are ordinary PMIx clients: they fence among themselves (rank 0
+ *   pmix_attack srunthreads N  every rank asks srun's session store N lookups at once, each
+ *                        waiting (PMIX_WAIT, PMIX_TIMEOUT 6 s) for a key nobody publishes, so each
+ *                        holds a thread of srun while it waits; prints "SRUNTHREADS rank R: N asked,
+ *                        <a> refused (out of resource), <b> timed out, <c> other"; then all ranks
+ *                        fence and exchange a value (the step still works).
+ * In the other modes the other ranks are ordinary PMIx clients: they fence among themselves (rank 0
  * excluded) in rounds, exchange data with Put/Commit/Get, and finalize; they must all pass while
  * rank 0 attacks. Every rank prints RESULT-PASS or RESULT-FAIL (ptest.h). */
 #define _GNU_SOURCE
@@ -27,6 +32,7 @@
 #include <fcntl.h>
 #include <linux/falloc.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <sys/mman.h>
@@ -607,6 +613,53 @@ static void logflood(long mib) {
     CHECK_RC(PMIX_SUCCESS, PMIx_Finalize(NULL, 0));
 }
 
+struct lookup_count {
+    pthread_mutex_t lock;
+    int done, refused, timed_out, other;
+};
+
+static void lookup_cb(pmix_status_t status, pmix_pdata_t data[], size_t ndata, void *cbdata) {
+    struct lookup_count *c = cbdata;
+    pthread_mutex_lock(&c->lock);
+    if (status == PMIX_ERR_OUT_OF_RESOURCE) ++c->refused;
+    else if (status == PMIX_ERR_TIMEOUT) ++c->timed_out;
+    else ++c->other;
+    ++c->done;
+    pthread_mutex_unlock(&c->lock);
+}
+
+static void srunthreads(int n) {
+    pmix_proc_t me;
+    if (ptest_init(&me) != 0) return;
+    static struct lookup_count c = {PTHREAD_MUTEX_INITIALIZER, 0, 0, 0, 0};
+    pmix_info_t info[3];
+    bool yes = true;
+    int timeout = 6;
+    pmix_data_range_t range = PMIX_RANGE_SESSION;
+    PMIX_INFO_LOAD(&info[0], PMIX_WAIT, &yes, PMIX_BOOL);
+    PMIX_INFO_LOAD(&info[1], PMIX_TIMEOUT, &timeout, PMIX_INT);
+    PMIX_INFO_LOAD(&info[2], PMIX_RANGE, &range, PMIX_DATA_RANGE);
+    int sent = 0;
+    for (int i = 0; i < n; ++i) {
+        char key[64];
+        snprintf(key, sizeof(key), "never.%u.%d", me.rank, i);
+        char *keys[2] = {key, NULL};
+        if (PMIx_Lookup_nb(keys, info, 3, lookup_cb, &c) == PMIX_SUCCESS) ++sent;
+    }
+    for (int i = 0; i < 400 && c.done < sent; ++i) usleep(50000);
+    printf("SRUNTHREADS rank %u: %d asked, %d refused (out of resource), %d timed out, %d other\n", me.rank, sent,
+           c.refused, c.timed_out, c.other);
+    fflush(stdout);
+    CHECK(c.done == sent, "every lookup was answered (%d of %d)", c.done, sent);
+    /* the step still works */
+    pmix_value_t v;
+    PMIX_VALUE_LOAD(&v, &me.rank, PMIX_PROC_RANK);
+    CHECK_RC(PMIX_SUCCESS, PMIx_Put(PMIX_GLOBAL, "after.threads", &v));
+    CHECK_RC(PMIX_SUCCESS, PMIx_Commit());
+    CHECK_RC(PMIX_SUCCESS, PMIx_Fence(NULL, 0, ptest_bool_info(PMIX_COLLECT_DATA, 1), 1));
+    CHECK_RC(PMIX_SUCCESS, PMIx_Finalize(NULL, 0));
+}
+
 int main(int argc, char **argv) {
     const char *mode = argc > 1 ? argv[1] : "flood";
     const char *r = getenv("PMIX_RANK");
@@ -614,6 +667,11 @@ int main(int argc, char **argv) {
     int rounds = argc > 2 ? atoi(argv[2]) : 50;
     signal(SIGPIPE, SIG_IGN);
     if (strcmp(mode, "logflood") == 0) rounds = 40;
+    if (strcmp(mode, "srunthreads") == 0) {
+        ptest_rank = rank;
+        srunthreads(argc > 2 ? atoi(argv[2]) : 200);
+        return ptest_exit();
+    }
     if (rank == 0) {
         ptest_rank = 0;
         if (strcmp(mode, "flood") == 0) flood();
