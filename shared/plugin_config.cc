@@ -63,10 +63,14 @@ struct key_def {
     setter set;
     std::function<std::string(const plugin_config &)> raw;  // the value as mpi.conf spells it
     const char *unset_text = "";                              // shown when raw is empty
-    // Steers what root does on the nodes (a path slurmstepd creates files in): only the
-    // administrator's mpi.conf may set it; a user's SLURM_PMIXCPP_* override is refused.
-    bool admin_only = false;
+    // Steers what root does on the nodes (a path slurmstepd creates files in, what root's
+    // transport opens): only the administrator's mpi.conf may set it; a user's SLURM_PMIXCPP_*
+    // override is refused. The text says why, for the refusal.
+    const char *admin_only = nullptr;
 };
+
+constexpr const char *kRootFiles = "decides where root creates files on the nodes";
+constexpr const char *kRootTransport = "decides what root's UCX transport opens on the nodes";
 
 const std::vector<key_def> &key_defs() {
     static const std::vector<key_def> defs = {
@@ -83,7 +87,7 @@ const std::vector<key_def> &key_defs() {
              if (v.empty() || v[0] != '/') return bad(k, v, "an absolute directory path");
              return parse_word(k, v, c.tmpdir_base);
          },
-         [](const plugin_config &c) { return c.tmpdir_base; }, "(the node's TmpFS)", /*admin_only=*/true},
+         [](const plugin_config &c) { return c.tmpdir_base; }, "(the node's TmpFS)", kRootFiles},
         {"PMIxCppTransport",
          [](plugin_config &c, const std::string &k, const std::string &v) {
              std::string l = lower(v);
@@ -95,10 +99,10 @@ const std::vector<key_def> &key_defs() {
          [](const plugin_config &c) { return std::string(to_string(c.transport)); }},
         {"PMIxCppUcxTls",
          [](plugin_config &c, const std::string &k, const std::string &v) { return parse_word(k, v, c.ucx_tls); },
-         [](const plugin_config &c) { return c.ucx_tls; }, "(UCX default)"},
+         [](const plugin_config &c) { return c.ucx_tls; }, "(UCX default)", kRootTransport},
         {"PMIxCppUcxDevices",
          [](plugin_config &c, const std::string &k, const std::string &v) { return parse_word(k, v, c.ucx_devices); },
-         [](const plugin_config &c) { return c.ucx_devices; }, "(UCX default)"},
+         [](const plugin_config &c) { return c.ucx_devices; }, "(UCX default)", kRootTransport},
         {"PMIxCppFence",
          [](plugin_config &c, const std::string &k, const std::string &v) {
              std::string l = lower(v);
@@ -200,7 +204,7 @@ Status plugin_config::set(const std::string &key, const std::string &value) {
 
 bool admin_only_key(const std::string &key) {
     for (const auto &d : key_defs())
-        if (lower(d.name) == lower(key)) return d.admin_only;
+        if (lower(d.name) == lower(key)) return d.admin_only != nullptr;
     return false;
 }
 
@@ -212,9 +216,8 @@ Status plugin_config::apply_env_overrides(const std::vector<std::string> &env) {
             if (entry.compare(0, var.size(), var) != 0) continue;
             if (d.admin_only)
                 return Status(PMIX_ERR_NO_PERMISSIONS,
-                              "environment " + env_override_name(d.name) + " refused: " + d.name +
-                                  " decides where root creates files on the nodes, so only the administrator's "
-                                  "mpi.conf may set it");
+                              "environment " + env_override_name(d.name) + " refused: " + d.name + " " +
+                                  d.admin_only + ", so only the administrator's mpi.conf may set it");
             Status st = d.set(copy, d.name, entry.substr(var.size()));
             if (!st.ok())
                 return st.with_context("environment " + env_override_name(d.name) + " (overrides " +

@@ -62,8 +62,8 @@ const std::vector<std::string> &config_keys();
 // The environment variable that overrides a key: PMIxCppTmpDirBase -> SLURM_PMIXCPP_TMPDIRBASE.
 std::string env_override_name(const std::string &key);
 
-// Keys that steer what root does (PMIxCppTmpDirBase): set only in mpi.conf, never by a user's
-// environment.
+// Keys that steer what root does (PMIxCppTmpDirBase, PMIxCppUcxTls, PMIxCppUcxDevices): set only
+// in mpi.conf, never by a user's environment.
 bool admin_only_key(const std::string &key);
 
 }  // namespace pmixcpp

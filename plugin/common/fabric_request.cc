@@ -124,13 +124,7 @@ fabric_service::~fabric_service() {
     }
     _changed.notify_all();
     if (_poller.joinable()) _poller.join();
-    std::vector<std::thread> threads;
-    {
-        std::lock_guard<std::mutex> g(_threads_mutex);
-        threads.swap(_threads);
-    }
-    for (auto &t : threads)
-        if (t.joinable()) t.join();
+    _requests.close();
 }
 
 Result<std::vector<sched::switch_record>> fabric_service::records(bool reload) {
@@ -236,9 +230,8 @@ void fabric_service::submit(int fd, std::vector<uint8_t> body) { start(fd, std::
 void fabric_service::submit_watch(int fd, std::vector<uint8_t> body) { start(fd, std::move(body), true); }
 
 void fabric_service::start(int fd, std::vector<uint8_t> body, bool is_watch) {
-    std::lock_guard<std::mutex> g(_threads_mutex);
-    try {
-        _threads.emplace_back([this, fd, body = std::move(body), is_watch] {
+    Status started = _requests.start(
+        [this, fd, body = std::move(body), is_watch] {
             fabric_request req;
             session::agent_reply rep;
             uint64_t known = 0;
@@ -256,10 +249,10 @@ void fabric_service::start(int fd, std::vector<uint8_t> body, bool is_watch) {
                 rep = handle(req);
             }
             (void)agent_io::send_reply_and_close(fd, rep);
-        });
-    } catch (const std::exception &) {
-        close(fd);
-    }
+        },
+        is_watch ? "fabric watches" : "fabric requests");
+    if (!started.ok())
+        (void)agent_io::send_reply_and_close(fd, session::agent_reply{started.code(), started.message(), {}});
 }
 
 }  // namespace pmixcpp::fabric

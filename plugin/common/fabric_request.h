@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "../agent/stepd/workers.h"
 #include "fabric/fabric_cost.h"
 #include "fabric/fabric_wire.h"
 #include "session_store.h"
@@ -99,8 +100,7 @@ private:
     uint64_t _generation = 0;  // 1 once loaded, +1 per change
     std::thread _poller;       // from the first watch on
     std::vector<sched::switch_record> _records;
-    std::mutex _threads_mutex;
-    std::vector<std::thread> _threads;
+    bounded_workers _requests{kServiceThreads};  // one per request or watch; closed first at the end
 };
 
 }  // namespace pmixcpp::fabric

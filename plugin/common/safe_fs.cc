@@ -11,6 +11,8 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <set>
+#include <utility>
 
 namespace pmixcpp::safe_fs {
 
@@ -216,14 +218,14 @@ Status dir::chown_self(uid_t uid, gid_t gid, mode_t mode) const {
     return Status::success();
 }
 
-Status dir::remove(const std::string &name) const {
+Status dir::remove(const std::string &name, uid_t owner) const {
     if (!plain_name(name)) return Status(PMIX_ERR_BAD_PARAM, "bad name '" + name + "'");
     struct stat st {};
     if (fstat(fd(), &st) != 0) return sys_error("stat " + _path);
-    return remove_tree_at(fd(), name, st.st_dev);
+    return remove_tree_at(fd(), name, st.st_dev, owner);
 }
 
-Status dir::remove_beneath(const std::string &relpath) const {
+Status dir::remove_beneath(const std::string &relpath, uid_t owner) const {
     std::filesystem::path p = std::filesystem::path(relpath).lexically_normal();
     if (p.empty() || p.is_absolute() || relpath.find("..") != std::string::npos)
         return Status(PMIX_ERR_BAD_PARAM, "'" + relpath + "' is not a plain path below " + _path);
@@ -241,13 +243,42 @@ Status dir::remove_beneath(const std::string &relpath) const {
     }
     struct stat st {};
     if (fstat(fd(), &st) != 0) return sys_error("stat " + _path);
-    return remove_tree_at(pfd.get(), leaf, st.st_dev);
+    return remove_tree_at(pfd.get(), leaf, st.st_dev, owner, /*top_may_be_callers=*/false);
 }
 
 namespace {
 
+struct removal {
+    dev_t dev;
+    uid_t owner;              // kAnyOwner: every entry
+    bool top_may_be_callers;  // the tree's top entry may be the caller's (root's step root)
+    std::set<std::pair<dev_t, ino_t>> kept;  // entries of other owners, left where they are
+};
+
+// Whether the entry with `st` may be removed (or descended into): the owner's, or the caller's
+// own top. Counts what is kept.
+bool removable(removal &r, const struct stat &st, int depth) {
+    if (r.owner == kAnyOwner || st.st_uid == r.owner) return true;
+    if (depth == 0 && r.top_may_be_callers && st.st_uid == geteuid()) return true;
+    r.kept.emplace(st.st_dev, st.st_ino);  // (seen again on each pass of its directory)
+    return false;
+}
+
 // remove_tree_at, with the descriptor of the tree's top once below it (-1 at the top itself).
-Status remove_tree_below(int parent_fd, const std::string &name, dev_t dev, int depth, int top_fd) {
+// `*stays`: the entry is still there afterwards because it is, or holds, what is kept.
+Status remove_tree_below(int parent_fd, const std::string &name, removal &r, int depth, int top_fd, bool *stays) {
+    *stays = false;
+    if (r.owner != kAnyOwner) {
+        // Another user's entry (in a directory the job moved in, say) is never removed, and a
+        // directory of another user never entered: its owner decides what happens to it.
+        struct stat st {};
+        if (fstatat(parent_fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
+            return errno == ENOENT ? Status::success() : sys_error("stat " + name);
+        if (!removable(r, st, depth)) {
+            *stays = true;
+            return Status::success();
+        }
+    }
     if (unlinkat(parent_fd, name.c_str(), 0) == 0 || errno == ENOENT) return Status::success();
     if (errno != EISDIR && errno != EPERM) return sys_error("unlink " + name);
     if (depth >= kMaxDepth && top_fd >= 0) {
@@ -264,9 +295,16 @@ Status remove_tree_below(int parent_fd, const std::string &name, dev_t dev, int 
         return sys_error("open " + name);
     }
     struct stat st {};
-    if (fstat(sub, &st) != 0 || st.st_dev != dev) {
+    if (fstat(sub, &st) != 0 || st.st_dev != r.dev) {
         ::close(sub);
         return Status(PMIX_ERR_BAD_PARAM, name + " is on another file system: not removed");
+    }
+    // Checked again on the descriptor: a directory swapped in since the check above is the one
+    // opened, and it is entered only if it is the owner's.
+    if (!removable(r, st, depth)) {
+        ::close(sub);
+        *stays = true;
+        return Status::success();
     }
     DIR *d = fdopendir(sub);  // owns `sub` from here
     if (!d) {
@@ -276,8 +314,9 @@ Status remove_tree_below(int parent_fd, const std::string &name, dev_t dev, int 
     }
     const int top = top_fd >= 0 ? top_fd : dirfd(d);
     Status first = Status::success();
-    // Read the listing again until it is empty: entries removed while reading, and subtrees moved
-    // up to the top, are seen on the next pass.
+    // Read the listing again until it is empty, or holds only what stays: entries removed while
+    // reading, and subtrees moved up to the top, are seen on the next pass.
+    size_t left = 0;
     for (int pass = 0; pass < kMaxPasses; ++pass) {
         std::vector<std::string> names;
         rewinddir(d);
@@ -285,23 +324,35 @@ Status remove_tree_below(int parent_fd, const std::string &name, dev_t dev, int 
             std::string n = e->d_name;
             if (n != "." && n != "..") names.push_back(std::move(n));
         }
+        left = 0;
         if (names.empty()) break;
         for (const auto &n : names) {
-            Status s = remove_tree_below(dirfd(d), n, dev, depth + 1, top);
+            bool kept = false;
+            Status s = remove_tree_below(dirfd(d), n, r, depth + 1, top, &kept);
             if (!s.ok() && first.ok()) first = s.with_context(name);
+            if (kept) ++left;
         }
-        if (!first.ok()) break;
+        if (!first.ok() || left == names.size()) break;
     }
     closedir(d);
-    if (unlinkat(parent_fd, name.c_str(), AT_REMOVEDIR) != 0 && errno != ENOENT && first.ok())
-        first = sys_error("rmdir " + name);
+    if (unlinkat(parent_fd, name.c_str(), AT_REMOVEDIR) != 0 && errno != ENOENT) {
+        if (errno == ENOTEMPTY && left > 0) *stays = true;
+        else if (first.ok()) first = sys_error("rmdir " + name);
+    }
     return first;
 }
 
 }  // namespace
 
-Status remove_tree_at(int parent_fd, const std::string &name, dev_t dev, int depth) {
-    return remove_tree_below(parent_fd, name, dev, depth, -1);
+Status remove_tree_at(int parent_fd, const std::string &name, dev_t dev, uid_t owner, bool top_may_be_callers) {
+    removal r{dev, owner, top_may_be_callers};
+    bool stays = false;
+    Status st = remove_tree_below(parent_fd, name, r, 0, -1, &stays);
+    if (st.ok() && !r.kept.empty())
+        return Status(PMIX_ERR_NO_PERMISSIONS, "kept " + std::to_string(r.kept.size()) + " entr" +
+                                                   (r.kept.size() == 1 ? "y" : "ies") + " of " + name +
+                                                   " not owned by uid " + std::to_string(owner));
+    return st;
 }
 
 bool lexically_inside(const std::string &path, const std::string &top, std::string *rel) {

@@ -26,6 +26,9 @@
 
 namespace pmixcpp::safe_fs {
 
+// No owner check: every entry is removed.
+inline constexpr uid_t kAnyOwner = static_cast<uid_t>(-1);
+
 // An owned file descriptor.
 class unique_fd {
 public:
@@ -89,12 +92,17 @@ public:
     Status chown_self(uid_t uid, gid_t gid, mode_t mode) const;
 
     // Remove the entry `name` (a file, a link, or a whole directory tree) without following any
-    // link; stays on this directory's file system. ENOENT is success.
-    Status remove(const std::string &name) const;
+    // link; stays on this directory's file system. ENOENT is success. With an `owner`, only that
+    // uid's entries are removed (`name` itself may also be the caller's): another user's entry is
+    // kept and another user's directory never entered, checked on the opened descriptor (a
+    // directory the job moved into its step directory may hold other users' private subtrees);
+    // what was kept makes the result PMIX_ERR_NO_PERMISSIONS "kept N entries ...".
+    Status remove(const std::string &name, uid_t owner = kAnyOwner) const;
 
     // Resolve `relpath` (relative, no "..", no links in any component, not escaping this
-    // directory: openat2 RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS) and remove what it names.
-    Status remove_beneath(const std::string &relpath) const;
+    // directory: openat2 RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS) and remove what it names, only
+    // `owner`'s entries when one is given (as remove).
+    Status remove_beneath(const std::string &relpath, uid_t owner = kAnyOwner) const;
 
     bool valid() const { return _fd.get() >= 0; }
     int fd() const { return _fd.get(); }
@@ -111,7 +119,9 @@ private:
 // Remove a whole tree below the directory `parent_fd`, entry `name`, without following links and
 // without leaving `dev` (the file system of the tree's top). At most 64 descriptors are held at
 // once: deeper subtrees are moved up to the tree's top and removed from there. ENOENT is success.
-Status remove_tree_at(int parent_fd, const std::string &name, dev_t dev, int depth = 0);
+// `owner` and `top_may_be_callers`: as dir::remove (the top entry may be the caller's own).
+Status remove_tree_at(int parent_fd, const std::string &name, dev_t dev, uid_t owner = kAnyOwner,
+                      bool top_may_be_callers = true);
 
 // True if `path` is `top` or lies below it, comparing normalized paths; a path with a ".."
 // component is never inside. `rel` receives the part below `top` ("" for `top` itself).

@@ -191,13 +191,7 @@ Status job_store::private_dir(const std::string &dir, uid_t uid) {
 
 job_store::~job_store() {
     _stopping = true;
-    std::vector<std::thread> threads;
-    {
-        std::lock_guard<std::mutex> g(_mutex);
-        threads.swap(_threads);
-    }
-    for (auto &t : threads)
-        if (t.joinable()) t.join();
+    _workers.close();
     // a rendezvous that completed while the step ended may have marked itself read just now
     remove_orphaned_rendezvous();
     rmdir(_dir.c_str());
@@ -208,9 +202,8 @@ void job_store::submit(int fd, std::vector<uint8_t> body) { start(fd, std::move(
 void job_store::submit_rendezvous(int fd, std::vector<uint8_t> body) { start(fd, std::move(body), true); }
 
 void job_store::start(int fd, std::vector<uint8_t> body, bool is_rendezvous) {
-    std::lock_guard<std::mutex> g(_mutex);
-    try {
-        _threads.emplace_back([this, fd, body = std::move(body), is_rendezvous] {
+    Status started = _workers.start(
+        [this, fd, body = std::move(body), is_rendezvous] {
             agent_request req;
             agent_reply rep;
             rendezvous_request rv;
@@ -226,10 +219,10 @@ void job_store::start(int fd, std::vector<uint8_t> body, bool is_rendezvous) {
                 rep = handle(req);
             }
             (void)agent_io::send_reply_and_close(fd, rep);
-        });
-    } catch (const std::exception &) {
-        close(fd);
-    }
+        },
+        is_rendezvous ? "connect rendezvous" : "session-store requests");
+    if (!started.ok())
+        (void)agent_io::send_reply_and_close(fd, agent_reply{started.code(), started.message(), {}});
 }
 
 agent_reply job_store::handle(const agent_request &r) {

@@ -20,6 +20,7 @@
 
 #include "../agent/proto/agent_proto.h"
 #include "status.h"
+#include "../agent/stepd/workers.h"
 #include "wire/messages.h"
 
 namespace pmixcpp::session {
@@ -109,8 +110,8 @@ private:
     uid_t _uid = 0;
     std::atomic<bool> _stopping{false};
     std::mutex _mutex;
-    std::vector<std::thread> _threads;
     std::atomic<int> _waiting{0};
+    bounded_workers _workers{kServiceThreads};  // one per request; closed first at the end
 };
 
 }  // namespace pmixcpp::session

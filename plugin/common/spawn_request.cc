@@ -361,25 +361,15 @@ Result<std::string> resolve_exe(const std::string &cmd, const std::string &cwd, 
 // srun side
 
 spawn_launcher::~spawn_launcher() {
-    std::vector<std::thread> threads, reapers, watchers;
-    {
-        std::lock_guard<std::mutex> g(_mutex);
-        threads.swap(_threads);
-    }
-    for (auto &t : threads)  // requests in flight may still start a child srun
-        if (t.joinable()) t.join();
+    _requests.close();  // requests in flight may still start a child srun
     end_children();
     {
         std::lock_guard<std::mutex> g(_mutex);
-        reapers.swap(_reapers);
-        watchers.swap(_watchers);
         if (!_running.empty())
             PMIXCPP_LOG_VERBOSE("srun waits for %zu spawned step(s) to end", _running.size());
     }
-    for (auto &t : reapers)
-        if (t.joinable()) t.join();
-    for (auto &t : watchers)  // answered now
-        if (t.joinable()) t.join();
+    _reapers.close();
+    _watchers.close();  // answered now
 }
 
 std::vector<std::pair<std::string, spawn_launcher::child>> spawn_launcher::linked_children() {
@@ -425,16 +415,16 @@ void spawn_launcher::submit(int fd, std::vector<uint8_t> body) { start(fd, std::
 void spawn_launcher::submit_watch(int fd, std::vector<uint8_t> body) { start(fd, std::move(body), true); }
 
 void spawn_launcher::start(int fd, std::vector<uint8_t> body, bool is_watch) {
-    std::lock_guard<std::mutex> g(_mutex);
-    try {
-        if (is_watch)
-            _watchers.emplace_back([this, fd, body = std::move(body)]() mutable { watch(fd, std::move(body)); });
-        else
-            _threads.emplace_back([this, fd, body = std::move(body)]() mutable { handle(fd, std::move(body)); });
-    } catch (const std::exception &) {
+    Status st =
+        is_watch
+            ? _watchers.start([this, fd, body = std::move(body)]() mutable { watch(fd, std::move(body)); },
+                              "spawned-step watches")
+            : _requests.start([this, fd, body = std::move(body)]() mutable { handle(fd, std::move(body)); },
+                              "spawn requests");
+    if (!st.ok()) {
         agent_spawn_reply r;
-        r.status = PMIX_ERR_OUT_OF_RESOURCE;
-        r.message = "srun cannot start a spawn thread";
+        r.status = st.code();
+        r.message = "srun: " + st.message();
         (void)agent_io::send_reply_and_close(fd, to_reply(r));
     }
 }
@@ -598,8 +588,8 @@ agent_spawn_reply spawn_launcher::launch(const agent_spawn_request &r) {
             c.step = UINT32_MAX;  // not a step we can name: end_children signals its srun
         }
         _running[out.nspace] = c;
-        try {
-            _reapers.emplace_back([this, pid, ns = out.nspace] {
+        Status reaping = _reapers.start(
+            [this, pid, ns = out.nspace] {
                 int status = 0;
                 while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
                 }
@@ -609,14 +599,18 @@ agent_spawn_reply spawn_launcher::launch(const agent_spawn_request &r) {
                 _running.erase(ns);
                 _ended[ns] = code;
                 _ended_cv.notify_all();
-            });
-        } catch (const std::exception &) {
+            },
+            "spawned steps");
+        if (!reaping.ok()) {
+            // A step nobody would reap or end: ended now, and the spawn fails.
             _running.erase(out.nspace);
-            std::thread([pid] {
-                int status = 0;
-                while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-                }
-            }).detach();
+            kill(-pid, SIGKILL);
+            int status = 0;
+            while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+            }
+            out.status = reaping.code();
+            out.message = "spawned step " + out.nspace + " ended at once: " + reaping.message();
+            out.nspace.clear();
         }
         return out;
     }

@@ -20,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "../agent/stepd/workers.h"
 #include "../agent/proto/agent_proto.h"
 #include "status.h"
 #include "wire/messages.h"
@@ -139,12 +140,13 @@ private:
     step_killer _kill;
     end_times _times;
     std::mutex _mutex;
-    std::vector<std::thread> _threads;       // spawn requests
-    std::vector<std::thread> _watchers;      // watches (PXSW), answered when their step ends
-    std::vector<std::thread> _reapers;       // one per child srun, until it ends
     std::condition_variable _ended_cv;
     std::map<std::string, child> _running;  // child nspace -> its srun and step
     std::map<std::string, int> _ended;      // child nspace -> exit code of its srun
+    // Declared last, closed first (the destructor): their threads use everything above.
+    bounded_workers _requests{kServiceThreads};  // spawn requests
+    bounded_workers _watchers{kServiceThreads};  // watches (PXSW), answered when their step ends
+    bounded_workers _reapers{kServiceThreads};   // one per child srun, until it ends
 };
 
 }  // namespace pmixcpp::spawn

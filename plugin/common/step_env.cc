@@ -61,8 +61,14 @@ Status prepare_step_dir(step_info &step, const std::string &base) {
 
 void remove_step_dir(const step_info &step) {
     if (!step.dirs) return;
-    if (Status st = step.dirs->base.remove(step.dirs->root_name); !st.ok())
-        PMIXCPP_LOG_WARNING("step directory %s not removed: %s", step.dirs->root_name.c_str(), st.message().c_str());
+    // Only what the job's user owns goes (and the step root itself, root's): another user's entry
+    // that the job moved into its directory stays, with a warning.
+    if (Status st = step.dirs->base.remove(step.dirs->root_name, step.uid); !st.ok()) {
+        if (st.code() == PMIX_ERR_NO_PERMISSIONS)  // another user's data: the administrator decides
+            PMIXCPP_LOG_ERROR("step directory %s not removed: %s", step.dirs->root_name.c_str(), st.message().c_str());
+        else
+            PMIXCPP_LOG_WARNING("step directory %s not removed: %s", step.dirs->root_name.c_str(), st.message().c_str());
+    }
 }
 
 Result<std::string> random_token(size_t bytes) {

@@ -32,7 +32,8 @@ struct step_dirs {
 Status prepare_step_dir(step_info &step, const std::string &base);
 
 // Remove what prepare_step_dir created, and whatever the job put in its directory, without
-// following any link (best effort, logs nothing).
+// following any link and without removing or entering anything the job's user does not own
+// (best effort; logs a warning naming what was kept).
 void remove_step_dir(const step_info &step);
 
 // A fresh random secret, hex encoded (from getrandom()).

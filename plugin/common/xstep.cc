@@ -257,7 +257,6 @@ void router::stop() {
     if (_thread.joinable()) _thread.join();
     unlink(_socket.c_str());
     std::map<uint64_t, waiting_get> waiting;
-    std::list<worker> workers;
     {
         std::lock_guard<std::mutex> g(_mutex);
         waiting.swap(_waiting);
@@ -266,33 +265,15 @@ void router::stop() {
             b.inbox_fd = -1;
             b.queued.clear();
         }
-        workers.swap(_workers);
     }
     for (auto &[id, w] : waiting) answer(w.peer_fd, PMIX_ERR_NOT_FOUND, "step " + _nspace + " ended");
-    for (auto &w : workers)
-        if (w.thread.joinable()) w.thread.join();
+    _workers.close();
     PMIXCPP_LOG_DEBUG("%s: cross-step router stopped: %lu get(s) out, %lu in, %lu event(s) out, %lu in, %lu expired",
                       _nspace.c_str(), (unsigned long)_stats.gets_out, (unsigned long)_stats.gets_in,
                       (unsigned long)_stats.events_out, (unsigned long)_stats.events_in, (unsigned long)_stats.expired);
 }
 
-void router::spawn(std::function<void()> fn) {
-    std::lock_guard<std::mutex> g(_mutex);
-    for (auto it = _workers.begin(); it != _workers.end();) {  // reap the finished ones
-        if (it->done->load()) {
-            it->thread.join();
-            it = _workers.erase(it);
-        } else {
-            ++it;
-        }
-    }
-    auto done = std::make_shared<std::atomic<bool>>(false);
-    _workers.push_back(worker{std::thread([fn = std::move(fn), done] {
-                                  fn();
-                                  done->store(true);
-                              }),
-                              done});
-}
+Status router::spawn(std::function<void()> fn) { return _workers.start(std::move(fn), "cross-step calls"); }
 
 void router::submit(int fd, std::vector<uint8_t> body) {
     message m;
@@ -307,19 +288,25 @@ void router::submit(int fd, std::vector<uint8_t> body) {
     try {
         switch (m.what) {
         case op::get:
-            spawn([this, fd, m = std::move(m), body = std::move(body)]() mutable {
-                forward_get(fd, std::move(m), std::move(body));
-            });
+            if (Status st = spawn([this, fd, m = std::move(m), body = std::move(body)]() mutable {
+                    forward_get(fd, std::move(m), std::move(body));
+                });
+                !st.ok())
+                answer(fd, st.code(), st.message());
             return;
         case op::event:
-            spawn([this, fd, m = std::move(m), body = std::move(body)]() mutable {
-                forward_event(fd, std::move(m), std::move(body));
-            });
+            if (Status st = spawn([this, fd, m = std::move(m), body = std::move(body)]() mutable {
+                    forward_event(fd, std::move(m), std::move(body));
+                });
+                !st.ok())
+                answer(fd, st.code(), st.message());
             return;
         case op::jobctl:
-            spawn([this, fd, m = std::move(m), body = std::move(body)]() mutable {
-                forward_jobctl(fd, std::move(m), std::move(body));
-            });
+            if (Status st = spawn([this, fd, m = std::move(m), body = std::move(body)]() mutable {
+                    forward_jobctl(fd, std::move(m), std::move(body));
+                });
+                !st.ok())
+                answer(fd, st.code(), st.message());
             return;
         case op::inbox: {
             if (m.node >= _nodes.size()) {

@@ -28,6 +28,7 @@
 #include <thread>
 #include <vector>
 
+#include "../agent/stepd/workers.h"
 #include "status.h"
 
 namespace pmixcpp::agent {
@@ -113,7 +114,7 @@ private:
     // `ns` is another running step of the job; otherwise answers `fd` (our own: BAD_PARAM, not
     // registered: NOT_FOUND) and returns false.
     bool other_running_step(int fd, const std::string &ns, const char *what);
-    void spawn(std::function<void()> fn);
+    Status spawn(std::function<void()> fn);  // on a thread of _workers, or why not
 
     std::string _dir, _nspace, _socket;
     std::vector<uint32_t> _node_of;
@@ -134,11 +135,7 @@ private:
     };
     std::map<uint64_t, waiting_get> _waiting;
     uint64_t _next_id = 1;
-    struct worker {
-        std::thread thread;
-        std::shared_ptr<std::atomic<bool>> done;
-    };
-    std::list<worker> _workers;
+    bounded_workers _workers{kServiceThreads};  // one per forwarded call
     stats _stats;
 };
 

@@ -3,10 +3,12 @@
 // asks admit() for every accepted connection, reports authenticated()/closed(), sweeps expired()
 // connections, and logs refusals through refused().
 //
-//   - at most max_pending unauthenticated connections in all, max_pending_per_peer from one
-//     address: a new one beyond either cap evicts the oldest pending one (of that address, or of
-//     all), so a flood costs the flooder its own older connections and a real peer, whose
-//     handshake takes one round trip, still gets through;
+//   - at most max_pending unauthenticated connections in all, max_pending_per_peer from one peer
+//     (peer_label: a local process counts by its uid, whatever address it uses; a remote one by
+//     its address): a new one beyond the peer's cap evicts that peer's own oldest pending
+//     connection, one beyond the total cap the oldest of the peer that holds the most. A flood
+//     costs the flooder its own connections only; another peer's pending handshake is never
+//     evicted while the flooder holds at least as many;
 //   - a pending connection older than auth_timeout is dropped;
 //   - every refusal is one line, at most log_burst error lines per log_window; past that they are
 //     counted and one summary line per window says how many were suppressed;
@@ -38,8 +40,17 @@ struct listener_limits {
     std::chrono::milliseconds accept_pause{250};
 };
 
-// "1.2.3.4" / "::1" (no port): the unit of the per-peer cap.
+// "1.2.3.4" / "::1" (no port).
 std::string peer_address(const sockaddr_storage &peer);
+
+// Who is at the other end of accepted TCP connection `fd` from `peer`, the unit of the per-peer
+// cap: "local uid U (1.2.3.4)" when the peer's socket is on this host (the kernel's socket table,
+// sock_diag, names its owner), else the address. A local user cannot pass for several peers by
+// binding other loopback addresses, nor hide among the step's own slurmstepds (root).
+std::string peer_label(int fd, const sockaddr_storage &peer);
+
+// The per-peer cap's key of a label: "local uid U" for a local peer, the address otherwise.
+std::string peer_key(const std::string &label);
 
 class listener_guard {
 public:
@@ -78,15 +89,17 @@ public:
 
 private:
     struct pending_conn {
-        std::string peer;
+        std::string peer;  // the label, for the log
+        std::string key;   // peer_key(peer)
         clock::time_point since;
     };
+    void forget(std::map<uint64_t, pending_conn>::iterator it);
     void flush_suppressed(clock::time_point now);
 
     std::string _name;
     listener_limits _limits;
     std::map<uint64_t, pending_conn> _pending;  // id -> peer (ids grow: oldest first)
-    std::map<std::string, size_t> _per_peer;
+    std::map<std::string, size_t> _per_peer;  // by peer_key
     clock::time_point _window_start{};
     size_t _window_logged = 0;
     uint64_t _window_suppressed = 0;

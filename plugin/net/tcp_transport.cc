@@ -424,7 +424,9 @@ public:
 private:
     static void on_accept(evutil_socket_t, short, void *arg) {
         auto *self = static_cast<tcp_transport *>(arg);
-        for (;;) {
+        // A few per wake-up (the listening event persists): the loop serves the connections it
+        // has between batches instead of taking in a whole flood first.
+        for (int batch = 0; batch < 16; ++batch) {
             sockaddr_storage peer{};
             socklen_t plen = sizeof(peer);
             int fd = accept4(self->_listen_fd, reinterpret_cast<sockaddr *>(&peer), &plen, SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -452,7 +454,7 @@ private:
             }
             const uint64_t id = c->id;
             in_conn *raw = c.get();
-            for (uint64_t old : self->_guard.admit(id, c->peer)) self->close_in(old, nullptr);
+            for (uint64_t old : self->_guard.admit(id, peer_label(fd, peer))) self->close_in(old, nullptr);
             self->_in.emplace(id, std::move(c));
             self->arm_sweep();
             self->in_handshake(raw);  // a real peer's hello is usually here already: answer it now

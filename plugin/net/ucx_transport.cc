@@ -1,7 +1,12 @@
 // UCX node transport: one ucp worker per server, its event fd in the server's libevent loop,
 // one active-message id carrying whole node frames (envelope.h). Endpoints are created from the
 // peers' worker addresses (exchanged by the rendezvous), lazily on first send or eagerly.
-// UCX_TLS / UCX_NET_DEVICES come from PMIxCppUcxTls / PMIxCppUcxDevices.
+// UCX_TLS / UCX_NET_DEVICES come from PMIxCppUcxTls / PMIxCppUcxDevices, which only the
+// administrator's mpi.conf sets; shared-memory transports are never opened, whatever is configured
+// (ucx_policy.h), and the mm transports' error handling stays off. A peer's worker address is
+// checked (length, format) before an endpoint is made from it. Received frames: longer than the
+// node payload cap refused before anything is allocated (eager or rendezvous), the queue between
+// UCX's callbacks and the progress loop bounded, and no exception leaves a callback into UCX.
 // Lost peers: endpoints use UCP_ERR_HANDLING_MODE_PEER with an error handler; an endpoint error
 // that is not followed by the peer's goodbye within kByeGrace reports the node lost
 // (transport.h). A leaving server flushes its goodbyes (remote completion) before its worker
@@ -30,6 +35,7 @@
 #include "log.h"
 #include "transport.h"
 #include "ucx_api.h"
+#include "ucx_policy.h"
 
 namespace pmixcpp::net {
 
@@ -140,13 +146,19 @@ public:
             if (!k.ok()) return k.status().with_context("ucx transport");
             _in_keys[i] = k.value();
         }
+        auto tls = root_ucx_tls(_opts.ucx_tls);
+        if (!tls.ok()) return tls.status().with_context("ucx transport");
         ucp_config_t *cfg = nullptr;
         ucs_status_t s = U().config_read(nullptr, nullptr, &cfg);
         if (s != UCS_OK) return fail("ucp_config_read", s);
-        if (!_opts.ucx_tls.empty() && (s = U().config_modify(cfg, "TLS", _opts.ucx_tls.c_str())) != UCS_OK) {
+        if ((s = U().config_modify(cfg, "TLS", tls.value().c_str())) != UCS_OK) {
             U().config_release(cfg);
-            return fail("UCX_TLS=" + _opts.ucx_tls, s);
+            return fail("UCX_TLS=" + tls.value(), s);
         }
+        // Not opened anyway (TLS above); should a UCX version open them regardless, without error
+        // handling (older UCX versions may not know the keys: nothing to turn off then).
+        for (const char *key : {"POSIX_ERROR_HANDLING", "SYSV_ERROR_HANDLING"})
+            if (U().config_modify(cfg, key, "n") != UCS_OK) PMIXCPP_LOG_DEBUG("ucx transport: UCX has no %s", key);
         if (!_opts.ucx_devices.empty() &&
             (s = U().config_modify(cfg, "NET_DEVICES", _opts.ucx_devices.c_str())) != UCS_OK) {
             U().config_release(cfg);
@@ -167,6 +179,7 @@ public:
         size_t len = 0;
         if ((s = U().worker_get_address(_worker, &_addr, &len)) != UCS_OK) return fail("ucp_worker_get_address", s);
         _address = "ucx:" + to_hex(_addr, len);
+        _own_addr.assign(reinterpret_cast<const uint8_t *>(_addr), reinterpret_cast<const uint8_t *>(_addr) + len);
         ucp_am_handler_param_t hp{};
         hp.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB | UCP_AM_HANDLER_PARAM_FIELD_ARG;
         hp.id = kAmId;
@@ -191,11 +204,19 @@ public:
         if (addresses.size() != _eps.size() || node_keys.size() != _eps.size())
             return Status(PMIX_ERR_BAD_PARAM, "address table has " + std::to_string(addresses.size()) +
                                                   " entries for " + std::to_string(_eps.size()) + " nodes");
+        std::vector<std::vector<uint8_t>> peers(addresses.size());
         for (uint32_t i = 0; i < addresses.size(); ++i) {
-            if (addresses[i].rfind("ucx:", 0) != 0 || !from_hex(addresses[i].substr(4), &_peer_addr[i]))
+            if (addresses[i].rfind("ucx:", 0) != 0 || addresses[i].size() > 4 + 2 * kMaxUcxAddress ||
+                !from_hex(addresses[i].substr(4), &peers[i]))
                 return Status(PMIX_ERR_BAD_PARAM, "node " + _opts.node_names[i] + " has no UCX address (" +
                                                       addresses[i].substr(0, 16) + "...): all nodes must use the same transport");
+            if (Status st = check_ucx_address(peers[i], _own_addr); !st.ok())
+                return st.with_context("address of node " + _opts.node_names[i]);
+            // ucp_ep_create reads the address without a length: a zeroed tail keeps a short read
+            // inside our buffer.
+            peers[i].resize(peers[i].size() + kAddressPad, 0);
         }
+        _peer_addr = std::move(peers);
         _out_keys.resize(_eps.size());
         for (uint32_t i = 0; i < _eps.size(); ++i) {
             auto k = link_key(node_keys[i], "ucx", _opts.node_id);
@@ -339,10 +360,14 @@ private:
     // From inside ucp_worker_progress: queued, handled in order by progress().
     static void on_ep_error(void *arg, ucp_ep_h ep, ucs_status_t status) {
         auto *self = static_cast<ucx_transport *>(arg);
-        inbound in;
-        in.failed_ep = ep;
-        in.error = status;
-        self->_received.push_back(std::move(in));
+        try {
+            inbound in;
+            in.failed_ep = ep;
+            in.error = status;
+            self->_received.push_back(std::move(in));
+        } catch (const std::exception &e) {
+            PMIXCPP_LOG_ERROR("ucx transport: endpoint error not handled: %s", e.what());
+        }
     }
 
     void close_ep(uint32_t node) {
@@ -370,7 +395,21 @@ private:
         }
     }
 
-    static void on_grace(evutil_socket_t, short, void *arg) { static_cast<ucx_transport *>(arg)->check_suspects(); }
+    static void on_grace(evutil_socket_t, short, void *arg) {
+        guarded("grace timer", [&] { static_cast<ucx_transport *>(arg)->check_suspects(); });
+    }
+
+    // Every callback from C (UCX, libevent) runs its body through this: no exception crosses.
+    template <typename F>
+    static void guarded(const char *where, F &&f) noexcept {
+        try {
+            f();
+        } catch (const std::exception &e) {
+            PMIXCPP_LOG_ERROR("ucx transport: %s: %s", where, e.what());
+        } catch (...) {
+            PMIXCPP_LOG_ERROR("ucx transport: %s: unknown exception", where);
+        }
+    }
 
     void check_suspects() {
         progress();  // a goodbye may be waiting in UCX
@@ -382,63 +421,117 @@ private:
     }
 
     static void on_sent(void *, ucs_status_t status, void *user) {
-        auto *req = static_cast<send_req *>(user);
-        if (status != UCS_OK && status != UCS_ERR_CANCELED)
-            PMIXCPP_LOG_DEBUG("ucx transport: send failed: %s", U().status_string(status));
-        if (status == UCS_OK) req->owner->_live.reached(req->node);
+        std::unique_ptr<send_req> req(static_cast<send_req *>(user));
         --req->owner->_inflight;
-        delete req;
+        guarded("send completion", [&] {
+            if (status != UCS_OK && status != UCS_ERR_CANCELED)
+                PMIXCPP_LOG_DEBUG("ucx transport: send failed: %s", U().status_string(status));
+            if (status == UCS_OK) req->owner->_live.reached(req->node);
+        });
+    }
+
+    // Room for one more received frame of `length` bytes (counted once it is queued or in flight),
+    // else a refusal: the frame is dropped before anything is allocated for it.
+    bool admit(size_t length, bool rendezvous) {
+        const char *why = nullptr;
+        if (length > kUcxFrameMax) why = "longer than the node payload cap";
+        else if (_received.size() + static_cast<size_t>(_inflight_recv) >= kUcxReceivedFramesMax ||
+                 _received_bytes + length > kUcxReceivedBytesMax)
+            why = "the receive queue is full";
+        if (why == nullptr) {
+            _received_bytes += length;
+            return true;
+        }
+        _refusals.refused("a UCX peer", std::string(rendezvous ? "rendezvous" : "eager") + " message of " +
+                                            std::to_string(length) + " bytes refused: " + why);
+        return false;
+    }
+
+    void queue_frame(std::vector<uint8_t> &&frame) {
+        inbound in;
+        in.frame = std::move(frame);
+        _received.push_back(std::move(in));
     }
 
     static ucs_status_t on_am(void *arg, const void *, size_t, void *data, size_t length, const ucp_am_recv_param_t *param) {
         auto *self = static_cast<ucx_transport *>(arg);
-        if (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) {
-            auto *req = new recv_req{std::vector<uint8_t>(length), self};
-            ucp_request_param_t p{};
-            p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
-            p.cb.recv_am = on_rndv_done;
-            p.user_data = req;
-            ucs_status_ptr_t r = U().am_recv_data_nbx(self->_worker, data, req->frame.data(), length, &p);
-            if (r == nullptr) {
-                self->_received.push_back({std::move(req->frame)});
-                delete req;
-            } else if (UCS_PTR_IS_ERR(r)) {
-                PMIXCPP_LOG_ERROR("ucx transport: receive: %s", U().status_string(UCS_PTR_STATUS(r)));
-                delete req;
-            } else {
-                ++self->_inflight;
-                U().request_free(r);
+        const bool rndv = (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) != 0;
+        guarded("receive", [&] {
+            if (!self->admit(length, rndv)) return;  // a rendezvous not received is released by UCX
+            if (rndv) {
+                auto req = std::make_unique<recv_req>(recv_req{std::vector<uint8_t>(length), self});
+                ucp_request_param_t p{};
+                p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+                p.cb.recv_am = on_rndv_done;
+                p.user_data = req.get();
+                ucs_status_ptr_t r = U().am_recv_data_nbx(self->_worker, data, req->frame.data(), length, &p);
+                if (r == nullptr) {
+                    self->queue_frame(std::move(req->frame));
+                } else if (UCS_PTR_IS_ERR(r)) {
+                    self->_received_bytes -= length;
+                    PMIXCPP_LOG_ERROR("ucx transport: receive: %s", U().status_string(UCS_PTR_STATUS(r)));
+                } else {
+                    ++self->_inflight;
+                    ++self->_inflight_recv;
+                    (void)req.release();  // on_rndv_done owns it
+                    U().request_free(r);
+                }
+                return;
             }
-            return UCS_OK;
-        }
-        const auto *p = static_cast<const uint8_t *>(data);
-        self->_received.push_back({std::vector<uint8_t>(p, p + length)});
+            const auto *p = static_cast<const uint8_t *>(data);
+            try {
+                self->queue_frame(std::vector<uint8_t>(p, p + length));
+            } catch (...) {
+                self->_received_bytes -= length;
+                throw;
+            }
+        });
         return UCS_OK;
     }
 
     static void on_rndv_done(void *, ucs_status_t status, size_t, void *user) {
-        auto *req = static_cast<recv_req *>(user);
-        --req->owner->_inflight;
-        if (status == UCS_OK)
-            req->owner->_received.push_back({std::move(req->frame)});
-        else
+        std::unique_ptr<recv_req> req(static_cast<recv_req *>(user));
+        ucx_transport *self = req->owner;
+        --self->_inflight;
+        --self->_inflight_recv;
+        const size_t length = req->frame.size();
+        guarded("rendezvous completion", [&] {
+            if (status == UCS_OK) {
+                self->queue_frame(std::move(req->frame));
+                return;
+            }
+            self->_received_bytes -= length;
             PMIXCPP_LOG_ERROR("ucx transport: receive failed: %s", U().status_string(status));
-        delete req;
+        });
     }
 
-    static void on_event(evutil_socket_t, short, void *arg) { static_cast<ucx_transport *>(arg)->progress(); }
+    static void on_event(evutil_socket_t, short, void *arg) {
+        guarded("progress", [&] { static_cast<ucx_transport *>(arg)->progress(); });
+    }
 
     // Progress until UCX has nothing more, deliver what arrived, re-arm the event fd. While
     // requests are in flight, poll on a short timer too (not every completion signals the fd).
     void progress() {
         if (_in_progress) return;
         _in_progress = true;
+        struct reset {
+            bool &flag;
+            ~reset() { flag = false; }
+        } done{_in_progress};  // also when a handler throws
         for (;;) {
+            // Frames are handed on while at most half the receive queue is used, so that a flood
+            // from one peer meets a full queue (and is dropped) only if we cannot keep up at all.
+            bool stopped_early = false;
             while (U().worker_progress(_worker) != 0) {
+                if (_received.size() >= kUcxReceivedFramesMax / 2 || _received_bytes >= kUcxReceivedBytesMax / 2) {
+                    stopped_early = true;
+                    break;
+                }
             }
             while (!_received.empty()) {
                 inbound in = std::move(_received.front());
                 _received.pop_front();
+                _received_bytes -= in.frame.size();
                 if (in.failed_ep) {
                     endpoint_failed(in.failed_ep, in.error);
                     continue;
@@ -471,11 +564,11 @@ private:
                 while (U().worker_progress(_worker) != 0) {
                 }
             }
+            if (stopped_early) continue;
             ucs_status_t s = U().worker_arm(_worker);
             if (s == UCS_ERR_BUSY) continue;
             break;
         }
-        _in_progress = false;
         if (_inflight > 0) {
             timeval tv{0, 200};
             evtimer_add(_ev_progress.get(), &tv);
@@ -498,7 +591,11 @@ private:
     bool _in_progress = false;
     long _inflight = 0;
     std::vector<ucp_ep_h> _eps;
-    std::vector<std::vector<uint8_t>> _peer_addr;
+    static constexpr size_t kAddressPad = 256;
+    std::vector<uint8_t> _own_addr;                 // our worker's address (the format a peer's must have)
+    std::vector<std::vector<uint8_t>> _peer_addr;  // checked, with kAddressPad zero bytes after each
+    size_t _received_bytes = 0;                    // frames in _received and rendezvous in flight
+    long _inflight_recv = 0;                       // rendezvous receives in flight
     std::vector<std::vector<std::vector<uint8_t>>> _queued;
     std::deque<inbound> _received;
     peer_liveness _live;  // declared last: its operations use the endpoints above

@@ -38,6 +38,7 @@
 #include "jobdata.h"
 #include "kvs.h"
 #include "log.h"
+#include "log_gate.h"
 #include "multinode.h"
 #include "node_liveness.h"
 #include "proc_table.h"
@@ -453,6 +454,7 @@ private:
     std::vector<rank_state> _rank_state;
     std::vector<uint64_t> _rank_conn;
     std::vector<cleanup_entry> _cleanups;
+    log_gate _log_gate;  // PMIx_Log into slurmd's log: cut, escaped, rate-limited
 
     std::string _jobdata_path;
     uint64_t _jobdata_size = 0;
@@ -599,7 +601,7 @@ void server_impl::remove_cleanup_paths() {
     // Registered paths were checked to lie in the user's step directory; they are resolved again
     // beneath its descriptor, never through a link or "..", whatever the job did since.
     for (const auto &c : _cleanups) {
-        Status st = _step.dirs->user.remove_beneath(c.relpath);
+        Status st = _step.dirs->user.remove_beneath(c.relpath, _step.uid);  // only the user's entries
         if (!st.ok())
             PMIXCPP_LOG_VERBOSE("%s: clean-up of %s/%s: %s", _step.nspace.c_str(), _step.step_dir.c_str(),
                                 c.relpath.c_str(), st.message().c_str());
@@ -1725,19 +1727,31 @@ void server_impl::checkpoint_local(const std::vector<uint32_t> &ranks, const std
 
 void server_impl::handle_log(connection &c, const wire::Frame &f) {
     DECODE_OR_CLOSE(wire::log_request, "log");
-    size_t forwarded = 0;
+    size_t forwarded = 0, dropped = 0;
     for (size_t i = 0; i < m.data.size(); ++i) {
         std::string key = key_of(m.data[i]);
         std::string text = value_text(m.data[i].value);
         if (text.empty()) continue;
         if (key == PMIX_LOG_MSG || key == PMIX_LOG_STDERR || key == PMIX_LOG_STDOUT || key == PMIX_LOG_SYSLOG ||
             key == PMIX_LOG_LOCAL_SYSLOG || key == PMIX_LOG_GLOBAL_SYSLOG) {
-            if (_host) _host->log(_step.nspace, c.rank, key, text);
             ++forwarded;
+            // Cut, escaped and rate-limited (log_gate.h): the job writes one line per message
+            // into slurmd's log, never a line of slurmd's own, never without bound.
+            auto v = _log_gate.admit(text);
+            if (v.summary) PMIXCPP_LOG_ERROR("%s: %s", _step.nspace.c_str(), v.summary->c_str());  // the admin should know
+            if (!v.pass) {
+                ++dropped;
+                continue;
+            }
+            if (_host) _host->log(_step.nspace, c.rank, key, v.text);
         }
     }
     if (forwarded == 0) {
         send_reply(c.id, f.id, PMIX_ERR_NOT_SUPPORTED, "no log data the server can forward");
+        return;
+    }
+    if (dropped == forwarded) {
+        send_reply(c.id, f.id, PMIX_ERR_OUT_OF_RESOURCE, "the step's log rate limit is reached: message dropped");
         return;
     }
     send_reply(c.id, f.id, PMIX_SUCCESS, {});

@@ -6,7 +6,6 @@
 #
 # usage: tests/bench/bench.sh [layouts] e.g. "1x8 1x64" (nodes x tasks per node)
 #   BENCH_RUNS (default 5), BENCH_ARGS ("GET_ITERS FENCE_ITERS", default "20000 10"),
-#   SLURM_PMIXCPP_UCXTLS (default tcp: UCX over TCP between nodes, as for the anchor),
 #   BENCH_ANCHOR (default: pmix_v5 if srun offers it, else pmix_v4),
 #   PMIXCPP_PREFIX, PMIXCPP_PLUGIN_DIR as for the tests
 # Needs a running cluster (contrib/cluster.sh start) with SLURM_CONF set, or
@@ -18,9 +17,8 @@ layouts=${*:-"1x8 1x64"}
 runs=${BENCH_RUNS:-5}
 prefix=${PMIXCPP_PREFIX:-$src/_install}
 export PMIXCPP_PLUGIN_DIR=${PMIXCPP_PLUGIN_DIR:-$prefix/lib/slurm}
-# Between the virtual nodes of one host UCX would pick shared memory, which no network offers and
-# the anchor does not use: node-to-node traffic over TCP unless the caller says otherwise.
-export SLURM_PMIXCPP_UCXTLS=${SLURM_PMIXCPP_UCXTLS:-tcp}
+# Root's UCX never uses shared memory (SECURITY.md), so between the virtual nodes of one host it
+# runs over TCP, as the anchor does.
 work=$(mktemp -d /tmp/pmixcpp-bench.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 

@@ -17,10 +17,10 @@ rtt() { grep -o 'round trip .* median [0-9.]*' | awk '{print $NF}'; }
 declare -A cases=(
     ["1 node"]="-N1 -n2 -w n1"
     ["2 nodes, tcp"]="-N2 --ntasks-per-node=1 -w n[1-2] --export=ALL,SLURM_PMIXCPP_TRANSPORT=tcp"
-    ["2 nodes, ucx (UCX_TLS=tcp)"]="-N2 --ntasks-per-node=1 -w n[1-2] --export=ALL,SLURM_PMIXCPP_TRANSPORT=ucx,SLURM_PMIXCPP_UCXTLS=tcp"
+    ["2 nodes, ucx (over TCP)"]="-N2 --ntasks-per-node=1 -w n[1-2] --export=ALL,SLURM_PMIXCPP_TRANSPORT=ucx"
 )
 echo "load: $(cut -d' ' -f1-3 /proc/loadavg)"
-for name in "1 node" "2 nodes, tcp" "2 nodes, ucx (UCX_TLS=tcp)"; do
+for name in "1 node" "2 nodes, tcp" "2 nodes, ucx (over TCP)"; do
     vals=()
     for _ in $(seq "$runs"); do
         # shellcheck disable=SC2086

@@ -10,7 +10,7 @@
 #
 # usage: tests/bench/model.sh [hops] [bytes] [procs]      (default: all three)
 #   BENCH_RUNS (default 3), BENCH_FENCES (fences per run, default 200),
-#   SLURM_PMIXCPP_UCXTLS (default tcp), PMIXCPP_PREFIX / PMIXCPP_PLUGIN_DIR as for bench.sh.
+#   PMIXCPP_PREFIX / PMIXCPP_PLUGIN_DIR as for bench.sh (root's UCX runs over TCP: no shared memory).
 # Needs a running cluster (contrib/cluster.sh start 32) with SLURM_CONF set.
 # Prints one line per shape and, last, the fitted costs:
 #   MODEL rtt_us=.. hop_us=.. byte_ns=.. proc_fence_us=.. proc_init_us=..
@@ -22,7 +22,6 @@ runs=${BENCH_RUNS:-3}
 fences=${BENCH_FENCES:-200}
 prefix=${PMIXCPP_PREFIX:-$src/_install}
 export PMIXCPP_PLUGIN_DIR=${PMIXCPP_PLUGIN_DIR:-$prefix/lib/slurm}
-export SLURM_PMIXCPP_UCXTLS=${SLURM_PMIXCPP_UCXTLS:-tcp}
 export BENCH_SAME_KEY=1  # every collecting fence carries the same BYTES per rank
 [ -n "${SLURM_CONF:-}" ] || { echo "model: start a cluster first (contrib/cluster.sh start 32; eval \"\$(contrib/cluster.sh env)\")" >&2; exit 2; }
 ompix=/usr/lib/x86_64-linux-gnu/pmix2

@@ -80,7 +80,35 @@ expect_eq "srun reports rank 1's exit code" 3 "$rc"
 expect_no_match "no abort in the client library" 'terminate called|Aborted|core dumped|signal 6' "$out"
 expect_eq "the other ranks finished normally" 3 "$(echo "$out" | grep -c 'RESULT-PASS')"
 
-# 5. The cluster is healthy: nothing stuck, the next step works.
+# 5. A directory the job moves into its step directory, holding another user's private subtree
+#    (daemon's 0700 directory with a file in it, and a file of daemon's): the end of the step and a
+#    clean-up registration of that subtree keep what daemon owns; the job's own file goes.
+if id daemon >/dev/null 2>&1; then
+    movein=$(mktemp -d /tmp/pmixcpp-movein.XXXXXX)
+    mkdir -p "$movein/theirs/deeper"
+    echo precious > "$movein/theirs/deeper/secret"; echo precious > "$movein/their-file"; echo mine > "$movein/mine"
+    chown -R daemon:daemon "$movein/theirs" "$movein/their-file"; chmod 700 "$movein/theirs"; chmod 600 "$movein/their-file"
+    chown nobody "$movein" "$movein/mine"; chmod 755 "$movein"
+    theirs_before=$(stat -c '%U %a' "$movein/theirs"; cat "$movein/theirs/deeper/secret")
+    script='mv "'"$movein"'" "$PMIXCPP_STEP_DIR/moved" && echo "MOVED $PMIXCPP_STEP_DIR"
+exec "'"$prog"'" cleanup "$PMIXCPP_STEP_DIR/moved/theirs" "$PMIXCPP_STEP_DIR/moved"'
+    out=$(cd /tmp && as_nobody timeout -k 5 60 srun --mpi=pmixcpp -N1 -n1 bash -c "$script" 2>&1); rc=$?
+    expect_eq "the step with a moved-in directory completes" 0 "$rc"
+    expect_match "the job registered the other user's directory for clean-up" "CLEANUP .*/moved/theirs PMIX_SUCCESS" "$out"
+    moved="$(echo "$out" | sed -n 's/^MOVED //p')/moved"
+    [ "$moved" != /moved ] && pass "the job moved the directory in ($moved)" || fail "the job could not move the directory in: $out"
+    for i in $(seq 100); do [ -e "$moved/mine" ] || break; sleep 0.1; done
+    expect_eq "the job's own file in it was removed at the end" "" "$(ls "$moved/mine" 2>/dev/null)"
+    expect_eq "the other user's private subtree is kept" "$theirs_before" \
+        "$(stat -c '%U %a' "$moved/theirs" 2>&1; cat "$moved/theirs/deeper/secret" 2>&1)"
+    expect_eq "the other user's file is kept" "daemon precious" "$(stat -c %U "$moved/their-file" 2>&1) $(cat "$moved/their-file" 2>&1)"
+    expect_match "slurmstepd says what it kept" "step directory pmixcpp\.[0-9]+\.[0-9]+\.[A-Za-z0-9]{6} not removed: kept 2 entries .* not owned by uid $(id -u nobody)" "$(slurmd_logs)"
+    rm -rf "$(dirname "$(dirname "$moved")")"
+else
+    echo "  skip: no user daemon (moved-in directory)"
+fi
+
+# 6. The cluster is healthy: nothing stuck, the next step works.
 for i in $(seq 50); do [ -z "$(squeue -h -t R 2>/dev/null)" ] && break; sleep 0.2; done
 run_srun 60 --mpi=pmixcpp -N1 -n4 "$basic"
 expect_eq "a normal step runs afterwards" 0 "$rc"

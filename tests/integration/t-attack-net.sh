@@ -5,7 +5,8 @@
 # listener and 10k to the agent; root replays the bytes of real handshakes it captured on the
 # loopback interface when the step started (the agent refuses a credential opened before). Then: the
 # slurmstepds' RSS grew by less than 4 MiB, every attack was dropped, the refusal lines are few
-# (rate-limited), and the step's PMIx program (fences across the nodes) passes on every rank.
+# (rate-limited), the flood evicted only its own user's pending connections (fairness by uid), and
+# the step's PMIx program (fences across the nodes) passes on every rank.
 # With the TCP transport and with UCX (whose own listener gets the garbage; its frames are sealed,
 # tests/net covers the replay of a UCX frame).
 # Requires: make install; a cluster with >= 2 nodes; root; python3; users nobody and daemon.
@@ -166,6 +167,13 @@ attack_case() {  # transport
     [ "$lines" -ge $min ] && [ "$lines" -le 60 ] && pass "$tr: the slurmstepds logged $lines refusal lines (rate-limited)" ||
         fail "$tr: $lines refusal lines in the slurmd logs (expected $min..60)"
     [ "$tr" = tcp ] && expect_match "$tr: suppressed refusals are summed up" "\($ns\): [0-9]+ more connection\(s\) refused" "$(slurmd_logs)"
+    # Fairness: the flood is daemon's (a local uid), the step's own connections are root's (the
+    # slurmstepds) and nobody's: the listeners name the flooder, and never evict the others.
+    local all="$(slurmd_logs | grep -F "($ns)"; echo "$out")"
+    # (With UCX only the agent listens, and its few logged lines per window may all be the single
+    # attacks above: the names are checked on the TCP run.)
+    [ "$tr" = tcp ] && expect_match "$tr: refusals name the flooding user, not an address" "refused a connection from local uid $(id -u daemon) \(127\.0\.0\.1\)" "$all"
+    expect_no_match "$tr: no pending handshake of another user was evicted" "refused a connection from local uid ($(id -u nobody)|0) .*too many unauthenticated" "$all"
     lines=$(echo "$out" | grep -c "srun agent: refused a connection")
     [ "$lines" -ge 1 ] && [ "$lines" -le 60 ] && pass "$tr: srun's agent logged $lines refusal lines (rate-limited)" ||
         fail "$tr: $lines refusal lines from srun's agent (expected 1..60)"

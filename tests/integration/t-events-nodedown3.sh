@@ -17,12 +17,11 @@ trap 'rm -f "$log"' EXIT
 
 # tcp, ucx, ucx-tcp: n2, n3, n4 killed. one-tcp, one-ucx: only n3 killed (its neighbours see it);
 # the survivors' nodes then end 0.6 s apart: no other node may be reported (no false loss).
-for case in ${PMIXCPP_NODEDOWN3_CASES:-tcp ucx ucx-tcp one-tcp one-ucx}; do
+for case in ${PMIXCPP_NODEDOWN3_CASES:-tcp ucx one-tcp one-ucx}; do
     echo "  -- $case"
     victims=n2,n3,n4 nsurv=4
     env=(SLURM_PMIXCPP_TRANSPORT=tcp)
     [ $case = ucx ] && env=(SLURM_PMIXCPP_TRANSPORT=ucx)
-    [ $case = ucx-tcp ] && env=(SLURM_PMIXCPP_TRANSPORT=ucx SLURM_PMIXCPP_UCXTLS=tcp)
     [ $case = one-tcp ] && victims=n3 nsurv=8
     [ $case = one-ucx ] && { victims=n3 nsurv=8; env=(SLURM_PMIXCPP_TRANSPORT=ucx); }
     env "${env[@]}" SLURM_PMIXCPP_TIMEOUT=120 timeout -k 5 150 \

@@ -321,6 +321,37 @@ TEST(listener_guard, caps_evict_oldest_and_deadlines_expire) {
     EXPECT_EQ(g.stats().refused, refused + 1);
 }
 
+TEST(listener_guard, a_flood_never_evicts_another_peers_handshake) {
+    listener_limits lim;
+    lim.max_pending = 8;
+    lim.max_pending_per_peer = 4;
+    listener_guard g("test listener", lim);
+    auto t0 = listener_guard::clock::now();
+    // The step's slurmstepds (root, all on 127.0.0.1 in a one-host cluster) and a remote node.
+    ASSERT_TRUE(g.admit(1, "local uid 0 (127.0.0.1)", t0).empty());
+    ASSERT_TRUE(g.admit(2, "local uid 0 (127.0.0.1)", t0).empty());
+    ASSERT_TRUE(g.admit(3, "10.1.2.3", t0).empty());
+    // A local user floods, from one address, then from many (all of 127/8 is local), and a
+    // second user joins; the oldest connections are always the legitimate ones.
+    uint64_t id = 100;
+    std::vector<uint64_t> evicted;
+    for (int i = 0; i < 2000; ++i) {
+        std::string from = i % 3 == 2 ? "local uid 7 (127.0.0.9)"
+                                       : "local uid 65534 (127.0." + std::to_string(i % 250) + "." + std::to_string(i % 7) + ")";
+        for (uint64_t e : g.admit(id++, from, t0)) evicted.push_back(e);
+    }
+    for (uint64_t e : evicted) EXPECT_GE(e, 100u) << "a legitimate pending handshake was evicted";
+    EXPECT_EQ(g.pending(), 8u);
+    // Their handshakes complete after the flood.
+    g.authenticated(1);
+    g.authenticated(2);
+    g.authenticated(3);
+    EXPECT_EQ(g.pending(), 5u);
+    // Keys: a local peer by uid, whatever its address; a remote one by address.
+    EXPECT_EQ(peer_key("local uid 65534 (127.0.0.5)"), "local uid 65534");
+    EXPECT_EQ(peer_key("10.1.2.3"), "10.1.2.3");
+}
+
 // --- real sockets ---------------------------------------------------------------------------
 
 namespace {
@@ -569,4 +600,27 @@ TEST(agent_listener, out_of_descriptors_pauses_instead_of_spinning) {
     agent::report rep;
     rep.status = 2;
     EXPECT_TRUE(agent::client(loopback(), port, auth.client()).report(rep, 3000).ok());
+}
+
+TEST(listener_guard, a_local_peer_is_known_by_its_uid) {
+    int lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(bind(lfd, reinterpret_cast<sockaddr *>(&a), sizeof(a)), 0);
+    ASSERT_EQ(listen(lfd, 4), 0);
+    socklen_t al = sizeof(a);
+    ASSERT_EQ(getsockname(lfd, reinterpret_cast<sockaddr *>(&a), &al), 0);
+    int c = connect_loopback(ntohs(a.sin_port));
+    ASSERT_GE(c, 0);
+    sockaddr_storage peer{};
+    socklen_t pl = sizeof(peer);
+    int fd = accept(lfd, reinterpret_cast<sockaddr *>(&peer), &pl);
+    ASSERT_GE(fd, 0);
+    const std::string label = peer_label(fd, peer);
+    EXPECT_EQ(label, "local uid " + std::to_string(getuid()) + " (127.0.0.1)");
+    EXPECT_EQ(peer_key(label), "local uid " + std::to_string(getuid()));
+    close(fd);
+    close(c);
+    close(lfd);
 }

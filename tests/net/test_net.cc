@@ -154,6 +154,12 @@ TEST(ucx_transport, delivers_small_and_large) {
     std::vector<std::string> table = {t[0]->address(), t[1]->address()};
     std::vector<uint8_t> big(4 << 20, 5);
     t[0]->send(1, channel::coll, big);  // queued until the table is known; rendezvous-size
+    // Addresses that UCX would read past or misparse never reach ucp_ep_create.
+    EXPECT_FALSE(t[0]->set_peers({table[0], "ucx:3101020304"}, keys_for(2)).ok()) << "too short";
+    EXPECT_FALSE(t[0]->set_peers({table[0], "ucx:" + std::string(2 * 8200, 'a')}, keys_for(2)).ok()) << "too long";
+    std::string other = table[1];
+    other[4] = other[4] == 'f' ? '0' : 'f';  // another header byte
+    EXPECT_FALSE(t[0]->set_peers({table[0], other}, keys_for(2)).ok()) << "another format";
     ASSERT_TRUE(t[0]->set_peers(table, keys_for(table.size())).ok());
     ASSERT_TRUE(t[1]->set_peers(table, keys_for(table.size())).ok());
     t[1]->send(0, channel::dmodex_request, std::vector<uint8_t>{1, 2});

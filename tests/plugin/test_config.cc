@@ -76,6 +76,20 @@ TEST(PluginConfig, AdminOnlyKeysRefuseUserOverrides) {
     EXPECT_EQ(c.timeout_sec, 300u) << "nothing applied when one override is refused";
 }
 
+TEST(PluginConfig, RootTransportKeysAreAdminOnly) {
+    EXPECT_TRUE(admin_only_key("PMIxCppUcxTls"));
+    EXPECT_TRUE(admin_only_key("PMIxCppUcxDevices"));
+    plugin_config c;
+    ASSERT_TRUE(c.set("PMIxCppUcxTls", "tcp").ok()) << "mpi.conf may set it";
+    for (const char *var : {"SLURM_PMIXCPP_UCXTLS=posix,sysv,tcp", "SLURM_PMIXCPP_UCXDEVICES=lo"}) {
+        Status s = c.apply_env_overrides({var});
+        EXPECT_EQ(s.code(), PMIX_ERR_NO_PERMISSIONS) << var;
+        EXPECT_NE(s.message().find("root's UCX transport"), std::string::npos) << s.message();
+    }
+    EXPECT_EQ(c.ucx_tls, "tcp");
+    EXPECT_EQ(c.ucx_devices, "");
+}
+
 TEST(PluginConfig, SignalEventsList) {
     plugin_config c;
     EXPECT_EQ(c.signal_events, "USR1,USR2");

@@ -122,4 +122,44 @@ TEST_F(SafeFs, DeepTreesEnd) {
     EXPECT_EQ(read(victim), "precious");
 }
 
+TEST_F(SafeFs, RemovalKeepsWhatOtherUsersOwn) {
+    if (geteuid() != 0) GTEST_SKIP() << "needs root (entries of two other users)";
+    const uid_t job = 65534, other = 1;
+    // The step root (root's) with the user's directory; the job moved in a directory of its own
+    // that holds another user's private subtree and a file of that user.
+    auto root = base.make_subdir("steproot", 0711);
+    ASSERT_TRUE(root.ok());
+    auto user = root->make_subdir("user", 0700);
+    ASSERT_TRUE(user.ok());
+    ASSERT_TRUE(user->chown_self(job, job, 0700).ok());
+    const std::string moved = user->path() + "/moved";
+    ASSERT_TRUE(std::filesystem::create_directories(moved + "/theirs/deeper"));
+    std::ofstream(moved + "/mine") << "x";
+    std::ofstream(moved + "/theirs/deeper/secret") << "precious";
+    std::ofstream(moved + "/their-file") << "precious";
+    for (const char *p : {"", "/mine"}) ASSERT_EQ(lchown((moved + p).c_str(), job, job), 0);
+    for (const char *p : {"/theirs", "/theirs/deeper", "/theirs/deeper/secret", "/their-file"})
+        ASSERT_EQ(lchown((moved + p).c_str(), other, other), 0);
+    ASSERT_EQ(chmod((moved + "/theirs").c_str(), 0700), 0);
+    std::ofstream(user->path() + "/plain") << "x";
+    ASSERT_EQ(lchown((user->path() + "/plain").c_str(), job, job), 0);
+
+    // A clean-up registration of the other user's directory: kept.
+    Status st = user->remove_beneath("moved/theirs", job);
+    EXPECT_EQ(st.code(), PMIX_ERR_NO_PERMISSIONS) << st.message();
+    EXPECT_EQ(read(moved + "/theirs/deeper/secret"), "precious");
+    // The end of the step: the user's entries go, the other user's stay, and so do the
+    // directories that hold them.
+    st = base.remove("steproot", job);
+    EXPECT_EQ(st.code(), PMIX_ERR_NO_PERMISSIONS) << st.message();
+    EXPECT_NE(st.message().find("kept 2 entries"), std::string::npos) << st.message();
+    EXPECT_EQ(read(moved + "/theirs/deeper/secret"), "precious");
+    EXPECT_EQ(read(moved + "/their-file"), "precious");
+    EXPECT_FALSE(std::filesystem::exists(moved + "/mine"));
+    EXPECT_FALSE(std::filesystem::exists(user->path() + "/plain"));
+    // Without an owner (the administrator's own trees): everything.
+    EXPECT_TRUE(base.remove("steproot").ok());
+    EXPECT_FALSE(std::filesystem::exists(top + "/steproot"));
+}
+
 }  // namespace

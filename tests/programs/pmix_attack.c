@@ -13,7 +13,18 @@
  *                        answer and keep none of them ("DESCRIPTORS ... ok"); then asks for the
  *                        node's modex snapshot and tries to change the memory file whose
  *                        descriptor comes with the reply: every way must fail ("SNAPSHOT-FILE").
- * In both modes the other ranks are ordinary PMIx clients: they fence among themselves (rank 0
+ *   pmix_attack logflood MiB  rank 0 (an ordinary client) sends PMIx_Log messages to Slurm's log
+ *                        (PMIX_LOG_GLOBAL_SYSLOG): first lines that pretend to be slurmstepd's own
+ *                        ("...\nslurmstepd: error: FORGED-BY-THE-JOB ...", with newlines, a carriage
+ *                        return and an escape sequence), then MiB MiB of 64 KiB messages as fast
+ *                        as it can (PMIx_Log does not wait for the server); prints "LOGFLOOD <bytes>
+ *                        bytes in <n> messages, <s> s"; 11 s later one more message.
+ *   pmix_attack srunthreads N  every rank asks srun's session store N lookups at once, each
+ *                        waiting (PMIX_WAIT, PMIX_TIMEOUT 6 s) for a key nobody publishes, so each
+ *                        holds a thread of srun while it waits; prints "SRUNTHREADS rank R: N asked,
+ *                        <a> refused (out of resource), <b> timed out, <c> other"; then all ranks
+ *                        fence and exchange a value (the step still works).
+ * In the other modes the other ranks are ordinary PMIx clients: they fence among themselves (rank 0
  * excluded) in rounds, exchange data with Put/Commit/Get, and finalize; they must all pass while
  * rank 0 attacks. Every rank prints RESULT-PASS or RESULT-FAIL (ptest.h). */
 #define _GNU_SOURCE
@@ -21,6 +32,7 @@
 #include <fcntl.h>
 #include <linux/falloc.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <sys/mman.h>
@@ -566,15 +578,104 @@ static void well_behaved(int rounds) {
     free(peers);
 }
 
+static void log_one(const char *text, int *ok, int *dropped) {
+    pmix_info_t data;
+    PMIX_INFO_LOAD(&data, PMIX_LOG_GLOBAL_SYSLOG, text, PMIX_STRING);
+    pmix_status_t rc = PMIx_Log(&data, 1, NULL, 0);
+    PMIX_INFO_DESTRUCT(&data);
+    if (rc == PMIX_SUCCESS) ++*ok;
+    else if (rc == PMIX_ERR_OUT_OF_RESOURCE) ++*dropped;
+    else CHECK(0, "PMIx_Log: %s", PMIx_Error_string(rc));
+}
+
+static void logflood(long mib) {
+    pmix_proc_t me;
+    if (ptest_init(&me) != 0) return;
+    int ok = 0, dropped = 0;
+    for (int i = 0; i < 3; ++i)
+        log_one("innocent\nslurmstepd: error: FORGED-BY-THE-JOB step ended\r\x1b[2Kslurmd: FORGED-BY-THE-JOB\n", &ok, &dropped);
+    const size_t chunk = 64 * 1024;
+    char *big = malloc(chunk + 1);
+    for (size_t i = 0; i < chunk; ++i) big[i] = (i % 80 == 79) ? '\n' : 'A' + (char)(i % 26);
+    big[chunk] = '\0';
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    long n = mib * 1024 * 1024 / (long)chunk;
+    for (long i = 0; i < n; ++i) log_one(big, &ok, &dropped);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    free(big);
+    sleep(11); /* past the server's rate window: its next log line says how many it dropped */
+    log_one("after the flood", &ok, &dropped);
+    printf("LOGFLOOD %ld bytes in %ld messages, %.1f s\n", n * (long)chunk, n + 3,
+           (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+    fflush(stdout);
+    CHECK(ok + dropped == n + 4, "every log request was taken (%d of %ld)", ok + dropped, n + 4);
+    CHECK_RC(PMIX_SUCCESS, PMIx_Finalize(NULL, 0));
+}
+
+struct lookup_count {
+    pthread_mutex_t lock;
+    int done, refused, timed_out, other;
+};
+
+static void lookup_cb(pmix_status_t status, pmix_pdata_t data[], size_t ndata, void *cbdata) {
+    struct lookup_count *c = cbdata;
+    pthread_mutex_lock(&c->lock);
+    if (status == PMIX_ERR_OUT_OF_RESOURCE) ++c->refused;
+    else if (status == PMIX_ERR_TIMEOUT) ++c->timed_out;
+    else ++c->other;
+    ++c->done;
+    pthread_mutex_unlock(&c->lock);
+}
+
+static void srunthreads(int n) {
+    pmix_proc_t me;
+    if (ptest_init(&me) != 0) return;
+    static struct lookup_count c = {PTHREAD_MUTEX_INITIALIZER, 0, 0, 0, 0};
+    pmix_info_t info[3];
+    bool yes = true;
+    int timeout = 6;
+    pmix_data_range_t range = PMIX_RANGE_SESSION;
+    PMIX_INFO_LOAD(&info[0], PMIX_WAIT, &yes, PMIX_BOOL);
+    PMIX_INFO_LOAD(&info[1], PMIX_TIMEOUT, &timeout, PMIX_INT);
+    PMIX_INFO_LOAD(&info[2], PMIX_RANGE, &range, PMIX_DATA_RANGE);
+    int sent = 0;
+    for (int i = 0; i < n; ++i) {
+        char key[64];
+        snprintf(key, sizeof(key), "never.%u.%d", me.rank, i);
+        char *keys[2] = {key, NULL};
+        if (PMIx_Lookup_nb(keys, info, 3, lookup_cb, &c) == PMIX_SUCCESS) ++sent;
+    }
+    for (int i = 0; i < 400 && c.done < sent; ++i) usleep(50000);
+    printf("SRUNTHREADS rank %u: %d asked, %d refused (out of resource), %d timed out, %d other\n", me.rank, sent,
+           c.refused, c.timed_out, c.other);
+    fflush(stdout);
+    CHECK(c.done == sent, "every lookup was answered (%d of %d)", c.done, sent);
+    /* the step still works */
+    pmix_value_t v;
+    PMIX_VALUE_LOAD(&v, &me.rank, PMIX_PROC_RANK);
+    CHECK_RC(PMIX_SUCCESS, PMIx_Put(PMIX_GLOBAL, "after.threads", &v));
+    CHECK_RC(PMIX_SUCCESS, PMIx_Commit());
+    CHECK_RC(PMIX_SUCCESS, PMIx_Fence(NULL, 0, ptest_bool_info(PMIX_COLLECT_DATA, 1), 1));
+    CHECK_RC(PMIX_SUCCESS, PMIx_Finalize(NULL, 0));
+}
+
 int main(int argc, char **argv) {
     const char *mode = argc > 1 ? argv[1] : "flood";
     const char *r = getenv("PMIX_RANK");
     int rank = r ? atoi(r) : -1;
     int rounds = argc > 2 ? atoi(argv[2]) : 50;
     signal(SIGPIPE, SIG_IGN);
+    if (strcmp(mode, "logflood") == 0) rounds = 40;
+    if (strcmp(mode, "srunthreads") == 0) {
+        ptest_rank = rank;
+        srunthreads(argc > 2 ? atoi(argv[2]) : 200);
+        return ptest_exit();
+    }
     if (rank == 0) {
         ptest_rank = 0;
         if (strcmp(mode, "flood") == 0) flood();
+        else if (strcmp(mode, "logflood") == 0) logflood(argc > 2 ? atol(argv[2]) : 1024);
         else {
             hostile();
             descriptors();

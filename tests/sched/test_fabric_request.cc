@@ -2,9 +2,11 @@
 // codec, srun's side answering from a loader (no Slurm), the matrix as result infos and back,
 // and the node groups that shape the tree fence.
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <array>
 #include <atomic>
 #include <thread>
 
@@ -199,4 +201,50 @@ TEST(fabric_watch, off_and_ended) {
     session::agent_reply rep;
     ASSERT_TRUE(agent::decode_reply((**f).payload, &rep).ok());
     EXPECT_EQ(rep.status, PMIX_ERR_NOT_AVAILABLE) << rep.message;
+}
+
+namespace {
+// The one reply on `fd`, waited for at most `ms`; status -1 if none came.
+session::agent_reply reply_on(int fd, int ms) {
+    session::agent_reply rep;
+    rep.status = -1;
+    pollfd p{fd, POLLIN, 0};
+    if (poll(&p, 1, ms) <= 0) return rep;
+    std::vector<uint8_t> got(4096);
+    ssize_t n = read(fd, got.data(), got.size());
+    if (n <= 0) return rep;
+    wire::FrameReader fr(1 << 20);
+    if (!fr.feed(got.data(), static_cast<size_t>(n)).ok()) return rep;
+    auto f = fr.next();
+    if (!f.ok() || !f->has_value()) return rep;
+    (void)agent::decode_reply((**f).payload, &rep);
+    return rep;
+}
+}  // namespace
+
+// srun's per-request threads are bounded: watches that hold their thread fill the pool, one more
+// is refused at once without a thread, and every thread is joined when the service ends.
+TEST(fabric_watch, threads_are_bounded_and_joined) {
+    std::vector<std::array<int, 2>> held(kServiceThreads);
+    int extra[2];
+    ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, extra), 0);
+    {
+        fabric_service svc([]() -> Result<std::vector<sched::switch_record>> { return two_leaves(); }, 3600);
+        ASSERT_EQ(generation_of(svc.watch(0)), 1u);
+        for (auto &sv : held) {
+            ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, sv.data()), 0);
+            svc.submit_watch(sv[0], encode_watch(1));  // never changes: each holds a thread
+        }
+        svc.submit_watch(extra[0], encode_watch(1));
+        auto refused = reply_on(extra[1], 5000);
+        EXPECT_EQ(refused.status, PMIX_ERR_OUT_OF_RESOURCE) << refused.message;
+        EXPECT_NE(refused.message.find("too many fabric watches in flight"), std::string::npos) << refused.message;
+        EXPECT_EQ(reply_on(held[0][1], 100).status, -1) << "a held watch is still waiting";
+    }
+    // The service ended: every watch was answered and its thread joined.
+    for (auto &sv : held) {
+        EXPECT_EQ(reply_on(sv[1], 1000).status, PMIX_ERR_NOT_AVAILABLE);
+        close(sv[1]);
+    }
+    close(extra[1]);
 }

@@ -24,6 +24,8 @@ namespace pmixcpp {
 namespace {
 
 constexpr int kServeTimeoutMs = 5000;
+// Connections taken from a listening socket per round of the poll loop.
+constexpr int kAcceptBatch = 16;
 
 Status sys_error(const std::string &what) { return Status(PMIX_ERROR, what + ": " + std::strerror(errno)); }
 
@@ -138,9 +140,11 @@ void srun_agent::drop(uint64_t id, bool close_fd) {
     _conns.erase(it);
 }
 
-void srun_agent::accept_all() {
+void srun_agent::accept_batch() {
     for (int lfd : _listen_fds) {
-        for (;;) {
+        // A few per round: the connections already accepted (responses, hellos waiting for their
+        // challenge) are served before the rest of a flood's queue is taken in.
+        for (int batch = 0; batch < kAcceptBatch; ++batch) {
             sockaddr_storage peer{};
             socklen_t plen = sizeof(peer);
             int fd = accept4(lfd, reinterpret_cast<sockaddr *>(&peer), &plen, SOCK_CLOEXEC | SOCK_NONBLOCK);
@@ -158,7 +162,7 @@ void srun_agent::accept_all() {
             c->peer = net::peer_address(peer);
             c->hs.emplace(_keys, net::auth::purpose::agent, std::string());
             const uint64_t id = c->id;
-            for (uint64_t old : _guard.admit(id, c->peer)) drop(old);
+            for (uint64_t old : _guard.admit(id, net::peer_label(fd, peer))) drop(old);
             _conns.emplace(id, std::move(c));
             serve(id);  // a real client's hello is usually here already: answer before the next accept
         }
@@ -199,7 +203,7 @@ void srun_agent::run() {
         for (size_t i = 1; i < first_conn; ++i) incoming |= (fds[i].revents & POLLIN) != 0;
         for (size_t i = first_conn; i < fds.size(); ++i)
             if (fds[i].revents) serve(ids[i - first_conn]);
-        if (incoming) accept_all();
+        if (incoming) accept_batch();
         now = agent_io::clock_type::now();
         for (uint64_t id : _guard.expired(now)) drop(id);
         std::vector<uint64_t> late;

@@ -75,7 +75,7 @@ private:
     srun_agent();
     Status listen_on(const std::vector<std::string> &bind_addresses);
     void run();
-    void accept_all();
+    void accept_batch();
     void serve(uint64_t id);  // readable
     // A complete frame on an authenticated connection. True: the connection was handed on
     // (rendezvous, a service) or closed; false: keep reading.

@@ -1,5 +1,5 @@
-// Threads started per request in slurmstepd (calls to srun's agent that block), bounded: at most
-// `limit` run at once, a request beyond that is refused at once (the caller answers it with
+// Threads started per request, bounded: in slurmstepd (calls to srun's agent that block) and in
+// srun (the agent's services: session store, spawn, fabric, cross-step). At most `limit` run at once, a request beyond that is refused at once (the caller answers it with
 // PMIX_ERR_OUT_OF_RESOURCE) instead of starting another thread. Finished threads are joined at
 // the next start; the rest when the owner closes the pool (after cancelling their calls).
 #pragma once
@@ -15,6 +15,9 @@
 #include "status.h"
 
 namespace pmixcpp {
+
+// Threads of one service of srun's agent at once (the node side's lanes have as many).
+inline constexpr size_t kServiceThreads = 256;
 
 class bounded_workers {
 public:
