@@ -1,11 +1,13 @@
 #include "alloc.h"
 
+#include <strings.h>
 #include <unistd.h>
 
 #include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <optional>
 
 #include "../common/alloc_request.h"
 #include "proc_table.h"
@@ -227,7 +229,27 @@ void alloc_service::complete_allocation(uint64_t conn, uint32_t request_id, uint
     _ops.reply(conn, request_id, rep.status, rep.message, std::move(rep.results));
 }
 
-bool alloc_service::answer_locally(const std::string &key, const InfoArray &qualifiers,
+namespace {
+// The process sets every MPI-4 implementation defines, whatever the resource manager: OpenMPI
+// matches the part after the scheme without regard to case ("mpi://world" is mpi://WORLD).
+enum class builtin_pset { none, world, self, shared };
+builtin_pset builtin_of(const std::string &name) {
+    auto after = [&](const char *scheme) -> std::optional<std::string> {
+        size_t n = strlen(scheme);
+        if (name.size() < n || name.compare(0, n, scheme) != 0) return std::nullopt;
+        return name.substr(n);
+    };
+    auto is = [](const std::string &a, const char *b) { return strcasecmp(a.c_str(), b) == 0; };
+    if (auto rest = after("mpi://")) {
+        if (is(*rest, "WORLD")) return builtin_pset::world;
+        if (is(*rest, "SELF")) return builtin_pset::self;
+    }
+    if (auto rest = after("mpix://"); rest && is(*rest, "SHARED")) return builtin_pset::shared;
+    return builtin_pset::none;
+}
+}  // namespace
+
+bool alloc_service::answer_locally(const std::string &key, const InfoArray &qualifiers, uint32_t rank,
                                    std::vector<pmix_info_t> *out) const {
     // A qualifier naming another namespace: not ours to answer.
     if (auto ns = alloc::info_string(qualifiers, PMIX_NSPACE); ns && *ns != _step.nspace) return false;
@@ -266,6 +288,22 @@ bool alloc_service::answer_locally(const std::string &key, const InfoArray &qual
             const std::vector<pmix_proc_t> *members = nullptr;
             for (const auto &s : sets)
                 if (s.first == *name) members = &s.second;
+            // mpi://WORLD, mpi://SELF, mpix://SHARED: the step, the asking rank, its node's ranks
+            // (not counted in PMIX_QUERY_NUM_PSETS nor named in PMIX_QUERY_PSET_NAMES: OpenMPI
+            // adds these three itself).
+            std::vector<pmix_proc_t> builtin;
+            if (const builtin_pset b = groups ? builtin_pset::none : builtin_of(*name); b != builtin_pset::none) {
+                const uint32_t my_node = rank < _node_of.size() ? _node_of[rank] : UINT32_MAX;
+                for (uint32_t r = 0; r < _step.ntasks; ++r) {
+                    if (b == builtin_pset::self && r != rank) continue;
+                    if (b == builtin_pset::shared && (r >= _node_of.size() || _node_of[r] != my_node)) continue;
+                    pmix_proc_t p{};
+                    memcpy(p.nspace, _step.nspace.c_str(), std::min(_step.nspace.size(), size_t(PMIX_MAX_NSLEN)));
+                    p.rank = r;
+                    builtin.push_back(p);
+                }
+                members = &builtin;
+            }
             if (members == nullptr) return false;
             pmix_data_array_t da{};
             da.type = PMIX_PROC;
@@ -320,7 +358,7 @@ void alloc_service::query(uint64_t conn, uint32_t request_id, uint32_t rank, wir
                     continue;
                 }
             }
-            answer_locally(key, entry.qualifiers, &q->entries[e].results);
+            answer_locally(key, entry.qualifiers, rank, &q->entries[e].results);
         }
         if (!hr.keys.empty()) {
             hr.op = alloc::agent_op::query;

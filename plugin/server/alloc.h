@@ -22,8 +22,11 @@
 //   kProcTableTimeoutSec, leaves its ranks at PMIX_PROC_STATE_COMM_FAILED and the status
 //   PMIX_QUERY_PARTIAL_SUCCESS with the node named in the message), PMIX_QUERY_SPAWN_SUPPORT and
 //   PMIX_QUERY_DEBUG_SUPPORT (string: the supported attributes, empty: neither is supported),
-//   PMIX_QUERY_NUM_PSETS (size_t 0) and PMIX_QUERY_PSET_NAMES (empty string: no process sets),
-//   PMIX_QUERY_SUPPORTED_KEYS.
+//   PMIX_QUERY_NUM_PSETS (size_t) and PMIX_QUERY_PSET_NAMES (string, comma-separated: the step's
+//   per-app sets and the groups), PMIX_QUERY_PSET_MEMBERSHIP (qualifier PMIX_PSET_NAME; data array
+//   of PMIX_PROC) of those and of mpi://WORLD, mpi://SELF (the asking rank) and mpix://SHARED (its
+//   node's ranks), whose part after the scheme matches without regard to case as OpenMPI's does
+//   (these three are not counted or named: OpenMPI adds them itself), PMIX_QUERY_SUPPORTED_KEYS.
 // Asked of the bridge: PMIX_QUERY_ALLOC_STATUS (qualifier PMIX_ALLOC_ID or PMIX_ALLOC_REQ_ID, else
 // every request of the caller; string, a line per request) and PMIX_TIME_REMAINING (uint32
 // seconds, from slurmctld with the user's credential).
@@ -106,7 +109,9 @@ public:
 private:
     struct gate;
     struct query_state;
-    bool answer_locally(const std::string &key, const InfoArray &qualifiers, std::vector<pmix_info_t> *out) const;
+    // `rank`: the asking local rank (mpi://SELF, mpix://SHARED).
+    bool answer_locally(const std::string &key, const InfoArray &qualifiers, uint32_t rank,
+                        std::vector<pmix_info_t> *out) const;
     void finish_query(const std::shared_ptr<query_state> &q);
     void complete_allocation(uint64_t conn, uint32_t request_id, uint32_t rank, uint8_t directive,
                              const std::string &request_name, Result<std::vector<uint8_t>> &&answer);

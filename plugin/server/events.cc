@@ -308,10 +308,14 @@ void event_engine::node_down(uint32_t node, const std::string &why) {
 void event_engine::job_aborting(uint32_t rank, int status, const std::string &message) {
     pmix_status_t st = status;
     std::string text = "rank " + std::to_string(rank) + " called PMIx_Abort: " + message;
-    generate(PMIX_ERR_JOB_TERMINATED, rank,
+    // The job's end: affects the whole namespace. Non-default, as the end of a job is in OpenPMIx
+    // servers' hosts: only handlers registered for this code see it, not a default handler (OpenMPI's
+    // reports any event it gets as an error of its own and aborts the process: while the job ends
+    // anyway, that hides the aborting rank's message behind "Unknown error").
+    generate(PMIX_ERR_JOB_TERMINATED, PMIX_RANK_WILDCARD,
              {make_info(PMIX_JOB_TERM_STATUS, &st, PMIX_STATUS),
               make_info(PMIX_EVENT_TEXT_MESSAGE, text.c_str(), PMIX_STRING)},
-             false);
+             true);
 }
 
 }  // namespace pmixcpp::server

@@ -33,8 +33,12 @@
 //     PMIX_ERR_NODE_DOWN (== PMIX_EVENT_NODE_DOWN) with PMIX_EVENT_AFFECTED_PROCS (the node's
 //     ranks), PMIX_HOSTNAME (its Slurm node name), PMIX_NODEID and PMIX_EVENT_TEXT_MESSAGE
 //   PMIx_Abort by a local rank, before the host kills the step:
-//     PMIX_ERR_JOB_TERMINATED (== PMIX_EVENT_JOB_END) with PMIX_EVENT_AFFECTED_PROC (the caller),
-//     PMIX_JOB_TERM_STATUS (its status) and PMIX_EVENT_TEXT_MESSAGE (its message)
+//     PMIX_ERR_JOB_TERMINATED (== PMIX_EVENT_JOB_END) with PMIX_EVENT_AFFECTED_PROC (the namespace,
+//     rank PMIX_RANK_WILDCARD), PMIX_JOB_TERM_STATUS (its status), PMIX_EVENT_TEXT_MESSAGE (its
+//     message, naming the rank) and PMIX_EVENT_NON_DEFAULT: only handlers registered for the code
+//     see it (OpenMPI's default handler would report it as an error of its own and abort)
+// A rank's PMIx_Finalize is no termination: PMIX_EVENT_PROC_TERMINATED of a rank that finalized
+// comes when its process exits (it may call PMIx_Init again before, and is then connected again).
 //
 // Cross-node: the engine calls `remote_events::forward_event(node, payload)` for every other
 // node in range; the transport delivers the payload to that node's server, which calls

@@ -71,7 +71,8 @@ public:
     std::vector<fence_outcome> enter(const std::vector<uint32_t> &participants, const fence_waiter &waiter,
                                      bool collect, std::optional<server_clock::time_point> deadline);
 
-    // A local rank went away (died: PMIX_ERR_PROC_ABORTED; finalized: PMIX_ERR_LOST_CONNECTION).
+    // A local rank went away (died: PMIX_ERR_PROC_ABORTED; finalized and its process exited:
+    // PMIX_ERR_LOST_CONNECTION).
     // Every pending fence that includes it and that it has not entered fails; later fences
     // including it fail at once until it connects again (rank_back).
     std::vector<fence_outcome> rank_gone(uint32_t rank, pmix_status_t why);

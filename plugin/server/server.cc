@@ -263,6 +263,7 @@ private:
     static void on_read(evutil_socket_t, short, void *arg);
     static void on_write(evutil_socket_t, short, void *arg);
     static void on_accept_resume(evutil_socket_t, short, void *arg);
+    static void on_finalized_exit(evutil_socket_t, short, void *arg);
     template <typename F>
     static void guarded(const char *what, F &&f);
     void loop_main();
@@ -281,6 +282,22 @@ private:
     size_t _accept_pauses = 0;    // pauses since the last accepted connection (logged once)
     size_t pending_connects() const;
     void close_connection(uint64_t conn_id, const std::string &reason);
+    // A rank that finalized and closed its connection may call PMIx_Init again (OpenMPI 5 does at
+    // an MPI_Session_init after its last MPI_Session_finalize): it leaves the fences, Gets,
+    // groups and events only when its process exits (its pidfd turns readable), unless it
+    // connected again first.
+    struct finalized_watch {
+        server_impl *server = nullptr;
+        uint32_t rank = 0;
+        process_handle proc;
+        event_ptr ev;
+    };
+    std::map<uint32_t, std::unique_ptr<finalized_watch>> _finalized;
+    void watch_finalized(uint32_t rank, process_handle proc);
+    // The pid of the process that finalized as `rank` and still runs (its connection open or
+    // watched), else 0.
+    pid_t finalized_pid(uint32_t rank);
+    void finalized_exited(uint32_t rank);
     connection *find(uint64_t conn_id);
     void rearm_timer();
     void expire_deadlines();
@@ -583,6 +600,7 @@ void server_impl::stop() {
     if (_net && _proc_table) guarded("final process table", [this] { _proc_table->send_final(); });
     if (_net) _net->leave(500);  // our closing connections are a normal end, not a lost node
     _net.reset();  // before the event base its events live in
+    _finalized.clear();  // their events live in the base
     _ev_listen.reset();
     _ev_wake.reset();
     _ev_timer.reset();
@@ -925,11 +943,51 @@ void server_impl::close_connection(uint64_t conn_id, const std::string &reason) 
     std::erase_if(_topology_waiters, [&](const get_waiter &w) { return w.conn == conn_id; });
     if (c->rank < _rank_conn.size() && _rank_conn[c->rank] == conn_id) {
         _rank_conn[c->rank] = 0;
-        if (c->state == conn_state::active) rank_left(c->rank, true);
-        if (c->state != conn_state::awaiting_connect)
-            _events->rank_terminated(c->rank, c->state == conn_state::finalized);
+        if (c->state == conn_state::active) {
+            rank_left(c->rank, true);
+            _events->rank_terminated(c->rank, false);
+        } else if (c->state == conn_state::finalized) {
+            watch_finalized(c->rank, c->proc);
+        }
     }
     // `c` (events, socket) is released here.
+}
+
+void server_impl::watch_finalized(uint32_t rank, process_handle proc) {
+    auto w = std::make_unique<finalized_watch>();
+    w->server = this;
+    w->rank = rank;
+    w->proc = std::move(proc);
+    if (w->proc && w->proc->fd() >= 0 && !w->proc->gone()) {
+        w->ev.reset(event_new(_base.get(), w->proc->fd(), EV_READ, on_finalized_exit, w.get()));
+        if (w->ev && event_add(w->ev.get(), nullptr) == 0) {
+            _finalized[rank] = std::move(w);
+            return;
+        }
+        PMIXCPP_LOG_ERROR("%s: cannot watch the process of finalized rank %u: it is treated as gone",
+                          _step.nspace.c_str(), rank);
+    }
+    finalized_exited(rank);
+}
+
+pid_t server_impl::finalized_pid(uint32_t rank) {
+    if (rank >= _rank_conn.size()) return 0;
+    if (connection *old = find(_rank_conn[rank]); old && old->state == conn_state::finalized) return old->pid;
+    auto it = _finalized.find(rank);
+    return it != _finalized.end() && it->second->proc ? it->second->proc->pid() : 0;
+}
+
+void server_impl::on_finalized_exit(evutil_socket_t, short, void *arg) {
+    auto *w = static_cast<finalized_watch *>(arg);
+    guarded("finalized exit", [&] { w->server->finalized_exited(w->rank); });
+}
+
+void server_impl::finalized_exited(uint32_t rank) {
+    _finalized.erase(rank);  // may free the watch whose callback runs: nothing of it is used after
+    if (rank >= _rank_conn.size() || _rank_conn[rank] != 0 || _rank_state[rank] != rank_state::finalized) return;
+    PMIXCPP_LOG_DEBUG("%s: rank %u exited after finalize", _step.nspace.c_str(), rank);
+    rank_left(rank, false);
+    _events->rank_terminated(rank, true);
 }
 
 void server_impl::rank_left(uint32_t rank, bool died) {
@@ -1358,8 +1416,11 @@ void server_impl::handle_connect(connection &c, const wire::Frame &f) {
         why = "wrong step token";
     else if (!is_local(m.rank))
         why = "rank " + std::to_string(m.rank) + " is not a rank of this node";
-    else if (_rank_conn[m.rank] != 0)
+    else if (connection *old = find(_rank_conn[m.rank]); old && old->state != conn_state::finalized)
         why = "rank " + std::to_string(m.rank) + " is already connected";
+    else if (pid_t was = finalized_pid(m.rank); was != 0 && was != c.pid)
+        why = "rank " + std::to_string(m.rank) + " finalized in pid " + std::to_string(was) +
+              ", which still runs: only that process may connect as it again";
     if (!why.empty()) {
         PMIXCPP_LOG_ERROR("%s: refusing client pid %d (uid %u) claiming rank %u: %s", ns, static_cast<int>(c.pid),
                           static_cast<unsigned>(c.uid), m.rank, why.c_str());
@@ -1367,6 +1428,10 @@ void server_impl::handle_connect(connection &c, const wire::Frame &f) {
         send_reply(c.id, f.id, PMIX_ERR_NO_PERMISSIONS, why);
         return;
     }
+    // A rank that finalized connects again (PMIx_Init after its last PMIx_Finalize): its old
+    // connection, if the server has not seen it close yet, no longer stands for the rank.
+    if (connection *old = find(_rank_conn[m.rank]); old && old != &c) old->rank = PMIX_RANK_UNDEF;
+    _finalized.erase(m.rank);
     c.rank = m.rank;
     c.state = conn_state::active;
     c.reader.set_max_payload(_opts.max_payload);  // connected: frames up to the configured size
@@ -1389,10 +1454,10 @@ void server_impl::handle_finalize(connection &c, const wire::Frame &f) {
     DECODE_OR_CLOSE(wire::finalize_request, "finalize");
     PMIXCPP_LOG_DEBUG("%s: rank %u finalized", _step.nspace.c_str(), c.rank);
     c.state = conn_state::finalized;
-    uint64_t id = c.id;
-    uint32_t req = f.id;
-    rank_left(c.rank, false);
-    send_reply(id, req, PMIX_SUCCESS, {});
+    // Gone for new fences and Gets from now on; for those in flight only once its process exits
+    // without connecting again (watch_finalized).
+    _rank_state[c.rank] = rank_state::finalized;
+    send_reply(c.id, f.id, PMIX_SUCCESS, {});
 }
 
 void server_impl::handle_abort(connection &c, const wire::Frame &f) {

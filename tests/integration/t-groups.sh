@@ -1,7 +1,8 @@
 # PMIx groups and process sets (tests/programs/pmix_groups.c) at -N2 -n4 and -N4 -n16: construct
 # with a context id and PMIX_GROUP_INFO read back with qualified Gets, a fence over the group's
 # name, disjoint groups built at once get different context ids, PMIX_QUERY_NUM_PSETS /
-# PSET_NAMES / PSET_MEMBERSHIP and PMIX_PROCESS_SET_DEFINE, invite/join (accept and decline, with
+# PSET_NAMES / PSET_MEMBERSHIP (also of mpi://WORLD, mpi://SELF and mpix://SHARED, in any case after
+# the scheme) and PMIX_PROCESS_SET_DEFINE, invite/join (accept and decline, with
 # PMIX_GROUP_CONSTRUCT_COMPLETE), leave (PMIX_GROUP_LEFT), destruct, the errors of bad calls; a
 # member dying while the others construct (PMIX_ERR_PROC_ABORTED at once, not a hang; with
 # PMIX_GROUP_NOTIFY_TERMINATION the survivors' group and PMIX_GROUP_MEMBER_FAILED); a group of
@@ -20,6 +21,8 @@ expect_eq "-N2 -n4: exit status" 0 "$rc"
 expect_eq "-N2 -n4: all 4 ranks passed" 4 "$(echo "$out" | grep -c '^RESULT-PASS rank')"
 expect_no_match "-N2 -n4: no failed check" '^FAIL ' "$out"
 echo "$out" | grep -E '^FAIL' | sed 's/^/    /'
+expect_eq "-N2 -n4: PMIX_QUERY_PSET_MEMBERSHIP of the six spellings of the MPI-4 sets, at every rank" 24 \
+    "$(echo "$out" | grep -c '^PASS rank [0-9]*: PMIX_QUERY_PSET_MEMBERSHIP of mpix\{0,1\}://[A-Za-z]*: ')"
 
 run_srun 180 --mpi=pmixcpp -N4 -n16 --ntasks-per-node=4 "$prog"
 expect_eq "-N4 -n16: exit status" 0 "$rc"

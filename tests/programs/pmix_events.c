@@ -5,7 +5,8 @@
  *            affected-proc filters, non-default events, a handler registered after the event
  *   kill     the last rank kills itself with SIGKILL: the others get PMIX_ERR_PROC_ABORTED and
  *            PMIX_EVENT_PROC_TERMINATED naming it, within a second
- *   abort    rank 0 calls PMIx_Abort; the others print the PMIX_ERR_JOB_TERMINATED they got
+ *   abort    rank 0 calls PMIx_Abort; the others print the PMIX_ERR_JOB_TERMINATED they got (their
+ *            default handler, which prints DEFAULT-HANDLER lines, must not get it)
  *   flood    rank 0 sends N events (argv[2], default 100000) to every local rank
  *   latency  rank 0 <-> rank 1 ping-pong of events; notify -> server ack time
  *   timelimit wait (argv[2] s, default 20) for the server's PMIX_JCTRL_PREEMPT_ALERT before the
@@ -329,8 +330,17 @@ static void h_abort(size_t ref, pmix_status_t st, const pmix_proc_t *src, pmix_i
     cb(PMIX_SUCCESS, NULL, 0, NULL, NULL, cbd);
 }
 
+/* A default handler (no codes), as OpenMPI registers one: the job's end is not for it. */
+static void h_abort_default(size_t ref, pmix_status_t st, const pmix_proc_t *src, pmix_info_t info[], size_t ni,
+                            pmix_info_t *results, size_t nres, pmix_event_notification_cbfunc_fn_t cb, void *cbd) {
+    printf("DEFAULT-HANDLER rank %u: %s\n", me.rank, PMIx_Error_string(st));
+    fflush(stdout);
+    cb(PMIX_SUCCESS, NULL, 0, NULL, NULL, cbd);
+}
+
 static int mode_abort(void) {
     pmix_status_t c = PMIX_ERR_JOB_TERMINATED;
+    reg(NULL, 0, NULL, 0, h_abort_default, NULL);
     reg(&c, 1, NULL, 0, h_abort, NULL);
     fence();
     if (me.rank == 0) {

@@ -235,6 +235,34 @@ static int test_all(void) {
               results[0].value.data.darray->size == nprocs,
           "PMIX_QUERY_PSET_MEMBERSHIP of g.all has %u procs", nprocs);
     if (results) PMIX_INFO_FREE(results, nresults);
+    /* The sets every MPI-4 program has: the step, this rank, its node's ranks; the part after the
+     * scheme in any case, as OpenMPI matches it. Members: data array of PMIX_PROC. */
+    {
+        pmix_proc_t wild = me;
+        pmix_value_t *lsz = NULL;
+        wild.rank = PMIX_RANK_WILDCARD;
+        uint32_t local = PMIx_Get(&wild, PMIX_LOCAL_SIZE, NULL, 0, &lsz) == PMIX_SUCCESS ? lsz->data.uint32 : 0;
+        if (lsz) PMIX_VALUE_RELEASE(lsz);
+        const char *names[] = {"mpi://WORLD", "mpi://world", "mpi://SELF", "mpi://Self", "mpix://SHARED", "mpix://shared"};
+        const uint32_t want[] = {nprocs, nprocs, 1, 1, local, local};
+        for (int i = 0; i < 6; i++) {
+            rc = query_one(PMIX_QUERY_PSET_MEMBERSHIP, names[i], &results, &nresults);
+            int ok = rc == PMIX_SUCCESS && nresults == 1 && results[0].value.type == PMIX_DATA_ARRAY &&
+                     results[0].value.data.darray->type == PMIX_PROC && results[0].value.data.darray->size == want[i];
+            int mine = 0;
+            for (size_t k = 0; ok && k < results[0].value.data.darray->size; k++) {
+                const pmix_proc_t *p = (const pmix_proc_t *)results[0].value.data.darray->array + k;
+                ok &= strcmp(p->nspace, me.nspace) == 0;
+                mine |= p->rank == me.rank;
+            }
+            CHECK(ok && mine, "PMIX_QUERY_PSET_MEMBERSHIP of %s: %u procs of our namespace, this rank among them (%s)",
+                  names[i], want[i], PMIx_Error_string(rc));
+            if (results) PMIX_INFO_FREE(results, nresults);
+        }
+        rc = query_one(PMIX_QUERY_PSET_MEMBERSHIP, "mpi://nosuchset", &results, &nresults);
+        CHECK(rc != PMIX_SUCCESS, "PMIX_QUERY_PSET_MEMBERSHIP of mpi://nosuchset fails (%s)", PMIx_Error_string(rc));
+        if (results) PMIX_INFO_FREE(results, nresults);
+    }
     rc = query_one(PMIX_QUERY_GROUP_NAMES, NULL, &results, &nresults);
     CHECK(rc == PMIX_SUCCESS && nresults == 1 && results[0].value.type == PMIX_STRING &&
               strstr(results[0].value.data.string, "g.all") != NULL,

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include <csignal>
 #include <cstdlib>
@@ -537,6 +538,96 @@ TEST_F(ServerSocket, FinalizedRankIsNotADeath) {
     r = a->recv_reply();
     ASSERT_TRUE(r);
     EXPECT_EQ(r->status, PMIX_ERR_NOT_FOUND);
+}
+
+// PMIx_Init after the last PMIx_Finalize (OpenMPI 5 does at an MPI_Session_init after its last
+// MPI_Session_finalize): the rank connects again, whether or not the server has seen its old
+// connection close, and a fence over it that was entered while it was away completes.
+TEST_F(ServerSocket, FinalizedRankConnectsAgainAndCountsInFences) {
+    auto a = client(0);
+    for (bool close_first : {true, false}) {
+        SCOPED_TRACE(close_first ? "old connection closed first" : "old connection still open");
+        auto b = client(1);
+        ASSERT_TRUE(b->send_msg(wire::msg_type::finalize, 2, wire::finalize_request{}));
+        auto r = b->recv_reply();
+        ASSERT_TRUE(r);
+        EXPECT_EQ(r->status, PMIX_SUCCESS);
+        if (close_first) b->close_fd();
+        // Another process of the step cannot take the rank while the one that finalized runs.
+        pid_t pid = fork();
+        ASSERT_GE(pid, 0);
+        if (pid == 0) {
+            raw_client impostor;
+            bool refused = impostor.open(step.server_socket) &&
+                           impostor.do_connect(step.nspace, 1, step.client_token) == PMIX_ERR_NO_PERMISSIONS;
+            _exit(refused ? 0 : 1);
+        }
+        int status = 0;
+        ASSERT_EQ(waitpid(pid, &status, 0), pid);
+        EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "another process took a finalized rank";
+        ASSERT_TRUE(send_fence(*a, 5, {0, 1}));
+        EXPECT_FALSE(a->recv_reply(300)) << "a fence failed for a rank that finalized but lives";
+        auto b2 = client(1);  // connects again (do_connect expects PMIX_SUCCESS)
+        ASSERT_TRUE(send_fence(*b2, 6, {0, 1}));
+        auto rb = b2->recv_reply();
+        ASSERT_TRUE(rb);
+        EXPECT_EQ(rb->status, PMIX_SUCCESS);
+        auto ra = a->recv_reply();
+        ASSERT_TRUE(ra);
+        EXPECT_EQ(ra->id, 5u);
+        EXPECT_EQ(ra->status, PMIX_SUCCESS);
+        b.reset();  // the old connection's end changes nothing for the rank
+        ASSERT_TRUE(send_fence(*a, 7, {0, 1}));
+        ASSERT_TRUE(send_fence(*b2, 8, {0, 1}));
+        ra = a->recv_reply();
+        ASSERT_TRUE(ra);
+        EXPECT_EQ(ra->status, PMIX_SUCCESS);
+        rb = b2->recv_reply();
+        ASSERT_TRUE(rb);
+        EXPECT_EQ(rb->status, PMIX_SUCCESS);
+        // the rank's current connection finalizes: the next round starts from there
+        ASSERT_TRUE(b2->send_msg(wire::msg_type::finalize, 9, wire::finalize_request{}));
+        ASSERT_TRUE(b2->recv_reply());
+        b2->close_fd();
+        auto b3 = client(1);
+        ASSERT_TRUE(b3->send_msg(wire::msg_type::finalize, 10, wire::finalize_request{}));
+        ASSERT_TRUE(b3->recv_reply());
+        b3->close_fd();
+    }
+    // A rank that is connected and has not finalized cannot be claimed twice.
+    auto b = client(1);
+    raw_client other;
+    ASSERT_TRUE(other.open(step.server_socket));
+    EXPECT_EQ(other.do_connect(step.nspace, 1, step.client_token), PMIX_ERR_NO_PERMISSIONS);
+}
+
+// A rank that finalized leaves the fences in flight when its process exits without coming back.
+TEST_F(ServerSocket, FinalizedRankThatExitsFailsPendingFence) {
+    auto a = client(0);
+    ASSERT_TRUE(send_fence(*a, 5, {0, 1}));
+    EXPECT_FALSE(a->recv_reply(200));
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+        raw_client b;
+        bool ok = b.open(step.server_socket) && b.do_connect(step.nspace, 1, step.client_token) == PMIX_SUCCESS &&
+                  b.send_msg(wire::msg_type::finalize, 2, wire::finalize_request{}) && b.recv_reply();
+        usleep(300 * 1000);  // finalized and alive: the fence must still wait
+        _exit(ok ? 0 : 1);
+    }
+    EXPECT_FALSE(a->recv_reply(200));
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    auto r = a->recv_reply();
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->id, 5u);
+    EXPECT_EQ(r->status, PMIX_ERR_LOST_CONNECTION);
+    // and a later fence including it fails at once
+    ASSERT_TRUE(send_fence(*a, 6, {0, 1}));
+    r = a->recv_reply();
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, PMIX_ERR_LOST_CONNECTION);
 }
 
 // Publish / lookup through the real server (single node: node 0 keeps the data; the engine and
