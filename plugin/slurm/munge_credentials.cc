@@ -2,8 +2,12 @@
 
 #include <munge.h>
 
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <memory>
 
 namespace pmixcpp {
@@ -23,6 +27,32 @@ Result<ctx_ptr> context(const std::string &socket) {
     return ctx;
 }
 
+// munged learns who asks from the socket's peer credentials, taken when the client connects.
+// slurmstepd (real uid 0) lowers its effective uid to the job's user for a moment now and then
+// (launching the tasks, opening the user's files), and glibc does that for every thread of the
+// process, ours included: a credential made in such a moment would carry the user's uid (peers
+// refuse it), and one opened then is refused as not root's. So a root process waits until its
+// effective uid is root again, and a call that overlapped such a moment is done again.
+constexpr int kEuidAttempts = 200;  // 5 ms apart: up to a second in all
+
+bool is_root_process() { return getuid() == 0; }
+
+void pause_ms(long ms) {
+    timespec ts{0, ms * 1000000L};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+    }
+}
+
+// In a root process: wait (bounded) until the effective uid is root's again.
+bool wait_for_root_euid() {
+    if (!is_root_process()) return true;
+    for (int i = 0; i < kEuidAttempts; ++i) {
+        if (geteuid() == 0) return true;
+        pause_ms(5);
+    }
+    return geteuid() == 0;
+}
+
 }  // namespace
 
 Result<std::string> munge_credentials::make(std::span<const uint8_t> payload, readers who) {
@@ -32,16 +62,22 @@ Result<std::string> munge_credentials::make(std::span<const uint8_t> payload, re
     if (munge_ctx_set(ctx->get(), MUNGE_OPT_UID_RESTRICTION, reader) != EMUNGE_SUCCESS)
         return Status(PMIX_ERROR, std::string("munge: uid restriction: ") + munge_ctx_strerror(ctx->get()));
     // The payload travels encrypted with munged's key (the cipher munged defaults to).
-    char *cred = nullptr;
-    munge_err_t e = munge_encode(&cred, ctx->get(), payload.data(), static_cast<int>(payload.size()));
-    if (e != EMUNGE_SUCCESS) {
-        std::string why = munge_ctx_strerror(ctx->get()) ? munge_ctx_strerror(ctx->get()) : munge_strerror(e);
+    for (int attempt = 0;; ++attempt) {
+        if (!wait_for_root_euid())
+            return Status(PMIX_ERR_NO_PERMISSIONS, "munge_encode: the effective uid did not return to root");
+        char *cred = nullptr;
+        munge_err_t e = munge_encode(&cred, ctx->get(), payload.data(), static_cast<int>(payload.size()));
+        if (e != EMUNGE_SUCCESS) {
+            std::string why = munge_ctx_strerror(ctx->get()) ? munge_ctx_strerror(ctx->get()) : munge_strerror(e);
+            free(cred);
+            return Status(PMIX_ERR_NO_PERMISSIONS, "munge_encode: " + why);
+        }
+        std::string out(cred);
         free(cred);
-        return Status(PMIX_ERR_NO_PERMISSIONS, "munge_encode: " + why);
+        // made while the effective uid was lowered: it names the user, not us
+        if (is_root_process() && geteuid() != 0 && attempt < kEuidAttempts) continue;
+        return out;
     }
-    std::string out(cred);
-    free(cred);
-    return out;
 }
 
 Result<net::credential_service::opened> munge_credentials::open(std::string_view credential) {
@@ -52,7 +88,22 @@ Result<net::credential_service::opened> munge_credentials::open(std::string_view
     int len = 0;
     uid_t uid = 0;
     gid_t gid = 0;
-    munge_err_t e = munge_decode(text.c_str(), ctx->get(), &buf, &len, &uid, &gid);
+    munge_err_t e = EMUNGE_SUCCESS;
+    for (int attempt = 0;; ++attempt) {
+        if (!wait_for_root_euid())
+            return Status(PMIX_ERR_NO_PERMISSIONS, "munge_decode: the effective uid did not return to root");
+        e = munge_decode(text.c_str(), ctx->get(), &buf, &len, &uid, &gid);
+        // refused for the uid we asked with: again, if it was lowered meanwhile (munged checks the
+        // restriction before it records a credential as used, so this is no replay)
+        if (e == EMUNGE_CRED_UNAUTHORIZED && is_root_process() && attempt < kEuidAttempts &&
+            (geteuid() != 0 || attempt < 3)) {
+            free(buf);
+            buf = nullptr;
+            pause_ms(5);
+            continue;
+        }
+        break;
+    }
     std::unique_ptr<void, decltype(&free)> guard(buf, &free);
     if (e != EMUNGE_SUCCESS && e != EMUNGE_CRED_REPLAYED) {
         const char *why = munge_ctx_strerror(ctx->get());
