@@ -173,7 +173,10 @@ attack_case() {  # transport
     # (With UCX only the agent listens, and its few logged lines per window may all be the single
     # attacks above: the names are checked on the TCP run.)
     [ "$tr" = tcp ] && expect_match "$tr: refusals name the flooding user, not an address" "refused a connection from local uid $(id -u daemon) \(127\.0\.0\.1\)" "$all"
-    expect_no_match "$tr: no pending handshake of another user was evicted" "refused a connection from local uid ($(id -u nobody)|0) .*too many unauthenticated" "$all"
+    # (The per-peer cap drops a peer's own oldest for its newest: on a loaded one-host cluster the
+    # slurmstepds, all uid 0, may reach it with their own retried agent calls. What the flood must
+    # never cause is the other cap's eviction of another user's handshake.)
+    expect_no_match "$tr: no pending handshake of another user was evicted" "refused a connection from local uid ($(id -u nobody)|0) .*too many unauthenticated connections \(the oldest of the peer holding the most" "$all"
     lines=$(echo "$out" | grep -c "srun agent: refused a connection")
     [ "$lines" -ge 1 ] && [ "$lines" -le 60 ] && pass "$tr: srun's agent logged $lines refusal lines (rate-limited)" ||
         fail "$tr: $lines refusal lines from srun's agent (expected 1..60)"
