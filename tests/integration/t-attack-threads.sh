@@ -29,8 +29,8 @@ echo "$out" | grep -E '^(SRUNTHREADS|FAIL)' | sed 's/^/    /'
 echo "    srun's threads at most: $peak"
 expect_eq "the step's status" "rc=0" "$(echo "$out" | grep '^rc=')"
 expect_eq "both ranks passed (every lookup answered, then a fence)" 2 "$(echo "$out" | grep -c '^RESULT-PASS rank')"
-refused=$(echo "$out" | sed -n 's/^SRUNTHREADS rank [0-9]*: [0-9]* asked, \([0-9]*\) refused.*/\1/p' | paste -sd+ | bc)
-waited=$(echo "$out" | sed -n 's/^SRUNTHREADS .* refused (out of resource), \([0-9]*\) timed out.*/\1/p' | paste -sd+ | bc)
+refused=$(echo "$out" | sed -n 's/^SRUNTHREADS rank [0-9]*: [0-9]* asked, \([0-9]*\) refused.*/\1/p' | awk '{ s += $1 } END { print s + 0 }')
+waited=$(echo "$out" | sed -n 's/^SRUNTHREADS .* refused (out of resource), \([0-9]*\) timed out.*/\1/p' | awk '{ s += $1 } END { print s + 0 }')
 [ "${refused:-0}" -ge 1 ] && pass "srun refused what is over its 256 threads at once ($refused of 400)" ||
     fail "srun refused ${refused:-0} of 400"
 [ "${waited:-0}" -le 256 ] && pass "at most 256 waited on srun's threads ($waited)" || fail "${waited:-0} lookups waited"
