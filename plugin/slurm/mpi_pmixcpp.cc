@@ -288,8 +288,9 @@ void take_agent_address(const stepd_step_rec_t *job, char ***env) {
     unsetenvp(*env, kAgentPortEnv);
     if (port.empty() || !job || !job->sruns) return;
     st.creds = std::make_shared<munge_credentials>(munge_socket_of(slurm_conf.authinfo), job->uid);
-    // Until prefork knows the step's namespace (a heterogeneous step's is its leader's).
-    st.cred_nspace = make_namespace(job->step_id.job_id, job->step_id.step_id);
+    // The step's namespace, as srun's agent knows it: a heterogeneous step's is its leader's, for
+    // the calls of every component (a report that this node's setup failed comes before prefork).
+    st.cred_nspace = make_namespace(is_het_step(job) ? job->het_job_id : job->step_id.job_id, job->step_id.step_id);
     st.cred_node = job->nodeid;
     auto *srun = static_cast<srun_info_t *>(list_peek(job->sruns));
     if (!srun) return;
