@@ -222,15 +222,39 @@ PMI_API int PMI_Lookup_name(const char service_name[], char port[]) {
     return rc != PMIX_SUCCESS ? to_pmi(rc) : err;
 }
 
-// Spawning through PMI-1 is not offered (PMIx_Spawn is, to PMIx programs): the preput keys would
-// have to reach the children's KVS. Every command fails.
+// PMIx_Spawn of the commands as one new job; preput keys reach its KVS (session.h). PMI-1 argv
+// arrays are NULL-terminated and exclude the command; info key "wdir" is the working directory.
 PMI_API int PMI_Spawn_multiple(int count, const char *cmds[], const char **argvs[], const int maxprocs[],
                                const int info_keyval_sizesp[], const PMI_keyval_t *info_keyval_vectors[],
                                int preput_keyval_size, const PMI_keyval_t preput_keyval_vector[], int errors[]) {
-    debug("PMI_Spawn_multiple is not supported");
+    if (count <= 0 || cmds == nullptr || maxprocs == nullptr || preput_keyval_size < 0 ||
+        (preput_keyval_size > 0 && preput_keyval_vector == nullptr))
+        return PMI_ERR_INVALID_ARG;
+    pmix_status_t rc = guarded([&] {
+        std::vector<session::spawn_app> apps(static_cast<size_t>(count));
+        for (int i = 0; i < count; ++i) {
+            if (cmds[i] == nullptr) return PMIX_ERR_BAD_PARAM;
+            apps[i].cmd = cmds[i];
+            apps[i].maxprocs = maxprocs[i];
+            for (const char **a = argvs ? argvs[i] : nullptr; a && *a; ++a) apps[i].args.emplace_back(*a);
+            int n = info_keyval_sizesp ? info_keyval_sizesp[i] : 0;
+            for (int k = 0; k < n && info_keyval_vectors && info_keyval_vectors[i]; ++k) {
+                const PMI_keyval_t &kv = info_keyval_vectors[i][k];
+                if (kv.key && kv.val && strcmp(kv.key, "wdir") == 0) apps[i].cwd = kv.val;
+                else if (kv.key) debug("spawn: info key %s is not used", kv.key);
+            }
+        }
+        std::vector<std::pair<std::string, std::string>> preput;
+        for (int k = 0; k < preput_keyval_size; ++k) {
+            if (!preput_keyval_vector[k].key || !preput_keyval_vector[k].val) return PMIX_ERR_BAD_PARAM;
+            preput.emplace_back(preput_keyval_vector[k].key, preput_keyval_vector[k].val);
+        }
+        std::string child;
+        return S().spawn(apps, preput, &child);
+    });
     if (errors != nullptr)
-        for (int i = 0; i < count; ++i) errors[i] = PMI_FAIL;
-    return PMI_FAIL;
+        for (int i = 0; i < count; ++i) errors[i] = to_pmi(rc);
+    return to_pmi(rc);
 }
 
 // Argument parsing for process managers: not ours to do.

@@ -94,16 +94,48 @@ PMI2_API int PMI2_Abort(int flag, const char msg[]) {
     _exit(1);
 }
 
-// Spawning through PMI-2 is not offered (PMIx_Spawn is, to PMIx programs): the preput keys would
-// have to reach the children's KVS. Every command fails.
+// PMIx_Spawn of the commands as one new job, whose namespace is the job id; preput keys reach
+// its KVS (session.h). argvs[i] has argcs[i] arguments, without the command; info key "wdir" is
+// the working directory.
 PMI2_API int PMI2_Job_Spawn(int count, const char *cmds[], int argcs[], const char **argvs[], const int maxprocs[],
                             const int info_keyval_sizes[], const PMI_keyval_t *info_keyval_vectors[],
                             int preput_keyval_size, const PMI_keyval_t *preput_keyval_vector[], char jobId[],
                             int jobIdSize, int errors[]) {
-    debug("PMI2_Job_Spawn is not supported");
+    if (count <= 0 || cmds == nullptr || maxprocs == nullptr || preput_keyval_size < 0 ||
+        (preput_keyval_size > 0 && preput_keyval_vector == nullptr))
+        return PMI2_ERR_INVALID_ARG;
+    int err = PMI2_SUCCESS;
+    pmix_status_t rc = guarded([&] {
+        std::vector<session::spawn_app> apps(static_cast<size_t>(count));
+        for (int i = 0; i < count; ++i) {
+            if (cmds[i] == nullptr) return PMIX_ERR_BAD_PARAM;
+            apps[i].cmd = cmds[i];
+            apps[i].maxprocs = maxprocs[i];
+            int argc = argcs ? argcs[i] : 0;
+            for (int k = 0; k < argc && argvs && argvs[i] && argvs[i][k]; ++k) apps[i].args.emplace_back(argvs[i][k]);
+            int n = info_keyval_sizes ? info_keyval_sizes[i] : 0;
+            for (int k = 0; k < n && info_keyval_vectors && info_keyval_vectors[i]; ++k) {
+                const PMI_keyval_t &kv = info_keyval_vectors[i][k];
+                if (kv.key && kv.val && strcmp(kv.key, "wdir") == 0) apps[i].cwd = kv.val;
+                else if (kv.key) debug("spawn: info key %s is not used", kv.key);
+            }
+        }
+        // preput_keyval_vector[k] points to the k-th pair, as this header declares it. (MPICH and
+        // Slurm pass their MPI_Info objects there, whose layouts differ from each other's.)
+        std::vector<std::pair<std::string, std::string>> preput;
+        for (int k = 0; k < preput_keyval_size; ++k) {
+            const PMI_keyval_t *kv = preput_keyval_vector[k];
+            if (kv == nullptr || !kv->key || !kv->val) return PMIX_ERR_BAD_PARAM;
+            preput.emplace_back(kv->key, kv->val);
+        }
+        std::string child;
+        pmix_status_t st = S().spawn(apps, preput, &child);
+        if (st == PMIX_SUCCESS && jobId != nullptr && !copy_out(child, jobId, jobIdSize)) err = PMI2_ERR_INVALID_LENGTH;
+        return st;
+    });
     if (errors != nullptr)
-        for (int i = 0; i < count; ++i) errors[i] = PMI2_FAIL;
-    return PMI2_FAIL;
+        for (int i = 0; i < count; ++i) errors[i] = to_pmi2(rc);
+    return rc != PMIX_SUCCESS ? to_pmi2(rc) : err;
 }
 
 PMI2_API int PMI2_Job_GetId(char jobid[], int jobid_size) {

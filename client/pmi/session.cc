@@ -50,9 +50,57 @@ struct info_array {
 
 }  // namespace
 
+std::string hex(const std::string &s) {
+    static const char digits[] = "0123456789abcdef";
+    std::string out;
+    for (unsigned char c : s) {
+        out += digits[c >> 4];
+        out += digits[c & 15];
+    }
+    return out;
+}
+
+bool unhex(const char *p, size_t n, std::string *out) {
+    if (n % 2) return false;
+    auto nibble = [](char c) -> int {
+        if (c >= '0' && c <= '9') return c - '0';
+        if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+        return -1;
+    };
+    out->clear();
+    for (size_t i = 0; i < n; i += 2) {
+        int hi = nibble(p[i]), lo = nibble(p[i + 1]);
+        if (hi < 0 || lo < 0) return false;
+        out->push_back(static_cast<char>(hi << 4 | lo));
+    }
+    return true;
+}
+
 session &session::instance() {
     static session s;
     return s;
+}
+
+std::string encode_preput(const std::vector<std::pair<std::string, std::string>> &kv) {
+    std::string s;
+    for (const auto &[k, v] : kv) s += hex(k) + ":" + hex(v) + ";";
+    return s;
+}
+
+bool decode_preput(const char *text, std::map<std::string, std::string> *out) {
+    const char *p = text;
+    while (*p) {
+        const char *colon = strchr(p, ':');
+        const char *semi = colon ? strchr(colon, ';') : nullptr;
+        if (!colon || !semi) return false;
+        std::string k, v;
+        if (!unhex(p, static_cast<size_t>(colon - p), &k) || !unhex(colon + 1, static_cast<size_t>(semi - colon - 1), &v) ||
+            !valid_key(k.c_str()) || k.size() != strlen(k.c_str()))
+            return false;
+        (*out)[k] = v;
+        p = semi + 1;
+    }
+    return true;
 }
 
 bool valid_key(const char *key) {
@@ -100,6 +148,11 @@ pmix_status_t session::init() {
     uint32_t spawned = 0;
     _spawned = get_u32(PMIX_RANK_WILDCARD, PMIX_SPAWNED, &spawned) == PMIX_SUCCESS && spawned != 0;
     _own.clear();
+    _preput.clear();
+    if (const char *pre = getenv("PMIXCPP_PMI_PREPUT"); pre != nullptr && !decode_preput(pre, &_preput)) {
+        debug("PMIXCPP_PMI_PREPUT is malformed: the spawner's keys are ignored");
+        _preput.clear();
+    }
     _epoch_keys.clear();
     _where.clear();
     _epoch = _read_epochs = 0;
@@ -267,6 +320,11 @@ pmix_status_t session::get(const char *nspace, const char *key, std::string *val
         *value = own->second;
         return PMIX_SUCCESS;
     }
+    auto pre = _preput.find(key);
+    if (pre != _preput.end()) {
+        *value = pre->second;
+        return PMIX_SUCCESS;
+    }
     auto it = _where.find(key);
     if (it == _where.end() && _read_epochs < _epoch) {
         pmix_status_t rc = read_directories();
@@ -403,6 +461,38 @@ pmix_status_t session::unpublish(const char *service) {
     std::string k = service;
     char *keys[] = {k.data(), nullptr};
     return PMIx_Unpublish(keys, nullptr, 0);
+}
+
+pmix_status_t session::spawn(const std::vector<spawn_app> &apps,
+                             const std::vector<std::pair<std::string, std::string>> &preput, std::string *nspace) {
+    if (!initialized()) return PMIX_ERR_INIT;
+    if (apps.empty()) return PMIX_ERR_BAD_PARAM;
+    for (const auto &[k, v] : preput)
+        if (!valid_key(k.c_str())) return PMIX_ERR_BAD_PARAM;
+    std::string env = "PMIXCPP_PMI_PREPUT=" + encode_preput(preput);
+    // The strings stay alive in `apps`/`env` while PMIx_Spawn copies them; the arrays are ours.
+    std::vector<std::vector<char *>> argvs(apps.size());
+    std::vector<pmix_app_t> papps(apps.size());
+    char *envp[] = {env.data(), nullptr};
+    for (size_t i = 0; i < apps.size(); ++i) {
+        if (apps[i].cmd.empty() || apps[i].maxprocs <= 0) return PMIX_ERR_BAD_PARAM;
+        argvs[i].push_back(const_cast<char *>(apps[i].cmd.c_str()));
+        for (const auto &a : apps[i].args) argvs[i].push_back(const_cast<char *>(a.c_str()));
+        argvs[i].push_back(nullptr);
+        pmix_app_t &a = papps[i];
+        memset(&a, 0, sizeof a);
+        a.cmd = const_cast<char *>(apps[i].cmd.c_str());
+        a.argv = argvs[i].data();
+        a.env = envp;
+        a.cwd = apps[i].cwd.empty() ? nullptr : const_cast<char *>(apps[i].cwd.c_str());
+        a.maxprocs = apps[i].maxprocs;
+    }
+    pmix_nspace_t child;
+    memset(child, 0, sizeof child);
+    pmix_status_t rc = PMIx_Spawn(nullptr, 0, papps.data(), papps.size(), child);
+    if (rc == PMIX_SUCCESS) *nspace = child;
+    else debug("spawn: %s", PMIx_Error_string(rc));
+    return rc;
 }
 
 pmix_status_t session::abort(int code, const char *msg, bool all) {

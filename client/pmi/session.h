@@ -17,6 +17,10 @@
 //    put is PMIX_ERR_NOT_FOUND at once: the session never asks a rank for a key that rank did not
 //    list, so a bad key cannot wait on the server. Before the first fence, only the caller's own
 //    keys and PMI_process_mapping are found (PMI makes puts visible at the barrier).
+//  - Spawn (PMI_Spawn_multiple, PMI2_Job_Spawn) = PMIx_Spawn; the preput keys, which PMI puts in
+//    the children's KVS before they start, travel in the children's environment
+//    (PMIXCPP_PMI_PREPUT, hex-encoded pairs) and are read by their session at init: job-level
+//    keys of the children's KVS, found by every child, before any fence.
 //  - Node attributes (PMI2_Info_PutNodeAttr / GetNodeAttr) are visible on the node at once, with no
 //    fence, and their getter does not know who put them: they are PMIx_Publish'ed with
 //    PMIX_RANGE_LOCAL (the ranks of the publisher's node) and PMIX_PERSIST_APP, looked up with the
@@ -75,6 +79,16 @@ public:
     pmix_status_t lookup(const char *service, std::string *port);
     pmix_status_t unpublish(const char *service);
 
+    struct spawn_app {
+        std::string cmd;
+        std::vector<std::string> args;  // without the command
+        int maxprocs = 1;
+        std::string cwd;  // info key "wdir"
+    };
+    // Starts `apps` as one new job whose KVS holds `preput`; its namespace in *nspace.
+    pmix_status_t spawn(const std::vector<spawn_app> &apps,
+                        const std::vector<std::pair<std::string, std::string>> &preput, std::string *nspace);
+
     // all = the whole job, else this process only.
     pmix_status_t abort(int code, const char *msg, bool all);
 
@@ -90,6 +104,7 @@ private:
     bool _spawned = false;
     // The KVS (see above).
     std::map<std::string, std::string> _own;          // key -> value this rank put
+    std::map<std::string, std::string> _preput;       // key -> value the spawning job put for us
     std::vector<std::string> _epoch_keys;             // keys put since the last fence
     uint32_t _epoch = 0;                              // fences completed
     uint32_t _read_epochs = 0;                        // directories read up to this epoch
@@ -113,6 +128,10 @@ pmix_status_t guarded(F &&f) noexcept {
         return PMIX_ERROR;
     }
 }
+
+// PMIXCPP_PMI_PREPUT: "<hex key>:<hex value>;..." (the spawner's preput keys).
+std::string encode_preput(const std::vector<std::pair<std::string, std::string>> &kv);
+bool decode_preput(const char *text, std::map<std::string, std::string> *out);
 
 // Copy `s` into buf[len] with its NUL; false if it does not fit.
 bool copy_out(const std::string &s, char *buf, int len);

@@ -3,7 +3,8 @@
 # job facts, KVS put/commit/barrier and every rank's key got by every rank over two epochs, a key
 # whose name has no rank, clique and PMI_process_mapping checked against each other, node
 # attributes, universeSize, publish/lookup/unpublish, a bad key and a bad KVS name fail at once),
-# the cyclic layout's mapping, PMI_Abort / PMI2_Abort ending the step. Beside them, in one table,
+# the cyclic layout's mapping, PMI_Abort / PMI2_Abort ending the step, PMI2_Job_Spawn and
+# PMI_Spawn_multiple of children that read a preput key. Beside them, in one table,
 # the same binaries under Slurm's mpi/pmi2 with Slurm's libpmi.so.0 / libpmi2.so.0 (Debian's
 # libpmi0, libpmi2-0; LD_LIBRARY_PATH names Slurm's copy first): the anchor's column is a figure,
 # not an assertion.
@@ -81,6 +82,24 @@ for p in pmi1_test pmi2_test; do
     expect_eq "$p abort: over in under 30 s" 1 "$([ $((SECONDS - t0)) -lt 30 ] && echo 1 || echo 0)"
     expect_match "$p abort: the message is shown" "rank 1 aborts" "$out"
 done
+
+# PMI2_Job_Spawn from rank 0 of a -N2 -n2 step: 3 children with a preput key, spawned = 1, a KVS
+# of their own (PMIx_Spawn underneath: a new step of the job, so the allocation has room).
+mark=$(mktemp -d /tmp/pmixcpp-pmi-spawn.XXXXXX); chmod 777 "$mark"
+t0=$SECONDS
+sout=$(timeout -k 5 120 salloc -N2 -n8 srun --mpi=pmixcpp -N2 -n2 "$dir/pmi2_test" spawn "$mark" 2>&1)
+expect_match "PMI2_Job_Spawn: the parent got the children's job id" '^PASS rank 0: PMI2_Job_Spawn of 3 -> 0, job slurm\.' "$sout"
+expect_match "PMI2_Job_Spawn: 3 children spawned, read the preput key, exchanged keys" '^PASS rank 0: 3 of 3 children' "$sout"
+echo "$sout" | grep -E '^FAIL|^CHILD' | head -4 | sed 's/^/    /'
+echo "  PMI2_Job_Spawn of 3 children until all 3 reported: $((SECONDS - t0)) s (with salloc)"
+rm -rf "$mark"
+# The same through PMI-1: PMI_Spawn_multiple of 2, the preput key in the children's KVS.
+mark=$(mktemp -d /tmp/pmixcpp-pmi-spawn.XXXXXX); chmod 777 "$mark"
+sout=$(timeout -k 5 120 salloc -N2 -n8 srun --mpi=pmixcpp -N2 -n2 "$dir/pmi1_test" spawn "$mark" 2>&1)
+expect_match "PMI_Spawn_multiple: success at the parent" '^PASS rank 0: PMI_Spawn_multiple of 2 -> 0' "$sout"
+expect_match "PMI_Spawn_multiple: 2 children spawned, read the preput key" '^PASS rank 0: 2 of 2 children' "$sout"
+echo "$sout" | grep -E '^FAIL|^CHILD' | head -4 | sed 's/^/    /'
+rm -rf "$mark"
 
 echo "  PMI programs: pmixcpp (libpmi over libpmix)  |  anchor: srun --mpi=pmi2 with Slurm's libpmi${slurm_dir:+ ($slurm_dir)}"
 printf '  %-10s %-8s | %-58s | %s\n' "program" "shape" "pmixcpp" "Slurm mpi/pmi2"

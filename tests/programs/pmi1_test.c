@@ -2,7 +2,10 @@
  * every other rank's key (two epochs, the second overwriting), a key without a rank in its name,
  * PMI_process_mapping against the clique, publish/lookup/unpublish, the errors of bad keys and
  * KVS names (at once, not a hang), finalize. Prints a TIME line (barrier, gets of every key).
- * Mode "abort": rank 1 calls PMI_Abort(7) while the others wait in a barrier. */
+ * Mode "abort": rank 1 calls PMI_Abort(7) while the others wait in a barrier.
+ * Mode "spawn <dir>": rank 0 spawns 2 copies in mode "child <dir>" with PMI_Spawn_multiple and a
+ * preput key; each child checks that it was spawned, reads the key from its KVS and leaves a
+ * mark file in <dir>; rank 0 waits for the 2 marks. */
 #include <pmi.h>
 
 #include "pmi_test.h"
@@ -35,7 +38,7 @@ int main(int argc, char **argv) {
     CHECK(size > 0 && rank >= 0 && rank < size, "rank %d of size %d", rank, size);
     CHECK(usize >= size, "universe size %d >= size %d", usize, size);
     CHECK(appnum == 0, "appnum %d", appnum);
-    CHECK(spawned == 0, "not spawned (%d)", spawned);
+    if (strcmp(mode, "child") != 0) CHECK(spawned == 0, "not spawned (%d)", spawned);
 
     int namelen = 0, keylen = 0, vallen = 0, idlen = 0;
     CHECK_PMI(PMI_SUCCESS, PMI_KVS_Get_name_length_max(&namelen));
@@ -50,6 +53,57 @@ int main(int argc, char **argv) {
     CHECK_PMI(PMI_SUCCESS, PMI_Get_id(id, idlen));
     CHECK(kvs[0] != '\0' && strcmp(kvs, id) == 0, "KVS name '%s' = id '%s'", kvs, id);
 
+    if (strcmp(mode, "child") == 0 && argc > 2) {
+        char pre[256] = "";
+        rc = PMI_KVS_Get(kvs, "PARENT_ROOT_PORT_NAME", pre, sizeof pre);
+        int ok = spawned == PMI_TRUE && rc == PMI_SUCCESS && strncmp(pre, "port-of-parent-", 15) == 0;
+        char path[1024];
+        snprintf(path, sizeof path, "%s/child.%d", argv[2], rank);
+        FILE *f = fopen(path, "w");
+        if (f) {
+            fprintf(f, "%s spawned %d preput '%s' size %d\n", ok ? "ok" : "bad", spawned, pre, size);
+            fclose(f);
+        }
+        PMI_Finalize();
+        return ok ? 0 : 1;
+    }
+    if (strcmp(mode, "spawn") == 0 && argc > 2) {
+        if (rank == 0) {
+            const char *cmds[1] = {argv[0]};
+            const char *args[3] = {"child", argv[2], NULL};
+            const char **argvs[1] = {args};
+            int maxprocs[1] = {2}, nkv[1] = {0}, errors[1] = {-99};
+            char port[512];
+            snprintf(port, sizeof port, "port-of-parent-%s", kvs);
+            PMI_keyval_t preput[1] = {{(char *)"PARENT_ROOT_PORT_NAME", port}};
+            rc = PMI_Spawn_multiple(1, cmds, argvs, maxprocs, nkv, NULL, 1, preput, errors);
+            CHECK(rc == PMI_SUCCESS && errors[0] == PMI_SUCCESS, "PMI_Spawn_multiple of 2 -> %d", rc);
+            int seen = 0, good = 0;
+            char path[1024], line[512];
+            for (int i = 0; i < 600 && seen < 2; i++) {
+                seen = 0;
+                for (int c = 0; c < 2; c++) {
+                    snprintf(path, sizeof path, "%s/child.%d", argv[2], c);
+                    FILE *f = fopen(path, "r");
+                    if (f && fgets(line, sizeof line, f) && strchr(line, '\n')) seen++;
+                    if (f) fclose(f);
+                }
+                if (seen < 2) usleep(100000);
+            }
+            for (int c = 0; c < 2; c++) {
+                snprintf(path, sizeof path, "%s/child.%d", argv[2], c);
+                FILE *f = fopen(path, "r");
+                if (f && fgets(line, sizeof line, f)) {
+                    good += strncmp(line, "ok ", 3) == 0;
+                    printf("CHILD %d: %s", c, line);
+                }
+                if (f) fclose(f);
+            }
+            CHECK(good == 2, "%d of 2 children were spawned and read the preput key", good);
+        }
+        PMI_Finalize();
+        return pt_exit();
+    }
     if (strcmp(mode, "abort") == 0) {
         if (rank == 1) {
             printf("ABORTING rank 1\n");
@@ -154,13 +208,6 @@ int main(int argc, char **argv) {
     if (rank == 0) CHECK_PMI(PMI_SUCCESS, PMI_Unpublish_name(svc));
     PMI_Barrier();
     CHECK(PMI_Lookup_name(svc, port) != PMI_SUCCESS, "lookup after the unpublish fails");
-
-    int errors[1] = {0};
-    const char *cmds[1] = {"/bin/true"};
-    const char **argvs[1] = {NULL};
-    int maxprocs[1] = {1}, nkv[1] = {0};
-    rc = PMI_Spawn_multiple(1, cmds, argvs, maxprocs, nkv, NULL, 0, NULL, errors);
-    printf("SPAWN rank %d: PMI_Spawn_multiple -> %d\n", rank, rc);
 
     printf("TIME rank %d barrier_us %.0f getall_us %.0f missing_us %.0f\n", rank, t_barrier, t_gets, t_missing);
     CHECK_PMI(PMI_SUCCESS, PMI_Finalize());

@@ -3,7 +3,10 @@
  * attributes PMI_process_mapping (checked against where the ranks run) and universeSize, node
  * attributes (put by the node's first rank, waited for by the others, absent ones not waited for),
  * name publish/lookup/unpublish, the errors of bad keys (at once, not a hang), finalize.
- * Prints a TIME line (fence, gets of every key). Mode "abort": rank 1 calls PMI2_Abort. */
+ * Prints a TIME line (fence, gets of every key). Mode "abort": rank 1 calls PMI2_Abort.
+ * Mode "spawn <dir>": rank 0 spawns 3 copies in mode "child <dir>" with a preput key; each child
+ * checks that it was spawned, reads the key, exchanges keys with its siblings and leaves a mark
+ * file in <dir>; rank 0 waits for the 3 marks. */
 #include <pmi2.h>
 
 #include "pmi_test.h"
@@ -27,7 +30,7 @@ int main(int argc, char **argv) {
     pt_rank = rank;
     CHECK(PMI2_Initialized(), "initialized after PMI2_Init");
     CHECK(size > 0 && rank >= 0 && rank < size, "rank %d of size %d", rank, size);
-    CHECK(appnum == 0 && spawned == 0, "appnum %d, spawned %d", appnum, spawned);
+    if (strcmp(mode, "child") != 0) CHECK(appnum == 0 && spawned == 0, "appnum %d, spawned %d", appnum, spawned);
     int r2 = -1, s2 = -1;
     CHECK_PMI(PMI2_SUCCESS, PMI2_Job_GetRank(&r2));
     CHECK_PMI(PMI2_SUCCESS, PMI2_Info_GetSize(&s2));
@@ -36,6 +39,68 @@ int main(int argc, char **argv) {
     CHECK_PMI(PMI2_SUCCESS, PMI2_Job_GetId(jobid, sizeof jobid));
     CHECK(jobid[0] != '\0', "job id '%s'", jobid);
 
+    if (strcmp(mode, "child") == 0 && argc > 2) {
+        char pre[PMI2_MAX_VALLEN] = "";
+        int plen = 0;
+        rc = PMI2_KVS_Get(NULL, PMI2_ID_NULL, "PARENT_ROOT_PORT_NAME", pre, sizeof pre, &plen);
+        int ok = spawned == 1 && rc == PMI2_SUCCESS && strncmp(pre, "port-of-parent-", 15) == 0;
+        char k[64], v[64], got[64];
+        snprintf(k, sizeof k, "child-%d", rank);
+        snprintf(v, sizeof v, "v%d", rank);
+        ok = ok && PMI2_KVS_Put(k, v) == PMI2_SUCCESS && PMI2_KVS_Fence() == PMI2_SUCCESS;
+        snprintf(k, sizeof k, "child-%d", (rank + 1) % size);
+        snprintf(v, sizeof v, "v%d", (rank + 1) % size);
+        ok = ok && PMI2_KVS_Get(NULL, PMI2_ID_NULL, k, got, sizeof got, &plen) == PMI2_SUCCESS && strcmp(got, v) == 0;
+        char path[1024];
+        snprintf(path, sizeof path, "%s/child.%d", argv[2], rank);
+        FILE *f = fopen(path, "w");
+        if (f) {
+            fprintf(f, "%s spawned %d preput '%s' size %d\n", ok ? "ok" : "bad", spawned, pre, size);
+            fclose(f);
+        }
+        PMI2_Finalize();
+        return ok ? 0 : 1;
+    }
+    if (strcmp(mode, "spawn") == 0 && argc > 2) {
+        if (rank == 0) {
+            const char *cmds[1] = {argv[0]};
+            const char *args[2] = {"child", argv[2]};
+            const char **argvs[1] = {args};
+            int argcs[1] = {2}, maxprocs[1] = {3}, nkv[1] = {0}, errors[1] = {-99};
+            char port[512], child[256] = "";
+            snprintf(port, sizeof port, "port-of-parent-%s", jobid);
+            PMI_keyval_t pp = {(char *)"PARENT_ROOT_PORT_NAME", port};
+            const PMI_keyval_t *preput[1] = {&pp};
+            rc = PMI2_Job_Spawn(1, cmds, argcs, argvs, maxprocs, nkv, NULL, 1, preput, child, sizeof child, errors);
+            CHECK(rc == PMI2_SUCCESS && errors[0] == PMI2_SUCCESS && child[0] && strcmp(child, jobid) != 0,
+                  "PMI2_Job_Spawn of 3 -> %d, job %s", rc, child);
+            int seen = 0;
+            char path[1024], line[512];
+            for (int i = 0; i < 600 && seen < 3; i++) {
+                seen = 0;
+                for (int c = 0; c < 3; c++) {
+                    snprintf(path, sizeof path, "%s/child.%d", argv[2], c);
+                    FILE *f = fopen(path, "r");
+                    if (f && fgets(line, sizeof line, f) && strchr(line, '\n')) seen++;
+                    if (f) fclose(f);
+                }
+                if (seen < 3) usleep(100000);
+            }
+            int good = 0;
+            for (int c = 0; c < 3; c++) {
+                snprintf(path, sizeof path, "%s/child.%d", argv[2], c);
+                FILE *f = fopen(path, "r");
+                if (f && fgets(line, sizeof line, f)) {
+                    good += strncmp(line, "ok ", 3) == 0;
+                    printf("CHILD %d: %s", c, line);
+                }
+                if (f) fclose(f);
+            }
+            CHECK(good == 3, "%d of 3 children were spawned, read the preput key and exchanged keys", good);
+        }
+        PMI2_Finalize();
+        return pt_exit();
+    }
     if (strcmp(mode, "abort") == 0) {
         if (rank == 1) {
             printf("ABORTING rank 1\n");
