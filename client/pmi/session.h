@@ -129,10 +129,6 @@ pmix_status_t guarded(F &&f) noexcept {
     }
 }
 
-// PMIXCPP_PMI_PREPUT: "<hex key>:<hex value>;..." (the spawner's preput keys).
-std::string encode_preput(const std::vector<std::pair<std::string, std::string>> &kv);
-bool decode_preput(const char *text, std::map<std::string, std::string> *out);
-
 // Copy `s` into buf[len] with its NUL; false if it does not fit.
 bool copy_out(const std::string &s, char *buf, int len);
 

@@ -20,15 +20,18 @@ ldd_out=$(LD_LIBRARY_PATH="$PMIXCPP_PREFIX/lib/pmixcpp" ldd "$dir/pmi2_test" 2>&
 expect_match "pmi2_test loads our libpmi2.so.0 from lib/pmixcpp" "libpmi2.so.0 => .*/lib/pmixcpp/libpmi2.so.0" "$ldd_out"
 
 # One summary cell of a run: "<ranks passed>/<n> ok, <failed checks> FAIL, barrier <us>, gets <us>"
-# (maxima over ranks of the TIME line).
+# (maxima over ranks of the TIME line), then the distinct checks that failed (rank left out).
 cell() {
     local n=$1 text=$2
-    local passed failed
+    local passed failed which
     passed=$(printf '%s\n' "$text" | grep -c '^RESULT-PASS rank')
     failed=$(printf '%s\n' "$text" | grep -c '^FAIL ')
+    which=$(printf '%s\n' "$text" | sed -n 's/^FAIL rank [-0-9]*: //p' | sed 's/ [0-9][0-9]* wrong)/)/; s/-> .*//; s/[0-9][0-9][0-9][0-9]*//g' |
+        cut -c1-40 | sort -u | paste -sd';' -)
     printf '%s\n' "$text" | awk -v p="$passed" -v n="$n" -v f="$failed" '
         /^TIME rank/ { if ($5 > b) b = $5; if ($7 > g) g = $7 }
         END { printf "%d/%d ranks ok, %d FAIL, barrier %d us, gets %d us", p, n, f, b, g }'
+    [ -n "$which" ] && printf ' [failed: %s]' "$which"
 }
 
 slurm_dir=$(dirname "$(ldconfig -p | awk '/libpmi2.so.0 .*x86-64/ { print $NF; exit }')" 2>/dev/null)
@@ -57,8 +60,8 @@ for shape in "2 4 2" "4 16 4"; do
             aout=$(LD_LIBRARY_PATH="$slurm_dir" timeout -k 5 120 srun --mpi=pmi2 -N"$1" -n"$2" \
                 --ntasks-per-node="$3" "$dir/$p" 2>&1)
             anchor=$(cell "$2" "$aout")
-            [ "$(echo "$aout" | grep -c '^RESULT-PASS rank')" = "$2" ] ||
-                anchor="$anchor; first: $(echo "$aout" | grep -E '^FAIL|rror' | head -1 | cut -c1-80)"
+            [ -z "$(echo "$aout" | grep '^RESULT-')" ] &&
+                anchor="$anchor; $(echo "$aout" | grep -iE 'error' | head -1 | cut -c1-80)"
         fi
         rows+=("$(printf '  %-10s %-8s | %-58s | %s' "$p" "-N$1 -n$2" "$ours" "$anchor")")
     done
