@@ -97,6 +97,7 @@ if [ ${#tests[@]} -eq 0 ]; then
     for f in "$src"/tests/integration/t-*.sh; do
         t=$(basename "$f" .sh)
         echo "$skip" | tr ' ' '\n' | grep -qx "$t" && continue
+        grep -qx '# integration: run only when named' "$f" && continue
         tests+=("$t")
     done
     echo "test-debian13: running ${#tests[@]} integration tests (the others are Debian 12's: see this script)"
