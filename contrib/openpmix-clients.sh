@@ -1,0 +1,196 @@
+#!/bin/bash
+# OpenPMIx client libraries of other releases than the installed one, and OpenPMIx's own example
+# programs built against each: the vehicles that show whether a PMIx server serves programs that
+# bring their own OpenPMIx (tests/integration/t-native-clients.sh). Everything comes from Debian
+# source packages (contrib/deb-source.sh) and is built inside the checkout.
+#
+# usage: contrib/openpmix-clients.sh [VEHICLE...]      (default: all of them)
+#   pmix3   OpenPMIx 3.2, embedded in the source of Debian 12's OpenMPI 4.1
+#           (opal/mca/pmix/pmix3x/pmix), configured and built alone
+#   pmix5   OpenPMIx 5.0, Debian 13's pmix source package
+#   pmixdev the development branch's pmix source package (sid; experimental if newer)
+#           (pmix5, pmixdev: where the mirror lacks the pmix package's files, the OpenPMIx
+#           embedded in the same suite's OpenMPI source, 3rd-party/openpmix)
+#   PMIXCPP_CLIENTS_DIR     where sources are unpacked and built [<checkout>/_build/clients]
+#   PMIXCPP_DOWNLOAD_CACHE  the checked download cache of contrib/deb-source.sh
+#   PMIXCPP_BUILD_NICE      nice level of the builds [10]
+#
+# Idempotent: a vehicle whose source version is built already is not built again.
+# Prints one line per vehicle: "NAME VERSION PREFIX": PREFIX/lib holds libpmix.so.2 and
+# PREFIX/examples the example programs (linked with DT_RPATH to PREFIX/lib, so they load this
+# libpmix even when LD_LIBRARY_PATH names another). A vehicle that cannot be had here prints
+# "NAME - -" and the reason on stderr; exit 1 if any was asked for by name and failed.
+set -uo pipefail
+src=$(cd "$(dirname "$0")/.." && pwd)
+top=${PMIXCPP_CLIENTS_DIR:-$src/_build/clients}
+nice_level=${PMIXCPP_BUILD_NICE:-10}
+say() { echo "openpmix-clients: $*" >&2; }
+
+# The examples a client vehicle carries, where its release has them (3.2 lacks some).
+EXAMPLES="hello client client2 dmodex dynamic fault pub pubi jctrl log nodeinfo group asyncgroup"
+
+# A private apt configuration listing the sources of other Debian suites (bookworm's apt lists
+# only its own): its indexes live in $top/apt, apt's signed Sources files as everywhere.
+apt_for_suites() {  # suite...
+    local d=$top/apt uri f
+    uri=$(awk '/^URIs:/ { for (i = 2; i <= NF; i++) if ($i !~ /security/) { print $i; exit } }' \
+            /etc/apt/sources.list.d/*.sources 2>/dev/null | head -n 1)
+    [ -n "$uri" ] || uri=$(awk '$1 == "deb" && $0 !~ /security/ { print $2; exit }' /etc/apt/sources.list 2>/dev/null)
+    [ -n "$uri" ] || { say "no Debian archive in the apt sources"; return 1; }
+    mkdir -p "$d/lists/partial" "$d/cache/archives/partial" "$d/parts" "$d/prefs"
+    : > "$d/sources.list"
+    for s in "$@"; do
+        echo "deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $uri $s main" >> "$d/sources.list"
+    done
+    cat > "$d/apt.conf" <<EOF
+Dir::State::Lists "$d/lists";
+Dir::Cache "$d/cache";
+Dir::Etc::SourceList "$d/sources.list";
+Dir::Etc::SourceParts "$d/parts";
+Dir::Etc::Preferences "$d/prefs/none";
+Dir::Etc::PreferencesParts "$d/prefs";
+APT::Get::Only-Source "true";
+EOF
+    f=$d/updated.$(echo "$@" | tr ' ' _)
+    # the indexes are fetched again after a day (apt checks their signatures each time)
+    if [ ! -f "$f" ] || [ -n "$(find "$f" -mmin +1440)" ]; then
+        APT_CONFIG=$d/apt.conf apt-get update -qq >&2 || { say "apt-get update of $* failed"; return 1; }
+        rm -f "$d"/updated.* && touch "$f"
+    fi
+    echo "$d/apt.conf"
+}
+
+# The version of a source package in a suite: "SPEC VERSION" of the newest, from apt's index.
+source_version() {  # apt.conf package suite...
+    local conf=$1 pkg=$2 s v best="" bests=""; shift 2
+    for s in "$@"; do
+        v=$(APT_CONFIG=$conf apt-get source --print-uris "$pkg/$s" 2>/dev/null |
+            awk -F"'" '$2 ~ /\.dsc$/ { n = split($2, p, "_"); v = p[n]; sub(/\.dsc$/, "", v); print v }' |
+            sed 's/%2b/+/g; s/%7e/~/g; s/%7E/~/g')
+        [ -n "$v" ] || continue
+        if [ -z "$best" ] || dpkg --compare-versions "$v" gt "$best"; then best=$v bests=$s; fi
+    done
+    [ -n "$best" ] && echo "$pkg/$bests $best"
+}
+
+# Unpack SPEC into $top/<name>-<version>/ once; prints the source tree.
+unpack() {  # name spec version [apt.conf]
+    local d=$top/$1-$3
+    if [ ! -f "$d/.unpacked" ]; then
+        rm -rf "$d"
+        if [ -n "${4:-}" ]; then
+            APT_CONFIG=$4 "$src/contrib/deb-source.sh" "$2" "$d.tmp" >/dev/null || return 1
+        else
+            "$src/contrib/deb-source.sh" "$2" "$d.tmp" >/dev/null || return 1
+        fi
+        touch "$d.tmp/.unpacked" && mv "$d.tmp" "$d"
+    fi
+    echo "$d/src"
+}
+
+# configure + make install of an OpenPMIx tree into PREFIX (once), then the examples.
+build_pmix() {  # name tree prefix configure-args...
+    local name=$1 tree=$2 prefix=$3 t0; shift 3
+    local b=$prefix.build
+    if [ ! -f "$prefix/.built" ]; then
+        t0=$(date +%s)
+        rm -rf "$b" "$prefix" && mkdir -p "$b"
+        if [ ! -x "$tree/configure" ]; then
+            say "$name: no configure script in the source; generating it (autogen.pl)"
+            ( cd "$tree" && nice -n "$nice_level" ./autogen.pl ) > "$b/autogen.log" 2>&1 ||
+                { say "$name: autogen failed, see $b/autogen.log"; return 1; }
+        fi
+        ( cd "$b" && nice -n "$nice_level" "$tree/configure" --prefix="$prefix" "$@" ) > "$b/configure.log" 2>&1 ||
+            { say "$name: configure failed, see $b/configure.log"; return 1; }
+        nice -n "$nice_level" make -C "$b" -j2 > "$b/make.log" 2>&1 ||
+            { say "$name: make failed, see $b/make.log"; tail -n 20 "$b/make.log" >&2; return 1; }
+        make -C "$b" install > "$b/install.log" 2>&1 ||
+            { say "$name: make install failed, see $b/install.log"; return 1; }
+        echo "$(( $(date +%s) - t0 ))" > "$prefix/.build-seconds"
+        touch "$prefix/.built"
+        say "$name: built in $(cat "$prefix/.build-seconds") s into $prefix"
+    fi
+    build_examples "$name" "$tree/examples" "$prefix" "$b"
+}
+
+# OpenPMIx's example programs of the same tree, against the installed library (DT_RPATH); the
+# build directory for those that include the configured header (3.2's dmodex).
+build_examples() {  # name examples-dir prefix build-dir
+    local ex=$3/examples p ok="" bad=""
+    mkdir -p "$ex"
+    for p in $EXAMPLES; do
+        [ -f "$2/$p.c" ] || continue
+        if [ -x "$ex/$p" ] && [ "$ex/$p" -nt "$2/$p.c" ] && [ "$ex/$p" -nt "$3/.built" ]; then ok="$ok $p"; continue; fi
+        if nice -n "$nice_level" cc -O1 -w -I"$2" -I"$3/include" -I"$4" -I"$4/include" -I"$2/.." -o "$ex/$p" "$2/$p.c" \
+               -L"$3/lib" -Wl,--disable-new-dtags -Wl,-rpath,"$3/lib" -lpmix -lpthread > "$ex/$p.build.log" 2>&1; then
+            ok="$ok $p"
+        else
+            bad="$bad $p"; rm -f "$ex/$p"
+        fi
+    done
+    chmod -R a+rX "$3"
+    [ -z "$bad" ] || say "$1: examples that do not build here:$bad (see $ex/*.build.log)"
+    [ -n "$ok" ] || { say "$1: no example program built"; return 1; }
+}
+
+# the version string OpenPMIx's own VERSION file gives (major.minor.release + greek)
+tree_version() {
+    awk -F= '$1 == "major" { M = $2 } $1 == "minor" { m = $2 } $1 == "release" { r = $2 } $1 == "greek" { g = $2 }
+             END { printf "%s.%s.%s%s\n", M, m, r, g }' "$1/VERSION"
+}
+
+COMMON_ARGS=(--disable-debug --enable-silent-rules)
+
+vehicle_pmix3() {
+    local v tree prefix
+    # the OpenMPI 4.1 source of this system's apt (Debian 12: 4.1.4), not a newer suite's
+    v=$(apt-cache showsrc openmpi 2>/dev/null | awk '/^Version:/ { print $2 }' | sort -V | grep '^4\.' | tail -n 1)
+    [ -n "$v" ] || { say "pmix3: apt lists no OpenMPI 4 source here"; return 1; }
+    tree=$(unpack openmpi "openmpi=$v" "$v") || { say "pmix3: no source of openmpi $v"; return 1; }
+    tree=$tree/opal/mca/pmix/pmix3x/pmix
+    [ -f "$tree/VERSION" ] || { say "pmix3: openmpi $v carries no embedded OpenPMIx (opal/mca/pmix/pmix3x/pmix)"; return 1; }
+    prefix=$top/pmix-$(tree_version "$tree")
+    # 3.2 does not search the multiarch library directory by itself
+    build_pmix pmix3 "$tree" "$prefix" "${COMMON_ARGS[@]}" --with-libevent=/usr || return 1
+    echo "pmix3 $(tree_version "$tree") $prefix (from openmpi $v)"
+}
+
+# A suite's pmix source package; where this mirror lacks its files, the OpenPMIx that the same
+# suite's OpenMPI source embeds (3rd-party/openpmix).
+vehicle_suite() {  # name suite...
+    local name=$1 conf sv spec v tree="" prefix from; shift
+    conf=$(apt_for_suites "$@") || return 1
+    if sv=$(source_version "$conf" pmix "$@"); then
+        spec=${sv% *} v=${sv#* }
+        tree=$(unpack pmix "pmix=$v" "$v" "$conf") && from="pmix $v, $spec" ||
+            say "$name: the mirror lacks the source of pmix $v ($spec); trying the OpenPMIx in that suite's OpenMPI"
+    else
+        say "$name: no pmix source in $*"
+    fi
+    if [ -z "$tree" ]; then
+        sv=$(source_version "$conf" openmpi "$@") || { say "$name: no openmpi source in $*"; return 1; }
+        spec=${sv% *} v=${sv#* }
+        tree=$(unpack openmpi "openmpi=$v" "$v" "$conf") || { say "$name: the mirror lacks the source of openmpi $v ($spec) too"; return 1; }
+        tree=$tree/3rd-party/openpmix
+        [ -f "$tree/VERSION" ] || { say "$name: openmpi $v carries no embedded OpenPMIx (3rd-party/openpmix)"; return 1; }
+        from="openmpi $v, $spec, 3rd-party/openpmix"
+    fi
+    prefix=$top/pmix-$(tree_version "$tree")
+    build_pmix "$name" "$tree" "$prefix" "${COMMON_ARGS[@]}" --disable-sphinx --disable-man-pages || return 1
+    echo "$name $(tree_version "$tree") $prefix (from $from)"
+}
+
+[ $# -gt 0 ] && named=1 || named=0
+[ $# -gt 0 ] || set -- pmix3 pmix5 pmixdev
+mkdir -p "$top" || exit 1
+rc=0
+for veh in "$@"; do
+    case $veh in
+        pmix3) out=$(vehicle_pmix3) ;;
+        pmix5) out=$(vehicle_suite pmix5 trixie) ;;
+        pmixdev) out=$(vehicle_suite pmixdev sid experimental) ;;
+        *) say "unknown vehicle $veh"; exit 2 ;;
+    esac
+    if [ -n "$out" ]; then echo "$out"; else echo "$veh - -"; [ $named = 1 ] && rc=1; fi
+done
+exit $rc

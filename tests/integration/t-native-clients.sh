@@ -1,0 +1,180 @@
+# Programs that bring their own OpenPMIx, of another release than the server's, under the PMIx
+# server of slurmstepd:
+#   pmix3     OpenPMIx's example programs built against OpenPMIx 3.2 (embedded in the source of
+#             Debian 12's OpenMPI 4.1)            } contrib/openpmix-clients.sh, in the checkout;
+#   pmix5     ... against OpenPMIx 5.0 (Debian 13) } each program loads its own libpmix
+#   pmixdev   ... against the development branch's } (DT_RPATH), whatever LD_LIBRARY_PATH says
+#   container OpenMPI 5.0.7 + OpenPMIx 5.0.7 of the Debian 13 root, run by the job's user as a
+#             Charliecloud container (srun ... ch-run ROOT -- ./mpi_hello)
+# Each at -N2 -n4 as an unprivileged user, under the anchor (Slurm's mpi/pmix_v4: OpenPMIx 4.2.2
+# in slurmstepd) and under mpi/pmixcpp, whose rows need its native route (OpenPMIx's own wire
+# protocol): they are skipped, with a note, while its tasks get no PMIX_SERVER_URI41. Prints one
+# table. The anchor's verdicts are a baseline (figures, not assertions); asserted are the vehicles
+# themselves (built, loading their own library, the container starting as the user) and, once it
+# has the native route, every row of pmixcpp.
+#   PMIXCPP_NATIVE_MPIS      plugins to run under [pmix_v4 pmixcpp, those srun lists]
+#   PMIXCPP_NATIVE_VEHICLES  [pmix3 pmix5 pmixdev container]
+#   PMIXCPP_DEBIAN13_ROOT    the container image [/var/cache/pmixcpp/debian13-root]
+# The first run builds the OpenPMIx releases (minutes); later runs reuse them.
+# integration: run only when named
+. "$(dirname "$0")/lib.sh"
+id nobody >/dev/null 2>&1 || { echo "  SKIP: no user 'nobody' to run the jobs as"; exit 0; }
+as_nobody() { (cd /tmp && runuser -u nobody -- env SLURM_CONF="$SLURM_CONF" "$@"); }
+vehicles=${PMIXCPP_NATIVE_VEHICLES:-pmix3 pmix5 pmixdev container}
+root=${PMIXCPP_DEBIAN13_ROOT:-/var/cache/pmixcpp/debian13-root}
+listed=$(srun --mpi=list 2>&1)
+mpis=""
+for m in ${PMIXCPP_NATIVE_MPIS:-pmix_v4 pmixcpp}; do
+    if printf '%s\n' "$listed" | grep -qw "$m"; then mpis="$mpis $m"; else echo "  SKIP: srun does not list --mpi=$m"; fi
+done
+work=$(mktemp -d /tmp/pmixcpp-native.XXXXXX)
+chmod 755 "$work"
+trap 'rm -rf "$work"' EXIT
+# OpenMPI across virtual nodes of one host: TCP over loopback (TESTBED.md)
+export OMPI_MCA_pml=ob1 OMPI_MCA_btl=self,tcp OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo
+
+# ---- the vehicles
+declare -A prefix version
+t0=$SECONDS
+pmix_vehicles=""
+for v in $vehicles; do [ "$v" = container ] || pmix_vehicles="$pmix_vehicles $v"; done
+if [ -n "$pmix_vehicles" ]; then
+    # shellcheck disable=SC2086
+    built=$("$PMIXCPP_SRCDIR/contrib/openpmix-clients.sh" $pmix_vehicles 2>"$work/clients.log")
+    while read -r name ver pfx rest; do
+        [ -n "$name" ] || continue
+        if [ "$ver" = - ]; then
+            fail "$name: no client library built: $(grep "$name" "$work/clients.log" | tail -n 2 | tr '\n' ' ')"
+            continue
+        fi
+        pass "$name: OpenPMIx $ver client library and examples in $pfx $rest"
+        prefix[$name]=$pfx version[$name]=$ver
+    done <<< "$built"
+fi
+echo "  (vehicles ready after $((SECONDS - t0)) s)"
+
+# the container: the Debian 13 root as a Charliecloud directory image, run by the job's user
+if [[ " $vehicles " == *" container "* ]]; then
+    if ! command -v ch-run >/dev/null 2>&1; then
+        fail "container: ch-run not installed (Debian package charliecloud, contrib/install-deps.sh)"
+    elif [ ! -x "$root/usr/bin/mpicc" ] || [ ! -f "$root/.pmixcpp-root-ready" ]; then
+        echo "  SKIP: container: no Debian 13 root with OpenMPI at $root (contrib/debian13-root.sh build)"
+    else
+        ompi=$(as_nobody ch-run "$root" -- ompi_info --version 2>&1 | sed -n 's/^Open MPI v//p')
+        pmixv=$(as_nobody ch-run "$root" -- dpkg-query -W -f='${Version}' libpmix-dev 2>&1)
+        if [ -n "$ompi" ]; then pass "container: ch-run starts the Debian 13 root as user nobody (OpenMPI $ompi, OpenPMIx $pmixv)"
+        else fail "container: ch-run cannot start $root as user nobody: $(as_nobody ch-run "$root" -- true 2>&1 | head -c 300)"; fi
+        cp "$PMIXCPP_SRCDIR/tests/programs/mpi_hello.c" "$PMIXCPP_SRCDIR/tests/programs/mpi_allreduce.c" "$work/"
+        chmod 777 "$work"
+        for p in mpi_hello mpi_allreduce; do
+            if err=$(as_nobody ch-run "$root" -- mpicc -O1 -o "$work/$p" "$work/$p.c" 2>&1); then
+                pass "container: $p built inside the container with its mpicc"
+            else
+                fail "container: mpicc $p inside the container: $err"
+            fi
+        done
+        [ -n "$ompi" ] && [ -x "$work/mpi_hello" ] && { prefix[container]=$root version[container]="OMPI $ompi"; }
+    fi
+fi
+
+# ---- one case: sets verdict (PASS, FAIL: note, HANG)
+# pmix examples: srun status 0, no error line of the program's own, and "PMIx_Finalize
+# successfully completed" from every rank
+judge_pmix() {  # prog ntasks
+    local own bad='(fail|error|not supported|not found|unreach|abort)' c
+    own=$(printf '%s\n' "$out" | grep -Ev '^(slurmstepd(-[^:]*)?|srun): ')
+    c=$(printf '%s\n' "$own" | sed -n 's/.* rank \([0-9]*\): *PMIx_Finalize successfully completed.*/\1/p' | sort -u | wc -l)
+    if [ "$rc" -ne 0 ]; then verdict="FAIL: srun status $rc, $(printf '%s\n' "$out" | grep -v '^\s*$' | tail -n 1 | cut -c1-90)"
+    elif printf '%s\n' "$own" | grep -Eiq "$bad"; then verdict="FAIL: $(printf '%s\n' "$own" | grep -Eim1 "$bad" | cut -c1-90)"
+    elif [ "$c" -ne "$2" ]; then verdict="FAIL: $c of $2 ranks finalized"
+    else verdict=PASS; fi
+}
+
+run_case() {  # mpi vehicle prog
+    local mpi=$1 veh=$2 prog=$3 n=4
+    if [ "$veh" = container ]; then
+        local want
+        case $prog in
+            mpi_hello) want="^MPI-HELLO-OK $n\$"
+                run_srun 90 --mpi="$mpi" -N2 --ntasks-per-node=2 ch-run "$root" -- "$work/$prog" ;;
+            mpi_allreduce) want="^MPI-ALLREDUCE-OK $n\$"
+                run_srun 90 --mpi="$mpi" -N2 --ntasks-per-node=2 ch-run "$root" -- "$work/$prog" ;;
+            # the container's own /tmp: the server's files (its shared-memory job data) are out of
+            # reach, only its TCP socket is not; the program is bound in at /srv
+            mpi_hello_privtmp) want="^MPI-HELLO-OK $n\$"
+                run_srun 90 --mpi="$mpi" -N2 --ntasks-per-node=2 ch-run --private-tmp -b "$work:/srv" "$root" -- /srv/mpi_hello ;;
+        esac
+        if [ "$rc" = 0 ] && printf '%s\n' "$out" | grep -q "$want"; then verdict=PASS
+        else verdict="FAIL: srun status $rc, $(printf '%s\n' "$out" | grep -v '^\s*$' | grep -Eiv '^\s*$' | head -n 1 | cut -c1-90)"; fi
+    else
+        run_srun 60 --mpi="$mpi" -N2 --ntasks-per-node=2 "${prefix[$veh]}/examples/$prog"
+        judge_pmix "$prog" "$n"
+    fi
+    { [ "$rc" = 124 ] || [ "$rc" = 137 ]; } && verdict="HANG (killed)"
+    printf '%s\n' "$out" > "$work/out.$mpi.$veh.$prog"
+    return 0
+}
+# the jobs run as user nobody: run_srun's srun through runuser
+run_srun() {
+    local limit=$1; shift
+    out=$(as_nobody timeout -k 5 "$limit" srun "$@" 2>&1)
+    rc=$?
+}
+
+# a plugin offers OpenPMIx's route when its tasks are told where its server listens for it
+native_route() {  # mpi
+    run_srun 30 --mpi="$1" -N1 -n1 printenv PMIX_SERVER_URI41
+    [ "$rc" = 0 ] && [ -n "$out" ]
+}
+
+declare -A result
+rows=()
+for mpi in $mpis; do
+    if ! native_route "$mpi"; then
+        echo "  SKIP: --mpi=$mpi: its tasks get no PMIX_SERVER_URI41 (no server for OpenPMIx's own clients): rows not run"
+        for veh in $vehicles; do result[$mpi,$veh]="SKIP (no native route)"; done
+        continue
+    fi
+    for veh in $vehicles; do
+        [ -n "${prefix[$veh]:-}" ] || { result[$mpi,$veh]="SKIP (vehicle not available)"; continue; }
+        if [ "$veh" = container ]; then progs="mpi_hello mpi_allreduce mpi_hello_privtmp"
+        else
+            progs=""
+            for p in hello client client2 dmodex; do [ -x "${prefix[$veh]}/examples/$p" ] && progs="$progs $p"; done
+            [ -n "$progs" ] || { fail "$veh: none of hello client client2 dmodex built"; continue; }
+            # the program loads its own OpenPMIx in the task's environment
+            first=${progs# } first=${first%% *}
+            run_srun 30 --mpi="$mpi" -N1 -n1 ldd "${prefix[$veh]}/examples/$first"
+            lib=$(printf '%s\n' "$out" | awk '$1 == "libpmix.so.2" { print $3 }')
+            expect_eq "$veh under --mpi=$mpi: the program loads its own libpmix" "${prefix[$veh]}/lib/libpmix.so.2" "$lib"
+        fi
+        for p in $progs; do
+            s=$SECONDS
+            run_case "$mpi" "$veh" "$p"
+            result[$mpi,$veh,$p]="$verdict ($((SECONDS - s)) s)"
+            rows+=("$veh $p")
+            if [ "$mpi" = pmixcpp ]; then
+                expect_eq "$veh $p under --mpi=pmixcpp (native route)" PASS "$verdict"
+                [ "$verdict" = PASS ] || tail -n 5 "$work/out.$mpi.$veh.$p" | sed 's/^/    /'
+            elif [ "$verdict" != PASS ]; then
+                echo "  $veh $p under --mpi=$mpi (anchor, not asserted): $verdict"
+                grep -v '^\s*$' "$work/out.$mpi.$veh.$p" | head -n 6 | cut -c1-200 | sed 's/^/    /'
+            fi
+        done
+    done
+done
+
+# ---- the table
+echo "  vehicle (client release) | program |$(for m in $mpis; do printf ' %s |' "$m"; done)"
+printf '%s\n' "${rows[@]}" | awk '!seen[$0]++' | while read -r veh p; do
+    line="  $veh (${version[$veh]}) | $p |"
+    for m in $mpis; do line="$line ${result[$m,$veh,$p]:-${result[$m,$veh]:-not run}} |"; done
+    echo "$line"
+done
+for veh in $vehicles; do
+    printf '%s\n' "${rows[@]}" | grep -q "^$veh " && continue
+    line="  $veh (${version[$veh]:-not built}) | - |"
+    for m in $mpis; do line="$line ${result[$m,$veh]:-not run} |"; done
+    echo "$line"
+done
+t_done
