@@ -16,10 +16,11 @@
 #   PMIXCPP_BUILD_NICE      nice level of the builds [10]
 #
 # Idempotent: a vehicle whose source version is built already is not built again.
-# Prints one line per vehicle: "NAME VERSION PREFIX": PREFIX/lib holds libpmix.so.2 and
+# Prints one line per vehicle: "NAME VERSION PREFIX (from ...)": PREFIX/lib holds libpmix.so.2,
 # PREFIX/examples the example programs (linked with DT_RPATH to PREFIX/lib, so they load this
-# libpmix even when LD_LIBRARY_PATH names another). A vehicle that cannot be had here prints
-# "NAME - -" and the reason on stderr; exit 1 if any was asked for by name and failed.
+# libpmix even when LD_LIBRARY_PATH names another) and PREFIX/examples/src their sources. A
+# vehicle that cannot be had here prints "NAME - unavailable" (no source of it on this mirror)
+# or "NAME - failed", with the reason on stderr; exit 1 if one asked for by name failed.
 set -uo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 top=${PMIXCPP_CLIENTS_DIR:-$src/_build/clients}
@@ -30,9 +31,9 @@ say() { echo "openpmix-clients: $*" >&2; }
 EXAMPLES="hello client client2 dmodex dynamic fault pub pubi jctrl log nodeinfo group asyncgroup"
 
 # A private apt configuration listing the sources of other Debian suites (bookworm's apt lists
-# only its own): its indexes live in $top/apt, apt's signed Sources files as everywhere.
+# only its own): its indexes live in $top/apt/<suites>, apt's signed Sources files as everywhere.
 apt_for_suites() {  # suite...
-    local d=$top/apt uri f
+    local d=$top/apt/$(echo "$@" | tr ' ' _) uri f
     uri=$(awk '/^URIs:/ { for (i = 2; i <= NF; i++) if ($i !~ /security/) { print $i; exit } }' \
             /etc/apt/sources.list.d/*.sources 2>/dev/null | head -n 1)
     [ -n "$uri" ] || uri=$(awk '$1 == "deb" && $0 !~ /security/ { print $2; exit }' /etc/apt/sources.list 2>/dev/null)
@@ -51,11 +52,11 @@ Dir::Etc::Preferences "$d/prefs/none";
 Dir::Etc::PreferencesParts "$d/prefs";
 APT::Get::Only-Source "true";
 EOF
-    f=$d/updated.$(echo "$@" | tr ' ' _)
+    f=$d/updated
     # the indexes are fetched again after a day (apt checks their signatures each time)
     if [ ! -f "$f" ] || [ -n "$(find "$f" -mmin +1440)" ]; then
         APT_CONFIG=$d/apt.conf apt-get update -qq >&2 || { say "apt-get update of $* failed"; return 1; }
-        rm -f "$d"/updated.* && touch "$f"
+        touch "$f"
     fi
     echo "$d/apt.conf"
 }
@@ -73,15 +74,16 @@ source_version() {  # apt.conf package suite...
     [ -n "$best" ] && echo "$pkg/$bests $best"
 }
 
-# Unpack SPEC into $top/<name>-<version>/ once; prints the source tree.
+# Unpack SPEC into $top/<name>-<version>/ once; prints the source tree. Exit 77: this mirror
+# does not have its files.
 unpack() {  # name spec version [apt.conf]
     local d=$top/$1-$3
     if [ ! -f "$d/.unpacked" ]; then
         rm -rf "$d"
         if [ -n "${4:-}" ]; then
-            APT_CONFIG=$4 "$src/contrib/deb-source.sh" "$2" "$d.tmp" >/dev/null || return 1
+            APT_CONFIG=$4 "$src/contrib/deb-source.sh" "$2" "$d.tmp" >/dev/null || return $?
         else
-            "$src/contrib/deb-source.sh" "$2" "$d.tmp" >/dev/null || return 1
+            "$src/contrib/deb-source.sh" "$2" "$d.tmp" >/dev/null || return $?
         fi
         touch "$d.tmp/.unpacked" && mv "$d.tmp" "$d"
     fi
@@ -117,7 +119,9 @@ build_pmix() {  # name tree prefix configure-args...
 # build directory for those that include the configured header (3.2's dmodex).
 build_examples() {  # name examples-dir prefix build-dir
     local ex=$3/examples p ok="" bad=""
-    mkdir -p "$ex"
+    # their sources beside them, for builds elsewhere (in a container, against its own library)
+    mkdir -p "$ex/src"
+    cp "$2"/*.c "$2"/*.h "$ex/src/" 2>/dev/null
     for p in $EXAMPLES; do
         [ -f "$2/$p.c" ] || continue
         if [ -x "$ex/$p" ] && [ "$ex/$p" -nt "$2/$p.c" ] && [ "$ex/$p" -nt "$3/.built" ]; then ok="$ok $p"; continue; fi
@@ -142,13 +146,13 @@ tree_version() {
 COMMON_ARGS=(--disable-debug --enable-silent-rules)
 
 vehicle_pmix3() {
-    local v tree prefix
+    local v tree prefix rc
     # the OpenMPI 4.1 source of this system's apt (Debian 12: 4.1.4), not a newer suite's
     v=$(apt-cache showsrc openmpi 2>/dev/null | awk '/^Version:/ { print $2 }' | sort -V | grep '^4\.' | tail -n 1)
-    [ -n "$v" ] || { say "pmix3: apt lists no OpenMPI 4 source here"; return 1; }
-    tree=$(unpack openmpi "openmpi=$v" "$v") || { say "pmix3: no source of openmpi $v"; return 1; }
+    [ -n "$v" ] || { say "pmix3: apt lists no OpenMPI 4 source here"; return 77; }
+    tree=$(unpack openmpi "openmpi=$v" "$v") || { rc=$?; say "pmix3: no source of openmpi $v"; return $rc; }
     tree=$tree/opal/mca/pmix/pmix3x/pmix
-    [ -f "$tree/VERSION" ] || { say "pmix3: openmpi $v carries no embedded OpenPMIx (opal/mca/pmix/pmix3x/pmix)"; return 1; }
+    [ -f "$tree/VERSION" ] || { say "pmix3: openmpi $v carries no embedded OpenPMIx (opal/mca/pmix/pmix3x/pmix)"; return 77; }
     prefix=$top/pmix-$(tree_version "$tree")
     # 3.2 does not search the multiarch library directory by itself
     build_pmix pmix3 "$tree" "$prefix" "${COMMON_ARGS[@]}" --with-libevent=/usr || return 1
@@ -158,7 +162,7 @@ vehicle_pmix3() {
 # A suite's pmix source package; where this mirror lacks its files, the OpenPMIx that the same
 # suite's OpenMPI source embeds (3rd-party/openpmix).
 vehicle_suite() {  # name suite...
-    local name=$1 conf sv spec v tree="" prefix from; shift
+    local name=$1 conf sv spec v tree="" prefix from rc; shift
     conf=$(apt_for_suites "$@") || return 1
     if sv=$(source_version "$conf" pmix "$@"); then
         spec=${sv% *} v=${sv#* }
@@ -168,11 +172,11 @@ vehicle_suite() {  # name suite...
         say "$name: no pmix source in $*"
     fi
     if [ -z "$tree" ]; then
-        sv=$(source_version "$conf" openmpi "$@") || { say "$name: no openmpi source in $*"; return 1; }
+        sv=$(source_version "$conf" openmpi "$@") || { say "$name: no openmpi source in $*"; return 77; }
         spec=${sv% *} v=${sv#* }
-        tree=$(unpack openmpi "openmpi=$v" "$v" "$conf") || { say "$name: the mirror lacks the source of openmpi $v ($spec) too"; return 1; }
+        tree=$(unpack openmpi "openmpi=$v" "$v" "$conf") || { rc=$?; say "$name: no source of openmpi $v ($spec) either"; return $rc; }
         tree=$tree/3rd-party/openpmix
-        [ -f "$tree/VERSION" ] || { say "$name: openmpi $v carries no embedded OpenPMIx (3rd-party/openpmix)"; return 1; }
+        [ -f "$tree/VERSION" ] || { say "$name: openmpi $v carries no embedded OpenPMIx (3rd-party/openpmix)"; return 77; }
         from="openmpi $v, $spec, 3rd-party/openpmix"
     fi
     prefix=$top/pmix-$(tree_version "$tree")
@@ -191,6 +195,9 @@ for veh in "$@"; do
         pmixdev) out=$(vehicle_suite pmixdev sid experimental) ;;
         *) say "unknown vehicle $veh"; exit 2 ;;
     esac
-    if [ -n "$out" ]; then echo "$out"; else echo "$veh - -"; [ $named = 1 ] && rc=1; fi
+    vrc=$?
+    if [ -n "$out" ]; then echo "$out"
+    elif [ $vrc = 77 ]; then echo "$veh - unavailable"
+    else echo "$veh - failed"; [ $named = 1 ] && rc=1; fi
 done
 exit $rc
