@@ -33,7 +33,8 @@ EXAMPLES="hello client client2 dmodex dynamic fault pub pubi jctrl log nodeinfo 
 # A private apt configuration listing the sources of other Debian suites (bookworm's apt lists
 # only its own): its indexes live in $top/apt/<suites>, apt's signed Sources files as everywhere.
 apt_for_suites() {  # suite...
-    local d=$top/apt/$(echo "$@" | tr ' ' _) uri f
+    local d uri f
+    d=$top/apt/$(echo "$*" | tr ' ' _)
     uri=$(awk '/^URIs:/ { for (i = 2; i <= NF; i++) if ($i !~ /security/) { print $i; exit } }' \
             /etc/apt/sources.list.d/*.sources 2>/dev/null | head -n 1)
     [ -n "$uri" ] || uri=$(awk '$1 == "deb" && $0 !~ /security/ { print $2; exit }' /etc/apt/sources.list 2>/dev/null)
