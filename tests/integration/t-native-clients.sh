@@ -5,7 +5,9 @@
 #   pmix5     ... against OpenPMIx 5.0 (Debian 13) } each program loads its own libpmix
 #   pmixdev   ... against the development branch's } (DT_RPATH), whatever LD_LIBRARY_PATH says
 #   container OpenMPI 5.0.7 + OpenPMIx 5.0.7 of the Debian 13 root, run by the job's user as a
-#             Charliecloud container (srun ... ch-run ROOT -- ./mpi_hello)
+#             Charliecloud container (srun ... ch-run ROOT -- ./mpi_hello; also with the
+#             container's own /tmp), and the pmix5 vehicle's examples built inside it against
+#             its own OpenPMIx
 # Each at -N2 -n4 as an unprivileged user, under the anchor (Slurm's mpi/pmix_v4: OpenPMIx 4.2.2
 # in slurmstepd) and under mpi/pmixcpp, whose rows need its native route (OpenPMIx's own wire
 # protocol): they are skipped, with a note, while its tasks get no PMIX_SERVER_URI41. Prints one
