@@ -1,0 +1,94 @@
+// libFuzzer target: bytes an OpenPMIx client sends to the server (plugin/native/): OpenPMIx's
+// buffer encoding in both integer flavours. The first byte picks the flavour (bit 7) and the type
+// of the top-level pack (the rest, an index into the types a message can carry); the bytes after
+// it are unpacked as one pack of that type, then as a stream of KVALs (the job blob's layout).
+// Nothing may crash, leak, read out of bounds or allocate beyond the decode budget; what decodes
+// packs again, and the packed form decodes and packs to the same bytes.
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "plugin/native/bfrops.h"
+#include "type_traits.h"
+#include "value.h"
+
+using namespace pmixcpp;
+using namespace pmixcpp::native;
+
+namespace {
+
+constexpr pmix_data_type_t kTypes[] = {
+    PMIX_BOOL, PMIX_BYTE, PMIX_STRING, PMIX_SIZE, PMIX_PID, PMIX_INT, PMIX_INT8, PMIX_INT16, PMIX_INT32,
+    PMIX_INT64, PMIX_UINT, PMIX_UINT8, PMIX_UINT16, PMIX_UINT32, PMIX_UINT64, PMIX_FLOAT, PMIX_DOUBLE,
+    PMIX_TIMEVAL, PMIX_TIME, PMIX_STATUS, PMIX_VALUE, PMIX_PROC, PMIX_INFO, PMIX_BYTE_OBJECT,
+    PMIX_PERSIST, PMIX_POINTER, PMIX_SCOPE, PMIX_DATA_RANGE, PMIX_COMMAND, PMIX_INFO_DIRECTIVES,
+    PMIX_DATA_TYPE, PMIX_PROC_STATE, PMIX_PROC_INFO, PMIX_DATA_ARRAY, PMIX_PROC_RANK,
+    PMIX_COMPRESSED_STRING, PMIX_ALLOC_DIRECTIVE, PMIX_IOF_CHANNEL, PMIX_ENVAR, PMIX_COORD,
+    PMIX_REGATTR, PMIX_JOB_STATE, PMIX_LINK_STATE, PMIX_GEOMETRY, PMIX_DEVICE_DIST, PMIX_ENDPOINT,
+    PMIX_DEVTYPE, PMIX_LOCTYPE, PMIX_COMPRESSED_BYTE_OBJECT, PMIX_PROC_NSPACE, PMIX_TOPO, PMIX_REGEX,
+};
+constexpr size_t kNumTypes = sizeof(kTypes) / sizeof(kTypes[0]);
+
+size_t element_bytes(pmix_data_type_t type) { return type == PMIX_COMMAND ? 1 : traits_of(type).size; }
+
+void one_pack(int_flavour f, pmix_data_type_t type, std::span<const uint8_t> in) {
+    unpacker up(f, in);
+    int32_t count = 0;
+    {
+        unpacker peek(f, in);
+        if (!peek.unpack_count(&count).ok() || count > 64) return;
+    }
+    size_t size = element_bytes(type);
+    if (size == 0 || count == 0) return;
+    std::vector<uint8_t> storage(size * static_cast<size_t>(count), 0);
+    if (!up.unpack(type, storage.data(), count).ok()) {
+        for (uint8_t b : storage)
+            if (b != 0) abort();  // a failed decode leaves its output empty
+        return;
+    }
+    packer once(f);
+    if (!once.pack(type, storage.data(), count).ok()) abort();
+    for (int32_t i = 0; i < count; ++i) element_destruct(type, storage.data() + static_cast<size_t>(i) * size);
+
+    std::vector<uint8_t> again(size * static_cast<size_t>(count), 0);
+    unpacker up2(f, once.data());
+    if (!up2.unpack(type, again.data(), count).ok() || !up2.at_end()) abort();
+    packer twice(f);
+    if (!twice.pack(type, again.data(), count).ok()) abort();
+    if (twice.data() != once.data()) abort();
+    for (int32_t i = 0; i < count; ++i) element_destruct(type, again.data() + static_cast<size_t>(i) * size);
+}
+
+void kval_stream(int_flavour f, std::span<const uint8_t> in) {
+    unpacker up(f, in);
+    std::string nspace;
+    int32_t n = 0;
+    if (!up.unpack_count(&n).ok() || n != 1 || !up.get_string(&nspace, PMIX_MAX_NSLEN).ok()) return;
+    while (!up.at_end()) {
+        if (!up.unpack_count(&n).ok() || n != 1) return;
+        std::string key;
+        pmix_value_t v{};
+        if (!up.get_kval(&key, &v).ok()) {
+            if (v.type != PMIX_UNDEF) abort();
+            return;
+        }
+        packer pk(f);
+        if (!pk.put_kval(key.c_str(), v).ok()) abort();
+        value_destruct(&v);
+    }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    if (size == 0) return 0;
+    int_flavour f = (data[0] & 0x80) ? int_flavour::fixed : int_flavour::flex128;
+    size_t pick = data[0] & 0x7f;
+    std::span<const uint8_t> in(data + 1, size - 1);
+    if (pick < kNumTypes) one_pack(f, kTypes[pick], in);
+    else kval_stream(f, in);
+    return 0;
+}
