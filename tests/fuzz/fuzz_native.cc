@@ -1,7 +1,9 @@
 // libFuzzer target: bytes an OpenPMIx client sends to the server (plugin/native/): OpenPMIx's
-// buffer encoding in both integer flavours. The first byte picks the flavour (bit 7) and the type
-// of the top-level pack (the rest, an index into the types a message can carry); the bytes after
-// it are unpacked as one pack of that type, then as a stream of KVALs (the job blob's layout).
+// buffer encoding in both integer flavours, and the connection's framing and handshake. The first
+// byte picks the flavour (bit 7) and the type of the top-level pack (the rest, an index into the
+// types a message can carry); the bytes after it are unpacked as one pack of that type. Beyond the
+// types: odd picks feed the message reader (handshake first) and parse the handshake, even picks
+// unpack a stream of KVALs (the job blob's layout).
 // Nothing may crash, leak, read out of bounds or allocate beyond the decode budget; what decodes
 // packs again, and the packed form decodes and packs to the same bytes.
 #include <cstddef>
@@ -12,6 +14,7 @@
 #include <vector>
 
 #include "plugin/native/bfrops.h"
+#include "plugin/native/connection.h"
 #include "type_traits.h"
 #include "value.h"
 
@@ -81,6 +84,34 @@ void kval_stream(int_flavour f, std::span<const uint8_t> in) {
     }
 }
 
+void connection(std::span<const uint8_t> in) {
+    message_reader r(1u << 16);
+    size_t off = 0;
+    while (off < in.size()) {
+        size_t n = std::min(r.wanted(), in.size() - off);
+        if (!r.feed(in.data() + off, n).ok()) return;
+        off += n;
+        if (!r.complete()) continue;
+        if (!r.handshake_done()) {
+            if (r.payload().size() > kMaxHandshakeBytes) abort();
+            Result<hello> h = parse_hello(r.payload());
+            if (h.ok()) {
+                // What parses encodes to a handshake that parses the same.
+                Result<hello> again = parse_hello(encode_hello(*h));
+                if (!again.ok() || again->version != h->version || again->bfrops != h->bfrops ||
+                    again->credential != h->credential || again->flag != h->flag)
+                    abort();
+                uid_t u;
+                gid_t g;
+                (void)native_credential(*h, &u, &g);
+            }
+        } else if (r.payload().size() > (1u << 16)) {
+            abort();
+        }
+        r.next();
+    }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -89,6 +120,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     size_t pick = data[0] & 0x7f;
     std::span<const uint8_t> in(data + 1, size - 1);
     if (pick < kNumTypes) one_pack(f, kTypes[pick], in);
+    else if (pick & 1) connection(in);
     else kval_stream(f, in);
     return 0;
 }
