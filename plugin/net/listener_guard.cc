@@ -25,11 +25,6 @@ std::string peer_address(const sockaddr_storage &peer) {
     return ip;
 }
 
-namespace {
-
-// The uid owning the local socket at the other end of `fd`, if there is one on this host: a
-// sock_diag query for the exact connection seen from the peer's side (its source is our
-// destination). -1 if the peer is remote or the kernel does not say.
 long local_peer_uid(int fd) {
     sockaddr_storage me{}, peer{};
     socklen_t ml = sizeof(me), pl = sizeof(peer);
@@ -84,8 +79,6 @@ long local_peer_uid(int fd) {
     close(nl);
     return uid;
 }
-
-}  // namespace
 
 std::string peer_label(int fd, const sockaddr_storage &peer) {
     long uid = local_peer_uid(fd);
