@@ -23,6 +23,8 @@
 #include <vector>
 
 #include "plugin/native/session.h"
+#include "plugin/server/jobdata.h"
+#include "plugin/server/native_jobdata.h"
 #include "plugin/net/listener_guard.h"
 #include "value.h"
 
@@ -287,13 +289,18 @@ public:
         _thread = std::thread([this] { serve(); });
     }
     ~loopback_server() {
-        shutdown(_fd, SHUT_RDWR);
-        _thread.join();
+        join();
         close(_fd);
     }
+    // Stop accepting and wait until the connection is served (the client has exited by then).
+    void join() {
+        if (!_thread.joinable()) return;
+        shutdown(_fd, SHUT_RDWR);
+        _thread.join();
+    }
     int port() const { return _port; }
-    std::string log() const { return _log; }
-    bool ended_normally() const { return _normal; }
+    std::string log() { join(); return _log; }
+    bool ended_normally() { join(); return _normal; }
 
 private:
     void serve() {
@@ -301,6 +308,11 @@ private:
         if (poll(&p, 1, 20000) <= 0) return;
         int c = accept4(_fd, nullptr, nullptr, SOCK_CLOEXEC);
         if (c < 0) return;
+        // One connection only: a refused OpenPMIx client connects again (and would wait for an
+        // answer in the backlog forever); later attempts are refused by the kernel.
+        shutdown(_fd, SHUT_RDWR);
+        timeval tv{30, 0};  // a client that stops talking ends the test instead of hanging it
+        setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
         long uid = net::local_peer_uid(c);
         session s(_policy);
         message_reader r(1u << 20);
@@ -368,6 +380,7 @@ std::string run_client(const std::string &exe, int port, const std::string &nspa
     if (pid == 0) {
         dup2(pipefd[1], 1);
         dup2(pipefd[1], 2);
+        alarm(60);  // a client that hangs is killed (and the test fails) instead of hanging make check
         std::vector<char *> envp;
         for (auto &e : env) envp.push_back(e.data());
         envp.push_back(nullptr);
@@ -402,14 +415,46 @@ TEST(NativeSessionRealClient, OpenPMIxClientInitGetFinalize) {
     }
 }
 
-TEST(NativeSessionRealClient, WrongNamespaceFailsInit) {
+// Not tested with a real client: one the engine refuses (unknown namespace, a rank not served here)
+// was seen to connect again and to wait in PMIx_Init in most runs instead of failing (OpenPMIx
+// 4.2.2); the engine's refusals are NativeSessionAttack.Refusals. The listener must bound what such
+// clients cost (handshake deadline, per-uid cap).
+
+// The job data the server builds for a real step (plugin/server/jobdata.h), as the REQ reply:
+// rank 3 of 5 on the second of two nodes (n1: 0-2, n2: 3-4) initializes and reads it.
+TEST(NativeSessionRealClient, BlobFromTheServersJobData) {
     std::string exe = native_client();
     if (exe.empty()) GTEST_SKIP() << "no OpenPMIx development files (pkg-config pmix) to build the client";
-    test_job job("native.test", "testhost", 1);
-    loopback_server srv(job.policy(geteuid(), getegid()));
-    int status = -1;
-    std::string out = run_client(exe, srv.port(), "someone.else", 0, false, &status);
-    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << out;
-    EXPECT_NE(out.find("PMIx_Init failed"), std::string::npos) << out;
-    EXPECT_NE(srv.log().find("unknown nspace"), std::string::npos) << srv.log();
+    step_info s;
+    s.nspace = "slurm.42.3";
+    s.job_id = 42;
+    s.step_id = 3;
+    s.ntasks = 5;
+    s.node_id = 1;
+    s.node_names = {"n1", "n2"};
+    s.node_ranks = {{0, 1, 2}, {3, 4}};
+    s.universe_size = 5;
+    s.step_dir = "/tmp/stepdir";
+    s.server_socket = "/tmp/stepdir/server.sock";
+    auto entries = server::build_jobdata(s, {});
+    ASSERT_TRUE(entries.ok()) << entries.status().message();
+    job_blob_data blob = server::native_job_blob(s.nspace, entries.value());
+    EXPECT_EQ(blob.ranks.size(), 5u);
+    ASSERT_EQ(blob.nodes.size(), 1u);
+    for (bool v3 : {false, true}) {
+        SCOPED_TRACE(v3 ? "v3" : "v41");
+        session_policy p;
+        p.uid = geteuid();
+        p.gid = getegid();
+        p.nspace = s.nspace;
+        p.nranks = s.ntasks;
+        p.rank_is_local = [](pmix_rank_t r) { return r == 3 || r == 4; };
+        p.job_blob = [&blob](int_flavour f) { return pack_job_blob(f, blob); };
+        loopback_server srv(p);
+        int status = -1;
+        std::string out = run_client(exe, srv.port(), s.nspace, 3, v3, &status);
+        EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << out << srv.log();
+        EXPECT_NE(out.find("native_client slurm.42.3.3 size=5 lrank=0 get_rank=3"), std::string::npos) << out << srv.log();
+        EXPECT_TRUE(srv.ended_normally()) << srv.log();
+    }
 }
