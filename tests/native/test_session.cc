@@ -345,10 +345,20 @@ private:
     bool _normal = false;
 };
 
+// The build directory of the client, removed when the test program ends.
+struct client_dir {
+    std::string path = "/tmp/pmixcpp-native-test." + std::to_string(getpid());
+    ~client_dir() {
+        unlink((path + "/native_client").c_str());
+        rmdir(path.c_str());
+    }
+};
+
 // Build native_client.c against the real OpenPMIx with pkg-config, once.
 std::string native_client() {
+    static client_dir cleanup;
     static std::string path = [] {
-        std::string dir = "/tmp/pmixcpp-native-test." + std::to_string(getpid());
+        std::string dir = cleanup.path;
         std::string out = dir + "/native_client";
         std::string cmd = "mkdir -p " + dir + " && gcc -o " + out + " " + PMIXCPP_TOP_SRCDIR +
                           "/tests/native/openpmix/native_client.c $(pkg-config --cflags --libs pmix) >/dev/null 2>&1";
