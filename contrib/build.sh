@@ -17,7 +17,15 @@ prefix=${PMIXCPP_PREFIX:-$src/_install}
 "$src/contrib/install-deps.sh"
 
 cd "$src"
-if [ ! -x configure ] || [ configure.ac -nt configure ] || [ -n "$(find . -name Makefile.inc -newer configure -o -name Makefile.am -newer configure | head -1)" ]; then
+# autogen.sh again only when the project's own automake input changed: not for the Makefile.am
+# of the source packages unpacked in _deps, nor a build directory's (the Debian 13 lane builds
+# from this same tree, beside Debian 12's make; its newer automake must not rewrite the
+# Makefile.in that Debian 12's build uses)
+newer_input() {
+    find . \( -path ./_deps -o -path './_build*' -o -path './_install*' -o -path ./.git \) -prune -o \
+        \( -name Makefile.inc -o -name Makefile.am -o -name configure.ac \) -newer configure -print | head -n 1
+}
+if [ ! -x configure ] || [ -n "$(newer_input)" ]; then
     ./autogen.sh
 fi
 mkdir -p "$build"

@@ -20,7 +20,7 @@ libevent-dev libhwloc-dev hwloc libucx-dev ucx-utils libgtest-dev libslurm-dev
 libsodium-dev libmunge-dev
 slurmctld slurmd slurm-client slurm-wlm-basic-plugins munge
 slurmdbd mariadb-server mariadb-client
-libpmix-dev openmpi-bin libopenmpi-dev python3-mpi4py
+libpmix-dev openmpi-bin libopenmpi-dev python3-mpi4py libpmi0 libpmi2-0
 hyperfine procps debootstrap
 debhelper lintian fakeroot groff-base
 "

@@ -142,7 +142,7 @@ echo "test-all: build $((t1 - t0)) s; then side by side: integration $((t3 - t1)
 if [ -n "$names" ]; then
     echo "test-all: failed:$names"
     echo "test-all: the failed checks (logs in $logs):"
-    grep -H -E '^ *FAIL|^FAIL:|test-debian13: .*failed|: error:' "$logs"/*.log 2>/dev/null | grep -v -E 'XFAIL|# FAIL: +0' | cut -c1-300 | head -n 60 | sed 's/^/  /'
+    grep -H -E '^ *FAIL[: ]|^== t-.* FAIL|UNEXPECTED|test-debian13: .*failed' "$logs"/*.log 2>/dev/null | grep -v -E 'XFAIL|# FAIL: +0' | cut -c1-300 | head -n 60 | sed 's/^/  /'
 fi
 echo "test-all: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

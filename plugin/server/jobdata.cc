@@ -2,6 +2,7 @@
 
 #include "../common/mpmd.h"
 #include "../common/spawn_request.h"
+#include "process_mapping.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -76,20 +77,16 @@ std::string join(const std::vector<uint32_t> &v, const char *sep) {
     return s;
 }
 
-// PMI-1 style process mapping (what Slurm's mpi/pmix gives as PMIX_ANL_MAP): "(vector,(s,n,k),...)"
-// with block runs of consecutive ranks on consecutive nodes.
+// PMI_process_mapping (what Slurm's mpi/pmix gives as PMIX_ANL_MAP): "(vector,(s,n,k),...)" from
+// the node of each rank (shared/process_mapping.h), so cyclic and arbitrary layouts read back right.
 std::string anl_map(const std::vector<std::vector<uint32_t>> &node_ranks) {
-    std::string out = "(vector";
-    size_t nodes = node_ranks.size();
-    size_t n = 0;
-    while (n < nodes) {
-        size_t k = node_ranks[n].size();
-        size_t count = 1;
-        while (n + count < nodes && node_ranks[n + count].size() == k) ++count;
-        out += ",(" + std::to_string(n) + "," + std::to_string(count) + "," + std::to_string(k) + ")";
-        n += count;
-    }
-    return out + ")";
+    std::vector<uint32_t> node_of_rank;
+    for (size_t n = 0; n < node_ranks.size(); ++n)
+        for (uint32_t r : node_ranks[n]) {
+            if (r >= node_of_rank.size()) node_of_rank.resize(size_t{r} + 1, 0);
+            node_of_rank[r] = static_cast<uint32_t>(n);
+        }
+    return process_mapping(node_of_rank);
 }
 
 // The value of `name` in the step's environment (the last one), "" when it is not there.

@@ -2246,9 +2246,17 @@ std::vector<proc_row> server_impl::local_proc_rows() {
                 p.state = p.pid > 0 ? PMIX_PROC_STATE_RUNNING : PMIX_PROC_STATE_LAUNCH_UNDERWAY;
                 break;
             }
-            if (_rank_exe[r].empty() && p.pid > 0) _rank_exe[r] = executable_of(p.pid);
+            if (_rank_exe[r].empty() && p.pid > 0) {
+                // Before its exec the task is a fork of slurmstepd: its /proc/<pid>/exe names
+                // slurmstepd. A rank that has connected has exec'd: only then is the name kept.
+                std::string exe = executable_of(p.pid);
+                if (rs != rank_state::not_connected)
+                    _rank_exe[r] = std::move(exe);
+                else if (exe != executable_of(getpid()))
+                    p.executable = std::move(exe);
+            }
         }
-        p.executable = _rank_exe[r];
+        if (!_rank_exe[r].empty()) p.executable = _rank_exe[r];
         out.push_back(std::move(p));
     }
     return out;

@@ -6,7 +6,7 @@ set -u
 top=$(cd "${srcdir:-$(dirname "$0")/../..}" && pwd)
 CC=${CC:-cc}
 CXX=${CXX:-c++}
-inc="-I$top/shared/pmix -I$top/client/include"
+inc="-I$top/shared/pmix -I$top/client/include -I$top/client/pmi"
 src=$top/tests/abi/headers_c99.c
 work=$(mktemp -d "${TMPDIR:-/tmp}/abi-headers.XXXXXX") || exit 99
 trap 'rm -rf "$work"' EXIT

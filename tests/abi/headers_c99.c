@@ -4,6 +4,9 @@
 #include <pmix.h>
 #include <pmix_server.h>
 #include <pmix_tool.h>
+/* the PMI-1 and PMI-2 headers of client/pmi, together (PMI_keyval_t is defined once) */
+#include <pmi.h>
+#include <pmi2.h>
 
 int abi_exercise_macros(void);
 

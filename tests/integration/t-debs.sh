@@ -65,6 +65,9 @@ if out=$(apt_dpkg install $debs 2>&1); then pass "packages installed"; else fail
 for p in $pkgs; do dpkg -L "$p"; done | grep -vx '/\.' | sort -u > "$work/files"
 expect_eq "plugin in Debian's Slurm PluginDir" yes "$([ -f "$deb_plugin" ] && echo yes)"
 expect_eq "client library in its private directory" yes "$([ -e "$deb_libdir/libpmix.so.2" ] && echo yes)"
+expect_eq "PMI-1 and PMI-2 libraries beside it (libpmixcpp2), headers in libpmixcpp-dev" "yes yes yes yes" \
+    "$(for f in "$deb_libdir/libpmi.so.0" "$deb_libdir/libpmi2.so.0" /usr/include/pmixcpp/pmi.h /usr/include/pmixcpp/pmi2.h; do
+        [ -e "$f" ] && echo yes || echo "no($f)"; done | paste -sd' ' -)"
 expect_eq "OpenPMIx's libpmix.so.2 untouched" "libpmix2" \
     "$(dpkg-query -S "/usr/lib/$multiarch/libpmix.so.2" 2>/dev/null | cut -d: -f1)"
 info=$(/usr/bin/pmixcpp_info 2>&1)

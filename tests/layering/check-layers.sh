@@ -18,6 +18,7 @@ shared            | shared/pmix
 client/include    | shared/pmix
 client/sched      | shared client/include
 client/tools      | shared client/include client/sched
+client/pmi        | shared client/include
 client            | shared client/include
 plugin/net        | shared
 plugin/coll       | shared

@@ -501,16 +501,18 @@ TEST(agent_listener, idle_and_hostile_peers_hold_nobody_up) {
     for (int i = 0; i < 10; ++i) idle.push_back(connect_loopback(port));
     int huge = connect_loopback(port);
     send_bytes(huge, header_announcing(auth::kHelloFrame, 0xFFFFFFFFu));
-    EXPECT_TRUE(closed_within(huge, 1000));
+    EXPECT_TRUE(closed_within(huge, 5000));  // at once; the bound only allows for a loaded machine
     close(huge);
-    // A real report goes through at once (the agent is not stuck on the idle ones).
+    // A real report goes through without waiting for the idle ones' 10 s authentication deadline
+    // (the agent is not stuck on them; the bound allows for a loaded machine, where this test
+    // runs at low priority beside others).
     agent::report r;
     r.status = 4;
     r.node = "n1";
     r.message = "boom";
     auto t0 = std::chrono::steady_clock::now();
-    ASSERT_TRUE(agent::client(loopback(), port, auth.client()).report(r, 2000).ok());
-    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(1000));
+    ASSERT_TRUE(agent::client(loopback(), port, auth.client()).report(r, 8000).ok());
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(8000));
     EXPECT_EQ(reports, 1);
     // Replay: record a successful client's bytes with a proxy-less trick, sending its hello and
     // response again on a new connection. Its credential was opened before: refused.
@@ -535,9 +537,9 @@ TEST(agent_listener, idle_and_hostile_peers_hold_nobody_up) {
     // The agent refuses the replayed credential and closes.
     EXPECT_TRUE(closed_within(replay, 2000));
     close(replay);
-    // The idle ones are dropped after the deadline (3 s).
+    // The idle ones are dropped after the agent's deadline (10 s from their connect).
     size_t dropped = 0;
-    for (int fd : idle) dropped += closed_within(fd, 5000) ? 1 : 0;
+    for (int fd : idle) dropped += closed_within(fd, 12000) ? 1 : 0;
     EXPECT_EQ(dropped, idle.size());
     for (int fd : idle) close(fd);
     EXPECT_TRUE(agent::client(loopback(), port, auth.client()).report(r, 2000).ok());

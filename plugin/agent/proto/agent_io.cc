@@ -119,11 +119,15 @@ Result<int> connect_authenticated(const sockaddr_storage &host, uint16_t port, c
             if (clock_type::now() + pause >= deadline || (cancel && cancel->load())) break;
             std::this_thread::sleep_for(pause);
         }
+        // A new credential each attempt (the agent refuses one opened before), made before the
+        // connection: making it can wait (munge, and in slurmstepd the effective uid's return to
+        // root while tasks launch), and the agent gives a connection only a few seconds to
+        // authenticate.
+        auto cred = credential();
+        if (!cred.ok()) return cred.status();
         auto fd = connect_to(host, port, deadline, cancel);
         if (!fd.ok()) return fd.status();
         fd_guard guard{fd.value()};
-        auto cred = credential();  // a new one each attempt: the agent refuses one opened before
-        if (!cred.ok()) return cred.status();
         net::auth::client_handshake hs(cred->key, net::auth::purpose::agent, {}, UINT32_MAX, std::move(cred->credential));
         auto hello = hs.hello_frame();
         if (!hello.ok()) return hello.status();

@@ -43,7 +43,18 @@ struct srun_agent::conn {
     agent_io::clock_type::time_point deadline{};
 };
 
-srun_agent::srun_agent() : _guard("srun agent") {}
+namespace {
+// The slurmstepds' calls authenticate with a munge credential each; on a heavily loaded node a
+// handshake can take seconds (seen: over 3 s at a load of 40 on two cores). The caps bound what
+// slow or silent peers can hold meanwhile.
+net::listener_limits agent_limits() {
+    net::listener_limits l;
+    l.auth_timeout = std::chrono::milliseconds(10000);
+    return l;
+}
+}  // namespace
+
+srun_agent::srun_agent() : _guard("srun agent", agent_limits()) {}
 
 Result<std::unique_ptr<srun_agent>> srun_agent::start(report_fn on_report, net::auth::key_source keys,
                                                      std::vector<std::string> bind_addresses) {
