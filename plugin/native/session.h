@@ -38,6 +38,8 @@ enum class command : uint8_t {
     fencenb = 3,
     getnb = 4,
     finalize = 5,
+    notify = 12,
+    regevents = 13,
     deregevents = 14,
 };
 

@@ -17,13 +17,13 @@ bool node_level(const pmix_info_t &i) {
     return false;
 }
 
-bool left_out(const pmix_info_t &i) {
+}  // namespace
+
+bool native_left_out(const pmix_info_t &i) {
     for (const char *k : {PMIX_NODE_MAP, PMIX_PROC_MAP, PMIX_ANL_MAP})
         if (is_key(i, k)) return true;
     return false;
 }
-
-}  // namespace
 
 native::job_blob_data native_job_blob(const std::string &nspace, const std::vector<wire::jobdata_entry> &entries) {
     native::job_blob_data out;
@@ -33,7 +33,7 @@ native::job_blob_data native_job_blob(const std::string &nspace, const std::vect
         if (e.rank == PMIX_RANK_WILDCARD) {
             for (size_t i = 0; i < e.infos.size(); ++i) {
                 const pmix_info_t &info = e.infos[i];
-                if (left_out(info)) continue;
+                if (native_left_out(info)) continue;
                 (node_level(info) ? node.infos : out.job).push_back(info);
             }
             continue;

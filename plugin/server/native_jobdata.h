@@ -12,6 +12,9 @@
 
 namespace pmixcpp::server {
 
+// The map keys (pmix.nmap, pmix.pmap, pmix.anlmap): never sent to an OpenPMIx client.
+bool native_left_out(const pmix_info_t &info);
+
 // Borrows the infos of `entries` (they must outlive the result and every pack of it).
 native::job_blob_data native_job_blob(const std::string &nspace, const std::vector<wire::jobdata_entry> &entries);
 
