@@ -25,7 +25,7 @@ std::string peer_address(const sockaddr_storage &peer) {
     return ip;
 }
 
-long local_peer_uid(int fd) {
+long local_peer_uid(int fd, uint64_t *inode) {
     sockaddr_storage me{}, peer{};
     socklen_t ml = sizeof(me), pl = sizeof(peer);
     if (getsockname(fd, reinterpret_cast<sockaddr *>(&me), &ml) != 0 ||
@@ -74,6 +74,7 @@ long local_peer_uid(int fd) {
             h->nlmsg_len >= NLMSG_LENGTH(sizeof(inet_diag_msg))) {
             auto *d = static_cast<inet_diag_msg *>(NLMSG_DATA(h));
             uid = d->idiag_uid;
+            if (inode) *inode = d->idiag_inode;
         }
     }
     close(nl);

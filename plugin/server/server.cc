@@ -2145,11 +2145,29 @@ void server_impl::accept_native() {
         }
         unique_fd guard(fd);
         const std::string label = net::peer_label(fd, peer);
-        const long uid = net::local_peer_uid(fd);
+        uint64_t inode = 0;
+        const long uid = net::local_peer_uid(fd, &inode);
         if (uid < 0 || static_cast<uid_t>(uid) != _step.uid) {
             _native_guard->refused(label, uid < 0 ? "the kernel does not name the socket's owner"
                                                   : "uid " + std::to_string(uid) + " is not the job's user (uid " +
                                                         std::to_string(_step.uid) + ")");
+            continue;
+        }
+        // As on the Unix socket: only processes of this step (descendants of this slurmstepd),
+        // found by the socket they hold.
+        auto proc = process_ref::holding_socket(inode, _step.uid);
+        const bool ours = proc.ok() && proc.value()->descends_from(getpid());
+        if (!ours && (proc.ok() ? proc.value()->gone() : proc.status().code() == PMIX_ERR_NOT_FOUND)) {
+            PMIXCPP_LOG_VERBOSE("%s: the OpenPMIx client at %s exited before its connection was accepted",
+                                _step.nspace.c_str(), label.c_str());
+            continue;
+        }
+        if (!proc.ok()) {
+            _native_guard->refused(label, proc.status().message());
+            continue;
+        }
+        if (!ours) {
+            _native_guard->refused(label, "pid " + std::to_string(proc.value()->pid()) + " is not a process of this step");
             continue;
         }
         native::session_policy policy;
@@ -2163,6 +2181,8 @@ void server_impl::accept_native() {
         c->native = std::make_unique<native_link>(_opts.max_payload, std::move(policy), label);
         c->id = _next_conn++;
         c->uid = static_cast<uid_t>(uid);
+        c->pid = proc.value()->pid();
+        c->proc = std::move(proc.value());
         c->server = this;
         c->fd = std::move(guard);
         c->ev_read.reset(event_new(_base.get(), c->fd.get(), EV_READ | EV_PERSIST, on_read, c.get()));

@@ -3,7 +3,8 @@
 // byte picks the flavour (bit 7) and the type of the top-level pack (the rest, an index into the
 // types a message can carry); the bytes after it are unpacked as one pack of that type. Beyond the
 // types: odd picks feed the message reader (handshake first) and parse the handshake, even picks
-// unpack a stream of KVALs (the job blob's layout).
+// unpack a stream of KVALs (the job blob's layout), and picks from 96 up decode one request the
+// server serves by translation (requests.h: COMMIT, FENCENB, GETNB, ABORT, REGEVENTS).
 // Nothing may crash, leak, read out of bounds or allocate beyond the decode budget; what decodes
 // packs again, and the packed form decodes and packs to the same bytes.
 #include <cstddef>
@@ -15,6 +16,7 @@
 
 #include "plugin/native/bfrops.h"
 #include "plugin/native/connection.h"
+#include "plugin/native/requests.h"
 #include "type_traits.h"
 #include "value.h"
 
@@ -112,6 +114,39 @@ void connection(std::span<const uint8_t> in) {
     }
 }
 
+// A request the server translates: what decodes is within its caps; what fails leaves nothing.
+void request(int_flavour f, size_t which, std::span<const uint8_t> in) {
+    unpacker up(f, in);
+    switch (which % 5) {
+    case 0: {
+        commit_data d;
+        if (!decode_commit(up, &d).ok() && (d.infos.size() != 0 || !d.scopes.empty())) abort();
+        if (d.scopes.size() != d.infos.size()) abort();
+        break;
+    }
+    case 1: {
+        fence_data d;
+        if (decode_fence(up, &d, 64).ok() && d.procs.size() > 64) abort();
+        break;
+    }
+    case 2: {
+        get_data d;
+        if (decode_get(up, &d).ok() && d.key.size() > PMIX_MAX_KEYLEN) abort();
+        break;
+    }
+    case 3: {
+        abort_data d;
+        if (decode_abort(up, &d, 64).ok() && d.procs.size() > 64) abort();
+        break;
+    }
+    default: {
+        regevents_data d;
+        (void)decode_regevents(up, &d);
+        break;
+    }
+    }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -120,6 +155,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     size_t pick = data[0] & 0x7f;
     std::span<const uint8_t> in(data + 1, size - 1);
     if (pick < kNumTypes) one_pack(f, kTypes[pick], in);
+    else if (pick >= 96) request(f, pick - 96, in);
     else if (pick & 1) connection(in);
     else kval_stream(f, in);
     return 0;

@@ -3,7 +3,8 @@
 # daemon reads the port (any local user can find a listening port) and sends a well-formed
 # OpenPMIx handshake for rank 0 of the step, its native credential claiming nobody's uid. The
 # kernel names daemon as the socket's owner: the connection is closed unanswered, with one log
-# line; the real rank 0 then connects and the job completes.
+# line. A process of nobody itself that is not part of the step (started outside it) tries the same:
+# closed unanswered, "not a process of this step". The real rank 0 then connects and the job completes.
 # Requires: make install, mpicc, python3, the users nobody and daemon.
 . "$(dirname "$0")/lib.sh"
 : "${PMIXCPP_PREFIX:?set PMIXCPP_PREFIX}"
@@ -39,6 +40,8 @@ if [ -e "$shared/uri" ]; then
     read -r port nspace juid jgid <"$shared/uri"
     attack=$(cd /tmp && runuser -u daemon -- python3 "$shared/attack_native.py" "$port" "$nspace" 0 "$juid" "$jgid" 2>&1)
     expect_eq "another user's handshake as rank 0 of the step: closed unanswered" REFUSED-SILENTLY "$attack"
+    attack=$(cd /tmp && runuser -u nobody -- python3 "$shared/attack_native.py" "$port" "$nspace" 0 "$juid" "$jgid" 2>&1)
+    expect_eq "the job user's process outside the step, as rank 0: closed unanswered" REFUSED-SILENTLY "$attack"
 else
     fail "the job never published its native listener's port"
 fi
@@ -54,5 +57,7 @@ daemon_uid=$(id -u daemon)
 logs=$(slurmd_logs | grep -F "native listener")
 expect_match "the refusal was logged, naming the uid" "refused a connection from local uid $daemon_uid .*uid $daemon_uid is not the job's user" "$logs"
 expect_eq "one log line for the refusal" 1 "$(echo "$logs" | grep -F "$nspace" | grep -c "local uid $daemon_uid")"
+nobody_uid=$(id -u nobody)
+expect_match "the outsider of the job's own user was refused" "refused a connection from local uid $nobody_uid .*pid [0-9]+ is not a process of this step" "$logs"
 rm -rf "$shared"
 t_done

@@ -16,7 +16,9 @@
 #include <string>
 #include <vector>
 
+#include "plugin/common/process_ref.h"
 #include "plugin/common/step_env.h"
+#include "plugin/net/listener_guard.h"
 #include "plugin/native/requests.h"
 #include "plugin/native/session.h"
 #include "plugin/server/server.h"
@@ -184,6 +186,34 @@ TEST_F(NativeServer, HandshakeForARankNotServedHereIsRefused) {
     std::vector<uint8_t> ok = connect_as(1);                   // accepted (then closed: rank 1 lost)
     EXPECT_EQ(status_of(ok), PMIX_SUCCESS);
     EXPECT_EQ(ok.size(), 8u);
+}
+
+// The process behind a loopback TCP connection: the kernel names the socket (sock_diag), /proc
+// names who holds it. Here that is this process; another uid finds nobody.
+TEST(NativePeer, ProcessHoldingTheSocket) {
+    int l = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(bind(l, reinterpret_cast<sockaddr *>(&a), sizeof a), 0);
+    ASSERT_EQ(listen(l, 1), 0);
+    socklen_t len = sizeof a;
+    ASSERT_EQ(getsockname(l, reinterpret_cast<sockaddr *>(&a), &len), 0);
+    int c = socket(AF_INET, SOCK_STREAM, 0);
+    ASSERT_EQ(connect(c, reinterpret_cast<sockaddr *>(&a), sizeof a), 0);
+    int s = accept(l, nullptr, nullptr);
+    ASSERT_GE(s, 0);
+    uint64_t inode = 0;
+    EXPECT_EQ(net::local_peer_uid(s, &inode), static_cast<long>(geteuid()));
+    ASSERT_NE(inode, 0u);
+    auto p = process_ref::holding_socket(inode, geteuid());
+    ASSERT_TRUE(p.ok()) << p.status().message();
+    EXPECT_EQ(p.value()->pid(), getpid());
+    EXPECT_TRUE(p.value()->descends_from(getpid()));
+    EXPECT_EQ(process_ref::holding_socket(inode, geteuid() + 12345).status().code(), PMIX_ERR_NOT_FOUND);
+    close(c);
+    close(s);
+    close(l);
 }
 
 // The bytes of OpenPMIx 4.2's requests, as its client packs them (pmix_client_fence.c,
