@@ -2,7 +2,7 @@
 # (libpmix.so.2 of the libpmix2 package), pmixcpp's client library NOT on the path, served by the
 # step's server over OpenPMIx's own wire protocol (the native listener, PMIxCppClientLib native):
 # hello and allreduce at -N2 -n4 and -N4 -n16, every rank showing the libpmix it mapped
-# (/proc/self/maps) and the allreduce checked. The same programs under --mpi=pmix_v4 (Slurm's
+# (/proc/self/maps) and the allreduce checked; allreduce also without a collecting fence (direct modex). The same programs under --mpi=pmix_v4 (Slurm's
 # own plugin, the anchor) with both times printed (figures, not assertions). Then the default
 # (both): half the ranks on pmixcpp's library, half on OpenPMIx's, in one namespace and one fence.
 # Requires: make install, mpicc (libopenmpi-dev) and libpmix2; a cluster with >= 4 nodes.
@@ -59,6 +59,16 @@ for shape in 2:4 4:16; do
     done
 done
 echo "    srun wall times (2 CPUs shared by every node of the test cluster):$figures"
+
+# OpenMPI's modex without a collecting fence (async modex): every peer's data is a Get the server
+# answers by direct modex from the peer's node.
+LD_LIBRARY_PATH="$clean_ldp" SLURM_PMIXCPP_CLIENTLIB=native OMPI_MCA_btl=self,vader,tcp \
+    OMPI_MCA_pmix_base_async_modex=1 OMPI_MCA_pmix_base_collect_data=0 \
+    run_srun 180 --mpi=pmixcpp -N4 -n8 "$work/mpi_native" allreduce
+expect_eq "native allreduce -N4 -n8, direct modex: exit status" 0 "$rc"
+expect_match "native allreduce -N4 -n8, direct modex" '^MPI-NATIVE-OK allreduce 8$' "$out"
+check_libs "native allreduce -N4 -n8, direct modex" 8 native
+[ "$rc" -eq 0 ] || echo "$out" | grep -v '^LIBPMIX' | head -20 | sed 's/^/    /'
 
 # The default (both): odd ranks drop pmixcpp's library directory from their path (a wrapper), so
 # they load OpenPMIx's; even ranks keep it. One namespace, one fence, one allreduce.

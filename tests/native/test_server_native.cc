@@ -13,6 +13,8 @@
 
 #include <cstring>
 #include <filesystem>
+#include <map>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -29,7 +31,17 @@ using namespace pmixcpp::native;
 namespace {
 
 struct no_host : server::server_host {
-    Status abort(const std::string &, uint32_t, int, const std::string &, const std::vector<pmix_proc_t> &) override {
+    std::mutex m;
+    int aborts = 0, abort_status = 0;
+    uint32_t abort_rank = 0;
+    std::string abort_message;
+    Status abort(const std::string &, uint32_t rank, int status, const std::string &message,
+                 const std::vector<pmix_proc_t> &) override {
+        std::lock_guard<std::mutex> l(m);
+        ++aborts;
+        abort_rank = rank;
+        abort_status = status;
+        abort_message = message;
         return Status::success();
     }
     void log(const std::string &, uint32_t, const std::string &, const std::string &) override {}
@@ -47,7 +59,7 @@ struct child {
     int out = -1;
 };
 
-child start_client(const std::string &exe, const env_list &env) {
+child start_client(const std::string &exe, const env_list &env, const char *arg = nullptr) {
     std::vector<std::string> e = {"PATH=/usr/bin:/bin"};
     for (const auto &[k, v] : env) e.push_back(k + "=" + v);
     int p[2];
@@ -60,7 +72,7 @@ child start_client(const std::string &exe, const env_list &env) {
         std::vector<char *> envp;
         for (auto &s : e) envp.push_back(s.data());
         envp.push_back(nullptr);
-        char *argv[] = {const_cast<char *>(exe.c_str()), nullptr};
+        char *argv[] = {const_cast<char *>(exe.c_str()), const_cast<char *>(arg), nullptr};
         execve(exe.c_str(), argv, envp.data());
         _exit(127);
     }
@@ -137,6 +149,22 @@ TEST_F(NativeServer, OpenPMIxClientsPutCommitFenceGetFinalize) {
                            std::to_string((r + 1) % step.ntasks);
         EXPECT_NE(out.find(want), std::string::npos) << out;
     }
+}
+
+// PMIx_Abort of an OpenPMIx client reaches the host with its status and message, and the client
+// gets its answer.
+TEST_F(NativeServer, OpenPMIxClientAborts) {
+    std::string exe = build_client(base, "native_modex");
+    if (exe.empty()) GTEST_SKIP() << "no OpenPMIx development files (pkg-config pmix) to build the client";
+    int status = -1;
+    std::string out = finish(start_client(exe, client_env(2), "abort"), &status);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << out;
+    EXPECT_NE(out.find("native_modex aborted 0"), std::string::npos) << out;
+    std::lock_guard<std::mutex> l(host.m);
+    EXPECT_EQ(host.aborts, 1);
+    EXPECT_EQ(host.abort_rank, 2u);
+    EXPECT_EQ(host.abort_status, 7);
+    EXPECT_EQ(host.abort_message, "native abort");
 }
 
 // A client of the job's user that names a rank of another node, or a rank already connected: the

@@ -2,13 +2,15 @@
  * PMIx_Put of "test.key" = "value-<rank>" (GLOBAL), PMIx_Commit, PMIx_Fence collecting data, a
  * PMIx_Get of the next rank's key, a fence without data, PMIx_Finalize. Prints
  * "native_modex <nspace>.<rank> got <value>" and exits 0, or prints what failed and exits 1.
+ * With the argument "abort": PMIx_Init, then PMIx_Abort(7, "native abort") on the whole namespace,
+ * prints "native_modex aborted <status>" and exits 0.
  * Used by tests/native/test_server_native.cc against the real server:
  *   gcc -o native_modex native_modex.c $(pkg-config --cflags --libs pmix) */
 #include <pmix.h>
 #include <stdio.h>
 #include <string.h>
 
-int main(void) {
+int main(int argc, char **argv) {
     pmix_proc_t me, wild, peer;
     pmix_value_t val, *v = NULL;
     char mine[64], want[64];
@@ -18,6 +20,11 @@ int main(void) {
         return 1;
     }
     PMIX_LOAD_PROCID(&wild, me.nspace, PMIX_RANK_WILDCARD);
+    if (argc > 1 && strcmp(argv[1], "abort") == 0) {
+        rc = PMIx_Abort(7, "native abort", NULL, 0);
+        printf("native_modex aborted %d\n", rc);
+        return 0;
+    }
     if ((rc = PMIx_Get(&wild, PMIX_JOB_SIZE, NULL, 0, &v)) != PMIX_SUCCESS || v->type != PMIX_UINT32) {
         printf("native_modex: PMIx_Get(PMIX_JOB_SIZE) failed: %d\n", rc);
         return 1;
