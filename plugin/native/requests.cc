@@ -188,6 +188,29 @@ Status decode_regevents(unpacker &up, regevents_data *out) {
     return Status::success();
 }
 
+Status decode_notify(unpacker &up, notify_data *out) {
+    notify_data d;
+    PMIXCPP_RETURN_IF_ERROR(up.unpack(PMIX_STATUS, &d.status, 1).with_context("event code"));
+    PMIXCPP_RETURN_IF_ERROR(up.unpack(PMIX_DATA_RANGE, &d.range, 1).with_context("event range"));
+    PMIXCPP_RETURN_IF_ERROR(get_info_pack(up, "event infos", &d.infos));
+    PMIXCPP_RETURN_IF_ERROR(trailing(up, "notify"));
+    *out = std::move(d);
+    return Status::success();
+}
+
+Result<std::vector<uint8_t>> encode_event(int_flavour f, pmix_status_t status, const pmix_proc_t &source,
+                                          uint8_t range, const pmix_info_t *infos, size_t count) {
+    packer pk(f);
+    uint8_t cmd = 12;  // PMIX_NOTIFY_CMD
+    PMIXCPP_RETURN_IF_ERROR(pk.pack(PMIX_COMMAND, &cmd, 1));
+    PMIXCPP_RETURN_IF_ERROR(pk.pack(PMIX_STATUS, &status, 1));
+    PMIXCPP_RETURN_IF_ERROR(pk.pack(PMIX_PROC, &source, 1));
+    PMIXCPP_RETURN_IF_ERROR(pk.pack(PMIX_SIZE, &count, 1));
+    if (count > 0) PMIXCPP_RETURN_IF_ERROR(pk.pack(PMIX_INFO, infos, static_cast<int32_t>(count)).with_context("event infos"));
+    PMIXCPP_RETURN_IF_ERROR(pk.pack(PMIX_DATA_RANGE, &range, 1));
+    return pk.take();
+}
+
 std::vector<uint8_t> encode_status_reply(int_flavour f, pmix_status_t status) {
     packer pk(f);
     pk.put_int32(1);

@@ -59,6 +59,20 @@ struct regevents_data {
 };
 Status decode_regevents(unpacker &up, regevents_data *out);
 
+// NOTIFY from a client: [STATUS code][DATA_RANGE][SIZE ninfo] then [INFO...] when ninfo > 0 (the
+// source is the client itself).
+struct notify_data {
+    pmix_status_t status = 0;
+    uint8_t range = PMIX_RANGE_UNDEF;
+    InfoArray infos;
+};
+Status decode_notify(unpacker &up, notify_data *out);
+
+// An event to a client, on tag 0 (kTagNotify): [COMMAND 12][STATUS][PROC source][SIZE ninfo]
+// [INFO...] then [DATA_RANGE] (what 4.x servers append; older clients stop before it).
+Result<std::vector<uint8_t>> encode_event(int_flavour f, pmix_status_t status, const pmix_proc_t &source,
+                                          uint8_t range, const pmix_info_t *infos, size_t count);
+
 // [STATUS]: the reply of COMMIT, FENCENB (gds/hash), FINALIZE, ABORT, REGEVENTS, and of every
 // command not served.
 std::vector<uint8_t> encode_status_reply(int_flavour f, pmix_status_t status);

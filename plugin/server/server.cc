@@ -2064,7 +2064,23 @@ bool server_impl::queue_event_frame(uint32_t rank, std::span<const uint8_t> fram
     if (rank >= _rank_conn.size() || _rank_conn[rank] == 0) return false;
     connection *c = find(_rank_conn[rank]);
     if (!c || c->state != conn_state::active) return false;
-    if (c->native) return false;  // events to OpenPMIx clients: not yet (plugin/native/README.md)
+    std::vector<uint8_t> native_frame;
+    if (c->native) {
+        // The same event in OpenPMIx's form, on tag 0.
+        wire::event_notification ev;
+        if (frame.size() < wire::kFrameHeaderSize ||
+            !wire::decode_payload(frame.subspan(wire::kFrameHeaderSize), &ev).ok())
+            return false;
+        auto payload = native::encode_event(c->native->session.flavour(), ev.status, ev.source, ev.range,
+                                            ev.infos.data(), ev.infos.size());
+        if (!payload.ok()) {
+            PMIXCPP_LOG_VERBOSE("%s: event %d not sent to rank %u (OpenPMIx client): %s", _step.nspace.c_str(),
+                                ev.status, rank, payload.status().message().c_str());
+            return false;
+        }
+        native_frame = native::frame_message(native::kTagNotify, payload.value());
+        frame = native_frame;
+    }
     // Events beyond kMaxEventBacklog are dropped for that client (events.h); they never close it.
     if (c->overflowed || c->out.size() - c->out_sent + frame.size() > kMaxEventBacklog) return false;
     c->out.insert(c->out.end(), frame.begin(), frame.end());
@@ -2425,6 +2441,17 @@ bool server_impl::native_message(connection &c) {
         m.message = std::move(d.message);
         m.procs = std::move(d.procs);
         return native_forward(c, h.tag, native::command::abort, wire::msg_type::abort, m);
+    }
+    case native::command::notify: {
+        native::notify_data d;
+        if (Status st = native::decode_notify(up, &d); !st.ok()) return malformed("notify", st);
+        wire::event_notification m;
+        m.status = d.status;
+        m.range = d.range;
+        m.infos = std::move(d.infos);
+        strncpy(m.source.nspace, _step.nspace.c_str(), PMIX_MAX_NSLEN);  // the client itself, always
+        m.source.rank = c.rank;
+        return native_forward(c, h.tag, native::command::notify, wire::msg_type::notify, m);
     }
     case native::command::regevents: {
         native::regevents_data d;

@@ -4,7 +4,7 @@
 // types a message can carry); the bytes after it are unpacked as one pack of that type. Beyond the
 // types: odd picks feed the message reader (handshake first) and parse the handshake, even picks
 // unpack a stream of KVALs (the job blob's layout), and picks from 96 up decode one request the
-// server serves by translation (requests.h: COMMIT, FENCENB, GETNB, ABORT, REGEVENTS).
+// server serves by translation (requests.h: COMMIT, FENCENB, GETNB, ABORT, REGEVENTS, NOTIFY).
 // Nothing may crash, leak, read out of bounds or allocate beyond the decode budget; what decodes
 // packs again, and the packed form decodes and packs to the same bytes.
 #include <cstddef>
@@ -117,7 +117,7 @@ void connection(std::span<const uint8_t> in) {
 // A request the server translates: what decodes is within its caps; what fails leaves nothing.
 void request(int_flavour f, size_t which, std::span<const uint8_t> in) {
     unpacker up(f, in);
-    switch (which % 5) {
+    switch (which % 6) {
     case 0: {
         commit_data d;
         if (!decode_commit(up, &d).ok() && (d.infos.size() != 0 || !d.scopes.empty())) abort();
@@ -137,6 +137,15 @@ void request(int_flavour f, size_t which, std::span<const uint8_t> in) {
     case 3: {
         abort_data d;
         if (decode_abort(up, &d, 64).ok() && d.procs.size() > 64) abort();
+        break;
+    }
+    case 5: {
+        notify_data d;
+        if (decode_notify(up, &d).ok()) {
+            // What decodes goes out to the other clients: it packs.
+            pmix_proc_t src{};
+            if (!encode_event(f, d.status, src, d.range, d.infos.data(), d.infos.size()).ok()) abort();
+        }
         break;
     }
     default: {

@@ -151,6 +151,28 @@ TEST_F(NativeServer, OpenPMIxClientsPutCommitFenceGetFinalize) {
     }
 }
 
+// Events both ways: an OpenPMIx client's PMIx_Notify_event goes through the server's event engine
+// to the handler another OpenPMIx client registered (NOTIFY on tag 0), with the sender as source.
+TEST_F(NativeServer, OpenPMIxClientsNotifyEachOther) {
+    std::string exe = build_client(base, "native_modex");
+    if (exe.empty()) GTEST_SKIP() << "no OpenPMIx development files (pkg-config pmix) to build the client";
+    // A fence of every rank: the third runs the plain program (it takes part in both fences).
+    std::vector<child> kids;
+    for (uint32_t r = 0; r < 2; ++r) kids.push_back(start_client(exe, client_env(r), "event"));
+    child third = start_client(exe, client_env(2), "event");
+    std::string out0;
+    for (uint32_t r = 0; r < 2; ++r) {
+        int status = -1;
+        std::string out = finish(kids[r], &status);
+        EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "rank " << r << ": " << out;
+        if (r == 0) out0 = out;
+    }
+    int status = -1;
+    std::string out2 = finish(third, &status);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << out2;
+    EXPECT_NE(out0.find("native_modex event -3005 from rank 1"), std::string::npos) << out0;
+}
+
 // PMIx_Abort of an OpenPMIx client reaches the host with its status and message, and the client
 // gets its answer.
 TEST_F(NativeServer, OpenPMIxClientAborts) {
