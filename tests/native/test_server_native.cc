@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -236,6 +237,67 @@ TEST_F(NativeServer, HandshakeForARankNotServedHereIsRefused) {
     std::vector<uint8_t> ok = connect_as(1);                   // accepted (then closed: rank 1 lost)
     EXPECT_EQ(status_of(ok), PMIX_SUCCESS);
     EXPECT_EQ(ok.size(), 8u);
+}
+
+// After a good handshake, a message that does not decode closes that connection (the server goes on:
+// the rank connects again); a connection that never sends its handshake is closed at the 10 s deadline.
+TEST_F(NativeServer, MalformedMessageAndSilentPeerAreClosed) {
+    auto open_conn = [&]() {
+        int fd = socket(AF_INET, SOCK_STREAM, 0);
+        sockaddr_in a{};
+        a.sin_family = AF_INET;
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        a.sin_port = htons(srv->native_port());
+        EXPECT_EQ(connect(fd, reinterpret_cast<sockaddr *>(&a), sizeof a), 0);
+        timeval tv{20, 0};
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+        return fd;
+    };
+    auto handshake = [&](int fd, uint32_t rank) {
+        hello h;
+        h.psec = "native";
+        uint32_t cred[2] = {static_cast<uint32_t>(geteuid()), static_cast<uint32_t>(getegid())};
+        h.credential.assign(reinterpret_cast<uint8_t *>(cred), reinterpret_cast<uint8_t *>(cred) + 8);
+        pmix_proc_t p{};
+        strncpy(p.nspace, step.nspace.c_str(), PMIX_MAX_NSLEN);
+        p.rank = rank;
+        h.proc = p;
+        h.version = "4.2.2";
+        h.bfrops = "v41";
+        h.gds = "hash";
+        auto payload = encode_hello(h);
+        auto hdr = encode_handshake_header(static_cast<uint32_t>(payload.size()));
+        std::vector<uint8_t> msg(hdr.begin(), hdr.end());
+        msg.insert(msg.end(), payload.begin(), payload.end());
+        EXPECT_EQ(send(fd, msg.data(), msg.size(), 0), static_cast<ssize_t>(msg.size()));
+        uint8_t ack[8];
+        EXPECT_EQ(recv(fd, ack, sizeof ack, MSG_WAITALL), 8);
+        uint32_t st;
+        memcpy(&st, ack, 4);
+        return static_cast<int32_t>(ntohl(st));
+    };
+    int fd = open_conn();
+    ASSERT_EQ(handshake(fd, 0), PMIX_SUCCESS);
+    // GETNB whose nspace string claims 100 bytes of the 3 that follow
+    std::vector<uint8_t> body = {0x02, 0x04, 0x02, 0xc8, 0x01, 'a', 'b', 'c'};
+    auto hdr = encode_header({0, 101, static_cast<uint32_t>(body.size())});
+    std::vector<uint8_t> msg(hdr.begin(), hdr.end());
+    msg.insert(msg.end(), body.begin(), body.end());
+    ASSERT_EQ(send(fd, msg.data(), msg.size(), 0), static_cast<ssize_t>(msg.size()));
+    uint8_t b[64];
+    EXPECT_EQ(recv(fd, b, sizeof b, 0), 0) << "closed without a reply";
+    close(fd);
+    fd = open_conn();
+    EXPECT_EQ(handshake(fd, 0), PMIX_SUCCESS) << "the server goes on; the rank may connect again";
+    close(fd);
+
+    fd = open_conn();
+    auto t0 = std::chrono::steady_clock::now();
+    EXPECT_EQ(recv(fd, b, sizeof b, 0), 0);
+    auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
+    EXPECT_GE(waited, 9000);
+    EXPECT_LE(waited, 16000);
+    close(fd);
 }
 
 // The process behind a loopback TCP connection: the kernel names the socket (sock_diag), /proc
