@@ -1,7 +1,8 @@
 /* MPI hello or allreduce that says which PMIx client library it runs on: every rank prints
  * "LIBPMIX <rank> <path>" (the libpmix.so mapped into it, from /proc/self/maps, or "none"); rank 0
  * prints "MPI-NATIVE-OK <mode> <size>" when every rank's checks passed (allreduce: sums, a ring of
- * messages, a large reduction). Usage: mpi_native hello|allreduce. tests/integration/t-native-ompi.sh
+ * messages, a large reduction). Usage: mpi_native hello|allreduce|abort (abort: the last rank calls
+ * MPI_Abort with 3 after MPI_Init, the others wait in a barrier). tests/integration/t-native-ompi.sh
  * runs it with Debian's OpenPMIx (the native listener) and with pmixcpp's library. */
 #include <mpi.h>
 #include <stdio.h>
@@ -32,6 +33,10 @@ int main(int argc, char **argv) {
     libpmix_path(lib, sizeof lib);
     printf("LIBPMIX %d %s\n", rank, lib);
     fflush(stdout);
+    if (strcmp(mode, "abort") == 0) {
+        if (rank == size - 1) MPI_Abort(MPI_COMM_WORLD, 3);
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
     if (strcmp(mode, "allreduce") == 0) {
         int sum = 0;
         MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
