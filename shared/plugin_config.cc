@@ -21,6 +21,15 @@ const char *to_string(fence_algo a) {
 
 const char *to_string(transport_kind t) { return t == transport_kind::ucx ? "ucx" : "tcp"; }
 
+const char *to_string(client_lib_mode m) {
+    switch (m) {
+    case client_lib_mode::ours: return "ours";
+    case client_lib_mode::native: return "native";
+    case client_lib_mode::both: return "both";
+    }
+    return "?";
+}
+
 namespace {
 
 std::string lower(std::string s) {
@@ -139,8 +148,17 @@ const std::vector<key_def> &key_defs() {
          [](plugin_config &c, const std::string &k, const std::string &v) { return parse_bool(k, v, c.dmodex_node); },
          [](const plugin_config &c) { return std::string(c.dmodex_node ? "yes" : "no"); }},
         {"PMIxCppClientLib",
-         [](plugin_config &c, const std::string &k, const std::string &v) { return parse_bool(k, v, c.client_lib); },
-         [](const plugin_config &c) { return std::string(c.client_lib ? "yes" : "no"); }},
+         [](plugin_config &c, const std::string &k, const std::string &v) {
+             // yes/no: the boolean of earlier releases (yes put our library first: now both).
+             std::string l = lower(v);
+             if (l == "ours") c.client_lib = client_lib_mode::ours;
+             else if (l == "native") c.client_lib = client_lib_mode::native;
+             else if (l == "both") c.client_lib = client_lib_mode::both;
+             else if (bool b = false; parse_bool(k, v, b).ok()) c.client_lib = b ? client_lib_mode::both : client_lib_mode::native;
+             else return bad(k, v, "ours, native or both (yes = both, no = native)");
+             return Status::success();
+         },
+         [](const plugin_config &c) { return std::string(to_string(c.client_lib)); }},
         {"PMIxCppTimeLimitAlert",
          [](plugin_config &c, const std::string &k, const std::string &v) {
              return parse_uint(k, v, 0, 86400, c.time_limit_alert);
@@ -222,6 +240,12 @@ Status plugin_config::apply_env_overrides(const std::vector<std::string> &env) {
             if (!st.ok())
                 return st.with_context("environment " + env_override_name(d.name) + " (overrides " +
                                        d.name + ")");
+            // A user may narrow the client libraries the administrator allows, never widen them.
+            if (std::string(d.name) == "PMIxCppClientLib" && !includes(client_lib, copy.client_lib))
+                return Status(PMIX_ERR_NO_PERMISSIONS, "environment " + env_override_name(d.name) + "=" +
+                                                           to_string(copy.client_lib) + " refused: mpi.conf's " +
+                                                           d.name + "=" + to_string(client_lib) +
+                                                           ", which a job may narrow but not widen");
         }
     }
     *this = std::move(copy);

@@ -15,9 +15,19 @@ namespace pmixcpp {
 
 enum class fence_algo { automatic, tree, ring, direct };
 enum class transport_kind { ucx, tcp };
+// PMIxCppClientLib: the PMIx client libraries a step's tasks may use. ours: pmixcpp's
+// libpmix.so.2 first in LD_LIBRARY_PATH, served on the step's Unix socket; native: the
+// application's own OpenPMIx, served over OpenPMIx's wire protocol on a loopback TCP port
+// (plugin/native); both: both at once (each task uses whichever library it loads).
+enum class client_lib_mode : uint8_t { ours = 1, native = 2, both = 3 };
+// Does `set` include every kind of `m`?
+constexpr bool includes(client_lib_mode set, client_lib_mode m) {
+    return (static_cast<uint8_t>(set) & static_cast<uint8_t>(m)) == static_cast<uint8_t>(m);
+}
 
 const char *to_string(fence_algo a);
 const char *to_string(transport_kind t);
+const char *to_string(client_lib_mode m);
 
 struct plugin_config {
     uint32_t debug = 0;                   // PMIxCppDebug: 0 error, 1 warning, 2 info, 3 verbose, 4 debug, 5 trace
@@ -33,7 +43,7 @@ struct plugin_config {
     uint32_t ring_threshold = 65536;      // PMIxCppRingThreshold: bytes per node above which auto picks the ring
     bool eager_connect = false;           // PMIxCppEagerConnect: connect to all peers at start
     bool dmodex_node = false;             // PMIxCppDmodexNode: a direct-modex answer carries the whole node's data
-    bool client_lib = true;               // PMIxCppClientLib: put our libpmix.so.2 first in the tasks' library path
+    client_lib_mode client_lib = client_lib_mode::both;  // PMIxCppClientLib (yes = both, no = native)
     bool ompi_vader_dir = true;           // PMIxCppOmpiVaderDir: per-node OpenMPI vader backing directory
     uint32_t time_limit_alert = 60;       // PMIxCppTimeLimitAlert: seconds before the job's end to alert (0 = never)
     std::string signal_events = "USR1,USR2";  // PMIxCppSignalEvents: signals the client turns into events ("none" = off)
@@ -44,7 +54,8 @@ struct plugin_config {
     Status set(const std::string &key, const std::string &value);
 
     // Apply SLURM_PMIXCPP_<NAME> overrides found in an environment (KEY=VALUE strings). An
-    // override of an administrator-only key (admin_only_key) is refused, naming the variable.
+    // override of an administrator-only key (admin_only_key) is refused, naming the variable;
+    // SLURM_PMIXCPP_CLIENTLIB may only narrow what mpi.conf allows (both -> ours or native).
     Status apply_env_overrides(const std::vector<std::string> &env);
 
     // Every key with its current value, in mpi.conf spelling, for display.

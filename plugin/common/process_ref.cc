@@ -1,11 +1,17 @@
 #include "process_ref.h"
 
+#include <dirent.h>
+#include <fcntl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <string>
+
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <csignal>
 #include <cstring>
 
@@ -36,6 +42,67 @@ Result<std::shared_ptr<const process_ref>> process_ref::of_socket_peer(int sock)
                           "pidfd_open(" + std::to_string(cred.pid) + "): " + strerror(errno));
     }
     return std::make_shared<const process_ref>(fd, cred.pid);
+}
+
+namespace {
+
+// Does process `pid` (its /proc directory open as `procfd`) hold a descriptor that is `link`?
+bool holds(int procfd, const std::string &link) {
+    int fdd = openat(procfd, "fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fdd < 0) return false;
+    DIR *d = fdopendir(fdd);
+    if (!d) {
+        close(fdd);
+        return false;
+    }
+    bool found = false;
+    char buf[64];
+    while (dirent *e = readdir(d)) {
+        if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+        ssize_t n = readlinkat(dirfd(d), e->d_name, buf, sizeof(buf) - 1);
+        if (n <= 0) continue;
+        buf[n] = '\0';
+        if (link == buf) {
+            found = true;
+            break;
+        }
+    }
+    closedir(d);
+    return found;
+}
+
+}  // namespace
+
+Result<std::shared_ptr<const process_ref>> process_ref::holding_socket(uint64_t inode, uid_t uid) {
+    const std::string link = "socket:[" + std::to_string(inode) + "]";
+    DIR *proc = opendir("/proc");
+    if (!proc) return Status(PMIX_ERROR, std::string("/proc: ") + strerror(errno));
+    std::shared_ptr<const process_ref> out;
+    while (dirent *e = readdir(proc)) {
+        if (e->d_name[0] < '1' || e->d_name[0] > '9') continue;
+        int pd = openat(dirfd(proc), e->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (pd < 0) continue;
+        struct stat st {};
+        // Only the user's own processes (a process of another user holding a copy of the
+        // descriptor is not what connected).
+        if (fstat(pd, &st) != 0 || st.st_uid != uid || !holds(pd, link)) {
+            close(pd);
+            continue;
+        }
+        pid_t pid = static_cast<pid_t>(std::strtol(e->d_name, nullptr, 10));
+        int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+        // Seen again once the pidfd pins the pid: the same process still holds it.
+        if (pidfd >= 0 && holds(pd, link)) {
+            close(pd);
+            out = std::make_shared<const process_ref>(pidfd, pid);
+            break;
+        }
+        if (pidfd >= 0) close(pidfd);
+        close(pd);
+    }
+    closedir(proc);
+    if (!out) return Status(PMIX_ERR_NOT_FOUND, "no process of uid " + std::to_string(uid) + " holds " + link);
+    return out;
 }
 
 namespace {

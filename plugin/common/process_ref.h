@@ -26,6 +26,12 @@ public:
     // The process at the other end of a connected Unix socket.
     static Result<std::shared_ptr<const process_ref>> of_socket_peer(int sock);
 
+    // A process of user `uid` that holds the socket with inode `inode` (a TCP peer on this host:
+    // plugin/net's local_peer_uid names the socket): found in /proc/<pid>/fd, its pidfd opened and
+    // the descriptor seen again after that (a pid reused meanwhile does not pass).
+    // PMIX_ERR_NOT_FOUND if no process of that user holds it (it exited, or /proc hides it).
+    static Result<std::shared_ptr<const process_ref>> holding_socket(uint64_t inode, uid_t uid);
+
     // True if the process is `ancestor` or descends from it (the parent chain in /proc), checked
     // while the process provably lives (its pidfd answers afterwards), so a reused pid cannot pass.
     bool descends_from(pid_t ancestor) const;

@@ -100,7 +100,7 @@ env_list step_task_env(const step_info &step, const plugin_config &cfg, const st
     env.emplace_back("PMIXCPP_CLIENT_TOKEN", step.client_token);
     env.emplace_back("PMIXCPP_STEP_DIR", step.step_dir);
     if (cfg.debug > 0) env.emplace_back("PMIXCPP_DEBUG", to_string(static_cast<log_level>(cfg.debug)));
-    if (cfg.client_lib && !client_libdir.empty()) {
+    if (includes(cfg.client_lib, client_lib_mode::ours) && !client_libdir.empty()) {
         std::string path = client_libdir;
         if (!current_ld_library_path.empty()) path += ":" + current_ld_library_path;
         env.emplace_back("LD_LIBRARY_PATH", path);
@@ -110,6 +110,26 @@ env_list step_task_env(const step_info &step, const plugin_config &cfg, const st
         env.emplace_back("OMPI_MCA_btl_sm_backing_directory", step.step_dir);     // OpenMPI 5 (vader became sm)
     }
     env.emplace_back("PMIXCPP_SIGNAL_EVENTS", cfg.signal_events);  // client/events_signals.cc
+    return env;
+}
+
+env_list native_task_env(const step_info &step, uint16_t port) {
+    std::string server = step.nspace;
+    for (char &c : server)
+        if (c == '.') c = '-';
+    const std::string uri = server + "-server.0;tcp4://127.0.0.1:" + std::to_string(port);
+    env_list env;
+    for (const char *v : {"PMIX_SERVER_URI41", "PMIX_SERVER_URI4", "PMIX_SERVER_URI3", "PMIX_SERVER_URI21",
+                          "PMIX_SERVER_URI2"})
+        env.emplace_back(v, uri);
+    env.emplace_back("PMIX_GDS_MODULE", "hash");
+    env.emplace_back("PMIX_SECURITY_MODE", "native");
+    env.emplace_back("PMIX_BFROP_BUFFER_TYPE", "PMIX_BFROP_BUFFER_NON_DESC");
+    env.emplace_back("PMIX_PTL_MODULE", "tcp");
+    env.emplace_back("PMIX_VERSION", "5.0.7");
+    env.emplace_back("PMIX_HOSTNAME", step.node_name());
+    env.emplace_back("PMIX_SERVER_TMPDIR", step.step_dir);
+    env.emplace_back("PMIX_SYSTEM_TMPDIR", step.step_dir);
     return env;
 }
 

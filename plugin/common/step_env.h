@@ -44,6 +44,12 @@ Result<std::string> random_token(size_t bytes = 16);
 env_list step_task_env(const step_info &step, const plugin_config &cfg, const std::string &client_libdir,
                        const std::string &current_ld_library_path);
 
+// What OpenPMIx clients need to find the server's native listener (plugin/native, PMIxCppClientLib
+// native or both): the URIs of every protocol version up to 4.1 (not 5.1/6.1, so newer clients speak
+// v41), gds hash, psec native, non-described buffers, the server version and the node's name as
+// the job data spells it. The server's nspace in the URIs has no '.' (a 3.x client splits there).
+env_list native_task_env(const step_info &step, uint16_t port);
+
 // Variables of one task.
 env_list task_env(const step_info &step, uint32_t global_rank, uint32_t local_rank);
 

@@ -25,12 +25,7 @@ std::string peer_address(const sockaddr_storage &peer) {
     return ip;
 }
 
-namespace {
-
-// The uid owning the local socket at the other end of `fd`, if there is one on this host: a
-// sock_diag query for the exact connection seen from the peer's side (its source is our
-// destination). -1 if the peer is remote or the kernel does not say.
-long local_peer_uid(int fd) {
+long local_peer_uid(int fd, uint64_t *inode) {
     sockaddr_storage me{}, peer{};
     socklen_t ml = sizeof(me), pl = sizeof(peer);
     if (getsockname(fd, reinterpret_cast<sockaddr *>(&me), &ml) != 0 ||
@@ -79,13 +74,12 @@ long local_peer_uid(int fd) {
             h->nlmsg_len >= NLMSG_LENGTH(sizeof(inet_diag_msg))) {
             auto *d = static_cast<inet_diag_msg *>(NLMSG_DATA(h));
             uid = d->idiag_uid;
+            if (inode) *inode = d->idiag_inode;
         }
     }
     close(nl);
     return uid;
 }
-
-}  // namespace
 
 std::string peer_label(int fd, const sockaddr_storage &peer) {
     long uid = local_peer_uid(fd);

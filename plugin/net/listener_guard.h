@@ -43,6 +43,12 @@ struct listener_limits {
 // "1.2.3.4" / "::1" (no port).
 std::string peer_address(const sockaddr_storage &peer);
 
+// The uid owning the local socket at the other end of TCP connection `fd`, if there is one on
+// this host: a sock_diag query for the exact connection seen from the peer's side (its source is
+// our destination). -1 if the peer is remote or the kernel does not say.
+// `inode` (if not null): the inode of the peer's socket (to find the process holding it).
+long local_peer_uid(int fd, uint64_t *inode = nullptr);
+
 // Who is at the other end of accepted TCP connection `fd` from `peer`, the unit of the per-peer
 // cap: "local uid U (1.2.3.4)" when the peer's socket is on this host (the kernel's socket table,
 // sock_diag, names its owner), else the address. A local user cannot pass for several peers by

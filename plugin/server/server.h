@@ -68,6 +68,9 @@ struct server_options {
     uint32_t time_limit_alert_sec = 0;
     // PMIX_EVENT_PROC_TERMINATED also for ranks that exit after PMIx_Finalize (events.h).
     bool normal_termination_events = false;
+    // Serve OpenPMIx's own clients (plugin/native) on a TCP port of 127.0.0.1 (PMIxCppClientLib
+    // native or both): only sockets of the job's user, one connection per local rank.
+    bool native_listener = false;
 };
 
 class server_impl;
@@ -94,6 +97,8 @@ public:
     void from_other_steps(std::vector<xstep::inbox_item> items);
 
     const std::string &jobdata_path() const;
+    // The native listener's port on 127.0.0.1 (options.native_listener), else 0.
+    uint16_t native_port() const;
     // Names of the step's nodes found lost (plugin/net/transport.h); call after stop().
     std::vector<std::string> lost_nodes() const;
 

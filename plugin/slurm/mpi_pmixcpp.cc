@@ -451,6 +451,7 @@ Status prefork(const stepd_step_rec_t *job, char ***env) {
     options.job_end_time = std::strtoll(get_env(*env, kJobEndEnv).c_str(), nullptr, 10);
     options.time_limit_alert_sec = cfg.time_limit_alert;
     options.normal_termination_events = cfg.proc_term_all;
+    options.native_listener = includes(cfg.client_lib, client_lib_mode::native);
     // Address exchange through srun's agent, on a thread of its own: prefork never waits for
     // other nodes; a fence simply waits until the table is there.
     mo.bootstrap = [node_id = step->node_id, nnodes = static_cast<uint32_t>(step->node_names.size()),
@@ -483,6 +484,8 @@ Status prefork(const stepd_step_rec_t *job, char ***env) {
     }
 
     set_env(env, step_task_env(step.value(), cfg, PMIXCPP_CLIENT_LIBDIR, get_env(*env, "LD_LIBRARY_PATH")));
+    // OpenPMIx's own clients find the native listener (its port is known now that it listens).
+    if (uint16_t port = server.value()->native_port(); port != 0) set_env(env, native_task_env(step.value(), port));
 
     PMIXCPP_LOG_VERBOSE("%s: node %u (%s) of %zu, %zu local ranks, server %s", step->nspace.c_str(),
                         step->node_id, step->node_name().c_str(), step->node_names.size(),

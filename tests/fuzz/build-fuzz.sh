@@ -14,6 +14,7 @@
 #   fuzz_agent_replies  allocation, spawn, session-store and fabric messages of srun's agent channel
 #   fuzz_fabric         fabric requests and result infos -> cost matrix (shared/fabric/fabric_wire.h)
 #   fuzz_group          group requests, replies and node contributions (shared/wire/group_messages.h)
+#   fuzz_native         OpenPMIx's buffer encoding, both integer flavours, framing and handshake, the requests served by translation (plugin/native/)
 #   fuzz_handshake      the handshake of the node listeners and srun's agent, node frame MACs, signed records (plugin/net/handshake.h, identity.h)
 set -u
 src=$1
@@ -45,7 +46,8 @@ common="plugin/common/xstep.cc plugin/common/mpmd.cc plugin/common/session_store
         plugin/agent/proto/agent_proto.cc plugin/agent/stepd/agent_client.cc plugin/agent/stepd/workers.cc
         plugin/common/alloc_request.cc
         plugin/common/spawn_request.cc plugin/common/fabric_request.cc
-        plugin/net/envelope.cc plugin/net/handshake.cc plugin/net/identity.cc plugin/coll/coll_message.cc"
+        plugin/net/envelope.cc plugin/net/handshake.cc plugin/net/identity.cc plugin/coll/coll_message.cc
+        plugin/native/bfrops.cc plugin/native/connection.cc plugin/native/requests.cc"
 
 # Compile each source once, FUZZ_JOBS (default 2) at a time.
 jobs=${FUZZ_JOBS:-2}
@@ -68,7 +70,7 @@ done
 for p in $pids; do wait "$p" || rc=1; done
 [ $rc -eq 0 ] || { echo "build-fuzz: compiling the sources failed"; exit 1; }
 
-for t in fuzz_codec fuzz_messages fuzz_snapshot fuzz_node fuzz_node_bodies fuzz_agent fuzz_agent_replies fuzz_fabric fuzz_handshake fuzz_group; do
+for t in fuzz_codec fuzz_messages fuzz_snapshot fuzz_node fuzz_node_bodies fuzz_agent fuzz_agent_replies fuzz_fabric fuzz_handshake fuzz_group fuzz_native; do
     # shellcheck disable=SC2086
     if ! "$cxx" $base $san $includes "$src/tests/fuzz/$t.cc" $objs -lsodium -lpthread -o "$out/$t"; then
         echo "build-fuzz: build of $t failed"

@@ -22,13 +22,14 @@ client/pmi        | shared client/include
 client            | shared client/include
 plugin/net        | shared
 plugin/coll       | shared
+plugin/native     | shared
 plugin/agent/proto | shared plugin/net
 plugin/agent/stepd | shared plugin/net plugin/agent/proto
 plugin/common     | shared plugin/net plugin/agent/proto plugin/agent/stepd
 plugin/agent/srun | shared plugin/net plugin/agent/proto plugin/common
 plugin/agent      | shared plugin/net plugin/common
-plugin/server     | shared plugin/net plugin/coll plugin/common plugin/agent
-plugin/slurm      | shared plugin/net plugin/coll plugin/common plugin/agent plugin/server
+plugin/server     | shared plugin/net plugin/coll plugin/common plugin/agent plugin/native
+plugin/slurm      | shared plugin/net plugin/coll plugin/common plugin/agent plugin/server plugin/native
 '
 
 files=$(find shared client plugin -type f \( -name '*.h' -o -name '*.cc' -o -name '*.c' -o -name '*.inc' \) | sort)

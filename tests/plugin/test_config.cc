@@ -117,3 +117,34 @@ TEST(PluginConfig, ProcTermEvents) {
     ASSERT_TRUE(c.apply_env_overrides({"SLURM_PMIXCPP_PROCTERMEVENTS=abnormal"}).ok());
     EXPECT_FALSE(c.proc_term_all);
 }
+
+TEST(PluginConfig, ClientLibModesAndTheOldBoolean) {
+    plugin_config c;
+    EXPECT_EQ(c.client_lib, client_lib_mode::both) << "default: both kinds of clients";
+    for (auto [v, m] : std::vector<std::pair<const char *, client_lib_mode>>{{"ours", client_lib_mode::ours},
+                                                                              {"NATIVE", client_lib_mode::native},
+                                                                              {"both", client_lib_mode::both},
+                                                                              {"no", client_lib_mode::native},
+                                                                              {"yes", client_lib_mode::both}}) {
+        ASSERT_TRUE(c.set("PMIxCppClientLib", v).ok()) << v;
+        EXPECT_EQ(c.client_lib, m) << v;
+    }
+    Status s = c.set("PMIxCppClientLib", "mine");
+    EXPECT_FALSE(s.ok());
+    EXPECT_NE(s.message().find("ours, native or both"), std::string::npos) << s.message();
+}
+
+TEST(PluginConfig, ClientLibOverrideOnlyNarrows) {
+    plugin_config c;  // both
+    ASSERT_TRUE(c.apply_env_overrides({"SLURM_PMIXCPP_CLIENTLIB=native"}).ok());
+    EXPECT_EQ(c.client_lib, client_lib_mode::native);
+    plugin_config o;
+    ASSERT_TRUE(o.set("PMIxCppClientLib", "ours").ok());
+    for (const char *var : {"SLURM_PMIXCPP_CLIENTLIB=native", "SLURM_PMIXCPP_CLIENTLIB=both"}) {
+        Status s = o.apply_env_overrides({var});
+        EXPECT_EQ(s.code(), PMIX_ERR_NO_PERMISSIONS) << var;
+        EXPECT_NE(s.message().find("narrow but not widen"), std::string::npos) << s.message();
+        EXPECT_EQ(o.client_lib, client_lib_mode::ours);
+    }
+    EXPECT_TRUE(o.apply_env_overrides({"SLURM_PMIXCPP_CLIENTLIB=ours"}).ok());
+}

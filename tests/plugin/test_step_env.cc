@@ -151,11 +151,25 @@ TEST(StepEnv, TaskEnvironment) {
     EXPECT_EQ(env_value(env, "OMPI_MCA_btl_vader_backing_directory"), s.step_dir);
     EXPECT_EQ(env_value(env, "OMPI_MCA_btl_sm_backing_directory"), s.step_dir);
     EXPECT_EQ(env_value(env, "PMIXCPP_DEBUG"), "<unset>");
-    cfg.client_lib = false;
+    cfg.client_lib = client_lib_mode::native;
     cfg.debug = 3;
     env = step_task_env(s, cfg, "/opt/pmixcpp/lib/pmixcpp", "");
     EXPECT_EQ(env_value(env, "LD_LIBRARY_PATH"), "<unset>");
     EXPECT_EQ(env_value(env, "PMIXCPP_DEBUG"), "verbose");
+    cfg.client_lib = client_lib_mode::ours;
+    env = step_task_env(s, cfg, "/opt/pmixcpp/lib/pmixcpp", "");
+    EXPECT_EQ(env_value(env, "LD_LIBRARY_PATH"), "/opt/pmixcpp/lib/pmixcpp");
+
+    // OpenPMIx's own clients: every URI names the port on loopback, the server nspace has no dot.
+    env_list n = native_task_env(s, 41234);
+    for (const char *v : {"PMIX_SERVER_URI41", "PMIX_SERVER_URI4", "PMIX_SERVER_URI3", "PMIX_SERVER_URI21", "PMIX_SERVER_URI2"})
+        EXPECT_EQ(env_value(n, v), "slurm-12-3-server.0;tcp4://127.0.0.1:41234") << v;
+    EXPECT_EQ(env_value(n, "PMIX_SERVER_URI51"), "<unset>");
+    EXPECT_EQ(env_value(n, "PMIX_GDS_MODULE"), "hash");
+    EXPECT_EQ(env_value(n, "PMIX_SECURITY_MODE"), "native");
+    EXPECT_EQ(env_value(n, "PMIX_BFROP_BUFFER_TYPE"), "PMIX_BFROP_BUFFER_NON_DESC");
+    EXPECT_EQ(env_value(n, "PMIX_HOSTNAME"), s.node_name());
+    EXPECT_EQ(env_value(n, "PMIX_SERVER_TMPDIR"), s.step_dir);
 
     env_list t = task_env(s, 3, 1);
     EXPECT_EQ(env_value(t, "PMIX_RANK"), "3");

@@ -1,0 +1,119 @@
+/* An application on the real OpenPMIx (Debian's libpmix2), never pmixcpp's library: PMIx_Init,
+ * PMIx_Put of "test.key" = "value-<rank>" (GLOBAL), PMIx_Commit, PMIx_Fence collecting data, a
+ * PMIx_Get of the next rank's key, a fence without data, PMIx_Finalize. Prints
+ * "native_modex <nspace>.<rank> got <value>" and exits 0, or prints what failed and exits 1.
+ * With the argument "event": rank 0 registers a handler for the code -3005, a fence, rank 1
+ * notifies -3005 to the namespace; rank 0 prints "native_modex event <code> from rank <r>" once its
+ * handler ran (10 s at most), then a fence and PMIx_Finalize.
+ * With the argument "abort": PMIx_Init, then PMIx_Abort(7, "native abort") on the whole namespace,
+ * prints "native_modex aborted <status>" and exits 0.
+ * Used by tests/native/test_server_native.cc against the real server:
+ *   gcc -o native_modex native_modex.c $(pkg-config --cflags --libs pmix) */
+#include <pmix.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+static volatile int got_code = 0;
+static volatile int got_rank = -1;
+
+static void on_event(size_t id, pmix_status_t status, const pmix_proc_t *source, pmix_info_t info[], size_t ninfo,
+                     pmix_info_t results[], size_t nresults, pmix_event_notification_cbfunc_fn_t cbfunc,
+                     void *cbdata) {
+    (void)id; (void)info; (void)ninfo; (void)results; (void)nresults;
+    got_rank = (int)source->rank;
+    got_code = status;
+    if (cbfunc) cbfunc(PMIX_EVENT_ACTION_COMPLETE, NULL, 0, NULL, NULL, cbdata);
+}
+
+static int event_mode(const pmix_proc_t *me) {
+    pmix_status_t code = -3005, rc;
+    if (me->rank == 0) {
+        rc = PMIx_Register_event_handler(&code, 1, NULL, 0, on_event, NULL, NULL);
+        if (rc < 0) {
+            printf("native_modex: PMIx_Register_event_handler failed: %d\n", rc);
+            return 1;
+        }
+    }
+    if ((rc = PMIx_Fence(NULL, 0, NULL, 0)) != PMIX_SUCCESS) {
+        printf("native_modex: PMIx_Fence failed: %d\n", rc);
+        return 1;
+    }
+    if (me->rank == 1 && (rc = PMIx_Notify_event(code, me, PMIX_RANGE_NAMESPACE, NULL, 0, NULL, NULL)) != PMIX_SUCCESS) {
+        printf("native_modex: PMIx_Notify_event failed: %d\n", rc);
+        return 1;
+    }
+    if (me->rank == 0) {
+        for (int i = 0; i < 1000 && got_code == 0; ++i) usleep(10000);
+        printf("native_modex event %d from rank %d\n", got_code, got_rank);
+        fflush(stdout);
+    }
+    if ((rc = PMIx_Fence(NULL, 0, NULL, 0)) != PMIX_SUCCESS) {
+        printf("native_modex: PMIx_Fence failed: %d\n", rc);
+        return 1;
+    }
+    return PMIx_Finalize(NULL, 0) == PMIX_SUCCESS ? 0 : 1;
+}
+
+int main(int argc, char **argv) {
+    pmix_proc_t me, wild, peer;
+    pmix_value_t val, *v = NULL;
+    char mine[64], want[64];
+    pmix_status_t rc = PMIx_Init(&me, NULL, 0);
+    if (rc != PMIX_SUCCESS) {
+        printf("native_modex: PMIx_Init failed: %d\n", rc);
+        return 1;
+    }
+    PMIX_LOAD_PROCID(&wild, me.nspace, PMIX_RANK_WILDCARD);
+    if (argc > 1 && strcmp(argv[1], "event") == 0) return event_mode(&me);
+    if (argc > 1 && strcmp(argv[1], "abort") == 0) {
+        rc = PMIx_Abort(7, "native abort", NULL, 0);
+        printf("native_modex aborted %d\n", rc);
+        return 0;
+    }
+    if ((rc = PMIx_Get(&wild, PMIX_JOB_SIZE, NULL, 0, &v)) != PMIX_SUCCESS || v->type != PMIX_UINT32) {
+        printf("native_modex: PMIx_Get(PMIX_JOB_SIZE) failed: %d\n", rc);
+        return 1;
+    }
+    uint32_t size = v->data.uint32;
+    PMIX_VALUE_RELEASE(v);
+    snprintf(mine, sizeof mine, "value-%u", me.rank);
+    val.type = PMIX_STRING;
+    val.data.string = mine;
+    if ((rc = PMIx_Put(PMIX_GLOBAL, "test.key", &val)) != PMIX_SUCCESS) {
+        printf("native_modex: PMIx_Put failed: %d\n", rc);
+        return 1;
+    }
+    if ((rc = PMIx_Commit()) != PMIX_SUCCESS) {
+        printf("native_modex: PMIx_Commit failed: %d\n", rc);
+        return 1;
+    }
+    pmix_info_t collect;
+    bool yes = true;
+    PMIX_INFO_LOAD(&collect, PMIX_COLLECT_DATA, &yes, PMIX_BOOL);
+    if ((rc = PMIx_Fence(NULL, 0, &collect, 1)) != PMIX_SUCCESS) {
+        printf("native_modex: PMIx_Fence failed: %d\n", rc);
+        return 1;
+    }
+    PMIX_LOAD_PROCID(&peer, me.nspace, (me.rank + 1) % size);
+    snprintf(want, sizeof want, "value-%u", peer.rank);
+    if ((rc = PMIx_Get(&peer, "test.key", NULL, 0, &v)) != PMIX_SUCCESS || v->type != PMIX_STRING ||
+        strcmp(v->data.string, want) != 0) {
+        printf("native_modex: PMIx_Get(test.key of rank %u) failed: %d%s%s\n", peer.rank, rc,
+               rc == PMIX_SUCCESS && v->type == PMIX_STRING ? ", got " : "",
+               rc == PMIX_SUCCESS && v->type == PMIX_STRING ? v->data.string : "");
+        return 1;
+    }
+    printf("native_modex %s.%u got %s\n", me.nspace, me.rank, v->data.string);
+    fflush(stdout);
+    PMIX_VALUE_RELEASE(v);
+    if ((rc = PMIx_Fence(NULL, 0, NULL, 0)) != PMIX_SUCCESS) {
+        printf("native_modex: second PMIx_Fence failed: %d\n", rc);
+        return 1;
+    }
+    if ((rc = PMIx_Finalize(NULL, 0)) != PMIX_SUCCESS) {
+        printf("native_modex: PMIx_Finalize failed: %d\n", rc);
+        return 1;
+    }
+    return 0;
+}
