@@ -83,7 +83,9 @@ programs() {
                 case " $seen " in *" $d/$name "*) continue ;; esac
                 seen="$seen $d/$name "
                 local kind=mpich args="" nodes=2 limit=60
-                [ "$d" = spawn ] && kind=mpispawn
+                # a spawn test starts 2-6 sruns and up to 60 OpenMPI processes: on a loaded 2-CPU
+                # machine 60 s was passed once by one that takes 6 s alone
+                [ "$d" = spawn ] && kind=mpispawn limit=120
                 case $rest in *resultTest=TestStatus*) kind=mpichstatus ;; esac
                 [ "$np" -lt 2 ] && nodes=1
                 case $rest in *arg=*) args=$(echo "$rest" | sed -n 's/.*arg=\([^ ]*\).*/\1/p') ;; esac
@@ -310,6 +312,16 @@ run_inside() {
         # shellcheck disable=SC2086
         ( cd "$dir" && timeout -k 5 "$limit" srun --mpi="$mpi" -N"$nodes" -n"$np" $per $argv ) </dev/null >"$out" 2>&1
         rc=$?
+        # a hang leaves what was still running beside its output, for the one who reads the failure
+        if [ "$rc" -eq 124 ]; then
+            {
+                echo "== steps of job $job still running"; squeue -h -s -j "$job" 2>&1
+                echo "== processes of the program (state, wait channel)"
+                ps -eo pid,ppid,stat,wchan:24,etime,args 2>&1 | grep -F -- "$bin" | grep -v grep
+                echo "== the slurmd logs on this job"
+                grep -h -F "[$job." "$(dirname "${SLURM_CONF:-/nonexistent}")"/../log/slurmd.*.log 2>/dev/null | tail -n 80
+            } > "$out.hang" 2>&1
+        fi
         rm -f "$flag"; wait
         a=$(cat "$steps_file" 2>/dev/null || echo 0)
         # a spawned step left behind must not block the next program, nor a new allocation
