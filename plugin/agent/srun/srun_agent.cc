@@ -216,6 +216,13 @@ void srun_agent::run() {
             if (fds[i].revents) serve(ids[i - first_conn]);
         if (incoming) accept_batch();
         now = agent_io::clock_type::now();
+        // The handshake deadline counts silence, not this loop's own delay: serving the round
+        // above (munge decodes under load) can take seconds, meanwhile a peer's bytes arrive.
+        // A connection due to expire with something to read is served before it is judged.
+        if (auto due = _guard.next_deadline(); due && *due <= now) {
+            serve_waiting_handshakes();
+            now = agent_io::clock_type::now();
+        }
         for (uint64_t id : _guard.expired(now)) drop(id);
         std::vector<uint64_t> late;
         for (auto &[id, c] : _conns)
@@ -245,6 +252,19 @@ void srun_agent::rendezvous_complete() {
     }
     PMIXCPP_LOG_DEBUG("srun agent: address table of %u nodes sent", _rdv_nodes);
     _rdv.clear();
+}
+
+void srun_agent::serve_waiting_handshakes() {
+    std::vector<pollfd> fds;
+    std::vector<uint64_t> ids;
+    for (auto &[id, c] : _conns) {
+        if (!c->hs) continue;
+        fds.push_back({c->fd, POLLIN, 0});
+        ids.push_back(id);
+    }
+    if (fds.empty() || poll(fds.data(), fds.size(), 0) <= 0) return;
+    for (size_t i = 0; i < fds.size(); ++i)
+        if (fds[i].revents) serve(ids[i]);
 }
 
 void srun_agent::serve(uint64_t id) {

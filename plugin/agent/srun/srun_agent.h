@@ -77,6 +77,7 @@ private:
     void run();
     void accept_batch();
     void serve(uint64_t id);  // readable
+    void serve_waiting_handshakes();  // connections not yet authenticated that have bytes to read
     // A complete frame on an authenticated connection. True: the connection was handed on
     // (rendezvous, a service) or closed; false: keep reading.
     bool handle_frame(conn &c, const wire::Frame &f);
