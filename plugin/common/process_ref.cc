@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <string>
+#include <vector>
 
 #include <cerrno>
 #include <cstdio>
@@ -72,6 +73,57 @@ bool holds(int procfd, const std::string &link) {
 }
 
 }  // namespace
+
+namespace {
+
+// The children of every thread of `pid` (/proc/<pid>/task/<tid>/children), appended to `out`.
+void children_of(pid_t pid, std::vector<pid_t> &out, size_t cap) {
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/task", static_cast<int>(pid));
+    DIR *tasks = opendir(path);
+    if (!tasks) return;
+    while (dirent *t = readdir(tasks)) {
+        if (t->d_name[0] < '1' || t->d_name[0] > '9') continue;
+        char cpath[128];
+        snprintf(cpath, sizeof(cpath), "/proc/%d/task/%s/children", static_cast<int>(pid), t->d_name);
+        FILE *f = fopen(cpath, "re");
+        if (!f) continue;
+        long child = 0;
+        while (out.size() < cap && fscanf(f, "%ld", &child) == 1)
+            if (child > 1) out.push_back(static_cast<pid_t>(child));
+        fclose(f);
+    }
+    closedir(tasks);
+}
+
+}  // namespace
+
+Result<std::shared_ptr<const process_ref>> process_ref::holding_socket(uint64_t inode, uid_t uid, pid_t ancestor) {
+    const std::string link = "socket:[" + std::to_string(inode) + "]";
+    constexpr size_t kMaxVisited = 65536;
+    std::vector<pid_t> queue;
+    children_of(ancestor, queue, kMaxVisited);
+    for (size_t i = 0; i < queue.size(); ++i) {
+        const pid_t pid = queue[i];
+        char path[32];
+        snprintf(path, sizeof(path), "/proc/%d", static_cast<int>(pid));
+        int pd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (pd < 0) continue;
+        struct stat st {};
+        if (fstat(pd, &st) == 0 && st.st_uid == uid && holds(pd, link)) {
+            int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+            // Seen again once the pidfd pins the pid: the same process still holds it.
+            if (pidfd >= 0 && holds(pd, link)) {
+                close(pd);
+                return std::make_shared<const process_ref>(pidfd, pid);
+            }
+            if (pidfd >= 0) close(pidfd);
+        }
+        close(pd);
+        children_of(pid, queue, kMaxVisited);
+    }
+    return holding_socket(inode, uid);
+}
 
 Result<std::shared_ptr<const process_ref>> process_ref::holding_socket(uint64_t inode, uid_t uid) {
     const std::string link = "socket:[" + std::to_string(inode) + "]";

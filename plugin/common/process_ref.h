@@ -31,6 +31,12 @@ public:
     // the descriptor seen again after that (a pid reused meanwhile does not pass).
     // PMIX_ERR_NOT_FOUND if no process of that user holds it (it exited, or /proc hides it).
     static Result<std::shared_ptr<const process_ref>> holding_socket(uint64_t inode, uid_t uid);
+    // The same, looking first among the descendants of `ancestor` (the children files of
+    // /proc/<pid>/task/<tid>, breadth first, bounded): a step's own client is found without
+    // reading the descriptors of every process of the user on the host. Falls back to the whole
+    // scan above when no descendant holds it (the children files may miss a process that forked
+    // meanwhile), so the answer is the one holding_socket(inode, uid) gives.
+    static Result<std::shared_ptr<const process_ref>> holding_socket(uint64_t inode, uid_t uid, pid_t ancestor);
 
     // True if the process is `ancestor` or descends from it (the parent chain in /proc), checked
     // while the process provably lives (its pidfd answers afterwards), so a reused pid cannot pass.

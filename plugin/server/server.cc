@@ -2171,7 +2171,7 @@ void server_impl::accept_native() {
         }
         // As on the Unix socket: only processes of this step (descendants of this slurmstepd),
         // found by the socket they hold.
-        auto proc = process_ref::holding_socket(inode, _step.uid);
+        auto proc = process_ref::holding_socket(inode, _step.uid, getpid());
         const bool ours = proc.ok() && proc.value()->descends_from(getpid());
         if (!ours && (proc.ok() ? proc.value()->gone() : proc.status().code() == PMIX_ERR_NOT_FOUND)) {
             PMIXCPP_LOG_VERBOSE("%s: the OpenPMIx client at %s exited before its connection was accepted",

@@ -8,10 +8,13 @@
 #   BENCH_RUNS (default 5), BENCH_ARGS ("GET_ITERS FENCE_ITERS", default "20000 10"),
 #   BENCH_ANCHOR (default: pmix_v5 if srun offers it, else pmix_v4),
 #   PMIXCPP_PREFIX, PMIXCPP_PLUGIN_DIR as for the tests
+#        tests/bench/bench.sh --routes [layouts]: the three client routes side by side
+#   (pmix_v4, pmixcpp with its own libpmix, pmixcpp serving OpenPMIx's libpmix): routes.sh
 # Needs a running cluster (contrib/cluster.sh start) with SLURM_CONF set, or
 # starts one itself.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+if [ "${1:-}" = --routes ]; then shift; exec "$here/routes.sh" "$@"; fi
 src=$(cd "$here/../.." && pwd)
 layouts=${*:-"1x8 1x64"}
 runs=${BENCH_RUNS:-5}

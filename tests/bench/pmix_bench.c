@@ -6,7 +6,9 @@
  *         peer_get_us=.. peer_get_mean_us=.. peer_get_cpu_us=.. barrier_get_mean_us=..
  *         dmodex_get_us=..
  *         fini_us=.. stepd_hwm_kb=..
+ *         lib=PATH (the libpmix.so mapped into the process, from /proc/self/maps, or "none")
  * `pmix_bench ift` only does PMIx_Init, PMIx_Fence, PMIx_Finalize (the launch benchmark).
+ * The same source builds against OpenPMIx's pmix.h and against pmixcpp's (tests/bench/routes.sh).
  * `pmix_bench GET_ITERS FENCE_ITERS BYTES`: BYTES per rank in the collecting fence (default 1024).
  * Each collecting fence puts a new key (the data grows with the fences, as an application's
  * successive Puts do); with BENCH_SAME_KEY=1 in the environment every fence replaces one key, so
@@ -43,6 +45,22 @@ static long stepd_hwm_kb(void) {
         if (sscanf(line, "VmHWM: %ld kB", &kb) == 1) break;
     fclose(f);
     return kb;
+}
+
+/* The libpmix.so mapped into this process: which client library really served the run. */
+static void libpmix_path(char *out, size_t len) {
+    char line[4096];
+    snprintf(out, len, "none");
+    FILE *f = fopen("/proc/self/maps", "r");
+    if (!f) return;
+    while (fgets(line, sizeof line, f)) {
+        char *p = strchr(line, '/');
+        if (!p || !strstr(p, "/libpmix.so")) continue;
+        p[strcspn(p, "\n")] = '\0';
+        snprintf(out, len, "%s", p);
+        break;
+    }
+    fclose(f);
 }
 
 #define CHECK(call)                                                                  \
@@ -208,14 +226,16 @@ int main(int argc, char **argv) {
     }
 
     long hwm = stepd_hwm_kb();
+    char lib[4096];
+    libpmix_path(lib, sizeof lib);
     t0 = now_us();
     CHECK(PMIx_Finalize(NULL, 0));
     fini_us = now_us() - t0;
     printf("BENCH rank=%u size=%u init_us=%.1f get_ns=%.1f fence_data_us=%.1f fence_empty_us=%.1f "
            "barrier_us=%.1f empty_fence_left_early=%d "
            "peer_get_us=%.1f peer_get_mean_us=%.2f peer_get_cpu_us=%.2f barrier_get_mean_us=%.2f dmodex_get_us=%.1f "
-           "fini_us=%.1f stepd_hwm_kb=%ld\n",
+           "fini_us=%.1f stepd_hwm_kb=%ld lib=%s\n",
            me.rank, size, init_us, get_ns, fence_data_us, fence_empty_us, barrier_us, left_early, peer_get_us,
-           peer_get_mean_us, peer_get_cpu_us, barrier_get_mean_us, dmodex_us, fini_us, hwm);
+           peer_get_mean_us, peer_get_cpu_us, barrier_get_mean_us, dmodex_us, fini_us, hwm, lib);
     return 0;
 }

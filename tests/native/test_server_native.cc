@@ -328,6 +328,71 @@ TEST(NativePeer, ProcessHoldingTheSocket) {
     close(l);
 }
 
+// Among the descendants first: a grandchild (a task under a wrapper) that holds the client end
+// is found from the ancestor; from an ancestor without it, the scan of the whole host finds it
+// just the same; another uid finds nobody either way.
+TEST(NativePeer, ProcessHoldingTheSocketAmongDescendants) {
+    int l = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(bind(l, reinterpret_cast<sockaddr *>(&a), sizeof a), 0);
+    ASSERT_EQ(listen(l, 1), 0);
+    socklen_t len = sizeof a;
+    ASSERT_EQ(getsockname(l, reinterpret_cast<sockaddr *>(&a), &len), 0);
+    int ready[2], done[2];
+    ASSERT_EQ(pipe(ready), 0);
+    ASSERT_EQ(pipe(done), 0);
+    pid_t child = fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {  // the child forks the grandchild, which connects and waits
+        pid_t grandchild = fork();
+        if (grandchild == 0) {
+            int c = socket(AF_INET, SOCK_STREAM, 0);
+            if (connect(c, reinterpret_cast<sockaddr *>(&a), sizeof a) != 0) _exit(1);
+            pid_t me = getpid();
+            if (write(ready[1], &me, sizeof me) != sizeof me) _exit(1);
+            char x;
+            (void)!read(done[0], &x, 1);
+            _exit(0);
+        }
+        int st = 0;
+        waitpid(grandchild, &st, 0);
+        _exit(0);
+    }
+    pid_t grandchild = 0;
+    ASSERT_EQ(read(ready[0], &grandchild, sizeof grandchild), static_cast<ssize_t>(sizeof grandchild));
+    int s = accept(l, nullptr, nullptr);
+    ASSERT_GE(s, 0);
+    uint64_t inode = 0;
+    EXPECT_EQ(net::local_peer_uid(s, &inode), static_cast<long>(geteuid()));
+    ASSERT_NE(inode, 0u);
+    auto p = process_ref::holding_socket(inode, geteuid(), getpid());
+    ASSERT_TRUE(p.ok()) << p.status().message();
+    EXPECT_EQ(p.value()->pid(), grandchild);
+    EXPECT_TRUE(p.value()->descends_from(getpid()));
+    // an ancestor that is not one of the holder's (a child with no children): the whole scan,
+    // the same answer
+    pid_t idle = fork();
+    ASSERT_GE(idle, 0);
+    if (idle == 0) {
+        char x;
+        (void)!read(done[0], &x, 1);
+        _exit(0);
+    }
+    auto q = process_ref::holding_socket(inode, geteuid(), idle);
+    ASSERT_TRUE(q.ok()) << q.status().message();
+    EXPECT_EQ(q.value()->pid(), grandchild);
+    EXPECT_EQ(process_ref::holding_socket(inode, geteuid() + 12345, getpid()).status().code(), PMIX_ERR_NOT_FOUND);
+    ASSERT_EQ(write(done[1], "xy", 2), 2);
+    int st = 0;
+    waitpid(child, &st, 0);
+    waitpid(idle, &st, 0);
+    close(s);
+    close(l);
+    for (int fd : {ready[0], ready[1], done[0], done[1]}) close(fd);
+}
+
 // The bytes of OpenPMIx 4.2's requests, as its client packs them (pmix_client_fence.c,
 // pmix_client_get.c, PMIx_Commit, PMIx_Abort, the event registration).
 TEST(NativeRequests, DecodeWhatTheClientSends) {
