@@ -289,6 +289,6 @@ TEST_P(DynRequests, RepliesReadBackInOpenPMIxLayout) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Flavours, DynRequests, ::testing::Values(int_flavour::flex128, int_flavour::fixed),
-                         [](const auto &i) { return std::string(to_string(i.param)); });
+                         [](const auto &i) { return std::string(i.param == int_flavour::fixed ? "fixed" : "flex128"); });
 
 }  // namespace
