@@ -45,6 +45,7 @@
 #include "log.h"
 #include "log_gate.h"
 #include "multinode.h"
+#include "native_dyn.h"
 #include "native_jobdata.h"
 #include "node_liveness.h"
 #include "proc_table.h"
@@ -402,6 +403,8 @@ private:
     template <typename M>
     bool native_forward(connection &c, uint32_t tag, native::command cmd, wire::msg_type type, const M &m,
                         const pmix_proc_t &proc = {});
+    bool native_forward_raw(connection &c, uint32_t tag, native::command cmd, wire::msg_type type,
+                            std::vector<uint8_t> payload, const pmix_proc_t &proc);
     void native_reply(connection &c, uint32_t request_id, pmix_status_t status,
                       const std::function<Status(wire::Writer &)> &body);
     void native_send(connection &c, uint32_t tag, std::span<const uint8_t> payload);
@@ -2322,6 +2325,11 @@ bool server_impl::native_forward(connection &c, uint32_t tag, native::command cm
         native_send(c, tag, native::encode_status_reply(c.native->session.flavour(), st.code()));
         return find(c.id) != nullptr;
     }
+    return native_forward_raw(c, tag, cmd, type, w.take(), proc);
+}
+
+bool server_impl::native_forward_raw(connection &c, uint32_t tag, native::command cmd, wire::msg_type type,
+                                     std::vector<uint8_t> payload, const pmix_proc_t &proc) {
     native_link &nl = *c.native;
     uint32_t id = nl.next_request++;
     if (id == 0) id = nl.next_request++;
@@ -2329,7 +2337,7 @@ bool server_impl::native_forward(connection &c, uint32_t tag, native::command cm
     wire::Frame f;
     f.type = static_cast<uint16_t>(type);
     f.id = id;
-    f.payload = w.take();
+    f.payload = std::move(payload);
     return dispatch(c, f);
 }
 
@@ -2365,6 +2373,18 @@ void server_impl::native_reply(connection &c, uint32_t request_id, pmix_status_t
             PMIXCPP_LOG_ERROR("%s: cannot encode the reply to rank %u's get in OpenPMIx's format: %s",
                               _step.nspace.c_str(), c.rank, st.message().c_str());
             payload = native::encode_status_reply(f, st.code() == PMIX_SUCCESS ? PMIX_ERROR : st.code());
+        }
+    } else if (status == PMIX_SUCCESS && native_dyn_command(static_cast<uint8_t>(p.cmd))) {
+        // Spawn (the children's namespace), lookup (the data found), connect (the other jobs' data).
+        wire::Writer w;
+        Status st = body ? body(w) : Status::success();
+        auto r = st.ok() ? native_dyn_reply(static_cast<uint8_t>(p.cmd), f, w.data()) : Result<std::vector<uint8_t>>(st);
+        if (r.ok()) {
+            payload = std::move(r.value());
+        } else {
+            PMIXCPP_LOG_ERROR("%s: cannot encode the reply to rank %u's request %u in OpenPMIx's format: %s",
+                              _step.nspace.c_str(), c.rank, static_cast<unsigned>(p.cmd), r.status().message().c_str());
+            payload = native::encode_status_reply(f, r.status().code() == PMIX_SUCCESS ? PMIX_ERROR : r.status().code());
         }
     } else {
         payload = native::encode_status_reply(f, status);
@@ -2404,12 +2424,7 @@ bool server_impl::native_message(connection &c) {
     case native::command::fencenb: {
         native::fence_data d;
         if (Status st = native::decode_fence(up, &d, max_procs()); !st.ok()) return malformed("fence", st);
-        for (const auto &p : d.procs)
-            if (strncmp(p.nspace, _step.nspace.c_str(), sizeof(p.nspace)) != 0) {
-                // Fences across namespaces (after a connect): not for OpenPMIx clients yet.
-                native_send(c, h.tag, native::encode_status_reply(f, PMIX_ERR_NOT_SUPPORTED));
-                return find(id) != nullptr;
-            }
+        // Procs of other namespaces (after a connect): handle_fence hands them to the connect service.
         wire::fence_request m;
         m.procs = std::move(d.procs);
         m.infos = std::move(d.infos);
@@ -2418,10 +2433,7 @@ bool server_impl::native_message(connection &c) {
     case native::command::getnb: {
         native::get_data d;
         if (Status st = native::decode_get(up, &d); !st.ok()) return malformed("get", st);
-        if (strncmp(d.proc.nspace, _step.nspace.c_str(), sizeof(d.proc.nspace)) != 0) {
-            native_send(c, h.tag, native::encode_status_reply(f, PMIX_ERR_NOT_SUPPORTED));
-            return find(id) != nullptr;
-        }
+        // Another namespace's proc: handle_get asks the connect service (foreign_get).
         wire::get_request m;
         m.proc = d.proc;
         m.key = std::move(d.key);
@@ -2464,6 +2476,12 @@ bool server_impl::native_message(connection &c) {
         return find(id) != nullptr;
     }
     default: {
+        if (native_dyn_command(cmd)) {  // spawn, publish/lookup/unpublish, connect/disconnect
+            auto r = native_dyn_decode(cmd, up, max_procs());
+            if (!r.ok()) return malformed("dynamic-process request", r.status());
+            return native_forward_raw(c, h.tag, static_cast<native::command>(cmd), r.value().type,
+                                      std::move(r.value().payload), pmix_proc_t{});
+        }
         // REQ (the job-data blob), DEREGEVENTS (no reply), and PMIX_ERR_NOT_SUPPORTED for the rest.
         native::session::action a = nl.session.on_message(h, payload);
         if (!a.out.empty() && queue_output(c, a.out) == queued::ok) flush(c);

@@ -5,10 +5,15 @@
 # (/proc/self/maps) and the allreduce checked; allreduce also without a collecting fence (direct modex). The same programs under --mpi=pmix_v4 (Slurm's
 # own plugin, the anchor) with both times printed (figures, not assertions). Then the default
 # (both): half the ranks on pmixcpp's library, half on OpenPMIx's, in one namespace and one fence.
-# Requires: make install, mpicc (libopenmpi-dev) and libpmix2; a cluster with >= 4 nodes.
+# MPI_Comm_spawn on OpenPMIx's library (tests/programs/mpi_spawn.c): -N2 -n4 parents spawn 4
+# children, -N4 -n16 spawn 16 (a new step, itself served natively), messages over the
+# intercommunicator, an allreduce over the merged communicator, disconnect; every child's line
+# counted. The anchor (pmix_v4) as a figure only: Slurm's plugin has no spawn.
+# Requires: make install, mpicc (libopenmpi-dev) and libpmix2; a cluster with >= 4 nodes and
+# >= 8 CPUs per node.
 . "$(dirname "$0")/lib.sh"
 : "${PMIXCPP_PREFIX:?set PMIXCPP_PREFIX}"
-mpi_build mpi_native || { t_done; exit; }
+mpi_build mpi_native mpi_spawn || { t_done; exit; }
 ours_dir="$PMIXCPP_PREFIX/lib/pmixcpp"
 
 # check_libs WHAT N EXPECT(ours|native|mixed): every rank named its library, of the expected kind
@@ -79,6 +84,35 @@ LD_LIBRARY_PATH="$clean_ldp" SLURM_PMIXCPP_CLIENTLIB=native OMPI_MCA_btl=self,va
 [ $((SECONDS - t0)) -lt 60 ] && pass "native MPI_Abort: the step ended in $((SECONDS - t0)) s" || fail "native MPI_Abort took $((SECONDS - t0)) s"
 sleep 1
 expect_match "native MPI_Abort: the server logged the abort" "rank 3 \(pid [0-9]+\) called PMIx_Abort\(status 3" "$(slurmd_logs)"
+
+# MPI_Comm_spawn with OpenPMIx's library on both sides: SPAWNNB (the app's OMPI_PARENT_PORT into
+# the children's environment), PUBLISHNB/LOOKUPNB, CONNECTNB (the other job's data), Gets and
+# fences across the two namespaces, DISCONNECTNB.
+spawn_figures=""
+for shape in 2:4:4 4:16:16; do
+    nodes=${shape%%:*}; rest=${shape#*:}; n=${rest%:*}; kids=${rest#*:}
+    t0=$(date +%s.%N)
+    out=$(LD_LIBRARY_PATH="$clean_ldp" SLURM_PMIXCPP_CLIENTLIB=native OMPI_MCA_btl=self,tcp \
+        timeout -k 5 240 salloc -N"$nodes" -n$((n + kids)) srun --mpi=pmixcpp -N"$nodes" -n"$n" "$work/mpi_spawn" "$kids" 2>&1)
+    rc=$?
+    secs=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
+    what="native MPI_Comm_spawn of $kids from -N$nodes -n$n"
+    expect_eq "$what: exit status" 0 "$rc"
+    expect_match "$what" "^MPI-SPAWN-OK $kids\$" "$out"
+    expect_match "$what: parents and children in one allreduce" "^parent: allreduce over parents\+children = $((n + kids)), messages right\$" "$out"
+    expect_eq "$what: every child ran and got its parent's message" "$kids" "$(echo "$out" | grep -c "^child [0-9]* of $kids: token right, allreduce $((n + kids))\$")"
+    expect_no_match "$what: no error from srun or OpenMPI" '(srun: error|Job step aborted|ORTE_ERROR|PMIX ERROR|MPI_ABORT)' "$out"
+    [ "$rc" -eq 0 ] || echo "$out" | tail -20 | sed 's/^/    /'
+    out=$(LD_LIBRARY_PATH="$clean_ldp" OMPI_MCA_btl=self,tcp \
+        timeout -k 5 30 salloc -N"$nodes" -n$((n + kids)) srun --mpi=pmix_v4 -N"$nodes" -n"$n" "$work/mpi_spawn" "$kids" 2>&1)
+    arc=$?
+    if echo "$out" | grep -q "^MPI-SPAWN-OK $kids\$" && [ "$arc" -eq 0 ]; then anchor="works"
+    elif [ "$arc" -eq 124 ]; then anchor="no answer (killed after 30 s)"
+    else anchor="fails (status $arc)"; fi
+    spawn_figures="$spawn_figures
+    spawn of $kids from -N$nodes -n$n: pmixcpp native ${secs} s; pmix_v4 $anchor"
+done
+echo "    MPI_Comm_spawn wall times (salloc + srun):$spawn_figures"
 
 # The default (both): odd ranks drop pmixcpp's library directory from their path (a wrapper), so
 # they load OpenPMIx's; even ranks keep it. One namespace, one fence, one allreduce.

@@ -291,6 +291,24 @@ TEST_F(NativeServer, MalformedMessageAndSilentPeerAreClosed) {
     EXPECT_EQ(handshake(fd, 0), PMIX_SUCCESS) << "the server goes on; the rank may connect again";
     close(fd);
 
+    // SPAWNNB announcing a million apps in 8 bytes: closed without a reply, the server goes on.
+    fd = open_conn();
+    ASSERT_EQ(handshake(fd, 0), PMIX_SUCCESS);
+    std::vector<uint8_t> spawn = {0x02, 0x09, 0x02, 0x00, 0x02, 0xc0, 0x84, 0x3d};
+    auto shdr = encode_header({0, 102, static_cast<uint32_t>(spawn.size())});
+    std::vector<uint8_t> smsg(shdr.begin(), shdr.end());
+    smsg.insert(smsg.end(), spawn.begin(), spawn.end());
+    ASSERT_EQ(send(fd, smsg.data(), smsg.size(), 0), static_cast<ssize_t>(smsg.size()));
+    // (events of the earlier connection's rank may come first, on tag 0; then the close)
+    ssize_t got;
+    while ((got = recv(fd, b, sizeof b, 0)) > 0) {
+    }
+    EXPECT_EQ(got, 0) << "a malformed spawn: the connection is closed";
+    close(fd);
+    fd = open_conn();
+    EXPECT_EQ(handshake(fd, 0), PMIX_SUCCESS) << "the server goes on after a malformed spawn";
+    close(fd);
+
     fd = open_conn();
     auto t0 = std::chrono::steady_clock::now();
     EXPECT_EQ(recv(fd, b, sizeof b, 0), 0);

@@ -1,0 +1,32 @@
+// Dynamic processes for OpenPMIx clients of the native listener (server.cc, "The native
+// listener"): SPAWNNB, PUBLISHNB, LOOKUPNB, UNPUBLISHNB, CONNECTNB and DISCONNECTNB become the
+// server's own requests (the same dyn handlers as pmixcpp's clients: dyn.h, connect.h), and the
+// replies of those handlers are re-encoded in OpenPMIx's format (plugin/native/requests_dyn.h).
+// A connect's reply carries every other namespace's data as that namespace's job blob (the REQ
+// format: job-level keys, one pmix.pblob per rank), which the client's gds/hash stores.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "../native/bfrops.h"
+#include "status.h"
+#include "wire/messages.h"
+
+namespace pmixcpp::server {
+
+// Is `cmd` one of the commands this file translates?
+bool native_dyn_command(uint8_t cmd);
+
+// The request as the server's own (message type and payload); an error = malformed.
+struct native_dyn_request {
+    wire::msg_type type = wire::msg_type::spawn;
+    std::vector<uint8_t> payload;
+};
+Result<native_dyn_request> native_dyn_decode(uint8_t cmd, native::unpacker &up, size_t max_procs);
+
+// The OpenPMIx reply of a successful request from the body of our own reply.
+Result<std::vector<uint8_t>> native_dyn_reply(uint8_t cmd, native::int_flavour f, std::span<const uint8_t> body);
+
+}  // namespace pmixcpp::server
