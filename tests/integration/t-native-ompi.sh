@@ -104,10 +104,10 @@ for shape in 2:4:4 4:16:16; do
     expect_no_match "$what: no error from srun or OpenMPI" '(srun: error|Job step aborted|ORTE_ERROR|PMIX ERROR|MPI_ABORT)' "$out"
     [ "$rc" -eq 0 ] || echo "$out" | tail -20 | sed 's/^/    /'
     out=$(LD_LIBRARY_PATH="$clean_ldp" OMPI_MCA_btl=self,tcp \
-        timeout -k 5 30 salloc -N"$nodes" -n$((n + kids)) srun --mpi=pmix_v4 -N"$nodes" -n"$n" "$work/mpi_spawn" "$kids" 2>&1)
+        timeout -k 5 15 salloc -N"$nodes" -n$((n + kids)) srun --mpi=pmix_v4 -N"$nodes" -n"$n" "$work/mpi_spawn" "$kids" 2>&1)
     arc=$?
     if echo "$out" | grep -q "^MPI-SPAWN-OK $kids\$" && [ "$arc" -eq 0 ]; then anchor="works"
-    elif [ "$arc" -eq 124 ]; then anchor="no answer (killed after 30 s)"
+    elif [ "$arc" -eq 124 ]; then anchor="no answer (killed after 15 s)"
     else anchor="fails (status $arc)"; fi
     spawn_figures="$spawn_figures
     spawn of $kids from -N$nodes -n$n: pmixcpp native ${secs} s; pmix_v4 $anchor"
