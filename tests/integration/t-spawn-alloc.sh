@@ -29,6 +29,7 @@ expect_eq "unknown and given-back allocations: PMIX_ERR_BAD_PARAM" 2 \
 expect_no_match "no failed check" '^FAIL ' "$out"
 expect_eq "every process passed" 5 "$(echo "$out" | grep -c '^RESULT-PASS rank')"
 expect_match "srun status" '^SRUN_RC 0$' "$out"
-[ -n "$new_job" ] && expect_eq "the allocation was given back" "" "$(squeue -h -j "$new_job" 2>/dev/null)"
+# Given back: ended, or completing (CG: Slurm still cleaning up its node under load)
+[ -n "$new_job" ] && expect_match "the allocation was given back" '^(|CG)$' "$(squeue -h -j "$new_job" -o %t 2>/dev/null)"
 echo "$out" | grep -E '^(FAIL|NEW-ALLOC|ALLOC-CHILDREN)' | sed 's/^/    /'
 t_done

@@ -14,8 +14,10 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <iostream>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -408,12 +410,31 @@ std::string run_client(const std::string &exe, int port, const std::string &nspa
     return out;
 }
 
+// OpenPMIx before 5.0 also speaks the fixed-width encoding (bfrops v3); 5.0 and later only
+// v4/v41: the v3 flavour is tested with the clients that have it (Debian 12's 4.2.2), not with
+// Debian 13's 5.0.7 (a 3.2 client is t-native-clients' part).
+bool client_speaks_v3() {
+    static const bool yes = [] {
+        FILE *f = popen("pkg-config --modversion pmix 2>/dev/null", "r");
+        if (!f) return false;
+        char buf[64] = {};
+        bool ok = fgets(buf, sizeof buf, f) != nullptr;
+        pclose(f);
+        return ok && atoi(buf) > 0 && atoi(buf) < 5;
+    }();
+    return yes;
+}
+
 }  // namespace
 
 TEST(NativeSessionRealClient, OpenPMIxClientInitGetFinalize) {
     std::string exe = native_client();
     if (exe.empty()) GTEST_SKIP() << "no OpenPMIx development files (pkg-config pmix) to build the client";
     for (bool v3 : {false, true}) {
+        if (v3 && !client_speaks_v3()) {
+            std::cout << "OpenPMIx's client here has no v3 encoding (5.0 or later): the v3 flavour is left out\n";
+            continue;
+        }
         SCOPED_TRACE(v3 ? "v3" : "v41");
         test_job job("native.test", "testhost", 3);
         loopback_server srv(job.policy(geteuid(), getegid()));
@@ -452,6 +473,10 @@ TEST(NativeSessionRealClient, BlobFromTheServersJobData) {
     EXPECT_EQ(blob.ranks.size(), 5u);
     ASSERT_EQ(blob.nodes.size(), 1u);
     for (bool v3 : {false, true}) {
+        if (v3 && !client_speaks_v3()) {
+            std::cout << "OpenPMIx's client here has no v3 encoding (5.0 or later): the v3 flavour is left out\n";
+            continue;
+        }
         SCOPED_TRACE(v3 ? "v3" : "v41");
         session_policy p;
         p.uid = geteuid();
