@@ -8,23 +8,22 @@
 
 namespace pmixcpp::native {
 
-namespace {
-
 Status trailing(const unpacker &up, const char *what) {
     if (up.at_end()) return Status::success();
     return Status(PMIX_ERR_UNPACK_FAILURE,
                   std::string(what) + ": " + std::to_string(up.remaining()) + " unexpected bytes at the end");
 }
 
-// A top-level pack holding exactly `n` elements: its count.
 Status expect_count(unpacker &up, size_t n, const char *what) {
     int32_t count;
     PMIXCPP_RETURN_IF_ERROR(up.unpack_count(&count).with_context(what));
-    if (static_cast<size_t>(count) != n)
+    if (count < 0 || static_cast<size_t>(count) != n)
         return Status(PMIX_ERR_UNPACK_FAILURE,
                       std::string(what) + ": " + std::to_string(count) + " elements, " + std::to_string(n) + " announced");
     return Status::success();
 }
+
+namespace {
 
 // [SIZE n] with n checked against a cap and against the bytes left (each element >= min_bytes).
 Status get_announced(unpacker &up, size_t cap, size_t min_bytes, const char *what, size_t *n) {

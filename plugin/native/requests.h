@@ -21,6 +21,11 @@
 
 namespace pmixcpp::native {
 
+// Shared by the request decoders: the message must end where the decoder stopped, and a top-level
+// pack must hold exactly the `n` elements announced before it.
+Status trailing(const unpacker &up, const char *what);
+Status expect_count(unpacker &up, size_t n, const char *what);
+
 // COMMIT: repeated [SCOPE][BUFFER] pairs, each BUFFER [KVAL]... (count 1 each). A key that comes
 // under both LOCAL and REMOTE (OpenPMIx puts GLOBAL data in both) is one key of scope GLOBAL.
 struct commit_data {

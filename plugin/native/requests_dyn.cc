@@ -10,21 +10,6 @@ namespace pmixcpp::native {
 
 namespace {
 
-Status trailing(const unpacker &up, const char *what) {
-    if (up.at_end()) return Status::success();
-    return Status(PMIX_ERR_UNPACK_FAILURE,
-                  std::string(what) + ": " + std::to_string(up.remaining()) + " unexpected bytes at the end");
-}
-
-Status expect_count(unpacker &up, size_t n, const char *what) {
-    int32_t count;
-    PMIXCPP_RETURN_IF_ERROR(up.unpack_count(&count).with_context(what));
-    if (count < 0 || static_cast<size_t>(count) != n)
-        return Status(PMIX_ERR_UNPACK_FAILURE,
-                      std::string(what) + ": " + std::to_string(count) + " elements, " + std::to_string(n) + " announced");
-    return Status::success();
-}
-
 // A number of elements (each at least min_bytes long) checked against a cap and the bytes left.
 Status check_announced(const unpacker &up, size_t v, size_t cap, size_t min_bytes, const char *what) {
     if (v > cap) return Status(PMIX_ERR_BAD_PARAM, std::string(what) + ": " + std::to_string(v) + " (at most " + std::to_string(cap) + ")");
