@@ -78,7 +78,11 @@ proc_row proc_table_engine::absent_row(uint32_t rank, uint8_t state) const {
 
 void proc_table_engine::gather(std::chrono::milliseconds timeout, done_fn done, clock::time_point now) {
     if (!_pending.empty()) {
-        _pending.rbegin()->second.done.push_back(std::move(done));
+        // Joins the gather under way; this node's rows are taken again, as they are now: a rank
+        // that connected (or exec'd) since the gather began is shown as it is to the asker.
+        pending_gather &g = _pending.rbegin()->second;
+        g.done.push_back(std::move(done));
+        if (_ops.local_rows) g.have[_self] = _ops.local_rows();
         return;
     }
     const uint64_t id = _next_id++;

@@ -26,6 +26,7 @@ struct cluster {
     std::deque<msg> wire;
     std::vector<bool> lost = std::vector<bool>(3, false), gone = std::vector<bool>(3, false);
     std::vector<std::unique_ptr<proc_table_engine>> nodes;
+    std::string exe = "/bin/app";  // what each node's ranks show as their executable
 
     cluster() {
         for (uint32_t n = 0; n < 3; ++n) {
@@ -40,7 +41,7 @@ struct cluster {
                     p.rank = r;
                     p.pid = 1000 + static_cast<int32_t>(r);
                     p.state = PMIX_PROC_STATE_RUNNING;
-                    p.executable = "/bin/app";
+                    p.executable = exe;
                     rows.push_back(p);
                 }
                 return rows;
@@ -204,4 +205,22 @@ TEST(ProcTable, ConcurrentQueriesShareOneGather) {
     c.run();
     EXPECT_EQ(answers, 50);
     EXPECT_EQ(c.nodes[0]->pending(), 0u);
+}
+
+// A second asker joins a gather under way: this node's rows are taken again when it joins, so a
+// rank that exec'd in between shows its executable (a gather begun before it had none).
+TEST(ProcTable, AJoiningAskerSeesThisNodesRowsAsTheyAreNow) {
+    cluster c;
+    c.exe = "";
+    std::optional<proc_table_engine::result> first, second;
+    c.nodes[0]->gather(std::chrono::seconds(5), [&](proc_table_engine::result r) { first = std::move(r); },
+                       clock_t_::now());
+    c.exe = "/bin/app";
+    c.nodes[0]->gather(std::chrono::seconds(5), [&](proc_table_engine::result r) { second = std::move(r); },
+                       clock_t_::now());
+    c.run();
+    ASSERT_TRUE(first && second);
+    EXPECT_EQ(second->rows[0].executable, "/bin/app");
+    EXPECT_EQ(second->rows[1].executable, "/bin/app");
+    EXPECT_EQ(second->rows[2].executable, "/bin/app");  // asked of node 1 after the change
 }
