@@ -116,42 +116,6 @@ Status check_name(const char *grp) {
     return Status::success();
 }
 
-// The caller's contribution: the contents of PMIX_GROUP_INFO, and PMIX_GROUP_LOCAL_CID.
-Status member_info_of(const pmix_info_t *dirs, size_t ndirs, InfoArray *out) {
-    std::vector<pmix_info_t> mine;
-    const pmix_info_t *gi = find_info(dirs, ndirs, PMIX_GROUP_INFO);
-    if (gi != nullptr) {
-        if (gi->value.type != PMIX_DATA_ARRAY || gi->value.data.darray == nullptr ||
-            (gi->value.data.darray->size > 0 &&
-             (gi->value.data.darray->type != PMIX_INFO || gi->value.data.darray->array == nullptr)))
-            return Status(PMIX_ERR_BAD_PARAM, "PMIX_GROUP_INFO must be an array of pmix_info_t");
-        const auto *arr = static_cast<const pmix_info_t *>(gi->value.data.darray->array);
-        for (size_t i = 0; i < gi->value.data.darray->size; ++i) {
-            pmix_info_t copy{};
-            memcpy(copy.key, arr[i].key, sizeof(copy.key));
-            copy.flags = arr[i].flags & ~PMIX_INFO_PERSISTENT;
-            Status st = value_xfer(&copy.value, &arr[i].value);
-            if (!st.ok()) {
-                for (auto &x : mine) info_destruct(&x);
-                return st;
-            }
-            mine.push_back(copy);
-        }
-    }
-    if (const pmix_info_t *lc = find_info(dirs, ndirs, PMIX_GROUP_LOCAL_CID)) {
-        pmix_info_t copy{};
-        strncpy(copy.key, PMIX_GROUP_LOCAL_CID, PMIX_MAX_KEYLEN);
-        Status st = value_xfer(&copy.value, &lc->value);
-        if (!st.ok()) {
-            for (auto &x : mine) info_destruct(&x);
-            return st;
-        }
-        mine.push_back(copy);
-    }
-    *out = to_array(mine);
-    return Status::success();
-}
-
 using group_done = std::function<void(pmix_status_t, InfoArray &&)>;
 
 // Send one member's group request; `done` runs once on the progress thread.
@@ -170,7 +134,7 @@ Status send_group(Client &c, role r, const std::string &name, std::vector<pmix_p
     }
     req.procs = members;
     PMIXCPP_RETURN_IF_ERROR(info_array_copy(dirs, ndirs, &req.directives));
-    if (r != role::destruct && r != role::join_decline) PMIXCPP_RETURN_IF_ERROR(member_info_of(dirs, ndirs, &req.member_info));
+    if (r != role::destruct && r != role::join_decline) PMIXCPP_RETURN_IF_ERROR(wire::group_member_info(dirs, ndirs, &req.member_info));
     const bool notify_termination = info_true(dirs, ndirs, PMIX_GROUP_NOTIFY_TERMINATION);
     wire::Writer w;
     PMIXCPP_RETURN_IF_ERROR(wire::encode(w, req));

@@ -23,16 +23,18 @@ Status expect_count(unpacker &up, size_t n, const char *what) {
     return Status::success();
 }
 
-namespace {
-
-// [SIZE n] with n checked against a cap and against the bytes left (each element >= min_bytes).
-Status get_announced(unpacker &up, size_t cap, size_t min_bytes, const char *what, size_t *n) {
-    size_t v;
-    PMIXCPP_RETURN_IF_ERROR(up.unpack(PMIX_SIZE, &v, 1).with_context(what));
+Status check_announced(const unpacker &up, size_t v, size_t cap, size_t min_bytes, const char *what) {
     if (v > cap) return Status(PMIX_ERR_BAD_PARAM, std::string(what) + ": " + std::to_string(v) + " (at most " + std::to_string(cap) + ")");
     if (v > up.remaining() / min_bytes)
         return Status(PMIX_ERR_UNPACK_READ_PAST_END_OF_BUFFER,
                       std::string(what) + ": " + std::to_string(v) + " announced, " + std::to_string(up.remaining()) + " bytes remain");
+    return Status::success();
+}
+
+Status get_announced(unpacker &up, size_t cap, size_t min_bytes, const char *what, size_t *n) {
+    size_t v;
+    PMIXCPP_RETURN_IF_ERROR(up.unpack(PMIX_SIZE, &v, 1).with_context(what));
+    PMIXCPP_RETURN_IF_ERROR(check_announced(up, v, cap, min_bytes, what));
     *n = v;
     return Status::success();
 }
@@ -60,8 +62,6 @@ Status get_info_pack(unpacker &up, const char *what, InfoArray *out) {
     PMIXCPP_RETURN_IF_ERROR(expect_count(up, n, what));
     return up.get_infos(n, out).with_context(what);
 }
-
-}  // namespace
 
 Status decode_commit(unpacker &up, commit_data *out) {
     // key -> (scope bits, value): LOCAL and REMOTE of one key merge into GLOBAL.

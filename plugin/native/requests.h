@@ -25,6 +25,15 @@ namespace pmixcpp::native {
 // pack must hold exactly the `n` elements announced before it.
 Status trailing(const unpacker &up, const char *what);
 Status expect_count(unpacker &up, size_t n, const char *what);
+// A number of elements (each at least min_bytes long) checked against a cap and the bytes left.
+Status check_announced(const unpacker &up, size_t v, size_t cap, size_t min_bytes, const char *what);
+// [SIZE n], n checked as check_announced does.
+Status get_announced(unpacker &up, size_t cap, size_t min_bytes, const char *what, size_t *n);
+// [SIZE n] then the pack of n PROCs (also when n is 0 if pack_when_empty).
+Status get_procs(unpacker &up, size_t max_procs, const char *what, bool pack_when_empty,
+                 std::vector<pmix_proc_t> *out);
+// [SIZE n] then, when n > 0, the pack of n INFOs.
+Status get_info_pack(unpacker &up, const char *what, InfoArray *out);
 
 // COMMIT: repeated [SCOPE][BUFFER] pairs, each BUFFER [KVAL]... (count 1 each). A key that comes
 // under both LOCAL and REMOTE (OpenPMIx puts GLOBAL data in both) is one key of scope GLOBAL.

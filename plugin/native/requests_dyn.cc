@@ -10,35 +10,6 @@ namespace pmixcpp::native {
 
 namespace {
 
-// A number of elements (each at least min_bytes long) checked against a cap and the bytes left.
-Status check_announced(const unpacker &up, size_t v, size_t cap, size_t min_bytes, const char *what) {
-    if (v > cap) return Status(PMIX_ERR_BAD_PARAM, std::string(what) + ": " + std::to_string(v) + " (at most " + std::to_string(cap) + ")");
-    if (v > up.remaining() / min_bytes)
-        return Status(PMIX_ERR_UNPACK_READ_PAST_END_OF_BUFFER,
-                      std::string(what) + ": " + std::to_string(v) + " announced, " + std::to_string(up.remaining()) + " bytes remain");
-    return Status::success();
-}
-
-Status get_announced(unpacker &up, size_t cap, size_t min_bytes, const char *what, size_t *n) {
-    size_t v;
-    PMIXCPP_RETURN_IF_ERROR(up.unpack(PMIX_SIZE, &v, 1).with_context(what));
-    PMIXCPP_RETURN_IF_ERROR(check_announced(up, v, cap, min_bytes, what));
-    *n = v;
-    return Status::success();
-}
-
-// [SIZE n] then, when n > 0, the pack of n INFOs.
-Status get_info_pack(unpacker &up, const char *what, InfoArray *out) {
-    size_t n;
-    PMIXCPP_RETURN_IF_ERROR(get_announced(up, SIZE_MAX, 3, what, &n));
-    if (n == 0) {
-        *out = InfoArray();
-        return Status::success();
-    }
-    PMIXCPP_RETURN_IF_ERROR(expect_count(up, n, what));
-    return up.get_infos(n, out).with_context(what);
-}
-
 // An element-level string (no count); NULL is the empty string.
 Status get_text(unpacker &up, size_t max_len, const char *what, std::string *out) {
     char *c = nullptr;

@@ -46,6 +46,7 @@
 #include "log_gate.h"
 #include "multinode.h"
 #include "native_dyn.h"
+#include "native_grp.h"
 #include "native_jobdata.h"
 #include "node_liveness.h"
 #include "proc_table.h"
@@ -151,10 +152,12 @@ struct native_link {
         uint32_t tag = 0;
         native::command cmd = native::command::req;
         pmix_proc_t proc{};  // GETNB: the proc asked about
+        native_grp_note grp;  // groups: the group and how to judge its outcome
     };
     std::map<uint32_t, pending> requests;  // our request id -> the client's tag
     uint32_t next_request = 1;
     std::vector<pmix_status_t> event_codes;  // what it registered for (REGEVENTS); not delivered yet
+    native_grp_link groups;  // the groups it constructed (native_grp.h)
 };
 
 struct connection {
@@ -404,7 +407,7 @@ private:
     bool native_forward(connection &c, uint32_t tag, native::command cmd, wire::msg_type type, const M &m,
                         const pmix_proc_t &proc = {});
     bool native_forward_raw(connection &c, uint32_t tag, native::command cmd, wire::msg_type type,
-                            std::vector<uint8_t> payload, const pmix_proc_t &proc);
+                            std::vector<uint8_t> payload, const pmix_proc_t &proc, native_grp_note grp = {});
     void native_reply(connection &c, uint32_t request_id, pmix_status_t status,
                       const std::function<Status(wire::Writer &)> &body);
     void native_send(connection &c, uint32_t tag, std::span<const uint8_t> payload);
@@ -2329,11 +2332,11 @@ bool server_impl::native_forward(connection &c, uint32_t tag, native::command cm
 }
 
 bool server_impl::native_forward_raw(connection &c, uint32_t tag, native::command cmd, wire::msg_type type,
-                                     std::vector<uint8_t> payload, const pmix_proc_t &proc) {
+                                     std::vector<uint8_t> payload, const pmix_proc_t &proc, native_grp_note grp) {
     native_link &nl = *c.native;
     uint32_t id = nl.next_request++;
     if (id == 0) id = nl.next_request++;
-    nl.requests[id] = native_link::pending{tag, cmd, proc};
+    nl.requests[id] = native_link::pending{tag, cmd, proc, std::move(grp)};
     wire::Frame f;
     f.type = static_cast<uint16_t>(type);
     f.id = id;
@@ -2373,6 +2376,20 @@ void server_impl::native_reply(connection &c, uint32_t request_id, pmix_status_t
             PMIXCPP_LOG_ERROR("%s: cannot encode the reply to rank %u's get in OpenPMIx's format: %s",
                               _step.nspace.c_str(), c.rank, st.message().c_str());
             payload = native::encode_status_reply(f, st.code() == PMIX_SUCCESS ? PMIX_ERROR : st.code());
+        }
+    } else if (native_grp_command(static_cast<uint8_t>(p.cmd))) {
+        // Query (the results), log, group construct (members and context id) and destruct.
+        wire::Writer w;
+        Status st = status == PMIX_SUCCESS && body ? body(w) : Status::success();
+        const native::release client = native::parse_release(nl.session.peer().version);
+        auto r = st.ok() ? nl.groups.reply(static_cast<uint8_t>(p.cmd), f, client, status, w.data(), p.grp)
+                         : Result<std::vector<uint8_t>>(st);
+        if (r.ok()) {
+            payload = std::move(r.value());
+        } else {
+            PMIXCPP_LOG_ERROR("%s: cannot encode the reply to rank %u's request %u in OpenPMIx's format: %s",
+                              _step.nspace.c_str(), c.rank, static_cast<unsigned>(p.cmd), r.status().message().c_str());
+            payload = native::encode_status_reply(f, r.status().code() == PMIX_SUCCESS ? PMIX_ERROR : r.status().code());
         }
     } else if (status == PMIX_SUCCESS && native_dyn_command(static_cast<uint8_t>(p.cmd))) {
         // Spawn (the children's namespace), lookup (the data found), connect (the other jobs' data).
@@ -2476,6 +2493,20 @@ bool server_impl::native_message(connection &c) {
         return find(id) != nullptr;
     }
     default: {
+        if (native_grp_command(cmd)) {  // query, log, group construct/destruct
+            native_grp_note note;
+            auto r = nl.groups.decode(cmd, up, max_procs(), &note);
+            const pmix_status_t refused = r.ok() ? PMIX_SUCCESS : r.status().code();
+            if (refused == PMIX_ERR_NOT_FOUND || refused == PMIX_ERR_OUT_OF_RESOURCE) {
+                // A destruct of a group it is not in, a construct beyond the cap: answered here,
+                // [STATUS] alone (every client release reads a failed group reply so).
+                native_send(c, h.tag, native::encode_status_reply(f, refused));
+                return find(id) != nullptr;
+            }
+            if (!r.ok()) return malformed("group, query or log request", r.status());
+            return native_forward_raw(c, h.tag, static_cast<native::command>(cmd), r.value().type,
+                                      std::move(r.value().payload), pmix_proc_t{}, std::move(note));
+        }
         if (native_dyn_command(cmd)) {  // spawn, publish/lookup/unpublish, connect/disconnect
             auto r = native_dyn_decode(cmd, up, max_procs());
             if (!r.ok()) return malformed("dynamic-process request", r.status());

@@ -1,5 +1,6 @@
 #include "wire/group_messages.h"
 
+#include <cstdlib>
 #include <cstring>
 
 namespace pmixcpp::wire {
@@ -15,6 +16,46 @@ const char *to_string(group_op op) {
 }
 
 bool valid_group_op(uint8_t op) { return op >= 1 && op <= 4; }
+
+Status group_member_info(const pmix_info_t *dirs, size_t ndirs, InfoArray *out) {
+    std::vector<pmix_info_t> mine;
+    auto fail = [&](Status st) {
+        for (auto &x : mine) info_destruct(&x);
+        return st;
+    };
+    auto add = [&](const char *key, const pmix_value_t &v, pmix_info_directives_t flags) {
+        pmix_info_t copy{};
+        strncpy(copy.key, key, PMIX_MAX_KEYLEN);
+        copy.flags = flags & ~PMIX_INFO_PERSISTENT;  // the copy is ours to free
+        Status st = value_xfer(&copy.value, &v);
+        if (st.ok()) mine.push_back(copy);
+        return st;
+    };
+    for (size_t d = 0; d < ndirs && dirs != nullptr; ++d) {
+        const pmix_info_t &gi = dirs[d];
+        if (strncmp(gi.key, PMIX_GROUP_LOCAL_CID, PMIX_MAX_KEYLEN) == 0) {
+            if (Status st = add(PMIX_GROUP_LOCAL_CID, gi.value, 0); !st.ok()) return fail(st);
+            continue;
+        }
+        if (strncmp(gi.key, PMIX_GROUP_INFO, PMIX_MAX_KEYLEN) != 0) continue;
+        const pmix_data_array_t *da = gi.value.data.darray;
+        if (gi.value.type != PMIX_DATA_ARRAY || da == nullptr ||
+            (da->size > 0 && (da->type != PMIX_INFO || da->array == nullptr)))
+            return fail(Status(PMIX_ERR_BAD_PARAM, "PMIX_GROUP_INFO must be an array of pmix_info_t"));
+        const auto *arr = static_cast<const pmix_info_t *>(da->array);
+        for (size_t i = 0; i < da->size; ++i) {
+            char key[PMIX_MAX_KEYLEN + 1];
+            memcpy(key, arr[i].key, PMIX_MAX_KEYLEN);
+            key[PMIX_MAX_KEYLEN] = '\0';
+            if (Status st = add(key, arr[i].value, arr[i].flags); !st.ok()) return fail(st);
+        }
+    }
+    auto *a = static_cast<pmix_info_t *>(calloc(mine.empty() ? 1 : mine.size(), sizeof(pmix_info_t)));
+    if (a == nullptr) return fail(Status(PMIX_ERR_NOMEM, "group member info"));
+    for (size_t k = 0; k < mine.size(); ++k) a[k] = mine[k];  // taken over
+    *out = InfoArray(a, mine.size());
+    return Status::success();
+}
 
 const char *to_string(member_state s) {
     switch (s) {

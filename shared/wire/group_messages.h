@@ -90,6 +90,11 @@ struct group_bootstrap_result {
     std::vector<uint32_t> members;  // sorted, if status is PMIX_SUCCESS
 };
 
+// What a member contributes to a group, from its construct/join directives: the contents of its
+// PMIX_GROUP_INFO (an array of pmix_info_t) and its PMIX_GROUP_LOCAL_CID (group_request's
+// member_info). A PMIX_GROUP_INFO that is not an array of infos is PMIX_ERR_BAD_PARAM.
+Status group_member_info(const pmix_info_t *dirs, size_t ndirs, InfoArray *out);
+
 Status encode(Writer &w, const group_request &m);
 Status decode(Reader &r, group_request *m);
 Status encode(Writer &w, const group_reply &m);

@@ -14,7 +14,7 @@
 #   fuzz_agent_replies  allocation, spawn, session-store and fabric messages of srun's agent channel
 #   fuzz_fabric         fabric requests and result infos -> cost matrix (shared/fabric/fabric_wire.h)
 #   fuzz_group          group requests, replies and node contributions (shared/wire/group_messages.h)
-#   fuzz_native         OpenPMIx's buffer encoding, both integer flavours, framing and handshake, the requests served by translation (plugin/native/)
+#   fuzz_native         OpenPMIx's buffer encoding, both integer flavours, framing and handshake, the requests served by translation (plugin/native/: also queries, logging and groups)
 #   fuzz_handshake      the handshake of the node listeners and srun's agent, node frame MACs, signed records (plugin/net/handshake.h, identity.h)
 set -u
 src=$1
@@ -47,7 +47,7 @@ common="plugin/common/xstep.cc plugin/common/mpmd.cc plugin/common/session_store
         plugin/common/alloc_request.cc
         plugin/common/spawn_request.cc plugin/common/fabric_request.cc
         plugin/net/envelope.cc plugin/net/handshake.cc plugin/net/identity.cc plugin/coll/coll_message.cc
-        plugin/native/bfrops.cc plugin/native/connection.cc plugin/native/requests.cc"
+        plugin/native/bfrops.cc plugin/native/connection.cc plugin/native/requests.cc plugin/native/requests_grp.cc"
 
 # Compile each source once, FUZZ_JOBS (default 2) at a time.
 jobs=${FUZZ_JOBS:-2}

@@ -4,7 +4,8 @@
 // types a message can carry); the bytes after it are unpacked as one pack of that type. Beyond the
 // types: odd picks feed the message reader (handshake first) and parse the handshake, even picks
 // unpack a stream of KVALs (the job blob's layout), and picks from 96 up decode one request the
-// server serves by translation (requests.h: COMMIT, FENCENB, GETNB, ABORT, REGEVENTS, NOTIFY).
+// server serves by translation (requests.h: COMMIT, FENCENB, GETNB, ABORT, REGEVENTS, NOTIFY;
+// requests_grp.h: QUERY, LOG, GROUP_CONSTRUCT, GROUP_DESTRUCT).
 // Nothing may crash, leak, read out of bounds or allocate beyond the decode budget; what decodes
 // packs again, and the packed form decodes and packs to the same bytes.
 #include <cstddef>
@@ -17,6 +18,7 @@
 #include "plugin/native/bfrops.h"
 #include "plugin/native/connection.h"
 #include "plugin/native/requests.h"
+#include "plugin/native/requests_grp.h"
 #include "type_traits.h"
 #include "value.h"
 
@@ -117,7 +119,7 @@ void connection(std::span<const uint8_t> in) {
 // A request the server translates: what decodes is within its caps; what fails leaves nothing.
 void request(int_flavour f, size_t which, std::span<const uint8_t> in) {
     unpacker up(f, in);
-    switch (which % 6) {
+    switch (which % 10) {
     case 0: {
         commit_data d;
         if (!decode_commit(up, &d).ok() && (d.infos.size() != 0 || !d.scopes.empty())) abort();
@@ -146,6 +148,39 @@ void request(int_flavour f, size_t which, std::span<const uint8_t> in) {
             pmix_proc_t src{};
             if (!encode_event(f, d.status, src, d.range, d.infos.data(), d.infos.size()).ok()) abort();
         }
+        break;
+    }
+    case 6: {
+        wire::query_request d;
+        if (decode_query(up, &d).ok()) {
+            if (d.queries.empty() || d.queries.size() > kMaxQueries) abort();
+            for (const auto &q : d.queries)
+                if (q.keys.empty() || q.keys.size() > kMaxQueryKeys) abort();
+        } else if (!d.queries.empty()) {
+            abort();
+        }
+        break;
+    }
+    case 7: {
+        wire::log_request d;
+        if (!decode_log(up, &d).ok() && (d.data.size() != 0 || d.directives.size() != 0)) abort();
+        break;
+    }
+    case 8: {
+        wire::group_request d;
+        if (decode_group_construct(up, &d, 64).ok()) {
+            if (d.procs.empty() || d.procs.size() > 64 || d.name.empty()) abort();
+            // The reply to it packs in every layout.
+            for (const char *v : {"4.2.2", "5.0.7", "6.0.0", "6.1.0"})
+                if (!encode_group_construct_reply(f, parse_release(v), PMIX_SUCCESS, d.procs, 7).ok()) abort();
+        } else if (!d.procs.empty() || d.member_info.size() != 0) {
+            abort();
+        }
+        break;
+    }
+    case 9: {
+        wire::group_request d;
+        if (!decode_group_destruct(up, &d).ok() && !d.name.empty()) abort();
         break;
     }
     default: {

@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -172,6 +173,45 @@ TEST_F(NativeServer, OpenPMIxClientsNotifyEachOther) {
     std::string out2 = finish(third, &status);
     EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << out2;
     EXPECT_NE(out0.find("native_modex event -3005 from rank 1"), std::string::npos) << out0;
+}
+
+// Groups for OpenPMIx clients (as OpenMPI 5's sessions and MPI_Comm_create_from_group use them):
+// every rank constructs one group with a context id, all see the same id, then destruct it; a
+// destruct of a group never made fails.
+TEST_F(NativeServer, OpenPMIxClientsConstructAndDestructAGroup) {
+    std::string exe = build_client(base, "native_modex");
+    if (exe.empty()) GTEST_SKIP() << "no OpenPMIx development files (pkg-config pmix) to build the client";
+    std::vector<child> kids;
+    for (uint32_t r = 0; r < step.ntasks; ++r) kids.push_back(start_client(exe, client_env(r), "group"));
+    std::set<std::string> ids;
+    for (uint32_t r = 0; r < step.ntasks; ++r) {
+        int status = -1;
+        std::string out = finish(kids[r], &status);
+        EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "rank " << r << ": " << out;
+        std::string want = "native_modex group " + std::to_string(r) + " ctxid ";
+        auto at = out.find(want);
+        ASSERT_NE(at, std::string::npos) << out;
+        std::string id = out.substr(at + want.size(), out.find(' ', at + want.size()) - at - want.size());
+        EXPECT_NE(id, "0") << out;
+        ids.insert(id);
+    }
+    EXPECT_EQ(ids.size(), 1u) << "every member got the same context id";
+}
+
+// Queries and logging for OpenPMIx clients: the namespaces and the process sets OpenMPI 5's
+// sessions ask for (PMIX_QUERY_REFRESH_CACHE sends them to the server), typed as it reads them,
+// and the membership of mpi://WORLD.
+TEST_F(NativeServer, OpenPMIxClientQueriesPsetsAndLogs) {
+    std::string exe = build_client(base, "native_modex");
+    if (exe.empty()) GTEST_SKIP() << "no OpenPMIx development files (pkg-config pmix) to build the client";
+    child c = start_client(exe, client_env(1), "query");
+    int status = -1;
+    std::string out = finish(c, &status);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << out;
+    EXPECT_NE(out.find("native_modex query 1 status 0 nspaces " + step.nspace), std::string::npos) << out;
+    // One application: no process set beyond OpenMPI's built-in ones, whose membership is answered.
+    EXPECT_NE(out.find(" npsets 0 psets  world 3"), std::string::npos) << out;
+    EXPECT_NE(out.find("native_modex log 0"), std::string::npos) << out;
 }
 
 // PMIx_Abort of an OpenPMIx client reaches the host with its status and message, and the client

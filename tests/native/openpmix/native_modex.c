@@ -7,6 +7,14 @@
  * handler ran (10 s at most), then a fence and PMIx_Finalize.
  * With the argument "abort": PMIx_Init, then PMIx_Abort(7, "native abort") on the whole namespace,
  * prints "native_modex aborted <status>" and exits 0.
+ * With the argument "group": every rank constructs the group "g1" of all ranks asking for a
+ * context id, prints "native_modex group <rank> ctxid <id> members <n>" (n only where the client
+ * release reports the membership, else -1), destructs it, a fence, PMIx_Finalize.
+ * With the argument "query": PMIx_Query_info of PMIX_QUERY_NAMESPACES, PMIX_QUERY_NUM_PSETS and
+ * PMIX_QUERY_PSET_NAMES with PMIX_QUERY_REFRESH_CACHE (sent to the server, as OpenMPI 5's
+ * sessions do), and PMIX_QUERY_PSET_MEMBERSHIP of mpi://WORLD, prints
+ * "native_modex query <rank> status <rc> nspaces <s> npsets <n> psets <s> world <members>",
+ * then PMIx_Log of one line to stderr and prints "native_modex log <rc>".
  * Used by tests/native/test_server_native.cc against the real server:
  *   gcc -o native_modex native_modex.c $(pkg-config --cflags --libs pmix) */
 #include <pmix.h>
@@ -55,6 +63,88 @@ static int event_mode(const pmix_proc_t *me) {
     return PMIx_Finalize(NULL, 0) == PMIX_SUCCESS ? 0 : 1;
 }
 
+static int group_mode(const pmix_proc_t *me, uint32_t size) {
+    pmix_proc_t members[16];
+    pmix_info_t dir;
+    pmix_info_t *results = NULL;
+    size_t nresults = 0, ctxid = 0;
+    long nmembers = -1;
+    bool yes = true;
+    pmix_status_t rc;
+    if (size > 16) return 1;
+    for (uint32_t r = 0; r < size; ++r) PMIX_LOAD_PROCID(&members[r], me->nspace, r);
+    PMIX_INFO_LOAD(&dir, PMIX_GROUP_ASSIGN_CONTEXT_ID, &yes, PMIX_BOOL);
+    rc = PMIx_Group_construct("g1", members, size, &dir, 1, &results, &nresults);
+    if (rc != PMIX_SUCCESS) {
+        printf("native_modex: PMIx_Group_construct failed: %d\n", rc);
+        return 1;
+    }
+    for (size_t i = 0; i < nresults; ++i) {
+        if (PMIX_CHECK_KEY(&results[i], PMIX_GROUP_CONTEXT_ID)) ctxid = results[i].value.data.size;
+        if (PMIX_CHECK_KEY(&results[i], PMIX_GROUP_MEMBERSHIP) && results[i].value.type == PMIX_DATA_ARRAY)
+            nmembers = (long)results[i].value.data.darray->size;
+    }
+    printf("native_modex group %u ctxid %zu members %ld\n", me->rank, ctxid, nmembers);
+    fflush(stdout);
+    if (results) PMIX_INFO_FREE(results, nresults);
+    if ((rc = PMIx_Group_destruct("g1", NULL, 0)) != PMIX_SUCCESS) {
+        printf("native_modex: PMIx_Group_destruct failed: %d\n", rc);
+        return 1;
+    }
+    if ((rc = PMIx_Group_destruct("never-made", NULL, 0)) == PMIX_SUCCESS) {
+        printf("native_modex: PMIx_Group_destruct of a group never made succeeded\n");
+        return 1;
+    }
+    if ((rc = PMIx_Fence(NULL, 0, NULL, 0)) != PMIX_SUCCESS) {
+        printf("native_modex: PMIx_Fence failed: %d\n", rc);
+        return 1;
+    }
+    return PMIx_Finalize(NULL, 0) == PMIX_SUCCESS ? 0 : 1;
+}
+
+static int query_mode(const pmix_proc_t *me) {
+    pmix_query_t q[2];
+    pmix_info_t *res = NULL, line;
+    size_t nres = 0, npsets = 0;
+    long world = -1;
+    const char *nspaces = "(none)", *psets = "(none)";
+    bool yes = true;
+    pmix_status_t rc;
+    PMIX_QUERY_CONSTRUCT(&q[0]);
+    PMIX_ARGV_APPEND(rc, q[0].keys, PMIX_QUERY_NAMESPACES);
+    PMIX_ARGV_APPEND(rc, q[0].keys, PMIX_QUERY_NUM_PSETS);
+    PMIX_ARGV_APPEND(rc, q[0].keys, PMIX_QUERY_PSET_NAMES);
+    PMIX_INFO_CREATE(q[0].qualifiers, 1);
+    q[0].nqual = 1;
+    PMIX_INFO_LOAD(&q[0].qualifiers[0], PMIX_QUERY_REFRESH_CACHE, &yes, PMIX_BOOL);
+    PMIX_QUERY_CONSTRUCT(&q[1]);
+    PMIX_ARGV_APPEND(rc, q[1].keys, PMIX_QUERY_PSET_MEMBERSHIP);
+    PMIX_INFO_CREATE(q[1].qualifiers, 2);
+    q[1].nqual = 2;
+    PMIX_INFO_LOAD(&q[1].qualifiers[0], PMIX_QUERY_REFRESH_CACHE, &yes, PMIX_BOOL);
+    PMIX_INFO_LOAD(&q[1].qualifiers[1], PMIX_PSET_NAME, "mpi://WORLD", PMIX_STRING);
+    rc = PMIx_Query_info(q, 2, &res, &nres);
+    for (size_t i = 0; i < nres; ++i) {
+        if (PMIX_CHECK_KEY(&res[i], PMIX_QUERY_NAMESPACES) && res[i].value.type == PMIX_STRING)
+            nspaces = res[i].value.data.string;
+        if (PMIX_CHECK_KEY(&res[i], PMIX_QUERY_NUM_PSETS) && res[i].value.type == PMIX_SIZE)
+            npsets = res[i].value.data.size;
+        if (PMIX_CHECK_KEY(&res[i], PMIX_QUERY_PSET_NAMES) && res[i].value.type == PMIX_STRING)
+            psets = res[i].value.data.string;
+        if (PMIX_CHECK_KEY(&res[i], PMIX_QUERY_PSET_MEMBERSHIP) && res[i].value.type == PMIX_DATA_ARRAY)
+            world = (long)res[i].value.data.darray->size;
+    }
+    printf("native_modex query %u status %d nspaces %s npsets %zu psets %s world %ld\n", me->rank, rc, nspaces, npsets,
+           psets, world);
+    fflush(stdout);
+    PMIX_INFO_LOAD(&line, PMIX_LOG_STDERR, "native_modex logged a line\n", PMIX_STRING);
+    rc = PMIx_Log(&line, 1, NULL, 0);
+    printf("native_modex log %d\n", rc);
+    fflush(stdout);
+    if (res) PMIX_INFO_FREE(res, nres);
+    return PMIx_Finalize(NULL, 0) == PMIX_SUCCESS ? 0 : 1;
+}
+
 int main(int argc, char **argv) {
     pmix_proc_t me, wild, peer;
     pmix_value_t val, *v = NULL;
@@ -77,6 +167,8 @@ int main(int argc, char **argv) {
     }
     uint32_t size = v->data.uint32;
     PMIX_VALUE_RELEASE(v);
+    if (argc > 1 && strcmp(argv[1], "group") == 0) return group_mode(&me, size);
+    if (argc > 1 && strcmp(argv[1], "query") == 0) return query_mode(&me);
     snprintf(mine, sizeof mine, "value-%u", me.rank);
     val.type = PMIX_STRING;
     val.data.string = mine;

@@ -1,0 +1,124 @@
+// Groups, queries and logging for OpenPMIx clients; see native_grp.h.
+#include "native_grp.h"
+
+#include <cstring>
+
+#include "../native/requests.h"
+#include "wire/group_messages.h"
+#include "wire/messages.h"
+
+namespace pmixcpp::server {
+
+namespace {
+
+template <typename M>
+Result<native_dyn_request> as_request(wire::msg_type type, const M &m) {
+    wire::Writer w;
+    PMIXCPP_RETURN_IF_ERROR(wire::encode(w, m));
+    native_dyn_request r;
+    r.type = type;
+    r.payload = w.take();
+    return r;
+}
+
+bool flag_true(const InfoArray &infos, const char *key) {
+    for (size_t i = 0; i < infos.size(); ++i)
+        if (strncmp(infos[i].key, key, PMIX_MAX_KEYLEN) == 0)
+            return infos[i].value.type != PMIX_BOOL || infos[i].value.data.flag;  // a bare key means true
+    return false;
+}
+
+// Our query reply: results, with our partial status carried as an info (alloc.cc) turned back
+// into OpenPMIx's PMIX_ERR_PARTIAL_SUCCESS, the only partial status its client reads results with.
+Result<std::vector<uint8_t>> query_reply(native::int_flavour f, std::span<const uint8_t> body) {
+    wire::info_reply m;
+    wire::Reader r(body);
+    PMIXCPP_RETURN_IF_ERROR(wire::decode(r, &m).with_context("query reply"));
+    pmix_status_t status = PMIX_SUCCESS;
+    std::vector<pmix_info_t> kept;  // borrowed from m
+    for (size_t i = 0; i < m.results.size(); ++i) {
+        if (strncmp(m.results[i].key, "pmixcpp.query.status", PMIX_MAX_KEYLEN) == 0) {
+            status = PMIX_ERR_PARTIAL_SUCCESS;
+            continue;
+        }
+        kept.push_back(m.results[i]);
+    }
+    return native::encode_query_reply(f, status, kept.data(), kept.size());
+}
+
+}  // namespace
+
+bool native_grp_command(uint8_t cmd) {
+    return cmd == native::kCmdQuery || cmd == native::kCmdLog || cmd == native::kCmdGroupConstruct ||
+           cmd == native::kCmdGroupDestruct;
+}
+
+Result<native_dyn_request> native_grp_link::decode(uint8_t cmd, native::unpacker &up, size_t max_procs,
+                                                   native_grp_note *note) {
+    switch (cmd) {
+    case native::kCmdQuery: {
+        wire::query_request m;
+        PMIXCPP_RETURN_IF_ERROR(native::decode_query(up, &m));
+        return as_request(wire::msg_type::query, m);
+    }
+    case native::kCmdLog: {
+        wire::log_request m;
+        PMIXCPP_RETURN_IF_ERROR(native::decode_log(up, &m));
+        return as_request(wire::msg_type::log, m);
+    }
+    case native::kCmdGroupConstruct: {
+        wire::group_request m;
+        PMIXCPP_RETURN_IF_ERROR(native::decode_group_construct(up, &m, max_procs));
+        if (_groups.size() >= kMaxGroups && !_groups.count(m.name))
+            return Status(PMIX_ERR_OUT_OF_RESOURCE, "more than " + std::to_string(kMaxGroups) + " groups");
+        note->group = m.name;
+        note->notify_termination = flag_true(m.directives, PMIX_GROUP_NOTIFY_TERMINATION);
+        return as_request(wire::msg_type::group, m);
+    }
+    case native::kCmdGroupDestruct: {
+        wire::group_request m;
+        PMIXCPP_RETURN_IF_ERROR(native::decode_group_destruct(up, &m));
+        auto it = _groups.find(m.name);
+        if (it == _groups.end()) return Status(PMIX_ERR_NOT_FOUND, "group " + m.name + " is not one of this client's");
+        m.procs = it->second;
+        note->group = m.name;
+        return as_request(wire::msg_type::group, m);
+    }
+    default: return Status(PMIX_ERR_NOT_SUPPORTED, "command " + std::to_string(cmd));
+    }
+}
+
+Result<std::vector<uint8_t>> native_grp_link::reply(uint8_t cmd, native::int_flavour f, const native::release &client,
+                                                    pmix_status_t status, std::span<const uint8_t> body,
+                                                    const native_grp_note &note) {
+    if (status != PMIX_SUCCESS) {
+        if (cmd == native::kCmdGroupConstruct) return native::encode_group_construct_reply(f, client, status, {}, 0);
+        if (cmd == native::kCmdQuery) return native::encode_query_reply(f, status, nullptr, 0);
+        return native::encode_status_reply(f, status);
+    }
+    switch (cmd) {
+    case native::kCmdQuery: return query_reply(f, body);
+    case native::kCmdGroupConstruct: {
+        wire::group_reply m;
+        wire::Reader r(body);
+        PMIXCPP_RETURN_IF_ERROR(wire::decode(r, &m).with_context("group reply"));
+        std::vector<pmix_proc_t> joined;
+        bool failed = false;
+        for (const auto &mb : m.members) {
+            if (mb.state == static_cast<uint8_t>(wire::member_state::joined)) joined.push_back(mb.proc);
+            else failed = true;
+        }
+        // As pmixcpp's client: a construct needs every member, unless told of failures was asked.
+        if (failed && !note.notify_termination)
+            return native::encode_group_construct_reply(f, client, PMIX_ERR_PROC_ABORTED, {}, 0);
+        if (_groups.size() < kMaxGroups || _groups.count(note.group)) _groups[note.group] = joined;
+        return native::encode_group_construct_reply(f, client, PMIX_SUCCESS, joined, m.context_id);
+    }
+    case native::kCmdGroupDestruct:
+        _groups.erase(note.group);
+        return native::encode_status_reply(f, PMIX_SUCCESS);
+    default: return native::encode_status_reply(f, PMIX_SUCCESS);
+    }
+}
+
+}  // namespace pmixcpp::server

@@ -1,0 +1,50 @@
+// Groups, queries and logging for OpenPMIx clients of the native listener (server.cc, "The
+// native listener"): QUERY, LOG, GROUP_CONSTRUCT and GROUP_DESTRUCT become the server's own
+// requests (the handlers of pmixcpp's clients: alloc.h for queries, groups.h), and their replies
+// are re-encoded in OpenPMIx's format (plugin/native/requests_grp.h).
+//
+// One object per connection: OpenPMIx's client names only the group when it destructs it, while
+// the server's group service wants the members (pmixcpp's client keeps them itself), so the
+// memberships of the groups this client constructed are kept here.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "../native/bfrops.h"
+#include "../native/requests_grp.h"
+#include "native_dyn.h"
+#include "status.h"
+
+namespace pmixcpp::server {
+
+// Is `cmd` one of the commands this file translates?
+bool native_grp_command(uint8_t cmd);
+
+// What the reply needs to know of its request.
+struct native_grp_note {
+    std::string group;
+    bool notify_termination = false;  // PMIX_GROUP_NOTIFY_TERMINATION: failed members are not an error
+};
+
+class native_grp_link {
+public:
+    // The request as the server's own (an error = malformed, or a destruct of a group this client
+    // is not in: PMIX_ERR_NOT_FOUND, answered without asking the server).
+    Result<native_dyn_request> decode(uint8_t cmd, native::unpacker &up, size_t max_procs, native_grp_note *note);
+
+    // The OpenPMIx reply to the request, from our reply's status and body.
+    Result<std::vector<uint8_t>> reply(uint8_t cmd, native::int_flavour f, const native::release &client,
+                                       pmix_status_t status, std::span<const uint8_t> body, const native_grp_note &note);
+
+    size_t groups() const { return _groups.size(); }
+
+private:
+    static constexpr size_t kMaxGroups = 4096;  // a client constructing more is refused
+    std::map<std::string, std::vector<pmix_proc_t>> _groups;  // name -> members that joined
+};
+
+}  // namespace pmixcpp::server
