@@ -77,10 +77,14 @@ Status decode_group_construct(unpacker &up, wire::group_request *out, size_t max
     return Status::success();
 }
 
-Status decode_group_destruct(unpacker &up, wire::group_request *out) {
+Status decode_group_destruct(unpacker &up, const release &client, size_t max_procs, wire::group_request *out) {
     wire::group_request m;
     m.op = static_cast<uint8_t>(wire::group_op::destruct);
     PMIXCPP_RETURN_IF_ERROR(get_group_name(up, &m.name));
+    if (at_least(client, 4, 2, 4)) {
+        std::vector<pmix_proc_t> theirs;
+        PMIXCPP_RETURN_IF_ERROR(get_procs(up, max_procs, "group members", true, &theirs));
+    }
     PMIXCPP_RETURN_IF_ERROR(get_info_pack(up, "group directives", &m.directives));
     PMIXCPP_RETURN_IF_ERROR(trailing(up, "group destruct"));
     *out = std::move(m);
@@ -121,19 +125,20 @@ release parse_release(std::string_view version) {
     return r;
 }
 
+bool at_least(const release &r, int major, int minor, int patch) {
+    if (r.major != major) return r.major > major;
+    if (r.minor != minor) return r.minor > minor;
+    return r.patch >= patch;
+}
+
 Result<std::vector<uint8_t>> encode_group_construct_reply(int_flavour f, const release &client, pmix_status_t status,
                                                           const std::vector<pmix_proc_t> &members, uint64_t ctxid) {
-    auto at_least = [&](int maj, int min, int patch) {
-        if (client.major != maj) return client.major > maj;
-        if (client.minor != min) return client.minor > min;
-        return client.patch >= patch;
-    };
     packer pk(f);
     pk.put_int32(1);
     pk.put_status(status);
     if (status != PMIX_SUCCESS) return pk.take();
     const size_t cid = static_cast<size_t>(ctxid);
-    if (!at_least(4, 2, 4)) {
+    if (!at_least(client, 4, 2, 4)) {
         if (ctxid != 0) {
             pk.put_int32(1);
             pk.put_size(cid);
@@ -146,7 +151,7 @@ Result<std::vector<uint8_t>> encode_group_construct_reply(int_flavour f, const r
         pk.put_int32(static_cast<int32_t>(members.size()));
         for (const auto &p : members) pk.put_proc(p);
     }
-    if (!at_least(6, 0, 0)) {
+    if (!at_least(client, 6, 0, 0)) {
         if (ctxid != 0) {
             pk.put_int32(1);
             pk.put_size(cid);
@@ -159,7 +164,7 @@ Result<std::vector<uint8_t>> encode_group_construct_reply(int_flavour f, const r
         pk.put_int32(1);
         pk.put_size(cid);
     }
-    if (at_least(6, 1, 0)) {
+    if (at_least(client, 6, 1, 0)) {
         pk.put_int32(1);
         pk.put_size(0);
     }

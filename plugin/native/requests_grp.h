@@ -39,23 +39,25 @@ Status decode_query(unpacker &up, wire::query_request *out);
 // [SIZE n][INFO...][SIZE ndirs][INFO...].
 Status decode_log(unpacker &up, wire::log_request *out);
 
-// GROUP_CONSTRUCT: [STRING grp][SIZE n][PROC...][SIZE ninfo][INFO...]. The directives are the
-// infos; what the member contributes (PMIX_GROUP_INFO, PMIX_GROUP_LOCAL_CID) is taken from them.
-// GROUP_DESTRUCT: [STRING grp][SIZE ninfo][INFO...]; its members are the client's own record of
-// the group, given by the caller.
-Status decode_group_construct(unpacker &up, wire::group_request *out, size_t max_procs);
-Status decode_group_destruct(unpacker &up, wire::group_request *out);
-
-// The QUERY reply: [STATUS] then, for PMIX_SUCCESS and PMIX_ERR_PARTIAL_SUCCESS (the only
-// statuses OpenPMIx's client reads results with), [SIZE n][INFO...].
-Result<std::vector<uint8_t>> encode_query_reply(int_flavour f, pmix_status_t status, const pmix_info_t *results,
-                                                size_t n);
-
 // An OpenPMIx release as the handshake names it ("5.0.7", "4.2.2rc1"): major, minor, release.
 struct release {
     int major = 0, minor = 0, patch = 0;
 };
 release parse_release(std::string_view version);
+bool at_least(const release &r, int major, int minor, int patch);
+
+// GROUP_CONSTRUCT: [STRING grp][SIZE n][PROC...][SIZE ninfo][INFO...]. The directives are the
+// infos; what the member contributes (PMIX_GROUP_INFO, PMIX_GROUP_LOCAL_CID) is taken from them.
+// GROUP_DESTRUCT: [STRING grp], from release 4.2.4 the client's record of the members
+// [SIZE n][PROC...] (the count also when n is 0), then [SIZE ninfo][INFO...]. The members it sends
+// are checked and dropped: the server destructs with its own record of the group (the caller's).
+Status decode_group_construct(unpacker &up, wire::group_request *out, size_t max_procs);
+Status decode_group_destruct(unpacker &up, const release &client, size_t max_procs, wire::group_request *out);
+
+// The QUERY reply: [STATUS] then, for PMIX_SUCCESS and PMIX_ERR_PARTIAL_SUCCESS (the only
+// statuses OpenPMIx's client reads results with), [SIZE n][INFO...].
+Result<std::vector<uint8_t>> encode_query_reply(int_flavour f, pmix_status_t status, const pmix_info_t *results,
+                                                size_t n);
 
 // The GROUP_CONSTRUCT reply, in the layout of the client's release:
 //   before 4.2.4   [STATUS][SIZE ctxid]

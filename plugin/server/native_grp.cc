@@ -53,8 +53,8 @@ bool native_grp_command(uint8_t cmd) {
            cmd == native::kCmdGroupDestruct;
 }
 
-Result<native_dyn_request> native_grp_link::decode(uint8_t cmd, native::unpacker &up, size_t max_procs,
-                                                   native_grp_note *note) {
+Result<native_dyn_request> native_grp_link::decode(uint8_t cmd, native::unpacker &up, const native::release &client,
+                                                   size_t max_procs, native_grp_note *note) {
     switch (cmd) {
     case native::kCmdQuery: {
         wire::query_request m;
@@ -77,7 +77,7 @@ Result<native_dyn_request> native_grp_link::decode(uint8_t cmd, native::unpacker
     }
     case native::kCmdGroupDestruct: {
         wire::group_request m;
-        PMIXCPP_RETURN_IF_ERROR(native::decode_group_destruct(up, &m));
+        PMIXCPP_RETURN_IF_ERROR(native::decode_group_destruct(up, client, max_procs, &m));
         auto it = _groups.find(m.name);
         if (it == _groups.end()) return Status(PMIX_ERR_NOT_FOUND, "group " + m.name + " is not one of this client's");
         m.procs = it->second;

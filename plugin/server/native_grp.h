@@ -34,7 +34,8 @@ class native_grp_link {
 public:
     // The request as the server's own (an error = malformed, or a destruct of a group this client
     // is not in: PMIX_ERR_NOT_FOUND, answered without asking the server).
-    Result<native_dyn_request> decode(uint8_t cmd, native::unpacker &up, size_t max_procs, native_grp_note *note);
+    Result<native_dyn_request> decode(uint8_t cmd, native::unpacker &up, const native::release &client, size_t max_procs,
+                                      native_grp_note *note);
 
     // The OpenPMIx reply to the request, from our reply's status and body.
     Result<std::vector<uint8_t>> reply(uint8_t cmd, native::int_flavour f, const native::release &client,

@@ -2495,7 +2495,7 @@ bool server_impl::native_message(connection &c) {
     default: {
         if (native_grp_command(cmd)) {  // query, log, group construct/destruct
             native_grp_note note;
-            auto r = nl.groups.decode(cmd, up, max_procs(), &note);
+            auto r = nl.groups.decode(cmd, up, native::parse_release(nl.session.peer().version), max_procs(), &note);
             const pmix_status_t refused = r.ok() ? PMIX_SUCCESS : r.status().code();
             if (refused == PMIX_ERR_NOT_FOUND || refused == PMIX_ERR_OUT_OF_RESOURCE) {
                 // A destruct of a group it is not in, a construct beyond the cap: answered here,

@@ -180,7 +180,8 @@ void request(int_flavour f, size_t which, std::span<const uint8_t> in) {
     }
     case 9: {
         wire::group_request d;
-        if (!decode_group_destruct(up, &d).ok() && !d.name.empty()) abort();
+        if (!decode_group_destruct(up, parse_release(in.size() % 2 ? "5.0.7" : "4.2.2"), 64, &d).ok() && !d.name.empty())
+            abort();
         break;
     }
     default: {

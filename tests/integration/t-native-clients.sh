@@ -6,8 +6,9 @@
 #   pmixdev   ... against the development branch's } (DT_RPATH), whatever LD_LIBRARY_PATH says
 #   container OpenMPI 5.0.7 + OpenPMIx 5.0.7 of the Debian 13 root, run by the job's user as a
 #             Charliecloud container (srun ... ch-run ROOT -- ./mpi_hello; also with the
-#             container's own /tmp), and the pmix5 vehicle's examples built inside it against
-#             its own OpenPMIx
+#             container's own /tmp; MPI-4 sessions with communicators from process sets, which
+#             OpenMPI makes with PMIx queries and groups), and the pmix5 vehicle's examples
+#             built inside it against its own OpenPMIx
 # Each at -N2 -n4 as an unprivileged user, under the anchor (Slurm's mpi/pmix_v4: OpenPMIx 4.2.2
 # in slurmstepd) and under mpi/pmixcpp, whose rows need its native route (OpenPMIx's own wire
 # protocol): they are skipped, with a note, while its tasks get no PMIX_SERVER_URI41. Prints one
@@ -68,9 +69,9 @@ if [[ " $vehicles " == *" container "* ]]; then
         pmixv=$(as_nobody ch-run "$root" -- dpkg-query -W -f='${Version}' libpmix-dev 2>&1)
         if [ -n "$ompi" ]; then pass "container: ch-run starts the Debian 13 root as user nobody (OpenMPI $ompi, OpenPMIx $pmixv)"
         else fail "container: ch-run cannot start $root as user nobody: $(as_nobody ch-run "$root" -- true 2>&1 | head -c 300)"; fi
-        cp "$PMIXCPP_SRCDIR/tests/programs/mpi_hello.c" "$PMIXCPP_SRCDIR/tests/programs/mpi_allreduce.c" "$work/"
+        for p in mpi_hello mpi_allreduce mpi_session mpi_sessions mpi_spawn; do cp "$PMIXCPP_SRCDIR/tests/programs/$p.c" "$work/"; done
         chmod 777 "$work"
-        for p in mpi_hello mpi_allreduce; do
+        for p in mpi_hello mpi_allreduce mpi_session mpi_sessions mpi_spawn; do
             if err=$(as_nobody ch-run "$root" -- mpicc -O1 -o "$work/$p" "$work/$p.c" 2>&1); then
                 pass "container: $p built inside the container with its mpicc"
             else
@@ -101,14 +102,16 @@ fi
 
 # ---- one case: sets verdict (PASS, FAIL: note, HANG)
 # pmix examples: srun status 0, no error line of the program's own, and "PMIx_Finalize
-# successfully completed" from every rank
-judge_pmix() {  # prog ntasks
-    local own bad='(fail|error|not supported|not found|unreach|abort)' c
+# successfully completed" from every rank (from rank 0 only where the example's source prints it
+# only there, as 5.0's dmodex.c does)
+judge_pmix() {  # prog ntasks source
+    local own bad='(fail|error|not supported|not found|unreach|abort)' c want=$2
+    [ -f "${3:-}" ] && grep -B3 'PMIx_Finalize successfully completed' "$3" | grep -q '0 == myproc.rank' && want=1
     own=$(printf '%s\n' "$out" | grep -Ev '^(slurmstepd(-[^:]*)?|srun): ')
     c=$(printf '%s\n' "$own" | sed -n 's/.* rank \([0-9]*\): *PMIx_Finalize successfully completed.*/\1/p' | sort -u | wc -l)
     if [ "$rc" -ne 0 ]; then verdict="FAIL: srun status $rc, $(printf '%s\n' "$out" | grep -v '^\s*$' | tail -n 1 | cut -c1-90)"
     elif printf '%s\n' "$own" | grep -Eiq "$bad"; then verdict="FAIL: $(printf '%s\n' "$own" | grep -Eim1 "$bad" | cut -c1-90)"
-    elif [ "$c" -ne "$2" ]; then verdict="FAIL: $c of $2 ranks finalized"
+    elif [ "$c" -ne "$want" ]; then verdict="FAIL: $c of $want ranks finalized"
     else verdict=PASS; fi
 }
 
@@ -116,6 +119,12 @@ judge_pmix() {  # prog ntasks
 judge_mpi() {  # regex
     if [ "$rc" = 0 ] && printf '%s\n' "$out" | grep -q "$1"; then verdict=PASS
     else verdict="FAIL: srun status $rc, $(printf '%s\n' "$out" | grep -v '^\s*$' | head -n 1 | cut -c1-90)"; fi
+}
+
+# MPI programs that print their line of success on every rank: srun status 0 and n such lines
+judge_mpi_all() {  # regex n
+    if [ "$rc" = 0 ] && [ "$(printf '%s\n' "$out" | grep -c "$1")" = "$2" ]; then verdict=PASS
+    else verdict="FAIL: srun status $rc, $(printf '%s\n' "$out" | grep -v '^\s*$' | grep -v "$1" | head -n 1 | cut -c1-90)"; fi
 }
 
 run_case() {  # mpi vehicle prog
@@ -132,12 +141,28 @@ run_case() {  # mpi vehicle prog
         container:mpi_hello_privtmp)
             run_srun 90 "${srun_args[@]}" ch-run --private-tmp -b "$work:/srv" "$root" -- /srv/mpi_hello
             judge_mpi "^MPI-HELLO-OK $n\$" ;;
+        # MPI-4 sessions: process sets (PMIx queries) and MPI_Comm_create_from_group (PMIx groups)
+        container:mpi_session)
+            run_srun 90 "${srun_args[@]}" ch-run "$root" -- "$work/mpi_session"
+            judge_mpi_all "^MPI-SESSION-OK\$" "$n" ;;
+        container:mpi_sessions_*)
+            run_srun 90 "${srun_args[@]}" ch-run "$root" -- "$work/mpi_sessions" "${prog#mpi_sessions_}"
+            judge_mpi_all "^MPI-SESSIONS-OK ${prog#mpi_sessions_}\$" "$n" ;;
+        # MPI_Comm_spawn of 4 children into the same container (through ch-run), in an
+        # allocation of 8 tasks
+        container:mpi_spawn)
+            out=$(MPI_SPAWN_VIA="ch-run $root --" as_nobody timeout -k 5 120 salloc -N2 -n8 \
+                  srun --mpi="$mpi" -N2 -n4 ch-run "$root" -- "$work/mpi_spawn" 4 2>&1)
+            rc=$?
+            if [ "$rc" = 0 ] && printf '%s\n' "$out" | grep -q '^MPI-SPAWN-OK 4$' &&
+               [ "$(printf '%s\n' "$out" | grep -c '^child [0-9]* of 4: token right, allreduce 8$')" = 4 ]; then verdict=PASS
+            else verdict="FAIL: status $rc, $(printf '%s\n' "$out" | grep -v '^\s*$' | grep -v '^child\|^parent' | head -n 1 | cut -c1-90)"; fi ;;
         container:pmix_*)
             run_srun 60 "${srun_args[@]}" ch-run "$root" -- "$work/pmix/${prog#pmix_}"
-            judge_pmix "${prog#pmix_}" "$n" ;;
+            judge_pmix "${prog#pmix_}" "$n" "$work/pmix/${prog#pmix_}.c" ;;
         *)
             run_srun 60 "${srun_args[@]}" "${prefix[$veh]}/examples/$prog"
-            judge_pmix "$prog" "$n" ;;
+            judge_pmix "$prog" "$n" "${prefix[$veh]}/examples/src/$prog.c" ;;
     esac
     { [ "$rc" = 124 ] || [ "$rc" = 137 ]; } && verdict="HANG (killed)"
     printf '%s\n' "$out" > "$work/out.$mpi.$veh.$prog"
@@ -167,7 +192,12 @@ for mpi in $mpis; do
     fi
     for veh in $vehicles; do
         [ -n "${prefix[$veh]:-}" ] || { result[$mpi,$veh]="SKIP (vehicle not available)"; continue; }
-        if [ "$veh" = container ]; then progs="mpi_hello mpi_allreduce mpi_hello_privtmp$cprogs"
+        if [ "$veh" = container ]; then
+            progs="mpi_hello mpi_allreduce mpi_hello_privtmp"
+            [ -x "$work/mpi_session" ] && progs="$progs mpi_session"
+            [ -x "$work/mpi_sessions" ] && progs="$progs mpi_sessions_twice-12 mpi_sessions_psetinfo"
+            [ -x "$work/mpi_spawn" ] && progs="$progs mpi_spawn"
+            progs="$progs$cprogs"
         else
             progs=""
             for p in hello client client2 dmodex; do

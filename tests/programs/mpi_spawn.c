@@ -2,10 +2,14 @@
  * default 4), every parent rank and child rank exchange messages over the intercommunicator,
  * an MPI_Allreduce over the merged communicator checks everyone is there, then all disconnect.
  * Prints MPI-SPAWN-OK <children> and SPAWN-MS <children> <ms> (the spawn call until the
- * intercommunicator answered a first message). */
+ * intercommunicator answered a first message).
+ * MPI_SPAWN_VIA (words separated by blanks, e.g. "ch-run /image --") names a command the
+ * children are started through, with this program and its argument after it: a container's
+ * program spawns children into the same container. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 int main(int argc, char **argv) {
     MPI_Comm parent, inter, merged;
     int rank, size, rsize, n = argc > 1 ? atoi(argv[1]) : 4;
@@ -19,7 +23,21 @@ int main(int argc, char **argv) {
         MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
         MPI_Barrier(MPI_COMM_WORLD);
         double t0 = MPI_Wtime();
-        int rc = MPI_Comm_spawn(argv[0], child_argv, n, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter, errs);
+        const char *cmd = argv[0];
+        char **cargv = child_argv, *words[32], *via = getenv("MPI_SPAWN_VIA") ? strdup(getenv("MPI_SPAWN_VIA")) : NULL;
+        if (via != NULL) {
+            int k = 0;
+            for (char *w = strtok(via, " "); w != NULL && k < 28; w = strtok(NULL, " ")) words[k++] = w;
+            if (k > 0) {
+                cmd = words[0];
+                words[k++] = argv[0];
+                words[k++] = child_argv[0];
+                words[k] = NULL;
+                cargv = words + 1;
+            }
+        }
+        int rc = MPI_Comm_spawn(cmd, cargv, n, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter, errs);
+        free(via);
         if (rank == 0) printf("parent: MPI_Comm_spawn rc=%d\n", rc);
         if (rc != MPI_SUCCESS) { MPI_Finalize(); return 1; }
         MPI_Comm_remote_size(inter, &rsize);
