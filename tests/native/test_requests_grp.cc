@@ -1,0 +1,179 @@
+// Groups, queries and logging of OpenPMIx clients (plugin/native/requests_grp.h): the messages as
+// each client release packs them (layouts from OpenPMIx's src/client/pmix_client_group.c,
+// src/common/pmix_query.c and pmix_log.c), the replies in the layout each release reads, and
+// hostile input.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "plugin/native/requests_grp.h"
+
+using namespace pmixcpp;
+using namespace pmixcpp::native;
+
+namespace {
+
+pmix_proc_t proc(const char *ns, pmix_rank_t r) {
+    pmix_proc_t p{};
+    strncpy(p.nspace, ns, PMIX_MAX_NSLEN);
+    p.rank = r;
+    return p;
+}
+
+// [STRING grp], optionally the members, then [SIZE ninfo][INFO...]: as a client packs a destruct.
+std::vector<uint8_t> destruct_msg(int_flavour f, bool with_members, size_t nmembers) {
+    packer pk(f);
+    const char *grp = "g1";
+    EXPECT_TRUE(pk.pack(PMIX_STRING, &grp, 1).ok());
+    if (with_members) {
+        EXPECT_TRUE(pk.pack(PMIX_SIZE, &nmembers, 1).ok());
+        std::vector<pmix_proc_t> m;
+        for (size_t i = 0; i < nmembers; ++i) m.push_back(proc("ns", static_cast<pmix_rank_t>(i)));
+        EXPECT_TRUE(pk.pack(PMIX_PROC, m.data(), static_cast<int32_t>(m.size())).ok());
+    }
+    size_t ninfo = 0;
+    EXPECT_TRUE(pk.pack(PMIX_SIZE, &ninfo, 1).ok());
+    return pk.take();
+}
+
+}  // namespace
+
+TEST(NativeGroups, ReleasesParse) {
+    release r = parse_release("5.0.7a1");
+    EXPECT_EQ(r.major, 5);
+    EXPECT_EQ(r.minor, 0);
+    EXPECT_EQ(r.patch, 7);
+    EXPECT_TRUE(at_least(parse_release("4.2.4"), 4, 2, 4));
+    EXPECT_FALSE(at_least(parse_release("4.2.3"), 4, 2, 4));
+    EXPECT_TRUE(at_least(parse_release("6.1.0rc1"), 6, 0, 0));
+    EXPECT_FALSE(at_least(parse_release("garbage"), 3, 0, 0));
+}
+
+// A destruct from 4.2.4 on carries the members; before it does not. Each decodes only as its
+// release packs it.
+TEST(NativeGroups, DestructByRelease) {
+    for (int_flavour f : {int_flavour::flex128, int_flavour::fixed}) {
+        wire::group_request m;
+        auto newer = destruct_msg(f, true, 3);
+        unpacker up(f, newer);
+        ASSERT_TRUE(decode_group_destruct(up, parse_release("5.0.7"), 64, &m).ok());
+        EXPECT_EQ(m.name, "g1");
+        EXPECT_EQ(m.op, static_cast<uint8_t>(wire::group_op::destruct));
+
+        auto older = destruct_msg(f, false, 0);
+        unpacker up2(f, older);
+        ASSERT_TRUE(decode_group_destruct(up2, parse_release("4.2.2"), 64, &m).ok());
+        unpacker up3(f, newer);
+        EXPECT_FALSE(decode_group_destruct(up3, parse_release("4.2.2"), 64, &m).ok());
+        // more members than the step has ranks is refused
+        unpacker up4(f, newer);
+        EXPECT_FALSE(decode_group_destruct(up4, parse_release("5.0.7"), 2, &m).ok());
+    }
+}
+
+// The construct reply each release reads: 4.2.2 a context id only; 5.0 members then the id; 6.0 a
+// flag before the id; 6.1 also a count of group infos.
+TEST(NativeGroups, ConstructReplyLayouts) {
+    std::vector<pmix_proc_t> members = {proc("ns", 0), proc("ns", 1)};
+    for (const char *v : {"4.2.2", "5.0.7", "6.0.0", "6.1.0"}) {
+        auto r = encode_group_construct_reply(int_flavour::flex128, parse_release(v), PMIX_SUCCESS, members, 42);
+        ASSERT_TRUE(r.ok()) << v;
+        unpacker up(int_flavour::flex128, r.value());
+        pmix_status_t st = -1;
+        ASSERT_TRUE(up.unpack(PMIX_STATUS, &st, 1).ok()) << v;
+        EXPECT_EQ(st, PMIX_SUCCESS);
+        size_t n = 0;
+        if (strcmp(v, "4.2.2") != 0) {
+            ASSERT_TRUE(up.unpack(PMIX_SIZE, &n, 1).ok()) << v;
+            EXPECT_EQ(n, 2u);
+            pmix_proc_t got[2] = {};
+            ASSERT_TRUE(up.unpack(PMIX_PROC, got, 2).ok()) << v;
+            EXPECT_EQ(got[1].rank, 1u);
+        }
+        if (v[0] == '6') {
+            bool has = false;
+            ASSERT_TRUE(up.unpack(PMIX_BOOL, &has, 1).ok()) << v;
+            EXPECT_TRUE(has);
+        }
+        size_t ctxid = 0;
+        ASSERT_TRUE(up.unpack(PMIX_SIZE, &ctxid, 1).ok()) << v;
+        EXPECT_EQ(ctxid, 42u);
+        if (strcmp(v, "6.1.0") == 0) {
+            size_t ninfo = 9;
+            ASSERT_TRUE(up.unpack(PMIX_SIZE, &ninfo, 1).ok());
+            EXPECT_EQ(ninfo, 0u);
+        }
+        EXPECT_TRUE(up.at_end()) << v;
+    }
+    // A failed construct is [STATUS] alone, which every release reads.
+    auto r = encode_group_construct_reply(int_flavour::flex128, parse_release("5.0.7"), PMIX_ERR_PROC_ABORTED, members, 0);
+    ASSERT_TRUE(r.ok());
+    unpacker up(int_flavour::flex128, r.value());
+    pmix_status_t st = 0;
+    ASSERT_TRUE(up.unpack(PMIX_STATUS, &st, 1).ok());
+    EXPECT_EQ(st, PMIX_ERR_PROC_ABORTED);
+    EXPECT_TRUE(up.at_end());
+}
+
+// QUERY as OpenPMIx packs it: [SIZE nq], then per query [INT32 nkeys][STRING...][SIZE nqual]
+// [INFO...]; hostile counts are refused before anything is allocated.
+TEST(NativeGroups, QueryDecodes) {
+    for (int_flavour f : {int_flavour::flex128, int_flavour::fixed}) {
+        packer pk(f);
+        size_t nq = 1;
+        ASSERT_TRUE(pk.pack(PMIX_SIZE, &nq, 1).ok());
+        pk.put_int32(1);  // the QUERY pack's count
+        pk.put_int32(2);  // nkeys
+        ASSERT_TRUE(pk.put_string(PMIX_QUERY_NUM_PSETS).ok());
+        ASSERT_TRUE(pk.put_string(PMIX_QUERY_PSET_NAMES).ok());
+        pk.put_size(1);
+        pmix_info_t q{};
+        strncpy(q.key, PMIX_QUERY_REFRESH_CACHE, PMIX_MAX_KEYLEN);
+        q.value.type = PMIX_BOOL;
+        q.value.data.flag = true;
+        ASSERT_TRUE(pk.put_info(q).ok());
+        wire::query_request m;
+        unpacker up(f, pk.data());
+        ASSERT_TRUE(decode_query(up, &m).ok());
+        ASSERT_EQ(m.queries.size(), 1u);
+        EXPECT_EQ(m.queries[0].keys.size(), 2u);
+        EXPECT_EQ(m.queries[0].keys[1], PMIX_QUERY_PSET_NAMES);
+        EXPECT_EQ(m.queries[0].qualifiers.size(), 1u);
+
+        packer bad(f);
+        ASSERT_TRUE(bad.pack(PMIX_SIZE, &nq, 1).ok());
+        bad.put_int32(1);
+        bad.put_int32(1 << 30);  // a billion keys in a few bytes
+        wire::query_request none;
+        unpacker up2(f, bad.data());
+        EXPECT_FALSE(decode_query(up2, &none).ok());
+        EXPECT_TRUE(none.queries.empty());
+    }
+}
+
+// The query reply: results only with a status the client reads them with.
+TEST(NativeGroups, QueryReplyStatuses) {
+    pmix_info_t r{};
+    strncpy(r.key, PMIX_QUERY_NUM_PSETS, PMIX_MAX_KEYLEN);
+    r.value.type = PMIX_SIZE;
+    r.value.data.size = 3;
+    for (pmix_status_t st : {PMIX_SUCCESS, PMIX_ERR_PARTIAL_SUCCESS, PMIX_ERR_NOT_FOUND}) {
+        auto out = encode_query_reply(int_flavour::flex128, st, &r, 1);
+        ASSERT_TRUE(out.ok());
+        unpacker up(int_flavour::flex128, out.value());
+        pmix_status_t got = 0;
+        ASSERT_TRUE(up.unpack(PMIX_STATUS, &got, 1).ok());
+        EXPECT_EQ(got, st);
+        if (st == PMIX_ERR_NOT_FOUND) {
+            EXPECT_TRUE(up.at_end());
+            continue;
+        }
+        size_t n = 0;
+        ASSERT_TRUE(up.unpack(PMIX_SIZE, &n, 1).ok());
+        ASSERT_EQ(n, 1u);
+        pmix_info_t back{};
+        ASSERT_TRUE(up.unpack(PMIX_INFO, &back, 1).ok());
+        EXPECT_EQ(back.value.data.size, 3u);
+        EXPECT_TRUE(up.at_end());
+    }
+}
