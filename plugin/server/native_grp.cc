@@ -30,6 +30,9 @@ bool flag_true(const InfoArray &infos, const char *key) {
 
 // Our query reply: results, with our partial status carried as an info (alloc.cc) turned back
 // into OpenPMIx's PMIX_ERR_PARTIAL_SUCCESS, the only partial status its client reads results with.
+// The answers go flat, (key, value) per answered key, as OpenPMIx's hosts give them: the v4.1
+// PMIX_QUERY_RESULTS arrays our own clients also get are left out (OpenPMIx's clients pass them
+// to programs that print every value with PMIx_Data_print, which crashes on them in 5.0).
 Result<std::vector<uint8_t>> query_reply(native::int_flavour f, std::span<const uint8_t> body) {
     wire::info_reply m;
     wire::Reader r(body);
@@ -41,6 +44,7 @@ Result<std::vector<uint8_t>> query_reply(native::int_flavour f, std::span<const 
             status = PMIX_ERR_PARTIAL_SUCCESS;
             continue;
         }
+        if (strncmp(m.results[i].key, PMIX_QUERY_RESULTS, PMIX_MAX_KEYLEN) == 0) continue;
         kept.push_back(m.results[i]);
     }
     return native::encode_query_reply(f, status, kept.data(), kept.size());

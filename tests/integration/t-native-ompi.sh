@@ -8,12 +8,17 @@
 # MPI_Comm_spawn on OpenPMIx's library (tests/programs/mpi_spawn.c): -N2 -n4 parents spawn 4
 # children, -N4 -n16 spawn 16 (a new step, itself served natively), messages over the
 # intercommunicator, an allreduce over the merged communicator, disconnect; every child's line
-# counted. The anchor (pmix_v4) as a figure only: Slurm's plugin has no spawn.
+# counted. The anchor (pmix_v4) as a figure only: Slurm's plugin has no spawn. With OpenMPI 5:
+# MPI-4 sessions (process sets and MPI_Comm_create_from_group: PMIx queries and groups).
 # Requires: make install, mpicc (libopenmpi-dev) and libpmix2; a cluster with >= 4 nodes and
 # >= 8 CPUs per node.
 . "$(dirname "$0")/lib.sh"
 : "${PMIXCPP_PREFIX:?set PMIXCPP_PREFIX}"
-mpi_build mpi_native mpi_spawn || { t_done; exit; }
+major=$(ompi_info --version 2>/dev/null | sed -n 's/^Open MPI v\([0-9]*\)\..*/\1/p')
+sessions=""
+[ -n "$major" ] && [ "$major" -ge 5 ] && sessions="mpi_session mpi_sessions"
+# shellcheck disable=SC2086
+mpi_build mpi_native mpi_spawn $sessions || { t_done; exit; }
 ours_dir="$PMIXCPP_PREFIX/lib/pmixcpp"
 
 # check_libs WHAT N EXPECT(ours|native|mixed): every rank named its library, of the expected kind
@@ -84,6 +89,26 @@ LD_LIBRARY_PATH="$clean_ldp" SLURM_PMIXCPP_CLIENTLIB=native OMPI_MCA_btl=self,va
 [ $((SECONDS - t0)) -lt 60 ] && pass "native MPI_Abort: the step ended in $((SECONDS - t0)) s" || fail "native MPI_Abort took $((SECONDS - t0)) s"
 sleep 1
 expect_match "native MPI_Abort: the server logged the abort" "rank 3 \(pid [0-9]+\) called PMIx_Abort\(status 3" "$(slurmd_logs)"
+
+# MPI-4 sessions on OpenPMIx's library (OpenMPI 5 only): process sets through PMIx queries,
+# MPI_Comm_create_from_group through PMIx groups (construct with a context id, destruct), two
+# sessions finalized in turn, psets in a loop (tests/programs/mpi_session.c, mpi_sessions.c).
+if [ -n "$sessions" ]; then
+    LD_LIBRARY_PATH="$clean_ldp" SLURM_PMIXCPP_CLIENTLIB=native OMPI_MCA_btl=self,tcp \
+        run_srun 120 --mpi=pmixcpp -N2 -n4 "$work/mpi_session"
+    expect_eq "native sessions: exit status" 0 "$rc"
+    expect_eq "native sessions: communicators from mpi://WORLD and mpi://SELF on every rank" 4 \
+        "$(echo "$out" | grep -c '^MPI-SESSION-OK$')"
+    [ "$rc" -eq 0 ] || echo "$out" | tail -8 | sed 's/^/    /'
+    for c in twice-12 loop psetinfo; do
+        LD_LIBRARY_PATH="$clean_ldp" SLURM_PMIXCPP_CLIENTLIB=native OMPI_MCA_btl=self,tcp \
+            run_srun 120 --mpi=pmixcpp -N2 -n4 "$work/mpi_sessions" "$c"
+        expect_eq "native sessions $c: every rank" 4 "$(echo "$out" | grep -c "^MPI-SESSIONS-OK $c\$")"
+        [ "$rc" -eq 0 ] || echo "$out" | tail -8 | sed 's/^/    /'
+    done
+else
+    echo "  (OpenMPI ${major:-?}: no MPI-4 sessions before OpenMPI 5)"
+fi
 
 # MPI_Comm_spawn with OpenPMIx's library on both sides: SPAWNNB (the app's OMPI_PARENT_PORT into
 # the children's environment), PUBLISHNB/LOOKUPNB, CONNECTNB (the other job's data), Gets and
