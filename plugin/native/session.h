@@ -56,7 +56,6 @@ struct job_blob_data {
         std::vector<pmix_info_t> infos;  // pmix.hname, pmix.nodeid, pmix.lrank, pmix.nrank, ...
     };
     std::vector<rank> ranks;
-    InfoArray owned;  // infos made for the blob (those above point into it or are borrowed)
 };
 
 // The REQ reply payload: [STRING nspace], the job-level KVALs, one pmix.node.arr per node, one

@@ -41,6 +41,20 @@ public:
         add(key, &p, PMIX_PROC);
     }
 
+    // An array of pmix_proc_t: `ranks` of `nspace`.
+    void procs(const char *key, const std::string &nspace, const std::vector<uint32_t> &ranks) {
+        std::vector<pmix_proc_t> v(ranks.size());
+        for (size_t i = 0; i < ranks.size(); ++i) {
+            strncpy(v[i].nspace, nspace.c_str(), PMIX_MAX_NSLEN);
+            v[i].rank = ranks[i];
+        }
+        pmix_data_array_t da{};
+        da.type = PMIX_PROC;
+        da.size = v.size();
+        da.array = v.data();
+        add(key, &da, PMIX_DATA_ARRAY);
+    }
+
     Result<InfoArray> take() {
         if (!_error.ok()) return _error;
         auto *arr = static_cast<pmix_info_t *>(calloc(_infos.size() ? _infos.size() : 1, sizeof(pmix_info_t)));
@@ -201,6 +215,7 @@ Result<std::vector<wire::jobdata_entry>> build_jobdata(const step_info &step, co
         b.u32(PMIX_LOCAL_SIZE, static_cast<uint32_t>(local.size()));
         b.u32(PMIX_NODE_SIZE, static_cast<uint32_t>(local.size()));
         b.str(PMIX_LOCAL_PEERS, join(local, ","));
+        b.procs(PMIX_LOCAL_PROCS, step.nspace, local);
         if (!local.empty()) b.rank(PMIX_LOCALLDR, local.front());
         b.u32(PMIX_NODEID, my_host);
         b.str(PMIX_HOSTNAME, step.node_name());
