@@ -1,6 +1,5 @@
-// Dynamic processes for OpenPMIx clients of the native listener (server.cc, "The native
-// listener"): SPAWNNB, PUBLISHNB, LOOKUPNB, UNPUBLISHNB, CONNECTNB and DISCONNECTNB become the
-// server's own requests (the same dyn handlers as pmixcpp's clients: dyn.h, connect.h), and the
+// Dynamic processes for OpenPMIx clients of the native listener (server_native.cc): SPAWNNB,
+// PUBLISHNB, LOOKUPNB, UNPUBLISHNB, CONNECTNB and DISCONNECTNB become the server's own requests (the same dyn handlers as pmixcpp's clients: dyn.h, connect.h), and the
 // replies of those handlers are re-encoded in OpenPMIx's format (plugin/native/requests_dyn.h).
 // A connect's reply carries every other namespace's data as that namespace's job blob (the REQ
 // format: job-level keys, one pmix.pblob per rank), which the client's gds/hash stores.

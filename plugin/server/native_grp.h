@@ -1,5 +1,5 @@
-// Groups, queries and logging for OpenPMIx clients of the native listener (server.cc, "The
-// native listener"): QUERY, LOG, GROUP_CONSTRUCT and GROUP_DESTRUCT become the server's own
+// Groups, queries and logging for OpenPMIx clients of the native listener (server_native.cc):
+// QUERY, LOG, GROUP_CONSTRUCT and GROUP_DESTRUCT become the server's own
 // requests (the handlers of pmixcpp's clients: alloc.h for queries, groups.h), and their replies
 // are re-encoded in OpenPMIx's format (plugin/native/requests_grp.h).
 //

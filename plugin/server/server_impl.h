@@ -1,0 +1,578 @@
+// The server's I/O shell as one class (server_impl), shared by the files that implement it:
+// server.cc (sockets, frames, the loop thread, the handlers of pmixcpp's clients, the node
+// transport) and server_native.cc (the native listener: OpenPMIx's own clients). Private to
+// plugin/server: pmix_server (server.h) is the interface.
+#pragma once
+
+#include "server.h"
+#include "modex_snapshot.h"
+
+#include <arpa/inet.h>
+#include <event2/event.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <deque>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <thread>
+
+#include "../coll/fence_manager.h"
+#include "../common/fabric_request.h"
+#include "../common/step_env.h"
+#include "../native/requests.h"
+#include "../native/session.h"
+#include "../net/listener_guard.h"
+#include "../net/transport.h"
+#include "dmodex.h"
+#include "dyn.h"
+#include "fabric_relay.h"
+#include "groups.h"
+#include "events.h"
+#include "get_waits.h"
+#include "jctrl.h"
+#include "jobdata.h"
+#include "kvs.h"
+#include "log.h"
+#include "log_gate.h"
+#include "multinode.h"
+#include "native_dyn.h"
+#include "native_grp.h"
+#include "native_jobdata.h"
+#include "node_liveness.h"
+#include "proc_table.h"
+#include "time_alert.h"
+#include "topology.h"
+#include "xstep_relay.h"
+#include "wire/frame.h"
+#include "wire/messages.h"
+#include "wire/node_messages.h"
+namespace pmixcpp::server {
+
+// What the I/O shell's parts share (server.cc, server_native.cc); nothing outside them includes
+// this header.
+namespace shell_detail {
+
+struct event_deleter {
+    void operator()(event *e) const { event_free(e); }
+};
+struct base_deleter {
+    void operator()(event_base *b) const { event_base_free(b); }
+};
+using event_ptr = std::unique_ptr<event, event_deleter>;
+using base_ptr = std::unique_ptr<event_base, base_deleter>;
+
+using safe_fs::unique_fd;
+
+inline Status sys_error(const std::string &what) { return Status(PMIX_ERROR, what + ": " + strerror(errno)); }
+
+inline std::string key_of(const pmix_info_t &info) { return std::string(info.key, strnlen(info.key, sizeof(info.key))); }
+
+inline const pmix_info_t *find_info(const InfoArray &infos, const char *key) {
+    for (size_t i = 0; i < infos.size(); ++i)
+        if (strncmp(infos[i].key, key, sizeof(infos[i].key)) == 0) return &infos[i];
+    return nullptr;
+}
+
+// A flag directive: absent = false; PMIX_UNDEF (no value) or a true bool = true.
+inline bool info_flag(const InfoArray &infos, const char *key) {
+    const pmix_info_t *i = find_info(infos, key);
+    if (!i) return false;
+    if (i->value.type == PMIX_UNDEF) return true;
+    if (i->value.type == PMIX_BOOL) return i->value.data.flag;
+    auto n = value_to_number<int64_t>(i->value);
+    return n.ok() && n.value() != 0;
+}
+
+// pmix.timeout in seconds; absent or <= 0 = no deadline.
+inline std::optional<server_clock::time_point> info_deadline(const InfoArray &infos) {
+    const pmix_info_t *i = find_info(infos, PMIX_TIMEOUT);
+    if (!i) return std::nullopt;
+    auto n = value_to_number<int64_t>(i->value);
+    if (!n.ok() || n.value() <= 0) return std::nullopt;
+    return server_clock::now() + std::chrono::seconds(std::min<int64_t>(n.value(), 365LL * 86400));
+}
+
+inline std::string value_text(const pmix_value_t &v) {
+    switch (v.type) {
+    case PMIX_STRING: return v.data.string ? v.data.string : "";
+    case PMIX_BYTE_OBJECT:
+        if (!v.data.bo.bytes) return {};
+        return std::string(v.data.bo.bytes, strnlen(v.data.bo.bytes, v.data.bo.size));
+    default: return {};
+    }
+}
+
+enum class conn_state { awaiting_connect, active, finalized };
+inline const char *to_string(conn_state s) {
+    switch (s) {
+    case conn_state::awaiting_connect: return "awaiting connect";
+    case conn_state::active: return "active";
+    case conn_state::finalized: return "finalized";
+    }
+    return "unknown";
+}
+
+// What one client connection may cost the server (SECURITY.md, "Decoders and queues"):
+// - output it does not read: beyond kMaxReplyBacklog bytes or kMaxQueuedReplies replies not yet
+//   sent, the connection is closed (one log line);
+// - Gets waiting for data: kMaxWaitingGets, fences entered and not complete: kMaxFencesInFlight;
+//   beyond that PMIX_ERR_OUT_OF_RESOURCE at once;
+// - before its connect is accepted: frames of at most kConnectMaxPayload bytes, and at most
+//   kMaxPendingConnects such connections at a time (others are closed at accept).
+constexpr size_t kMaxReplyBacklog = 64u << 20;
+constexpr size_t kMaxQueuedReplies = 16384;
+constexpr size_t kMaxQueuedDescriptors = 4;  // modex snapshots queued for one client
+constexpr size_t kMaxWaitingGets = 4096;
+constexpr size_t kMaxTopologyWaiters = 16;  // a client's Gets of PMIX_LOCAL_TOPO before it is made
+constexpr size_t kMaxFencesInFlight = 1024;  // fences a client entered that have not completed
+constexpr uint32_t kConnectMaxPayload = 4096;
+constexpr size_t kMaxPendingConnects = 256;
+// accept() failing for want of descriptors (EMFILE/ENFILE): accepts pause this long.
+constexpr auto kAcceptBackoff = std::chrono::milliseconds(100);
+
+// An OpenPMIx client of the native listener (plugin/native): its handshake and messages in
+// OpenPMIx's framing; its requests become our own (wire::Frame) and go through dispatch(), and
+// the replies to them are written back in OpenPMIx's format on the request's tag.
+struct native_link {
+    native_link(uint32_t max_payload, native::session_policy policy, std::string peer_label)
+        : reader(max_payload), session(std::move(policy)), peer(std::move(peer_label)) {}
+    native::message_reader reader;
+    native::session session;
+    std::string peer;  // who connected, for the log (net::peer_label)
+    struct pending {
+        uint32_t tag = 0;
+        native::command cmd = native::command::req;
+        pmix_proc_t proc{};  // GETNB: the proc asked about
+        native_grp_note grp;  // groups: the group and how to judge its outcome
+    };
+    std::map<uint32_t, pending> requests;  // our request id -> the client's tag
+    uint32_t next_request = 1;
+    std::vector<pmix_status_t> event_codes;  // what it registered for (REGEVENTS); not delivered yet
+    native_grp_link groups;  // the groups it constructed (native_grp.h)
+};
+
+struct connection {
+    uint64_t id = 0;
+    unique_fd fd;
+    event_ptr ev_read;
+    event_ptr ev_write;
+    wire::FrameReader reader;
+    std::vector<uint8_t> out;
+    size_t out_sent = 0;
+    uint64_t out_base = 0;  // stream position of out[0] (out is compacted as it is sent)
+    std::deque<uint64_t> reply_ends;  // stream positions where the replies not yet sent end
+    // Descriptors to send with the first byte of a queued reply (its stream position): the modex
+    // snapshot, shared with every connection it goes to.
+    std::deque<std::pair<uint64_t, std::shared_ptr<const unique_fd>>> out_descriptors;
+    std::string snapshot_file;  // the id of the snapshot file whose descriptor it was sent last
+    bool close_after_flush = false;
+    bool overflowed = false;  // its backlog went over the limit: nothing more is read or queued
+    bool peer_gone = false;   // a write found the client's end closed: replies are dropped
+    size_t fences = 0;        // fences entered, outcome not yet sent
+    conn_state state = conn_state::awaiting_connect;
+    uint32_t rank = PMIX_RANK_UNDEF;
+    pid_t pid = 0;  // from SO_PEERCRED
+    process_handle proc;  // a pidfd of the process that connected: the only way it is signalled
+    uid_t uid = 0;
+    server_impl *server = nullptr;  // for the libevent callbacks (arg = this connection)
+    std::unique_ptr<native_link> native;  // an OpenPMIx client of the native listener
+
+    explicit connection(uint32_t max_payload) : reader(max_payload) {}
+};
+
+enum class queued { ok, overflow };
+
+enum class rank_state { not_connected, connected, finalized, died };
+
+
+// Bodies of the node messages (direct modex, rank data of a fence, lost nodes): shared/wire/node_messages.h.
+
+// A path registered with PMIX_REGISTER_CLEANUP(_DIR), relative to the user's step directory.
+struct cleanup_entry {
+    std::string relpath;
+    bool dir = false;
+    bool recursive = false;
+};
+constexpr size_t kMaxCleanups = 4096;
+
+}  // namespace shell_detail
+using namespace shell_detail;
+
+class server_impl {
+public:
+    server_impl(const step_info &step, server_host *host, server_options opts)
+        : _step(step), _host(host), _opts(opts), _remote_default(), _backend(this),
+          _multinode(opts.multinode.enabled && step.node_names.size() > 1),
+          _fences(step.nspace, step.ntasks, step.local_ranks(),
+                  opts.remote ? opts.remote : _multinode ? static_cast<remote_fences *>(&_backend) : &_remote_default),
+          _jctrl(step.ntasks) {
+        _local_index.assign(step.ntasks, UINT32_MAX);
+        const auto &local = step.local_ranks();
+        for (uint32_t i = 0; i < local.size(); ++i)
+            if (local[i] < step.ntasks) _local_index[local[i]] = i;
+        _node_of.assign(step.ntasks, UINT32_MAX);
+        for (uint32_t n = 0; n < step.node_ranks.size(); ++n)
+            for (uint32_t r : step.node_ranks[n])
+                if (r < step.ntasks) _node_of[r] = n;
+        _snapshots = std::make_unique<modex_snapshot_writer>(_node_of, step.node_id);
+        _rank_state.assign(step.ntasks, rank_state::not_connected);
+        _rank_conn.assign(step.ntasks, 0);
+        event_ops eops;
+        eops.send_to_rank = [this](uint32_t rank, std::span<const uint8_t> frame) {
+            return queue_event_frame(rank, frame);
+        };
+        eops.remote = opts.event_forwarder ? opts.event_forwarder : _multinode ? &_event_backend : nullptr;
+        _events = std::make_unique<event_engine>(step, std::move(eops));
+        _events->set_normal_termination_events(opts.normal_termination_events);
+        alloc_ops aops;
+        aops.reply = [this](uint64_t conn, uint32_t id, pmix_status_t st, const std::string &msg, InfoArray &&r) {
+            send_reply(conn, id, st, msg, [&r](wire::Writer &w) {
+                wire::info_reply rep;
+                rep.results = std::move(r);
+                return wire::encode(w, rep);
+            });
+        };
+        aops.notify = [this](uint32_t rank, wire::event_notification &&ev) {
+            Status st = _events->notify_from_client(rank, std::move(ev));
+            if (!st.ok()) PMIXCPP_LOG_ERROR("%s: allocation event: %s", _step.nspace.c_str(), st.message().c_str());
+        };
+        aops.post = [this](std::function<void()> fn) { post(std::move(fn)); };
+        aops.local_procs = [this] { return local_proc_rows(); };
+        if (_multinode)
+            aops.gather_procs = [this](int timeout_sec, std::function<void(std::vector<proc_row>, std::string)> done) {
+                _proc_table->gather(std::chrono::seconds(timeout_sec),
+                                    [done](proc_table_engine::result r) { done(std::move(r.rows), std::move(r.silent)); },
+                                    server_clock::now());
+                rearm_timer();
+            };
+        aops.psets = [this](bool groups_only) {
+            std::vector<std::pair<std::string, std::vector<pmix_proc_t>>> out;
+            if (!_groups) return out;
+            for (const auto &[name, set] : _groups->psets())
+                if (set.group || !groups_only) out.emplace_back(name, _groups->members_of(name));
+            return out;
+        };
+        _alloc = std::make_unique<alloc_service>(step, opts.alloc, std::move(aops));
+        _rank_pid.assign(step.ntasks, 0);
+        _rank_exe.assign(step.ntasks, std::string());
+        _proc_table = std::make_unique<proc_table_engine>(step.node_id, step.node_ranks, step.node_names,
+                                                          make_proc_table_ops());
+        _dyn = std::make_unique<dyn_service>(step, _node_of, make_dyn_ops());
+        _groups = std::make_unique<group_service>(step, _node_of, make_group_ops(), opts.multinode.timeout_sec);
+        _groups->define_step_psets();
+        _dmodex = std::make_unique<dmodex_engine>(make_dmodex_config(), make_dmodex_ops());
+        _fabric = std::make_unique<fabric_relay>(step.nspace, make_fabric_ops());
+        _xstep = std::make_unique<xstep_relay>(step, opts.multinode.timeout_sec, make_xstep_ops());
+    }
+
+    Status setup(const node_topology &topo);
+    Status launch();
+    void stop();
+    void post(std::function<void()> fn);
+    const std::string &jobdata_path() const { return _jobdata_path; }
+    std::vector<std::string> lost_nodes() const {
+        std::vector<std::string> out;
+        if (_liveness)
+            for (uint32_t n : _liveness->lost_nodes()) out.push_back(_step.node_names.at(n));
+        return out;
+    }
+
+private:
+    // --- libevent callbacks (C boundary: nothing throws out of them) ---
+    static void on_accept(evutil_socket_t, short, void *arg);
+    static void on_wake(evutil_socket_t, short, void *arg);
+    static void on_timer(evutil_socket_t, short, void *arg);
+    static void on_read(evutil_socket_t, short, void *arg);
+    static void on_write(evutil_socket_t, short, void *arg);
+    static void on_accept_resume(evutil_socket_t, short, void *arg);
+    static void on_finalized_exit(evutil_socket_t, short, void *arg);
+    template <typename F>
+    static void guarded(const char *what, F &&f);
+    void loop_main();
+
+    void accept_clients();
+    void read_from(uint64_t conn_id);
+    void flush(connection &c);
+    void drop_output(connection &c);
+    // Append a frame to the connection's output; over the backlog limits the connection is
+    // closed (from the loop, after the current handler) instead and overflow is returned.
+    queued queue_output(connection &c, std::span<const uint8_t> frame,
+                        std::shared_ptr<const unique_fd> descriptor = nullptr);
+    void pause_accepts(int err);
+    bool _accept_paused = false;
+    size_t _pending_refused = 0;  // connections refused since the last accepted one (logged once)
+    size_t _accept_pauses = 0;    // pauses since the last accepted connection (logged once)
+    size_t pending_connects() const;
+    void close_connection(uint64_t conn_id, const std::string &reason);
+    // A rank that finalized and closed its connection may call PMIx_Init again (OpenMPI 5 does at
+    // an MPI_Session_init after its last MPI_Session_finalize): it leaves the fences, Gets,
+    // groups and events only when its process exits (its pidfd turns readable), unless it
+    // connected again first.
+    struct finalized_watch {
+        server_impl *server = nullptr;
+        uint32_t rank = 0;
+        process_handle proc;
+        event_ptr ev;
+    };
+    std::map<uint32_t, std::unique_ptr<finalized_watch>> _finalized;
+    void watch_finalized(uint32_t rank, process_handle proc);
+    // The pid of the process that finalized as `rank` and still runs (its connection open or
+    // watched), else 0.
+    pid_t finalized_pid(uint32_t rank);
+    void finalized_exited(uint32_t rank);
+    connection *find(uint64_t conn_id);
+    void rearm_timer();
+    void expire_deadlines();
+
+    // Protocol.
+    bool dispatch(connection &c, const wire::Frame &f);  // false: the connection was closed
+    void handle_connect(connection &c, const wire::Frame &f);
+    void handle_finalize(connection &c, const wire::Frame &f);
+    void handle_abort(connection &c, const wire::Frame &f);
+    void handle_commit(connection &c, const wire::Frame &f);
+    void handle_fence(connection &c, const wire::Frame &f);
+    void handle_snapshot(connection &c, const wire::Frame &f);
+    void handle_get(connection &c, const wire::Frame &f);
+    bool room_for_get(const get_waiter &w);
+    // Most procs a client's request may name: the step's ranks and up to kMaxForeignProcs of
+    // other namespaces (connect, fences and job control across steps).
+    static constexpr uint32_t kMaxForeignProcs = 65536;
+    uint32_t max_procs() const { return _step.ntasks + kMaxForeignProcs; }
+    void handle_job_control(connection &c, const wire::Frame &f);
+    void handle_monitor(connection &c, const wire::Frame &f);
+    // Tell local `ranks` to checkpoint, each by its registered method (jctrl.h); `why` for the
+    // event's text and the log.
+    void checkpoint_local(const std::vector<uint32_t> &ranks, const std::string &why);
+    void handle_log(connection &c, const wire::Frame &f);
+    void handle_notify(connection &c, const wire::Frame &f);  // events: see events.h
+    void handle_alloc(connection &c, const wire::Frame &f);   // allocation requests: see alloc.h
+    void handle_query(connection &c, const wire::Frame &f);
+    void handle_fabric(connection &c, const wire::Frame &f);
+    std::unique_ptr<fabric_relay> _fabric;  // PMIx_Fabric_register/update (fabric_relay.h)
+    fabric_relay_ops make_fabric_ops();
+    // Another step of the job (xstep_relay.h): what it asks of this node, what goes to it.
+public:
+    void from_other_step(const xstep::inbox_item &item) { _xstep->on_item(item, server_clock::now()); }
+private:
+    std::unique_ptr<xstep_relay> _xstep;
+    xstep_relay_ops make_xstep_ops();
+    bool queue_event_frame(uint32_t rank, std::span<const uint8_t> frame);
+
+    void send_reply(uint64_t conn_id, uint32_t request_id, pmix_status_t status, const std::string &message,
+                    const std::function<Status(wire::Writer &)> &body = {},
+                    std::shared_ptr<const unique_fd> descriptor = nullptr);
+    // A reply naming the modex snapshot (shared/PROTOCOL.md, "Modex snapshot"): its file's id and
+    // segments, with the file's descriptor if this client was not sent it before (or `resend`),
+    // unless it has too many unread; "" if there is none.
+    void send_snapshot_reply(uint64_t conn_id, uint32_t request_id, const modex_snapshot *snapshot,
+                             bool resend = false);
+    void send_fence_outcomes(const std::vector<fence_outcome> &outcomes);
+    void answer_get(const get_waiter &w);
+    void fail_get(const get_waiter &w, pmix_status_t status, const std::string &message);
+    // PMIX_LOCAL_TOPO (topology.h): made by a thread of its own when first asked for, then
+    // answered from here.
+    void get_topology(const get_waiter &w);
+    void topology_made(Result<std::string> xml);
+    void answer_topology(const get_waiter &w);
+    void rank_left(uint32_t rank, bool died);
+    relation relation_of(uint32_t requester, uint32_t target) const;
+    bool is_local(uint32_t rank) const { return rank < _local_index.size() && _local_index[rank] != UINT32_MAX; }
+    void remove_cleanup_paths();
+    // handle_connect's two halves, shared with the native route: why a connection may not be
+    // `rank` ("" = it may), and the rank's admission (the caller replies, then tells the events).
+    std::string rank_claim_refusal(const connection &c, uint32_t rank);
+    void admit_rank(connection &c, uint32_t rank);
+
+    // The native listener (plugin/native): OpenPMIx's own clients over TCP on 127.0.0.1.
+public:
+    uint16_t native_port() const { return _native_port; }
+private:
+    Status setup_native();
+    static void on_native_accept(evutil_socket_t, short, void *arg);
+    static void on_native_resume(evutil_socket_t, short, void *arg);
+    void accept_native();
+    void read_native(uint64_t conn_id);
+    bool native_message(connection &c);  // false: the connection was closed
+    bool native_handshake(connection &c, std::span<const uint8_t> payload);
+    // A decoded OpenPMIx request as our own, through dispatch(); its reply comes to native_reply.
+    template <typename M>
+    bool native_forward(connection &c, uint32_t tag, native::command cmd, wire::msg_type type, const M &m,
+                        const pmix_proc_t &proc = {});
+    bool native_forward_raw(connection &c, uint32_t tag, native::command cmd, wire::msg_type type,
+                            std::vector<uint8_t> payload, const pmix_proc_t &proc, native_grp_note grp = {});
+    void native_reply(connection &c, uint32_t request_id, pmix_status_t status,
+                      const std::function<Status(wire::Writer &)> &body);
+    void native_send(connection &c, uint32_t tag, std::span<const uint8_t> payload);
+    // Refuse a connection during its handshake: one (rate-limited) log line, the status to the
+    // client, then close.
+    void native_refuse(connection &c, std::span<const uint8_t> answer, const std::string &why);
+    Result<std::vector<uint8_t>> native_blob(native::int_flavour f);
+
+    // Multi-node: transport, collectives, direct modex.
+    class coll_backend : public remote_fences {
+    public:
+        explicit coll_backend(server_impl *s) : _s(s) {}
+        Status start(uint64_t instance, const std::vector<uint32_t> &participants, bool collect) override {
+            return _s->start_remote_fence(instance, participants, collect);
+        }
+        std::string describe_missing(uint64_t instance) override {
+            // A fence timed out on these nodes: are their servers still there? (node_liveness::probe; from
+            // the loop, not inside the fence tracker's expiry)
+            if (_s->_coll && _s->_liveness)
+                _s->post([s = _s, nodes = _s->_coll->missing(instance)] {
+                    s->_liveness->probe(nodes, server_clock::now());
+                });
+            return _s->missing_nodes(instance);
+        }
+        void cancel(uint64_t instance) override {
+            if (_s->_coll) _s->_coll->cancel(instance);
+            _s->_remote_fence_nodes.erase(instance);
+        }
+
+    private:
+        server_impl *_s;
+    };
+    // Events leave the node over the node transport (channel event); the receiving server
+    // delivers them to its own ranks and never forwards again.
+    class event_backend : public remote_events {
+    public:
+        explicit event_backend(server_impl *s) : _s(s) {}
+        void forward_event(uint32_t node, std::span<const uint8_t> payload) override {
+            if (_s->_net) _s->_net->send(node, net::channel::event, payload);
+        }
+
+    private:
+        server_impl *_s;
+    };
+    Status setup_multinode();
+    void start_bootstrap();
+    // The node transport cannot work for this step (the address table was refused or never came):
+    // every remote fence and Get fails now, and every later one at once.
+    void fail_multinode(const std::string &message);
+    Status start_remote_fence(uint64_t instance, const std::vector<uint32_t> &participants, bool collect);
+    std::string missing_nodes(uint64_t instance) const;
+    void finish_remote_fence(uint64_t instance, std::vector<coll::node_blob> &&result);
+    void on_node_message(net::envelope &&env);
+    // Direct modex (dmodex.h): remote ranks' data on demand, requests of other nodes for ours.
+    std::unique_ptr<dmodex_engine> _dmodex;
+    dmodex_config make_dmodex_config() const;
+    dmodex_ops make_dmodex_ops();
+    // since > 0: only what was committed after that generation of the store.
+    Result<std::vector<uint8_t>> encode_ranks(const std::vector<uint32_t> &ranks, uint64_t since = 0) const;
+    Status check_ranks(uint32_t from_node, const std::vector<wire::rank_data_entry> &entries) const;
+    Status store_ranks(uint32_t from_node, std::span<const uint8_t> bytes, std::vector<uint32_t> *ranks);
+    Status store_ranks(uint32_t from_node, const std::vector<wire::rank_data_entry> &entries,
+                       std::vector<uint32_t> *ranks);
+    // Lost nodes (node_liveness.h): which nodes are lost, probes, queries, node-down messages.
+    // What the server does when a node is lost: raise PMIX_ERR_NODE_DOWN for the local ranks,
+    // fail the fences and Gets that need it.
+    std::unique_ptr<node_liveness> _liveness;
+    node_liveness_ops make_liveness_ops();
+    void on_node_lost(uint32_t node, const std::string &why);
+    bool node_is_lost(uint32_t node) const { return _liveness && _liveness->is_lost(node); }
+    struct remote_fence {
+        std::vector<uint32_t> nodes;
+        uint64_t whole_step_generation = 0;  // a collecting fence of every rank: the store's generation it sent
+    };
+    std::map<uint64_t, remote_fence> _remote_fence_nodes;  // remote fence -> its nodes
+    // What the local ranks committed up to this generation is on every node: a collecting fence of
+    // every rank of the step completed with it.
+    uint64_t _whole_step_base = 0;
+    std::optional<server_clock::time_point> remote_deadline(std::optional<server_clock::time_point> asked) const;
+
+    step_info _step;
+    server_host *_host;
+    server_options _opts;
+    no_remote_fences _remote_default;
+    coll_backend _backend;
+    event_backend _event_backend{this};
+    bool _multinode;
+    std::unique_ptr<net::node_transport> _net;
+    std::unique_ptr<coll::fence_manager> _coll;
+    // Collectives that completed while the fence tracker was inside enter() (a fence whose other
+    // nodes were all early): finished once enter() has returned, never re-entrantly.
+    bool _in_fence_entry = false;
+    std::vector<std::pair<uint64_t, std::vector<coll::node_blob>>> _done_in_entry;
+    std::string _net_error;  // set when the transport or the bootstrap failed
+
+    // Loop-thread state.
+    kv_store _kvs;
+    fence_tracker _fences;
+    get_waits _gets;
+    std::unique_ptr<event_engine> _events;
+    std::unique_ptr<alloc_service> _alloc;
+    // The process table (proc_table.h): this node's rows; the others' gathered on a query.
+    std::unique_ptr<proc_table_engine> _proc_table;
+    std::vector<pid_t> _rank_pid;          // per rank: the pid it connected with (0: never)
+    std::vector<std::string> _rank_exe;    // per rank: its executable, once known
+    proc_table_ops make_proc_table_ops();
+    std::vector<proc_row> local_proc_rows();
+    std::unique_ptr<dyn_service> _dyn;  // publish/lookup, job control actions (dyn.h)
+    job_controls _jctrl;                // checkpoint methods, heartbeat monitors (jctrl.h)
+    std::unique_ptr<group_service> _groups;  // PMIx groups and the process sets they define (groups.h)
+    group_ops make_group_ops();
+    void handle_group(connection &c, const wire::Frame &f);
+    dyn_ops make_dyn_ops();
+    std::map<uint64_t, std::unique_ptr<connection>> _conns;
+    uint64_t _next_conn = 1;
+    std::vector<uint32_t> _local_index;  // rank -> local rank, UINT32_MAX if remote
+    std::vector<uint32_t> _node_of;
+    std::unique_ptr<modex_snapshot_writer> _snapshots;
+    time_alert _time_alert{_opts.job_end_time, _opts.time_limit_alert_sec};
+    std::vector<rank_state> _rank_state;
+    std::vector<uint64_t> _rank_conn;
+    std::vector<cleanup_entry> _cleanups;
+    log_gate _log_gate;  // PMIx_Log into slurmd's log: cut, escaped, rate-limited
+
+    std::string _jobdata_path;
+    uint64_t _jobdata_size = 0;
+    unique_fd _listen_fd;
+    // PMIX_LOCAL_TOPO: the thread making it (joined in stop()), the Gets waiting for it, and what
+    // it made (loop thread only).
+    std::thread _topology_thread;
+    std::vector<get_waiter> _topology_waiters;
+    std::optional<Result<std::string>> _topology_xml;
+    unique_fd _wake_rd, _wake_wr;
+    base_ptr _base;
+    event_ptr _ev_listen, _ev_wake, _ev_timer;
+    unique_fd _native_fd;
+    event_ptr _ev_native;
+    uint16_t _native_port = 0;
+    std::unique_ptr<net::listener_guard> _native_guard;
+    bool _native_paused = false;
+    std::vector<wire::jobdata_entry> _jobdata_entries;  // the job data, for the native REQ replies
+    std::map<native::int_flavour, std::vector<uint8_t>> _native_blobs;  // packed once per codec
+    std::thread _thread;
+    bool _socket_created = false;
+
+    std::mutex _post_mutex;
+    std::deque<std::function<void()>> _posted;
+    bool _stopping = false;  // under _post_mutex
+    bool _stopped = false;
+};
+
+template <typename F>
+void server_impl::guarded(const char *what, F &&f) {
+    try {
+        f();
+    } catch (const std::exception &e) {
+        PMIXCPP_LOG_ERROR("server %s: internal error: %s", what, e.what());
+    } catch (...) {
+        PMIXCPP_LOG_ERROR("server %s: internal error", what);
+    }
+}
+
+}  // namespace pmixcpp::server
