@@ -4,7 +4,6 @@
 #pragma once
 
 #include <pmix_common.h>
-#include <pmix_server.h>
 
 #include <span>
 #include <string>
@@ -13,6 +12,12 @@
 #include "status.h"
 #include "value.h"
 #include "wire/codec.h"
+
+// The key of the vertex count, as client/include/pmix_server.h defines it for schedulers (shared/
+// may not include the client library's headers; the value is the same string).
+#ifndef PMIX_FABRIC_NUM_VERTICES
+#define PMIX_FABRIC_NUM_VERTICES "pmix.fab.nverts"
+#endif
 
 // Result keys besides PMIX_FABRIC_PLANE and PMIX_FABRIC_NUM_VERTICES.
 #define PMIXCPP_FABRIC_NODES  "pmixcpp.fab.nodes"   /* string: vertex nodes, comma-separated, vertex order */

@@ -1,11 +1,13 @@
 #!/bin/bash
-# The layering of the source tree (the README, "Layers"):
-# every #include "..." of a C/C++ file under shared/, client/ and plugin/ must name a file of
-# its own folder or of a folder its layer may use. Fails, naming the file, the line and the
-# rule, when a folder includes a layer above it.
+# The layering of the source tree (docs/architecture.md, "Layers"; the README's "Layers"):
+# every #include "..." and #include <...> of a C/C++ file under shared/, client/ and plugin/
+# that names a file of the project must name a file of its own folder or of a folder its layer
+# may use. Fails, naming the file, the line and the rule, when a folder includes a layer above it.
 #
-# An include is resolved as the compiler does: relative to the including file, then through the
-# project's -I paths (shared/, shared/pmix/, client/include/, the top level).
+# An include is resolved as the compiler does: "..." relative to the including file, then through
+# the project's -I paths (shared/, shared/pmix/, client/include/, the top level); <...> through the
+# -I paths only (so <pmix_server.h> is client/include/pmix_server.h). Names that resolve to no
+# file of the project (the system's and libraries' headers) are not checked.
 set -uo pipefail
 top=$(cd "${srcdir:-$(dirname "$0")/../..}" && pwd)
 [ -d "$top/shared" ] || top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -39,7 +41,7 @@ files=$(find shared client plugin -type f \( -name '*.h' -o -name '*.cc' -o -nam
     echo "$rules" | sed 's/^/R /'
     echo "$files" | sed 's/^/F /'
     # shellcheck disable=SC2086
-    grep -n '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' $files | sed 's/^/I /'
+    grep -n '^[[:space:]]*#[[:space:]]*include[[:space:]]*["<]' $files | sed 's/^/I /'
 } | awk '
 function trim(s) { gsub(/^[ \t]+|[ \t]+$/, "", s); return s }
 function norm(p,   n, parts, out, i, k) {  # collapse "." and ".." segments
@@ -67,11 +69,15 @@ $1 == "I" {
     rest = substr($0, 3)
     file = rest; sub(/:.*/, "", file)
     lineno = rest; sub(/^[^:]*:/, "", lineno); sub(/:.*/, "", lineno)
-    name = rest; sub(/^[^"]*"/, "", name); sub(/".*/, "", name)
+    text = rest; sub(/^[^:]*:[^:]*:/, "", text)
+    angle = (text ~ /#[ \t]*include[ \t]*</)
+    name = text
+    if (angle) { sub(/^[^<]*</, "", name); sub(/>.*/, "", name) }
+    else { sub(/^[^"]*"/, "", name); sub(/".*/, "", name) }
     dir = file; sub(/\/[^\/]*$/, "", dir)
     target = ""
-    split(dir " shared shared/pmix client/include .", bases, " ")
-    for (b = 1; b <= 5; b++) { t = norm(bases[b] "/" name); if (t in exists) { target = t; break } }
+    nb = split((angle ? "" : dir " ") "shared shared/pmix client/include .", bases, " ")
+    for (b = 1; b <= nb; b++) { t = norm(bases[b] "/" name); if (t in exists) { target = t; break } }
     if (target == "") next
     checked++
     from = folder_of(file); to = folder_of(target)
