@@ -46,12 +46,6 @@ Status check_scope(pmix_scope_t scope) {
     }
 }
 
-const pmix_info_t *find_info(const pmix_info_t *info, size_t ninfo, const char *key) {
-    if (info == nullptr) return nullptr;
-    for (size_t i = 0; i < ninfo; ++i)
-        if (strncmp(info[i].key, key, PMIX_MAX_KEYLEN) == 0) return &info[i];
-    return nullptr;
-}
 
 bool info_true(const pmix_info_t *info, size_t ninfo, const char *key) {
     const pmix_info_t *i = find_info(info, ninfo, key);

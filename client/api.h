@@ -34,7 +34,7 @@ Status check_infos(const pmix_info_t *info, size_t ninfo);
 Status check_scope(pmix_scope_t scope);
 
 // Lookups in caller-supplied directive arrays.
-const pmix_info_t *find_info(const pmix_info_t *info, size_t ninfo, const char *key);
+using pmixcpp::find_info;  // shared/value.h
 // A boolean directive present and true (PMIX_UNDEF counts as true, as in the standard).
 bool info_true(const pmix_info_t *info, size_t ninfo, const char *key);
 // pmix.timeout in seconds (0 = none); BAD_PARAM if not a number or negative.

@@ -58,25 +58,7 @@ bool same_proc(const pmix_proc_t &a, const pmix_proc_t &b) {
     return a.rank == b.rank && strncmp(a.nspace, b.nspace, sizeof(a.nspace)) == 0;
 }
 
-pmix_info_t make_info(const char *key, const void *data, pmix_data_type_t type) {
-    pmix_info_t i{};
-    strncpy(i.key, key, PMIX_MAX_KEYLEN);
-    if (!value_load(&i.value, data, type).ok()) i.value.type = PMIX_UNDEF;
-    return i;
-}
 
-InfoArray to_array(std::vector<pmix_info_t> &infos) {
-    auto *out = static_cast<pmix_info_t *>(calloc(infos.empty() ? 1 : infos.size(), sizeof(pmix_info_t)));
-    if (out == nullptr) {
-        for (auto &i : infos) info_destruct(&i);
-        infos.clear();
-        return InfoArray();
-    }
-    for (size_t k = 0; k < infos.size(); ++k) out[k] = infos[k];  // take over the contents
-    InfoArray a(out, infos.size());
-    infos.clear();
-    return a;
-}
 
 pmix_info_t membership_info(const char *key, const std::vector<pmix_proc_t> &procs) {
     pmix_data_array_t da{};

@@ -36,7 +36,11 @@ template <typename T>
 class [[nodiscard]] Result {
 public:
     Result(T value) : _v(std::move(value)) {}
-    Result(Status status) : _v(std::move(status)) {}
+    // A Result holds a value or a failure: made from a success status (a caller's slip), it
+    // holds a failure that says so, never a success without a value.
+    Result(Status status)
+        : _v(status.ok() ? Status(PMIX_ERROR, "internal error: a result made of a success status, without a value")
+                         : std::move(status)) {}
 
     bool ok() const { return std::holds_alternative<T>(_v); }
     const Status &status() const {
@@ -58,6 +62,14 @@ private:
 
 #define PMIXCPP_CONCAT_INNER(a, b) a##b
 #define PMIXCPP_CONCAT(a, b) PMIXCPP_CONCAT_INNER(a, b)
+
+// `lhs` = the value of the Result `expr`, or return its Status from the enclosing function:
+//   PMIXCPP_ASSIGN_OR_RETURN(auto blob, pack_job_blob(f, job));
+#define PMIXCPP_ASSIGN_OR_RETURN(lhs, expr)                                        \
+    auto PMIXCPP_CONCAT(_pmixcpp_r, __LINE__) = (expr);                            \
+    if (!PMIXCPP_CONCAT(_pmixcpp_r, __LINE__).ok())                                \
+        return PMIXCPP_CONCAT(_pmixcpp_r, __LINE__).status();                      \
+    lhs = std::move(PMIXCPP_CONCAT(_pmixcpp_r, __LINE__)).value()
 
 // Return the Status of `expr` from the enclosing function if it failed.
 #define PMIXCPP_RETURN_IF_ERROR(expr)                                  \

@@ -857,4 +857,32 @@ std::vector<pmix_proc_t> procs_of(const pmix_value_t &v) {
     return out;
 }
 
+std::string key_of(const pmix_info_t &info) { return std::string(info.key, strnlen(info.key, sizeof(info.key))); }
+
+const pmix_info_t *find_info(const pmix_info_t *infos, size_t n, const char *key) {
+    for (size_t k = 0; infos != nullptr && k < n; ++k)
+        if (strncmp(infos[k].key, key, PMIX_MAX_KEYLEN) == 0) return &infos[k];
+    return nullptr;
+}
+
+pmix_info_t make_info(const char *key, const void *data, pmix_data_type_t type) {
+    pmix_info_t i{};
+    strncpy(i.key, key, PMIX_MAX_KEYLEN);
+    if (!value_load(&i.value, data, type).ok()) i.value.type = PMIX_UNDEF;
+    return i;
+}
+
+InfoArray to_array(std::vector<pmix_info_t> &infos) {
+    const size_t n = infos.size();
+    auto *out = static_cast<pmix_info_t *>(calloc(n ? n : 1, sizeof(pmix_info_t)));
+    if (out == nullptr) {
+        for (auto &i : infos) info_destruct(&i);
+        infos.clear();
+        return InfoArray();
+    }
+    for (size_t k = 0; k < n; ++k) out[k] = infos[k];  // the contents move
+    infos.clear();
+    return InfoArray(out, n);
+}
+
 }  // namespace pmixcpp

@@ -18,6 +18,7 @@
 
 #include <pmix_common.h>
 
+#include <string>
 #include <vector>
 
 #include <cstddef>
@@ -155,6 +156,19 @@ private:
     pmix_info_t *_infos = nullptr;
     size_t _count = 0;
 };
+
+// --- small info helpers, shared by the plugin and the client library ---------------------------
+
+// The key of an info as a string.
+std::string key_of(const pmix_info_t &info);
+// The first info of `infos` (may be NULL) with `key`, or NULL.
+const pmix_info_t *find_info(const pmix_info_t *infos, size_t n, const char *key);
+inline const pmix_info_t *find_info(const InfoArray &a, const char *key) { return find_info(a.data(), a.size(), key); }
+// An info with `key` and the value value_load makes of `data` (PMIX_UNDEF if it cannot).
+pmix_info_t make_info(const char *key, const void *data, pmix_data_type_t type);
+// The infos as one array; their contents move into it (`infos` ends empty). Out of memory: the
+// infos are destructed and the array is empty.
+InfoArray to_array(std::vector<pmix_info_t> &infos);
 
 // --- template implementation ----------------------------------------------------------------
 namespace detail {

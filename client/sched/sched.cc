@@ -11,11 +11,6 @@ namespace pmixcpp::sched {
 
 namespace {
 
-const pmix_info_t *find_info(const pmix_info_t *info, size_t n, const char *key) {
-    for (size_t i = 0; info != nullptr && i < n; ++i)
-        if (strncmp(info[i].key, key, PMIX_MAX_KEYLEN) == 0) return &info[i];
-    return nullptr;
-}
 
 std::string info_string(const pmix_info_t *info, size_t n, const char *key) {
     const pmix_info_t *x = find_info(info, n, key);

@@ -13,7 +13,6 @@ constexpr size_t kMaxIdLength = 128;
 constexpr uint64_t kMaxNodes = 1u << 20;
 constexpr size_t kMaxKeys = 256;
 
-std::string key_of(const pmix_info_t &i) { return std::string(i.key, strnlen(i.key, sizeof(i.key))); }
 
 bool required(const pmix_info_t &i) { return (i.flags & PMIX_INFO_REQD) != 0; }
 
@@ -257,11 +256,6 @@ InfoArray info_builder::take() {
     return InfoArray(out, n);
 }
 
-const pmix_info_t *find_info(const pmix_info_t *infos, size_t n, const char *key) {
-    for (size_t k = 0; infos != nullptr && k < n; ++k)
-        if (strncmp(infos[k].key, key, PMIX_MAX_KEYLEN) == 0) return &infos[k];
-    return nullptr;
-}
 
 std::optional<std::string> info_string(const InfoArray &a, const char *key) {
     const pmix_info_t *i = find_info(a, key);

@@ -123,8 +123,7 @@ private:
 };
 
 // The first info with `key`, or nullptr.
-const pmix_info_t *find_info(const pmix_info_t *infos, size_t n, const char *key);
-inline const pmix_info_t *find_info(const InfoArray &a, const char *key) { return find_info(a.data(), a.size(), key); }
+using pmixcpp::find_info;  // shared/value.h
 // A string-valued info (PMIX_STRING); nullopt if absent or of another type.
 std::optional<std::string> info_string(const InfoArray &a, const char *key);
 

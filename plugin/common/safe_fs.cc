@@ -1,4 +1,5 @@
 #include "safe_fs.h"
+#include "sys.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -21,9 +22,6 @@ namespace {
 constexpr int kMaxDepth = 64;     // descriptors held at once while removing a tree
 constexpr int kMaxPasses = 4096;  // listings of one directory while removing it
 
-Status sys_error(const std::string &what, int err = errno) {
-    return Status(PMIX_ERROR, what + ": " + std::strerror(err));
-}
 
 std::string join(const std::string &dir, const std::string &name) { return dir + "/" + name; }
 
@@ -36,15 +34,7 @@ Result<std::string> random_suffix(size_t n) {
     static const char alphabet[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
     unsigned char raw[32];
     if (n > sizeof(raw)) n = sizeof(raw);
-    size_t got = 0;
-    while (got < n) {
-        ssize_t r = getrandom(raw + got, n - got, 0);
-        if (r < 0) {
-            if (errno == EINTR) continue;
-            return sys_error("getrandom");
-        }
-        got += static_cast<size_t>(r);
-    }
+    PMIXCPP_RETURN_IF_ERROR(random_bytes(raw, n));
     std::string out;
     for (size_t i = 0; i < n; ++i) out.push_back(alphabet[raw[i] % (sizeof(alphabet) - 1)]);
     return out;
@@ -345,7 +335,7 @@ Status remove_tree_below(int parent_fd, const std::string &name, removal &r, int
 }  // namespace
 
 Status remove_tree_at(int parent_fd, const std::string &name, dev_t dev, uid_t owner, bool top_may_be_callers) {
-    removal r{dev, owner, top_may_be_callers};
+    removal r{dev, owner, top_may_be_callers, {}};
     bool stays = false;
     Status st = remove_tree_below(parent_fd, name, r, 0, -1, &stays);
     if (st.ok() && !r.kept.empty())

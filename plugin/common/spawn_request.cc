@@ -88,7 +88,6 @@ Status from_reply(const agent::reply &in, agent_spawn_reply *out) {
 
 namespace {
 
-std::string key_of(const pmix_info_t &i) { return std::string(i.key, strnlen(i.key, PMIX_MAX_KEYLEN + 1)); }
 
 Result<std::string> string_of(const pmix_info_t &i) {
     if (i.value.type != PMIX_STRING || i.value.data.string == nullptr)

@@ -1,6 +1,7 @@
 #include "step_env.h"
 
 #include "log.h"
+#include "sys.h"
 
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -14,9 +15,6 @@ namespace pmixcpp {
 
 namespace {
 
-Status sys_error(const std::string &what) {
-    return Status(PMIX_ERROR, what + ": " + std::strerror(errno));
-}
 
 }  // namespace
 
@@ -73,15 +71,7 @@ void remove_step_dir(const step_info &step) {
 
 Result<std::string> random_token(size_t bytes) {
     std::string raw(bytes, '\0');
-    size_t got = 0;
-    while (got < bytes) {
-        ssize_t n = getrandom(raw.data() + got, bytes - got, 0);
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            return sys_error("getrandom");
-        }
-        got += static_cast<size_t>(n);
-    }
+    PMIXCPP_RETURN_IF_ERROR(random_bytes(raw.data(), bytes));
     static const char hex[] = "0123456789abcdef";
     std::string out;
     out.reserve(bytes * 2);

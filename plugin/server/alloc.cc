@@ -19,25 +19,7 @@ namespace pmixcpp::server {
 namespace {
 
 
-pmix_info_t make_info(const char *key, const void *data, pmix_data_type_t type) {
-    pmix_info_t i{};
-    strncpy(i.key, key, PMIX_MAX_KEYLEN);
-    if (!value_load(&i.value, data, type).ok()) i.value.type = PMIX_UNDEF;
-    return i;
-}
 
-InfoArray to_array(std::vector<pmix_info_t> &infos) {
-    size_t n = infos.size();
-    auto *out = static_cast<pmix_info_t *>(calloc(n ? n : 1, sizeof(pmix_info_t)));
-    if (out == nullptr) {
-        for (auto &i : infos) info_destruct(&i);
-        infos.clear();
-        return InfoArray();
-    }
-    for (size_t k = 0; k < n; ++k) out[k] = infos[k];
-    infos.clear();
-    return InfoArray(out, n);
-}
 
 // pmix.timeout of a request, in seconds (0 = none).
 int timeout_of(const InfoArray &infos) {

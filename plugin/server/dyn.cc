@@ -21,7 +21,6 @@ namespace pmixcpp::server {
 
 namespace {
 
-std::string key_of(const pmix_info_t &i) { return std::string(i.key, strnlen(i.key, PMIX_MAX_KEYLEN + 1)); }
 
 const pmix_info_t *find(const InfoArray &a, const char *key) {
     for (size_t i = 0; i < a.size(); ++i)

@@ -32,12 +32,6 @@ void sort_unique(std::vector<uint32_t> &v) {
     v.erase(std::unique(v.begin(), v.end()), v.end());
 }
 
-pmix_info_t make_info(const char *key, const void *data, pmix_data_type_t type) {
-    pmix_info_t i{};
-    strncpy(i.key, key, PMIX_MAX_KEYLEN);
-    if (!value_load(&i.value, data, type).ok()) i.value.type = PMIX_UNDEF;
-    return i;
-}
 
 const char *range_name(uint8_t r) {
     switch (r) {

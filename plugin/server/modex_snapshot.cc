@@ -9,6 +9,7 @@
 
 #include "log.h"
 #include "wire/snapshot.h"
+#include "sys.h"
 
 namespace pmixcpp::server {
 
@@ -21,7 +22,7 @@ constexpr size_t kMinCapacity = 1u << 20;
 
 size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
 
-Status sys_error(const std::string &what) { return Status(PMIX_ERR_NOMEM, "modex snapshot: " + what + ": " + strerror(errno)); }
+Status snapshot_error(const std::string &what) { return pmixcpp::sys_error("modex snapshot: " + what, errno, PMIX_ERR_NOMEM); }
 }  // namespace
 
 modex_snapshot_writer::~modex_snapshot_writer() { unmap(); }
@@ -59,12 +60,12 @@ Status modex_snapshot_writer::new_file(size_t first_segment) {
     const uint64_t seq = ++_seq;
     std::string name = "pmixcpp-modex." + std::to_string(seq);
     safe_fs::unique_fd fd(memfd_create(name.c_str(), MFD_CLOEXEC | MFD_ALLOW_SEALING));
-    if (fd.get() < 0) return sys_error("memfd_create");
-    if (ftruncate(fd.get(), static_cast<off_t>(capacity)) != 0) return sys_error("size");
+    if (fd.get() < 0) return snapshot_error("memfd_create");
+    if (ftruncate(fd.get(), static_cast<off_t>(capacity)) != 0) return snapshot_error("size");
     void *map = mmap(nullptr, capacity, PROT_READ | PROT_WRITE, MAP_SHARED, fd.get(), 0);
-    if (map == MAP_FAILED) return sys_error("map");
+    if (map == MAP_FAILED) return snapshot_error("map");
     if (fcntl(fd.get(), F_ADD_SEALS, kSeals) != 0) {
-        Status st = sys_error("seal");
+        Status st = snapshot_error("seal");
         munmap(map, capacity);
         return st;
     }

@@ -59,6 +59,7 @@
 #include "wire/frame.h"
 #include "wire/messages.h"
 #include "wire/node_messages.h"
+#include "sys.h"
 namespace pmixcpp::server {
 
 // What the I/O shell's parts share (server.cc, server_native.cc); nothing outside them includes
@@ -76,15 +77,7 @@ using base_ptr = std::unique_ptr<event_base, base_deleter>;
 
 using safe_fs::unique_fd;
 
-inline Status sys_error(const std::string &what) { return Status(PMIX_ERROR, what + ": " + strerror(errno)); }
 
-inline std::string key_of(const pmix_info_t &info) { return std::string(info.key, strnlen(info.key, sizeof(info.key))); }
-
-inline const pmix_info_t *find_info(const InfoArray &infos, const char *key) {
-    for (size_t i = 0; i < infos.size(); ++i)
-        if (strncmp(infos[i].key, key, sizeof(infos[i].key)) == 0) return &infos[i];
-    return nullptr;
-}
 
 // A flag directive: absent = false; PMIX_UNDEF (no value) or a true bool = true.
 inline bool info_flag(const InfoArray &infos, const char *key) {

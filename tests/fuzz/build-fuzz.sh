@@ -39,7 +39,7 @@ if ! "$cxx" $base $san "$out/probe.cc" -o "$out/probe" >"$out/probe.log" 2>&1; t
     exit 77
 fi
 
-shared="shared/value.cc shared/wire/codec.cc shared/wire/frame.cc shared/wire/messages.cc shared/wire/snapshot.cc shared/wire/jobdata.cc
+shared="shared/value.cc shared/sys.cc shared/wire/codec.cc shared/wire/frame.cc shared/wire/messages.cc shared/wire/snapshot.cc shared/wire/jobdata.cc
         shared/wire/node_messages.cc shared/log.cc shared/hostlist.cc shared/type_traits.cc
         shared/wire/group_messages.cc shared/fabric/fabric_wire.cc shared/fabric/fabric_cost.cc"
 common="plugin/common/xstep.cc plugin/common/mpmd.cc plugin/common/session_store.cc plugin/agent/proto/agent_io.cc

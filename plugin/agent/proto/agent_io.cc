@@ -13,11 +13,12 @@
 #include <thread>
 
 #include "../../net/handshake.h"
+#include "sys.h"
 
 namespace pmixcpp::agent_io {
 
 namespace {
-Status sys_error(const char *what) { return Status(PMIX_ERR_UNREACH, std::string(what) + ": " + std::strerror(errno)); }
+Status link_error(const char *what) { return pmixcpp::sys_error(what, errno, PMIX_ERR_UNREACH); }
 }  // namespace
 
 Status wait_fd(int fd, short events, clock_type::time_point deadline, const std::atomic<bool> *cancel) {
@@ -28,7 +29,7 @@ Status wait_fd(int fd, short events, clock_type::time_point deadline, const std:
         pollfd p{fd, events, 0};
         int n = poll(&p, 1, static_cast<int>(std::min<long long>(left, 100)));
         if (n > 0) return Status::success();
-        if (n < 0 && errno != EINTR) return sys_error("poll");
+        if (n < 0 && errno != EINTR) return link_error("poll");
     }
 }
 
@@ -42,7 +43,7 @@ Status send_all(int fd, std::span<const uint8_t> bytes, clock_type::time_point d
                 PMIXCPP_RETURN_IF_ERROR(wait_fd(fd, POLLOUT, deadline, cancel).with_context("send"));
                 continue;
             }
-            return sys_error("send");
+            return link_error("send");
         }
         off += static_cast<size_t>(n);
     }
@@ -63,21 +64,21 @@ Result<int> connect_to(const sockaddr_storage &host, uint16_t port, clock_type::
         return Status(PMIX_ERR_BAD_PARAM, "unsupported address family");
     }
     int fd = socket(addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    if (fd < 0) return sys_error("socket");
+    if (fd < 0) return link_error("socket");
     fd_guard guard{fd};
     // Small messages back to back (the handshake's response, then the request): without this,
     // Nagle holds the second until the agent's delayed ACK, 40 ms later.
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     if (connect(fd, reinterpret_cast<sockaddr *>(&addr), len) != 0 && errno != EINPROGRESS)
-        return sys_error("connect");
+        return link_error("connect");
     PMIXCPP_RETURN_IF_ERROR(wait_fd(fd, POLLOUT, deadline, cancel).with_context("connect"));
     int err = 0;
     socklen_t elen = sizeof(err);
     getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &elen);
     if (err) {
         errno = err;
-        return sys_error("connect");
+        return link_error("connect");
     }
     guard.fd = -1;  // the caller owns it now
     return fd;

@@ -18,6 +18,7 @@
 #include "log.h"
 #include "wire/codec.h"
 #include "wire/frame.h"
+#include "sys.h"
 
 namespace pmixcpp {
 
@@ -27,7 +28,6 @@ constexpr int kServeTimeoutMs = 5000;
 // Connections taken from a listening socket per round of the poll loop.
 constexpr int kAcceptBatch = 16;
 
-Status sys_error(const std::string &what) { return Status(PMIX_ERROR, what + ": " + std::strerror(errno)); }
 
 
 }  // namespace
