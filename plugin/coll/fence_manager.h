@@ -24,10 +24,12 @@
 #include <vector>
 
 #include "engines.h"
+#include "plugin_config.h"
 
 namespace pmixcpp::coll {
 
-enum class algorithm { automatic, tree, ring, direct };
+// The fence algorithm: one type from the setting (PMIxCppFence, shared/plugin_config.h) to here.
+using algorithm = ::pmixcpp::fence_algo;
 
 struct manager_options {
     uint32_t self_node = 0;

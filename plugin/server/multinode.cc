@@ -34,7 +34,7 @@ coll::manager_options fence_options(const step_info &step, const multinode_optio
     coll::manager_options co;
     co.self_node = step.node_id;
     co.nnodes = static_cast<uint32_t>(step.node_names.size());
-    co.algo = static_cast<coll::algorithm>(mo.fence_algo);
+    co.algo = mo.fence;
     co.tree_width = mo.tree_width;
     co.node_groups = mo.node_groups;
     // The shapes of a fence over every node, for the log.

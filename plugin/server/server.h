@@ -13,6 +13,7 @@
 #include "events.h"
 #include "fence_tracker.h"
 #include "host.h"
+#include "plugin_config.h"
 #include "../net/identity.h"
 #include "status.h"
 #include "../common/step_info.h"
@@ -31,7 +32,7 @@ struct multinode_options {
     std::string ucx_tls, ucx_devices;
     std::string bind_address;      // TCP: listen on this IPv4 address (the node's), empty: any
     bool eager_connect = false;
-    int fence_algo = 0;            // 0 auto, 1 tree, 2 ring, 3 direct (coll::algorithm)
+    fence_algo fence = fence_algo::automatic;  // PMIxCppFence
     uint32_t tree_width = 8;
     std::vector<uint32_t> node_groups;  // per node id: leaf switch, for the tree fence (coll/engines.h)
     uint32_t ring_threshold = 65536;

@@ -433,10 +433,7 @@ Status prefork(const stepd_step_rec_t *job, char ***env) {
     mo.ucx_tls = cfg.ucx_tls;
     mo.ucx_devices = cfg.ucx_devices;
     mo.eager_connect = cfg.eager_connect;
-    mo.fence_algo = cfg.fence == fence_algo::tree     ? 1
-                    : cfg.fence == fence_algo::ring   ? 2
-                    : cfg.fence == fence_algo::direct ? 3
-                                                      : 0;
+    mo.fence = cfg.fence;
     mo.tree_width = cfg.tree_width;
     // The tree fence follows the switch topology srun found (fabric_request.h).
     if (std::string groups = get_env(*env, fabric::kNodeGroupsEnv); !groups.empty()) {
