@@ -14,16 +14,6 @@ namespace pmixcpp::server {
 
 namespace {
 
-template <typename M>
-Result<native_dyn_request> as_request(wire::msg_type type, const M &m) {
-    wire::Writer w;
-    PMIXCPP_RETURN_IF_ERROR(wire::encode(w, m));
-    native_dyn_request r;
-    r.type = type;
-    r.payload = w.take();
-    return r;
-}
-
 // Our connect reply (the other namespaces' procs' data, rank WILDCARD = job level) as one job
 // blob per namespace.
 Result<std::vector<uint8_t>> connect_reply(native::int_flavour f, std::span<const uint8_t> body) {

@@ -25,6 +25,17 @@ struct native_dyn_request {
 };
 Result<native_dyn_request> native_dyn_decode(uint8_t cmd, native::unpacker &up, size_t max_procs);
 
+// One of our own request messages as a native_dyn_request (also for native_grp.h).
+template <typename M>
+Result<native_dyn_request> as_request(wire::msg_type type, const M &m) {
+    wire::Writer w;
+    PMIXCPP_RETURN_IF_ERROR(wire::encode(w, m));
+    native_dyn_request r;
+    r.type = type;
+    r.payload = w.take();
+    return r;
+}
+
 // The OpenPMIx reply of a successful request from the body of our own reply.
 Result<std::vector<uint8_t>> native_dyn_reply(uint8_t cmd, native::int_flavour f, std::span<const uint8_t> body);
 

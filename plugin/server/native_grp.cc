@@ -11,16 +11,6 @@ namespace pmixcpp::server {
 
 namespace {
 
-template <typename M>
-Result<native_dyn_request> as_request(wire::msg_type type, const M &m) {
-    wire::Writer w;
-    PMIXCPP_RETURN_IF_ERROR(wire::encode(w, m));
-    native_dyn_request r;
-    r.type = type;
-    r.payload = w.take();
-    return r;
-}
-
 bool flag_true(const InfoArray &infos, const char *key) {
     for (size_t i = 0; i < infos.size(); ++i)
         if (strncmp(infos[i].key, key, PMIX_MAX_KEYLEN) == 0)

@@ -287,31 +287,25 @@ void server_impl::native_reply(connection &c, uint32_t request_id, pmix_status_t
                               _step.nspace.c_str(), c.rank, st.message().c_str());
             payload = native::encode_status_reply(f, st.code() == PMIX_SUCCESS ? PMIX_ERROR : st.code());
         }
-    } else if (native_grp_command(static_cast<uint8_t>(p.cmd))) {
-        // Query (the results), log, group construct (members and context id) and destruct.
+    } else if (native_grp_command(static_cast<uint8_t>(p.cmd)) ||
+               (status == PMIX_SUCCESS && native_dyn_command(static_cast<uint8_t>(p.cmd)))) {
+        // Query (the results), log, group construct (members and context id) and destruct, for
+        // any status; spawn (the children's namespace), lookup (the data found), connect (the
+        // other jobs' data) when they succeeded: our reply's body re-encoded by the request's file.
         wire::Writer w;
         Status st = status == PMIX_SUCCESS && body ? body(w) : Status::success();
-        const native::release client = native::parse_release(nl.session.peer().version);
-        auto r = st.ok() ? nl.groups.reply(static_cast<uint8_t>(p.cmd), f, client, status, w.data(), p.grp)
-                         : Result<std::vector<uint8_t>>(st);
+        const auto cmd = static_cast<uint8_t>(p.cmd);
+        Result<std::vector<uint8_t>> r(st);
+        if (st.ok())
+            r = native_grp_command(cmd) ? nl.groups.reply(cmd, f, native::parse_release(nl.session.peer().version),
+                                                          status, w.data(), p.grp)
+                                        : native_dyn_reply(cmd, f, w.data());
         if (r.ok()) {
             payload = std::move(r.value());
         } else {
             PMIXCPP_LOG_ERROR("%s: cannot encode the reply to rank %u's request %u in OpenPMIx's format: %s",
-                              _step.nspace.c_str(), c.rank, static_cast<unsigned>(p.cmd), r.status().message().c_str());
-            payload = native::encode_status_reply(f, r.status().code() == PMIX_SUCCESS ? PMIX_ERROR : r.status().code());
-        }
-    } else if (status == PMIX_SUCCESS && native_dyn_command(static_cast<uint8_t>(p.cmd))) {
-        // Spawn (the children's namespace), lookup (the data found), connect (the other jobs' data).
-        wire::Writer w;
-        Status st = body ? body(w) : Status::success();
-        auto r = st.ok() ? native_dyn_reply(static_cast<uint8_t>(p.cmd), f, w.data()) : Result<std::vector<uint8_t>>(st);
-        if (r.ok()) {
-            payload = std::move(r.value());
-        } else {
-            PMIXCPP_LOG_ERROR("%s: cannot encode the reply to rank %u's request %u in OpenPMIx's format: %s",
-                              _step.nspace.c_str(), c.rank, static_cast<unsigned>(p.cmd), r.status().message().c_str());
-            payload = native::encode_status_reply(f, r.status().code() == PMIX_SUCCESS ? PMIX_ERROR : r.status().code());
+                              _step.nspace.c_str(), c.rank, static_cast<unsigned>(cmd), r.status().message().c_str());
+            payload = native::encode_status_reply(f, r.status().code());
         }
     } else {
         payload = native::encode_status_reply(f, status);
