@@ -865,6 +865,15 @@ const pmix_info_t *find_info(const pmix_info_t *infos, size_t n, const char *key
     return nullptr;
 }
 
+bool info_flag(const InfoArray &infos, const char *key) {
+    const pmix_info_t *i = find_info(infos, key);
+    if (i == nullptr) return false;
+    if (i->value.type == PMIX_UNDEF) return true;
+    if (i->value.type == PMIX_BOOL) return i->value.data.flag;
+    auto n = value_to_number<int64_t>(i->value);
+    return n.ok() && n.value() != 0;
+}
+
 pmix_info_t make_info(const char *key, const void *data, pmix_data_type_t type) {
     pmix_info_t i{};
     strncpy(i.key, key, PMIX_MAX_KEYLEN);

@@ -164,6 +164,8 @@ std::string key_of(const pmix_info_t &info);
 // The first info of `infos` (may be NULL) with `key`, or NULL.
 const pmix_info_t *find_info(const pmix_info_t *infos, size_t n, const char *key);
 inline const pmix_info_t *find_info(const InfoArray &a, const char *key) { return find_info(a.data(), a.size(), key); }
+// A flag directive: absent = false; PMIX_UNDEF (no value) or a true bool = true; a number = != 0.
+bool info_flag(const InfoArray &infos, const char *key);
 // An info with `key` and the value value_load makes of `data` (PMIX_UNDEF if it cannot).
 pmix_info_t make_info(const char *key, const void *data, pmix_data_type_t type);
 // The infos as one array; their contents move into it (`infos` ends empty). Out of memory: the

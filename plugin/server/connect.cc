@@ -38,12 +38,6 @@ uint64_t fnv1a(const std::string &s) {
     return h;
 }
 
-const pmix_info_t *find(const InfoArray &a, const char *key) {
-    for (size_t i = 0; i < a.size(); ++i)
-        if (strncmp(a[i].key, key, PMIX_MAX_KEYLEN + 1) == 0) return &a[i];
-    return nullptr;
-}
-
 // Job-level keys that describe the contributor's node, not the namespace.
 bool node_relative(const char *key) {
     static const char *keys[] = {PMIX_LOCAL_SIZE, PMIX_NODE_SIZE, PMIX_LOCAL_PEERS, PMIX_LOCALLDR,
@@ -97,7 +91,7 @@ pmix_info_t u32_info(const char *key, uint32_t value) {
 }
 
 int timeout_ms_of(const InfoArray &infos, uint32_t default_sec) {
-    if (const pmix_info_t *t = find(infos, PMIX_TIMEOUT)) {
+    if (const pmix_info_t *t = find_info(infos, PMIX_TIMEOUT)) {
         auto n = value_to_number<int64_t>(t->value);
         if (n.ok() && n.value() > 0) return static_cast<int>(std::min<int64_t>(n.value(), 86400) * 1000);
     }
@@ -159,7 +153,7 @@ std::optional<uint32_t> connect_service::size_of(const std::string &nspace) cons
     if (auto s = _sizes.find(nspace); s != _sizes.end()) return s->second;
     if (auto f = _foreign.find(nspace); f != _foreign.end()) {
         if (auto job = f->second.data.find(PMIX_RANK_WILDCARD); job != f->second.data.end())
-            if (const pmix_info_t *i = find(job->second, PMIX_JOB_SIZE))
+            if (const pmix_info_t *i = find_info(job->second, PMIX_JOB_SIZE))
                 if (auto n = value_to_number<uint32_t>(i->value); n.ok()) return n.value();
     }
     return std::nullopt;
@@ -509,7 +503,7 @@ void connect_service::get(uint64_t conn, uint32_t request_id, const pmix_proc_t 
         auto it = f->second.data.find(rank);
         if (it != f->second.data.end()) d = &it->second;
     }
-    if (d != nullptr && (key.empty() || find(*d, key.c_str()) != nullptr)) {
+    if (d != nullptr && (key.empty() || find_info(*d, key.c_str()) != nullptr)) {
         ++_cache_hits;
         PMIXCPP_LOG_DEBUG("%s: get of %s of %s:%u answered from the data of the other step held here (%" PRIu64 ")",
                           _step.nspace.c_str(), key.empty() ? "(all data)" : key.c_str(), n.c_str(), rank, _cache_hits);
@@ -522,15 +516,7 @@ void connect_service::get(uint64_t conn, uint32_t request_id, const pmix_proc_t 
         _ops.reply(conn, request_id, PMIX_SUCCESS, {}, w.data());
         return;
     }
-    auto flag = [&](const char *k) {
-        const pmix_info_t *i = find(infos, k);
-        if (i == nullptr) return false;
-        if (i->value.type == PMIX_UNDEF) return true;
-        if (i->value.type == PMIX_BOOL) return i->value.data.flag;
-        auto v = value_to_number<int64_t>(i->value);
-        return v.ok() && v.value() != 0;
-    };
-    const bool immediate = flag(PMIX_OPTIONAL) || flag(PMIX_IMMEDIATE);
+    const bool immediate = info_flag(infos, PMIX_OPTIONAL) || info_flag(infos, PMIX_IMMEDIATE);
     if (!immediate && rank == PMIX_RANK_WILDCARD && key == PMIX_JOB_SIZE && d == nullptr &&
         (_ops.ns_size || _sizes.count(n))) {
         // The size of a step of the job (e.g. children just spawned) is known before any connect:
@@ -617,7 +603,7 @@ void connect_service::xget_done(const std::string &id, const std::string &nspace
     // Kept: the proc's data as its node sees it now (it holds what the connect brought, and more).
     InfoArray &kept = _foreign[nspace].data[rank];
     kept = std::move(data);
-    const bool found = key.empty() || find(kept, key.c_str()) != nullptr;
+    const bool found = key.empty() || find_info(kept, key.c_str()) != nullptr;
     wire::Writer w;
     Status st = wire::encode_info_array(w, kept.data(), kept.size());
     for (auto &[conn, request_id] : waiters) {

@@ -12,21 +12,6 @@ namespace pmixcpp::server {
 
 namespace {
 
-const pmix_info_t *find_key(const InfoArray &infos, const char *key) {
-    for (size_t i = 0; i < infos.size(); ++i)
-        if (strncmp(infos[i].key, key, PMIX_MAX_KEYLEN) == 0) return &infos[i];
-    return nullptr;
-}
-
-bool flag(const InfoArray &infos, const char *key) {
-    const pmix_info_t *i = find_key(infos, key);
-    if (i == nullptr) return false;
-    if (i->value.type == PMIX_UNDEF) return true;
-    if (i->value.type == PMIX_BOOL) return i->value.data.flag;
-    auto n = value_to_number<int64_t>(i->value);
-    return n.ok() && n.value() != 0;
-}
-
 void sort_unique(std::vector<uint32_t> &v) {
     std::sort(v.begin(), v.end());
     v.erase(std::unique(v.begin(), v.end()), v.end());
@@ -54,7 +39,7 @@ bool reaches_other_steps(const wire::event_notification &ev, const std::string &
     nspaces->clear();
     if (ev.range == PMIX_RANGE_SESSION || ev.range == PMIX_RANGE_GLOBAL) return true;
     if (ev.range != PMIX_RANGE_CUSTOM) return false;
-    const pmix_info_t *cr = find_key(ev.infos, PMIX_EVENT_CUSTOM_RANGE);
+    const pmix_info_t *cr = find_info(ev.infos, PMIX_EVENT_CUSTOM_RANGE);
     for (const auto &p : cr ? procs_of(cr->value) : std::vector<pmix_proc_t>{}) {
         std::string ns(p.nspace, strnlen(p.nspace, PMIX_MAX_NSLEN + 1));
         if (!ns.empty() && ns != own_nspace && std::find(nspaces->begin(), nspaces->end(), ns) == nspaces->end())
@@ -100,7 +85,7 @@ Result<event_targets> event_engine::route(const wire::event_notification &ev, bo
         all_nodes();
         break;
     case PMIX_RANGE_CUSTOM: {
-        const pmix_info_t *cr = find_key(ev.infos, PMIX_EVENT_CUSTOM_RANGE);
+        const pmix_info_t *cr = find_info(ev.infos, PMIX_EVENT_CUSTOM_RANGE);
         auto procs = cr ? procs_of(cr->value) : std::vector<pmix_proc_t>{};
         if (procs.empty())
             return Status(PMIX_ERR_BAD_PARAM, "PMIX_RANGE_CUSTOM needs PMIX_EVENT_CUSTOM_RANGE with procs");
@@ -156,7 +141,7 @@ Status event_engine::deliver(wire::event_notification &ev, bool from_remote) {
             c.pending.push_back(r);
         }
     }
-    if (_capacity > 0 && !flag(ev.infos, PMIX_EVENT_DO_NOT_CACHE)) {
+    if (_capacity > 0 && !info_flag(ev.infos, PMIX_EVENT_DO_NOT_CACHE)) {
         c.frame = std::move(frame.value());
         _cache.push_back(std::move(c));
         while (_cache.size() > _capacity) _cache.pop_front();

@@ -11,13 +11,6 @@ namespace pmixcpp::server {
 
 namespace {
 
-bool flag_true(const InfoArray &infos, const char *key) {
-    for (size_t i = 0; i < infos.size(); ++i)
-        if (strncmp(infos[i].key, key, PMIX_MAX_KEYLEN) == 0)
-            return infos[i].value.type != PMIX_BOOL || infos[i].value.data.flag;  // a bare key means true
-    return false;
-}
-
 // Our query reply: results, with our partial status carried as an info (alloc.cc) turned back
 // into OpenPMIx's PMIX_ERR_PARTIAL_SUCCESS, the only partial status its client reads results with.
 // The answers go flat, (key, value) per answered key, as OpenPMIx's hosts give them: the v4.1
@@ -66,7 +59,7 @@ Result<native_dyn_request> native_grp_link::decode(uint8_t cmd, native::unpacker
         if (_groups.size() >= kMaxGroups && !_groups.count(m.name))
             return Status(PMIX_ERR_OUT_OF_RESOURCE, "more than " + std::to_string(kMaxGroups) + " groups");
         note->group = m.name;
-        note->notify_termination = flag_true(m.directives, PMIX_GROUP_NOTIFY_TERMINATION);
+        note->notify_termination = info_flag(m.directives, PMIX_GROUP_NOTIFY_TERMINATION);
         return as_request(wire::msg_type::group, m);
     }
     case native::kCmdGroupDestruct: {
@@ -85,11 +78,8 @@ Result<native_dyn_request> native_grp_link::decode(uint8_t cmd, native::unpacker
 Result<std::vector<uint8_t>> native_grp_link::reply(uint8_t cmd, native::int_flavour f, const native::release &client,
                                                     pmix_status_t status, std::span<const uint8_t> body,
                                                     const native_grp_note &note) {
-    if (status != PMIX_SUCCESS) {
-        if (cmd == native::kCmdGroupConstruct) return native::encode_group_construct_reply(f, client, status, {}, 0);
-        if (cmd == native::kCmdQuery) return native::encode_query_reply(f, status, nullptr, 0);
-        return native::encode_status_reply(f, status);
-    }
+    // A failure is [STATUS] alone, which every release reads for each of these commands.
+    if (status != PMIX_SUCCESS) return native::encode_status_reply(f, status);
     switch (cmd) {
     case native::kCmdQuery: return query_reply(f, body);
     case native::kCmdGroupConstruct: {

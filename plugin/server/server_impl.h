@@ -79,15 +79,6 @@ using safe_fs::unique_fd;
 
 
 
-// A flag directive: absent = false; PMIX_UNDEF (no value) or a true bool = true.
-inline bool info_flag(const InfoArray &infos, const char *key) {
-    const pmix_info_t *i = find_info(infos, key);
-    if (!i) return false;
-    if (i->value.type == PMIX_UNDEF) return true;
-    if (i->value.type == PMIX_BOOL) return i->value.data.flag;
-    auto n = value_to_number<int64_t>(i->value);
-    return n.ok() && n.value() != 0;
-}
 
 // pmix.timeout in seconds; absent or <= 0 = no deadline.
 inline std::optional<server_clock::time_point> info_deadline(const InfoArray &infos) {
