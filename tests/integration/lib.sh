@@ -74,6 +74,32 @@ wait_gone() {
     return 0
 }
 
+# wait_idle NODES SECONDS: true once every node of NODES (a Slurm hostlist) is idle again. A step
+# whose slurmstepd was killed leaves its nodes completing (the epilog, slurmd's clean-up) for a
+# while after squeue stopped listing the job, longer on a loaded machine; a step started at once
+# would wait in the queue for them.
+wait_idle() {
+    local want i
+    want=$(scontrol show hostnames "$1" 2>/dev/null | wc -l)
+    for i in $(seq $(($2 * 5))); do
+        [ "$(sinfo -h -N -n "$1" -t idle -o '%N' 2>/dev/null | sort -u | wc -l)" -ge "$want" ] && return 0
+        sleep 0.2
+    done
+    return 1
+}
+
+# wait_lines FILE REGEX COUNT PID SECONDS: true once FILE has COUNT lines matching REGEX; gives up
+# when PID (the srun that writes FILE) ended or SECONDS passed
+wait_lines() {
+    local i
+    for i in $(seq $(($5 * 10))); do
+        [ "$(grep -c -- "$2" "$1")" -ge "$3" ] && return 0
+        kill -0 "$4" 2>/dev/null || break
+        sleep 0.1
+    done
+    [ "$(grep -c -- "$2" "$1")" -ge "$3" ]
+}
+
 # mpi_build PROG...: compile tests/programs/PROG.c with Debian's mpicc into $work, a fresh
 # directory removed at exit. Returns false, after a SKIP line, when mpicc is not installed.
 mpi_build() {

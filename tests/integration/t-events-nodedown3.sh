@@ -24,11 +24,18 @@ for case in ${PMIXCPP_NODEDOWN3_CASES:-tcp ucx one-tcp one-ucx}; do
     [ $case = ucx ] && env=(SLURM_PMIXCPP_TRANSPORT=ucx)
     [ $case = one-tcp ] && victims=n3 nsurv=8
     [ $case = one-ucx ] && { victims=n3 nsurv=8; env=(SLURM_PMIXCPP_TRANSPORT=ucx); }
-    env "${env[@]}" SLURM_PMIXCPP_TIMEOUT=120 timeout -k 5 150 \
+    # the previous case's killed nodes are still completing for a while (longer under load)
+    wait_idle 'n[1-5]' 120 || fail "$case: n[1-5] not idle after 120 s: $(sinfo -h -N -n 'n[1-5]' -o '%N %t' | paste -sd' ')"
+    env "${env[@]}" SLURM_PMIXCPP_TIMEOUT=120 timeout -k 5 200 \
         srun --mpi=pmixcpp -N5 --ntasks-per-node=2 -w n[1-5] "$prog" nodesdown 60 "$victims" >"$log" 2>&1 &
     srun_pid=$!
-    for _ in $(seq 600); do [ "$(grep -c '^READY' "$log")" -ge 10 ] && break; sleep 0.1; done
+    wait_lines "$log" '^READY' 10 "$srun_pid" 150
     expect_eq "$case: 10 ranks ready" 10 "$(grep -c '^READY' "$log")"
+    if [ "$(grep -c '^READY' "$log")" -lt 10 ]; then
+        sed 's/^/    /' "$log" | tail -20
+        kill "$srun_pid" 2>/dev/null; wait "$srun_pid"
+        continue
+    fi
     stepds=$(awk '$1 == "READY" { print $7 }' "$log" | while read -r p; do awk '/^PPid:/ { print $2 }' "/proc/$p/status" 2>/dev/null; done | sort -u)
     kill_pids=""
     for v in ${victims//,/ }; do
