@@ -282,6 +282,28 @@ judge() {  # kind ntasks rc outfile steps_seen -> verdict and note on stdout
     echo "$verdict${note:+	$note}"
 }
 
+# hang_report JOB BIN: what a program that is about to time out is doing: the job's steps, its
+# processes with their state, each one's main thread stack (gdb, if installed) and the slurmd
+# log lines of the job
+hang_report() {
+    local job=$1 bin=$2 p n=0
+    echo "== steps of job $job still running"; squeue -h -s -j "$job" 2>&1
+    echo "== processes of the program (state, wait channel)"
+    ps -eo pid,ppid,stat,wchan:24,etime,args 2>&1 | grep -F -- "$bin" | grep -v grep
+    if command -v gdb >/dev/null 2>&1; then
+        local t_end=$((SECONDS + 60))  # at most a minute of stacks
+        for p in $(pgrep -x -- "${bin:0:15}" | head -64); do
+            [ $SECONDS -lt $t_end ] || { echo "== (no time left for more stacks)"; break; }
+            echo "== pid $p $(tr '\0' '\n' < "/proc/$p/environ" 2>/dev/null | grep -E '^PMIX_(NAMESPACE|RANK)=' | paste -sd' ')"
+            timeout 12 gdb -p "$p" -batch -ex 'bt 14' 2>/dev/null | grep -E '^#' | sed 's/ (.*) at / at /'
+            n=$((n + 1))
+        done
+        echo "== $n processes' stacks"
+    fi
+    echo "== the slurmd logs on this job"
+    grep -h -F "[$job." "$(dirname "${SLURM_CONF:-/nonexistent}")"/../log/slurmd.*.log 2>/dev/null | tail -n 80
+}
+
 run_inside() {
     . "$build/sources"
     local job=$SLURM_JOB_ID
@@ -303,34 +325,54 @@ run_inside() {
                   cp "$pmix_src/test/simple/$bin.c" "$out.src" 2>/dev/null ;;
             mpich) cp "$mpich_src/test/mpi/${name%%/*}/$bin.c" "$out.src" 2>/dev/null ;;
         esac
-        local flag="$out.running" steps_file="$out.steps"
-        : > "$flag"
-        if [ "$kind" = mpispawn ] || [ "$kind" = m4pspawn ]; then watch_steps "$job" "$flag" > "$steps_file" & fi
-        t0=$(date +%s.%N)
-        local per=""
-        [ $((np % nodes)) -eq 0 ] && per="--ntasks-per-node=$((np / nodes))"
-        # shellcheck disable=SC2086
-        ( cd "$dir" && timeout -k 5 "$limit" srun --mpi="$mpi" -N"$nodes" -n"$np" $per $argv ) </dev/null >"$out" 2>&1
-        rc=$?
-        # a hang leaves what was still running beside its output, for the one who reads the failure
-        if [ "$rc" -eq 124 ]; then
-            {
-                echo "== steps of job $job still running"; squeue -h -s -j "$job" 2>&1
-                echo "== processes of the program (state, wait channel)"
-                ps -eo pid,ppid,stat,wchan:24,etime,args 2>&1 | grep -F -- "$bin" | grep -v grep
-                echo "== the slurmd logs on this job"
-                grep -h -F "[$job." "$(dirname "${SLURM_CONF:-/nonexistent}")"/../log/slurmd.*.log 2>/dev/null | tail -n 80
-            } > "$out.hang" 2>&1
-        fi
-        rm -f "$flag"; wait
-        a=$(cat "$steps_file" 2>/dev/null || echo 0)
-        # a spawned step left behind must not block the next program, nor a new allocation
-        # (examples/alloc asks Slurm for one) outlive it
-        squeue -h -s -j "$job" -o '%i' 2>/dev/null | grep -v '\.extern$\|\.batch$\|\.interactive$' |
-            xargs -r scancel 2>/dev/null
-        squeue -h -u "$(id -un)" -o '%i' 2>/dev/null | awk -v j="$job" '$1 + 0 > j + 0' | xargs -r scancel 2>/dev/null
+        local flag="$out.running" steps_file="$out.steps" try first_hang=""
+        rm -f "$out.hang" "$out.hang1"
+        for try in 1 2; do
+            : > "$flag"
+            if [ "$kind" = mpispawn ] || [ "$kind" = m4pspawn ]; then watch_steps "$job" "$flag" > "$steps_file" & fi
+            t0=$(date +%s.%N)
+            local per=""
+            [ $((np % nodes)) -eq 0 ] && per="--ntasks-per-node=$((np / nodes))"
+            # shellcheck disable=SC2086
+            ( cd "$dir" && exec srun --mpi="$mpi" -N"$nodes" -n"$np" $per $argv ) </dev/null >"$out" 2>&1 &
+            local srun_pid=$! waited=0
+            while kill -0 "$srun_pid" 2>/dev/null && [ $waited -lt $((limit * 5)) ]; do sleep 0.2; waited=$((waited + 1)); done
+            if kill -0 "$srun_pid" 2>/dev/null; then
+                # at the limit: first what was still running, for the one who reads the failure
+                # (the processes are still there), then srun is ended as timeout(1) would
+                hang_report "$job" "$bin" > "$out.hang" 2>&1
+                kill -TERM "$srun_pid" 2>/dev/null
+                for waited in $(seq 25); do kill -0 "$srun_pid" 2>/dev/null || break; sleep 0.2; done
+                kill -KILL "$srun_pid" 2>/dev/null
+                wait "$srun_pid"
+                rc=124
+            else
+                wait "$srun_pid"
+                rc=$?
+            fi
+            rm -f "$flag"; wait
+            a=$(cat "$steps_file" 2>/dev/null || echo 0)
+            # a spawned step left behind must not block the next program, nor a new allocation
+            # (examples/alloc asks Slurm for one) outlive it
+            squeue -h -s -j "$job" -o '%i' 2>/dev/null | grep -v '\.extern$\|\.batch$\|\.interactive$' |
+                xargs -r scancel 2>/dev/null
+            squeue -h -u "$(id -un)" -o '%i' 2>/dev/null | awk -v j="$job" '$1 + 0 > j + 0' | xargs -r scancel 2>/dev/null
+            # One more run after a timeout of a program expected to pass, said in the table.
+            # On this test bed (up to 60 processes of one program and the other suites on 2 CPUs)
+            # OpenMPI 4.1's TCP BTL can lose a connection between two processes under load
+            # ("failed to TCP connect to a peer MPI process ... Operation now in progress") and
+            # the pair waits for each other in MPI forever, with no PMIx call under it: the
+            # processes' stacks in out.*.hang show where each one waited.
+            [ "$rc" -eq 124 ] && [ "$exp" = PASS ] && [ $try = 1 ] || break
+            mv "$out.hang" "$out.hang1" 2>/dev/null
+            first_hang="after a timeout of its first run (stacks: $(basename "$out").hang1)"
+            sleep 2
+        done
         v=$(judge "$kind" "$np" "$rc" "$out" "$a")
         [ "$rc" -eq 124 ] && v="FAIL	timed out after ${limit}s"
+        if [ -n "$first_hang" ]; then
+            case $v in *$'\t'*) v="$v; second run $first_hang" ;; *) v="$v	second run $first_hang" ;; esac
+        fi
         printf '%s\t%s\t%s\t%s\t%s\n' "$suite" "$name" "$exp" "${v%%	*}" "$(awk -v s="$t0" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1fs", e - s }') $(echo "$v" | cut -s -f2)"
     done
 }
@@ -369,6 +411,7 @@ for s in pmix mpich mpi4py; do
     awk -F'\t' -v s=$s '$1 == s && $4 != "SKIP" { n++; if ($4 == "PASS") p++ } $1 == s && $4 == "SKIP" { k++ }
         END { if (n + k) printf "  %s: %d/%d passed (%d skipped)\n", s, p, n, k }' "$results"
 done
-echo "conformance ($mpi, $((SECONDS - t0)) s): $passed passed, $failed failed, $skipped skipped, $unexpected unexpected"
+retried=$(grep -c 'second run after a timeout' "$results"); [ "$retried" -gt 0 ] || retried=""
+echo "conformance ($mpi, $((SECONDS - t0)) s): $passed passed, $failed failed, $skipped skipped, $unexpected unexpected${retried:+, $retried run twice after a timeout}"
 echo "conformance: $passed passed, $failed failed"
 [ "$unexpected" -eq 0 ] && [ -s "$results" ]
