@@ -21,7 +21,7 @@ libsodium-dev libmunge-dev
 slurmctld slurmd slurm-client slurm-wlm-basic-plugins munge
 slurmdbd mariadb-server mariadb-client
 libpmix-dev openmpi-bin libopenmpi-dev python3-mpi4py libpmi0 libpmi2-0
-hyperfine procps debootstrap charliecloud
+hyperfine procps debootstrap charliecloud gdb
 debhelper lintian fakeroot groff-base
 "
 SERVICE_PACKAGES="munge slurmd slurmctld slurmdbd mariadb-server"
