@@ -15,6 +15,11 @@
  * MPI_Group_from_session_pset builds groups of the caller's own job only, so the group is made
  * from the spawn's intercommunicator, in the set's order: see docs/malleability.md.)
  *
+ * Then the shrink: the new processes leave (disconnect, finalize); when their step has ended the
+ * server deletes both sets (PMIX_PROCESS_SET_DELETE to the old processes); rank 0 gives exactly
+ * the grown nodes back (PMIx_Allocation_request(PMIX_ALLOC_RELEASE, PMIX_ALLOC_NODE_LIST)); the
+ * old processes go on with a new communicator of mpi://WORLD.
+ *
  * Prints (rank 0 of the old processes unless said):
  *   GROWN <k> node(s): <added nodes>; job on <all nodes>
  *   PSET-EVENT old <r>: <name> <n> members                (every old process, per event)
@@ -22,6 +27,11 @@
  *   UNION old|new <r> on <node>: rank <u> of <n>, allreduce <sum>   (every process)
  *   MALLEABLE-MS extend <ms> spawn <ms> comm <ms> total <ms>
  *   MALLEABLE-OK <n>
+ *   PSET-DELETED old <r>: <union name> yes|NO                (every old process)
+ *   SHRUNK released <nodes>; job on <nodes>
+ *   UNION after <r> on <node>: rank <u> of <n>, allreduce <sum>     (every old process)
+ *   MALLEABLE-SHRINK-MS delete-event <ms> release <ms> comm <ms> total <ms>
+ *   MALLEABLE-SHRINK-OK <n>
  * and "MALLEABLE-FAIL <why>" when a step fails. Build: mpicc malleable.c $(pkg-config --cflags
  * --libs pmix). */
 #include <mpi.h>
@@ -30,11 +40,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define MAX_EVENTS 16
 static pthread_mutex_t ev_lock = PTHREAD_MUTEX_INITIALIZER;
 static char ev_name[MAX_EVENTS][256];
 static size_t ev_members[MAX_EVENTS];
+static int ev_deleted[MAX_EVENTS];
 static int ev_count = 0;
 
 static void fail(const char *who, int r, const char *what) {
@@ -42,10 +54,10 @@ static void fail(const char *who, int r, const char *what) {
     fflush(stdout);
 }
 
-/* PMIX_PROCESS_SET_DEFINE: remember the set's name and size */
+/* PMIX_PROCESS_SET_DEFINE / _DELETE: remember the set's name and size */
 static void on_pset(size_t id, pmix_status_t status, const pmix_proc_t *source, pmix_info_t info[], size_t ninfo,
                     pmix_info_t *results, size_t nresults, pmix_event_notification_cbfunc_fn_t cbfunc, void *cbdata) {
-    (void)id, (void)status, (void)source, (void)results, (void)nresults;
+    (void)id, (void)source, (void)results, (void)nresults;
     const char *name = "";
     size_t members = 0;
     for (size_t i = 0; i < ninfo; ++i) {
@@ -58,6 +70,7 @@ static void on_pset(size_t id, pmix_status_t status, const pmix_proc_t *source, 
     pthread_mutex_lock(&ev_lock);
     if (ev_count < MAX_EVENTS) {
         snprintf(ev_name[ev_count], sizeof(ev_name[0]), "%s", name);
+        ev_deleted[ev_count] = status == PMIX_PROCESS_SET_DELETE;
         ev_members[ev_count++] = members;
     }
     pthread_mutex_unlock(&ev_lock);
@@ -150,6 +163,83 @@ static int check_union(MPI_Comm all, const char *who, int r, const char *node) {
     return sum == usize * (usize - 1) / 2 ? usize : -1;
 }
 
+/* the union set this process was told of (the grow's) */
+static const char *uname_of_events(void) {
+    static char name[256] = "";
+    pthread_mutex_lock(&ev_lock);
+    for (int i = 0; i < ev_count; ++i)
+        if (!ev_deleted[i] && strncmp(ev_name[i], "pmixcpp://union/", 16) == 0) snprintf(name, sizeof(name), "%s", ev_name[i]);
+    pthread_mutex_unlock(&ev_lock);
+    return name;
+}
+
+static int deleted(const char *name) {
+    int yes = 0;
+    pthread_mutex_lock(&ev_lock);
+    for (int i = 0; i < ev_count; ++i) yes |= ev_deleted[i] && strcmp(ev_name[i], name) == 0;
+    pthread_mutex_unlock(&ev_lock);
+    return yes;
+}
+
+/* The shrink: the new processes have left; wait until the server deletes the union set
+ * (PMIX_PROCESS_SET_DELETE: the new processes' step has ended), give their nodes back to Slurm
+ * (PMIX_ALLOC_RELEASE of exactly those nodes), and go on with a communicator of mpi://WORLD. */
+static int shrink(MPI_Session s, MPI_Comm world, int r, int size, const char *added, const char *uname) {
+    double t0 = MPI_Wtime(), t1, t2, t3;
+    int ok = uname[0] != 0;
+    while (ok && !deleted(uname) && MPI_Wtime() - t0 < 60) {
+        struct timespec ts = {0, 10 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    ok = ok && deleted(uname);
+    printf("PSET-DELETED old %d: %s %s\n", r, uname[0] ? uname : "-", ok ? "yes" : "NO");
+    fflush(stdout);
+    t1 = MPI_Wtime();
+    if (r == 0 && ok) {
+        pmix_info_t in, *res = NULL;
+        size_t nres = 0;
+        char released[1024] = "", job_nodes[1024] = "";
+        PMIX_INFO_CONSTRUCT(&in);
+        PMIx_Info_load(&in, PMIX_ALLOC_NODE_LIST, added, PMIX_STRING);
+        pmix_status_t rc = PMIx_Allocation_request(PMIX_ALLOC_RELEASE, &in, 1, &res, &nres);
+        for (size_t i = 0; i < nres; ++i) {
+            if (res[i].value.type != PMIX_STRING) continue;
+            if (strcmp(res[i].key, PMIX_ALLOC_NODE_LIST) == 0) snprintf(released, sizeof(released), "%s", res[i].value.data.string);
+            if (strcmp(res[i].key, PMIX_ALLOCATED_NODELIST) == 0) snprintf(job_nodes, sizeof(job_nodes), "%s", res[i].value.data.string);
+        }
+        if (res) PMIX_INFO_FREE(res, nres);
+        PMIX_INFO_DESTRUCT(&in);
+        if (rc == PMIX_SUCCESS) printf("SHRUNK released %s; job on %s\n", released, job_nodes);
+        else fail("old", r, PMIx_Error_string(rc));
+        ok = rc == PMIX_SUCCESS;
+    }
+    t2 = MPI_Wtime();
+    MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, world);
+    if (!ok) return 0;
+    /* the sets now: the grow's are gone */
+    find_psets(s, "old", r, -1, -1);
+    MPI_Group g;
+    MPI_Comm after;
+    MPI_Group_from_session_pset(s, "mpi://WORLD", &g);
+    int rc = MPI_Comm_create_from_group(g, "pmixcpp.malleable.after", MPI_INFO_NULL, MPI_ERRORS_RETURN, &after);
+    MPI_Group_free(&g);
+    if (rc != MPI_SUCCESS) {
+        fail("old", r, "MPI_Comm_create_from_group after the shrink");
+        return 0;
+    }
+    int n = check_union(after, "after", r, getenv("SLURMD_NODENAME") ? getenv("SLURMD_NODENAME") : "?");
+    t3 = MPI_Wtime();
+    MPI_Comm_free(&after);
+    if (r == 0) {
+        printf("MALLEABLE-SHRINK-MS delete-event %.1f release %.1f comm %.1f total %.1f\n", (t1 - t0) * 1e3,
+               (t2 - t1) * 1e3, (t3 - t2) * 1e3, (t3 - t0) * 1e3);
+        if (n == size) printf("MALLEABLE-SHRINK-OK %d\n", n);
+        else fail("old", r, "the communicator after the shrink");
+    }
+    fflush(stdout);
+    return n == size;
+}
+
 int main(int argc, char **argv) {
     const char *node = getenv("SLURMD_NODENAME") ? getenv("SLURMD_NODENAME") : "?";
     int new_proc = argc > 1 && strcmp(argv[1], "--new") == 0;
@@ -202,8 +292,8 @@ int main(int argc, char **argv) {
     MPI_Comm_size(world, &size);
     /* OpenMPI already initialized PMIx: this only takes a reference */
     PMIx_Init(&me, NULL, 0);
-    pmix_status_t code = PMIX_PROCESS_SET_DEFINE;
-    if (PMIx_Register_event_handler(&code, 1, NULL, 0, on_pset, NULL, NULL) < 0) fail("old", r, "event handler");
+    pmix_status_t codes[2] = {PMIX_PROCESS_SET_DEFINE, PMIX_PROCESS_SET_DELETE};
+    if (PMIx_Register_event_handler(codes, 2, NULL, 0, on_pset, NULL, NULL) < 0) fail("old", r, "event handler");
 
     char added[1024] = "", job_nodes[1024] = "";
     MPI_Barrier(world);
@@ -240,7 +330,8 @@ int main(int argc, char **argv) {
         t4 = MPI_Wtime();
         MPI_Barrier(all);
         pthread_mutex_lock(&ev_lock);
-        for (int i = 0; i < ev_count; ++i) printf("PSET-EVENT old %d: %s %zu members\n", r, ev_name[i], ev_members[i]);
+        for (int i = 0; i < ev_count; ++i)
+            if (!ev_deleted[i]) printf("PSET-EVENT old %d: %s %zu members\n", r, ev_name[i], ev_members[i]);
         pthread_mutex_unlock(&ev_lock);
         int seen = find_psets(s, "old", r, n, k);
         int all_seen = 0;
@@ -255,6 +346,7 @@ int main(int argc, char **argv) {
     }
     fflush(stdout);
     MPI_Comm_disconnect(&inter);
+    if (ok && !shrink(s, world, r, size, added, uname_of_events())) ok = 0;
 out:
     fflush(stdout);
     MPI_Comm_free(&world);

@@ -32,8 +32,9 @@
 // Sets across steps (a spawn's): when a step spawns one app, the parent step and the child step
 // both define two sets, known on every node of both: spawned_pset_name(child) = the children, and
 // union_pset_name(child) = every rank of the parent step followed by the children. The parent's
-// servers define them when the spawn succeeds (the spawner's node tells the others); the child's
-// from its environment (spawn::kParentEnv and kParentSizeEnv, set by the parent's server).
+// servers define them when the spawn succeeds (the spawner's node tells the others) and delete
+// them when the child step has ended; the child's from its environment (spawn::kParentEnv and
+// kParentSizeEnv, set by the parent's server).
 #pragma once
 
 #include <cstdint>
@@ -122,6 +123,8 @@ public:
     void define_spawned_step_psets();
     // Define (true: it is new) a set whose members may be of several steps.
     bool define_job_pset(const std::string &name, std::vector<pmix_proc_t> members);
+    // Delete it (true: it was defined).
+    bool delete_job_pset(const std::string &name) { return _job_psets.erase(name) > 0; }
     const std::map<std::string, std::vector<pmix_proc_t>> &job_psets() const { return _job_psets; }
 
     size_t pending() const { return _pending.size() + _boot_local.size(); }

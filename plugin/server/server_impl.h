@@ -511,7 +511,7 @@ private:
     job_controls _jctrl;                // checkpoint methods, heartbeat monitors (jctrl.h)
     std::unique_ptr<group_service> _groups;  // PMIx groups and the process sets they define (groups.h)
     group_ops make_group_ops();
-    void define_spawn_psets(const std::string &child, uint32_t child_size);
+    void spawn_psets(const std::string &child, uint32_t child_size, bool broadcast);
     void handle_group(connection &c, const wire::Frame &f);
     dyn_ops make_dyn_ops();
     std::map<uint64_t, std::unique_ptr<connection>> _conns;

@@ -5,8 +5,13 @@
 # tells the old processes (PMIX_PROCESS_SET_DEFINE); old and new processes see both sets through
 # MPI_Session_get_num_psets / get_nth_pset with the right member counts, and make ONE
 # communicator of old + new with MPI_Comm_create_from_group (an allreduce over it). squeue (from
-# inside the job, after the grow) and sacct (after it) show one job of 4 nodes.
-# Prints MALLEABLE-MS (EXTEND, spawn, communicator, total). Skipped (passes with a note) where
+# inside the job, every 0.2 s) shows one job of 2, then 4, then 2 nodes.
+# Then the shrink: the new processes leave, the server deletes both sets when their step has ended
+# (PMIX_PROCESS_SET_DELETE to the old processes), rank 0 gives exactly the grown nodes back
+# (PMIX_ALLOC_RELEASE), the sets are no longer listed, and the old processes go on with a new
+# communicator of mpi://WORLD; sacct has the job at 4 nodes (RESIZING) and completed on 2.
+# Prints MALLEABLE-MS (EXTEND, spawn, communicator, total) and MALLEABLE-SHRINK-MS (until the
+# delete event, RELEASE, communicator, total). Skipped (passes with a note) where
 # OpenMPI is older than 5. Requires: 4 idle nodes, permit_job_expansion (contrib/cluster.sh).
 . "$(dirname "$0")/lib.sh"
 : "${PMIXCPP_PREFIX:?set PMIXCPP_PREFIX}"
@@ -33,8 +38,14 @@ cat > "$work/job.sbatch" <<EOS
 #!/bin/bash
 #SBATCH --exclusive -t 10
 echo "JOB \$SLURM_JOB_ID NODES \$SLURM_JOB_NODELIST"
+# the job's node count as squeue shows it, every 0.2 s, while the program runs
+( while :; do squeue -h -j \$SLURM_JOB_ID -o '%D'; sleep 0.2; done > $work/counts 2>/dev/null ) &
+watch=\$!
 srun --mpi=pmixcpp -N2 -n2 $work/malleable 2
 echo "SRUN_RC \$?"
+sleep 1
+kill \$watch
+echo "SQUEUE-COUNTS \$(uniq $work/counts | tr '\\n' ' ')"
 squeue -h -o 'SQUEUE %i %j %D %T'
 scontrol show job \$SLURM_JOB_ID | grep -E " NodeList=| NumNodes="
 EOS
@@ -43,7 +54,7 @@ start=$(date +%Y-%m-%dT%H:%M:%S)
 jid=$(cd "$work" && sbatch --parsable -N2 -o "$work/out" "$work/job.sbatch")
 for _ in $(seq 150); do squeue -h -j "$jid" 2>/dev/null | grep -q . || break; sleep 1; done
 out=$(cat "$work/out" 2>/dev/null)
-echo "$out" | grep -E '^(GROWN|PSET|UNION|MALLEABLE|SQUEUE|JOB)' | sed 's/^/    /'
+echo "$out" | grep -E '^(GROWN|SHRUNK|PSET|UNION|MALLEABLE|SQUEUE|JOB)' | sed 's/^/    /'
 
 ns='slurm\.[0-9]+\.[0-9]+'
 expect_match "the job started on 2 nodes" '^JOB [0-9]+ NODES n' "$out"
@@ -56,8 +67,8 @@ expect_eq "old processes: MPI_Session_get_nth_pset lists both sets, members as d
     "$(echo "$out" | grep -cE "^PSETS old [01]: [0-9]+ sets, union pmixcpp://union/$ns 4 members, spawned pmixcpp://spawned/$ns 2 members$")"
 expect_eq "new processes: the same two sets" 2 \
     "$(echo "$out" | grep -cE "^PSETS new [01]: [0-9]+ sets, union pmixcpp://union/$ns 4 members, spawned pmixcpp://spawned/$ns 2 members$")"
-uold=$(echo "$out" | sed -n 's/^PSETS old 0: .* union \([^ ]*\) .*/\1/p')
-unew=$(echo "$out" | sed -n 's/^PSETS new 0: .* union \([^ ]*\) .*/\1/p')
+uold=$(echo "$out" | sed -n 's/^PSETS old 0: .* union \([^ ]*\) .*/\1/p' | head -1)
+unew=$(echo "$out" | sed -n 's/^PSETS new 0: .* union \([^ ]*\) .*/\1/p' | head -1)
 expect_eq "old and new name the same union set" "$uold" "$unew"
 expect_eq "one communicator of 4 over old and new (allreduce of ranks = 6)" 4 \
     "$(echo "$out" | grep -cE '^UNION (old|new) [01] on n[0-9]+: rank [0-3] of 4, allreduce 6$')"
@@ -73,18 +84,37 @@ if [ -n "$added" ]; then
 else
     fail "no GROWN line"
 fi
-expect_match "scontrol: the job holds 4 nodes" 'NumNodes=4 ' "$out"
-expect_eq "squeue after the grow: one job, of 4 nodes" "SQUEUE $jid 4 RUNNING" \
-    "$(echo "$out" | grep '^SQUEUE' | awk '{print $1, $2, $4, $5}' | tr '\n' ' ' | sed 's/ $//')"
+
+# the shrink
+expect_eq "both old processes got PMIX_PROCESS_SET_DELETE of the union once the new ones left" 2 \
+    "$(echo "$out" | grep -cE "^PSET-DELETED old [01]: pmixcpp://union/$ns yes$")"
+expect_match "RELEASE of exactly the grown nodes" "^SHRUNK released $(printf '%s' "$added" | sed 's/[][]/\\&/g'); job on n" "$out"
+expect_eq "after the shrink the sets are gone (MPI_Session_get_nth_pset)" 2 \
+    "$(echo "$out" | grep -cE '^PSETS old [01]: [0-9]+ sets, union - -1 members, spawned - -1 members$')"
+expect_eq "the old processes go on: a communicator of mpi://WORLD, 2 ranks" 2 \
+    "$(echo "$out" | grep -cE '^UNION after [01] on n[0-9]+: rank [01] of 2, allreduce 1$')"
+expect_match "shrink: every check held" '^MALLEABLE-SHRINK-OK 2$' "$out"
+expect_match "scontrol after the shrink: the job holds 2 nodes" 'NumNodes=2 ' "$out"
+expect_eq "squeue while it ran: 2 nodes, then 4, then 2" "2 4 2" \
+    "$(echo "$out" | sed -n 's/^SQUEUE-COUNTS //p' | sed 's/ *$//')"
+expect_eq "squeue: one job, of 2 nodes at the end" "SQUEUE $jid 2 RUNNING" \
+    "$(echo "$out" | grep '^SQUEUE ' | awk '{print $1, $2, $4, $5}' | tr '\n' ' ' | sed 's/ $//')"
 sleep 2   # slurmctld hands the job's end to slurmdbd asynchronously
 acct=$(sacct -n -X -P -S "$start" -o JobID,JobName,State,NNodes 2>&1)
 echo "$acct" | sed 's/^/    sacct: /'
-expect_match "sacct: the job completed on 4 nodes" "^$jid\|job.sbatch\|COMPLETED\|4\$" "$acct"
+# Slurm closes the job's record at the expansion (RESIZING, the nodes before) and opens one for
+# the grown job, which the shrink changes in place: the grown size is in the steps' records
+expect_match "sacct: the job's record before the grow (RESIZING, 2 nodes)" "^$jid\|job.sbatch\|RESIZING\|2\$" "$acct"
+expect_match "sacct: the job completed on 2 nodes" "^$jid\|job.sbatch\|COMPLETED\|2\$" "$acct"
+steps=$(sacct -n -P -j "$jid" -o JobID,NNodes,NodeList 2>&1)
+echo "$steps" | grep -E "^$jid\.[0-9]+\|" | sed 's/^/    sacct: /'
+[ -n "$added" ] && expect_match "sacct: the new processes' step ran in this job, on the grown nodes" \
+    "^$jid\.1\|2\|$(printf '%s' "$added" | sed 's/[][]/\\&/g')\$" "$steps"
 # Slurm's expansion needs a helper job (its nodes go to this one, it ends at once): it is in
 # sacct with no nodes; no other job holds any
 expect_eq "sacct: no other job with nodes" "" \
     "$(echo "$acct" | awk -F'|' -v j="$jid" '$1 != j && $4 != 0 {print}')"
-echo "$out" | grep -E '^MALLEABLE-MS' | sed 's/^/    /'
+echo "$out" | grep -E '^MALLEABLE(-SHRINK)?-MS' | sed 's/^/    /'
 [ $((SECONDS - t0)) -lt 140 ] && pass "done in $((SECONDS - t0)) s" || fail "took $((SECONDS - t0)) s"
 echo "$out" | grep -q MALLEABLE-OK || echo "$out" | tail -30 | sed 's/^/    /'
 t_done
