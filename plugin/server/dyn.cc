@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 
+#include "groups.h"
 #include "log.h"
 #include "../common/session_store.h"
 #include "../common/spawn_request.h"
@@ -628,7 +629,8 @@ void dyn_service::on_spawn(uint64_t conn, uint32_t rank, uint32_t request_id, st
     req.parent_rank = rank;
     // One app: the child step learns the parent's size, for the sets of both (groups.h).
     uint32_t child_size = 0;
-    if (req.request.apps.size() == 1 && req.request.apps[0].maxprocs > 0) {
+    if (req.request.apps.size() == 1 && req.request.apps[0].maxprocs > 0 &&
+        static_cast<uint32_t>(req.request.apps[0].maxprocs) <= kMaxSpawnPsetStep && _step.ntasks <= kMaxSpawnPsetStep) {
         child_size = static_cast<uint32_t>(req.request.apps[0].maxprocs);
         req.request.apps[0].env.push_back(std::string(spawn::kParentSizeEnv) + "=" + std::to_string(_step.ntasks));
     }

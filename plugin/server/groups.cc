@@ -146,14 +146,15 @@ void group_service::define_spawned_step_psets() {
     auto parent = env(spawn::kParentEnv);
     auto size = env(spawn::kParentSizeEnv);
     if (!parent || !size) return;
-    // The environment is the user's: "<nspace>:<rank>" of a step of this job, a size in 1..2^20.
+    // The environment is the user's: "<nspace>:<rank>" of a step of this job, a size in
+    // 1..kMaxSpawnPsetStep.
     const std::string job_prefix = "slurm." + std::to_string(_step.job_id) + ".";
     auto colon = parent->rfind(':');
     std::string pns = colon == std::string::npos ? std::string() : parent->substr(0, colon);
-    const bool digits = !size->empty() && size->size() <= 7 && size->find_first_not_of("0123456789") == std::string::npos;
+    const bool digits = !size->empty() && size->size() <= 9 && size->find_first_not_of("0123456789") == std::string::npos;
     const unsigned long n = digits ? strtoul(size->c_str(), nullptr, 10) : 0;
     if (pns.rfind(job_prefix, 0) != 0 || pns.size() > PMIX_MAX_NSLEN || pns == _step.nspace || n == 0 ||
-        n > (1ul << 20)) {
+        n > kMaxSpawnPsetStep || _step.ntasks > kMaxSpawnPsetStep) {
         PMIXCPP_LOG_WARNING("%s: no process sets of the spawn: bad %s/%s (%s, %s)", _step.nspace.c_str(),
                             spawn::kParentEnv, spawn::kParentSizeEnv, parent->c_str(), size->c_str());
         return;

@@ -79,6 +79,9 @@ struct group_ops {
     std::function<void(const std::string &name, const std::vector<pmix_proc_t> &members, bool defined)> pset_changed;
 };
 
+// The largest parent or child step whose spawn defines sets: the members are held as pmix_proc_t
+// (260 bytes each) in slurmstepd, and the parent's size comes from the user's environment.
+inline constexpr uint32_t kMaxSpawnPsetStep = 1u << 16;
 // The names of a spawn's two sets (see above).
 std::string spawned_pset_name(const std::string &child_nspace);
 std::string union_pset_name(const std::string &child_nspace);

@@ -1784,7 +1784,7 @@ void server_impl::on_node_message(net::envelope &&env) {
         wire::Reader r(env.body.data(), env.body.size());
         std::string child;
         uint32_t n = 0;
-        if (!r.get_string(&child, PMIX_MAX_NSLEN).ok() || !r.get_u32(&n).ok() || n > (1u << 20))
+        if (!r.get_string(&child, PMIX_MAX_NSLEN).ok() || !r.get_u32(&n).ok() || n > kMaxSpawnPsetStep)
             PMIXCPP_LOG_ERROR("%s: bad spawn process sets from node %u dropped", _step.nspace.c_str(), env.src_node);
         else
             spawn_psets(child, n, false);

@@ -384,7 +384,8 @@ TEST(Groups, ASpawnedStepDefinesTheSpawnsTwoSetsFromItsEnvironment) {
              {"PMIXCPP_SPAWN_PARENT=slurm.8.0:0", "PMIXCPP_SPAWN_PARENT_SIZE=4"},
              {"PMIXCPP_SPAWN_PARENT=slurm.7.0:0", "PMIXCPP_SPAWN_PARENT_SIZE=4x"},
              {"PMIXCPP_SPAWN_PARENT=slurm.7.0:0", "PMIXCPP_SPAWN_PARENT_SIZE=0"},
-             {"PMIXCPP_SPAWN_PARENT=slurm.7.0:0", "PMIXCPP_SPAWN_PARENT_SIZE=99999999"},
+             {"PMIXCPP_SPAWN_PARENT=slurm.7.0:0", "PMIXCPP_SPAWN_PARENT_SIZE=65537"},
+             {"PMIXCPP_SPAWN_PARENT=slurm.7.0:0", "PMIXCPP_SPAWN_PARENT_SIZE=99999999999999"},
              {"PMIXCPP_SPAWN_PARENT=slurm.7.3:0", "PMIXCPP_SPAWN_PARENT_SIZE=4"},
              {"PMIXCPP_SPAWN_PARENT=slurm.7.0:0"}}) {
         s.job_env = env;
