@@ -9,7 +9,8 @@
 # Then the shrink: the new processes leave, the server deletes both sets when their step has ended
 # (PMIX_PROCESS_SET_DELETE to the old processes), rank 0 gives exactly the grown nodes back
 # (PMIX_ALLOC_RELEASE), the sets are no longer listed, and the old processes go on with a new
-# communicator of mpi://WORLD; sacct has the job at 4 nodes (RESIZING) and completed on 2.
+# communicator of mpi://WORLD; sacct has the job's records at 2 and 4 nodes (RESIZING) and its
+# end on 2 (COMPLETED), and the new processes' step on the grown nodes.
 # Prints MALLEABLE-MS (EXTEND, spawn, communicator, total) and MALLEABLE-SHRINK-MS (until the
 # delete event, RELEASE, communicator, total). Skipped (passes with a note) where
 # OpenMPI is older than 5. Requires: 4 idle nodes, permit_job_expansion (contrib/cluster.sh).
@@ -99,12 +100,19 @@ expect_eq "squeue while it ran: 2 nodes, then 4, then 2" "2 4 2" \
     "$(echo "$out" | sed -n 's/^SQUEUE-COUNTS //p' | sed 's/ *$//')"
 expect_eq "squeue: one job, of 2 nodes at the end" "SQUEUE $jid 2 RUNNING" \
     "$(echo "$out" | grep '^SQUEUE ' | awk '{print $1, $2, $4, $5}' | tr '\n' ' ' | sed 's/ $//')"
-sleep 2   # slurmctld hands the job's end to slurmdbd asynchronously
-acct=$(sacct -n -X -P -S "$start" -o JobID,JobName,State,NNodes 2>&1)
+# Slurm writes one record per size of a resized job under its id (RESIZING, closed at the
+# resize; the last one COMPLETED); slurmctld hands them to slurmdbd asynchronously: wait for all
+rows() { sacct -n -X -P -S "$start" -o JobID,JobName,State,NNodes 2>&1; }
+for _ in $(seq 30); do
+    acct=$(rows)
+    n=0
+    for want in "RESIZING|2" "RESIZING|4" "COMPLETED|2"; do echo "$acct" | grep -qxF "$jid|job.sbatch|$want" && n=$((n + 1)); done
+    [ "$n" = 3 ] && break
+    sleep 1
+done
 echo "$acct" | sed 's/^/    sacct: /'
-# Slurm closes the job's record at the expansion (RESIZING, the nodes before) and opens one for
-# the grown job, which the shrink changes in place: the grown size is in the steps' records
 expect_match "sacct: the job's record before the grow (RESIZING, 2 nodes)" "^$jid\|job.sbatch\|RESIZING\|2\$" "$acct"
+expect_match "sacct: the grown job's record (RESIZING, 4 nodes)" "^$jid\|job.sbatch\|RESIZING\|4\$" "$acct"
 expect_match "sacct: the job completed on 2 nodes" "^$jid\|job.sbatch\|COMPLETED\|2\$" "$acct"
 steps=$(sacct -n -P -j "$jid" -o JobID,NNodes,NodeList 2>&1)
 echo "$steps" | grep -E "^$jid\.[0-9]+\|" | sed 's/^/    sacct: /'
