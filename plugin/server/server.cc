@@ -1481,11 +1481,9 @@ group_ops server_impl::make_group_ops() {
 void server_impl::spawn_psets(const std::string &child, uint32_t child_size, bool broadcast) {
     if (broadcast && _net) {
         wire::Writer w;
-        if (w.put_string(child).ok()) {
-            w.put_u32(child_size);
+        if (wire::encode(w, wire::spawn_psets_message{child, child_size}).ok())
             for (uint32_t n = 0; n < _step.node_names.size(); ++n)
                 if (n != _step.node_id && !node_is_lost(n)) _net->send(n, net::channel(net::kChannelSpawnPsets), w.data());
-        }
     }
     const bool define = child_size > 0;
     const std::vector<uint32_t> &local = _step.local_ranks();
@@ -1781,13 +1779,12 @@ void server_impl::finish_remote_fence(uint64_t instance, std::vector<coll::node_
 
 void server_impl::on_node_message(net::envelope &&env) {
     if (env.chan == net::kChannelSpawnPsets) {
-        wire::Reader r(env.body.data(), env.body.size());
-        std::string child;
-        uint32_t n = 0;
-        if (!r.get_string(&child, PMIX_MAX_NSLEN).ok() || !r.get_u32(&n).ok() || n > kMaxSpawnPsetStep)
-            PMIXCPP_LOG_ERROR("%s: bad spawn process sets from node %u dropped", _step.nspace.c_str(), env.src_node);
+        wire::spawn_psets_message m;
+        if (Status st = wire::decode(env.body, kMaxSpawnPsetStep, &m); !st.ok())
+            PMIXCPP_LOG_ERROR("%s: bad spawn process sets from node %u dropped: %s", _step.nspace.c_str(),
+                              env.src_node, st.message().c_str());
         else
-            spawn_psets(child, n, false);
+            spawn_psets(m.child, m.child_size, false);
         rearm_timer();
         return;
     }
