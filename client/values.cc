@@ -5,6 +5,7 @@
 
 #include <cinttypes>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -55,6 +56,25 @@ PMIX_EXPORT pmix_status_t PMIx_Value_unload(pmix_value_t *val, void **data, size
     return api_guard(__func__, [&]() -> Status {
         if (val == nullptr || data == nullptr || sz == nullptr)
             return Status(PMIX_ERR_BAD_PARAM, "NULL argument");
+        // OpenMPI 5.0's MPI_Session_get_num_psets unloads PMIX_QUERY_NUM_PSETS (PMIX_SIZE) with
+        // `data` = the address of its own size_t, which holds 0. OpenPMIx refuses a fixed-size
+        // type whose *data is NULL, so the count of the server's process sets never reaches MPI.
+        // An integer no wider than a pointer, asked for that way, is stored in that place itself
+        // (where OpenPMIx would answer PMIX_ERR_BAD_PARAM).
+        if (*data == nullptr) {
+            switch (val->type) {
+            case PMIX_SIZE: case PMIX_INT: case PMIX_INT8: case PMIX_INT16: case PMIX_INT32: case PMIX_INT64:
+            case PMIX_UINT: case PMIX_UINT8: case PMIX_UINT16: case PMIX_UINT32: case PMIX_UINT64:
+            case PMIX_PID: case PMIX_STATUS: case PMIX_PROC_RANK: {
+                const size_t n = data_type_element_size(val->type);
+                if (n == 0 || n > sizeof(void *)) break;
+                memcpy(static_cast<void *>(data), &val->data, n);
+                *sz = n;
+                return Status::success();
+            }
+            default: break;
+            }
+        }
         return value_unload(val, data, sz);
     });
 }

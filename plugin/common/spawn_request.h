@@ -31,6 +31,9 @@ inline constexpr uint32_t kSpawnMagic = 0x50535850;  // "PXSP"
 // Set in the child srun's environment by the launcher.
 inline constexpr const char *kReportFdEnv = "PMIXCPP_SPAWN_REPORT_FD";
 inline constexpr const char *kParentEnv = "PMIXCPP_SPAWN_PARENT";  // "<nspace>:<rank>"
+// Set by the parent's server in a spawn of one app: the parent step's size (its process sets
+// across both steps, plugin/server/groups.h).
+inline constexpr const char *kParentSizeEnv = "PMIXCPP_SPAWN_PARENT_SIZE";
 // How long the launcher waits for the new step to exist.
 inline constexpr int kStepStartTimeoutSec = 120;
 

@@ -50,7 +50,7 @@ Status decode_node_payload(std::span<const uint8_t> payload, const step_identity
     if (nspace != id.nspace) return Status(PMIX_ERR_NO_PERMISSIONS, "message for another step (" + nspace + ")");
     if (src >= nnodes) return Status(PMIX_ERR_BAD_PARAM, "source node " + std::to_string(src) + " out of range");
     if ((chan < static_cast<uint16_t>(channel::coll) || chan > static_cast<uint16_t>(channel::node_query)) &&
-        (chan < kChannelPubsubRequest || chan > kChannelProcTableReply))
+        (chan < kChannelPubsubRequest || chan > kChannelSpawnPsets))
         return Status(PMIX_ERR_BAD_PARAM, "unknown channel " + std::to_string(chan));
     out->src_node = src;
     out->chan = chan;

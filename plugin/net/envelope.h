@@ -41,6 +41,8 @@ inline constexpr uint16_t kChannelGroupBootstrapResult = 20;  // node 0's answer
 // The step's process table (plugin/server/proc_table.h).
 inline constexpr uint16_t kChannelProcTableRequest = 21;  // "your ranks' pids and states"
 inline constexpr uint16_t kChannelProcTableReply = 22;    // the answer, or a node's final rows
+// A spawn's process sets (plugin/server/groups.h), from the spawner's node to the step's others.
+inline constexpr uint16_t kChannelSpawnPsets = 23;
 const char *to_string(channel c);
 
 struct step_identity {

@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 
+#include "groups.h"
 #include "log.h"
 #include "../common/session_store.h"
 #include "../common/spawn_request.h"
@@ -626,6 +627,13 @@ void dyn_service::on_spawn(uint64_t conn, uint32_t rank, uint32_t request_id, st
     }
     req.parent_nspace = _step.nspace;
     req.parent_rank = rank;
+    // One app: the child step learns the parent's size, for the sets of both (groups.h).
+    uint32_t child_size = 0;
+    if (req.request.apps.size() == 1 && req.request.apps[0].maxprocs > 0 &&
+        static_cast<uint32_t>(req.request.apps[0].maxprocs) <= kMaxSpawnPsetStep && _step.ntasks <= kMaxSpawnPsetStep) {
+        child_size = static_cast<uint32_t>(req.request.apps[0].maxprocs);
+        req.request.apps[0].env.push_back(std::string(spawn::kParentSizeEnv) + "=" + std::to_string(_step.ntasks));
+    }
     auto body = spawn::encode_request(req);
     if (!body.ok()) {
         _ops.reply(conn, request_id, body.status().code(), body.status().message(), {});
@@ -633,7 +641,8 @@ void dyn_service::on_spawn(uint64_t conn, uint32_t rank, uint32_t request_id, st
     }
     PMIXCPP_LOG_VERBOSE("%s: rank %u spawns %zu app(s)", _step.nspace.c_str(), rank, req.request.apps.size());
     _ops.agent(agent::service::spawn, std::move(body.value()), (spawn::kStepStartTimeoutSec + 30) * 1000,
-               [this, conn, request_id, rank](int status, const std::string &message, std::vector<uint8_t> reply) {
+               [this, conn, request_id, rank, child_size](int status, const std::string &message,
+                                                          std::vector<uint8_t> reply) {
         spawn::agent_spawn_reply rep;
         Status st = spawn::from_reply(agent::reply{status, message, std::move(reply)}, &rep);
         if (!st.ok()) {
@@ -649,6 +658,8 @@ void dyn_service::on_spawn(uint64_t conn, uint32_t rank, uint32_t request_id, st
         wire::spawn_reply r;
         r.nspace = nspace;
         if (!wire::encode(w, r).ok()) return;
+        // the sets first: the spawner's next calls (connect, queries) may look for them
+        if (child_size > 0 && _ops.spawned) _ops.spawned(nspace, child_size);
         _ops.reply(conn, request_id, PMIX_SUCCESS, {}, w.data());
         watch_child(nspace, rank);
     });

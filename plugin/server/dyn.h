@@ -50,6 +50,9 @@ struct dyn_ops {
     std::function<void(std::vector<uint8_t> body, int timeout_ms, session_done done)> xstep;
     // A step this node's rank `spawner` spawned ended (its srun's exit code): raise the event.
     std::function<void(const std::string &child_nspace, uint32_t spawner, int exit_code)> child_ended;
+    // A spawn of one app succeeded: `child_size` processes in `child_nspace` (the process sets of
+    // the spawn, groups.h).
+    std::function<void(const std::string &child_nspace, uint32_t child_size)> spawned;
     // PMIX_JOB_CTRL_CHECKPOINT of local ranks: each told by the method it registered (jctrl.h).
     // Empty = checkpoint requests are refused (PMIX_ERR_NOT_SUPPORTED).
     std::function<void(const std::vector<uint32_t> &ranks)> checkpoint_local;

@@ -1,10 +1,12 @@
 #include "groups.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 
 #include "../coll/coll_message.h"
 #include "../common/mpmd.h"
+#include "../common/spawn_request.h"
 #include "../net/envelope.h"
 #include "log.h"
 
@@ -101,6 +103,65 @@ void group_service::define_step_psets() {
         set.ranks = std::move(ranks);
         _psets[_step.nspace + ".app" + std::to_string(app)] = std::move(set);
     }
+}
+
+std::string spawned_pset_name(const std::string &child_nspace) { return "pmixcpp://spawned/" + child_nspace; }
+std::string union_pset_name(const std::string &child_nspace) { return "pmixcpp://union/" + child_nspace; }
+
+std::vector<pmix_proc_t> spawn_pset_members(const std::string &parent_nspace, uint32_t parent_size,
+                                            const std::string &child_nspace, uint32_t child_size, bool with_parent) {
+    std::vector<pmix_proc_t> out;
+    auto add = [&out](const std::string &ns, uint32_t n) {
+        for (uint32_t r = 0; r < n; ++r) {
+            pmix_proc_t p{};
+            memcpy(p.nspace, ns.c_str(), std::min(ns.size(), size_t(PMIX_MAX_NSLEN)));
+            p.rank = r;
+            out.push_back(p);
+        }
+    };
+    if (with_parent) add(parent_nspace, parent_size);
+    add(child_nspace, child_size);
+    return out;
+}
+
+bool group_service::define_job_pset(const std::string &name, std::vector<pmix_proc_t> members) {
+    if (_job_psets.count(name)) return false;
+    if (_job_psets.size() >= kMaxGroupSets) {
+        PMIXCPP_LOG_WARNING("%s: process set %s not defined: %zu sets already", _step.nspace.c_str(), name.c_str(),
+                            _job_psets.size());
+        return false;
+    }
+    _job_psets.emplace(name, std::move(members));
+    return true;
+}
+
+void group_service::define_spawned_step_psets() {
+    auto env = [this](const char *key) -> std::optional<std::string> {
+        const std::string prefix = std::string(key) + "=";
+        std::optional<std::string> value;
+        for (const auto &e : _step.job_env)
+            if (e.rfind(prefix, 0) == 0) value = e.substr(prefix.size());
+        return value;
+    };
+    auto parent = env(spawn::kParentEnv);
+    auto size = env(spawn::kParentSizeEnv);
+    if (!parent || !size) return;
+    // The environment is the user's: "<nspace>:<rank>" of a step of this job, a size in
+    // 1..kMaxSpawnPsetStep.
+    const std::string job_prefix = "slurm." + std::to_string(_step.job_id) + ".";
+    auto colon = parent->rfind(':');
+    std::string pns = colon == std::string::npos ? std::string() : parent->substr(0, colon);
+    const bool digits = !size->empty() && size->size() <= 9 && size->find_first_not_of("0123456789") == std::string::npos;
+    const unsigned long n = digits ? strtoul(size->c_str(), nullptr, 10) : 0;
+    if (pns.rfind(job_prefix, 0) != 0 || pns.size() > PMIX_MAX_NSLEN || pns == _step.nspace || n == 0 ||
+        n > kMaxSpawnPsetStep || _step.ntasks > kMaxSpawnPsetStep) {
+        PMIXCPP_LOG_WARNING("%s: no process sets of the spawn: bad %s/%s (%s, %s)", _step.nspace.c_str(),
+                            spawn::kParentEnv, spawn::kParentSizeEnv, parent->c_str(), size->c_str());
+        return;
+    }
+    define_job_pset(spawned_pset_name(_step.nspace), spawn_pset_members(pns, 0, _step.nspace, _step.ntasks, false));
+    define_job_pset(union_pset_name(_step.nspace),
+                    spawn_pset_members(pns, static_cast<uint32_t>(n), _step.nspace, _step.ntasks, true));
 }
 
 std::vector<pmix_proc_t> group_service::members_of(const std::string &name) const {

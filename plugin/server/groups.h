@@ -28,6 +28,13 @@
 // server remembers the groups whose members it serves until they are destructed. A step of
 // several apps (spawned apps, heterogeneous components, --multi-prog lines) defines one set per
 // app ("<nspace>.app<N>"), known on every node.
+//
+// Sets across steps (a spawn's): when a step spawns one app, the parent step and the child step
+// both define two sets, known on every node of both: spawned_pset_name(child) = the children, and
+// union_pset_name(child) = every rank of the parent step followed by the children. The parent's
+// servers define them when the spawn succeeds (the spawner's node tells the others) and delete
+// them when the child step has ended; the child's from its environment (spawn::kParentEnv and
+// kParentSizeEnv, set by the parent's server).
 #pragma once
 
 #include <cstdint>
@@ -72,6 +79,16 @@ struct group_ops {
     std::function<void(const std::string &name, const std::vector<pmix_proc_t> &members, bool defined)> pset_changed;
 };
 
+// The largest parent or child step whose spawn defines sets: the members are held as pmix_proc_t
+// (260 bytes each) in slurmstepd, and the parent's size comes from the user's environment.
+inline constexpr uint32_t kMaxSpawnPsetStep = 1u << 16;
+// The names of a spawn's two sets (see above).
+std::string spawned_pset_name(const std::string &child_nspace);
+std::string union_pset_name(const std::string &child_nspace);
+// The members of both: the parent's ranks 0..parent_size-1, then the child's 0..child_size-1.
+std::vector<pmix_proc_t> spawn_pset_members(const std::string &parent_nspace, uint32_t parent_size,
+                                            const std::string &child_nspace, uint32_t child_size, bool with_parent);
+
 struct group_pset {
     std::vector<uint32_t> ranks;
     uint64_t context_id = 0;
@@ -103,6 +120,15 @@ public:
     // of several apps, plugin/common/mpmd.h, read from the step's environment; the components of
     // a heterogeneous step; the lines of --multi-prog), named "<nspace>.app<N>".
     void define_step_psets();
+
+    // A spawned step's two sets, from its environment (spawn::kParentEnv, kParentSizeEnv); nothing
+    // when they are absent or malformed (logged).
+    void define_spawned_step_psets();
+    // Define (true: it is new) a set whose members may be of several steps.
+    bool define_job_pset(const std::string &name, std::vector<pmix_proc_t> members);
+    // Delete it (true: it was defined).
+    bool delete_job_pset(const std::string &name) { return _job_psets.erase(name) > 0; }
+    const std::map<std::string, std::vector<pmix_proc_t>> &job_psets() const { return _job_psets; }
 
     size_t pending() const { return _pending.size() + _boot_local.size(); }
     // Groups (= process sets) with members on this node, by name.
@@ -175,6 +201,7 @@ private:
     std::map<key, collective> _pending;
     std::map<uint64_t, uint64_t> _reservations;  // instance -> the counter value we reserved for it
     std::map<std::string, group_pset> _psets;
+    std::map<std::string, std::vector<pmix_proc_t>> _job_psets;
 };
 
 }  // namespace pmixcpp::server

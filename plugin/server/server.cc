@@ -824,6 +824,8 @@ dyn_ops server_impl::make_dyn_ops() {
                               });
         };
     }
+    // A spawn of one app succeeded: its two process sets, here and on the step's other nodes.
+    ops.spawned = [this](const std::string &child, uint32_t child_size) { spawn_psets(child, child_size, true); };
     // A spawned step ended: PMIX_EVENT_JOB_END to the rank that spawned it (custom range), with
     // the child namespace as affected proc; non-default, so a default handler (OpenMPI's aborts
     // on events) does not take it.
@@ -860,6 +862,8 @@ dyn_ops server_impl::make_dyn_ops() {
         if (!wire::encode(w, ev).ok()) return;
         if (Status st = _events->from_remote(w.data()); !st.ok())
             PMIXCPP_LOG_ERROR("%s: job-end event of %s: %s", _step.nspace.c_str(), child.c_str(), st.message().c_str());
+        // the spawn's process sets end with the children (PMIX_PROCESS_SET_DELETE)
+        spawn_psets(child, 0, true);
     };
     ops.connect_timeout_sec = _opts.multinode.timeout_sec;
     ops.checkpoint_local = [this](const std::vector<uint32_t> &ranks) {
@@ -1470,6 +1474,58 @@ group_ops server_impl::make_group_ops() {
     return o;
 }
 
+// A spawn of ours: define its two sets (groups.h; child_size 0: delete them, the children have
+// ended) and tell this node's processes (PMIX_PROCESS_SET_DEFINE / _DELETE, range local: the
+// parent step's processes here are members of the union and the requesters of the children).
+// `broadcast`: the spawner's node, which tells the step's other nodes first.
+void server_impl::spawn_psets(const std::string &child, uint32_t child_size, bool broadcast) {
+    if (broadcast && _net) {
+        wire::Writer w;
+        if (wire::encode(w, wire::spawn_psets_message{child, child_size}).ok())
+            for (uint32_t n = 0; n < _step.node_names.size(); ++n)
+                if (n != _step.node_id && !node_is_lost(n)) _net->send(n, net::channel(net::kChannelSpawnPsets), w.data());
+    }
+    const bool define = child_size > 0;
+    const std::vector<uint32_t> &local = _step.local_ranks();
+    for (bool with_parent : {false, true}) {
+        const std::string name = with_parent ? union_pset_name(child) : spawned_pset_name(child);
+        std::vector<pmix_proc_t> members;
+        if (define) {
+            members = spawn_pset_members(_step.nspace, _step.ntasks, child, child_size, with_parent);
+            if (!_groups->define_job_pset(name, members)) continue;
+        } else if (!_groups->delete_job_pset(name)) {
+            continue;
+        }
+        PMIXCPP_LOG_VERBOSE("%s: process set %s %s", _step.nspace.c_str(), name.c_str(), define ? "defined" : "deleted");
+        if (local.empty()) continue;
+        wire::event_notification ev;
+        ev.status = define ? PMIX_PROCESS_SET_DEFINE : PMIX_PROCESS_SET_DELETE;
+        ev.range = PMIX_RANGE_LOCAL;
+        memcpy(ev.source.nspace, _step.nspace.c_str(), std::min(_step.nspace.size(), size_t(PMIX_MAX_NSLEN)));
+        ev.source.rank = local.front();
+        const size_t ninfo = define ? 3 : 2;
+        auto *arr = static_cast<pmix_info_t *>(calloc(ninfo, sizeof(pmix_info_t)));
+        if (arr == nullptr) return;
+        ev.infos = InfoArray(arr, ninfo);
+        bool yes = true;
+        strncpy(arr[0].key, PMIX_PSET_NAME, PMIX_MAX_KEYLEN);
+        (void)value_load(&arr[0].value, name.c_str(), PMIX_STRING);
+        strncpy(arr[1].key, PMIX_EVENT_NON_DEFAULT, PMIX_MAX_KEYLEN);
+        (void)value_load(&arr[1].value, &yes, PMIX_BOOL);
+        if (define) {
+            pmix_data_array_t da{};
+            da.type = PMIX_PROC;
+            da.size = members.size();
+            da.array = members.data();
+            pmix_data_array_t *dp = &da;
+            strncpy(arr[2].key, PMIX_PSET_MEMBERS, PMIX_MAX_KEYLEN);
+            (void)value_load(&arr[2].value, dp, PMIX_DATA_ARRAY);
+        }
+        Status st = _events->notify_from_client(ev.source.rank, std::move(ev));
+        if (!st.ok()) PMIXCPP_LOG_WARNING("%s: process set event: %s", _step.nspace.c_str(), st.message().c_str());
+    }
+}
+
 void server_impl::handle_query(connection &c, const wire::Frame &f) {
     DECODE_OR_CLOSE(wire::query_request, "query");
     _alloc->query(c.id, f.id, c.rank, std::move(m));
@@ -1722,6 +1778,16 @@ void server_impl::finish_remote_fence(uint64_t instance, std::vector<coll::node_
 }
 
 void server_impl::on_node_message(net::envelope &&env) {
+    if (env.chan == net::kChannelSpawnPsets) {
+        wire::spawn_psets_message m;
+        if (Status st = wire::decode(env.body, kMaxSpawnPsetStep, &m); !st.ok())
+            PMIXCPP_LOG_ERROR("%s: bad spawn process sets from node %u dropped: %s", _step.nspace.c_str(),
+                              env.src_node, st.message().c_str());
+        else
+            spawn_psets(m.child, m.child_size, false);
+        rearm_timer();
+        return;
+    }
     if (env.chan == net::kChannelGroupBootstrap || env.chan == net::kChannelGroupBootstrapResult) {
         if (env.chan == net::kChannelGroupBootstrap) _groups->on_bootstrap_entry(env.src_node, env.body);
         else _groups->on_bootstrap_result(env.src_node, env.body);

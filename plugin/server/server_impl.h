@@ -247,6 +247,8 @@ public:
             if (!_groups) return out;
             for (const auto &[name, set] : _groups->psets())
                 if (set.group || !groups_only) out.emplace_back(name, _groups->members_of(name));
+            if (!groups_only)
+                for (const auto &[name, members] : _groups->job_psets()) out.emplace_back(name, members);
             return out;
         };
         _alloc = std::make_unique<alloc_service>(step, opts.alloc, std::move(aops));
@@ -257,6 +259,7 @@ public:
         _dyn = std::make_unique<dyn_service>(step, _node_of, make_dyn_ops());
         _groups = std::make_unique<group_service>(step, _node_of, make_group_ops(), opts.multinode.timeout_sec);
         _groups->define_step_psets();
+        _groups->define_spawned_step_psets();
         _dmodex = std::make_unique<dmodex_engine>(make_dmodex_config(), make_dmodex_ops());
         _fabric = std::make_unique<fabric_relay>(step.nspace, make_fabric_ops());
         _xstep = std::make_unique<xstep_relay>(step, opts.multinode.timeout_sec, make_xstep_ops());
@@ -508,6 +511,7 @@ private:
     job_controls _jctrl;                // checkpoint methods, heartbeat monitors (jctrl.h)
     std::unique_ptr<group_service> _groups;  // PMIx groups and the process sets they define (groups.h)
     group_ops make_group_ops();
+    void spawn_psets(const std::string &child, uint32_t child_size, bool broadcast);
     void handle_group(connection &c, const wire::Frame &f);
     dyn_ops make_dyn_ops();
     std::map<uint64_t, std::unique_ptr<connection>> _conns;

@@ -94,6 +94,22 @@ Status decode(std::span<const uint8_t> body, node_down_message *m) {
     return r.expect_end();
 }
 
+Status encode(Writer &w, const spawn_psets_message &m) {
+    if (m.child.empty() || m.child.size() > PMIX_MAX_NSLEN) return bad("spawn sets: namespace empty or too long");
+    PMIXCPP_RETURN_IF_ERROR(w.put_string(m.child));
+    w.put_u32(m.child_size);
+    return Status::success();
+}
+
+Status decode(std::span<const uint8_t> body, uint32_t max_size, spawn_psets_message *m) {
+    Reader r(body);
+    PMIXCPP_RETURN_IF_ERROR(r.get_string(&m->child, PMIX_MAX_NSLEN).with_context("spawn sets namespace"));
+    if (m->child.empty()) return bad("spawn sets: empty namespace");
+    PMIXCPP_RETURN_IF_ERROR(r.get_u32(&m->child_size));
+    if (m->child_size > max_size) return bad("spawn sets: " + std::to_string(m->child_size) + " children");
+    return r.expect_end();
+}
+
 Status encode(Writer &w, probe_kind m) {
     w.put_u8(static_cast<uint8_t>(m));
     return Status::success();

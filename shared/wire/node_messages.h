@@ -141,6 +141,17 @@ Status encode(Writer &w, const proc_table_reply &m);
 // At most `max_rows` rows.
 Status decode(std::span<const uint8_t> body, uint32_t max_rows, proc_table_reply *m);
 
+// A spawn's process sets (channel kChannelSpawnPsets, plugin/server/groups.h), from the
+// spawner's node to the step's others: define them (child_size > 0) or delete them (0).
+//   str child nspace (at most PMIX_MAX_NSLEN), u32 child size
+struct spawn_psets_message {
+    std::string child;
+    uint32_t child_size = 0;
+};
+Status encode(Writer &w, const spawn_psets_message &m);
+// A child size above `max_size` is refused.
+Status decode(std::span<const uint8_t> body, uint32_t max_size, spawn_psets_message *m);
+
 // One node's contribution to a PMIx_Connect across namespaces (plugin/server/connect.h), carried
 // by the rendezvous beside srun:
 //   str node name, info[] job-level data, u32 n, n x (u32 rank, info[] for the same node,

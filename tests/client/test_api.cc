@@ -87,6 +87,32 @@ TEST(ValueHelpers, LoadUnloadXferCompare) {
     EXPECT_EQ(PMIx_Value_load(nullptr, "x", PMIX_STRING), PMIX_ERR_BAD_PARAM);
 }
 
+TEST(ValueHelpers, UnloadOfAnIntegerIntoTheCallersOwnPlace) {
+    // OpenMPI 5.0's MPI_Session_get_num_psets: PMIX_VALUE_UNLOAD(rc, v, (void **)&count, &sz)
+    // with count == 0; the count lands in `count` itself.
+    pmix_value_t v;
+    size_t n = 7;
+    PMIX_VALUE_LOAD(&v, &n, PMIX_SIZE);
+    size_t count = 0, sz = 0;
+    ASSERT_EQ(PMIx_Value_unload(&v, reinterpret_cast<void **>(&count), &sz), PMIX_SUCCESS);
+    EXPECT_EQ(count, 7u);
+    EXPECT_EQ(sz, sizeof(size_t));
+    // the ordinary way still copies into the storage *data points to
+    size_t out = 0;
+    void *p = &out;
+    ASSERT_EQ(PMIx_Value_unload(&v, &p, &sz), PMIX_SUCCESS);
+    EXPECT_EQ(out, 7u);
+    EXPECT_EQ(p, static_cast<void *>(&out));
+    PMIx_Value_destruct(&v);
+    // a type wider than a pointer, with no storage: refused as before
+    pmix_proc_t proc;
+    PMIX_LOAD_PROCID(&proc, "ns", 1);
+    PMIX_VALUE_LOAD(&v, &proc, PMIX_PROC);
+    void *none = nullptr;
+    EXPECT_EQ(PMIx_Value_unload(&v, &none, &sz), PMIX_ERR_BAD_PARAM);
+    PMIx_Value_destruct(&v);
+}
+
 TEST(InfoHelpers, LoadRejectsBadKeys) {
     pmix_info_t i;
     uint32_t u = 3;

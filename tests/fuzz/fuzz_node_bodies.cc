@@ -2,7 +2,7 @@
 // checks (another node's server, shared/wire/node_messages.h): rank data, direct modex,
 // node-down, probe, node query, forwarded publish/lookup and their answers, job control, a
 // connect contribution, the transports' link message (hello / bye), the process-table request
-// and reply. The first byte picks the body. Nothing may crash, leak, read out of
+// and reply, a spawn's process sets. The first byte picks the body. Nothing may crash, leak, read out of
 // bounds or allocate beyond the decode budget; what decodes must re-encode to the same bytes
 // (the few bodies whose encoder truncates text are checked to decode again).
 #include <cstddef>
@@ -27,7 +27,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (size == 0) return 0;
     std::span<const uint8_t> body(data + 1, size - 1);
     Writer w;
-    switch (data[0] % 13) {
+    switch (data[0] % 14) {
     case 0: {
         std::vector<rank_data_entry> m;
         if (!decode_rank_data(body, kTasks, &m).ok()) break;
@@ -122,6 +122,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (m.rows.size() > kTasks) abort();
         for (const auto &p : m.rows)
             if (p.pid < 0 || p.executable.size() > kMaxExecutableLen) abort();
+        if (!encode(w, m).ok()) abort();
+        same(w, body);
+        break;
+    }
+    case 13: {
+        spawn_psets_message m;
+        if (!decode(body, kTasks, &m).ok()) break;
+        if (m.child.empty() || m.child.size() > PMIX_MAX_NSLEN || m.child_size > kTasks) abort();
         if (!encode(w, m).ok()) abort();
         same(w, body);
         break;

@@ -24,6 +24,8 @@
  *   pmix_alloc refuse           $PMIX_ALLOC_DIR (new|extend) of $PMIX_ALLOC_NODES nodes (default 1)
  *                               in partition $PMIX_ALLOC_QUEUE (if set), expected to be refused:
  *                               "REFUSED <status> <Slurm's reason>"
+ *   pmix_alloc psets            the server's process sets: "PSET <name> <members>" per name of
+ *                               PMIX_QUERY_PSET_NAMES (PMIX_QUERY_PSET_MEMBERSHIP), "PSETS <n>"
  * Lines "NODELIST <what> <list>" and "ALLOC <what> <id> <jobid>" let the script check Slurm's
  * view with squeue/scontrol.
  */
@@ -773,6 +775,42 @@ static int run_refuse(void) {
     return 0;
 }
 
+static int run_psets(void) {
+    char *keys[] = {PMIX_QUERY_PSET_NAMES, NULL};
+    pmix_query_t q;
+    memset(&q, 0, sizeof(q));
+    q.keys = keys;
+    pmix_info_t *res = NULL;
+    size_t nres = 0, n = 0;
+    pmix_status_t rc = PMIx_Query_info(&q, 1, &res, &nres);
+    CHECK(rc == PMIX_SUCCESS, "PMIX_QUERY_PSET_NAMES -> %s", PMIx_Error_string(rc));
+    char *names = strdup(rc == PMIX_SUCCESS ? str_of(res, nres, PMIX_QUERY_PSET_NAMES) : "");
+    if (res) PMIX_INFO_FREE(res, nres);
+    for (char *save = NULL, *name = strtok_r(names, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
+        pmix_query_t m;
+        char *mkeys[] = {PMIX_QUERY_PSET_MEMBERSHIP, NULL};
+        pmix_info_t qual;
+        memset(&m, 0, sizeof(m));
+        m.keys = mkeys;
+        PMIX_INFO_LOAD(&qual, PMIX_PSET_NAME, name, PMIX_STRING);
+        m.qualifiers = &qual;
+        m.nqual = 1;
+        long members = -1;
+        if (PMIx_Query_info(&m, 1, &res, &nres) == PMIX_SUCCESS) {
+            const pmix_info_t *mi = find(res, nres, PMIX_QUERY_PSET_MEMBERSHIP);
+            if (mi && mi->value.type == PMIX_DATA_ARRAY) members = (long)mi->value.data.darray->size;
+            PMIX_INFO_FREE(res, nres);
+        }
+        PMIX_INFO_DESTRUCT(&qual);
+        printf("PSET %s %ld\n", name, members);
+        ++n;
+    }
+    free(names);
+    printf("PSETS %zu\n", n);
+    fflush(stdout);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     const char *mode = argc > 1 ? argv[1] : "queries";
     pmix_status_t rc = PMIx_Init(&self, NULL, 0);
@@ -804,6 +842,8 @@ int main(int argc, char **argv) {
         run_new(0, 1);
     else if (strcmp(mode, "refuse") == 0)
         run_refuse();
+    else if (strcmp(mode, "psets") == 0)
+        run_psets();
     else
         CHECK(0, "unknown mode %s", mode);
     PMIx_Finalize(NULL, 0);

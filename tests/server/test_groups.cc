@@ -355,6 +355,46 @@ TEST(Groups, AStepOfSeveralAppsDefinesOneSetPerApp) {
     EXPECT_TRUE(one.psets().empty());
 }
 
+TEST(Groups, ASpawnedStepDefinesTheSpawnsTwoSetsFromItsEnvironment) {
+    step_info s;
+    s.nspace = "slurm.7.3";
+    s.job_id = 7;
+    s.ntasks = 2;
+    s.node_names = {"n0"};
+    s.node_ranks = {{0, 1}};
+    s.job_env = {"PMIXCPP_SPAWN_PARENT=slurm.7.0:0", "PMIXCPP_SPAWN_PARENT_SIZE=4"};
+    group_service g(s, {0, 0}, group_ops{}, 300);
+    g.define_spawned_step_psets();
+    ASSERT_EQ(g.job_psets().size(), 2u);
+    const auto &spawned = g.job_psets().at(spawned_pset_name("slurm.7.3"));
+    ASSERT_EQ(spawned.size(), 2u);
+    EXPECT_STREQ(spawned[1].nspace, "slurm.7.3");
+    EXPECT_EQ(spawned[1].rank, 1u);
+    const auto &all = g.job_psets().at(union_pset_name("slurm.7.3"));
+    ASSERT_EQ(all.size(), 6u);  // the parent's 4 first, then the children
+    EXPECT_STREQ(all[0].nspace, "slurm.7.0");
+    EXPECT_EQ(all[3].rank, 3u);
+    EXPECT_STREQ(all[4].nspace, "slurm.7.3");
+    EXPECT_EQ(all[4].rank, 0u);
+    EXPECT_FALSE(g.define_job_pset(union_pset_name("slurm.7.3"), {}));  // defined once
+
+    // The environment is the user's: another job's step, a size that is no number, zero, too
+    // large, or the step itself as its parent define nothing.
+    for (auto env : std::vector<std::vector<std::string>>{
+             {"PMIXCPP_SPAWN_PARENT=slurm.8.0:0", "PMIXCPP_SPAWN_PARENT_SIZE=4"},
+             {"PMIXCPP_SPAWN_PARENT=slurm.7.0:0", "PMIXCPP_SPAWN_PARENT_SIZE=4x"},
+             {"PMIXCPP_SPAWN_PARENT=slurm.7.0:0", "PMIXCPP_SPAWN_PARENT_SIZE=0"},
+             {"PMIXCPP_SPAWN_PARENT=slurm.7.0:0", "PMIXCPP_SPAWN_PARENT_SIZE=65537"},
+             {"PMIXCPP_SPAWN_PARENT=slurm.7.0:0", "PMIXCPP_SPAWN_PARENT_SIZE=99999999999999"},
+             {"PMIXCPP_SPAWN_PARENT=slurm.7.3:0", "PMIXCPP_SPAWN_PARENT_SIZE=4"},
+             {"PMIXCPP_SPAWN_PARENT=slurm.7.0:0"}}) {
+        s.job_env = env;
+        group_service bad(s, {0, 0}, group_ops{}, 300);
+        bad.define_spawned_step_psets();
+        EXPECT_TRUE(bad.job_psets().empty()) << env[0];
+    }
+}
+
 TEST(Groups, BootstrapLearnsTheMembershipFromTheLeaders) {
     cluster c;
     // Leaders 1 (node 0) and 4 (node 2); 1 names 2 and 3, 4 names 5; rank 0 stays out.

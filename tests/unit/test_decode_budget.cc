@@ -180,6 +180,22 @@ TEST(NodeMessages, RoundTrips) {
     EXPECT_FALSE(decode_rank_data(w.data(), 3, &back).ok());  // rank 3 not in a 3-task step
 }
 
+TEST(NodeMessages, SpawnPsetsRoundTripAndBounds) {
+    Writer w;
+    ASSERT_TRUE(encode(w, spawn_psets_message{"slurm.4.2", 3}).ok());
+    spawn_psets_message m;
+    ASSERT_TRUE(decode(w.data(), 8, &m).ok());
+    EXPECT_EQ(m.child, "slurm.4.2");
+    EXPECT_EQ(m.child_size, 3u);
+    EXPECT_FALSE(decode(w.data(), 2, &m).ok());  // more children than allowed
+    std::vector<uint8_t> longer = w.data();
+    longer.push_back(0);
+    EXPECT_FALSE(decode(longer, 8, &m).ok());  // trailing bytes
+    w.clear();
+    EXPECT_FALSE(encode(w, spawn_psets_message{"", 1}).ok());
+    EXPECT_FALSE(encode(w, spawn_psets_message{std::string(PMIX_MAX_NSLEN + 1, 'n'), 1}).ok());
+}
+
 TEST(NodeMessages, HostileCountsFailFast) {
     // rank data announcing 2^32-1 ranks, job control announcing 2^32-1 ranks, a connect
     // contribution announcing 2^32-1 ranks: all in a few bytes.
