@@ -15,6 +15,7 @@
 #include "api.h"
 #include "get.h"
 #include "groups.h"
+#include "wire/snapshot.h"
 
 using namespace pmixcpp;
 using namespace pmixcpp::client;
@@ -44,26 +45,20 @@ namespace {
 bool reserved_key(const char *key) { return standard_key(key); }
 
 // A reply's snapshot (shared/PROTOCOL.md, "Modex snapshot"): its file's id and segments in the
-// body, the file's descriptor with the frame if this client was not sent it before. False if the
-// body names none (""), or a file whose descriptor this client does not have: ask for it.
+// body (wire::snapshot_ref), the file's descriptor with the frame if this client was not sent it
+// before. False if the body names none (""), is malformed (logged), or names a file whose
+// descriptor this client does not have: ask for it.
 bool take_snapshot(Client &c, wire::Reader &body) {
-    constexpr uint32_t kMaxSegments = 4096;
-    std::string id;
-    uint32_t n = 0;
-    std::vector<std::pair<uint64_t, uint64_t>> segments;
-    bool ok = !body.at_end() && body.get_string(&id, 4096).ok() && !id.empty() && body.get_u32(&n).ok() &&
-              n > 0 && n <= kMaxSegments;
-    for (uint32_t i = 0; ok && i < n; ++i) {
-        uint64_t offset = 0, length = 0;
-        ok = body.get_u64(&offset).ok() && body.get_u64(&length).ok();
-        segments.emplace_back(offset, length);
-    }
+    wire::snapshot_ref ref;
+    Status st = wire::decode(body, &ref);
+    if (st.ok()) st = body.expect_end().with_context("modex snapshot reference");
     wire::FrameDescriptor fd = Client::take_reply_descriptor();
-    if (!ok) {
-        if (!id.empty()) PMIXCPP_LOG_ERROR("modex snapshot %s: malformed reply", id.c_str());
+    if (!st.ok()) {
+        PMIXCPP_LOG_ERROR("malformed reply: %s", st.message().c_str());
         return false;
     }
-    return c.data().set_snapshot(std::move(id), std::move(fd), std::move(segments));
+    if (ref.id.empty()) return false;
+    return c.data().set_snapshot(std::move(ref.id), std::move(fd), std::move(ref.segments));
 }
 
 // After a fence whose snapshot this client cannot use (none was made, or its file's
