@@ -1,9 +1,6 @@
 // PMIx_Put / Commit / Fence(_nb) / Get(_nb) / Store_internal / Resolve_peers / Resolve_nodes.
 #include <pmix.h>
 
-#include <errno.h>
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -77,14 +74,6 @@ void fetch_snapshot(Client &c) {
     if (!st.ok()) d.set_snapshot("", nullptr);  // Gets ask the server, as without a snapshot
 }
 
-// A process directory (PMIX_PROCDIR, in the user's step directory) is made when first asked for,
-// here, as the user: the node's server makes none (instant-on launch). Failures are for the caller
-// to meet when it uses the path; they are logged for debugging.
-void make_proc_dir(const char *key, const pmix_value_t &v) {
-    if (strcmp(key, PMIX_PROCDIR) != 0 || v.type != PMIX_STRING || v.data.string == nullptr) return;
-    if (mkdir(v.data.string, 0700) != 0 && errno != EEXIST)
-        PMIXCPP_LOG_DEBUG("process directory %s not made: %s", v.data.string, strerror(errno));
-}
 }  // namespace
 
 local_outcome get_local(Client &c, const pmix_proc_t &target, const char *key, const GetOptions &opt,
@@ -110,11 +99,6 @@ local_outcome get_local(Client &c, const pmix_proc_t &target, const char *key, c
             arr->type = PMIX_INFO;
             arr->size = all->size();
             arr->array = all->release();
-            if (own_ns)
-                for (size_t i = 0; i < arr->size; ++i) {
-                    const auto &inf = static_cast<const pmix_info_t *>(arr->array)[i];
-                    make_proc_dir(inf.key, inf.value);
-                }
             out->type = PMIX_DATA_ARRAY;
             out->data.darray = arr;
             return local_outcome::found;
@@ -135,10 +119,7 @@ local_outcome get_local(Client &c, const pmix_proc_t &target, const char *key, c
         *error = r.status();
         return local_outcome::not_found;
     }
-    if (r.value() != lookup_source::none) {
-        if (own_ns) make_proc_dir(key, *out);
-        return local_outcome::found;
-    }
+    if (r.value() != lookup_source::none) return local_outcome::found;
     *error = Status(PMIX_ERR_NOT_FOUND, std::string("key ") + key + " not found");
     // The node's topology is the node's own data, but not in the job data: its server makes it
     // when first asked for. Asked of it, by a pmix.optional Get as well (OpenMPI's), never of
