@@ -90,9 +90,11 @@ Status make_proc_dir(const step_info &step, uint32_t rank) {
     const int made = mkdirat(parent, name.c_str(), 0700);
     const int err = errno;
     umask(mask);
-    if (made != 0 && err != EEXIST) return sys_error("process directory: mkdir " + path, err);
-    // Made now, or there before (the user's own doing): either way what the name holds now is
-    // opened without following a link and checked on the descriptor.
+    // Made now: new, the user's (this process's euid), 0700. Nothing more to check.
+    if (made == 0) return Status::success();
+    if (err != EEXIST) return sys_error("process directory: mkdir " + path, err);
+    // There before (the user's own doing): what the name holds is opened without following a
+    // link and checked on the descriptor.
     auto refused = [&](const struct stat &st) -> Status {
         if (!S_ISDIR(st.st_mode))
             return Status(PMIX_ERR_NO_PERMISSIONS,
