@@ -1,9 +1,6 @@
 // PMIx_Put / Commit / Fence(_nb) / Get(_nb) / Store_internal / Resolve_peers / Resolve_nodes.
 #include <pmix.h>
 
-#include <errno.h>
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -15,6 +12,7 @@
 #include "api.h"
 #include "get.h"
 #include "groups.h"
+#include "wire/snapshot.h"
 
 using namespace pmixcpp;
 using namespace pmixcpp::client;
@@ -44,26 +42,20 @@ namespace {
 bool reserved_key(const char *key) { return standard_key(key); }
 
 // A reply's snapshot (shared/PROTOCOL.md, "Modex snapshot"): its file's id and segments in the
-// body, the file's descriptor with the frame if this client was not sent it before. False if the
-// body names none (""), or a file whose descriptor this client does not have: ask for it.
+// body (wire::snapshot_ref), the file's descriptor with the frame if this client was not sent it
+// before. False if the body names none (""), is malformed (logged), or names a file whose
+// descriptor this client does not have: ask for it.
 bool take_snapshot(Client &c, wire::Reader &body) {
-    constexpr uint32_t kMaxSegments = 4096;
-    std::string id;
-    uint32_t n = 0;
-    std::vector<std::pair<uint64_t, uint64_t>> segments;
-    bool ok = !body.at_end() && body.get_string(&id, 4096).ok() && !id.empty() && body.get_u32(&n).ok() &&
-              n > 0 && n <= kMaxSegments;
-    for (uint32_t i = 0; ok && i < n; ++i) {
-        uint64_t offset = 0, length = 0;
-        ok = body.get_u64(&offset).ok() && body.get_u64(&length).ok();
-        segments.emplace_back(offset, length);
-    }
+    wire::snapshot_ref ref;
+    Status st = wire::decode(body, &ref);
+    if (st.ok()) st = body.expect_end().with_context("modex snapshot reference");
     wire::FrameDescriptor fd = Client::take_reply_descriptor();
-    if (!ok) {
-        if (!id.empty()) PMIXCPP_LOG_ERROR("modex snapshot %s: malformed reply", id.c_str());
+    if (!st.ok()) {
+        PMIXCPP_LOG_ERROR("malformed reply: %s", st.message().c_str());
         return false;
     }
-    return c.data().set_snapshot(std::move(id), std::move(fd), std::move(segments));
+    if (ref.id.empty()) return false;
+    return c.data().set_snapshot(std::move(ref.id), std::move(fd), std::move(ref.segments));
 }
 
 // After a fence whose snapshot this client cannot use (none was made, or its file's
@@ -82,14 +74,6 @@ void fetch_snapshot(Client &c) {
     if (!st.ok()) d.set_snapshot("", nullptr);  // Gets ask the server, as without a snapshot
 }
 
-// A process directory (PMIX_PROCDIR, in the user's step directory) is made when first asked for,
-// here, as the user: the node's server makes none (instant-on launch). Failures are for the caller
-// to meet when it uses the path; they are logged for debugging.
-void make_proc_dir(const char *key, const pmix_value_t &v) {
-    if (strcmp(key, PMIX_PROCDIR) != 0 || v.type != PMIX_STRING || v.data.string == nullptr) return;
-    if (mkdir(v.data.string, 0700) != 0 && errno != EEXIST)
-        PMIXCPP_LOG_DEBUG("process directory %s not made: %s", v.data.string, strerror(errno));
-}
 }  // namespace
 
 local_outcome get_local(Client &c, const pmix_proc_t &target, const char *key, const GetOptions &opt,
@@ -115,11 +99,6 @@ local_outcome get_local(Client &c, const pmix_proc_t &target, const char *key, c
             arr->type = PMIX_INFO;
             arr->size = all->size();
             arr->array = all->release();
-            if (own_ns)
-                for (size_t i = 0; i < arr->size; ++i) {
-                    const auto &inf = static_cast<const pmix_info_t *>(arr->array)[i];
-                    make_proc_dir(inf.key, inf.value);
-                }
             out->type = PMIX_DATA_ARRAY;
             out->data.darray = arr;
             return local_outcome::found;
@@ -140,10 +119,7 @@ local_outcome get_local(Client &c, const pmix_proc_t &target, const char *key, c
         *error = r.status();
         return local_outcome::not_found;
     }
-    if (r.value() != lookup_source::none) {
-        if (own_ns) make_proc_dir(key, *out);
-        return local_outcome::found;
-    }
+    if (r.value() != lookup_source::none) return local_outcome::found;
     *error = Status(PMIX_ERR_NOT_FOUND, std::string("key ") + key + " not found");
     // The node's topology is the node's own data, but not in the job data: its server makes it
     // when first asked for. Asked of it, by a pmix.optional Get as well (OpenMPI's), never of

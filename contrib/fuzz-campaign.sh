@@ -17,7 +17,7 @@ src=$(cd "$(dirname "$0")/.." && pwd)
 work=${FUZZ_WORK:-/tmp/pmixcpp-fuzz-campaign}
 runs=${FUZZ_RUNS:-10000000}
 max_len=${FUZZ_MAX_LEN:-65536}
-all="fuzz_codec fuzz_messages fuzz_snapshot fuzz_node fuzz_node_bodies fuzz_agent fuzz_agent_replies fuzz_fabric fuzz_handshake"
+all="fuzz_codec fuzz_messages fuzz_replies fuzz_snapshot fuzz_node fuzz_node_bodies fuzz_agent fuzz_agent_replies fuzz_fabric fuzz_handshake"
 
 mkdir -p "$work"
 "$src/tests/fuzz/build-fuzz.sh" "$src" "$work/bin" || exit 1

@@ -25,8 +25,8 @@ struct step_dirs {
 
 // Create the step's directories below `base` (an administrator's directory: owned by root, not
 // writable by others unless sticky): the root-owned step root with an unpredictable name, and in
-// it the user's directory with one process directory per local rank, handed to the job's user
-// only once complete. Fills step.step_root, step.step_dir, step.server_socket and step.dirs.
+// it the user's directory, handed to the job's user only once complete (the process directories
+// in it are the tasks' own: make_proc_dir). Fills step.step_root, step.step_dir, step.server_socket and step.dirs.
 // Fails with a clear message (and leaves nothing behind) when the base is missing, not trusted,
 // or the socket path would be too long.
 Status prepare_step_dir(step_info &step, const std::string &base);
@@ -35,6 +35,20 @@ Status prepare_step_dir(step_info &step, const std::string &base);
 // following any link and without removing or entering anything the job's user does not own
 // (best effort; logs a warning naming what was kept).
 void remove_step_dir(const step_info &step);
+
+// The process directory of `rank` (PMIX_PROCDIR): <step_dir>/rank.<rank>.
+std::string proc_dir_name(uint32_t rank);
+std::string proc_dir(const step_info &step, uint32_t rank);
+
+// Make the process directory of `rank`, 0700, as the job's user, in the user's step directory.
+// Called in the task, by Slurm's task hook (mpi_p_slurmstepd_task), which runs in the forked
+// task after Slurm set its real, effective and saved ids to the job's user and before exec: so
+// the directory is there before the program starts, and nothing here runs as root in a
+// directory the user can write (refused unless the effective uid is the job's). An existing
+// entry of that name is accepted only if it is a directory of the user's (not a link to one:
+// opened O_NOFOLLOW), and then made 0700; anything else is a clear error, and the task does not
+// start.
+Status make_proc_dir(const step_info &step, uint32_t rank);
 
 // A fresh random secret, hex encoded (from getrandom()).
 Result<std::string> random_token(size_t bytes = 16);

@@ -16,6 +16,7 @@
 #include "../net/envelope.h"
 #include "value.h"
 #include "wire/codec.h"
+#include "wire/messages.h"
 #include "wire/node_messages.h"
 
 namespace pmixcpp::server {
@@ -172,15 +173,16 @@ void dyn_service::answer_lookup(const lookup_answer &a) {
         answer(a.to, a.status, a.message, {});
         return;
     }
-    // lookup reply: u32 n, n x (proc owner, info)
+    std::vector<wire::encoded_lookup_entry> found(a.found.size());
+    for (size_t i = 0; i < a.found.size(); ++i) {
+        strncpy(found[i].owner.nspace, _step.nspace.c_str(), PMIX_MAX_NSLEN);
+        found[i].owner.rank = a.found[i].owner;
+        found[i].info = a.found[i].info;
+    }
     wire::Writer w;
-    w.put_u32(static_cast<uint32_t>(a.found.size()));
-    for (const auto &e : a.found) {
-        pmix_proc_t owner{};
-        strncpy(owner.nspace, _step.nspace.c_str(), PMIX_MAX_NSLEN);
-        owner.rank = e.owner;
-        if (!wire::encode_proc(w, owner).ok()) return;
-        w.put_raw(e.info.data(), e.info.size());
+    if (Status st = wire::encode_lookup_reply(w, found); !st.ok()) {
+        answer(a.to, st.code(), st.message(), {});
+        return;
     }
     answer(a.to, PMIX_SUCCESS, {}, w.data());
 }

@@ -2,6 +2,7 @@
 
 #include "../common/mpmd.h"
 #include "../common/spawn_request.h"
+#include "../common/step_env.h"
 #include "process_mapping.h"
 
 #include <fcntl.h>
@@ -113,8 +114,6 @@ std::string job_env_value(const step_info &step, const char *name) {
 }
 
 }  // namespace
-
-std::string proc_dir(const step_info &step, uint32_t rank) { return step.step_dir + "/rank." + std::to_string(rank); }
 
 Result<std::vector<wire::jobdata_entry>> build_jobdata(const step_info &step, const node_topology &topo) {
     if (step.node_id >= step.node_ranks.size() || step.node_names.size() != step.node_ranks.size())

@@ -36,7 +36,4 @@ namespace pmixcpp::server {
 
 Result<std::vector<wire::jobdata_entry>> build_jobdata(const step_info &step, const node_topology &topo);
 
-// The per-rank process directory named by pmix.pdir.
-std::string proc_dir(const step_info &step, uint32_t rank);
-
 }  // namespace pmixcpp::server

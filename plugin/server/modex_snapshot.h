@@ -19,6 +19,7 @@
 
 #include "kvs.h"
 #include "status.h"
+#include "wire/snapshot.h"
 #include "../common/safe_fs.h"
 
 namespace pmixcpp::server {
@@ -28,7 +29,7 @@ namespace pmixcpp::server {
 struct modex_snapshot {
     std::string id;  // the file's; never reused for another file
     std::shared_ptr<const safe_fs::unique_fd> fd;
-    std::vector<std::pair<uint64_t, uint64_t>> segments;  // (offset, length)
+    std::vector<wire::snapshot_segment> segments;  // (offset, length)
 };
 
 class modex_snapshot_writer {

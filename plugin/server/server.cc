@@ -650,15 +650,9 @@ void server_impl::send_snapshot_reply(uint64_t conn_id, uint32_t request_id, con
         c->snapshot_file = snapshot->id;
     }
     send_reply(conn_id, request_id, PMIX_SUCCESS, {},
-               [&](wire::Writer &wr) -> Status {
-                   if (snapshot == nullptr) return wr.put_string("");
-                   PMIXCPP_RETURN_IF_ERROR(wr.put_string(snapshot->id));
-                   wr.put_u32(static_cast<uint32_t>(snapshot->segments.size()));
-                   for (const auto &[offset, length] : snapshot->segments) {
-                       wr.put_u64(offset);
-                       wr.put_u64(length);
-                   }
-                   return Status::success();
+               [&](wire::Writer &wr) {
+                   if (snapshot == nullptr) return wire::encode_snapshot_ref(wr, "", {});
+                   return wire::encode_snapshot_ref(wr, snapshot->id, snapshot->segments);
                },
                std::move(descriptor));
 }

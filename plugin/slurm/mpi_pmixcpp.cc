@@ -561,15 +561,31 @@ PMIXCPP_EXPORT int mpi_p_slurmstepd_prefork(const stepd_step_rec_t *job, char **
     return rc;
 }
 
-// Runs in the forked task, just before exec: only environment work here.
+// Runs in the forked task, just before exec, as the job's user: Slurm (slurmstepd's
+// _fork_all_tasks) drops the task's real, effective and saved ids to the user's before it calls
+// this. The task's environment, and its process directory (PMIX_PROCDIR), made here as the user
+// (never by root in the user's directory), so that it exists before the program starts and no
+// Get makes it. A failure ends the task before exec (Slurm: "Unable to configure MPI plugin"),
+// with the reason in slurmd's log and on the task's stderr.
 PMIXCPP_EXPORT int mpi_p_slurmstepd_task(const slurm_mpi_task_info *task, char ***env) {
     if (!task || !env) return SLURM_ERROR;
-    return guarded("slurmstepd_task", [&] {
+    std::string failure;
+    int rc = guarded("slurmstepd_task", [&] {
         if (!state().have_step) return Status(PMIX_ERR_INIT, "the step was not prepared by slurmstepd_prefork");
         // Slurm gives a heterogeneous component's task its rank in the whole step already.
+        if (Status s = make_proc_dir(state().step, task->gtaskid); !s.ok()) {
+            failure = s.message();
+            return s;
+        }
         set_env(env, task_env(state().step, task->gtaskid, static_cast<uint32_t>(task->ltaskid)));
         return Status::success();
     });
+    if (!failure.empty()) {
+        // The task's stderr is the user's output by now (Slurm set up its stdio before this hook).
+        const std::string line = "mpi/pmixcpp: rank " + std::to_string(task->gtaskid) + ": " + failure + "\n";
+        (void)!write(STDERR_FILENO, line.data(), line.size());
+    }
+    return rc;
 }
 
 static mpi_plugin_client_state_t *client_prelaunch(const slurm_mpi_step_info *job, char ***env) {

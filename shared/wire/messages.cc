@@ -310,6 +310,19 @@ Status encode(Writer &w, const lookup_reply &m) {
     }
     return Status::success();
 }
+Status encode_lookup_reply(Writer &w, std::span<const encoded_lookup_entry> entries) {
+    if (entries.size() > kMaxLookupKeys)
+        return Status(PMIX_ERR_PACK_FAILURE, "lookup reply: " + std::to_string(entries.size()) + " entries, more than " +
+                                                 std::to_string(kMaxLookupKeys));
+    for (const auto &e : entries)
+        if (e.info.empty()) return Status(PMIX_ERR_PACK_FAILURE, "lookup reply: an entry without its info");
+    w.put_u32(static_cast<uint32_t>(entries.size()));
+    for (const auto &e : entries) {
+        PMIXCPP_RETURN_IF_ERROR(encode_proc(w, e.owner));
+        w.put_raw(e.info.data(), e.info.size());
+    }
+    return Status::success();
+}
 Status decode(Reader &r, lookup_reply *m) {
     uint32_t n = 0;
     PMIXCPP_RETURN_IF_ERROR(r.get_u32(&n));

@@ -6,6 +6,7 @@
 #include <pmix_common.h>
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -220,6 +221,12 @@ struct lookup_reply {
     InfoArray data;
 };
 using unpublish_request = lookup_request;
+// A lookup reply from infos kept encoded (the publish/lookup store holds each published info as
+// encode_info wrote it): the bytes of encode(lookup_reply) with owners[i] and data[i].
+struct encoded_lookup_entry {
+    pmix_proc_t owner{};
+    std::span<const uint8_t> info;  // one encode_info
+};
 
 Status encode(Writer &w, const publish_request &m);
 Status decode(Reader &r, publish_request *m);
@@ -227,6 +234,9 @@ Status encode(Writer &w, const lookup_request &m);
 Status decode(Reader &r, lookup_request *m);
 Status encode(Writer &w, const lookup_reply &m);
 Status decode(Reader &r, lookup_reply *m);
+// Fails on what the decoder would refuse before a byte of it is read: too many entries, an
+// entry with no info bytes.
+Status encode_lookup_reply(Writer &w, std::span<const encoded_lookup_entry> entries);
 
 // --- spawn (PROTOCOL.md: "Spawn") ----------------------------------------------------------
 

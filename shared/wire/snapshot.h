@@ -9,11 +9,14 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "status.h"
 #include "value.h"
+#include "wire/codec.h"
 #include "wire/jobdata.h"
 
 namespace pmixcpp::wire {
@@ -40,5 +43,32 @@ public:
 private:
     jobdata_view _view;
 };
+
+// --- The reference a reply names (shared/PROTOCOL.md, "Modex snapshot") ---------------------
+//
+// The body of a fence's or a `snapshot` request's reply: `str id`, then, if the id is not
+// empty, `u32 count` (1..kMaxSnapshotSegments) and `count` times `u64 offset, u64 length`, the
+// segments of the file oldest first. An empty id (and nothing after it) says that no snapshot
+// could be made. The file's descriptor travels beside the frame, not in it.
+
+inline constexpr size_t kMaxSnapshotIdLength = 256;
+inline constexpr uint32_t kMaxSnapshotSegments = 4096;
+
+// (offset, length) of one segment in the snapshot's file.
+using snapshot_segment = std::pair<uint64_t, uint64_t>;
+
+struct snapshot_ref {
+    std::string id;                          // the file's ("modex.<n>"); "" = none could be made
+    std::vector<snapshot_segment> segments;  // empty if and only if id is ""
+};
+
+// Fails (writing nothing) on a reference the decoder would refuse: an id too long or with a NUL,
+// segments with an empty id or none with an id, more than kMaxSnapshotSegments, an empty
+// segment, one whose end overflows, or one that starts before the end of the one before.
+Status encode_snapshot_ref(Writer &w, std::string_view id, std::span<const snapshot_segment> segments);
+Status encode(Writer &w, const snapshot_ref &m);
+// Checks what the encoder checks; *m is set only on success. The caller checks that the body
+// ends there (decode_payload).
+Status decode(Reader &r, snapshot_ref *m);
 
 }  // namespace pmixcpp::wire

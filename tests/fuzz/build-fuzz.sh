@@ -7,6 +7,7 @@
 # Targets (the decoders they feed, one selector byte first):
 #   fuzz_codec          frame reader, PMIx values, infos, data arrays, procs (shared/wire/codec.h)
 #   fuzz_messages       client -> server messages, job data (shared/wire/messages.h, jobdata.h)
+#   fuzz_replies        server -> client replies, the modex snapshot reference (shared/wire/messages.h, snapshot.h)
 #   fuzz_snapshot       modex snapshot and job data files (shared/wire/snapshot.h, jobdata.h)
 #   fuzz_node           node frame envelope, collective messages (plugin/net, plugin/coll)
 #   fuzz_node_bodies    node message bodies (shared/wire/node_messages.h)
@@ -70,7 +71,7 @@ done
 for p in $pids; do wait "$p" || rc=1; done
 [ $rc -eq 0 ] || { echo "build-fuzz: compiling the sources failed"; exit 1; }
 
-for t in fuzz_codec fuzz_messages fuzz_snapshot fuzz_node fuzz_node_bodies fuzz_agent fuzz_agent_replies fuzz_fabric fuzz_handshake fuzz_group fuzz_native; do
+for t in fuzz_codec fuzz_messages fuzz_snapshot fuzz_node fuzz_node_bodies fuzz_agent fuzz_agent_replies fuzz_fabric fuzz_handshake fuzz_group fuzz_native fuzz_replies; do
     # shellcheck disable=SC2086
     if ! "$cxx" $base $san $includes "$src/tests/fuzz/$t.cc" $objs -lsodium -lpthread -o "$out/$t"; then
         echo "build-fuzz: build of $t failed"

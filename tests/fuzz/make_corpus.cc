@@ -200,6 +200,28 @@ void snapshot_seeds() {
     seed("fuzz_snapshot", "jobdata", 1, encode_jobdata(jd));
 }
 
+void reply_seeds() {
+    const std::string t = "fuzz_replies";
+    snapshot_ref ref{"modex.3", {{0, 4096}, {4096, 512}, {8192, 100}}};
+    seed(t, "snapshot-ref", 0, written([&](Writer &w) { return encode(w, ref); }));
+    snapshot_ref none;
+    seed(t, "snapshot-ref-none", 0, written([&](Writer &w) { return encode(w, none); }));
+    get_reply g{sample_infos()};
+    seed(t, "get", 1, written([&](Writer &w) { return encode(w, g); }));
+    job_control_reply jc{sample_infos()};
+    seed(t, "job_control", 2, written([&](Writer &w) { return encode(w, jc); }));
+    info_reply ir{sample_infos()};
+    seed(t, "info", 3, written([&](Writer &w) { return encode(w, ir); }));
+    spawn_reply sp{"pmixcpp.1.1"};
+    seed(t, "spawn", 4, written([&](Writer &w) { return encode(w, sp); }));
+    connect_reply cr{"/tmp/pmixcpp.1.0.abcdef/jobdata", 4096, 2};
+    seed(t, "connect", 5, written([&](Writer &w) { return encode(w, cr); }));
+    lookup_reply lr;
+    lr.owners = {proc("pmixcpp.1.0", 0), proc("pmixcpp.1.0", 1), proc("pmixcpp.1.0", 2), proc("pmixcpp.1.0", 3)};
+    lr.data = sample_infos();
+    seed(t, "lookup", 6, written([&](Writer &w) { return encode(w, lr); }));
+}
+
 void node_seeds() {
     net::step_identity id{"pmixcpp.1.0"};
     std::vector<uint8_t> body{1, 2, 3};
@@ -385,6 +407,7 @@ int main(int argc, char **argv) {
     codec_seeds();
     message_seeds();
     snapshot_seeds();
+    reply_seeds();
     node_seeds();
     agent_seeds();
     fabric_seeds();

@@ -1,12 +1,16 @@
 #include "plugin/common/step_env.h"
 
 #include <fcntl.h>
+#include <grp.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
+#include <functional>
 #include <set>
+#include <string>
 
 using namespace pmixcpp;
 
@@ -174,4 +178,121 @@ TEST(StepEnv, TaskEnvironment) {
     env_list t = task_env(s, 3, 1);
     EXPECT_EQ(env_value(t, "PMIX_RANK"), "3");
     EXPECT_EQ(env_value(t, "PMIXCPP_LOCAL_RANK"), "1");
+}
+
+namespace {
+// `fn` in a child process with the ids of `uid`:`gid` (as Slurm's task hook runs: real, effective
+// and saved ids all the user's); its Status comes back over a pipe as "<code> <message>".
+std::pair<pmix_status_t, std::string> run_as(uid_t uid, gid_t gid, const std::function<Status()> &fn) {
+    int p[2];
+    if (pipe(p) != 0) return {PMIX_ERROR, "pipe"};
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(p[0]);
+        std::string out;
+        if (getuid() != uid && (setgroups(0, nullptr) != 0 || setresgid(gid, gid, gid) != 0 ||
+                                setresuid(uid, uid, uid) != 0)) {
+            out = std::to_string(PMIX_ERROR) + " cannot become uid " + std::to_string(uid);
+        } else {
+            Status st = fn();
+            out = std::to_string(st.code()) + " " + st.message();
+        }
+        (void)!write(p[1], out.data(), out.size());
+        _exit(0);
+    }
+    close(p[1]);
+    std::string got;
+    char buf[512];
+    ssize_t n;
+    while ((n = read(p[0], buf, sizeof(buf))) > 0) got.append(buf, static_cast<size_t>(n));
+    close(p[0]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    size_t sp = got.find(' ');
+    if (sp == std::string::npos) return {PMIX_ERROR, "no answer from the child: " + got};
+    return {static_cast<pmix_status_t>(std::stoi(got.substr(0, sp))), got.substr(sp + 1)};
+}
+}  // namespace
+
+// The process directory is made by the task as the job's user (Slurm's task hook runs as the
+// user): 0700, the user's. What the user placed at its name beforehand is used only if it is a
+// directory of the user's; a link (to anywhere) or a file is refused without being followed, and
+// the task would not start. Never made by another uid (root) in the user's directory.
+TEST(StepEnv, ProcessDirectoryMadeByTheTaskAsTheUser) {
+    char tmpl[] = "/tmp/pmixcpp-test-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    ASSERT_EQ(chmod(tmpl, 0755), 0);  // the user reaches its directory by path (as on a node)
+    const bool root = geteuid() == 0;
+    step_info s = sample_step();
+    if (root) {
+        s.uid = 65534;  // nobody
+        s.gid = 65534;
+    }
+    ASSERT_TRUE(prepare_step_dir(s, tmpl).ok());
+    auto as_user = [&](uint32_t rank) { return run_as(s.uid, s.gid, [&] { return make_proc_dir(s, rank); }); };
+    struct stat st {};
+
+    // Fresh: made, the user's, 0700 (whatever the umask).
+    mode_t old_mask = umask(0777);
+    auto made = as_user(0);
+    umask(old_mask);
+    EXPECT_EQ(made.first, PMIX_SUCCESS) << made.second;
+    EXPECT_EQ(proc_dir(s, 0), s.step_dir + "/rank.0");
+    ASSERT_EQ(lstat(proc_dir(s, 0).c_str(), &st), 0);
+    EXPECT_TRUE(S_ISDIR(st.st_mode));
+    EXPECT_EQ(st.st_uid, s.uid);
+    EXPECT_EQ(st.st_mode & 07777, 0700u);
+    // Again (the same rank's directory there already, the user's): fine.
+    EXPECT_EQ(as_user(0).first, PMIX_SUCCESS);
+
+    // The user made it beforehand, 0755: used, and made 0700.
+    auto user_mkdir = run_as(s.uid, s.gid, [&] {
+        if (mkdir(proc_dir(s, 1).c_str(), 0755) != 0 || chmod(proc_dir(s, 1).c_str(), 0755) != 0)
+            return Status(PMIX_ERROR, "mkdir");
+        return Status::success();
+    });
+    ASSERT_EQ(user_mkdir.first, PMIX_SUCCESS) << user_mkdir.second;
+    EXPECT_EQ(as_user(1).first, PMIX_SUCCESS);
+    ASSERT_EQ(lstat(proc_dir(s, 1).c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 07777, 0700u);
+
+    // The attack: the user plants a link at the name, to a directory of its own elsewhere (or
+    // anywhere). Refused, not followed: the link stays a link, its target is not touched.
+    const std::string target = std::string(tmpl) + "/elsewhere";
+    ASSERT_EQ(mkdir(target.c_str(), 0755), 0);
+    ASSERT_EQ(chown(target.c_str(), s.uid, s.gid), 0);
+    auto plant = run_as(s.uid, s.gid, [&] {
+        if (symlink(target.c_str(), proc_dir(s, 2).c_str()) != 0) return Status(PMIX_ERROR, "symlink");
+        int fd = open(proc_dir(s, 3).c_str(), O_CREAT | O_WRONLY | O_EXCL, 0600);
+        if (fd < 0) return Status(PMIX_ERROR, "create");
+        close(fd);
+        return Status::success();
+    });
+    ASSERT_EQ(plant.first, PMIX_SUCCESS) << plant.second;
+    auto link = as_user(2);
+    EXPECT_EQ(link.first, PMIX_ERR_NO_PERMISSIONS);
+    EXPECT_NE(link.second.find("is not a directory (a symbolic link)"), std::string::npos) << link.second;
+    ASSERT_EQ(lstat(proc_dir(s, 2).c_str(), &st), 0);
+    EXPECT_TRUE(S_ISLNK(st.st_mode));
+    ASSERT_EQ(stat(target.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 07777, 0755u) << "the link's target is not made 0700";
+    auto file = as_user(3);
+    EXPECT_EQ(file.first, PMIX_ERR_NO_PERMISSIONS);
+    EXPECT_NE(file.second.find("is not a directory (a file"), std::string::npos) << file.second;
+
+    if (root) {
+        // A directory of another user's at the name (only root could put one there): refused.
+        ASSERT_EQ(mkdir(proc_dir(s, 4).c_str(), 0700), 0);
+        auto other = as_user(4);
+        EXPECT_EQ(other.first, PMIX_ERR_NO_PERMISSIONS);
+        EXPECT_NE(other.second.find("owned by uid 0"), std::string::npos) << other.second;
+        EXPECT_EQ(rmdir(proc_dir(s, 4).c_str()), 0);
+        // Root itself (slurmstepd outside the task) makes nothing in the user's directory.
+        Status st5 = make_proc_dir(s, 5);
+        EXPECT_EQ(st5.code(), PMIX_ERR_NO_PERMISSIONS) << st5.message();
+        EXPECT_NE(lstat(proc_dir(s, 5).c_str(), &st), 0);
+    }
+    remove_step_dir(s);
+    EXPECT_EQ(rmdir(target.c_str()), 0);
+    EXPECT_EQ(rmdir(tmpl), 0);
 }

@@ -1,6 +1,7 @@
 /* Basic client behaviour: init, job data with exact types, put/commit/fence/get in every scope
  * across the local ranks, Store_internal, Resolve_peers/nodes, version and name strings.
  * Run with: srun --mpi=pmixcpp -N1 -n8 pmix_basic */
+#include <errno.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -41,6 +42,21 @@ int main(void) {
     CHECK(ver != NULL && ver[0] == '4' && ver[1] == '.', "version %s starts with 4.", ver ? ver : "(null)");
     CHECK(!PMIx_Initialized(), "not initialized before PMIx_Init");
 
+    /* The process directory (PMIX_PROCDIR) is there before the program starts: slurmstepd's task
+     * hook made it, as the user, 0700. Removed here: the client library makes none, a Get of
+     * PMIX_PROCDIR below names it and does not bring it back. */
+    char pdir[4096] = "";
+    {
+        const char *step_dir = getenv("PMIXCPP_STEP_DIR"), *rank = getenv("PMIX_RANK");
+        CHECK(step_dir && rank, "PMIXCPP_STEP_DIR and PMIX_RANK are set");
+        if (step_dir && rank) snprintf(pdir, sizeof(pdir), "%s/rank.%s", step_dir, rank);
+        struct stat sb;
+        int st = pdir[0] ? lstat(pdir, &sb) : -1;
+        CHECK(st == 0 && S_ISDIR(sb.st_mode) && sb.st_uid == getuid() && (sb.st_mode & 07777) == 0700,
+              "process directory %s exists before PMIx_Init, the user's, 0700", pdir);
+        CHECK(pdir[0] && rmdir(pdir) == 0, "process directory %s removed", pdir);
+    }
+
     if (ptest_init(&me)) return 1;
     CHECK(PMIx_Initialized(), "initialized");
     const char *env_rank = getenv("PMIX_RANK");
@@ -63,22 +79,25 @@ int main(void) {
     check_key(me.rank, PMIX_RANK, PMIX_PROC_RANK, 1);
     check_key(me.rank, PMIX_JOB_SIZE, PMIX_UINT32, 1); /* job-level key asked with a rank */
 
-    /* The process directory exists once asked for: the caller's own, a directory of its user,
-     * 0700, inside the namespace directory. */
+    /* The process directory Get names is the one that was there (checked above), inside the
+     * namespace directory; the Get (of the key, and of all of the rank's data) makes nothing. */
     {
-        pmix_value_t *pd = NULL, *nsd = NULL;
+        pmix_value_t *pd = NULL, *nsd = NULL, *all = NULL;
         CHECK_RC(PMIX_SUCCESS, PMIx_Get(&me, PMIX_PROCDIR, NULL, 0, &pd));
+        CHECK_RC(PMIX_SUCCESS, PMIx_Get(&me, NULL, NULL, 0, &all));
         pmix_proc_t wild = me;
         wild.rank = PMIX_RANK_WILDCARD;
         CHECK_RC(PMIX_SUCCESS, PMIx_Get(&wild, PMIX_NSDIR, NULL, 0, &nsd));
         if (pd && nsd && pd->type == PMIX_STRING && nsd->type == PMIX_STRING) {
+            CHECK(strcmp(pd->data.string, pdir) == 0, "process directory %s is %s", pd->data.string, pdir);
             struct stat sb;
-            int st = stat(pd->data.string, &sb);
-            CHECK(st == 0 && S_ISDIR(sb.st_mode) && sb.st_uid == getuid() && (sb.st_mode & 0777) == 0700,
-                  "process directory %s is the user's, 0700", pd->data.string);
+            CHECK(lstat(pd->data.string, &sb) != 0 && errno == ENOENT, "a Get of %s made no directory",
+                  pd->data.string);
             CHECK(strncmp(pd->data.string, nsd->data.string, strlen(nsd->data.string)) == 0,
                   "process directory %s is in %s", pd->data.string, nsd->data.string);
         }
+        if (pdir[0]) CHECK(mkdir(pdir, 0700) == 0, "process directory %s made again", pdir);
+        if (all) PMIX_VALUE_RELEASE(all);
         if (pd) PMIX_VALUE_RELEASE(pd);
         if (nsd) PMIX_VALUE_RELEASE(nsd);
     }

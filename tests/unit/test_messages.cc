@@ -345,3 +345,39 @@ TEST(Messages, EventNotificationRoundTrip) {
     EXPECT_FALSE(is_request_type(static_cast<uint16_t>(msg_type::reply)));
     EXPECT_STREQ(to_string(msg_type::event), "event");
 }
+
+// The server writes a lookup reply from the infos its store keeps encoded: the same bytes as the
+// reply's own encoder, which the client decodes.
+TEST(Messages, LookupReplyFromEncodedInfos) {
+    lookup_reply m;
+    m.owners = {proc("pmixcpp.1.0", 2), proc("pmixcpp.1.0", 0)};
+    m.data = make_infos({{"svc.a", 1}, {"svc.b", 2}});
+    std::vector<std::vector<uint8_t>> infos;
+    for (size_t i = 0; i < m.data.size(); ++i) {
+        Writer w;
+        ASSERT_TRUE(encode_info(w, m.data[i]).ok());
+        infos.push_back(w.take());
+    }
+    std::vector<encoded_lookup_entry> entries = {{m.owners[0], infos[0]}, {m.owners[1], infos[1]}};
+    Writer w;
+    ASSERT_TRUE(encode_lookup_reply(w, entries).ok());
+    EXPECT_EQ(w.data(), bytes_of(m));
+    lookup_reply back;
+    ASSERT_TRUE(decode_payload(w.data(), &back).ok());
+    ASSERT_EQ(back.owners.size(), 2u);
+    EXPECT_EQ(back.owners[0].rank, 2u);
+    EXPECT_STREQ(back.data[1].key, "svc.b");
+    expect_truncations_rejected<lookup_reply>(w.data());
+
+    Writer none;
+    ASSERT_TRUE(encode_lookup_reply(none, {}).ok());
+    EXPECT_EQ(none.data(), (std::vector<uint8_t>{0, 0, 0, 0}));
+
+    // What the client would refuse is not written: an entry without its info, too many entries.
+    Writer bad;
+    std::vector<encoded_lookup_entry> empty_info = {{m.owners[0], {}}};
+    EXPECT_EQ(encode_lookup_reply(bad, empty_info).code(), PMIX_ERR_PACK_FAILURE);
+    std::vector<encoded_lookup_entry> many(1025, entries[0]);
+    EXPECT_EQ(encode_lookup_reply(bad, many).code(), PMIX_ERR_PACK_FAILURE);
+    EXPECT_EQ(bad.size(), 0u);
+}

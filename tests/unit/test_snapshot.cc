@@ -1,5 +1,7 @@
 #include "wire/snapshot.h"
 
+#include "wire/messages.h"
+
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -96,4 +98,129 @@ TEST(Snapshot, EveryTruncationAndCorruptionIsRejected) {
             if (view->value(rank, "key", &v).ok()) value_destruct(&v);
         }
     }
+}
+
+// --- the reference a reply names -----------------------------------------------------------
+
+namespace {
+std::vector<uint8_t> ref_bytes(const snapshot_ref &ref) {
+    Writer w;
+    EXPECT_TRUE(encode(w, ref).ok());
+    return w.take();
+}
+Status decode_ref(std::span<const uint8_t> bytes, snapshot_ref *out) { return decode_payload(bytes, out); }
+}  // namespace
+
+TEST(SnapshotRef, RoundTripAndBytes) {
+    snapshot_ref ref{"modex.7", {{0, 100}, {128, 28}}};
+    auto bytes = ref_bytes(ref);
+    // str id, u32 count, (u64 offset, u64 length) x count: the bytes PROTOCOL.md gives.
+    const std::vector<uint8_t> want = {7, 0, 0, 0, 'm', 'o', 'd', 'e', 'x', '.', '7', 2, 0, 0, 0,
+                                       0, 0, 0, 0, 0, 0, 0, 0, 100, 0, 0, 0, 0, 0, 0, 0,
+                                       128, 0, 0, 0, 0, 0, 0, 0, 28, 0, 0, 0, 0, 0, 0, 0};
+    EXPECT_EQ(bytes, want);
+    snapshot_ref back;
+    ASSERT_TRUE(decode_ref(bytes, &back).ok());
+    EXPECT_EQ(back.id, ref.id);
+    EXPECT_EQ(back.segments, ref.segments);
+
+    // None could be made: the empty id alone.
+    snapshot_ref none;
+    EXPECT_EQ(ref_bytes(none), (std::vector<uint8_t>{0, 0, 0, 0}));
+    back.id = "x";
+    ASSERT_TRUE(decode_ref(ref_bytes(none), &back).ok());
+    EXPECT_TRUE(back.id.empty());
+    EXPECT_TRUE(back.segments.empty());
+
+    // The most segments there may be.
+    snapshot_ref many{"modex.1", {}};
+    for (uint64_t i = 0; i < kMaxSnapshotSegments; ++i) many.segments.emplace_back(i * 16, 16);
+    ASSERT_TRUE(decode_ref(ref_bytes(many), &back).ok());
+    EXPECT_EQ(back.segments.size(), size_t{kMaxSnapshotSegments});
+}
+
+TEST(SnapshotRef, EveryTruncationIsRejected) {
+    auto bytes = ref_bytes({"modex.12", {{0, 4096}, {4096, 64}, {8192, 1}}});
+    for (size_t n = 0; n < bytes.size(); ++n) {
+        snapshot_ref out{"kept", {{1, 1}}};
+        Status st = decode_ref(std::span<const uint8_t>(bytes.data(), n), &out);
+        EXPECT_FALSE(st.ok()) << n << " bytes";
+        EXPECT_EQ(st.code(), PMIX_ERR_UNPACK_FAILURE) << n;
+        EXPECT_EQ(out.id, "kept") << "untouched on failure";
+    }
+    // Trailing bytes after a whole reference are refused too.
+    bytes.push_back(0);
+    snapshot_ref out;
+    EXPECT_FALSE(decode_ref(bytes, &out).ok());
+    // As is anything after the empty id.
+    std::vector<uint8_t> none_then_count = {0, 0, 0, 0, 1, 0, 0, 0};
+    EXPECT_FALSE(decode_ref(none_then_count, &out).ok());
+}
+
+TEST(SnapshotRef, CountsAndSegmentsOutOfBoundsAreRejected) {
+    auto with_count = [](uint32_t count, size_t segments_written) {
+        Writer w;
+        EXPECT_TRUE(w.put_string("modex.1").ok());
+        w.put_u32(count);
+        for (size_t i = 0; i < segments_written; ++i) {
+            w.put_u64(i * 8);
+            w.put_u64(8);
+        }
+        return w.take();
+    };
+    snapshot_ref out;
+    // An announced count beyond the bound, or beyond the bytes, fails before any allocation.
+    Status st = decode_ref(with_count(kMaxSnapshotSegments + 1, 1), &out);
+    EXPECT_FALSE(st.ok());
+    EXPECT_NE(st.message().find("segments"), std::string::npos) << st.message();
+    EXPECT_FALSE(decode_ref(with_count(0xFFFFFFFFu, 2), &out).ok());
+    EXPECT_FALSE(decode_ref(with_count(1000, 2), &out).ok());
+    EXPECT_FALSE(decode_ref(with_count(0, 0), &out).ok()) << "a file with no segment";
+    EXPECT_TRUE(decode_ref(with_count(2, 2), &out).ok());
+
+    auto one = [](uint64_t off1, uint64_t len1, uint64_t off2, uint64_t len2) {
+        Writer w;
+        EXPECT_TRUE(w.put_string("modex.1").ok());
+        w.put_u32(2);
+        w.put_u64(off1);
+        w.put_u64(len1);
+        w.put_u64(off2);
+        w.put_u64(len2);
+        return w.take();
+    };
+    EXPECT_FALSE(decode_ref(one(0, 0, 8, 8), &out).ok()) << "an empty segment";
+    EXPECT_FALSE(decode_ref(one(0, 16, 8, 8), &out).ok()) << "overlapping segments";
+    EXPECT_FALSE(decode_ref(one(64, 8, 0, 8), &out).ok()) << "newer before older";
+    EXPECT_FALSE(decode_ref(one(0, 8, UINT64_MAX - 2, 8), &out).ok()) << "an end beyond 2^64";
+
+    // An id longer than the bound, or with a NUL.
+    Writer w;
+    ASSERT_TRUE(w.put_string(std::string(kMaxSnapshotIdLength + 1, 'a')).ok());
+    w.put_u32(1);
+    w.put_u64(0);
+    w.put_u64(8);
+    EXPECT_FALSE(decode_ref(w.data(), &out).ok());
+}
+
+TEST(SnapshotRef, TheEncoderRefusesWhatTheDecoderWould) {
+    const std::vector<snapshot_ref> bad = {
+        {"", {{0, 8}}},                                     // segments without a file
+        {"modex.1", {}},                                    // a file without segments
+        {"modex.1", {{0, 0}}},                              // an empty segment
+        {"modex.1", {{16, 8}, {0, 8}}},                     // out of order
+        {"modex.1", {{UINT64_MAX, 2}}},                     // an end beyond 2^64
+        {std::string(kMaxSnapshotIdLength + 1, 'x'), {{0, 8}}},
+        {std::string("mo\0dex", 6), {{0, 8}}},
+    };
+    for (const auto &ref : bad) {
+        Writer w;
+        Status st = encode(w, ref);
+        EXPECT_EQ(st.code(), PMIX_ERR_PACK_FAILURE) << ref.id.size();
+        EXPECT_EQ(w.size(), 0u) << "nothing written";
+    }
+    snapshot_ref too_many{"modex.1", {}};
+    for (uint64_t i = 0; i <= kMaxSnapshotSegments; ++i) too_many.segments.emplace_back(i * 16, 16);
+    Writer w;
+    EXPECT_FALSE(encode(w, too_many).ok());
+    EXPECT_EQ(w.size(), 0u);
 }
