@@ -69,8 +69,9 @@ rm -rf "$shared"
 # attack_native_msgs.py, rank 2 speaking OpenPMIx 3.2's fixed-width integers, rank 3 4.2's
 # varints: truncated QUERY, LOG, GROUP_CONSTRUCT and GROUP_DESTRUCT requests, counts over the
 # caps, wrong data types, destructs of groups they are not in and constructs taking the names of
-# others' groups, 4097 GROUP_CONSTRUCTs (the cap is 4096 per connection), queries of huge keys
-# and of answers that would not fit, oversized log messages. Every case gets an error status or
+# others' groups, 4097 GROUP_CONSTRUCTs (the cap is 4096 per connection), connections that leave
+# their groups behind until the node's cap (65536), queries of huge keys and of answers that would
+# not fit, oversized log messages. Every case gets an error status or
 # the close of that connection (the rank connects again); the honest ranks' group, fence and Get
 # work afterwards; slurmstepd's memory stays bounded; the step ends normally.
 shared=$(mktemp -d /tmp/pmixcpp-attack-native.XXXXXX)
