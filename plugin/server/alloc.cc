@@ -61,6 +61,12 @@ pmix_info_t proc_table_info(const char *key, const std::vector<proc_row> &rows, 
     return out;
 }
 
+// The bytes `info` takes in a reply.
+size_t answer_bytes(const pmix_info_t &info) {
+    wire::Writer w;
+    return wire::encode_info(w, info).ok() ? w.size() : 0;
+}
+
 }  // namespace
 
 struct alloc_service::gate {
@@ -82,6 +88,7 @@ struct alloc_service::query_state {
     std::vector<entry> entries;
     std::string message;
     bool incomplete = false;  // a node's part of the process table is missing
+    size_t bytes = 0;         // of the answers so far
     ~query_state() {
         for (auto &e : entries)
             for (auto &i : e.results) info_destruct(&i);
@@ -340,7 +347,15 @@ void alloc_service::query(uint64_t conn, uint32_t request_id, uint32_t rank, wir
                     continue;
                 }
             }
-            answer_locally(key, entry.qualifiers, rank, &q->entries[e].results);
+            std::vector<pmix_info_t> &results = q->entries[e].results;
+            const size_t had = results.size();
+            answer_locally(key, entry.qualifiers, rank, &results);
+            for (size_t i = had; i < results.size(); ++i) q->bytes += answer_bytes(results[i]);
+            if (q->bytes > kMaxQueryAnswerBytes) {
+                // Nothing went to the bridge or the other nodes yet: the state goes with this.
+                _ops.reply(conn, request_id, PMIX_ERR_OUT_OF_RESOURCE, too_big(q->bytes), InfoArray());
+                return;
+            }
         }
         if (!hr.keys.empty()) {
             hr.op = alloc::agent_op::query;
@@ -405,7 +420,20 @@ void alloc_service::query(uint64_t conn, uint32_t request_id, uint32_t rank, wir
     if (--q->outstanding == 0) finish_query(q);
 }
 
+std::string alloc_service::too_big(size_t bytes) {
+    return "the answers to this query take more than " + std::to_string(kMaxQueryAnswerBytes >> 20) + " MiB (" +
+           std::to_string(bytes) + " bytes so far): ask for less at once";
+}
+
 void alloc_service::finish_query(const std::shared_ptr<query_state> &q) {
+    // The bridge's and the other nodes' answers too.
+    size_t bytes = 0;
+    for (const auto &e : q->entries)
+        for (const auto &r : e.results) bytes += answer_bytes(r);
+    if (bytes > kMaxQueryAnswerBytes) {
+        _ops.reply(q->conn, q->request_id, PMIX_ERR_OUT_OF_RESOURCE, too_big(bytes), InfoArray());
+        return;
+    }
     // The v4.1 form: one PMIX_QUERY_RESULTS per query (its qualifiers as PMIX_QUERY_QUALIFIERS
     // first, when it had any, then a (key, value) info per answered key); after them the same
     // answers as a flat list of (key, value) infos, for clients written before v4.1.

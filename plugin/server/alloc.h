@@ -86,6 +86,11 @@ struct alloc_ops {
     std::function<std::vector<std::pair<std::string, std::vector<pmix_proc_t>>>(bool groups_only)> psets;
 };
 
+// The most bytes the answers to one PMIx_Query_info may take (they go into the reply twice, the
+// v4.1 form and the flat list): a query whose keys ask for more, e.g. 256 x 256 times the names
+// of thousands of groups, is PMIX_ERR_OUT_OF_RESOURCE, answered before the rest is built.
+inline constexpr size_t kMaxQueryAnswerBytes = 16u << 20;
+
 // How long PMIx_Query_info(PMIX_QUERY_PROC_TABLE) waits for the other nodes, unless the query
 // names a PMIX_TIMEOUT.
 inline constexpr int kProcTableTimeoutSec = 10;
@@ -113,6 +118,7 @@ private:
     bool answer_locally(const std::string &key, const InfoArray &qualifiers, uint32_t rank,
                         std::vector<pmix_info_t> *out) const;
     void finish_query(const std::shared_ptr<query_state> &q);
+    static std::string too_big(size_t bytes);
     void complete_allocation(uint64_t conn, uint32_t request_id, uint32_t rank, uint8_t directive,
                              const std::string &request_name, Result<std::vector<uint8_t>> &&answer);
 

@@ -248,6 +248,19 @@ void group_service::on_request(uint64_t conn, uint32_t rank, uint32_t request_id
         return refuse(PMIX_ERR_BAD_PARAM, "the caller is not among the group's members");
 
     const key k{op == wire::group_op::destruct, req.name};
+    // A name is one group: a construct cannot take that of a group this node's ranks are in with
+    // other members (nor a set the step defines), a destruct names members of the group (all of
+    // them, or fewer once some left it); else a rank could replace or delete the process set of
+    // a group it is not in.
+    if (auto ps = _psets.find(req.name); ps != _psets.end()) {
+        const std::vector<uint32_t> &in = ps->second.ranks;
+        if (!ps->second.group)
+            return refuse(k.first ? PMIX_ERR_BAD_PARAM : PMIX_ERR_EXISTS, "a process set the step defines has this name");
+        if (!k.first && in != members)
+            return refuse(PMIX_ERR_EXISTS, "a group of other members has this name (destruct it first)");
+        if (k.first && !std::includes(in.begin(), in.end(), members.begin(), members.end()))
+            return refuse(PMIX_ERR_BAD_PARAM, "ranks that are not members of the group");
+    }
     auto it = _pending.find(k);
     if (it == _pending.end() && _pending.size() >= kMaxPendingGroups)
         return refuse(PMIX_ERR_OUT_OF_RESOURCE, "too many group collectives in flight on this node");

@@ -25,7 +25,9 @@
 // member node, whatever the group's size.
 //
 // Process sets: a constructed group is also a process set of its name (PMIX_QUERY_PSET_*); the
-// server remembers the groups whose members it serves until they are destructed. A step of
+// server remembers the groups whose members it serves until they are destructed. A name is one
+// group: while it is, a construct of its name with other members is PMIX_ERR_EXISTS and a destruct
+// naming ranks outside it PMIX_ERR_BAD_PARAM (fewer members, as after a leave, may destruct it). A step of
 // several apps (spawned apps, heterogeneous components, --multi-prog lines) defines one set per
 // app ("<nspace>.app<N>"), known on every node.
 //

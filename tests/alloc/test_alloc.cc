@@ -579,6 +579,36 @@ TEST(AllocService, LocalQueries) {
     EXPECT_TRUE(h.host.got.empty());
 }
 
+// A query whose answers would not fit: 2 queries of 256 keys naming every process set, 512 sets
+// of 250-character names (128 KiB per answer, 64 MiB in all; the protocol's 256 x 256 keys would
+// make 8 GiB). Refused with PMIX_ERR_OUT_OF_RESOURCE once the answers pass kMaxQueryAnswerBytes,
+// not built; a query under the bound is answered.
+TEST(AllocService, AQueryWhoseAnswersWouldNotFitIsRefused) {
+    service_harness h;
+    auto o = h.ops();
+    std::vector<std::pair<std::string, std::vector<pmix_proc_t>>> sets;
+    for (int i = 0; i < 512; ++i) sets.emplace_back(std::to_string(i) + "." + std::string(246, 'g'), std::vector<pmix_proc_t>());
+    o.psets = [&](bool) { return sets; };
+    server::alloc_service svc(one_node(), nullptr, o);
+    wire::query_request q;
+    q.queries.resize(2);
+    for (auto &e : q.queries) e.keys.assign(256, PMIX_QUERY_PSET_NAMES);
+    svc.query(1, 7, 0, std::move(q));
+    ASSERT_EQ(h.replies.size(), 1u);
+    EXPECT_EQ(h.replies[0].status, PMIX_ERR_OUT_OF_RESOURCE);
+    EXPECT_NE(h.replies[0].message.find("MiB"), std::string::npos) << h.replies[0].message;
+    EXPECT_TRUE(h.replies[0].results.empty());
+
+    // 100 answers of 128 KiB: 12.5 MiB, under the bound
+    wire::query_request fits;
+    fits.queries.resize(1);
+    fits.queries[0].keys.assign(100, PMIX_QUERY_PSET_NAMES);
+    svc.query(1, 8, 0, std::move(fits));
+    ASSERT_EQ(h.replies.size(), 2u);
+    EXPECT_EQ(h.replies[1].status, PMIX_SUCCESS) << h.replies[1].message;
+    EXPECT_EQ(h.replies[1].results.size(), 101u);  // PMIX_QUERY_RESULTS, then the 100 answers flat
+}
+
 TEST(AllocService, ProcTableGatheredFromEveryNodeInTheV41Form) {
     service_harness h;
     std::function<void(std::vector<server::proc_row>, std::string)> pending;

@@ -310,6 +310,53 @@ TEST(Groups, DestructDeletesTheProcessSet) {
     EXPECT_FALSE(c.pset_events[1].second);
 }
 
+// A rank outside a group cannot take its name: a construct of the name with other members is
+// PMIX_ERR_EXISTS, a destruct naming non-members is refused, and the group's process set stays
+// as its members made it; its members still destruct it, after which the name is free again.
+TEST(Groups, AGroupsNameCannotBeTakenByOthers) {
+    cluster c;
+    c.enter(0, wire::group_op::construct, "g", {0, 1}, false);
+    c.enter(1, wire::group_op::construct, "g", {0, 1}, false);
+    ASSERT_EQ(c.replies.size(), 2u);
+    ASSERT_EQ(c.replies[1].status, PMIX_SUCCESS);
+
+    // rank 1 alone: a group of one local member would complete at once, replacing the set
+    c.enter(1, wire::group_op::construct, "g", {1}, false);
+    ASSERT_EQ(c.replies.size(), 3u);
+    EXPECT_EQ(c.replies[2].status, PMIX_ERR_EXISTS) << c.replies[2].message;
+    ASSERT_EQ(c.nodes[0]->psets().count("g"), 1u);
+    EXPECT_EQ(c.nodes[0]->psets().at("g").ranks, (std::vector<uint32_t>{0, 1}));
+    // a member naming itself alone (as the others do once one left the group): allowed
+    c.enter(1, wire::group_op::destruct, "g", {1}, false);
+    ASSERT_EQ(c.replies.size(), 4u);
+    EXPECT_EQ(c.replies[3].status, PMIX_SUCCESS);
+    c.enter(0, wire::group_op::construct, "g", {0, 1}, false);  // again, the same members: fine
+    c.enter(1, wire::group_op::construct, "g", {0, 1}, false);
+    ASSERT_EQ(c.replies.size(), 6u);
+    EXPECT_EQ(c.replies[5].status, PMIX_SUCCESS);
+
+    // the group {0} of rank 0 against rank 1 of the same node, which is not in it
+    c.enter(0, wire::group_op::construct, "h", {0}, false);
+    ASSERT_EQ(c.replies.size(), 7u);
+    ASSERT_EQ(c.replies[6].status, PMIX_SUCCESS);
+    c.enter(1, wire::group_op::construct, "h", {0, 1}, false);  // h exists with {0}
+    ASSERT_EQ(c.replies.size(), 8u);
+    EXPECT_EQ(c.replies[7].status, PMIX_ERR_EXISTS);
+    c.enter(1, wire::group_op::destruct, "h", {1}, false);  // rank 1 is not in h
+    ASSERT_EQ(c.replies.size(), 9u);
+    EXPECT_EQ(c.replies[8].status, PMIX_ERR_BAD_PARAM) << c.replies[8].message;
+    ASSERT_EQ(c.nodes[0]->psets().count("h"), 1u);
+    EXPECT_EQ(c.nodes[0]->psets().at("h").ranks, (std::vector<uint32_t>{0}));
+    c.enter(0, wire::group_op::destruct, "h", {0}, false);
+    ASSERT_EQ(c.replies.size(), 10u);
+    EXPECT_EQ(c.replies[9].status, PMIX_SUCCESS);
+    EXPECT_EQ(c.nodes[0]->psets().count("h"), 0u);
+    c.enter(1, wire::group_op::construct, "h", {1}, false);  // the name is free again
+    ASSERT_EQ(c.replies.size(), 11u);
+    EXPECT_EQ(c.replies[10].status, PMIX_SUCCESS);
+    EXPECT_EQ(c.nodes[0]->psets().at("h").ranks, (std::vector<uint32_t>{1}));
+}
+
 TEST(GroupMessages, RoundTripAndBounds) {
     wire::group_contribution gc;
     gc.reservation = 9;
