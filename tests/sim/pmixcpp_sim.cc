@@ -10,6 +10,9 @@
 //   --nodes a,b,c  --ppn P  --bytes S (per rank, collecting fence)  --width k (tree fan-out)
 //   --ring-max N   largest node count the ring runs at for real (default 4096; above: from the
 //                  largest real run, scaled by (N-1): the ring is N-1 identical steps)
+//   --real-max N   largest node count the tree fences run the real engines at (default 16384:
+//                  their per-node state is O(N), 65k nodes' would need 34 GB); above, the tree's
+//                  message pattern (run_tree_pattern, checked equal to the engines by test_sim)
 //   --jobdata-max-ranks R   largest job the real job-data writer builds (default 524288)
 //   --fences F     fences in a row (validate: 20, scale: 1; the figure is the last one's; the
 //                  node connections are open before, as in a benchmark's loop)
@@ -102,14 +105,14 @@ int main(int argc, char **argv) {
     }
     if (argc < 2 || (strcmp(argv[1], "scale") != 0 && strcmp(argv[1], "validate") != 0)) {
         fprintf(stderr, "usage: pmixcpp_sim scale|validate [--preset host|fabric] [--nodes a,b] [--ppn P] [--bytes S] "
-                        "[--width k] [--ring-max N] [--jobdata-max-ranks R] [--fences F] [--set name=value]...\n");
+                        "[--width k] [--ring-max N] [--real-max N] [--jobdata-max-ranks R] [--fences F] [--set name=value]...\n");
         return 2;
     }
     const bool validate = strcmp(argv[1], "validate") == 0;
     net_params p = validate ? host_preset() : fabric_preset();
     std::vector<uint32_t> nodes = validate ? std::vector<uint32_t>{1, 2, 4, 8, 16, 32}
                                            : std::vector<uint32_t>{1024, 4096, 16384, 65536};
-    uint32_t ppn = validate ? 1 : 128, width = 8, ring_max = 4096, fences = validate ? 20 : 1;
+    uint32_t ppn = validate ? 1 : 128, width = 8, ring_max = 4096, real_max = 16384, fences = validate ? 20 : 1;
     uint64_t bytes = 1024, jobdata_max = 524288;
     std::vector<std::string> sets;
     for (int i = 2; i < argc; ++i) {
@@ -123,6 +126,7 @@ int main(int argc, char **argv) {
         else if (a == "--bytes") bytes = uint64_t(atoll(v)), ++i;
         else if (a == "--width") width = uint32_t(atoi(v)), ++i;
         else if (a == "--ring-max") ring_max = uint32_t(atoi(v)), ++i;
+        else if (a == "--real-max") real_max = uint32_t(atoi(v)), ++i;
         else if (a == "--jobdata-max-ranks") jobdata_max = uint64_t(atoll(v)), ++i;
         else if (a == "--fences") fences = uint32_t(atoi(v)), ++i;
         else if (a == "--set") sets.push_back(v), ++i;
@@ -176,10 +180,12 @@ int main(int argc, char **argv) {
         s.ppn = ppn;
         s.width = width;
         s.fences = fences;
-        fence_result e = run_fence(p, s);
-        printf("  empty fence (REAL fence_manager, auto: %s): %s  [%llu messages, "
+        const bool engines = n <= real_max;  // above: the tree's pattern (run_tree_pattern)
+        const char *how = engines ? "REAL fence_manager" : "MODELLED: the tree's pattern, equal to the real engines where both run";
+        fence_result e = engines ? run_fence(p, s) : run_tree_pattern(p, s);
+        printf("  empty fence (%s, auto: %s): %s  [%llu messages, "
                "largest %s, a node takes in up to %s; peers per node max %u mean %.1f; host %.1f s] %s\n",
-               n > 2 ? "tree" : "ring", human_us(e.max_us).c_str(),
+               how, n > 2 ? "tree" : "ring", human_us(e.max_us).c_str(),
                static_cast<unsigned long long>(e.messages / fences), human_bytes(double(e.max_message_bytes)).c_str(),
                human_bytes(double(e.max_node_in_bytes)).c_str(), e.max_peers, e.mean_peers, e.host_seconds,
                e.ok ? "ok" : e.error.c_str());
@@ -190,10 +196,10 @@ int main(int argc, char **argv) {
         s.fences = 1;
         s.real_blob_bytes = n <= 4096 ? 8 : 0;  // ids checked; above, origins only (memory)
         s.algo = coll::algorithm::tree;
-        fence_result dt = run_fence(p, s);
-        printf("  modex fence, tree (REAL engines, blobs charged at %s per node): %s  [a node takes in %s; largest "
+        fence_result dt = engines ? run_fence(p, s) : run_tree_pattern(p, s);
+        printf("  modex fence, tree (%s, blobs charged at %s per node): %s  [a node takes in %s; largest "
                "message %s; host %.1f s] %s\n",
-               human_bytes(double(ppn) * double(bytes)).c_str(), human_us(dt.max_us).c_str(),
+               engines ? "REAL engines" : "MODELLED: the tree's pattern", human_bytes(double(ppn) * double(bytes)).c_str(), human_us(dt.max_us).c_str(),
                human_bytes(double(dt.max_node_in_bytes)).c_str(), human_bytes(double(dt.max_message_bytes)).c_str(),
                dt.host_seconds, dt.ok ? "ok" : dt.error.c_str());
         fflush(stdout);
@@ -250,12 +256,12 @@ int main(int argc, char **argv) {
         const bool ok = e.ok && dt.ok && dr.ok && dm.ok && nl.ok;
         all_ok = all_ok && ok;
         printf("SIM mode=scale preset=%s nodes=%u ppn=%u bytes=%llu wireup_us=%.1f srun_collect_us=%.1f srun_send_us=%.1f "
-               "verify_us=%.1f fence_empty_us=%.1f fence_tree_us=%.1f fence_ring_us=%.1f ring_real=%d "
+               "verify_us=%.1f fence_real=%d fence_empty_us=%.1f fence_tree_us=%.1f fence_ring_us=%.1f ring_real=%d "
                "dmodex_cold_us=%.1f dmodex_warm_us=%.1f jobdata_bytes=%llu jobdata_extrapolated=%d node_table_bytes=%llu "
                "node_mem_bytes=%.0f modex_node_bytes=%.0f srun_mem_bytes=%llu srun_out_bytes=%llu srun_conns=%u "
                "node_peers_tree_max=%u empty_fence_max_msg_bytes=%llu node_loss_us=%.1f node_loss_conns=%u ok=%d\n",
                p.name.c_str(), n, ppn, static_cast<unsigned long long>(bytes), wu.total_us, wu.srun_collect_us, wu.srun_send_us,
-               wu.verify_us, e.max_us, dt.max_us, ring_us, ring_real ? 1 : 0, dm.cold_us, dm.warm_us,
+               wu.verify_us, engines ? 1 : 0, e.max_us, dt.max_us, ring_us, ring_real ? 1 : 0, dm.cold_us, dm.warm_us,
                static_cast<unsigned long long>(jd.file_bytes), jd.extrapolated ? 1 : 0,
                static_cast<unsigned long long>(wu.table_bytes), node_mem, modex_node,
                static_cast<unsigned long long>(wu.srun_mem_bytes), static_cast<unsigned long long>(wu.srun_bytes_out),

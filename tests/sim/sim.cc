@@ -423,6 +423,124 @@ fence_result run_fence(const net_params &p, const fence_setup &s) {
     return res;
 }
 
+fence_result run_tree_pattern(const net_params &p, const fence_setup &s) {
+    const auto wall0 = std::chrono::steady_clock::now();
+    fence_result res;
+    const uint32_t n = s.nodes;
+    world w(p, n);
+    const uint64_t vblob = s.collect ? uint64_t(s.ppn) * s.bytes_per_rank : 0;
+    std::vector<uint32_t> nodes(n);
+    for (uint32_t i = 0; i < n; ++i) nodes[i] = i;
+    struct node_state {
+        uint32_t parent = UINT32_MAX;
+        std::vector<uint32_t> children;
+        uint32_t heard = 0;
+        uint64_t blobs = 0;  // gathered so far (own + children's subtrees)
+        bool started = false, sent_up = false, done = false;
+        double done_at = -1;
+        uint64_t in_bytes = 0;
+    };
+    std::vector<node_state> st(n);
+    for (uint32_t i = 0; i < n; ++i) {
+        coll::tree_links l = coll::tree_links_of(nodes, i, s.width);
+        st[i].parent = l.parent;
+        st[i].children = std::move(l.children);
+    }
+    auto size_of = [&](uint64_t nblobs) { return 17 + nblobs * (8 + vblob); };
+    struct send {
+        uint32_t to;
+        bool down;
+        uint64_t nblobs;
+    };
+    std::function<void(uint32_t, double, std::vector<send> &)> after;
+    auto deliver = [&](uint32_t from, uint32_t to, bool down, uint64_t nblobs) {
+        const uint64_t vb = size_of(nblobs);
+        (void)from;
+        ++res.delivered;
+        st[to].in_bytes += vb;
+        std::vector<send> out;
+        node_state &x = st[to];
+        if (!down) {
+            ++x.heard;
+            x.blobs += nblobs;
+        } else {
+            x.done = true;
+            for (uint32_t c : x.children) out.push_back({c, true, nblobs});
+        }
+        if (!down && x.started && !x.sent_up && x.heard == x.children.size()) {
+            x.sent_up = true;
+            if (x.parent == UINT32_MAX) {
+                x.done = true;
+                for (uint32_t c : x.children) out.push_back({c, true, x.blobs});
+            } else {
+                out.push_back({x.parent, false, x.blobs});
+            }
+        }
+        after(to, p.recv_us + double(vb) * p.byte_ns * 1e-3, out);
+    };
+    // Node `self`: `in_us` of CPU from now, then its sends in order, then the store if done.
+    after = [&](uint32_t self, double in_us, std::vector<send> &out) {
+        double end = w.cpu(self, w.now(), in_us);
+        for (const auto &m : out) {
+            end = w.cpu(self, end, p.send_us);
+            const double arrive = w.nic(self, end, double(size_of(m.nblobs))) + p.lat_us;
+            ++res.messages;
+            res.wire_bytes += size_of(m.nblobs);
+            res.max_message_bytes = std::max(res.max_message_bytes, size_of(m.nblobs));
+            const uint32_t to = m.to;
+            const bool down = m.down;
+            const uint64_t nb = m.nblobs;
+            w.at(arrive, [&, self, to, down, nb] { deliver(self, to, down, nb); });
+        }
+        node_state &x = st[self];
+        if (x.done && x.done_at < 0) {
+            end = w.cpu(self, end, double(uint64_t(n) * vblob) * p.store_ns * 1e-3);
+            x.done_at = end + p.client_us / 2;
+            ++res.completions;
+        }
+    };
+    for (uint32_t i = 0; i < n; ++i) {
+        w.at(0, [&, i] {
+            node_state &x = st[i];
+            x.started = true;
+            x.blobs += 1;
+            std::vector<send> out;
+            if (x.heard == x.children.size()) {
+                x.sent_up = true;
+                if (x.parent == UINT32_MAX) {
+                    x.done = true;
+                    for (uint32_t c : x.children) out.push_back({c, true, x.blobs});
+                } else {
+                    out.push_back({x.parent, false, x.blobs});
+                }
+            }
+            after(i, p.client_us / 2 + double(s.ppn - 1) * p.proc_us, out);
+        });
+    }
+    w.run();
+    std::vector<double> took;
+    for (uint32_t i = 0; i < n; ++i) {
+        res.max_node_in_bytes = std::max(res.max_node_in_bytes, st[i].in_bytes);
+        if (st[i].done_at < 0) {
+            if (res.error.empty()) res.error = "node " + std::to_string(i) + " did not complete";
+            continue;
+        }
+        took.push_back(st[i].done_at);
+        const uint32_t peers = uint32_t(st[i].children.size() + (st[i].parent != UINT32_MAX));
+        res.max_peers = std::max(res.max_peers, peers);
+        res.mean_peers += double(peers) / n;
+    }
+    if (!took.empty()) {
+        res.max_us = *std::max_element(took.begin(), took.end());
+        res.median_us = median_of(took);
+        res.first_max_us = res.max_us;
+    }
+    if (st[0].blobs != n && res.error.empty()) res.error = "the root gathered " + std::to_string(st[0].blobs) + " contributions";
+    res.ok = res.error.empty();
+    res.host_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+    return res;
+}
+
 // ------------------------------------------------------------------------------------ dmodex
 
 dmodex_result run_dmodex(const net_params &p, uint32_t nodes, uint32_t ppn, uint64_t bytes_per_rank) {

@@ -89,6 +89,13 @@ struct fence_result {
     double host_seconds = 0;          // the simulator's own run time
 };
 fence_result run_fence(const net_params &p, const fence_setup &s);
+// The tree fence's message pattern without the engines, for node counts whose real engines do
+// not fit in this host's memory (each node's manager and engine hold the participant list: 8 N
+// bytes per node, 34 GB for 65k nodes in one process). The shape is the real tree_links_of;
+// a node sends up once it started and heard every child, the root sends the union down, every
+// node passes it on; sizes are the real encoding's (17 + 8 + data per blob). The same costs as
+// run_fence; test_sim checks that both give the same times and message counts.
+fence_result run_tree_pattern(const net_params &p, const fence_setup &s);
 
 struct dmodex_result {
     bool ok = false;

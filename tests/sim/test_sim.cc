@@ -107,3 +107,30 @@ TEST(Sim, NodeLossReachesEveryLiveNodeOnce) {
         EXPECT_EQ(modelled.messages, real.messages);
     }
 }
+
+TEST(Sim, TreePatternMatchesTheRealEngines) {
+    // The pattern stands in for the engines where they do not fit in memory: at sizes where both
+    // run, the same times, messages and bytes.
+    const net_params p = fabric_preset();
+    for (uint32_t n : {1u, 2u, 9u, 10u, 100u, 1000u}) {
+        for (bool collect : {false, true}) {
+            SCOPED_TRACE("nodes " + std::to_string(n) + (collect ? " collect" : " empty"));
+            fence_setup s;
+            s.nodes = n;
+            s.ppn = 16;
+            s.collect = collect;
+            s.bytes_per_rank = 1024;
+            s.real_blob_bytes = collect ? 8 : 0;
+            s.algo = coll::algorithm::tree;
+            fence_result real = run_fence(p, s), model = run_tree_pattern(p, s);
+            ASSERT_TRUE(real.ok) << real.error;
+            ASSERT_TRUE(model.ok) << model.error;
+            EXPECT_EQ(model.messages, real.messages);
+            EXPECT_EQ(model.wire_bytes, real.wire_bytes);
+            EXPECT_EQ(model.max_message_bytes, real.max_message_bytes);
+            EXPECT_NEAR(model.max_us, real.max_us, 1e-6 * real.max_us + 1e-9);
+            EXPECT_NEAR(model.median_us, real.median_us, 1e-6 * real.median_us + 1e-9);
+            EXPECT_EQ(model.max_peers, real.max_peers);
+        }
+    }
+}
