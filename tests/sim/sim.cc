@@ -59,10 +59,11 @@ net_params host_preset() {
 net_params fabric_preset() {
     net_params p;
     p.name = "fabric";
-    // A 100 Gb/s fabric: 12.5 GB/s line rate (100 Gb/s / 8), 12 GB/s after framing; 1.5 us
-    // one-way latency of a small message between two hosts (InfiniBand EDR/HDR MPI latency is
-    // about 1 us, docs/simulator.md names the sources; a TCP node transport adds its kernel path,
-    // which is in send_us / recv_us).
+    // A 100 Gb/s fabric: 12.5 GB/s line rate (EDR InfiniBand: 4 x 25.78125 Gb/s, 64b/66b, Mellanox
+    // ConnectX-5 Ex user manual), 12 GB/s after framing; 1.5 us one way for a small message
+    // between two hosts (MPI over ConnectX InfiniBand: 1.4-1.9 us, Open MPI devel list msg02158;
+    // docs/simulator.md names the sources). A TCP node transport's kernel path is in send_us /
+    // recv_us.
     p.lat_us = 1.5;
     p.bw_Bps = 12e9;
     // The software: this host's measured costs without the shared-CPU contention: a hop's 29 us
