@@ -1,0 +1,156 @@
+// The simulator's loopback inputs, measured on this host: a TCP ping-pong between two processes
+// (one-way latency = half the median round trip of a 32-byte message, TCP_NODELAY, blocking
+// sockets) and a bulk send (64 MiB in 1 MiB writes: the per-byte cost of the kernel's TCP path).
+// With a munged socket as the first argument, also the credential costs a node record pays:
+// munge_encode and munge_decode of a 160-byte payload (the size of a node record), one after
+// the other as slurmstepd does (median of 2000), and the credential's length.
+// Prints "rtt_us <median> oneway_us <half> bw_MBps <rate>" and "cred_make_us .. cred_open_us ..
+// cred_bytes .. cred_overhead .."; tests/sim/run.sh feeds them to the simulator.
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <munge.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+namespace {
+
+using clk = std::chrono::steady_clock;
+
+bool full_io(int fd, char *buf, size_t n, bool rd) {
+    size_t done = 0;
+    while (done < n) {
+        ssize_t r = rd ? read(fd, buf + done, n - done) : write(fd, buf + done, n - done);
+        if (r <= 0) return false;
+        done += size_t(r);
+    }
+    return true;
+}
+
+int listener(uint16_t *port) {
+    int ls = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (ls < 0 || bind(ls, reinterpret_cast<sockaddr *>(&a), sizeof(a)) != 0 || listen(ls, 1) != 0) return -1;
+    socklen_t len = sizeof(a);
+    getsockname(ls, reinterpret_cast<sockaddr *>(&a), &len);
+    *port = ntohs(a.sin_port);
+    return ls;
+}
+
+int connect_to(uint16_t port) {
+    int s = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = htons(port);
+    if (s < 0 || connect(s, reinterpret_cast<sockaddr *>(&a), sizeof(a)) != 0) return -1;
+    int one = 1;
+    setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    return s;
+}
+
+int measure_munge(const char *socket) {
+    munge_ctx_t ctx = munge_ctx_create();
+    if (!ctx || munge_ctx_set(ctx, MUNGE_OPT_SOCKET, socket) != EMUNGE_SUCCESS) return 1;
+    const size_t payload = 160;
+    std::vector<char> data(payload, 'r');
+    std::vector<double> enc, dec;
+    size_t len = 0;
+    for (int i = 0; i < 2000; ++i) {
+        char *cred = nullptr;
+        auto t0 = clk::now();
+        if (munge_encode(&cred, ctx, data.data(), int(payload)) != EMUNGE_SUCCESS) {
+            fprintf(stderr, "munge_encode: %s\n", munge_ctx_strerror(ctx));
+            return 1;
+        }
+        auto t1 = clk::now();
+        void *out = nullptr;
+        int olen = 0;
+        uid_t uid;
+        gid_t gid;
+        if (munge_decode(cred, ctx, &out, &olen, &uid, &gid) != EMUNGE_SUCCESS) {
+            fprintf(stderr, "munge_decode: %s\n", munge_ctx_strerror(ctx));
+            return 1;
+        }
+        auto t2 = clk::now();
+        enc.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+        dec.push_back(std::chrono::duration<double, std::micro>(t2 - t1).count());
+        len = strlen(cred);
+        free(out);
+        free(cred);
+    }
+    std::sort(enc.begin(), enc.end());
+    std::sort(dec.begin(), dec.end());
+    // length = 6 ("MUNGE:") + base64(payload + overhead) + ":" ; solve for the overhead
+    const size_t b64 = len - 7;
+    printf("cred_make_us %.1f cred_open_us %.1f cred_bytes %zu cred_overhead %zu\n", enc[enc.size() / 2], dec[dec.size() / 2],
+           len, b64 / 4 * 3 - payload);
+    munge_ctx_destroy(ctx);
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+    if (argc > 1 && measure_munge(argv[1]) != 0) return 1;
+    const int rounds = 20000;
+    uint16_t port = 0;
+    int ls = listener(&port);
+    if (ls < 0) {
+        perror("listen");
+        return 1;
+    }
+    pid_t child = fork();
+    if (child == 0) {  // echo, then sink
+        int c = accept(ls, nullptr, nullptr);
+        int one = 1;
+        setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+        char b[32];
+        while (full_io(c, b, sizeof(b), true) && full_io(c, b, sizeof(b), false)) {
+        }
+        close(c);
+        c = accept(ls, nullptr, nullptr);
+        std::vector<char> big(1 << 20);
+        while (read(c, big.data(), big.size()) > 0) {
+        }
+        char ok = 1;
+        (void)!write(c, &ok, 1);
+        _exit(0);
+    }
+    int s = connect_to(port);
+    char b[32] = {};
+    std::vector<double> rtt;
+    rtt.reserve(size_t(rounds));
+    for (int i = 0; i < rounds + 1000; ++i) {
+        auto t0 = clk::now();
+        if (!full_io(s, b, sizeof(b), false) || !full_io(s, b, sizeof(b), true)) return 1;
+        if (i >= 1000) rtt.push_back(std::chrono::duration<double, std::micro>(clk::now() - t0).count());
+    }
+    close(s);
+    std::sort(rtt.begin(), rtt.end());
+    const double med = rtt[rtt.size() / 2];
+
+    s = connect_to(port);
+    std::vector<char> big(1 << 20, 'y');
+    auto t0 = clk::now();
+    for (int i = 0; i < 64; ++i)
+        if (!full_io(s, big.data(), big.size(), false)) return 1;
+    shutdown(s, SHUT_WR);
+    char ok = 0;
+    (void)!read(s, &ok, 1);
+    const double sec = std::chrono::duration<double>(clk::now() - t0).count();
+    close(s);
+    waitpid(child, nullptr, 0);
+    printf("rtt_us %.1f oneway_us %.1f bw_MBps %.0f\n", med, med / 2, 64.0 * (1 << 20) / sec / 1e6);
+    return 0;
+}
