@@ -1,4 +1,4 @@
-# Allocation requests bridged to slurmctld, and queries (issue #6). Needs 6 nodes (the job uses
+# Allocation requests bridged to slurmctld, and queries. Needs 6 nodes (the job uses
 # 2 and grows into idle ones) and SchedulerParameters=permit_job_expansion (cluster.sh sets it):
 # a smaller cluster is restarted with 6 nodes and restored at the end.
 #  - self-queries, and the allocation status / time remaining that come from srun's side

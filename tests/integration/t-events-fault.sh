@@ -1,4 +1,4 @@
-# Fault events (issue #5), one node: a rank killed with SIGKILL becomes PMIX_ERR_PROC_ABORTED and
+# Fault events, one node: a rank killed with SIGKILL becomes PMIX_ERR_PROC_ABORTED and
 # PMIX_EVENT_PROC_TERMINATED (naming it) at its local peers within a second; PMIx_Abort tells
 # the processes registered for PMIX_ERR_JOB_TERMINATED before the step is killed, and srun still
 # shows the abort status and message.

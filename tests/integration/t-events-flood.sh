@@ -1,4 +1,4 @@
-# Event load (issue #5), one node, 4 ranks: 100k events from one client to every local rank are
+# Event load, one node, 4 ranks: 100k events from one client to every local rank are
 # all delivered and slurmstepd's memory stays bounded (max RSS compared with a 10k-event run);
 # then the event round-trip latency (rank 0 -> rank 1 -> rank 0) and notify -> ack; then abuse of
 # the event API (10000 handlers, unknown references, bad ranges and procs): errors, no crash.

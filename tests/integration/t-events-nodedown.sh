@@ -1,4 +1,4 @@
-# A lost node (issue #5): on a 4-node step whose ranks wait in event handlers, with a fence and a
+# A lost node: on a 4-node step whose ranks wait in event handlers, with a fence and a
 # Get of a rank on the victim node pending, `kill -9` of one node's slurmstepd (and of its tasks,
 # as when the node dies) becomes PMIX_ERR_NODE_DOWN (PMIX_HOSTNAME = that node, its ranks as the
 # affected procs) at every rank of the other nodes within a few seconds, the pending fence and

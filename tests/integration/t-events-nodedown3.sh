@@ -1,4 +1,4 @@
-# Three lost nodes in a row (issue #5): on a 5-node step with NOTHING pending (no fence, no Get),
+# Three lost nodes in a row: on a 5-node step with NOTHING pending (no fence, no Get),
 # `kill -9` of the slurmstepd of n2, n3 and n4 at once (and of their tasks, as when the nodes die).
 # n3's two ring neighbours die with it, so only the ring closing over the survivors finds it: n1
 # and n5 notice n2 and n4, then watch their nearest live neighbours, find n3's server gone and,

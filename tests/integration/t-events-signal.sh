@@ -1,4 +1,4 @@
-# Signals as events (PMIxCppSignalEvents, issue #5): Slurm tells slurmstepd's plugin nothing of
+# Signals as events (PMIxCppSignalEvents): Slurm tells slurmstepd's plugin nothing of
 # `scancel --signal`, so the client library turns the listed signals into local events.
 #  1. handlers registered: `scancel --signal=USR1` of a running 2-node step reaches every rank as
 #     PMIX_JCTRL_PREEMPT_ALERT carrying the signal number; `scancel --signal=TERM` then arrives

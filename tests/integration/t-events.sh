@@ -1,4 +1,4 @@
-# Event notification (issue #5) on one node, 4 ranks: the handler chain order (all classes and
+# Event notification on one node, 4 ranks: the handler chain order (all classes and
 # positions, results handed on, ACTION_COMPLETE, refused second FIRST/LAST), then delivery and
 # non-delivery across the local ranks for each range, the source and affected-proc filters,
 # non-default events, and a handler registered after the event (cache replay).

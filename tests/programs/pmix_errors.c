@@ -131,7 +131,7 @@ int main(void) {
     CHECK_RC(PMIX_ERR_BAD_PARAM, PMIx_Info_load(&info, NULL, &u, PMIX_UINT32));
     CHECK_RC(PMIX_ERR_BAD_PARAM, PMIx_Info_load(&info, longkey, &u, PMIX_UINT32));
 
-    /* publish/lookup and spawn are real (issue #8): their error paths */
+    /* publish/lookup and spawn are real: their error paths */
     CHECK_RC(PMIX_ERR_BAD_PARAM, PMIx_Publish(NULL, 0));
     CHECK_RC(PMIX_SUCCESS, PMIx_Unpublish(NULL, NULL, 0)); /* all of mine: none */
     pmix_pdata_t pd;
@@ -152,10 +152,10 @@ int main(void) {
     /* not supported: exported, immediate error, no callback */
     pmix_byte_object_t cred;
     CHECK_RC(PMIX_ERR_NOT_SUPPORTED, PMIx_Get_credential(NULL, 0, &cred));
-    /* allocation requests are real (issue #6): an unknown directive is refused before Slurm */
+    /* allocation requests are real: an unknown directive is refused before Slurm */
     CHECK_RC(PMIX_ERR_BAD_PARAM, PMIx_Allocation_request((pmix_alloc_directive_t)99, NULL, 0, NULL, NULL));
     CHECK_RC(PMIX_ERR_NOT_SUPPORTED, PMIx_tool_init(NULL, NULL, 0));
-    CHECK_RC(PMIX_SUCCESS, PMIx_Notify_event(-2000, &me, PMIX_RANGE_GLOBAL, NULL, 0, NULL, NULL)); /* through the server (issue #5) */
+    CHECK_RC(PMIX_SUCCESS, PMIx_Notify_event(-2000, &me, PMIX_RANGE_GLOBAL, NULL, 0, NULL, NULL)); /* through the server */
     CHECK_RC(PMIX_ERR_BAD_PARAM, PMIx_Notify_event(-2000, &me, PMIX_RANGE_CUSTOM, NULL, 0, NULL, NULL));
 
     /* events: registration callback, local notification, deregistration callback */
