@@ -146,9 +146,12 @@ int main(void) {
     CHECK_RC(PMIX_ERR_BAD_PARAM, PMIx_Connect(NULL, 0, NULL, 0));
     CHECK_RC(PMIX_SUCCESS, PMIx_Connect(&me, 1, NULL, 0));
     CHECK_RC(PMIX_SUCCESS, PMIx_Disconnect(&me, 1, NULL, 0));
-    /* a group of the caller alone completes at once (no results asked) */
-    CHECK_RC(PMIX_SUCCESS, PMIx_Group_construct("g", &me, 1, NULL, 0, NULL, NULL));
-    CHECK_RC(PMIX_SUCCESS, PMIx_Group_destruct("g", NULL, 0));
+    /* a group of the caller alone completes at once (no results asked); a group's name is the
+     * group's own (another rank's group of the same name is refused), so each rank names its own */
+    char gname[32];
+    snprintf(gname, sizeof(gname), "g.%u", (unsigned)me.rank);
+    CHECK_RC(PMIX_SUCCESS, PMIx_Group_construct(gname, &me, 1, NULL, 0, NULL, NULL));
+    CHECK_RC(PMIX_SUCCESS, PMIx_Group_destruct(gname, NULL, 0));
     /* not supported: exported, immediate error, no callback */
     pmix_byte_object_t cred;
     CHECK_RC(PMIX_ERR_NOT_SUPPORTED, PMIx_Get_credential(NULL, 0, &cred));
