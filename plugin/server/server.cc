@@ -1439,31 +1439,7 @@ group_ops server_impl::make_group_ops() {
                 break;
             }
         if (from == UINT32_MAX) return;
-        wire::event_notification ev;
-        ev.status = defined ? PMIX_PROCESS_SET_DEFINE : PMIX_PROCESS_SET_DELETE;
-        ev.range = PMIX_RANGE_LOCAL;
-        memcpy(ev.source.nspace, _step.nspace.c_str(), std::min(_step.nspace.size(), size_t(PMIX_MAX_NSLEN)));
-        ev.source.rank = from;
-        // Non-default: handlers registered for every event (often error handlers) do not see it.
-        auto *arr = static_cast<pmix_info_t *>(calloc(defined ? 3 : 2, sizeof(pmix_info_t)));
-        if (arr == nullptr) return;
-        ev.infos = InfoArray(arr, defined ? 3 : 2);
-        bool yes = true;
-        strncpy(arr[defined ? 2 : 1].key, PMIX_EVENT_NON_DEFAULT, PMIX_MAX_KEYLEN);
-        (void)value_load(&arr[defined ? 2 : 1].value, &yes, PMIX_BOOL);
-        strncpy(arr[0].key, PMIX_PSET_NAME, PMIX_MAX_KEYLEN);
-        (void)value_load(&arr[0].value, name.c_str(), PMIX_STRING);
-        if (defined) {
-            pmix_data_array_t da{};
-            da.type = PMIX_PROC;
-            da.size = members.size();
-            da.array = const_cast<pmix_proc_t *>(members.data());
-            pmix_data_array_t *dp = &da;
-            strncpy(arr[1].key, PMIX_PSET_MEMBERS, PMIX_MAX_KEYLEN);
-            (void)value_load(&arr[1].value, dp, PMIX_DATA_ARRAY);
-        }
-        Status st = _events->notify_from_client(from, std::move(ev));
-        if (!st.ok()) PMIXCPP_LOG_WARNING("%s: process set event: %s", _step.nspace.c_str(), st.message().c_str());
+        raise_pset_event(name, members, defined, from);
     };
     return o;
 }
@@ -1491,33 +1467,34 @@ void server_impl::spawn_psets(const std::string &child, uint32_t child_size, boo
             continue;
         }
         PMIXCPP_LOG_VERBOSE("%s: process set %s %s", _step.nspace.c_str(), name.c_str(), define ? "defined" : "deleted");
-        if (local.empty()) continue;
-        wire::event_notification ev;
-        ev.status = define ? PMIX_PROCESS_SET_DEFINE : PMIX_PROCESS_SET_DELETE;
-        ev.range = PMIX_RANGE_LOCAL;
-        memcpy(ev.source.nspace, _step.nspace.c_str(), std::min(_step.nspace.size(), size_t(PMIX_MAX_NSLEN)));
-        ev.source.rank = local.front();
-        const size_t ninfo = define ? 3 : 2;
-        auto *arr = static_cast<pmix_info_t *>(calloc(ninfo, sizeof(pmix_info_t)));
-        if (arr == nullptr) return;
-        ev.infos = InfoArray(arr, ninfo);
-        bool yes = true;
-        strncpy(arr[0].key, PMIX_PSET_NAME, PMIX_MAX_KEYLEN);
-        (void)value_load(&arr[0].value, name.c_str(), PMIX_STRING);
-        strncpy(arr[1].key, PMIX_EVENT_NON_DEFAULT, PMIX_MAX_KEYLEN);
-        (void)value_load(&arr[1].value, &yes, PMIX_BOOL);
-        if (define) {
-            pmix_data_array_t da{};
-            da.type = PMIX_PROC;
-            da.size = members.size();
-            da.array = members.data();
-            pmix_data_array_t *dp = &da;
-            strncpy(arr[2].key, PMIX_PSET_MEMBERS, PMIX_MAX_KEYLEN);
-            (void)value_load(&arr[2].value, dp, PMIX_DATA_ARRAY);
-        }
-        Status st = _events->notify_from_client(ev.source.rank, std::move(ev));
-        if (!st.ok()) PMIXCPP_LOG_WARNING("%s: process set event: %s", _step.nspace.c_str(), st.message().c_str());
+        if (!local.empty()) raise_pset_event(name, members, define, local.front());
     }
+}
+
+void server_impl::raise_pset_event(const std::string &name, const std::vector<pmix_proc_t> &members, bool defined,
+                                   uint32_t from) {
+    wire::event_notification ev;
+    ev.status = defined ? PMIX_PROCESS_SET_DEFINE : PMIX_PROCESS_SET_DELETE;
+    ev.range = PMIX_RANGE_LOCAL;
+    memcpy(ev.source.nspace, _step.nspace.c_str(), std::min(_step.nspace.size(), size_t(PMIX_MAX_NSLEN)));
+    ev.source.rank = from;
+    std::vector<pmix_info_t> infos;
+    infos.push_back(make_info(PMIX_PSET_NAME, name.c_str(), PMIX_STRING));
+    if (defined) {
+        pmix_data_array_t da{};
+        da.type = PMIX_PROC;
+        da.size = members.size();
+        da.array = const_cast<pmix_proc_t *>(members.data());
+        pmix_data_array_t *dp = &da;
+        infos.push_back(make_info(PMIX_PSET_MEMBERS, dp, PMIX_DATA_ARRAY));
+    }
+    // Non-default: handlers registered for every event (often error handlers) do not see it.
+    bool yes = true;
+    infos.push_back(make_info(PMIX_EVENT_NON_DEFAULT, &yes, PMIX_BOOL));
+    ev.infos = to_array(infos);
+    if (ev.infos.size() == 0) return;
+    Status st = _events->notify_from_client(from, std::move(ev));
+    if (!st.ok()) PMIXCPP_LOG_WARNING("%s: process set event: %s", _step.nspace.c_str(), st.message().c_str());
 }
 
 void server_impl::handle_query(connection &c, const wire::Frame &f) {

@@ -512,6 +512,10 @@ private:
     std::unique_ptr<group_service> _groups;  // PMIx groups and the process sets they define (groups.h)
     group_ops make_group_ops();
     void spawn_psets(const std::string &child, uint32_t child_size, bool broadcast);
+    // PMIX_PROCESS_SET_DEFINE (with the members) or _DELETE of `name` to this node's processes,
+    // raised as from local rank `from`; non-default.
+    void raise_pset_event(const std::string &name, const std::vector<pmix_proc_t> &members, bool defined,
+                          uint32_t from);
     void handle_group(connection &c, const wire::Frame &f);
     dyn_ops make_dyn_ops();
     std::map<uint64_t, std::unique_ptr<connection>> _conns;
