@@ -256,7 +256,7 @@ InactiveLimit=0
 KillWait=5
 MessageTimeout=20
 SlurmctldTimeout=30
-SlurmdTimeout=60
+SlurmdTimeout=300
 MinJobAge=60
 FirstJobId=${PMIXCPP_FIRST_JOB_ID:-1}
 

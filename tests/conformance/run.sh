@@ -20,7 +20,7 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 srcdir=$(cd "$here/../.." && pwd)
 
-mpi=pmixcpp suites="pmix,mpich,mpi4py" only="" start_cluster=1 list_only=0 inside=0
+mpi=pmixcpp suites="pmix,mpich,mpi4py" only="" start_cluster=1 list_only=0 inside=0 skip_done=""
 for a in "$@"; do
     case $a in
         --mpi=*) mpi=${a#--mpi=} ;;
@@ -29,6 +29,7 @@ for a in "$@"; do
         --no-cluster) start_cluster=0 ;;
         --list) list_only=1 ;;
         --inside) inside=1 ;;
+        --skip-done=*) skip_done=${a#--skip-done=} ;;
         -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "conformance: unknown argument '$a'" >&2; exit 2 ;;
     esac
@@ -310,6 +311,8 @@ run_inside() {
     local suite name dir nodes np limit kind argv out rc t0 v a exp
     programs | while read -r suite name dir nodes np limit kind argv; do
         [ -n "$only" ] && ! [[ "$suite/$name" =~ $only ]] && continue
+        # a second allocation after the first was lost: what ran in the first is not run again
+        [ -n "$skip_done" ] && awk -F'\t' -v s="$suite" -v n="$name" '$1 == s && $2 == n { f = 1 } END { exit !f }' "$skip_done" && continue
         exp=$(expectation "$mpi" "$suite" "$name")
         local bin=${argv%% *}; bin=${bin#./}
         if [ "$exp" = SKIP ]; then printf '%s\t%s\t%s\t%s\t%s\n' "$suite" "$name" SKIP SKIP "not run (see expected.tsv)"; continue; fi
@@ -368,6 +371,13 @@ run_inside() {
             first_hang="after a timeout of its first run (stacks: $(basename "$out").hang1)"
             sleep 2
         done
+        # The allocation itself gone (Slurm set its nodes DOWN, e.g. slurmd answered no ping on an
+        # overloaded host): nothing this program did is judged; the outer loop says why and runs
+        # the rest in a new allocation.
+        if ! squeue -h -j "$job" -o '%T' 2>/dev/null | grep -qx RUNNING; then
+            printf '#LOST\t%s\t%s\n' "$suite/$name" "$(scontrol show job "$job" 2>/dev/null | grep -o 'JobState=[^ ]* Reason=[^ ]*' | head -1)"
+            exit 0
+        fi
         v=$(judge "$kind" "$np" "$rc" "$out" "$a")
         [ "$rc" -eq 124 ] && v="FAIL	timed out after ${limit}s"
         if [ -n "$first_hang" ]; then
@@ -397,8 +407,26 @@ if [ "$start_cluster" = 1 ]; then
 fi
 
 t0=$SECONDS
-timeout -k 10 1500 salloc -Q -N2 -n12 -t 30 bash "$0" --inside --mpi="$mpi" --suite="$suites" ${only:+--only="$only"} \
-    > "$results" 2>"$build/salloc.$mpi.log"
+: > "$results"
+lost_once=""
+for alloc in 1 2; do
+    timeout -k 10 1500 salloc -Q -N2 -n12 -t 30 bash "$0" --inside --mpi="$mpi" --suite="$suites" ${only:+--only="$only"} \
+        ${skip_done:+--skip-done="$skip_done"} >> "$results" 2>>"$build/salloc.$mpi.log"
+    lost=$(grep '^#LOST' "$results" | tail -1)
+    [ -n "$lost" ] || break
+    # Said in the output, not hidden: which program ran when Slurm took the allocation away, and
+    # slurmctld's words for it. The rest (that program included) runs once in a new allocation.
+    echo "conformance: the allocation was lost while $(echo "$lost" | cut -f2) ran ($(echo "$lost" | cut -f3)); slurmctld:" >&2
+    grep -E 'not responding|Killing JobId|ping cycle' "$(dirname "${SLURM_CONF:-/nonexistent}")"/../log/slurmctld.log 2>/dev/null | tail -n 5 | sed 's/^/  /' >&2
+    [ $alloc = 1 ] || break
+    lost_once="; the first allocation was lost while $(echo "$lost" | cut -f2) ran, the rest ran in a second"
+    echo "conformance: the programs not yet judged run in a new allocation" >&2
+    sed -i '/^#LOST/d' "$results"
+    skip_done="$build/done.$mpi"; cp "$results" "$skip_done"
+    wait_for=$((SECONDS + 300))  # the nodes back in service (ReturnToService=2)
+    until [ "$(sinfo -h -t idle,mix -o '%D' 2>/dev/null | awk '{ n += $1 } END { print n + 0 }')" -ge 2 ] || [ $SECONDS -gt $wait_for ]; do sleep 2; done
+done
+lost_note=$(grep '^#LOST' "$results" | cut -f2-); sed -i '/^#LOST/d' "$results"
 printf '%-7s %-32s %-8s %-6s %s\n' SUITE PROGRAM EXPECTED RESULT NOTE
 passed=0 failed=0 unexpected=0 skipped=0
 while IFS=$'\t' read -r suite name exp got note; do
@@ -412,6 +440,7 @@ for s in pmix mpich mpi4py; do
         END { if (n + k) printf "  %s: %d/%d passed (%d skipped)\n", s, p, n, k }' "$results"
 done
 retried=$(grep -c 'second run after a timeout' "$results"); [ "$retried" -gt 0 ] || retried=""
-echo "conformance ($mpi, $((SECONDS - t0)) s): $passed passed, $failed failed, $skipped skipped, $unexpected unexpected${retried:+, $retried run twice after a timeout}"
+echo "conformance ($mpi, $((SECONDS - t0)) s): $passed passed, $failed failed, $skipped skipped, $unexpected unexpected${retried:+, $retried run twice after a timeout}$lost_once"
 echo "conformance: $passed passed, $failed failed"
-[ "$unexpected" -eq 0 ] && [ -s "$results" ]
+[ -z "$lost_note" ] || echo "conformance: the allocation was lost twice (last while $lost_note); the programs after it did not run"
+[ "$unexpected" -eq 0 ] && [ -s "$results" ] && [ -z "$lost_note" ]

@@ -100,6 +100,26 @@ wait_lines() {
     [ "$(grep -c -- "$2" "$1")" -ge "$3" ]
 }
 
+# start_ready LOG COUNT NODES CMD...: start CMD (an srun) in the background with its output in LOG
+# (its pid in $srun_pid) and wait until COUNT lines of LOG begin with READY (wait_lines, 150 s).
+# An srun that ends before that is said with its status; one that ended having printed nothing at
+# all (no allocation error, no rank's line) is started once more when NODES are idle again.
+start_ready() {
+    local log=$1 count=$2 nodes=$3 try rc
+    shift 3
+    for try in 1 2; do
+        "$@" >"$log" 2>&1 &
+        srun_pid=$!
+        wait_lines "$log" '^READY' "$count" "$srun_pid" 150 && return 0
+        kill -0 "$srun_pid" 2>/dev/null && return 1
+        wait "$srun_pid"; rc=$?
+        echo "    srun ended with status $rc before $count ranks were ready, after $(wc -l < "$log") lines of output"
+        [ -s "$log" ] && return 1
+        [ $try = 1 ] && { echo "    (started once more)"; wait_idle "$nodes" 120; }
+    done
+    return 1
+}
+
 # mpi_build PROG...: compile tests/programs/PROG.c with Debian's mpicc into $work, a fresh
 # directory removed at exit. Returns false, after a SKIP line, when mpicc is not installed.
 mpi_build() {

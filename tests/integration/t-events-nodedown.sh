@@ -20,10 +20,8 @@ for transport in ${PMIXCPP_NODEDOWN_CASES:-tcp ucx stop}; do
     [ $transport = stop ] && { transport=tcp how=stopped timeout=3 limit=12; }
     # the previous case's killed node is still completing for a while (longer under load)
     wait_idle 'n[1-4]' 120 || fail "$transport: n[1-4] not idle after 120 s: $(sinfo -h -N -n 'n[1-4]' -o '%N %t' | paste -sd' ')"
-    SLURM_PMIXCPP_TRANSPORT=$transport SLURM_PMIXCPP_TIMEOUT=$timeout timeout -k 5 200 \
-        srun --mpi=pmixcpp -N4 --ntasks-per-node=2 -w n[1-4] "$prog" nodedown 90 "$victim" $how >"$log" 2>&1 &
-    srun_pid=$!
-    wait_lines "$log" '^READY' 8 "$srun_pid" 150
+    start_ready "$log" 8 'n[1-4]' env SLURM_PMIXCPP_TRANSPORT=$transport SLURM_PMIXCPP_TIMEOUT=$timeout timeout -k 5 200 \
+        srun --mpi=pmixcpp -N4 --ntasks-per-node=2 -w n[1-4] "$prog" nodedown 90 "$victim" $how
     expect_eq "$transport: 8 ranks ready" 8 "$(grep -c '^READY' "$log")"
     pids=$(awk -v v="$victim" '$1 == "READY" && $5 == v { print $7 }' "$log")
     first=$(echo "$pids" | head -1)

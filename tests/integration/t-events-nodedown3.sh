@@ -26,10 +26,8 @@ for case in ${PMIXCPP_NODEDOWN3_CASES:-tcp ucx one-tcp one-ucx}; do
     [ $case = one-ucx ] && { victims=n3 nsurv=8; env=(SLURM_PMIXCPP_TRANSPORT=ucx); }
     # the previous case's killed nodes are still completing for a while (longer under load)
     wait_idle 'n[1-5]' 120 || fail "$case: n[1-5] not idle after 120 s: $(sinfo -h -N -n 'n[1-5]' -o '%N %t' | paste -sd' ')"
-    env "${env[@]}" SLURM_PMIXCPP_TIMEOUT=120 timeout -k 5 200 \
-        srun --mpi=pmixcpp -N5 --ntasks-per-node=2 -w n[1-5] "$prog" nodesdown 60 "$victims" >"$log" 2>&1 &
-    srun_pid=$!
-    wait_lines "$log" '^READY' 10 "$srun_pid" 150
+    start_ready "$log" 10 'n[1-5]' env "${env[@]}" SLURM_PMIXCPP_TIMEOUT=120 timeout -k 5 200 \
+        srun --mpi=pmixcpp -N5 --ntasks-per-node=2 -w n[1-5] "$prog" nodesdown 60 "$victims"
     expect_eq "$case: 10 ranks ready" 10 "$(grep -c '^READY' "$log")"
     if [ "$(grep -c '^READY' "$log")" -lt 10 ]; then
         sed 's/^/    /' "$log" | tail -20
