@@ -61,6 +61,39 @@ Status decode_log(unpacker &up, wire::log_request *out) {
     return Status::success();
 }
 
+Status decode_job_control(unpacker &up, size_t max_procs, wire::job_control_request *out) {
+    wire::job_control_request m;
+    PMIXCPP_RETURN_IF_ERROR(get_procs(up, max_procs, "job control targets", false, &m.targets));
+    PMIXCPP_RETURN_IF_ERROR(get_info_pack(up, "job control directives", &m.infos));
+    PMIXCPP_RETURN_IF_ERROR(trailing(up, "job control"));
+    if (m.infos.empty()) return Status(PMIX_ERR_BAD_PARAM, "job control: no directives");
+    *out = std::move(m);
+    return Status::success();
+}
+
+Status decode_monitor(unpacker &up, wire::monitor_request *out) {
+    wire::monitor_request m;
+    PMIXCPP_RETURN_IF_ERROR(expect_count(up, 1, "monitor"));
+    PMIXCPP_RETURN_IF_ERROR(up.get_infos(1, &m.monitor).with_context("monitor"));
+    // PMIX_MONITOR_HEARTBEAT / PMIX_SEND_HEARTBEAT come as NULL pointers (a sentinel byte on the
+    // wire): only the key matters, as for pmixcpp's own client
+    if (m.monitor.data()[0].value.type == PMIX_POINTER) m.monitor.data()[0].value.type = PMIX_UNDEF;
+    PMIXCPP_RETURN_IF_ERROR(up.unpack(PMIX_STATUS, &m.error, 1).with_context("monitor error code"));
+    PMIXCPP_RETURN_IF_ERROR(get_info_pack(up, "monitor directives", &m.directives));
+    PMIXCPP_RETURN_IF_ERROR(trailing(up, "monitor"));
+    *out = std::move(m);
+    return Status::success();
+}
+
+Status decode_alloc(unpacker &up, wire::alloc_request *out) {
+    wire::alloc_request m;
+    PMIXCPP_RETURN_IF_ERROR(up.unpack(PMIX_ALLOC_DIRECTIVE, &m.directive, 1).with_context("allocation directive"));
+    PMIXCPP_RETURN_IF_ERROR(get_info_pack(up, "allocation infos", &m.infos));
+    PMIXCPP_RETURN_IF_ERROR(trailing(up, "allocation request"));
+    *out = std::move(m);
+    return Status::success();
+}
+
 Status decode_group_construct(unpacker &up, wire::group_request *out, size_t max_procs) {
     wire::group_request m;
     m.op = static_cast<uint8_t>(wire::group_op::construct);

@@ -1,5 +1,6 @@
 // The requests of an OpenPMIx client for groups, queries and logging (MPI sessions,
-// MPI_Comm_create_from_group, MPI_Session_get_num_psets and the like), decoded into the server's
+// MPI_Comm_create_from_group, MPI_Session_get_num_psets and the like), job control, process
+// monitoring and allocation requests, decoded into the server's
 // own requests (shared/wire/messages.h, shared/wire/group_messages.h) and their replies in
 // OpenPMIx's format (OPENPMIX-WIRE.md §4; layouts checked against OpenPMIx's
 // src/client/pmix_client_group.c, src/common/pmix_query.c and pmix_log.c at 4.2.2, 5.0.7, 6.0.0
@@ -25,6 +26,9 @@ namespace pmixcpp::native {
 // OpenPMIx's command numbers (pmix_cmd_t, stable since 3.x).
 inline constexpr uint8_t kCmdQuery = 15;
 inline constexpr uint8_t kCmdLog = 16;
+inline constexpr uint8_t kCmdAlloc = 17;
+inline constexpr uint8_t kCmdJobControl = 18;
+inline constexpr uint8_t kCmdMonitor = 19;
 inline constexpr uint8_t kCmdGroupConstruct = 24;
 inline constexpr uint8_t kCmdGroupDestruct = 28;
 
@@ -38,6 +42,17 @@ Status decode_query(unpacker &up, wire::query_request *out);
 // LOG: [TIME stamp] (clients send it to servers of release 3 and later: ours says 5.0.7), then
 // [SIZE n][INFO...][SIZE ndirs][INFO...].
 Status decode_log(unpacker &up, wire::log_request *out);
+
+// JOB_CONTROL: [SIZE ntargets][PROC...][SIZE ndirs][INFO...] (the PROC pack only when there are
+// targets: none means the caller's whole job), as src/common/pmix_control.c packs it in 3.2-5.0.
+Status decode_job_control(unpacker &up, size_t max_procs, wire::job_control_request *out);
+
+// MONITOR: [INFO what to monitor][STATUS the code to raise][SIZE ndirs][INFO...].
+Status decode_monitor(unpacker &up, wire::monitor_request *out);
+
+// ALLOC: [ALLOC_DIRECTIVE][SIZE n][INFO...] (src/common/pmix_query.c). Their replies, as a query's:
+// [STATUS][SIZE n][INFO...].
+Status decode_alloc(unpacker &up, wire::alloc_request *out);
 
 // An OpenPMIx release as the handshake names it ("5.0.7", "4.2.2rc1"): major, minor, release.
 struct release {

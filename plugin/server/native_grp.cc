@@ -37,7 +37,8 @@ Result<std::vector<uint8_t>> query_reply(native::int_flavour f, std::span<const 
 
 bool native_grp_command(uint8_t cmd) {
     return cmd == native::kCmdQuery || cmd == native::kCmdLog || cmd == native::kCmdGroupConstruct ||
-           cmd == native::kCmdGroupDestruct;
+           cmd == native::kCmdGroupDestruct || cmd == native::kCmdJobControl || cmd == native::kCmdMonitor ||
+           cmd == native::kCmdAlloc;
 }
 
 Result<native_dyn_request> native_grp_link::decode(uint8_t cmd, native::unpacker &up, const native::release &client,
@@ -52,6 +53,21 @@ Result<native_dyn_request> native_grp_link::decode(uint8_t cmd, native::unpacker
         wire::log_request m;
         PMIXCPP_RETURN_IF_ERROR(native::decode_log(up, &m));
         return as_request(wire::msg_type::log, m);
+    }
+    case native::kCmdJobControl: {
+        wire::job_control_request m;
+        PMIXCPP_RETURN_IF_ERROR(native::decode_job_control(up, max_procs, &m));
+        return as_request(wire::msg_type::job_control, m);
+    }
+    case native::kCmdMonitor: {
+        wire::monitor_request m;
+        PMIXCPP_RETURN_IF_ERROR(native::decode_monitor(up, &m));
+        return as_request(wire::msg_type::monitor, m);
+    }
+    case native::kCmdAlloc: {
+        wire::alloc_request m;
+        PMIXCPP_RETURN_IF_ERROR(native::decode_alloc(up, &m));
+        return as_request(wire::msg_type::alloc, m);
     }
     case native::kCmdGroupConstruct: {
         wire::group_request m;
@@ -82,6 +98,21 @@ Result<std::vector<uint8_t>> native_grp_link::reply(uint8_t cmd, native::int_fla
     if (status != PMIX_SUCCESS) return native::encode_status_reply(f, status);
     switch (cmd) {
     case native::kCmdQuery: return query_reply(f, body);
+    case native::kCmdJobControl:
+    case native::kCmdMonitor: {  // our reply: the results of the control, if any
+        if (body.empty()) return native::encode_query_reply(f, PMIX_SUCCESS, nullptr, 0);
+        wire::job_control_reply m;
+        wire::Reader r(body);
+        PMIXCPP_RETURN_IF_ERROR(wire::decode(r, &m).with_context("job control reply"));
+        return native::encode_query_reply(f, PMIX_SUCCESS, m.results.data(), m.results.size());
+    }
+    case native::kCmdAlloc: {
+        if (body.empty()) return native::encode_query_reply(f, PMIX_SUCCESS, nullptr, 0);
+        wire::info_reply m;
+        wire::Reader r(body);
+        PMIXCPP_RETURN_IF_ERROR(wire::decode(r, &m).with_context("allocation reply"));
+        return native::encode_query_reply(f, PMIX_SUCCESS, m.results.data(), m.results.size());
+    }
     case native::kCmdGroupConstruct: {
         wire::group_reply m;
         wire::Reader r(body);

@@ -320,6 +320,12 @@ bool server_impl::native_message(connection &c) {
     if (c.state == conn_state::awaiting_connect) return native_handshake(c, payload);
     const uint64_t id = c.id;
     const native::int_flavour f = nl.session.flavour();
+    if (h.tag == native::kTagHeartbeat && payload.empty()) {
+        // PMIx_Heartbeat: OpenPMIx's client sends an empty message on this tag, one way
+        if (!_jctrl.beat(c.rank, server_clock::now()))
+            PMIXCPP_LOG_DEBUG("%s: rank %u: a heartbeat without a heartbeat monitor", _step.nspace.c_str(), c.rank);
+        return true;
+    }
     native::unpacker up(f, payload);
     uint8_t cmd = 0;
     if (Status st = up.unpack(PMIX_COMMAND, &cmd, 1); !st.ok()) {

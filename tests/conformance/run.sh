@@ -4,12 +4,16 @@
 # local cluster, judge each by what it prints, compare with tests/conformance/expected.tsv.
 #
 # usage: tests/conformance/run.sh [--mpi=pmixcpp|pmix_v4|pmix_v5] [--suite=pmix,mpich,mpi4py]
-#                                 [--only=REGEX] [--no-cluster] [--list]
+#                                 [--client=ours|native] [--only=REGEX] [--no-cluster] [--list]
 #   PMIXCPP_PREFIX      installed pmixcpp prefix: its include/ and lib/libpmix are what the
 #                       OpenPMIx programs are built against (required)
 #   PMIXCPP_PLUGIN_DIR  directory holding mpi_pmixcpp.so (default $PMIXCPP_PREFIX/lib/slurm)
 #   PMIXCPP_CONF_BUILD  where the programs are built (default <checkout>/_build/conformance;
 #                       a program is rebuilt only when its source or our pmix.h is newer)
+#   --client=native     (with --mpi=pmixcpp) the programs run on the system's OpenPMIx library
+#                       (Debian's libpmix.so.2; OpenMPI's own) instead of pmixcpp's, served on
+#                       OpenPMIx's wire protocol (PMIxCppClientLib native); results apart
+#                       (results.pmixcpp-native), expected.tsv rows of "pmixcpp-native" first
 #   --no-cluster        use the cluster of the current environment (SLURM_CONF) instead
 #                       of (re)starting contrib/cluster.sh
 # Every program runs as `srun --mpi=MPI -N2 -n4` (MPICH: the process count of its testlist)
@@ -20,7 +24,7 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 srcdir=$(cd "$here/../.." && pwd)
 
-mpi=pmixcpp suites="pmix,mpich,mpi4py" only="" start_cluster=1 list_only=0 inside=0 skip_done=""
+mpi=pmixcpp suites="pmix,mpich,mpi4py" only="" start_cluster=1 list_only=0 inside=0 skip_done="" client=ours
 for a in "$@"; do
     case $a in
         --mpi=*) mpi=${a#--mpi=} ;;
@@ -30,6 +34,7 @@ for a in "$@"; do
         --list) list_only=1 ;;
         --inside) inside=1 ;;
         --skip-done=*) skip_done=${a#--skip-done=} ;;
+        --client=*) client=${a#--client=} ;;
         -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "conformance: unknown argument '$a'" >&2; exit 2 ;;
     esac
@@ -41,7 +46,19 @@ export PMIXCPP_PLUGIN_DIR=${PMIXCPP_PLUGIN_DIR:-$PMIXCPP_PREFIX/lib/slurm}
 build=${PMIXCPP_CONF_BUILD:-$srcdir/_build/conformance}
 export PMIXCPP_CONF_BUILD=$build
 expected="$here/expected.tsv"
-results="$build/results.$mpi"
+label=$mpi pmix_dir=pmix
+case $client in
+    ours) ;;
+    native)
+        [ "$mpi" = pmixcpp ] || { echo "conformance: --client=native is for --mpi=pmixcpp" >&2; exit 2; }
+        label=pmixcpp-native pmix_dir=pmix-native
+        export SLURM_PMIXCPP_CLIENTLIB=native
+        # pmixcpp's library off the search path: each program loads the system's libpmix.so.2
+        LD_LIBRARY_PATH=$(printf '%s' "${LD_LIBRARY_PATH:-}" | tr ':' '\n' | grep -v "^$PMIXCPP_PREFIX/lib" | paste -sd: -)
+        export LD_LIBRARY_PATH ;;
+    *) echo "conformance: --client must be ours or native" >&2; exit 2 ;;
+esac
+results="$build/results.$label"
 
 # OpenMPI across virtual nodes of one host: no shared-memory transport (see TESTBED)
 export OMPI_MCA_btl=self,tcp OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo
@@ -71,9 +88,9 @@ programs() {
         for p in $pmix_examples; do
             local k=pmix
             case $p in bad_exit|fault) k=pmixstatus ;; esac
-            echo "pmix examples/$p $build/pmix 2 4 20 $k ./$p"
+            echo "pmix examples/$p $build/$pmix_dir 2 4 20 $k ./$p"
         done
-        for p in $pmix_simple; do echo "pmix simple/$p $build/pmix 2 4 20 pmix ./$p"; done
+        for p in $pmix_simple; do echo "pmix simple/$p $build/$pmix_dir 2 4 20 pmix ./$p"; done
     fi
     if [[ ,$suites, == *,mpich,* ]]; then
         local d name np rest seen=" "
@@ -131,6 +148,11 @@ stack=ompi$(ompi_info --version 2>/dev/null | sed -n 's/^Open MPI v\([0-9]*\)\..
 
 # expected MPI SUITE PROG -> PASS|FAIL|SKIP (first matching row; PASS when none)
 expectation() {
+    if [ "$client" = native ]; then
+        local e
+        e=$(awk -F'\t' -v s="$2" -v p="$3" '!/^#/ && NF >= 4 && $1 == "pmixcpp-native" && $2 == s && $3 == p { print $4; exit }' "$expected")
+        [ -n "$e" ] && { echo "$e"; return; }
+    fi
     awk -F'\t' -v m="$1" -v s="$2" -v p="$3" -v k="$stack" '
         /^#/ || NF < 4 { next }
         { split($1, f, "@") }
@@ -148,22 +170,29 @@ build_all() {
     echo "pmix_src=${pmix_src:-}" > "$build/sources"
     echo "mpich_src=${mpich_src_l:-}" >> "$build/sources"
     echo "mpi4py_src=${mpi4py_src_l:-}" >> "$build/sources"
-    local hdr="$PMIXCPP_PREFIX/include/pmix.h" f out
+    local hdr="$PMIXCPP_PREFIX/include/pmix.h" f out pd=$build/$pmix_dir inc=$PMIXCPP_PREFIX/include
+    local cflags="-I$PMIXCPP_PREFIX/include" libs="-L$PMIXCPP_PREFIX/lib -lpmix"
     # OpenPMIx programs against OUR headers and library; no rpath: at run time the step
-    # decides which libpmix.so.2 loads (ours under pmixcpp, OpenPMIx's under pmix_v4)
+    # decides which libpmix.so.2 loads (ours under pmixcpp, OpenPMIx's under pmix_v4).
+    # --client=native: against the system's OpenPMIx (pkg-config pmix), as their authors build them.
+    if [ "$client" = native ]; then
+        cflags=$(pkg-config --cflags pmix) && libs=$(pkg-config --libs pmix) && inc=$(pkg-config --variable=includedir pmix) ||
+            { echo "conformance: --client=native needs the system's OpenPMIx (pkg-config pmix: libpmix-dev)" >&2; exit 2; }
+        hdr=$inc/pmix.h
+    fi
     if [ -n "${pmix_src:-}" ]; then
         # test/simple includes "include/pmix.h": the same public header
-        mkdir -p "$build/pmix/shim" && ln -sfn "$PMIXCPP_PREFIX/include" "$build/pmix/shim/include"
-        for f in $pmix_examples; do echo "$pmix_src/examples/$f.c"; done > "$build/pmix/list"
-        for f in $pmix_simple; do echo "$pmix_src/test/simple/$f.c"; done >> "$build/pmix/list"
+        mkdir -p "$pd/shim" && chmod 755 "$pd" && ln -sfn "$inc" "$pd/shim/include"
+        for f in $pmix_examples; do echo "$pmix_src/examples/$f.c"; done > "$pd/list"
+        for f in $pmix_simple; do echo "$pmix_src/test/simple/$f.c"; done >> "$pd/list"
         while read -r f; do
-            out="$build/pmix/$(basename "$f" .c)"
+            out="$pd/$(basename "$f" .c)"
             [ -x "$out" ] && [ "$out" -nt "$f" ] && [ "$out" -nt "$hdr" ] && continue
             echo "$f"
-        done < "$build/pmix/list" | xargs -r -P2 -I{} sh -c '
-            f={}; o='"$build"'/pmix/$(basename "$f" .c)
-            cc -O1 -w -I"$(dirname "$f")" -I'"$PMIXCPP_PREFIX"'/include -I'"$build"'/pmix/shim -o "$o" "$f" \
-               -L'"$PMIXCPP_PREFIX"'/lib -lpmix -lpthread 2>"$o.build.log" || rm -f "$o"'
+        done < "$pd/list" | xargs -r -P2 -I{} sh -c '
+            f={}; o='"$pd"'/$(basename "$f" .c)
+            cc -O1 -w -I"$(dirname "$f")" '"$cflags"' -I'"$pd"'/shim -o "$o" "$f" \
+               '"$libs"' -lpthread 2>"$o.build.log" || rm -f "$o"'
     fi
     # MPICH's tests with Debian's OpenMPI mpicc; util/mtest.c needs mpitestconf.h
     if [ -n "${mpich_src_l:-}" ] && command -v mpicc >/dev/null; then
@@ -322,7 +351,7 @@ run_inside() {
         if [ "$kind" = mpi4py ] && [ ! -d "$dir" ]; then
             printf '%s\t%s\t%s\t%s\t%s\n' "$suite" "$name" "$exp" SKIP "mpi4py source not available"; continue
         fi
-        out="$build/out.$mpi.${suite}.${name//\//_}"
+        out="$build/out.$label.${suite}.${name//\//_}"
         case $suite in
             pmix) [ -f "$pmix_src/examples/$bin.c" ] && cp "$pmix_src/examples/$bin.c" "$out.src" ||
                   cp "$pmix_src/test/simple/$bin.c" "$out.src" 2>/dev/null ;;
@@ -406,12 +435,18 @@ if [ "$start_cluster" = 1 ]; then
     trap '"$srcdir/contrib/cluster.sh" stop >/dev/null 2>&1' EXIT
 fi
 
+if [ "$client" = native ] && [ -x "$build/$pmix_dir/hello" ]; then
+    # the route is real only if the programs load another libpmix than pmixcpp's
+    lib=$(srun -Q --mpi=pmixcpp -N1 -n1 ldd "$build/$pmix_dir/hello" 2>&1 | awk '$1 == "libpmix.so.2" { print $3 }')
+    echo "conformance: OpenPMIx's programs load $lib, served on OpenPMIx's wire protocol"
+    case $lib in "$PMIXCPP_PREFIX"/*|"") echo "conformance: not the system's OpenPMIx: the native route is not what runs" >&2; exit 1 ;; esac
+fi
 t0=$SECONDS
 : > "$results"
 lost_once=""
 for alloc in 1 2; do
-    timeout -k 10 1500 salloc -Q -N2 -n12 -t 30 bash "$0" --inside --mpi="$mpi" --suite="$suites" ${only:+--only="$only"} \
-        ${skip_done:+--skip-done="$skip_done"} >> "$results" 2>>"$build/salloc.$mpi.log"
+    timeout -k 10 1500 salloc -Q -N2 -n12 -t 30 bash "$0" --inside --mpi="$mpi" --client="$client" --suite="$suites" ${only:+--only="$only"} \
+        ${skip_done:+--skip-done="$skip_done"} >> "$results" 2>>"$build/salloc.$label.log"
     lost=$(grep '^#LOST' "$results" | tail -1)
     [ -n "$lost" ] || break
     # Said in the output, not hidden: which program ran when Slurm took the allocation away, and
@@ -422,7 +457,7 @@ for alloc in 1 2; do
     lost_once="; the first allocation was lost while $(echo "$lost" | cut -f2) ran, the rest ran in a second"
     echo "conformance: the programs not yet judged run in a new allocation" >&2
     sed -i '/^#LOST/d' "$results"
-    skip_done="$build/done.$mpi"; cp "$results" "$skip_done"
+    skip_done="$build/done.$label"; cp "$results" "$skip_done"
     wait_for=$((SECONDS + 300))  # the nodes back in service (ReturnToService=2)
     until [ "$(sinfo -h -t idle,mix -o '%D' 2>/dev/null | awk '{ n += $1 } END { print n + 0 }')" -ge 2 ] || [ $SECONDS -gt $wait_for ]; do sleep 2; done
 done
@@ -440,7 +475,7 @@ for s in pmix mpich mpi4py; do
         END { if (n + k) printf "  %s: %d/%d passed (%d skipped)\n", s, p, n, k }' "$results"
 done
 retried=$(grep -c 'second run after a timeout' "$results"); [ "$retried" -gt 0 ] || retried=""
-echo "conformance ($mpi, $((SECONDS - t0)) s): $passed passed, $failed failed, $skipped skipped, $unexpected unexpected${retried:+, $retried run twice after a timeout}$lost_once"
+echo "conformance ($label, $((SECONDS - t0)) s): $passed passed, $failed failed, $skipped skipped, $unexpected unexpected${retried:+, $retried run twice after a timeout}$lost_once"
 echo "conformance: $passed passed, $failed failed"
 [ -z "$lost_note" ] || echo "conformance: the allocation was lost twice (last while $lost_note); the programs after it did not run"
 [ "$unexpected" -eq 0 ] && [ -s "$results" ] && [ -z "$lost_note" ]

@@ -177,3 +177,73 @@ TEST(NativeGroups, QueryReplyStatuses) {
         EXPECT_TRUE(up.at_end());
     }
 }
+
+// Job control, monitoring and allocation requests as OpenPMIx 3.2-5.0 clients pack them
+// (src/common/pmix_control.c, pmix_query.c), in both integer flavours, and cut short anywhere.
+TEST(NativeControl, JobControlMonitorAllocDecode) {
+    for (int_flavour f : {int_flavour::flex128, int_flavour::fixed}) {
+        // PMIx_Job_control_nb(targets 2, {PMIX_JOB_CTRL_SIGNAL: 15})
+        packer pk(f);
+        size_t nt = 2, nd = 1;
+        pmix_proc_t t[2] = {proc("ns", 1), proc("ns", 3)};
+        ASSERT_TRUE(pk.pack(PMIX_SIZE, &nt, 1).ok());
+        ASSERT_TRUE(pk.pack(PMIX_PROC, t, 2).ok());
+        ASSERT_TRUE(pk.pack(PMIX_SIZE, &nd, 1).ok());
+        int sigterm = 15;
+        pmix_info_t sig = make_info(PMIX_JOB_CTRL_SIGNAL, &sigterm, PMIX_INT);
+        ASSERT_TRUE(pk.pack(PMIX_INFO, &sig, 1).ok());
+        auto jc = pk.take();
+        wire::job_control_request m;
+        unpacker up(f, jc);
+        ASSERT_TRUE(decode_job_control(up, 64, &m).ok());
+        ASSERT_EQ(m.targets.size(), 2u);
+        EXPECT_EQ(m.targets[1].rank, 3u);
+        ASSERT_EQ(m.infos.size(), 1u);
+        EXPECT_STREQ(m.infos.data()[0].key, PMIX_JOB_CTRL_SIGNAL);
+        for (size_t cut = 0; cut < jc.size(); ++cut) {
+            unpacker u2(f, std::span<const uint8_t>(jc.data(), cut));
+            wire::job_control_request m2;
+            EXPECT_FALSE(decode_job_control(u2, 64, &m2).ok()) << "cut at " << cut;
+        }
+        unpacker u3(f, jc);
+        EXPECT_FALSE(decode_job_control(u3, 1, &m).ok());  // more targets than the step has
+
+        // PMIx_Process_monitor_nb({PMIX_SEND_HEARTBEAT}, PMIX_MONITOR_HEARTBEAT_ALERT, no directives)
+        packer pm(f);
+        pmix_info_t what{};  // as the standard's examples load it: a NULL pointer
+        strncpy(what.key, PMIX_SEND_HEARTBEAT, PMIX_MAX_KEYLEN);
+        what.value.type = PMIX_POINTER;
+        pmix_status_t code = PMIX_MONITOR_HEARTBEAT_ALERT;
+        size_t zero = 0;
+        ASSERT_TRUE(pm.pack(PMIX_INFO, &what, 1).ok());
+        ASSERT_TRUE(pm.pack(PMIX_STATUS, &code, 1).ok());
+        ASSERT_TRUE(pm.pack(PMIX_SIZE, &zero, 1).ok());
+        auto mon = pm.take();
+        wire::monitor_request mm;
+        unpacker um(f, mon);
+        ASSERT_TRUE(decode_monitor(um, &mm).ok());
+        EXPECT_EQ(mm.error, PMIX_MONITOR_HEARTBEAT_ALERT);
+        ASSERT_EQ(mm.monitor.size(), 1u);
+        EXPECT_STREQ(mm.monitor.data()[0].key, PMIX_SEND_HEARTBEAT);
+        EXPECT_EQ(mm.monitor.data()[0].value.type, PMIX_UNDEF);  // the key alone, as our client sends it
+
+        // PMIx_Allocation_request_nb(PMIX_ALLOC_EXTEND, {PMIX_ALLOC_NUM_NODES: 2})
+        packer pa(f);
+        pmix_alloc_directive_t d = PMIX_ALLOC_EXTEND;
+        uint64_t nodes = 2;
+        pmix_info_t n = make_info(PMIX_ALLOC_NUM_NODES, &nodes, PMIX_UINT64);
+        ASSERT_TRUE(pa.pack(PMIX_ALLOC_DIRECTIVE, &d, 1).ok());
+        ASSERT_TRUE(pa.pack(PMIX_SIZE, &nd, 1).ok());
+        ASSERT_TRUE(pa.pack(PMIX_INFO, &n, 1).ok());
+        auto al = pa.take();
+        wire::alloc_request ma;
+        unpacker ua(f, al);
+        ASSERT_TRUE(decode_alloc(ua, &ma).ok());
+        EXPECT_EQ(ma.directive, PMIX_ALLOC_EXTEND);
+        ASSERT_EQ(ma.infos.size(), 1u);
+        al.push_back(0);  // a trailing byte
+        unpacker ub(f, al);
+        EXPECT_FALSE(decode_alloc(ub, &ma).ok());
+        for (pmix_info_t *i : {&sig, &what, &n}) info_destruct(i);
+    }
+}
