@@ -108,6 +108,9 @@ t3=$(date +%s)
 echo "=== conformance: programs written by others (OpenPMIx examples, MPICH's tests, mpi4py) under srun --mpi=pmixcpp"
 PMIXCPP_PLUGIN_DIR="$PMIXCPP_PREFIX/lib/slurm" "$src/tests/conformance/run.sh" --mpi=pmixcpp > >(tee "$logs/conformance.log") 2>&1
 conf_rc=$?
+echo "=== conformance: OpenPMIx's examples on OpenPMIx's own client library (Debian's 4.2.2), served on its wire protocol"
+PMIXCPP_PLUGIN_DIR="$PMIXCPP_PREFIX/lib/slurm" "$src/tests/conformance/run.sh" --mpi=pmixcpp --client=native --suite=pmix \
+    > >(tee -a "$logs/conformance.log") 2>&1 || conf_rc=1
 t3b=$(date +%s)
 
 echo "=== the README's first command: contrib/demo.sh"

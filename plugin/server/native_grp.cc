@@ -1,6 +1,7 @@
 // Groups, queries and logging for OpenPMIx clients; see native_grp.h.
 #include "native_grp.h"
 
+#include <cstdlib>
 #include <cstring>
 
 #include "../native/requests.h"
@@ -127,6 +128,20 @@ Result<std::vector<uint8_t>> native_grp_link::reply(uint8_t cmd, native::int_fla
         if (failed && !note.notify_termination)
             return native::encode_group_construct_reply(f, client, PMIX_ERR_PROC_ABORTED, {}, 0);
         if (_groups.size() < kMaxGroups || _groups.count(note.group)) _groups[note.group] = joined;
+        if (m.context_id != 0) {
+            std::vector<member_entry> data;
+            for (const auto &mb : m.members) {
+                if (mb.state != static_cast<uint8_t>(wire::member_state::joined) || mb.infos.empty()) continue;
+                member_entry e;
+                e.proc = mb.proc;
+                PMIXCPP_RETURN_IF_ERROR(info_array_copy(mb.infos.data(), mb.infos.size(), &e.infos));
+                data.push_back(std::move(e));
+            }
+            if (!data.empty()) {
+                _member_data[m.context_id] = std::move(data);
+                if (_member_data.size() > kMaxContexts) _member_data.erase(_member_data.begin());  // the oldest id
+            }
+        }
         return native::encode_group_construct_reply(f, client, PMIX_SUCCESS, joined, m.context_id);
     }
     case native::kCmdGroupDestruct:
@@ -134,6 +149,42 @@ Result<std::vector<uint8_t>> native_grp_link::reply(uint8_t cmd, native::int_fla
         return native::encode_status_reply(f, PMIX_SUCCESS);
     default: return native::encode_status_reply(f, PMIX_SUCCESS);
     }
+}
+
+InfoArray native_grp_link::member_data(uint64_t ctxid, const pmix_proc_t &proc, const char *key) const {
+    auto it = _member_data.find(ctxid);
+    if (it == _member_data.end()) return InfoArray();
+    std::vector<const pmix_info_t *> items;
+    for (const auto &e : it->second) {
+        if (e.proc.rank != proc.rank || strncmp(e.proc.nspace, proc.nspace, PMIX_MAX_NSLEN) != 0) continue;
+        for (size_t i = 0; i < e.infos.size(); ++i)
+            if (key == nullptr || key[0] == '\0' || strncmp(e.infos.data()[i].key, key, PMIX_MAX_KEYLEN) == 0)
+                items.push_back(&e.infos.data()[i]);
+    }
+    if (items.empty()) return InfoArray();
+    auto *out = static_cast<pmix_info_t *>(calloc(items.size(), sizeof(pmix_info_t)));
+    if (out == nullptr) return InfoArray();
+    InfoArray result(out, items.size());  // frees what is filled in, on every path
+    for (size_t n = 0; n < items.size(); ++n) {
+        // [item, PMIX_GROUP_CONTEXT_ID = ctxid (size_t, as the standard's examples load it)]
+        auto *pair = static_cast<pmix_info_t *>(calloc(2, sizeof(pmix_info_t)));
+        auto *arr = static_cast<pmix_data_array_t *>(calloc(1, sizeof(pmix_data_array_t)));
+        if (pair == nullptr || arr == nullptr || !info_xfer(&pair[0], items[n]).ok()) {
+            free(pair);
+            free(arr);
+            return InfoArray();
+        }
+        size_t id = ctxid;
+        pair[1] = make_info(PMIX_GROUP_CONTEXT_ID, &id, PMIX_SIZE);
+        pair[1].flags |= PMIX_INFO_QUALIFIER;
+        arr->type = PMIX_INFO;
+        arr->size = 2;
+        arr->array = pair;
+        strncpy(out[n].key, PMIX_QUALIFIED_VALUE, PMIX_MAX_KEYLEN);
+        out[n].value.type = PMIX_DATA_ARRAY;
+        out[n].value.data.darray = arr;
+    }
+    return result;
 }
 
 }  // namespace pmixcpp::server

@@ -18,6 +18,7 @@
 #include "../native/requests_grp.h"
 #include "native_dyn.h"
 #include "status.h"
+#include "value.h"
 
 namespace pmixcpp::server {
 
@@ -43,9 +44,21 @@ public:
 
     size_t groups() const { return _groups.size(); }
 
+    // A Get qualified by PMIX_GROUP_CONTEXT_ID (e.g. a member's PMIX_GROUP_LOCAL_CID): what `proc`
+    // contributed to the group of that context id, as OpenPMIx's client stores it (one
+    // PMIX_QUALIFIED_VALUE per item: the item, then the context id as its qualifier). Kept after
+    // the group's destruct (OpenMPI and OpenPMIx's examples ask then); empty = nothing known.
+    InfoArray member_data(uint64_t ctxid, const pmix_proc_t &proc, const char *key) const;
+
 private:
     static constexpr size_t kMaxGroups = 4096;  // a client constructing more is refused
+    static constexpr size_t kMaxContexts = 64;  // member data of the newest context ids kept
     std::map<std::string, std::vector<pmix_proc_t>> _groups;  // name -> members that joined
+    struct member_entry {
+        pmix_proc_t proc{};
+        InfoArray infos;
+    };
+    std::map<uint64_t, std::vector<member_entry>> _member_data;  // context id -> what each member gave
 };
 
 }  // namespace pmixcpp::server

@@ -360,6 +360,17 @@ bool server_impl::native_message(connection &c) {
     case native::command::getnb: {
         native::get_data d;
         if (Status st = native::decode_get(up, &d); !st.ok()) return malformed("get", st);
+        if (const pmix_info_t *q = find_info(d.infos, PMIX_GROUP_CONTEXT_ID)) {
+            // What a member gave a group (its PMIX_GROUP_LOCAL_CID): from the construct's reply,
+            // kept for this connection; pmixcpp's own client answers it from its own copy.
+            auto ctxid = value_to_number<uint64_t>(q->value);
+            InfoArray found = ctxid.ok() ? nl.groups.member_data(ctxid.value(), d.proc, d.key.c_str()) : InfoArray();
+            Result<std::vector<uint8_t>> r = found.empty()
+                ? Result<std::vector<uint8_t>>(native::encode_status_reply(f, PMIX_ERR_NOT_FOUND))
+                : native::encode_get_reply(f, d.proc, found.data(), found.size());
+            native_send(c, h.tag, r.ok() ? r.value() : native::encode_status_reply(f, r.status().code()));
+            return find(id) != nullptr;
+        }
         // Another namespace's proc: handle_get asks the connect service (foreign_get).
         wire::get_request m;
         m.proc = d.proc;

@@ -194,6 +194,9 @@ TEST_F(NativeServer, OpenPMIxClientsConstructAndDestructAGroup) {
         std::string id = out.substr(at + want.size(), out.find(' ', at + want.size()) - at - want.size());
         EXPECT_NE(id, "0") << out;
         ids.insert(id);
+        // each member's PMIX_GROUP_LOCAL_CID, asked after the destruct, qualified by the context id
+        EXPECT_NE(out.find("native_modex group " + std::to_string(r) + " local cids of " + std::to_string(step.ntasks) +
+                           " members"), std::string::npos) << out;
     }
     EXPECT_EQ(ids.size(), 1u) << "every member got the same context id";
 }

@@ -65,7 +65,10 @@ static int event_mode(const pmix_proc_t *me) {
 
 static int group_mode(const pmix_proc_t *me, uint32_t size) {
     pmix_proc_t members[16];
-    pmix_info_t dir;
+    pmix_info_t dir[2], lcid, q[1];
+    pmix_data_array_t darr;
+    pmix_value_t *val = NULL;
+    size_t mine = 100 + me->rank;
     pmix_info_t *results = NULL;
     size_t nresults = 0, ctxid = 0;
     long nmembers = -1;
@@ -73,8 +76,14 @@ static int group_mode(const pmix_proc_t *me, uint32_t size) {
     pmix_status_t rc;
     if (size > 16) return 1;
     for (uint32_t r = 0; r < size; ++r) PMIX_LOAD_PROCID(&members[r], me->nspace, r);
-    PMIX_INFO_LOAD(&dir, PMIX_GROUP_ASSIGN_CONTEXT_ID, &yes, PMIX_BOOL);
-    rc = PMIx_Group_construct("g1", members, size, &dir, 1, &results, &nresults);
+    PMIX_INFO_LOAD(&dir[0], PMIX_GROUP_ASSIGN_CONTEXT_ID, &yes, PMIX_BOOL);
+    /* what this member gives the group: its local context id (100 + rank), as OpenMPI 5 does */
+    PMIX_INFO_LOAD(&lcid, PMIX_GROUP_LOCAL_CID, &mine, PMIX_SIZE);
+    darr.type = PMIX_INFO;
+    darr.size = 1;
+    darr.array = &lcid;
+    PMIX_INFO_LOAD(&dir[1], PMIX_GROUP_INFO, &darr, PMIX_DATA_ARRAY);
+    rc = PMIx_Group_construct("g1", members, size, dir, 2, &results, &nresults);
     if (rc != PMIX_SUCCESS) {
         printf("native_modex: PMIx_Group_construct failed: %d\n", rc);
         return 1;
@@ -91,6 +100,20 @@ static int group_mode(const pmix_proc_t *me, uint32_t size) {
         printf("native_modex: PMIx_Group_destruct failed: %d\n", rc);
         return 1;
     }
+    /* every member's local context id, asked after the destruct (as OpenMPI 5 and OpenPMIx's
+     * group_lcl_cid example do), qualified by the group's context id */
+    PMIX_INFO_LOAD(&q[0], PMIX_GROUP_CONTEXT_ID, &ctxid, PMIX_SIZE);
+    PMIX_INFO_SET_QUALIFIER(&q[0]);
+    for (uint32_t r = 0; r < size; ++r) {
+        rc = PMIx_Get(&members[r], PMIX_GROUP_LOCAL_CID, q, 1, &val);
+        if (rc != PMIX_SUCCESS || val == NULL || val->type != PMIX_SIZE || val->data.size != 100 + r) {
+            printf("native_modex: PMIx_Get(PMIX_GROUP_LOCAL_CID) of rank %u: status %d, %s\n", r, rc,
+                   val == NULL ? "no value" : "a wrong value");
+            return 1;
+        }
+        PMIX_VALUE_RELEASE(val);
+    }
+    printf("native_modex group %u local cids of %u members\n", me->rank, size);
     if ((rc = PMIx_Group_destruct("never-made", NULL, 0)) == PMIX_SUCCESS) {
         printf("native_modex: PMIx_Group_destruct of a group never made succeeded\n");
         return 1;
