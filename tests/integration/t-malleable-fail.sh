@@ -118,6 +118,7 @@ expect_match "grow-spawn of a missing executable: the client's log says why and 
     'spawn: PMIX_ERR_[A-Z_]+ .*nonexistent.*; the grow was rolled back: n[^ ]+ given back to Slurm' "$f"
 c=$(case_out "grow-spawn 2 0 /usr/bin/printenv SLURMD_NODENAME")
 expect_match "grow-spawn: the spawn succeeds" '^SPAWN rc PMIX_SUCCESS ms [0-9]+ nspace slurm\.' "$c"
+growspawn_ms=$(echo "$c" | sed -n 's/^SPAWN rc [^ ]* ms \([0-9]*\).*/\1/p')
 ns=$(echo "$c" | sed -n 's/^SPAWN .* nspace \([^ ]*\)$/\1/p')
 expect_match "grow-spawn: the new processes' set" "^PSET pmixcpp://spawned/$ns\$" "$c"
 expect_match "grow-spawn: the union's set" "^PSET pmixcpp://union/$ns\$" "$c"
@@ -147,7 +148,7 @@ expect_match "EXTEND beyond the partition: nothing left" '^HELPERS 0$' "$c"
 
 # 3. A QOS limit
 if id nobody >/dev/null 2>&1 && sacctmgr -n show qos small format=name 2>/dev/null | grep -q small; then
-    run_job nobody "grow-spawn 1 0 /usr/bin/printenv SLURMD_NODENAME" -N2 --qos=small
+    run_job nobody "grow-spawn 1 0 /usr/bin/printenv SLURMD_NODENAME;bad" -N2 --qos=small
     c=$(case_out "grow-spawn 1 0 /usr/bin/printenv SLURMD_NODENAME")
     expect_match "QOS limit: the grow-spawn is refused (PMIX_ERR_OUT_OF_RESOURCE)" '^SPAWN rc PMIX_ERR_OUT_OF_RESOURCE ' "$c"
     expect_match "QOS limit: no process set" '^PSETS 0$' "$c"
@@ -155,9 +156,17 @@ if id nobody >/dev/null 2>&1 && sacctmgr -n show qos small format=name 2>/dev/nu
     expect_match "QOS limit: nothing left" '^HELPERS 0$' "$c"
     f=$(cat "$work"/err.$jid.grow-spawn_1_0__usr_bin_printenv_SLURMD_NODENAME 2>/dev/null)
     expect_match "QOS limit: the client's log names the limit" 'spawn: PMIX_ERR_OUT_OF_RESOURCE .*QOSMaxNodePerUserLimit' "$f"
+    # nobody's malformed requests: refused before Slurm is asked, nothing grown or defined
+    c=$(case_out "bad")
+    for w in grow-0 grow-70000 grow-string grow-with-host two-phase-string two-phase-cancel; do
+        expect_match "nobody: $w is PMIX_ERR_BAD_PARAM" "^BAD $w PMIX_ERR_BAD_PARAM\$" "$c"
+    done
+    expect_match "nobody: no set defined by them" '^PSETS 0$' "$c"
+    expect_match "nobody: the job still has its 2 nodes" '^NUMNODES 2$' "$c"
+    expect_match "nobody: nothing left" '^HELPERS 0$' "$c"
 else
     echo "  skip: no user nobody or no QOS small"
 fi
-echo "    MALLEABLE-FAIL-MS timeout4s ${ms:-?} two-phase-first ${first:-?}/${first2:-?} two-phase-event ${event_ms:-?} rollback ${rollback_ms:-?}"
+echo "    MALLEABLE-FAIL-MS timeout4s ${ms:-?} two-phase-first ${first:-?}/${first2:-?} two-phase-event ${event_ms:-?} rollback ${rollback_ms:-?} grow-spawn ${growspawn_ms:-?}"
 rm -rf "$work"
 t_done

@@ -11,6 +11,8 @@
  *                                        pmixcpp.spawn.grow = N (and PMIX_TIMEOUT T if > 0); on
  *                                        success the grown nodes are given back once the
  *                                        children ended
+ *   pmix_malleable bad                   malformed grows, each refused before Slurm is asked:
+ *                                        "BAD <what> <status>"
  *   pmix_malleable child-events          (as a spawned process) the PMIX_PROCESS_SET_DEFINE events
  *                                        it gets within 10 s, once it has both of its spawn's
  *                                        sets: "CHILD-PSET-EVENT <rank> <name> <members>"
@@ -287,6 +289,56 @@ static int run_grow_spawn(uint64_t nodes, int timeout, char **cmd_argv, int proc
     return 0;
 }
 
+/* A spawn of /bin/true with these job infos; its status. */
+static pmix_status_t spawn_with(pmix_info_t *job, size_t nj) {
+    pmix_app_t app;
+    PMIX_APP_CONSTRUCT(&app);
+    app.cmd = strdup("/bin/true");
+    app.argv = calloc(2, sizeof(char *));
+    app.argv[0] = strdup("/bin/true");
+    app.maxprocs = 1;
+    pmix_nspace_t ns = {0};
+    pmix_status_t rc = PMIx_Spawn(job, nj, &app, 1, ns);
+    PMIX_APP_DESTRUCT(&app);
+    return rc;
+}
+
+static int run_bad(void) {
+    pmix_info_t job[2];
+    uint64_t zero = 0, huge = 70000, two = 2;
+    PMIX_INFO_LOAD(&job[0], "pmixcpp.spawn.grow", &zero, PMIX_UINT64);
+    printf("BAD grow-0 %s\n", PMIx_Error_string(spawn_with(job, 1)));
+    PMIX_INFO_DESTRUCT(&job[0]);
+    PMIX_INFO_LOAD(&job[0], "pmixcpp.spawn.grow", &huge, PMIX_UINT64);
+    printf("BAD grow-70000 %s\n", PMIx_Error_string(spawn_with(job, 1)));
+    PMIX_INFO_DESTRUCT(&job[0]);
+    PMIX_INFO_LOAD(&job[0], "pmixcpp.spawn.grow", "2", PMIX_STRING);
+    printf("BAD grow-string %s\n", PMIx_Error_string(spawn_with(job, 1)));
+    PMIX_INFO_DESTRUCT(&job[0]);
+    PMIX_INFO_LOAD(&job[0], "pmixcpp.spawn.grow", &two, PMIX_UINT64);
+    PMIX_INFO_LOAD(&job[1], PMIX_HOST, "n1", PMIX_STRING);
+    printf("BAD grow-with-host %s\n", PMIx_Error_string(spawn_with(job, 2)));
+    PMIX_INFO_DESTRUCT(&job[0]);
+    PMIX_INFO_DESTRUCT(&job[1]);
+    pmix_info_t in[2], *res = NULL;
+    size_t nres = 0;
+    PMIX_INFO_LOAD(&in[0], PMIX_ALLOC_NUM_NODES, &two, PMIX_UINT64);
+    PMIX_INFO_LOAD(&in[1], "pmixcpp.alloc.two_phase", "yes", PMIX_STRING);
+    printf("BAD two-phase-string %s\n", PMIx_Error_string(PMIx_Allocation_request(PMIX_ALLOC_EXTEND, in, 2, &res, &nres)));
+    if (res) PMIX_INFO_FREE(res, nres);
+    PMIX_INFO_DESTRUCT(&in[1]);
+    bool yes = true;
+    PMIX_INFO_LOAD(&in[1], "pmixcpp.alloc.two_phase", &yes, PMIX_BOOL);
+    res = NULL, nres = 0;
+    printf("BAD two-phase-cancel %s\n", PMIx_Error_string(PMIx_Allocation_request(PMIX_ALLOC_REQ_CANCEL, &in[1], 1, &res, &nres)));
+    if (res) PMIX_INFO_FREE(res, nres);
+    PMIX_INFO_DESTRUCT(&in[0]);
+    PMIX_INFO_DESTRUCT(&in[1]);
+    print_psets();
+    fflush(stdout);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     const char *mode = argc > 1 ? argv[1] : "";
     pmix_status_t rc = PMIx_Init(&self, NULL, 0);
@@ -301,6 +353,8 @@ int main(int argc, char **argv) {
         run_extend(nodes, timeout);
     else if (strcmp(mode, "two-phase") == 0)
         run_two_phase(nodes, timeout);
+    else if (strcmp(mode, "bad") == 0)
+        run_bad();
     else if (strcmp(mode, "child-events") == 0)
         run_child_events();
     else if (strcmp(mode, "grow-spawn") == 0 && argc > 4)
