@@ -64,6 +64,8 @@ expect_eq "both old processes got PMIX_PROCESS_SET_DEFINE of the union (4 member
     "$(echo "$out" | grep -cE "^PSET-EVENT old [01]: pmixcpp://union/$ns 4 members$")"
 expect_eq "both old processes got PMIX_PROCESS_SET_DEFINE of the new processes (2 members)" 2 \
     "$(echo "$out" | grep -cE "^PSET-EVENT old [01]: pmixcpp://spawned/$ns 2 members$")"
+expect_eq "both new processes got PMIX_PROCESS_SET_DEFINE of their union and their own set" 4 \
+    "$(echo "$out" | grep -cE "^PSET-EVENT new [01]: pmixcpp://(union/$ns 4|spawned/$ns 2) members$")"
 expect_eq "old processes: MPI_Session_get_nth_pset lists both sets, members as defined" 2 \
     "$(echo "$out" | grep -cE "^PSETS old [01]: [0-9]+ sets, union pmixcpp://union/$ns 4 members, spawned pmixcpp://spawned/$ns 2 members$")"
 expect_eq "new processes: the same two sets" 2 \
