@@ -22,7 +22,7 @@
  *
  * Prints (rank 0 of the old processes unless said):
  *   GROWN <k> node(s): <added nodes>; job on <all nodes>
- *   PSET-EVENT old <r>: <name> <n> members                (every old process, per event)
+ *   PSET-EVENT old|new <r>: <name> <n> members            (every process, per event)
  *   PSETS old|new <r>: <count> sets, union <name> <n> members, spawned <name> <n> members
  *   UNION old|new <r> on <node>: rank <u> of <n>, allreduce <sum>   (every process)
  *   MALLEABLE-MS extend <ms> spawn <ms> comm <ms> total <ms>
@@ -263,12 +263,28 @@ int main(int argc, char **argv) {
         MPI_Comm_remote_size(parent, &psize);
         MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, &s);
         PMIx_Init(&me, NULL, 0);
+        /* the server told this process of its spawn's two sets at its start; the events wait in
+         * its cache for a handler */
+        pmix_status_t codes[1] = {PMIX_PROCESS_SET_DEFINE};
+        if (PMIx_Register_event_handler(codes, 1, NULL, 0, on_pset, NULL, NULL) < 0) fail("new", r, "event handler");
         int rc = union_comm(parent, 0, &all);
         if (rc != MPI_SUCCESS) {
             fail("new", r, "MPI_Comm_create_from_group");
         } else {
             check_union(all, "new", r, node);
             MPI_Barrier(all);
+            for (int i = 0; i < 500; ++i) {  /* both events, 5 s at most */
+                pthread_mutex_lock(&ev_lock);
+                int n = ev_count;
+                pthread_mutex_unlock(&ev_lock);
+                if (n >= 2) break;
+                struct timespec ts = {0, 10 * 1000 * 1000};
+                nanosleep(&ts, NULL);
+            }
+            pthread_mutex_lock(&ev_lock);
+            for (int i = 0; i < ev_count; ++i)
+                printf("PSET-EVENT new %d: %s %zu members\n", r, ev_name[i], ev_members[i]);
+            pthread_mutex_unlock(&ev_lock);
             find_psets(s, "new", r, psize + size, size);
             MPI_Comm_free(&all);
         }

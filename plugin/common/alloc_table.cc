@@ -121,6 +121,7 @@ std::string request_table::status_line(const request_record &r) {
     if (!r.what.request_id.empty()) s += " reqid=" + r.what.request_id;
     if (r.slurm_job) s += " job=" + std::to_string(r.slurm_job);
     if (!r.node_list.empty()) s += " nodes=" + r.node_list;
+    if (!r.added.empty()) s += " added=" + r.added;
     if (r.time_limit_min) s += " timelimit=" + std::to_string(r.time_limit_min) + "min";
     if (is_final(r.state) && r.status != PMIX_SUCCESS) s += " status=" + std::to_string(r.status);
     if (!r.message.empty()) s += " reason=\"" + r.message + "\"";

@@ -40,6 +40,7 @@ struct request_record {
     uint32_t slurm_job = 0;  // the Slurm job serving it: new allocation or expansion helper
     std::string node_list;   // granted nodes (NEW: the allocation's; EXTEND/REACQUIRE: the job's after)
     std::vector<std::string> released;  // RELEASE: the nodes given back
+    std::string added;                  // EXTEND/REACQUIRE: the nodes the job gained
     uint32_t time_limit_min = 0;        // EXTEND with time: the new limit
     pmix_status_t status = PMIX_SUCCESS;
     std::string message;     // why it failed or was cancelled

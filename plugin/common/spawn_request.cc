@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <set>
 #include <cerrno>
 #include <optional>
 #include <chrono>
@@ -280,7 +281,16 @@ Result<spawn_plan> plan_spawn(const agent_spawn_request &r, uint32_t job_id, con
         std::string hosts = job.hosts;
         if (!mine.hosts.empty()) hosts += (hosts.empty() ? "" : ",") + mine.hosts;
         std::string cwd = mine.cwd.empty() ? job.cwd : mine.cwd;
-        if (!hosts.empty()) p.argv.push_back("--nodelist=" + hosts);
+        if (!hosts.empty()) {
+            p.argv.push_back("--nodelist=" + hosts);
+            // The node count too: srun would take the parent's (SLURM_NNODES of its environment)
+            // as the most it may use and drop the other named nodes (e.g. those a grow added).
+            auto named = hostlist::expand(hosts);
+            if (!named.ok()) return Status(PMIX_ERR_BAD_PARAM, "bad host list \"" + hosts + "\": " + named.status().message());
+            std::set<std::string> distinct(named->begin(), named->end());
+            if (!distinct.empty())
+                p.argv.push_back("--nodes=" + std::to_string(std::min<uint64_t>(distinct.size(), ntasks)));
+        }
         if (!cwd.empty()) p.argv.push_back("--chdir=" + cwd);
         for (auto &o : opts) p.argv.push_back(std::move(o));
         p.argv.push_back(app.cmd);

@@ -138,7 +138,40 @@ void alloc_service::allocate(uint64_t conn, uint32_t request_id, uint32_t rank, 
                    InfoArray());
         return;
     }
-    PMIXCPP_LOG_VERBOSE("%s: rank %u asks %s", _step.nspace.c_str(), rank, alloc::describe(spec.value()).c_str());
+    // Two phases: accepted now, the outcome as an event.
+    bool two_phase = false;
+    if (const pmix_info_t *t = alloc::find_info(m.infos, kAllocTwoPhase)) {
+        if (t->value.type != PMIX_BOOL && t->value.type != PMIX_UNDEF) {
+            _ops.reply(conn, request_id, PMIX_ERR_BAD_PARAM, std::string(kAllocTwoPhase) + " must be a PMIX_BOOL",
+                       InfoArray());
+            return;
+        }
+        two_phase = t->value.type == PMIX_UNDEF || t->value.data.flag;
+        if (two_phase && m.directive == PMIX_ALLOC_REQ_CANCEL) {
+            _ops.reply(conn, request_id, PMIX_ERR_BAD_PARAM,
+                       std::string(kAllocTwoPhase) + ": a CANCEL is always answered at once", InfoArray());
+            return;
+        }
+        if (two_phase && !_ops.notify) {
+            _ops.reply(conn, request_id, PMIX_ERR_NOT_SUPPORTED,
+                       std::string(kAllocTwoPhase) + ": this server raises no events", InfoArray());
+            return;
+        }
+    }
+    PMIXCPP_LOG_VERBOSE("%s: rank %u asks %s%s", _step.nspace.c_str(), rank, alloc::describe(spec.value()).c_str(),
+                        two_phase ? " (two phases)" : "");
+    std::string name = spec->request_id;
+    if (two_phase && name.empty()) {
+        // the bridge keeps it with the request: status queries and CANCEL can name it
+        name = "pmixcpp.req." + std::to_string(rank) + "." + std::to_string(++_two_phase_count);
+        std::vector<pmix_info_t> infos;
+        for (size_t k = 0; k < m.infos.size(); ++k) {
+            pmix_info_t copy{};
+            if (info_xfer(&copy, &m.infos[k]).ok()) infos.push_back(copy);
+        }
+        infos.push_back(make_info(PMIX_ALLOC_REQ_ID, name.c_str(), PMIX_STRING));
+        m.infos = to_array(infos);
+    }
     alloc::agent_request req;
     req.op = alloc::agent_op::allocate;
     req.nspace = _step.nspace;
@@ -152,26 +185,34 @@ void alloc_service::allocate(uint64_t conn, uint32_t request_id, uint32_t rank, 
         _ops.reply(conn, request_id, bytes.status().code(), bytes.status().message(), InfoArray());
         return;
     }
-    std::string name = spec->request_id;
+    if (two_phase) {
+        // The first answer: accepted, in progress (a status the wire reply carries as a result).
+        std::vector<pmix_info_t> first;
+        first.push_back(make_info(PMIX_ALLOC_REQ_ID, name.c_str(), PMIX_STRING));
+        pmix_status_t st = PMIX_OPERATION_IN_PROGRESS;
+        first.push_back(make_info("pmixcpp.query.status", &st, PMIX_STATUS));
+        _ops.reply(conn, request_id, PMIX_SUCCESS, {}, to_array(first));
+    }
     uint8_t directive = m.directive;
     std::shared_ptr<gate> g = _gate;
     auto post = _ops.post;
     _host->forward_alloc(std::move(bytes.value()), timeout,
-                         [g, post, conn, request_id, rank, directive, name](Result<std::vector<uint8_t>> answer) {
+                         [g, post, conn, request_id, rank, directive, name, two_phase](Result<std::vector<uint8_t>> answer) {
                              auto shared = std::make_shared<Result<std::vector<uint8_t>>>(std::move(answer));
                              std::lock_guard<std::mutex> alive(g->mutex);  // the server exists while the service does
                              if (g->service == nullptr) return;
-                             post([g, conn, request_id, rank, directive, name, shared] {
+                             post([g, conn, request_id, rank, directive, name, two_phase, shared] {
                                  std::lock_guard<std::mutex> lock(g->mutex);
                                  if (g->service == nullptr) return;
-                                 g->service->complete_allocation(conn, request_id, rank, directive, name,
+                                 g->service->complete_allocation(conn, request_id, rank, directive, name, two_phase,
                                                                  std::move(*shared));
                              });
                          });
 }
 
 void alloc_service::complete_allocation(uint64_t conn, uint32_t request_id, uint32_t rank, uint8_t directive,
-                                        const std::string &request_name, Result<std::vector<uint8_t>> &&answer) {
+                                        const std::string &request_name, bool two_phase,
+                                        Result<std::vector<uint8_t>> &&answer) {
     alloc::agent_reply rep;
     if (!answer.ok()) {
         rep.status = answer.status().code() == PMIX_SUCCESS ? PMIX_ERROR : answer.status().code();
@@ -215,7 +256,7 @@ void alloc_service::complete_allocation(uint64_t conn, uint32_t request_id, uint
         ev.infos = to_array(infos);
         _ops.notify(rank, std::move(ev));
     }
-    _ops.reply(conn, request_id, rep.status, rep.message, std::move(rep.results));
+    if (!two_phase) _ops.reply(conn, request_id, rep.status, rep.message, std::move(rep.results));
 }
 
 namespace {

@@ -95,6 +95,12 @@ inline constexpr size_t kMaxQueryAnswerBytes = 16u << 20;
 // names a PMIX_TIMEOUT.
 inline constexpr int kProcTableTimeoutSec = 10;
 
+// pmixcpp's attribute (PMIX_BOOL) of PMIx_Allocation_request: answer in two phases. The call
+// returns at once with PMIX_OPERATION_IN_PROGRESS and PMIX_ALLOC_REQ_ID (the caller's, or one the
+// server makes); the outcome comes only as the PMIX_NOTIFY_ALLOC_COMPLETE event (the request's
+// results, PMIX_ALLOC_REQ_ID, its status as "pmixcpp.alloc.status"). Not for CANCEL.
+inline constexpr const char *kAllocTwoPhase = "pmixcpp.alloc.two_phase";
+
 class alloc_service {
 public:
     // `host` may be nullptr: allocation requests are PMIX_ERR_NOT_SUPPORTED then and the keys the
@@ -120,9 +126,10 @@ private:
     void finish_query(const std::shared_ptr<query_state> &q);
     static std::string too_big(size_t bytes);
     void complete_allocation(uint64_t conn, uint32_t request_id, uint32_t rank, uint8_t directive,
-                             const std::string &request_name, Result<std::vector<uint8_t>> &&answer);
+                             const std::string &request_name, bool two_phase, Result<std::vector<uint8_t>> &&answer);
 
     step_info _step;
+    uint64_t _two_phase_count = 0;  // names of two-phase requests without PMIX_ALLOC_REQ_ID
     alloc_host *_host;
     alloc_ops _ops;
     std::vector<uint32_t> _node_of;

@@ -18,6 +18,7 @@
 
 #include "../agent/proto/agent_proto.h"
 #include "../common/process_ref.h"
+#include "../common/spawn_request.h"
 #include "connect.h"
 #include "pubsub.h"
 #include "../common/step_info.h"
@@ -112,6 +113,17 @@ private:
                 std::span<const uint8_t> body);
     void answer_lookup(const lookup_answer &a);
     void watch_child(const std::string &child, uint32_t spawner);
+    // The spawn proper (srun's side starts the step). `grown`: the nodes a pmixcpp.spawn.grow
+    // obtained for it, given back to Slurm if the spawn fails.
+    void start_spawn(uint64_t conn, uint32_t rank, uint32_t request_id, spawn::agent_spawn_request &&req,
+                     uint32_t child_size, const std::string &grown);
+    // pmixcpp.spawn.grow: EXTEND the job by `nodes` first (through srun's allocation bridge),
+    // then spawn onto exactly the nodes added.
+    void grow_then_spawn(uint64_t conn, uint32_t rank, uint32_t request_id, spawn::agent_spawn_request &&req,
+                         uint32_t child_size, uint64_t nodes, int timeout_sec);
+    // A spawn that failed: answer the spawner; with `grown`, release those nodes first and say so.
+    void fail_spawn(uint64_t conn, uint32_t rank, uint32_t request_id, pmix_status_t status, const std::string &message,
+                    const std::string &grown);
     // sig 0 with `checkpoint`: each rank's own checkpoint method instead of a signal.
     void signal_local(const std::vector<uint32_t> &ranks, int sig, bool terminate, bool checkpoint = false);
     void signal_step(const std::vector<bool> &chosen, int sig, bool terminate,
@@ -128,6 +140,14 @@ private:
     };
     std::vector<pending_kill> _kills;  // SIGKILL after a terminate's grace period
 };
+
+// pmixcpp's spawn attribute (a number of nodes, job-level info of PMIx_Spawn): grow the job by
+// that many nodes first and spawn onto exactly them; if the spawn then fails, the nodes go back
+// to Slurm and no process set is defined (docs/malleability.md).
+inline constexpr const char *kSpawnGrow = "pmixcpp.spawn.grow";
+inline constexpr uint64_t kMaxSpawnGrowNodes = 65536;
+// How long a grow for a spawn waits for Slurm without the spawn's PMIX_TIMEOUT.
+inline constexpr int kSpawnGrowTimeoutSec = 120;
 
 // Grace between SIGTERM and SIGKILL of PMIX_JOB_CTRL_TERMINATE.
 inline constexpr int kTerminateGraceSec = 5;

@@ -65,6 +65,17 @@ Status server_impl::launch() {
     try {
         _thread = std::thread([this] { loop_main(); });
         if (_multinode) post([this] { start_bootstrap(); });
+        // A spawned step's two sets exist from its start; its processes are told too
+        // (PMIX_PROCESS_SET_DEFINE, range local): kept in the event cache, so a process gets it
+        // when it connects and its handlers when they are registered.
+        post([this] {
+            const std::vector<uint32_t> &local = _step.local_ranks();
+            if (local.empty()) return;
+            for (const std::string &name : {spawned_pset_name(_step.nspace), union_pset_name(_step.nspace)}) {
+                auto it = _groups->job_psets().find(name);
+                if (it != _groups->job_psets().end()) raise_pset_event(name, it->second, true, local.front());
+            }
+        });
     } catch (const std::exception &e) {
         return Status(PMIX_ERROR, std::string("cannot start the server thread: ") + e.what());
     }

@@ -670,6 +670,7 @@ void alloc_bridge::merge_expansion(alloc::request_record &r) {
         return fail(r, PMIX_ERR_OUT_OF_RESOURCE,
                     "Slurm merged expansion job " + std::to_string(r.slurm_job) + " into job " +
                         std::to_string(_ctx.job_id) + " without a new node (the job holds " + job->nodes + ")");
+    r.added = added;
     alloc::info_builder b;
     b.add_string(PMIX_ALLOC_NODE_LIST, added);
     b.add_u64(PMIX_ALLOC_NUM_NODES, expand(added).size());

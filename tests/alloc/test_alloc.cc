@@ -31,6 +31,12 @@ pmix_info_t info_str(const char *key, const char *v, bool required = false) {
     if (required) i.flags |= PMIX_INFO_REQD;
     return i;
 }
+pmix_info_t info_flag(const char *key, bool v) {
+    pmix_info_t i{};
+    strncpy(i.key, key, PMIX_MAX_KEYLEN);
+    EXPECT_TRUE(value_load(&i.value, &v, PMIX_BOOL).ok());
+    return i;
+}
 template <typename T>
 pmix_info_t info_num(const char *key, T v, pmix_data_type_t type, bool required = false) {
     pmix_info_t i{};
@@ -528,6 +534,77 @@ TEST(AllocService, RefusalCarriesSlurmsReason) {
     h.run_posted();
     ASSERT_EQ(h.replies.size(), 2u);
     EXPECT_EQ(h.replies[1].status, PMIX_ERR_UNREACH);
+}
+
+TEST(AllocService, TwoPhasesAnswerAtOnceThenOnlyTheEvent) {
+    service_harness h;
+    wire::alloc_request m;
+    m.directive = PMIX_ALLOC_EXTEND;
+    infos in;
+    in.add(info_num(PMIX_ALLOC_NUM_NODES, 2, PMIX_INT)).add(info_flag(server::kAllocTwoPhase, true));
+    m.infos = in.array();
+    h.svc.allocate(3, 11, 1, std::move(m));
+    // the first answer before Slurm has said anything: in progress, with a request id the bridge
+    // also got
+    ASSERT_EQ(h.replies.size(), 1u);
+    EXPECT_EQ(h.replies[0].status, PMIX_SUCCESS);  // the wire status; the call's is a result
+    const pmix_info_t *st = find_info(h.replies[0].results, "pmixcpp.query.status");
+    ASSERT_NE(st, nullptr);
+    EXPECT_EQ(st->value.data.status, PMIX_OPERATION_IN_PROGRESS);
+    const std::string id = info_string(h.replies[0].results, PMIX_ALLOC_REQ_ID).value_or("");
+    EXPECT_EQ(id, "pmixcpp.req.1.1");
+    ASSERT_EQ(h.host.got.size(), 1u);
+    EXPECT_EQ(info_string(h.host.got[0].first.infos, PMIX_ALLOC_REQ_ID).value_or(""), id);
+    // the outcome: the event only, no second reply
+    info_builder b;
+    b.add_string(PMIX_ALLOC_ID, "9.0.1").add_string(PMIX_ALLOC_REQ_ID, id).add_string(PMIX_ALLOC_NODE_LIST, "n[3-4]");
+    h.host.got[0].second(reply_bytes(PMIX_SUCCESS, "", b.take()));
+    h.run_posted();
+    EXPECT_EQ(h.replies.size(), 1u);
+    ASSERT_EQ(h.events.size(), 1u);
+    EXPECT_EQ(h.events[0].status, PMIX_NOTIFY_ALLOC_COMPLETE);
+    EXPECT_EQ(info_string(h.events[0].infos, PMIX_ALLOC_REQ_ID).value_or(""), id);
+    EXPECT_EQ(info_string(h.events[0].infos, PMIX_ALLOC_NODE_LIST).value_or(""), "n[3-4]");
+
+    // a refusal in two phases: also the event, with the status and the reason
+    wire::alloc_request m2;
+    m2.directive = PMIX_ALLOC_EXTEND;
+    infos in2;
+    in2.add(info_num(PMIX_ALLOC_NUM_NODES, 9, PMIX_INT)).add(info_str(PMIX_ALLOC_REQ_ID, "mine"));
+    in2.add(info_flag(server::kAllocTwoPhase, true));
+    m2.infos = in2.array();
+    h.svc.allocate(3, 12, 1, std::move(m2));
+    ASSERT_EQ(h.replies.size(), 2u);
+    EXPECT_EQ(info_string(h.replies[1].results, PMIX_ALLOC_REQ_ID).value_or(""), "mine");
+    h.host.got[1].second(reply_bytes(PMIX_ERR_TIMEOUT, "still pending in Slurm after 4 s", InfoArray()));
+    h.run_posted();
+    EXPECT_EQ(h.replies.size(), 2u);
+    ASSERT_EQ(h.events.size(), 2u);
+    const pmix_info_t *es = find_info(h.events[1].infos, "pmixcpp.alloc.status");
+    ASSERT_NE(es, nullptr);
+    EXPECT_EQ(es->value.data.status, PMIX_ERR_TIMEOUT);
+    EXPECT_EQ(info_string(h.events[1].infos, PMIX_ALLOC_REQ_ID).value_or(""), "mine");
+    EXPECT_NE(info_string(h.events[1].infos, PMIX_EVENT_TEXT_MESSAGE).value_or("").find("pending"), std::string::npos);
+}
+
+TEST(AllocService, TwoPhasesRefusedForCancelAndBadValue) {
+    service_harness h;
+    wire::alloc_request m;
+    m.directive = PMIX_ALLOC_REQ_CANCEL;
+    infos in;
+    in.add(info_flag(server::kAllocTwoPhase, true));
+    m.infos = in.array();
+    h.svc.allocate(1, 1, 0, std::move(m));
+    wire::alloc_request m2;
+    m2.directive = PMIX_ALLOC_EXTEND;
+    infos in2;
+    in2.add(info_num(PMIX_ALLOC_NUM_NODES, 1, PMIX_INT)).add(info_str(server::kAllocTwoPhase, "yes"));
+    m2.infos = in2.array();
+    h.svc.allocate(1, 2, 0, std::move(m2));
+    ASSERT_EQ(h.replies.size(), 2u);
+    EXPECT_EQ(h.replies[0].status, PMIX_ERR_BAD_PARAM);
+    EXPECT_EQ(h.replies[1].status, PMIX_ERR_BAD_PARAM);
+    EXPECT_TRUE(h.host.got.empty());
 }
 
 TEST(AllocService, LateAnswerAfterServiceIsGoneIsDropped) {

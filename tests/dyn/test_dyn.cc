@@ -374,6 +374,8 @@ TEST(Spawn, PlanIsASrunOfTheSameJob) {
     EXPECT_TRUE(has(p->argv, "--mpi=pmixcpp"));
     EXPECT_TRUE(has(p->argv, "--ntasks=4"));
     EXPECT_TRUE(has(p->argv, "--nodelist=n3,n4"));
+    // the node count of the list, not the parent's (srun's SLURM_NNODES would drop nodes)
+    EXPECT_TRUE(has(p->argv, "--nodes=2"));
     EXPECT_TRUE(has(p->argv, "--ntasks-per-node=2"));
     EXPECT_TRUE(has(p->argv, "--chdir=/tmp"));
     ASSERT_GE(p->argv.size(), 3u);
