@@ -5,33 +5,25 @@
 
 namespace pmixcpp::net {
 
-const char *to_string(channel c) {
-    switch (c) {
-    case channel::coll: return "collective";
-    case channel::dmodex_request: return "dmodex request";
-    case channel::dmodex_reply: return "dmodex reply";
-    case channel::event: return "event";
-    case channel::link: return "link";
-    case channel::node_down: return "node down";
-    case channel::node_probe: return "node probe";
-    case channel::node_query: return "node query";
-    }
-    return "unknown";
+const char *channel_name(const channel_names *above, channel_id id) {
+    if (id == kLinkChannel) return "link";
+    const char *name = above ? above->name_of(id) : nullptr;
+    return name ? name : "unknown";
 }
 
-Result<std::vector<uint8_t>> encode_node_frame(const step_identity &id, uint32_t src_node, channel chan,
+Result<std::vector<uint8_t>> encode_node_frame(const step_identity &id, uint32_t src_node, channel_id chan,
                                                std::span<const uint8_t> body) {
     wire::Writer w;
     w.put_u8(kEnvelopeVersion);
     PMIXCPP_RETURN_IF_ERROR(w.put_string(id.nspace));
     w.put_u32(src_node);
-    w.put_u16(static_cast<uint16_t>(chan));
+    w.put_u16(chan);
     PMIXCPP_RETURN_IF_ERROR(w.put_bytes(body.data(), body.size()));
     return wire::encode_frame(kNodeFrameType, 0, 0, w.data(), kMaxNodePayload);
 }
 
 Status decode_node_payload(std::span<const uint8_t> payload, const step_identity &id, uint32_t nnodes,
-                           envelope *out) {
+                           const channel_names *above, envelope *out) {
     wire::Reader r(payload);
     std::string nspace;
     uint8_t version = 0;
@@ -49,8 +41,7 @@ Status decode_node_payload(std::span<const uint8_t> payload, const step_identity
     PMIXCPP_RETURN_IF_ERROR(r.expect_end());
     if (nspace != id.nspace) return Status(PMIX_ERR_NO_PERMISSIONS, "message for another step (" + nspace + ")");
     if (src >= nnodes) return Status(PMIX_ERR_BAD_PARAM, "source node " + std::to_string(src) + " out of range");
-    if ((chan < static_cast<uint16_t>(channel::coll) || chan > static_cast<uint16_t>(channel::node_query)) &&
-        (chan < kChannelPubsubRequest || chan > kChannelSpawnPsets))
+    if (chan != kLinkChannel && !(above && above->name_of(chan)))
         return Status(PMIX_ERR_BAD_PARAM, "unknown channel " + std::to_string(chan));
     out->src_node = src;
     out->chan = chan;
@@ -58,14 +49,15 @@ Status decode_node_payload(std::span<const uint8_t> payload, const step_identity
     return Status::success();
 }
 
-Status decode_node_frame(std::span<const uint8_t> frame, const step_identity &id, uint32_t nnodes, envelope *out) {
+Status decode_node_frame(std::span<const uint8_t> frame, const step_identity &id, uint32_t nnodes,
+                         const channel_names *above, envelope *out) {
     if (frame.size() < wire::kFrameHeaderSize) return Status(PMIX_ERR_BAD_PARAM, "short frame");
     wire::FrameHeader h;
     PMIXCPP_RETURN_IF_ERROR(wire::decode_frame_header(frame.first(wire::kFrameHeaderSize), &h, kMaxNodePayload));
     if (h.type != kNodeFrameType) return Status(PMIX_ERR_BAD_PARAM, "not a node frame (type " + std::to_string(h.type) + ")");
     if (frame.size() - wire::kFrameHeaderSize != h.length)
         return Status(PMIX_ERR_BAD_PARAM, "frame length does not match its header");
-    return decode_node_payload(frame.subspan(wire::kFrameHeaderSize), id, nnodes, out);
+    return decode_node_payload(frame.subspan(wire::kFrameHeaderSize), id, nnodes, above, out);
 }
 
 }  // namespace pmixcpp::net

@@ -22,28 +22,26 @@ inline constexpr uint32_t kMaxNodePayload = 256u << 20;
 // 1 carried the secret in clear; 2 has none.
 inline constexpr uint8_t kEnvelopeVersion = 2;
 
-// What a body is for; the transport does not look inside.
-// `link` is the transports' own (hello/goodbye between two servers; never handed up);
-// `node_down` carries "node X is lost" from the node that noticed to the others; `node_probe`
-// asks a node that a collective timed out on whether its server still answers; `node_query`
-// asks the live nodes whether a node that refused us said goodbye to them (dead or finished?).
-enum class channel : uint16_t {
-    coll = 1, dmodex_request = 2, dmodex_reply = 3, event = 4, link = 5, node_down = 6, node_probe = 7,
-    node_query = 8
+// What a body is for is the layer above's business: net carries a channel id and bytes. The ids
+// and their handlers belong to the server (plugin/server/node_channels.h, one enum and a
+// registration table); net's only own channel is `link` (hello/goodbye between two servers,
+// liveness.h), which is never handed up.
+using channel_id = uint16_t;
+inline constexpr channel_id kLinkChannel = 5;
+
+// The layer above's channels as the transport sees them: whether an id is one (a frame on any
+// other id is refused like any malformed frame) and its name for log lines.
+class channel_names {
+public:
+    // nullptr: no channel of the layer above has this id.
+    virtual const char *name_of(channel_id id) const = 0;
+
+protected:
+    ~channel_names() = default;
 };
-// Dynamic-process channels (plugin/server/dyn.h), numbered apart from the core ones.
-inline constexpr uint16_t kChannelPubsubRequest = 16;  // a publish/lookup/unpublish for node 0
-inline constexpr uint16_t kChannelPubsubReply = 17;    // node 0's answer
-inline constexpr uint16_t kChannelJobControl = 18;     // signal ranks of the receiving node
-// Group bootstrap (plugin/server/groups.h).
-inline constexpr uint16_t kChannelGroupBootstrap = 19;        // a member's entry, for node 0
-inline constexpr uint16_t kChannelGroupBootstrapResult = 20;  // node 0's answer to a member node
-// The step's process table (plugin/server/proc_table.h).
-inline constexpr uint16_t kChannelProcTableRequest = 21;  // "your ranks' pids and states"
-inline constexpr uint16_t kChannelProcTableReply = 22;    // the answer, or a node's final rows
-// A spawn's process sets (plugin/server/groups.h), from the spawner's node to the step's others.
-inline constexpr uint16_t kChannelSpawnPsets = 23;
-const char *to_string(channel c);
+
+// "link" for the transports' own channel, the layer above's name, else "unknown".
+const char *channel_name(const channel_names *above, channel_id id);
 
 struct step_identity {
     std::string nspace;
@@ -56,15 +54,16 @@ struct envelope {
 };
 
 // A complete frame (header + payload), ready to send.
-Result<std::vector<uint8_t>> encode_node_frame(const step_identity &id, uint32_t src_node, channel chan,
+Result<std::vector<uint8_t>> encode_node_frame(const step_identity &id, uint32_t src_node, channel_id chan,
                                                std::span<const uint8_t> body);
 
 // Check and decode the payload of a kNodeFrameType frame: envelope version, right namespace,
-// source node < nnodes, known channel, nothing trailing.
+// source node < nnodes, a known channel (kLinkChannel or one `above` names), nothing trailing.
 Status decode_node_payload(std::span<const uint8_t> payload, const step_identity &id, uint32_t nnodes,
-                           envelope *out);
+                           const channel_names *above, envelope *out);
 
 // A whole frame in one buffer (UCX active messages carry exactly one).
-Status decode_node_frame(std::span<const uint8_t> frame, const step_identity &id, uint32_t nnodes, envelope *out);
+Status decode_node_frame(std::span<const uint8_t> frame, const step_identity &id, uint32_t nnodes,
+                         const channel_names *above, envelope *out);
 
 }  // namespace pmixcpp::net

@@ -233,7 +233,7 @@ public:
                 liveness_ops{[this](uint32_t node) { close_peer(node); },
                              [this](uint32_t node) {
                                  uint8_t hello = static_cast<uint8_t>(link_kind::hello);
-                                 send(node, channel::link, {&hello, 1});
+                                 send(node, kLinkChannel, {&hello, 1});
                              },
                              [this](uint32_t node) { return _out[node].fd >= 0; }, _opts.on_peer_lost,
                              _opts.on_peer_unreachable}) {
@@ -335,7 +335,7 @@ public:
 
     void leave(int budget_ms) override {
         uint8_t bye = static_cast<uint8_t>(link_kind::bye);
-        auto frame = encode_node_frame(_opts.id, _opts.node_id, channel::link, {&bye, 1});
+        auto frame = encode_node_frame(_opts.id, _opts.node_id, kLinkChannel, {&bye, 1});
         if (!frame.ok()) return;
         auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(budget_ms);
         size_t told = 0;
@@ -373,10 +373,10 @@ public:
         PMIXCPP_LOG_DEBUG("tcp transport: said goodbye on %zu connections", told);
     }
 
-    void send(uint32_t node, channel chan, std::span<const uint8_t> body) override { send_to({&node, 1}, chan, body); }
+    void send(uint32_t node, channel_id chan, std::span<const uint8_t> body) override { send_to({&node, 1}, chan, body); }
 
     // One envelope, sealed for each connection it goes out on (the MAC names the destination).
-    void send_to(std::span<const uint32_t> nodes, channel chan, std::span<const uint8_t> body) override {
+    void send_to(std::span<const uint32_t> nodes, channel_id chan, std::span<const uint8_t> body) override {
         std::optional<std::vector<uint8_t>> frame;
         for (uint32_t node : nodes) {
             if (node >= _out.size()) {
@@ -388,14 +388,14 @@ public:
                 continue;
             }
             if (!_live.alive(node)) {
-                PMIXCPP_LOG_DEBUG("tcp transport: %s message to node %s dropped: the node %s", to_string(chan),
+                PMIXCPP_LOG_DEBUG("tcp transport: %s message to node %s dropped: the node %s", channel_name(_opts.channels, chan),
                                   _opts.node_names[node].c_str(), _live.state(node) == peer_state::lost ? "is lost" : "left");
                 continue;
             }
             if (!frame) {
                 auto f = encode_node_frame(_opts.id, _opts.node_id, chan, body);
                 if (!f.ok()) {
-                    PMIXCPP_LOG_ERROR("tcp transport: cannot encode a %s message to node %s: %s", to_string(chan),
+                    PMIXCPP_LOG_ERROR("tcp transport: cannot encode a %s message to node %s: %s", channel_name(_opts.channels, chan),
                                       _opts.node_names[node].c_str(), f.status().message().c_str());
                     return;
                 }
@@ -408,7 +408,7 @@ public:
             }
             auto sealed = sealed_tcp_frame(o.link_key, *frame, _opts.node_id, node, ++o.send_seq);
             if (!sealed.ok()) {
-                PMIXCPP_LOG_ERROR("tcp transport: cannot seal a %s message to node %s: %s", to_string(chan),
+                PMIXCPP_LOG_ERROR("tcp transport: cannot seal a %s message to node %s: %s", channel_name(_opts.channels, chan),
                                   _opts.node_names[node].c_str(), sealed.status().message().c_str());
                 continue;
             }
@@ -584,7 +584,7 @@ private:
             envelope env;
             std::span<const uint8_t> inner;
             Status st = open_tcp_frame(fr, c->link_key, self->_opts.node_id, c->node, &c->recv_seq, &inner);
-            if (st.ok()) st = decode_node_frame(inner, self->_opts.id, self->_out.size(), &env);
+            if (st.ok()) st = decode_node_frame(inner, self->_opts.id, self->_out.size(), self->_opts.channels, &env);
             if (st.ok() && env.src_node != c->node)
                 st = Status(PMIX_ERR_NO_PERMISSIONS, "node " + std::to_string(c->node) + " sent a message as node " +
                                                          std::to_string(env.src_node));
@@ -599,7 +599,7 @@ private:
 
     // A link message is ours (liveness.h); everything else goes up.
     void dispatch(envelope &&env) {
-        if (env.chan != static_cast<uint16_t>(channel::link)) {
+        if (env.chan != kLinkChannel) {
             if (_opts.on_receive) _opts.on_receive(std::move(env));
             return;
         }
@@ -631,7 +631,7 @@ private:
             envelope env;
             std::span<const uint8_t> inner;
             Status st = open_tcp_frame(**f, o->link_key, self->_opts.node_id, o->node, &o->recv_seq, &inner);
-            if (st.ok()) st = decode_node_frame(inner, self->_opts.id, self->_out.size(), &env);
+            if (st.ok()) st = decode_node_frame(inner, self->_opts.id, self->_out.size(), self->_opts.channels, &env);
             if (st.ok() && env.src_node != o->node) st = Status(PMIX_ERR_NO_PERMISSIONS, "sent as another node");
             if (!st.ok()) {
                 PMIXCPP_LOG_ERROR("tcp transport: node %s: message refused: %s", self->_opts.node_names[o->node].c_str(),

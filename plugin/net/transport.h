@@ -14,7 +14,7 @@
 // and its messages dropped.
 //
 // Lost peers (the policy is one for every transport: liveness.h; a transport reports what its
-// links tell it): a server whose step ends normally says goodbye (channel link) on every connection
+// links tell it): a server whose step ends normally says goodbye (the link channel) on every connection
 // it has, just before its connections close (leave()). A connection to a peer that breaks without
 // that goodbye -- TCP EOF/reset/refused/keepalive expiry, a UCX endpoint error
 // (UCP_ERR_HANDLING_MODE_PEER; UCX waits up to 0.5 s for a goodbye read after the error) --
@@ -66,6 +66,9 @@ struct transport_options {
     bool eager_connect = false;           // connect to every peer as soon as the table is known
     std::string ucx_tls;                  // UCX only: UCX_TLS (empty = UCX's default)
     std::string ucx_devices;              // UCX only: UCX_NET_DEVICES
+    // The layer above's channels (envelope.h): which ids it receives, their names in log lines.
+    // Outlives the transport. Null: only the transports' own link channel is known.
+    const channel_names *channels = nullptr;
     std::function<void(envelope &&)> on_receive;  // on the loop thread
     // A peer is lost (see above); on the loop thread, at most once per node.
     std::function<void(uint32_t node, const std::string &why)> on_peer_lost;
@@ -86,10 +89,10 @@ public:
     // Verified records only (identity.h): addresses and node keys, index = node id.
     virtual Status set_peers(const std::vector<std::string> &addresses, const std::vector<auth::key> &node_keys) = 0;
     virtual bool has_peers() const = 0;
-    virtual void send(uint32_t node, channel chan, std::span<const uint8_t> body) = 0;
+    virtual void send(uint32_t node, channel_id chan, std::span<const uint8_t> body) = 0;
     // The same message to several nodes (a fan-out): a transport whose frames do not name their
     // destination keeps one copy for all of them (TCP); by default, one send each.
-    virtual void send_to(std::span<const uint32_t> nodes, channel chan, std::span<const uint8_t> body) {
+    virtual void send_to(std::span<const uint32_t> nodes, channel_id chan, std::span<const uint8_t> body) {
         for (uint32_t n : nodes) send(n, chan, body);
     }
     // `node` is lost (another node reported it, or the server decided): stop talking to it (its

@@ -106,7 +106,7 @@ public:
                 liveness_ops{[this](uint32_t node) { close_ep(node); },
                              [this](uint32_t node) {
                                  uint8_t hello = static_cast<uint8_t>(link_kind::hello);
-                                 send(node, channel::link, {&hello, 1});
+                                 send(node, kLinkChannel, {&hello, 1});
                              },
                              [this](uint32_t node) { return _eps[node] != nullptr; }, _opts.on_peer_lost,
                              _opts.on_peer_unreachable}) {
@@ -253,7 +253,7 @@ public:
         std::vector<uint32_t> to;
         for (uint32_t i = 0; i < _eps.size(); ++i) {
             if (i == _opts.node_id || !_live.alive(i) || (!_eps[i] && !_live.has_heard(i))) continue;
-            send(i, channel::link, {&bye, 1});
+            send(i, kLinkChannel, {&bye, 1});
             ++told;
             to.push_back(i);
         }
@@ -281,13 +281,13 @@ public:
         PMIXCPP_LOG_DEBUG("ucx transport: said goodbye to %zu nodes (%zu not confirmed)", told, pending);
     }
 
-    void send(uint32_t node, channel chan, std::span<const uint8_t> body) override {
+    void send(uint32_t node, channel_id chan, std::span<const uint8_t> body) override {
         if (node >= _eps.size() || node == _opts.node_id) {
             PMIXCPP_LOG_ERROR("ucx transport: send to node %u dropped", node);
             return;
         }
         if (!_live.alive(node)) {
-            PMIXCPP_LOG_DEBUG("ucx transport: %s message to node %s dropped: the node %s", to_string(chan),
+            PMIXCPP_LOG_DEBUG("ucx transport: %s message to node %s dropped: the node %s", channel_name(_opts.channels, chan),
                               _opts.node_names[node].c_str(), _live.state(node) == peer_state::lost ? "is lost" : "left");
             return;
         }
@@ -299,7 +299,7 @@ public:
         auto frame = plain.ok() ? auth::seal_frame(_out_keys[node], std::move(plain.value()), _opts.node_id, node, ++_send_seq)
                                 : plain.status();
         if (!frame.ok()) {
-            PMIXCPP_LOG_ERROR("ucx transport: cannot encode a %s message: %s", to_string(chan),
+            PMIXCPP_LOG_ERROR("ucx transport: cannot encode a %s message: %s", channel_name(_opts.channels, chan),
                               frame.status().message().c_str());
             return;
         }
@@ -544,7 +544,7 @@ private:
                 if (st.ok() && (src >= _in_keys.size() || src == _opts.node_id))
                     st = Status(PMIX_ERR_NO_PERMISSIONS, "frame from node " + std::to_string(src));
                 if (st.ok()) st = auth::open_sealed_frame(_in_keys[src], in.frame, _opts.node_id, &inner, &src, &seq);
-                if (st.ok()) st = decode_node_frame(inner, _opts.id, static_cast<uint32_t>(_eps.size()), &env);
+                if (st.ok()) st = decode_node_frame(inner, _opts.id, static_cast<uint32_t>(_eps.size()), _opts.channels, &env);
                 if (st.ok() && env.src_node != src)
                     st = Status(PMIX_ERR_NO_PERMISSIONS, "frame of node " + std::to_string(env.src_node) +
                                                              " sealed by node " + std::to_string(src));
@@ -556,7 +556,7 @@ private:
                     continue;
                 }
                 _live.heard(env.src_node);
-                if (env.chan == static_cast<uint16_t>(channel::link)) {
+                if (env.chan == kLinkChannel) {
                     _live.link_message(env.src_node, env.body);
                     continue;
                 }

@@ -6,6 +6,16 @@
 
 namespace pmixcpp::server {
 
+Status dmodex_engine::add_channels(node_channels &table) {
+    PMIXCPP_RETURN_IF_ERROR(table.add(node_channel::dmodex_request, "dmodex request",
+                                      [this](uint32_t from, std::span<const uint8_t> body) {
+                                          on_request(from, body, server_clock::now());
+                                      }));
+    return table.add(node_channel::dmodex_reply, "dmodex reply", [this](uint32_t from, std::span<const uint8_t> body) {
+        on_reply(from, body, server_clock::now());
+    });
+}
+
 dmodex_engine::dmodex_engine(dmodex_config config, dmodex_ops ops) : _cfg(std::move(config)), _ops(std::move(ops)) {
     _local.assign(_cfg.node_of.size(), false);
     for (uint32_t r : _cfg.local_ranks)

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "get_waits.h"
+#include "node_channels.h"
 #include "status.h"
 #include "wire/node_messages.h"
 
@@ -77,6 +78,9 @@ public:
     // hold; its deadline is capped by deadline().
     void get(get_waiter w, time_point now);
     // A node's reply (channel dmodex_reply).
+    // add_channels registers on_request and on_reply (dmodex_request, dmodex_reply) into the
+    // table, at the time a message arrives.
+    Status add_channels(node_channels &table);
     void on_reply(uint32_t from, std::span<const uint8_t> body, time_point now);
     // Data of `rank` was stored by other means (a collecting fence): the Gets it satisfies.
     void data_stored(uint32_t rank);

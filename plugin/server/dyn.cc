@@ -15,7 +15,6 @@
 #include "../common/session_store.h"
 #include "../common/spawn_request.h"
 #include "../common/xstep.h"
-#include "../net/envelope.h"
 #include "value.h"
 #include "wire/codec.h"
 #include "wire/messages.h"
@@ -149,7 +148,7 @@ void dyn_service::on_client(uint64_t conn, uint32_t rank, uint16_t type, uint32_
         return;
     }
     if (type == static_cast<uint16_t>(wire::msg_type::publish)) _step_publishers.insert(rank);
-    _ops.send_node(0, net::kChannelPubsubRequest, w.data());
+    _ops.send_node(0, node_channel::pubsub_request, w.data());
 }
 
 void dyn_service::answer(const pubsub_requester &to, pmix_status_t status, const std::string &message,
@@ -167,7 +166,7 @@ void dyn_service::answer(const pubsub_requester &to, pmix_status_t status, const
     a.message = message;
     a.body.assign(body.begin(), body.end());
     if (!wire::encode(w, a).ok()) return;
-    _ops.send_node(to.node, net::kChannelPubsubReply, w.data());
+    _ops.send_node(to.node, node_channel::pubsub_reply, w.data());
 }
 
 void dyn_service::answer_lookup(const lookup_answer &a) {
@@ -316,7 +315,7 @@ void dyn_service::rank_left(uint32_t rank) {
     left.type = kRankLeft;
     left.rank = rank;
     if (!wire::encode(w, left).ok()) return;
-    _ops.send_node(0, net::kChannelPubsubRequest, w.data());
+    _ops.send_node(0, node_channel::pubsub_request, w.data());
 }
 
 // ------------------------------------------------------------------------------------------
@@ -453,7 +452,7 @@ void dyn_service::signal_step(const std::vector<bool> &chosen, int sig, bool ter
         if (n == _step.node_id || by_node[n].empty() || !_ops.send_node) continue;
         wire::Writer w;
         (void)wire::encode(w, wire::job_control_forward{sig, terminate, by_node[n], checkpoint});  // cannot fail
-        _ops.send_node(n, net::kChannelJobControl, w.data());
+        _ops.send_node(n, node_channel::job_control, w.data());
     }
     if (_step.node_id < by_node.size()) signal_local(by_node[_step.node_id], sig, terminate, checkpoint);
 }
@@ -491,49 +490,61 @@ void dyn_service::signal_local(const std::vector<uint32_t> &ranks, int sig, bool
 // ------------------------------------------------------------------------------------------
 // Node messages and deadlines
 
-void dyn_service::on_node(uint32_t from, uint16_t channel, std::span<const uint8_t> body) {
+Status dyn_service::add_channels(node_channels &table) {
+    PMIXCPP_RETURN_IF_ERROR(table.add(node_channel::pubsub_request, "pubsub request",
+                                      [this](uint32_t from, std::span<const uint8_t> body) { on_pubsub_request(from, body); }));
+    PMIXCPP_RETURN_IF_ERROR(table.add(node_channel::pubsub_reply, "pubsub reply",
+                                      [this](uint32_t from, std::span<const uint8_t> body) { on_pubsub_reply(from, body); }));
+    return table.add(node_channel::job_control, "job control",
+                     [this](uint32_t from, std::span<const uint8_t> body) { on_job_control(from, body); });
+}
+
+void dyn_service::on_pubsub_request(uint32_t from, std::span<const uint8_t> body) {
     const char *ns = _step.nspace.c_str();
-    if (channel == net::kChannelPubsubRequest) {
-        wire::pubsub_forward m;
-        Status st = wire::decode(body, &m);
-        const uint8_t type = m.type;
-        pubsub_requester who;
-        who.node = from;
-        who.conn = m.conn;
-        who.request_id = m.request_id;
-        who.rank = m.rank;
-        std::span<const uint8_t> payload(m.payload);
-        if (!st.ok() || _step.node_id != 0 || who.rank >= _step.ntasks || _node_of[who.rank] != from) {
-            PMIXCPP_LOG_ERROR("%s: bad pubsub request from node %u dropped: %s", ns, from,
-                              st.ok() ? "wrong node or rank" : st.message().c_str());
-            return;
-        }
-        if (type == kRankLeft) {
-            _store.rank_left(who.rank);
-            return;
-        }
-        handle_pubsub(who, type, payload);
-    } else if (channel == net::kChannelPubsubReply) {
-        wire::pubsub_answer m;
-        Status st = wire::decode(body, &m);
-        if (!st.ok() || from != 0) {
-            PMIXCPP_LOG_ERROR("%s: bad pubsub reply from node %u dropped: %s", ns, from,
-                              st.ok() ? "not from node 0" : st.message().c_str());
-            return;
-        }
-        _ops.reply(m.conn, m.request_id, m.status, m.message, m.body);
-    } else if (channel == net::kChannelJobControl) {
-        wire::job_control_forward m;
-        Status st = wire::decode(body, _step.ntasks, &m);
-        for (size_t i = 0; st.ok() && i < m.ranks.size(); ++i)
-            if (_node_of[m.ranks[i]] != _step.node_id)
-                st = Status(PMIX_ERR_BAD_PARAM, "rank " + std::to_string(m.ranks[i]) + " is not on this node");
-        if (!st.ok()) {
-            PMIXCPP_LOG_ERROR("%s: bad job control from node %u dropped: %s", ns, from, st.message().c_str());
-            return;
-        }
-        signal_local(m.ranks, m.signal, m.terminate, m.checkpoint);
+    wire::pubsub_forward m;
+    Status st = wire::decode(body, &m);
+    const uint8_t type = m.type;
+    pubsub_requester who;
+    who.node = from;
+    who.conn = m.conn;
+    who.request_id = m.request_id;
+    who.rank = m.rank;
+    std::span<const uint8_t> payload(m.payload);
+    if (!st.ok() || _step.node_id != 0 || who.rank >= _step.ntasks || _node_of[who.rank] != from) {
+        PMIXCPP_LOG_ERROR("%s: bad pubsub request from node %u dropped: %s", ns, from,
+                          st.ok() ? "wrong node or rank" : st.message().c_str());
+        return;
     }
+    if (type == kRankLeft) {
+        _store.rank_left(who.rank);
+        return;
+    }
+    handle_pubsub(who, type, payload);
+}
+
+void dyn_service::on_pubsub_reply(uint32_t from, std::span<const uint8_t> body) {
+    wire::pubsub_answer m;
+    Status st = wire::decode(body, &m);
+    if (!st.ok() || from != 0) {
+        PMIXCPP_LOG_ERROR("%s: bad pubsub reply from node %u dropped: %s", _step.nspace.c_str(), from,
+                          st.ok() ? "not from node 0" : st.message().c_str());
+        return;
+    }
+    _ops.reply(m.conn, m.request_id, m.status, m.message, m.body);
+}
+
+void dyn_service::on_job_control(uint32_t from, std::span<const uint8_t> body) {
+    wire::job_control_forward m;
+    Status st = wire::decode(body, _step.ntasks, &m);
+    for (size_t i = 0; st.ok() && i < m.ranks.size(); ++i)
+        if (_node_of[m.ranks[i]] != _step.node_id)
+            st = Status(PMIX_ERR_BAD_PARAM, "rank " + std::to_string(m.ranks[i]) + " is not on this node");
+    if (!st.ok()) {
+        PMIXCPP_LOG_ERROR("%s: bad job control from node %u dropped: %s", _step.nspace.c_str(), from,
+                          st.message().c_str());
+        return;
+    }
+    signal_local(m.ranks, m.signal, m.terminate, m.checkpoint);
 }
 
 void dyn_service::expire(server_clock::time_point now) {

@@ -20,6 +20,7 @@
 #include "../common/process_ref.h"
 #include "../common/spawn_request.h"
 #include "connect.h"
+#include "node_channels.h"
 #include "pubsub.h"
 #include "../common/step_info.h"
 #include "wire/messages.h"
@@ -31,8 +32,8 @@ struct dyn_ops {
     std::function<void(uint64_t conn, uint32_t request_id, pmix_status_t status, const std::string &message,
                        std::span<const uint8_t> body)>
         reply;
-    // Send to another node's server (channel numbers of plugin/net/envelope.h). Empty = one node.
-    std::function<void(uint32_t node, uint16_t channel, std::span<const uint8_t> body)> send_node;
+    // Send to another node's server on one of our channels (node_channels.h). Empty = one node.
+    std::function<void(uint32_t node, node_channel channel, std::span<const uint8_t> body)> send_node;
     // The process of a connected local rank (null: never connected, or gone), a pidfd taken
     // when it connected (common/process_ref.h): never a bare pid that could have been reused.
     std::function<process_handle(uint32_t rank)> process_of;
@@ -93,8 +94,8 @@ public:
     void foreign_get(uint64_t conn, uint32_t request_id, const pmix_proc_t &proc, const std::string &key,
                      const InfoArray &infos);
 
-    // A message of one of our node channels.
-    void on_node(uint32_t from, uint16_t channel, std::span<const uint8_t> body);
+    // Our node channels' handlers (pubsub_request, pubsub_reply, job_control) into the table.
+    Status add_channels(node_channels &table);
 
     // A local rank finalized or died.
     void rank_left(uint32_t rank);
@@ -105,6 +106,9 @@ public:
     const pubsub_store &store() const { return _store; }
 
 private:
+    void on_pubsub_request(uint32_t from, std::span<const uint8_t> body);
+    void on_pubsub_reply(uint32_t from, std::span<const uint8_t> body);
+    void on_job_control(uint32_t from, std::span<const uint8_t> body);
     void handle_pubsub(const pubsub_requester &who, uint8_t type, std::span<const uint8_t> payload);
     bool to_session(uint64_t conn, uint32_t rank, uint16_t type, uint32_t request_id, std::span<const uint8_t> payload);
     std::vector<bool> _session_publishers;  // local ranks that published session data

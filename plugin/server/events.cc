@@ -157,6 +157,14 @@ Status event_engine::notify_from_client(uint32_t rank, wire::event_notification 
     return deliver(ev, false);
 }
 
+Status event_engine::add_channels(node_channels &table) {
+    return table.add(node_channel::event, "event", [this](uint32_t from, std::span<const uint8_t> body) {
+        Status st = from_remote(body);
+        if (!st.ok())
+            PMIXCPP_LOG_ERROR("%s: event from node %u dropped: %s", _step.nspace.c_str(), from, st.message().c_str());
+    });
+}
+
 Status event_engine::from_remote(std::span<const uint8_t> payload) {
     wire::event_notification ev;
     PMIXCPP_RETURN_IF_ERROR(wire::decode_payload(payload, &ev).with_context("event from another node"));

@@ -55,6 +55,7 @@
 #include <string>
 #include <vector>
 
+#include "node_channels.h"
 #include "status.h"
 #include "../common/step_info.h"
 #include "wire/messages.h"
@@ -106,6 +107,8 @@ public:
     Status notify_from_client(uint32_t rank, wire::event_notification &&ev);
     // An event forwarded by another node's server.
     Status from_remote(std::span<const uint8_t> payload);
+    // The event channel's handler into the table: from_remote, a bad event logged and dropped.
+    Status add_channels(node_channels &table);
     // Local rank `rank` connected: send it the cached events in its range it has not had.
     void rank_connected(uint32_t rank);
     // Local rank `rank` is gone: `finalized` = it called PMIx_Finalize first.

@@ -7,7 +7,6 @@
 #include "../coll/coll_message.h"
 #include "../common/mpmd.h"
 #include "../common/spawn_request.h"
-#include "../net/envelope.h"
 #include "log.h"
 
 namespace pmixcpp::server {
@@ -374,9 +373,16 @@ void group_service::bootstrap_request(uint64_t conn, uint32_t rank, uint32_t req
     wire::Writer w;
     Status st = wire::encode(w, e);
     if (st.ok())
-        st = _ops.send_node ? _ops.send_node(0, net::kChannelGroupBootstrap, w.take())
+        st = _ops.send_node ? _ops.send_node(0, node_channel::group_bootstrap, w.take())
                             : Status(PMIX_ERR_NOT_SUPPORTED, "the node transport is not running");
     if (!st.ok()) boot_fail_local(name, st.code() == PMIX_SUCCESS ? PMIX_ERROR : st.code(), "bootstrap: " + st.message());
+}
+
+Status group_service::add_channels(node_channels &table) {
+    PMIXCPP_RETURN_IF_ERROR(table.add(node_channel::group_bootstrap, "group bootstrap",
+                                      [this](uint32_t from, std::span<const uint8_t> body) { on_bootstrap_entry(from, body); }));
+    return table.add(node_channel::group_bootstrap_result, "group bootstrap result",
+                     [this](uint32_t from, std::span<const uint8_t> body) { on_bootstrap_result(from, body); });
 }
 
 void group_service::on_bootstrap_entry(uint32_t from_node, std::span<const uint8_t> body) {
@@ -445,7 +451,7 @@ void group_service::coord_finish(const std::string &name, pmix_status_t status, 
     Status st = wire::encode(w, r);
     for (uint32_t n : nodes) {
         if (n == _step.node_id) continue;
-        Status sent = st.ok() ? (_ops.send_node ? _ops.send_node(n, net::kChannelGroupBootstrapResult, w.data())
+        Status sent = st.ok() ? (_ops.send_node ? _ops.send_node(n, node_channel::group_bootstrap_result, w.data())
                                                 : Status(PMIX_ERR_NOT_SUPPORTED, "no node transport"))
                               : st;
         if (!sent.ok())

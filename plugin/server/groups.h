@@ -49,6 +49,7 @@
 #include <vector>
 
 #include "fence_tracker.h"
+#include "node_channels.h"
 #include "../common/step_info.h"
 #include "wire/group_messages.h"
 
@@ -76,7 +77,7 @@ struct group_ops {
         cross_step;
     // Send a bootstrap message (`chan`: bootstrap entry to node 0, or its result to a member
     // node). Empty, or a non-ok Status: the node transport is not running.
-    std::function<Status(uint32_t node, uint16_t chan, std::vector<uint8_t> body)> send_node;
+    std::function<Status(uint32_t node, node_channel chan, std::vector<uint8_t> body)> send_node;
     // A process set was defined (true) or deleted: raise PMIX_PROCESS_SET_DEFINE / DELETE.
     std::function<void(const std::string &name, const std::vector<pmix_proc_t> &members, bool defined)> pset_changed;
 };
@@ -108,6 +109,8 @@ public:
     // It failed (a member node was lost, the transport is down).
     void collective_failed(uint64_t instance, pmix_status_t status, const std::string &message);
     // Bootstrap messages from another node's server (see above); a bad body is logged and dropped.
+    // add_channels registers them (group_bootstrap, group_bootstrap_result) into the table.
+    Status add_channels(node_channels &table);
     void on_bootstrap_entry(uint32_t from_node, std::span<const uint8_t> body);
     void on_bootstrap_result(uint32_t from_node, std::span<const uint8_t> body);
     // A local rank died or finalized: the collectives it has not entered count it as failed.

@@ -37,7 +37,7 @@ void node_liveness::node_lost(uint32_t node, const std::string &why, bool notice
         wire::Writer w;
         (void)wire::encode(w, wire::node_down_message{node, why.substr(0, 1024)});
         for (uint32_t n = 0; n < _lost.size(); ++n)
-            if (n != _self && !_lost[n]) _ops.send(n, node_liveness_ops::channel::node_down, w.data());
+            if (n != _self && !_lost[n]) _ops.send(n, node_channel::node_down, w.data());
     }
     _ops.lost(node, why);
     settle_queries();  // its answer is no longer due
@@ -55,7 +55,7 @@ void node_liveness::unreachable(uint32_t node, const std::string &why, time_poin
                         name_of(node).c_str(), why.c_str(), q.waiting.size());
     std::vector<uint32_t> ask(q.waiting.begin(), q.waiting.end());
     _queries.emplace(node, std::move(q));
-    for (uint32_t n : ask) _ops.send(n, node_liveness_ops::channel::node_query, w.data());
+    for (uint32_t n : ask) _ops.send(n, node_channel::node_query, w.data());
     settle_queries();
 }
 
@@ -83,7 +83,7 @@ void node_liveness::on_query(uint32_t from, std::span<const uint8_t> body) {
     if (q.kind == 1) {
         wire::Writer w;
         (void)wire::encode(w, wire::node_query_message{2, q.node, _ops.said_goodbye(q.node)});
-        _ops.send(from, node_liveness_ops::channel::node_query, w.data());
+        _ops.send(from, node_channel::node_query, w.data());
         return;
     }
     auto it = _queries.find(q.node);
@@ -96,6 +96,15 @@ void node_liveness::on_query(uint32_t from, std::span<const uint8_t> body) {
     }
     it->second.waiting.erase(from);
     settle_queries();
+}
+
+Status node_liveness::add_channels(node_channels &table) {
+    PMIXCPP_RETURN_IF_ERROR(table.add(node_channel::node_down, "node down",
+                                      [this](uint32_t from, std::span<const uint8_t> body) { on_node_down(from, body); }));
+    PMIXCPP_RETURN_IF_ERROR(table.add(node_channel::node_probe, "node probe",
+                                      [this](uint32_t from, std::span<const uint8_t> body) { on_probe(from, body); }));
+    return table.add(node_channel::node_query, "node query",
+                     [this](uint32_t from, std::span<const uint8_t> body) { on_query(from, body); });
 }
 
 void node_liveness::on_node_down(uint32_t from, std::span<const uint8_t> body) {
@@ -123,7 +132,7 @@ void node_liveness::probe(const std::vector<uint32_t> &nodes, time_point now) {
         if (n >= _lost.size() || n == _self || _lost[n] || _probes.count(n)) continue;
         _probes[n] = now + kProbeTimeout;
         PMIXCPP_LOG_VERBOSE("%s: probing node %s", _nspace.c_str(), name_of(n).c_str());
-        _ops.send(n, node_liveness_ops::channel::node_probe, w.data());
+        _ops.send(n, node_channel::node_probe, w.data());
     }
 }
 
@@ -140,7 +149,7 @@ void node_liveness::on_probe(uint32_t from, std::span<const uint8_t> body) {
     }
     wire::Writer w;
     (void)wire::encode(w, wire::probe_kind::pong);
-    _ops.send(from, node_liveness_ops::channel::node_probe, w.data());
+    _ops.send(from, node_channel::node_probe, w.data());
 }
 
 void node_liveness::expire(time_point now) {

@@ -27,13 +27,13 @@
 #include <vector>
 
 #include "fence_tracker.h"  // server_clock
+#include "node_channels.h"
 
 namespace pmixcpp::server {
 
 struct node_liveness_ops {
-    // A node message on one of the channels below (an encoded body).
-    enum class channel { node_down, node_probe, node_query };
-    std::function<void(uint32_t node, channel chan, std::vector<uint8_t> body)> send;
+    // A node message (an encoded body) on node_down, node_probe or node_query.
+    std::function<void(uint32_t node, node_channel chan, std::vector<uint8_t> body)> send;
     // The transport's view: whether `node` said goodbye to us; whether it is alive (neither lost
     // nor left); forget a lost node (its messages are dropped from then on).
     std::function<bool(uint32_t node)> said_goodbye;
@@ -62,7 +62,8 @@ public:
     // A collective timed out waiting for these nodes: are their servers still there?
     void probe(const std::vector<uint32_t> &nodes, time_point now);
 
-    // Node messages.
+    // Node messages; add_channels registers these three into the table.
+    Status add_channels(node_channels &table);
     void on_node_down(uint32_t from, std::span<const uint8_t> body);
     void on_probe(uint32_t from, std::span<const uint8_t> body);
     void on_query(uint32_t from, std::span<const uint8_t> body);

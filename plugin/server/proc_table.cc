@@ -111,7 +111,14 @@ void proc_table_engine::gather(std::chrono::milliseconds timeout, done_fn done, 
     _pending.emplace(id, std::move(g));
     if (ask.empty()) return finish(id, "");
     auto body = encode_proc_request(id);
-    for (uint32_t n : ask) _ops.send(n, proc_table_ops::kind::request, body);
+    for (uint32_t n : ask) _ops.send(n, node_channel::proc_table_request, body);
+}
+
+Status proc_table_engine::add_channels(node_channels &table) {
+    PMIXCPP_RETURN_IF_ERROR(table.add(node_channel::proc_table_request, "process table request",
+                                      [this](uint32_t from, std::span<const uint8_t> body) { on_request(from, body); }));
+    return table.add(node_channel::proc_table_reply, "process table reply",
+                     [this](uint32_t from, std::span<const uint8_t> body) { on_reply(from, body); });
 }
 
 void proc_table_engine::on_request(uint32_t from, std::span<const uint8_t> body) {
@@ -121,7 +128,7 @@ void proc_table_engine::on_request(uint32_t from, std::span<const uint8_t> body)
                           st.ok() ? "id 0" : st.message().c_str());
         return;
     }
-    _ops.send(from, proc_table_ops::kind::reply, encode_proc_reply(id, _ops.local_rows()));
+    _ops.send(from, node_channel::proc_table_reply, encode_proc_reply(id, _ops.local_rows()));
 }
 
 void proc_table_engine::on_reply(uint32_t from, std::span<const uint8_t> body) {
@@ -163,7 +170,7 @@ void proc_table_engine::send_final() {
     auto body = encode_proc_reply(0, _ops.local_rows());
     for (uint32_t n = 0; n < _node_ranks.size(); ++n)
         if (n != _self && !(_ops.lost && _ops.lost(n)) && !(_ops.gone && _ops.gone(n)))
-            _ops.send(n, proc_table_ops::kind::reply, body);
+            _ops.send(n, node_channel::proc_table_reply, body);
 }
 
 std::optional<proc_table_engine::clock::time_point> proc_table_engine::next_deadline() const {

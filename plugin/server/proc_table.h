@@ -2,7 +2,7 @@
 // knows its own ranks (pid, state, exit code, executable); a query gathers the others' over the
 // node transport. An engine without I/O: messages in, messages and answers out (tests/server).
 //
-// Protocol (node channels kChannelProcTableRequest / kChannelProcTableReply, net/envelope.h;
+// Protocol (node channels proc_table_request / proc_table_reply, node_channels.h;
 // bodies in shared/wire/node_messages.h): a request "your rows, please" (u64 id), a reply (that
 // id, the rows; id 0: unsolicited, the node's final rows, sent once as its part of the step
 // ends). A reply names only ranks of the node that sent it (else it is dropped whole, logged).
@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "node_channels.h"
 #include "status.h"
 #include "wire/node_messages.h"
 
@@ -46,8 +47,8 @@ Status decode_proc_reply(std::span<const uint8_t> body, const std::vector<uint32
                          std::vector<proc_row> *rows);
 
 struct proc_table_ops {
-    enum class kind { request, reply };
-    std::function<void(uint32_t node, kind k, std::vector<uint8_t> body)> send;
+    // A message to another node's server: proc_table_request or proc_table_reply.
+    std::function<void(uint32_t node, node_channel chan, std::vector<uint8_t> body)> send;
     // This node's rows, now.
     std::function<std::vector<proc_row>()> local_rows;
     // Whether a node is out of reach: lost (crashed), or gone (its part of the step ended).
@@ -72,6 +73,8 @@ public:
     // gather is in flight, another joins it (one request per node in flight, however many
     // queries a process sends).
     void gather(std::chrono::milliseconds timeout, done_fn done, clock::time_point now);
+    // Messages of other nodes: add_channels registers on_request and on_reply into the table.
+    Status add_channels(node_channels &table);
     void on_request(uint32_t from, std::span<const uint8_t> body);
     void on_reply(uint32_t from, std::span<const uint8_t> body);
     void node_lost(uint32_t node);

@@ -805,8 +805,8 @@ dyn_ops server_impl::make_dyn_ops() {
             return Status::success();
         });
     };
-    ops.send_node = [this](uint32_t node, uint16_t channel, std::span<const uint8_t> body) {
-        if (_net) _net->send(node, static_cast<net::channel>(channel), body);
+    ops.send_node = [this](uint32_t node, node_channel channel, std::span<const uint8_t> body) {
+        if (_net) _net->send(node, id_of(channel), body);
         else PMIXCPP_LOG_ERROR("%s: no node transport for a message to node %u", _step.nspace.c_str(), node);
     };
     if (_opts.agent) {
@@ -1428,13 +1428,13 @@ group_ops server_impl::make_group_ops() {
     o.cancel_collective = [this](uint64_t instance) {
         if (_coll) _coll->cancel(instance);
     };
-    o.send_node = [this](uint32_t node, uint16_t chan, std::vector<uint8_t> body) -> Status {
+    o.send_node = [this](uint32_t node, node_channel chan, std::vector<uint8_t> body) -> Status {
         if (!_net)
             return Status(PMIX_ERR_NOT_SUPPORTED, "the node transport is not running" +
                                                       (_net_error.empty() ? std::string() : ": " + _net_error));
         if (node_is_lost(node))
             return Status(PMIX_ERR_NODE_DOWN, "node " + _step.node_names.at(node) + " is lost");
-        _net->send(node, static_cast<net::channel>(chan), body);
+        _net->send(node, id_of(chan), body);
         return Status::success();
     };
     o.rank_gone = [this](uint32_t rank) {
@@ -1464,7 +1464,7 @@ void server_impl::spawn_psets(const std::string &child, uint32_t child_size, boo
         wire::Writer w;
         if (wire::encode(w, wire::spawn_psets_message{child, child_size}).ok())
             for (uint32_t n = 0; n < _step.node_names.size(); ++n)
-                if (n != _step.node_id && !node_is_lost(n)) _net->send(n, net::channel(net::kChannelSpawnPsets), w.data());
+                if (n != _step.node_id && !node_is_lost(n)) send_node(n, node_channel::spawn_psets, w.data());
     }
     const bool define = child_size > 0;
     const std::vector<uint32_t> &local = _step.local_ranks();
@@ -1577,6 +1577,7 @@ bool server_impl::queue_event_frame(uint32_t rank, std::span<const uint8_t> fram
 // The node transport (multinode.h) with its callbacks on the loop, lost nodes, the fence collectives.
 Status server_impl::setup_multinode() {
     net::transport_options to;
+    to.channels = &_channels;
     to.on_receive = [this](net::envelope &&e) { on_node_message(std::move(e)); };
     // A send that finds the peer gone may happen deep inside the fence tracker or the collectives:
     // react from the loop, never re-entrantly (the transport already drops messages to it).
@@ -1591,9 +1592,9 @@ Status server_impl::setup_multinode() {
     _net = std::move(t.value());
     _liveness = std::make_unique<node_liveness>(_step.nspace, _step.node_id, _step.node_names, make_liveness_ops());
     coll::manager_options co = fence_options(_step, _opts.multinode);
-    co.send = [this](uint32_t node, std::span<const uint8_t> body) { _net->send(node, net::channel::coll, body); };
+    co.send = [this](uint32_t node, std::span<const uint8_t> body) { _net->send(node, id_of(node_channel::coll), body); };
     co.send_to = [this](std::span<const uint32_t> nodes, std::span<const uint8_t> body) {
-        _net->send_to(nodes, net::channel::coll, body);
+        _net->send_to(nodes, id_of(node_channel::coll), body);
     };
     co.on_done = [this](uint64_t instance, std::vector<coll::node_blob> &&result) {
         if (instance & kGroupInstanceBit) {
@@ -1614,6 +1615,7 @@ Status server_impl::setup_multinode() {
             finish_remote_fence(instance, std::move(result));
     };
     _coll = std::make_unique<coll::fence_manager>(std::move(co));
+    PMIXCPP_RETURN_IF_ERROR(add_node_channels());
     PMIXCPP_LOG_VERBOSE("%s: node transport %s at %s", _step.nspace.c_str(), _net->kind(), _net->address().c_str());
     return Status::success();
 }
@@ -1759,59 +1761,42 @@ void server_impl::finish_remote_fence(uint64_t instance, std::vector<coll::node_
     for (uint32_t r : ranks) _dmodex->data_stored(r);  // the Gets of remote ranks wait there
 }
 
+// Every node channel's handler (node_channels.h): each service registers its own; the shell
+// registers the collectives' (plugin/coll knows no server) and a spawn's process sets.
+Status server_impl::add_node_channels() {
+    PMIXCPP_RETURN_IF_ERROR(_channels.add(node_channel::coll, "collective", [this](uint32_t from, std::span<const uint8_t> body) {
+        if (_coll) _coll->receive(from, body);
+    }));
+    PMIXCPP_RETURN_IF_ERROR(_channels.add(node_channel::spawn_psets, "spawn process sets",
+                                          [this](uint32_t from, std::span<const uint8_t> body) { on_spawn_psets(from, body); }));
+    PMIXCPP_RETURN_IF_ERROR(_dmodex->add_channels(_channels));
+    PMIXCPP_RETURN_IF_ERROR(_events->add_channels(_channels));
+    PMIXCPP_RETURN_IF_ERROR(_liveness->add_channels(_channels));
+    PMIXCPP_RETURN_IF_ERROR(_dyn->add_channels(_channels));
+    PMIXCPP_RETURN_IF_ERROR(_groups->add_channels(_channels));
+    return _proc_table->add_channels(_channels);
+}
+
 void server_impl::on_node_message(net::envelope &&env) {
-    if (env.chan == net::kChannelSpawnPsets) {
-        wire::spawn_psets_message m;
-        if (Status st = wire::decode(env.body, kMaxSpawnPsetStep, &m); !st.ok())
-            PMIXCPP_LOG_ERROR("%s: bad spawn process sets from node %u dropped: %s", _step.nspace.c_str(),
-                              env.src_node, st.message().c_str());
-        else
-            spawn_psets(m.child, m.child_size, false);
-        rearm_timer();
-        return;
-    }
-    if (env.chan == net::kChannelGroupBootstrap || env.chan == net::kChannelGroupBootstrapResult) {
-        if (env.chan == net::kChannelGroupBootstrap) _groups->on_bootstrap_entry(env.src_node, env.body);
-        else _groups->on_bootstrap_result(env.src_node, env.body);
-        rearm_timer();
-        return;
-    }
-    if (env.chan == net::kChannelProcTableRequest || env.chan == net::kChannelProcTableReply) {
-        if (env.chan == net::kChannelProcTableRequest) _proc_table->on_request(env.src_node, env.body);
-        else _proc_table->on_reply(env.src_node, env.body);
-        rearm_timer();
-        return;
-    }
-    switch (static_cast<net::channel>(env.chan)) {
-    case net::channel::coll:
-        if (_coll) _coll->receive(env.src_node, env.body);
-        break;
-    case net::channel::dmodex_request: _dmodex->on_request(env.src_node, env.body, server_clock::now()); break;
-    case net::channel::dmodex_reply: _dmodex->on_reply(env.src_node, env.body, server_clock::now()); break;
-    case net::channel::node_down: _liveness->on_node_down(env.src_node, env.body); break;
-    case net::channel::node_probe: _liveness->on_probe(env.src_node, env.body); break;
-    case net::channel::node_query: _liveness->on_query(env.src_node, env.body); break;
-    default: _dyn->on_node(env.src_node, env.chan, env.body); break;
-    case net::channel::event: {
-        Status st = _events->from_remote(env.body);
-        if (!st.ok())
-            PMIXCPP_LOG_ERROR("%s: event from node %u dropped: %s", _step.nspace.c_str(), env.src_node,
-                              st.message().c_str());
-        break;
-    }
-    }
+    // The transport refuses a channel nothing registered, so a handler is always there.
+    if (!_channels.dispatch(env.src_node, env.chan, env.body))
+        PMIXCPP_LOG_ERROR("%s: message on channel %u from node %u dropped: no handler", _step.nspace.c_str(),
+                          static_cast<unsigned>(env.chan), env.src_node);
     rearm_timer();
+}
+
+void server_impl::on_spawn_psets(uint32_t from, std::span<const uint8_t> body) {
+    wire::spawn_psets_message m;
+    if (Status st = wire::decode(body, kMaxSpawnPsetStep, &m); !st.ok())
+        PMIXCPP_LOG_ERROR("%s: bad spawn process sets from node %u dropped: %s", _step.nspace.c_str(), from,
+                          st.message().c_str());
+    else
+        spawn_psets(m.child, m.child_size, false);
 }
 
 proc_table_ops server_impl::make_proc_table_ops() {
     proc_table_ops o;
-    o.send = [this](uint32_t node, proc_table_ops::kind k, std::vector<uint8_t> body) {
-        if (_net)
-            _net->send(node,
-                       static_cast<net::channel>(k == proc_table_ops::kind::request ? net::kChannelProcTableRequest
-                                                                                    : net::kChannelProcTableReply),
-                       body);
-    };
+    o.send = [this](uint32_t node, node_channel chan, std::vector<uint8_t> body) { send_node(node, chan, body); };
     o.local_rows = [this] { return local_proc_rows(); };
     o.lost = [this](uint32_t node) { return !_net || node_is_lost(node); };
     o.gone = [this](uint32_t node) { return _net && _net->said_goodbye(node); };
@@ -1871,12 +1856,7 @@ std::vector<proc_row> server_impl::local_proc_rows() {
 
 node_liveness_ops server_impl::make_liveness_ops() {
     node_liveness_ops o;
-    o.send = [this](uint32_t node, node_liveness_ops::channel chan, std::vector<uint8_t> body) {
-        net::channel c = chan == node_liveness_ops::channel::node_down    ? net::channel::node_down
-                         : chan == node_liveness_ops::channel::node_probe ? net::channel::node_probe
-                                                                          : net::channel::node_query;
-        if (_net) _net->send(node, c, body);
-    };
+    o.send = [this](uint32_t node, node_channel chan, std::vector<uint8_t> body) { send_node(node, chan, body); };
     o.said_goodbye = [this](uint32_t node) { return _net && _net->said_goodbye(node); };
     o.peer_alive = [this](uint32_t node) { return _net && _net->peer_alive(node); };
     o.forget = [this](uint32_t node) {
@@ -1945,10 +1925,10 @@ dmodex_config server_impl::make_dmodex_config() const {
 dmodex_ops server_impl::make_dmodex_ops() {
     dmodex_ops o;
     o.send_request = [this](uint32_t node, std::vector<uint8_t> body) {
-        if (_net) _net->send(node, net::channel::dmodex_request, body);
+        send_node(node, node_channel::dmodex_request, body);
     };
     o.send_reply = [this](uint32_t node, std::vector<uint8_t> body) {
-        if (_net) _net->send(node, net::channel::dmodex_reply, body);
+        send_node(node, node_channel::dmodex_reply, body);
     };
     o.answer = [this](const get_waiter &w) { answer_get(w); };
     o.fail = [this](const get_waiter &w, pmix_status_t status, const std::string &message) {

@@ -51,6 +51,7 @@
 #include "native_dyn.h"
 #include "native_grp.h"
 #include "native_jobdata.h"
+#include "node_channels.h"
 #include "node_liveness.h"
 #include "proc_table.h"
 #include "time_alert.h"
@@ -438,7 +439,7 @@ private:
     public:
         explicit event_backend(server_impl *s) : _s(s) {}
         void forward_event(uint32_t node, std::span<const uint8_t> payload) override {
-            if (_s->_net) _s->_net->send(node, net::channel::event, payload);
+            _s->send_node(node, node_channel::event, payload);
         }
 
     private:
@@ -452,7 +453,15 @@ private:
     Status start_remote_fence(uint64_t instance, const std::vector<uint32_t> &participants, bool collect);
     std::string missing_nodes(uint64_t instance) const;
     void finish_remote_fence(uint64_t instance, std::vector<coll::node_blob> &&result);
+    // The node channels (node_channels.h): the table every service registers its handlers in,
+    // before the transport delivers anything; what arrives goes through it.
+    node_channels _channels;
+    Status add_node_channels();
     void on_node_message(net::envelope &&env);
+    void on_spawn_psets(uint32_t from, std::span<const uint8_t> body);
+    void send_node(uint32_t node, node_channel c, std::span<const uint8_t> body) {
+        if (_net) _net->send(node, id_of(c), body);
+    }
     // Direct modex (dmodex.h): remote ranks' data on demand, requests of other nodes for ours.
     std::unique_ptr<dmodex_engine> _dmodex;
     dmodex_config make_dmodex_config() const;

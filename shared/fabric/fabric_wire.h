@@ -13,10 +13,11 @@
 #include "value.h"
 #include "wire/codec.h"
 
-// The key of the vertex count, as client/include/pmix_server.h defines it for schedulers (shared/
-// may not include the client library's headers; the value is the same string).
+// The key of the vertex count: the PMIx standard's PMIX_FABRIC_NUM_VERTICES, whose string
+// ("pmix.fab.nverts") OpenPMIx 4.2.2's pmix_common.h names PMIX_FABRIC_NUM_DEVICES (shared/pmix;
+// shared/ includes no header of client/include, docs/architecture.md "Layers").
 #ifndef PMIX_FABRIC_NUM_VERTICES
-#define PMIX_FABRIC_NUM_VERTICES "pmix.fab.nverts"
+#define PMIX_FABRIC_NUM_VERTICES PMIX_FABRIC_NUM_DEVICES
 #endif
 
 // Result keys besides PMIX_FABRIC_PLANE and PMIX_FABRIC_NUM_VERTICES.

@@ -21,7 +21,6 @@
 
 #include "plugin/agent/proto/agent_io.h"
 #include "plugin/common/xstep.h"
-#include "plugin/net/envelope.h"
 #include "plugin/server/events.h"
 #include "plugin/server/dyn.h"
 #include "plugin/server/pubsub.h"
@@ -185,8 +184,9 @@ struct reply_rec {
 struct two_nodes {
     step_info step[2];
     std::unique_ptr<dyn_service> svc[2];
+    node_channels channels[2];  // by node: what its service registered
     std::vector<reply_rec> replies[2];
-    std::deque<std::tuple<uint32_t, uint32_t, uint16_t, std::vector<uint8_t>>> wire_q;  // from, to, chan, body
+    std::deque<std::tuple<uint32_t, uint32_t, node_channel, std::vector<uint8_t>>> wire_q;  // from, to, chan, body
     std::vector<std::pair<pid_t, int>> signals[2];
 
     two_nodes() {
@@ -201,7 +201,7 @@ struct two_nodes {
                                   std::span<const uint8_t> body) {
                 replies[n].push_back({conn, id, st, m, std::vector<uint8_t>(body.begin(), body.end())});
             };
-            ops.send_node = [this, n](uint32_t to, uint16_t chan, std::span<const uint8_t> body) {
+            ops.send_node = [this, n](uint32_t to, node_channel chan, std::span<const uint8_t> body) {
                 wire_q.emplace_back(n, to, chan, std::vector<uint8_t>(body.begin(), body.end()));
             };
             ops.process_of = [](uint32_t rank) -> process_handle {
@@ -213,13 +213,14 @@ struct two_nodes {
                 return 0;
             };
             svc[n] = std::make_unique<dyn_service>(step[n], std::vector<uint32_t>{0, 0, 1, 1}, std::move(ops));
+            EXPECT_TRUE(svc[n]->add_channels(channels[n]).ok());
         }
     }
     void pump() {
         while (!wire_q.empty()) {
             auto [from, to, chan, body] = wire_q.front();
             wire_q.pop_front();
-            svc[to]->on_node(from, chan, body);
+            EXPECT_TRUE(channels[to].dispatch(from, id_of(chan), body));
         }
     }
 };
@@ -335,9 +336,9 @@ TEST(DynService, JobControlSignalsAcrossNodes) {
 TEST(DynService, BadNodeMessagesAreDropped) {
     two_nodes t;
     std::vector<uint8_t> junk = {1, 2, 3};
-    t.svc[0]->on_node(1, net::kChannelPubsubRequest, junk);
-    t.svc[1]->on_node(0, net::kChannelPubsubReply, junk);
-    t.svc[1]->on_node(0, net::kChannelJobControl, junk);
+    EXPECT_TRUE(t.channels[0].dispatch(1, id_of(node_channel::pubsub_request), junk));
+    EXPECT_TRUE(t.channels[1].dispatch(0, id_of(node_channel::pubsub_reply), junk));
+    EXPECT_TRUE(t.channels[1].dispatch(0, id_of(node_channel::job_control), junk));
     EXPECT_TRUE(t.replies[0].empty());
     EXPECT_TRUE(t.replies[1].empty());
     EXPECT_TRUE(t.signals[1].empty());
@@ -851,7 +852,7 @@ TEST(DynService, SessionRangeGoesToTheJobStore) {
     ops.reply = [&](uint64_t conn, uint32_t id, pmix_status_t st, const std::string &m, std::span<const uint8_t> body) {
         t.replies[1].push_back({conn, id, st, m, std::vector<uint8_t>(body.begin(), body.end())});
     };
-    ops.send_node = [&](uint32_t to, uint16_t chan, std::span<const uint8_t> body) {
+    ops.send_node = [&](uint32_t to, node_channel chan, std::span<const uint8_t> body) {
         t.wire_q.emplace_back(1, to, chan, std::vector<uint8_t>(body.begin(), body.end()));
     };
     ops.agent = [&](agent::service, std::vector<uint8_t> body, int, dyn_ops::session_done done) {
@@ -877,7 +878,7 @@ TEST(DynService, SessionRangeGoesToTheJobStore) {
     svc.on_client(5, 2, pub, 2, w.data());
     EXPECT_EQ(sent.size(), 1u);
     ASSERT_EQ(t.wire_q.size(), 1u);
-    EXPECT_EQ(std::get<2>(t.wire_q.front()), net::kChannelPubsubRequest);
+    EXPECT_EQ(std::get<2>(t.wire_q.front()), node_channel::pubsub_request);
     // A range value the standard does not define (OpenMPI 5.0's MPI_Lookup_name sends one): the
     // default, the session, where OpenMPI's MPI_Publish_name put the name.
     wire::lookup_request lk;

@@ -9,8 +9,23 @@
 
 #include "plugin/coll/coll_message.h"
 #include "plugin/net/envelope.h"
+#include "plugin/server/node_channels.h"
 
 using namespace pmixcpp;
+
+namespace {
+// The server's registration table with a few of its channels (the envelope accepts the ids it
+// names, and the link channel).
+const server::node_channels &channels() {
+    static const server::node_channels table = [] {
+        server::node_channels t;
+        for (auto c : {server::node_channel::coll, server::node_channel::dmodex_request, server::node_channel::spawn_psets})
+            if (!t.add(c, "fuzzed", [](uint32_t, std::span<const uint8_t>) {}).ok()) abort();
+        return t;
+    }();
+    return table;
+}
+}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (size == 0) return 0;
@@ -18,12 +33,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     switch (data[0] % 3) {
     case 0: {
         net::envelope e;
-        (void)net::decode_node_frame(body, {"slurm.1.0"}, 4, &e);
+        (void)net::decode_node_frame(body, {"slurm.1.0"}, 4, &channels(), &e);
         break;
     }
     case 1: {
         net::envelope e;
-        (void)net::decode_node_payload(body, {"slurm.1.0"}, 4, &e);
+        (void)net::decode_node_payload(body, {"slurm.1.0"}, 4, &channels(), &e);
         break;
     }
     case 2: {

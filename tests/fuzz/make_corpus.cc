@@ -18,6 +18,7 @@
 #include "plugin/common/spawn_request.h"
 #include "plugin/common/xstep.h"
 #include "plugin/net/envelope.h"
+#include "plugin/server/node_channels.h"
 #include "plugin/net/handshake.h"
 #include "plugin/net/identity.h"
 #include "shared/fabric/fabric_wire.h"
@@ -225,8 +226,8 @@ void reply_seeds() {
 void node_seeds() {
     net::step_identity id{"pmixcpp.1.0"};
     std::vector<uint8_t> body{1, 2, 3};
-    seed("fuzz_node", "frame", 0, net::encode_node_frame(id, 1, net::channel::coll, body));
-    auto frame = net::encode_node_frame(id, 2, net::channel::dmodex_request, body);
+    seed("fuzz_node", "frame", 0, net::encode_node_frame(id, 1, server::id_of(server::node_channel::coll), body));
+    auto frame = net::encode_node_frame(id, 2, server::id_of(server::node_channel::dmodex_request), body);
     if (frame.ok())
         write_seed("fuzz_node", "payload", 1,
                    std::span<const uint8_t>(frame->data() + kFrameHeaderSize, frame->size() - kFrameHeaderSize));

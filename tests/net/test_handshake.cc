@@ -22,6 +22,7 @@
 #include "plugin/net/listener_guard.h"
 #include "plugin/net/identity.h"
 #include "plugin/net/transport.h"
+#include "tests/net/test_channels.h"
 #include "tests/net/test_credentials.h"
 #include "wire/codec.h"
 #include "wire/frame.h"
@@ -417,6 +418,7 @@ TEST(tcp_listener, refuses_attacks_and_keeps_serving_its_peers) {
     auto keys = pmixcpp::testing::node_keys(2);
     for (uint32_t n = 0; n < 2; ++n) {
         transport_options o;
+        o.channels = pmixcpp::testing::channels();
         o.id = {"pmixcpp.1.0"};
         o.node_key = keys[n];
         o.node_id = n;
@@ -441,7 +443,7 @@ TEST(tcp_listener, refuses_attacks_and_keeps_serving_its_peers) {
     EXPECT_TRUE(closed_within(huge, 2000, pump));
     close(huge);
     int plain = connect_loopback(port0);
-    auto frame = encode_node_frame({"pmixcpp.1.0"}, 1, channel::coll, std::vector<uint8_t>{1});
+    auto frame = encode_node_frame({"pmixcpp.1.0"}, 1, pmixcpp::testing::chan::coll, std::vector<uint8_t>{1});
     send_bytes(plain, frame.value());
     EXPECT_TRUE(closed_within(plain, 2000, pump));
     close(plain);
@@ -466,8 +468,8 @@ TEST(tcp_listener, refuses_attacks_and_keeps_serving_its_peers) {
     std::vector<std::string> table = {t[0]->address(), t[1]->address()};
     ASSERT_TRUE(t[0]->set_peers(table, keys).ok());
     ASSERT_TRUE(t[1]->set_peers(table, keys).ok());
-    t[1]->send(0, channel::coll, std::vector<uint8_t>{42});
-    t[0]->send(1, channel::coll, std::vector<uint8_t>{43});
+    t[1]->send(0, pmixcpp::testing::chan::coll, std::vector<uint8_t>{42});
+    t[0]->send(1, pmixcpp::testing::chan::coll, std::vector<uint8_t>{43});
     ASSERT_TRUE(l.run_until([&] { return got0.size() == 1 && got1.size() == 1; }, 5000));
     EXPECT_EQ(got0[0].body, std::vector<uint8_t>{42});
     EXPECT_EQ(got1[0].body, std::vector<uint8_t>{43});
@@ -486,7 +488,7 @@ TEST(tcp_listener, refuses_attacks_and_keeps_serving_its_peers) {
     EXPECT_EQ(dropped, idle.size()) << "idle unauthenticated connections outlived the deadline";
     for (int fd : idle) close(fd);
     // Still serving after all that.
-    t[1]->send(0, channel::coll, std::vector<uint8_t>{44});
+    t[1]->send(0, pmixcpp::testing::chan::coll, std::vector<uint8_t>{44});
     ASSERT_TRUE(l.run_until([&] { return got0.size() == 2; }, 3000));
 }
 

@@ -12,6 +12,7 @@
 #include "plugin/agent/srun/srun_agent.h"
 #include "plugin/agent/stepd/agent_client.h"
 #include "plugin/net/transport.h"
+#include "tests/net/test_channels.h"
 #include "tests/net/test_credentials.h"
 #include "wire/frame.h"
 
@@ -29,23 +30,47 @@ std::vector<auth::key> keys_for(size_t n) { return {step_keys().begin(), step_ke
 
 TEST(envelope, round_trip_and_checks) {
     step_identity id{"slurm.1.0"};
+    const channel_names *above = pmixcpp::testing::channels();
     std::vector<uint8_t> body{1, 2, 3};
-    auto frame = encode_node_frame(id, 2, channel::dmodex_request, body);
+    auto frame = encode_node_frame(id, 2, pmixcpp::testing::chan::dmodex_request, body);
     ASSERT_TRUE(frame.ok());
     envelope e;
-    ASSERT_TRUE(decode_node_frame(*frame, id, 4, &e).ok());
+    ASSERT_TRUE(decode_node_frame(*frame, id, 4, above, &e).ok());
     EXPECT_EQ(e.src_node, 2u);
-    EXPECT_EQ(e.chan, static_cast<uint16_t>(channel::dmodex_request));
+    EXPECT_EQ(e.chan, pmixcpp::testing::chan::dmodex_request);
     EXPECT_EQ(e.body, body);
     EXPECT_EQ(frame->at(wire::kFrameHeaderSize), kEnvelopeVersion);
-    EXPECT_EQ(decode_node_frame(*frame, {"slurm.2.0"}, 4, &e).code(), PMIX_ERR_NO_PERMISSIONS);
+    EXPECT_EQ(decode_node_frame(*frame, {"slurm.2.0"}, 4, above, &e).code(), PMIX_ERR_NO_PERMISSIONS);
     auto old = *frame;  // an envelope of version 1 (secret in clear) is refused
     old[wire::kFrameHeaderSize] = 1;
-    EXPECT_EQ(decode_node_frame(old, id, 4, &e).code(), PMIX_ERR_NOT_SUPPORTED);
-    EXPECT_FALSE(decode_node_frame(*frame, id, 2, &e).ok());  // source node out of range
+    EXPECT_EQ(decode_node_frame(old, id, 4, above, &e).code(), PMIX_ERR_NOT_SUPPORTED);
+    EXPECT_FALSE(decode_node_frame(*frame, id, 2, above, &e).ok());  // source node out of range
     auto cut = *frame;
     cut.pop_back();
-    EXPECT_FALSE(decode_node_frame(cut, id, 4, &e).ok());
+    EXPECT_FALSE(decode_node_frame(cut, id, 4, above, &e).ok());
+}
+
+// net knows no channel but its own link channel: the layer above says which ids are channels.
+TEST(envelope, a_channel_the_layer_above_does_not_name_is_refused) {
+    step_identity id{"slurm.1.0"};
+    const channel_names *above = pmixcpp::testing::channels();
+    envelope e;
+    auto unknown = encode_node_frame(id, 1, pmixcpp::testing::chan::unknown, std::vector<uint8_t>{1});
+    ASSERT_TRUE(unknown.ok());
+    Status st = decode_node_frame(*unknown, id, 4, above, &e);
+    EXPECT_EQ(st.code(), PMIX_ERR_BAD_PARAM);
+    EXPECT_NE(st.message().find("unknown channel 9"), std::string::npos) << st.message();
+    auto coll = encode_node_frame(id, 1, pmixcpp::testing::chan::coll, std::vector<uint8_t>{1});
+    ASSERT_TRUE(coll.ok());
+    EXPECT_FALSE(decode_node_frame(*coll, id, 4, nullptr, &e).ok()) << "no layer above: only the link channel";
+    auto link = encode_node_frame(id, 1, kLinkChannel, std::vector<uint8_t>{1});
+    ASSERT_TRUE(link.ok());
+    EXPECT_TRUE(decode_node_frame(*link, id, 4, nullptr, &e).ok());
+    EXPECT_EQ(e.chan, kLinkChannel);
+    EXPECT_STREQ(channel_name(above, kLinkChannel), "link");
+    EXPECT_STREQ(channel_name(above, pmixcpp::testing::chan::coll), "test collective");
+    EXPECT_STREQ(channel_name(above, pmixcpp::testing::chan::unknown), "unknown");
+    EXPECT_STREQ(channel_name(nullptr, pmixcpp::testing::chan::coll), "unknown");
 }
 
 namespace {
@@ -72,6 +97,7 @@ TEST(tcp_transport, delivers_both_ways_and_drops_a_wrong_link_key) {
     std::vector<auth::key> good = keys_for(3), evil = pmixcpp::testing::node_keys(3);
     auto make = [&](uint32_t node, const std::vector<auth::key> &keys, std::vector<envelope> *sink) {
         transport_options o;
+        o.channels = pmixcpp::testing::channels();
         o.id = {"slurm.1.0"};
         o.node_key = keys[node];
         o.node_id = node;
@@ -88,12 +114,12 @@ TEST(tcp_transport, delivers_both_ways_and_drops_a_wrong_link_key) {
     std::vector<std::string> table = {"tcp:127.0.0.1:" + port_of(*t0), "tcp:127.0.0.1:" + port_of(*t1),
                                       "tcp:127.0.0.1:" + port_of(*t2)};
     std::vector<uint8_t> big(1 << 20, 7);
-    t0->send(1, channel::coll, big);  // queued until the table is known
+    t0->send(1, pmixcpp::testing::chan::coll, big);  // queued until the table is known
     ASSERT_TRUE(t0->set_peers(table, good).ok());
     ASSERT_TRUE(t1->set_peers(table, good).ok());
     ASSERT_TRUE(t2->set_peers(table, evil).ok());
-    t1->send(0, channel::dmodex_reply, std::vector<uint8_t>{9});
-    t2->send(0, channel::coll, std::vector<uint8_t>{6});  // wrong key: refused by node 0
+    t1->send(0, pmixcpp::testing::chan::dmodex_reply, std::vector<uint8_t>{9});
+    t2->send(0, pmixcpp::testing::chan::coll, std::vector<uint8_t>{6});  // wrong key: refused by node 0
     ASSERT_TRUE(l.run_until([&] { return got1.size() == 1 && got0.size() == 1; }));
     EXPECT_EQ(got1[0].body, big);
     EXPECT_EQ(got1[0].src_node, 0u);
@@ -111,6 +137,7 @@ TEST(tcp_transport, fan_out_shares_one_frame_and_keeps_the_order) {
     std::vector<std::unique_ptr<node_transport>> t;
     for (uint32_t node = 0; node < 4; ++node) {
         transport_options o;
+        o.channels = pmixcpp::testing::channels();
         o.id = {"slurm.1.0"};
         o.node_key = step_keys()[node];
         o.node_id = node;
@@ -126,8 +153,8 @@ TEST(tcp_transport, fan_out_shares_one_frame_and_keeps_the_order) {
     std::vector<uint8_t> big(4 << 20);
     for (size_t i = 0; i < big.size(); ++i) big[i] = static_cast<uint8_t>(i * 7 + i / 4096);
     const uint32_t kids[] = {1, 2, 3};
-    t[0]->send_to(kids, channel::coll, big);
-    t[0]->send_to(kids, channel::coll, std::vector<uint8_t>{42});
+    t[0]->send_to(kids, pmixcpp::testing::chan::coll, big);
+    t[0]->send_to(kids, pmixcpp::testing::chan::coll, std::vector<uint8_t>{42});
     ASSERT_TRUE(l.run_until([&] { return got[1].size() == 2 && got[2].size() == 2 && got[3].size() == 2; }, 10000));
     for (uint32_t n : kids) {
         EXPECT_EQ(got[n][0].body, big) << "node " << n;
@@ -141,6 +168,7 @@ TEST(ucx_transport, delivers_small_and_large) {
     std::unique_ptr<node_transport> t[2];
     for (uint32_t n = 0; n < 2; ++n) {
         transport_options o;
+        o.channels = pmixcpp::testing::channels();
         o.id = {"slurm.1.0"};
         o.node_key = step_keys()[n];
         o.node_id = n;
@@ -153,7 +181,7 @@ TEST(ucx_transport, delivers_small_and_large) {
     }
     std::vector<std::string> table = {t[0]->address(), t[1]->address()};
     std::vector<uint8_t> big(4 << 20, 5);
-    t[0]->send(1, channel::coll, big);  // queued until the table is known; rendezvous-size
+    t[0]->send(1, pmixcpp::testing::chan::coll, big);  // queued until the table is known; rendezvous-size
     // Addresses that UCX would read past or misparse never reach ucp_ep_create.
     EXPECT_FALSE(t[0]->set_peers({table[0], "ucx:3101020304"}, keys_for(2)).ok()) << "too short";
     EXPECT_FALSE(t[0]->set_peers({table[0], "ucx:" + std::string(2 * 8200, 'a')}, keys_for(2)).ok()) << "too long";
@@ -162,7 +190,7 @@ TEST(ucx_transport, delivers_small_and_large) {
     EXPECT_FALSE(t[0]->set_peers({table[0], other}, keys_for(2)).ok()) << "another format";
     ASSERT_TRUE(t[0]->set_peers(table, keys_for(table.size())).ok());
     ASSERT_TRUE(t[1]->set_peers(table, keys_for(table.size())).ok());
-    t[1]->send(0, channel::dmodex_request, std::vector<uint8_t>{1, 2});
+    t[1]->send(0, pmixcpp::testing::chan::dmodex_request, std::vector<uint8_t>{1, 2});
     bool ok = l.run_until([&] { return got[0].size() == 1 && got[1].size() == 1; }, 10000);
     ASSERT_TRUE(ok) << got[0].size() << " " << got[1].size();
     EXPECT_EQ(got[1][0].body, big);
@@ -240,6 +268,7 @@ void lost_peer_case(bool ucx, bool say_goodbye) {
     std::unique_ptr<node_transport> t[3];
     for (uint32_t n = 0; n < 3; ++n) {
         transport_options o;
+        o.channels = pmixcpp::testing::channels();
         o.id = {"slurm.1.0"};
         o.node_key = step_keys()[n];
         o.node_id = n;
@@ -268,8 +297,8 @@ void lost_peer_case(bool ucx, bool say_goodbye) {
         for (const auto &[node, why] : lost[n]) EXPECT_EQ(node, 2u) << why;
     }
     t[0]->forget(2);
-    t[0]->send(2, channel::coll, std::vector<uint8_t>{1});  // dropped quietly
-    t[1]->send(2, channel::coll, std::vector<uint8_t>{1});
+    t[0]->send(2, pmixcpp::testing::chan::coll, std::vector<uint8_t>{1});  // dropped quietly
+    t[1]->send(2, pmixcpp::testing::chan::coll, std::vector<uint8_t>{1});
     l.run_until([] { return false; }, 100);
     EXPECT_LE(lost[0].size(), 1u);
     EXPECT_LE(lost[1].size(), 1u);
@@ -294,6 +323,7 @@ void dead_run_case(bool ucx) {
     std::unique_ptr<node_transport> t[N];
     auto make = [&](uint32_t n) {
         transport_options o;
+        o.channels = pmixcpp::testing::channels();
         o.id = {"slurm.1.0"};
         o.node_key = step_keys()[n];
         o.node_id = n;

@@ -8,7 +8,6 @@
 #include <memory>
 #include <random>
 
-#include "../../plugin/net/envelope.h"
 #include "../../plugin/server/groups.h"
 #include "client_util.h"
 
@@ -36,6 +35,7 @@ struct cluster {
     step_info step;
     std::vector<uint32_t> node_of{0, 0, 1, 1, 2, 2};
     std::vector<std::unique_ptr<group_service>> nodes;
+    std::vector<std::unique_ptr<node_channels>> channels;  // by node: what its service registered
     std::vector<reply_rec> replies;
     std::set<uint32_t> gone;
     std::vector<std::pair<std::string, bool>> pset_events;
@@ -44,7 +44,7 @@ struct cluster {
     std::map<uint64_t, size_t> coll_nodes;
     struct node_msg {
         uint32_t from, to;
-        uint16_t chan;
+        node_channel chan;
         std::vector<uint8_t> body;
     };
     std::vector<node_msg> wire_q;  // bootstrap messages between the services
@@ -78,7 +78,7 @@ struct cluster {
                 return Status::success();
             };
             o.cancel_collective = [](uint64_t) {};
-            o.send_node = [this, n](uint32_t to, uint16_t chan, std::vector<uint8_t> body) {
+            o.send_node = [this, n](uint32_t to, node_channel chan, std::vector<uint8_t> body) {
                 wire_q.push_back({n, to, chan, std::move(body)});
                 return Status::success();
             };
@@ -87,6 +87,8 @@ struct cluster {
                 pset_events.emplace_back(name, defined);
             };
             nodes.push_back(std::make_unique<group_service>(s, node_of, std::move(o), 300));
+            channels.push_back(std::make_unique<node_channels>());
+            EXPECT_TRUE(nodes.back()->add_channels(*channels.back()).ok());
         }
     }
 
@@ -113,8 +115,7 @@ struct cluster {
             std::shuffle(wire_q.begin(), wire_q.end(), rng);
             node_msg m = std::move(wire_q.back());
             wire_q.pop_back();
-            if (m.chan == net::kChannelGroupBootstrap) nodes[m.to]->on_bootstrap_entry(m.from, m.body);
-            else nodes[m.to]->on_bootstrap_result(m.from, m.body);
+            EXPECT_TRUE(channels[m.to]->dispatch(m.from, id_of(m.chan), m.body));
         }
     }
 

@@ -1,7 +1,7 @@
 // Lost nodes, the step-wide part, without I/O (plugin/server/node_liveness.h): several nodes'
 // engines over an in-memory network that delivers node_down / node_probe / node_query messages
 // in random order (seeded); dead nodes never answer, a node that ended normally said goodbye to
-// its ring neighbours.
+// its ring neighbours. Messages reach an engine through the handlers it registered (node_channels.h).
 #include <gtest/gtest.h>
 
 #include <deque>
@@ -14,7 +14,7 @@
 
 using namespace pmixcpp;
 using namespace pmixcpp::server;
-using chan = node_liveness_ops::channel;
+using chan = node_channel;
 
 namespace {
 
@@ -29,6 +29,7 @@ struct sim {
     std::set<uint32_t> dead;   // never answer, never act
     int32_t ended = -1;        // ended normally: said goodbye to its live ring neighbours
     std::vector<std::unique_ptr<node_liveness>> eng;
+    std::vector<std::unique_ptr<node_channels>> channels;  // by node: what its engine registered
     std::vector<std::map<uint32_t, int>> lost_calls;  // by observer: node -> times `lost` ran
     std::vector<std::set<uint32_t>> forgotten;        // by observer: what its transport forgot
     std::vector<std::set<uint32_t>> goodbyes;         // by observer: who said goodbye to it
@@ -50,6 +51,8 @@ struct sim {
             o.forget = [this, i](uint32_t node) { forgotten[i].insert(node); };
             o.lost = [this, i](uint32_t node, const std::string &) { ++lost_calls[i][node]; };
             eng.push_back(std::make_unique<node_liveness>("test.0", i, names, std::move(o)));
+            channels.push_back(std::make_unique<node_channels>());
+            EXPECT_TRUE(eng.back()->add_channels(*channels.back()).ok());
         }
     }
 
@@ -57,12 +60,7 @@ struct sim {
 
     void deliver(message m) {
         if (!up(m.to)) return;  // nobody there
-        auto &e = *eng[m.to];
-        switch (m.c) {
-        case chan::node_down: e.on_node_down(m.from, m.body); break;
-        case chan::node_probe: e.on_probe(m.from, m.body); break;
-        case chan::node_query: e.on_query(m.from, m.body); break;
-        }
+        EXPECT_TRUE(channels[m.to]->dispatch(m.from, id_of(m.c), m.body)) << "channel " << id_of(m.c);
     }
 
     bool deliver_random(std::mt19937 &rng) {

@@ -15,7 +15,7 @@ using clock_t_ = proc_table_engine::clock;
 
 struct msg {
     uint32_t from, to;
-    proc_table_ops::kind kind;
+    node_channel chan;
     std::vector<uint8_t> body;
 };
 
@@ -26,12 +26,13 @@ struct cluster {
     std::deque<msg> wire;
     std::vector<bool> lost = std::vector<bool>(3, false), gone = std::vector<bool>(3, false);
     std::vector<std::unique_ptr<proc_table_engine>> nodes;
+    std::vector<std::unique_ptr<node_channels>> channels;  // by node: what its engine registered
     std::string exe = "/bin/app";  // what each node's ranks show as their executable
 
     cluster() {
         for (uint32_t n = 0; n < 3; ++n) {
             proc_table_ops o;
-            o.send = [this, n](uint32_t to, proc_table_ops::kind k, std::vector<uint8_t> body) {
+            o.send = [this, n](uint32_t to, node_channel k, std::vector<uint8_t> body) {
                 wire.push_back({n, to, k, std::move(body)});
             };
             o.local_rows = [this, n] {
@@ -49,6 +50,8 @@ struct cluster {
             o.lost = [this](uint32_t x) { return bool(lost[x]); };
             o.gone = [this](uint32_t x) { return bool(gone[x]); };
             nodes.push_back(std::make_unique<proc_table_engine>(n, ranks, names, std::move(o)));
+            channels.push_back(std::make_unique<node_channels>());
+            EXPECT_TRUE(nodes.back()->add_channels(*channels.back()).ok());
         }
     }
     // Deliver every message, except those to `dead` (dropped).
@@ -57,8 +60,7 @@ struct cluster {
             msg m = std::move(wire.front());
             wire.pop_front();
             if (dead && m.to == *dead) continue;
-            if (m.kind == proc_table_ops::kind::request) nodes[m.to]->on_request(m.from, m.body);
-            else nodes[m.to]->on_reply(m.from, m.body);
+            EXPECT_TRUE(channels[m.to]->dispatch(m.from, id_of(m.chan), m.body));
         }
     }
 };

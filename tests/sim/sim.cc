@@ -720,8 +720,8 @@ node_loss_result run_node_loss(const net_params &p, uint32_t nodes, uint32_t wid
     std::map<uint32_t, std::unique_ptr<node_liveness>> eng;
     auto make = [&](uint32_t self) {
         node_liveness_ops o;
-        o.send = [&](uint32_t to, node_liveness_ops::channel c, std::vector<uint8_t> body) {
-            if (c == node_liveness_ops::channel::node_down) outbox.push_back({to, std::move(body)});
+        o.send = [&](uint32_t to, node_channel c, std::vector<uint8_t> body) {
+            if (c == node_channel::node_down) outbox.push_back({to, std::move(body)});
         };
         o.said_goodbye = [](uint32_t) { return false; };
         o.peer_alive = [lost](uint32_t n) { return n != lost; };

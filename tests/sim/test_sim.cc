@@ -31,7 +31,7 @@ TEST(Sim, EveryFenceCompletesWithEveryContribution) {
         for (auto algo : {coll::algorithm::automatic, coll::algorithm::tree, coll::algorithm::ring, coll::algorithm::direct}) {
             for (uint32_t n : {1u, 2u, 3u, 8u, 9u, 10u, 65u, 200u}) {
                 for (bool collect : {false, true}) {
-                    SCOPED_TRACE(p.name + " algo " + std::to_string(int(algo)) + " nodes " + std::to_string(n) +
+                    SCOPED_TRACE(p.name + " algo " + to_string(algo) + " nodes " + std::to_string(n) +
                                  (collect ? " collect" : " empty"));
                     fence_result r = run(n, algo, collect, 3, true, p);
                     EXPECT_TRUE(r.ok) << r.error;
