@@ -150,7 +150,8 @@ stack=ompi$(ompi_info --version 2>/dev/null | sed -n 's/^Open MPI v\([0-9]*\)\..
 expectation() {
     if [ "$client" = native ]; then
         local e
-        e=$(awk -F'\t' -v s="$2" -v p="$3" '!/^#/ && NF >= 4 && $1 == "pmixcpp-native" && $2 == s && $3 == p { print $4; exit }' "$expected")
+        e=$(awk -F'\t' -v s="$2" -v p="$3" -v k="$stack" '!/^#/ && NF >= 4 { split($1, f, "@") }
+                !/^#/ && NF >= 4 && f[1] == "pmixcpp-native" && (f[2] == "" || f[2] == k) && $2 == s && $3 == p { print $4; exit }' "$expected")
         [ -n "$e" ] && { echo "$e"; return; }
     fi
     awk -F'\t' -v m="$1" -v s="$2" -v p="$3" -v k="$stack" '
