@@ -26,11 +26,10 @@ extern "C" {
 PMIX_EXPORT pmix_status_t PMIx_Allocation_request_nb(pmix_alloc_directive_t directive, pmix_info_t *info,
                                                      size_t ninfo, pmix_info_cbfunc_t cbfunc, void *cbdata) {
     return api_guard(__func__, [&]() -> Status {
-        auto c = require_client();
-        if (!c.ok()) return c.status();
+        PMIXCPP_ASSIGN_OR_RETURN(auto c, require_client());
         wire::Writer w;
         PMIXCPP_RETURN_IF_ERROR(build_alloc(directive, info, ninfo, &w));
-        return send_info_request(*c.value(), wire::msg_type::alloc, w, to_info_cbfunc(cbfunc, cbdata));
+        return send_info_request(*c, wire::msg_type::alloc, w, to_info_cbfunc(cbfunc, cbdata));
     });
 }
 
@@ -39,13 +38,12 @@ PMIX_EXPORT pmix_status_t PMIx_Allocation_request(pmix_alloc_directive_t directi
     return api_guard(__func__, [&]() -> Status {
         if (results != nullptr) *results = nullptr;
         if (nresults != nullptr) *nresults = 0;
-        auto c = require_client();
-        if (!c.ok()) return c.status();
-        if (on_progress_thread(c.value()))
+        PMIXCPP_ASSIGN_OR_RETURN(auto c, require_client());
+        if (on_progress_thread(c))
             return Status(PMIX_ERR_WOULD_BLOCK, "PMIx_Allocation_request called from a callback");
         wire::Writer w;
         PMIXCPP_RETURN_IF_ERROR(build_alloc(directive, info, ninfo, &w));
-        return wait_info_request(*c.value(), wire::msg_type::alloc, w, results, nresults, "allocation request");
+        return wait_info_request(*c, wire::msg_type::alloc, w, results, nresults, "allocation request");
     });
 }
 

@@ -16,6 +16,7 @@
 #include <pmix.h>
 
 #include "log.h"
+#include "sys.h"
 
 namespace pmixcpp::client {
 
@@ -83,7 +84,7 @@ Status Client::start(const ClientEnv &env) {
 
     // Job data: mapped and looked up in place; only what is asked for is decoded.
     auto job = JobData::map(env.jobdata_path);
-    if (!job.ok()) return job.status();
+    PMIXCPP_RETURN_IF_ERROR(job);
     _data.set_jobdata(std::move(job.value()));
     const pmix_value_t *lr = _data.job_value(_self.rank, PMIX_LOCAL_RANK);
     if (lr == nullptr || lr->type != PMIX_UINT16)
@@ -106,7 +107,7 @@ Status Client::start(const ClientEnv &env) {
     }
 
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) return Status(PMIX_ERR_INIT, std::string("socket: ") + strerror(errno));
+    if (fd < 0) return sys_error("socket", errno, PMIX_ERR_INIT);
     sockaddr_un addr{};
     addr.sun_family = AF_UNIX;
     memcpy(addr.sun_path, env.socket_path.data(), env.socket_path.size());

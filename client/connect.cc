@@ -22,8 +22,7 @@ Status send_connect(Client &c, wire::msg_type type, const pmix_proc_t procs[], s
                     const pmix_info_t info[], size_t ninfo, done_fn done) {
     if (procs == nullptr || nprocs == 0) return Status(PMIX_ERR_BAD_PARAM, "no procs to connect");
     PMIXCPP_RETURN_IF_ERROR(check_infos(info, ninfo));
-    auto t = info_timeout(info, ninfo);
-    if (!t.ok()) return t.status();
+    PMIXCPP_ASSIGN_OR_RETURN(auto t, info_timeout(info, ninfo));
     wire::fence_request req;
     for (size_t i = 0; i < nprocs; ++i) {
         PMIXCPP_RETURN_IF_ERROR(check_proc(&procs[i]));
@@ -36,7 +35,7 @@ Status send_connect(Client &c, wire::msg_type type, const pmix_proc_t procs[], s
     wire::Writer w;
     PMIXCPP_RETURN_IF_ERROR(wire::encode(w, req));
     // The server enforces PMIX_TIMEOUT and says why; our own bound only catches a lost server.
-    double timeout = t.value() > 0 ? t.value() + 5 : 0;
+    double timeout = t > 0 ? t + 5 : 0;
     Client *cp = &c;
     const bool is_connect = type == wire::msg_type::xconnect;
     return c.request(
@@ -67,12 +66,12 @@ Status send_connect(Client &c, wire::msg_type type, const pmix_proc_t procs[], s
 pmix_status_t blocking(wire::msg_type type, const char *fn, const pmix_proc_t procs[], size_t nprocs,
                        const pmix_info_t info[], size_t ninfo) {
     return api_guard(fn, [&]() -> Status {
-        auto c = require_client();
-        if (!c.ok()) return c.status();
-        if (on_progress_thread(c.value())) return Status(PMIX_ERR_WOULD_BLOCK, std::string(fn) + " called from a callback");
+        PMIXCPP_ASSIGN_OR_RETURN(auto c, require_client());
+        if (on_progress_thread(c))
+            return Status(PMIX_ERR_WOULD_BLOCK, std::string(fn) + " called from a callback");
         auto sync = std::make_shared<Sync<pmix_status_t>>();
         PMIXCPP_RETURN_IF_ERROR(
-            send_connect(*c.value(), type, procs, nprocs, info, ninfo, [sync](pmix_status_t st) { sync->set(st); }));
+            send_connect(*c, type, procs, nprocs, info, ninfo, [sync](pmix_status_t st) { sync->set(st); }));
         return Status(sync->wait(), std::string(fn) + " failed");
     });
 }
@@ -80,9 +79,8 @@ pmix_status_t blocking(wire::msg_type type, const char *fn, const pmix_proc_t pr
 pmix_status_t non_blocking(wire::msg_type type, const char *fn, const pmix_proc_t procs[], size_t nprocs,
                            const pmix_info_t info[], size_t ninfo, pmix_op_cbfunc_t cbfunc, void *cbdata) {
     return api_guard(fn, [&]() -> Status {
-        auto c = require_client();
-        if (!c.ok()) return c.status();
-        return send_connect(*c.value(), type, procs, nprocs, info, ninfo, [cbfunc, cbdata](pmix_status_t st) {
+        PMIXCPP_ASSIGN_OR_RETURN(auto c, require_client());
+        return send_connect(*c, type, procs, nprocs, info, ninfo, [cbfunc, cbdata](pmix_status_t st) {
             if (cbfunc) cbfunc(st, cbdata);
         });
     });

@@ -23,9 +23,8 @@ Result<GetOptions> parse_get_options(const pmix_info_t *info, size_t ninfo) {
     GetOptions opt;
     opt.optional = info_true(info, ninfo, PMIX_OPTIONAL) || info_true(info, ninfo, PMIX_IMMEDIATE);
     opt.refresh = info_true(info, ninfo, PMIX_GET_REFRESH_CACHE);
-    auto t = info_timeout(info, ninfo);
-    if (!t.ok()) return t.status();
-    opt.timeout = t.value();
+    PMIXCPP_ASSIGN_OR_RETURN(auto t, info_timeout(info, ninfo));
+    opt.timeout = t;
     return opt;
 }
 
@@ -218,9 +217,8 @@ Status build_fence(Client &c, const pmix_proc_t procs[], size_t nprocs, const pm
                    size_t ninfo, wire::Writer *w, double *timeout) {
     if (nprocs > 0 && procs == nullptr) return Status(PMIX_ERR_BAD_PARAM, "procs is NULL but nprocs > 0");
     PMIXCPP_RETURN_IF_ERROR(check_infos(info, ninfo));
-    auto t = info_timeout(info, ninfo);
-    if (!t.ok()) return t.status();
-    *timeout = t.value();
+    PMIXCPP_ASSIGN_OR_RETURN(auto t, info_timeout(info, ninfo));
+    *timeout = t;
     wire::fence_request req;
     bool whole_job = false;
     for (size_t i = 0; i < nprocs; ++i) {
@@ -283,13 +281,12 @@ extern "C" {
 
 PMIX_EXPORT pmix_status_t PMIx_Put(pmix_scope_t scope, const char key[], pmix_value_t *val) {
     return api_guard(__func__, [&]() -> Status {
-        auto c = require_client();
-        if (!c.ok()) return c.status();
+        PMIXCPP_ASSIGN_OR_RETURN(auto c, require_client());
         PMIXCPP_RETURN_IF_ERROR(check_key(key));
         PMIXCPP_RETURN_IF_ERROR(check_scope(scope));
         if (val == nullptr) return Status(PMIX_ERR_BAD_PARAM, "value is NULL");
         if (val->type == PMIX_UNDEF) return Status(PMIX_ERR_BAD_PARAM, "value has no type");
-        Status st = c.value()->data().put(scope, key, val);
+        Status st = c->data().put(scope, key, val);
         if (!st.ok() && st.code() == PMIX_ERR_NOT_SUPPORTED) return Status(PMIX_ERR_BAD_PARAM, st.message());
         return st;
     });
@@ -297,33 +294,31 @@ PMIX_EXPORT pmix_status_t PMIx_Put(pmix_scope_t scope, const char key[], pmix_va
 
 PMIX_EXPORT pmix_status_t PMIx_Commit(void) {
     return api_guard(__func__, [&]() -> Status {
-        auto c = require_client();
-        if (!c.ok()) return c.status();
-        wire::commit_request req = c.value()->data().take_pending();
+        PMIXCPP_ASSIGN_OR_RETURN(auto c, require_client());
+        wire::commit_request req = c->data().take_pending();
         wire::Writer w;
         PMIXCPP_RETURN_IF_ERROR(wire::encode(w, req));
         // Commit is asynchronous: the connection is ordered, so a later fence or a peer's get sees it.
         // Its handler only logs, so any thread may read the reply (a fence's direct wait), and no
         // progress thread is started for it. A lost connection is logged where it is noticed.
-        return c.value()->post_request(wire::msg_type::commit, w,
-                                       [](pmix_status_t status, const std::string &msg, wire::Reader &) {
-                                           if (status != PMIX_SUCCESS && status != PMIX_ERR_LOST_CONNECTION)
-                                               PMIXCPP_LOG_ERROR("commit refused by the server: %s %s",
-                                                                 PMIx_Error_string(status), msg.c_str());
-                                       });
+        return c->post_request(wire::msg_type::commit, w,
+                               [](pmix_status_t status, const std::string &msg, wire::Reader &) {
+                                   if (status != PMIX_SUCCESS && status != PMIX_ERR_LOST_CONNECTION)
+                                       PMIXCPP_LOG_ERROR("commit refused by the server: %s %s",
+                                                         PMIx_Error_string(status), msg.c_str());
+                               });
     });
 }
 
 PMIX_EXPORT pmix_status_t PMIx_Fence_nb(const pmix_proc_t procs[], size_t nprocs, const pmix_info_t info[],
                                         size_t ninfo, pmix_op_cbfunc_t cbfunc, void *cbdata) {
     return api_guard(__func__, [&]() -> Status {
-        auto c = require_client();
-        if (!c.ok()) return c.status();
+        PMIXCPP_ASSIGN_OR_RETURN(auto c, require_client());
         wire::Writer w;
         double timeout = 0;
-        PMIXCPP_RETURN_IF_ERROR(build_fence(*c.value(), procs, nprocs, info, ninfo, &w, &timeout));
+        PMIXCPP_RETURN_IF_ERROR(build_fence(*c, procs, nprocs, info, ninfo, &w, &timeout));
         return send_fence(
-            *c.value(), w, timeout,
+            *c, w, timeout,
             [cbfunc, cbdata](pmix_status_t st) {
                 if (cbfunc) cbfunc(st, cbdata);
             },
@@ -334,16 +329,15 @@ PMIX_EXPORT pmix_status_t PMIx_Fence_nb(const pmix_proc_t procs[], size_t nprocs
 PMIX_EXPORT pmix_status_t PMIx_Fence(const pmix_proc_t procs[], size_t nprocs, const pmix_info_t info[],
                                      size_t ninfo) {
     return api_guard(__func__, [&]() -> Status {
-        auto c = require_client();
-        if (!c.ok()) return c.status();
+        PMIXCPP_ASSIGN_OR_RETURN(auto c, require_client());
         wire::Writer w;
         double timeout = 0;
-        PMIXCPP_RETURN_IF_ERROR(build_fence(*c.value(), procs, nprocs, info, ninfo, &w, &timeout));
-        if (on_progress_thread(c.value()))
+        PMIXCPP_RETURN_IF_ERROR(build_fence(*c, procs, nprocs, info, ninfo, &w, &timeout));
+        if (on_progress_thread(c))
             return Status(PMIX_ERR_WOULD_BLOCK, "PMIx_Fence called from a callback");
         pmix_status_t result = PMIX_ERROR;
         PMIXCPP_RETURN_IF_ERROR(
-            send_fence(*c.value(), w, timeout, [&result](pmix_status_t st) { result = st; }, true));
+            send_fence(*c, w, timeout, [&result](pmix_status_t st) { result = st; }, true));
         return Status(result, "fence failed");
     });
 }
@@ -351,20 +345,18 @@ PMIX_EXPORT pmix_status_t PMIx_Fence(const pmix_proc_t procs[], size_t nprocs, c
 PMIX_EXPORT pmix_status_t PMIx_Get(const pmix_proc_t *proc, const char key[], const pmix_info_t info[],
                                    size_t ninfo, pmix_value_t **val) {
     return api_guard(__func__, [&]() -> Status {
-        auto c = require_client();
-        if (!c.ok()) return c.status();
+        PMIXCPP_ASSIGN_OR_RETURN(auto c, require_client());
         if (val == nullptr) return Status(PMIX_ERR_BAD_PARAM, "val is NULL");
         *val = nullptr;
         PMIXCPP_RETURN_IF_ERROR(check_get_args(key, info, ninfo));
         pmix_proc_t target;
-        PMIXCPP_RETURN_IF_ERROR(get_target(*c.value(), proc, &target));
-        auto opt = parse_get_options(info, ninfo);
-        if (!opt.ok()) return opt.status();
+        PMIXCPP_RETURN_IF_ERROR(get_target(*c, proc, &target));
+        PMIXCPP_ASSIGN_OR_RETURN(auto opt, parse_get_options(info, ninfo));
 
         OwnedValue local;
         Status error;
         local_outcome lo = group_get(target, key, info, ninfo, &local.v, &error);
-        if (lo == local_outcome::ask_server) lo = get_local(*c.value(), target, key, opt.value(), &local.v, &error);
+        if (lo == local_outcome::ask_server) lo = get_local(*c, target, key, opt, &local.v, &error);
         switch (lo) {
             case local_outcome::found: {
                 auto *out = static_cast<pmix_value_t *>(malloc(sizeof(pmix_value_t)));
@@ -380,7 +372,7 @@ PMIX_EXPORT pmix_status_t PMIx_Get(const pmix_proc_t *proc, const char key[], co
             case local_outcome::ask_server:
                 break;
         }
-        if (on_progress_thread(c.value()))
+        if (on_progress_thread(c))
             return Status(PMIX_ERR_WOULD_BLOCK, "PMIx_Get called from a callback");
         struct Outcome {
             pmix_status_t status = PMIX_ERROR;
@@ -388,7 +380,7 @@ PMIX_EXPORT pmix_status_t PMIx_Get(const pmix_proc_t *proc, const char key[], co
         };
         Outcome o;
         PMIXCPP_RETURN_IF_ERROR(get_remote(
-            *c.value(), target, key, info, ninfo, opt.value(), [&o](pmix_status_t st, pmix_value_t *v) {
+            *c, target, key, info, ninfo, opt, [&o](pmix_status_t st, pmix_value_t *v) {
                 o.status = st;
                 if (st == PMIX_SUCCESS && v != nullptr) {
                     o.value = static_cast<pmix_value_t *>(malloc(sizeof(pmix_value_t)));
@@ -410,42 +402,39 @@ PMIX_EXPORT pmix_status_t PMIx_Get(const pmix_proc_t *proc, const char key[], co
 PMIX_EXPORT pmix_status_t PMIx_Get_nb(const pmix_proc_t *proc, const char key[], const pmix_info_t info[],
                                       size_t ninfo, pmix_value_cbfunc_t cbfunc, void *cbdata) {
     return api_guard(__func__, [&]() -> Status {
-        auto c = require_client();
-        if (!c.ok()) return c.status();
+        PMIXCPP_ASSIGN_OR_RETURN(auto c, require_client());
         if (cbfunc == nullptr) return Status(PMIX_ERR_BAD_PARAM, "cbfunc is NULL");
         PMIXCPP_RETURN_IF_ERROR(check_get_args(key, info, ninfo));
         pmix_proc_t target;
-        PMIXCPP_RETURN_IF_ERROR(get_target(*c.value(), proc, &target));
-        auto opt = parse_get_options(info, ninfo);
-        if (!opt.ok()) return opt.status();
+        PMIXCPP_RETURN_IF_ERROR(get_target(*c, proc, &target));
+        PMIXCPP_ASSIGN_OR_RETURN(auto opt, parse_get_options(info, ninfo));
 
         auto local = std::make_shared<OwnedValue>();
         Status error;
         local_outcome outcome = group_get(target, key, info, ninfo, &local->v, &error);
         if (outcome == local_outcome::ask_server)
-            outcome = get_local(*c.value(), target, key, opt.value(), &local->v, &error, false);
+            outcome = get_local(*c, target, key, opt, &local->v, &error, false);
         if (outcome != local_outcome::ask_server) {
             pmix_status_t st = outcome == local_outcome::found ? PMIX_SUCCESS : error.code();
-            c.value()->loop().post([local, st, cbfunc, cbdata] {
+            c->loop().post([local, st, cbfunc, cbdata] {
                 cbfunc(st, st == PMIX_SUCCESS ? &local->v : nullptr, cbdata);
             });
             return Status::success();
         }
         return get_remote(
-            *c.value(), target, key, info, ninfo, opt.value(),
+            *c, target, key, info, ninfo, opt,
             [cbfunc, cbdata](pmix_status_t st, pmix_value_t *v) { cbfunc(st, v, cbdata); }, false);
     });
 }
 
 PMIX_EXPORT pmix_status_t PMIx_Store_internal(const pmix_proc_t *proc, const char key[], pmix_value_t *val) {
     return api_guard(__func__, [&]() -> Status {
-        auto c = require_client();
-        if (!c.ok()) return c.status();
+        PMIXCPP_ASSIGN_OR_RETURN(auto c, require_client());
         PMIXCPP_RETURN_IF_ERROR(check_proc(proc));
         PMIXCPP_RETURN_IF_ERROR(check_key(key));
         if (val == nullptr) return Status(PMIX_ERR_BAD_PARAM, "value is NULL");
         if (proc->rank == PMIX_RANK_UNDEF) return Status(PMIX_ERR_BAD_PARAM, "rank is PMIX_RANK_UNDEF");
-        Status st = c.value()->data().store_internal(*proc, key, val);
+        Status st = c->data().store_internal(*proc, key, val);
         if (!st.ok() && st.code() == PMIX_ERR_NOT_SUPPORTED) return Status(PMIX_ERR_BAD_PARAM, st.message());
         return st;
     });

@@ -8,31 +8,13 @@ namespace pmixcpp::client {
 
 namespace {
 
-bool key_is(const pmix_info_t &i, const char *key) { return strncmp(i.key, key, PMIX_MAX_KEYLEN) == 0; }
-
-const pmix_info_t *find_key(const pmix_info_t *info, size_t ninfo, const char *key) {
-    for (size_t i = 0; info != nullptr && i < ninfo; ++i)
-        if (key_is(info[i], key)) return &info[i];
-    return nullptr;
-}
-
-// A flag directive: absent = false; no value (PMIX_UNDEF) or a true bool/number = true.
-bool flag(const pmix_info_t *info, size_t ninfo, const char *key) {
-    const pmix_info_t *i = find_key(info, ninfo, key);
-    if (i == nullptr) return false;
-    if (i->value.type == PMIX_UNDEF) return true;
-    if (i->value.type == PMIX_BOOL) return i->value.data.flag;
-    auto n = value_to_number<int64_t>(i->value);
-    return n.ok() && n.value() != 0;
-}
-
 std::string string_of(const pmix_info_t *i) {
     if (i == nullptr || i->value.type != PMIX_STRING || i->value.data.string == nullptr) return {};
     return i->value.data.string;
 }
 
 std::vector<pmix_proc_t> procs_of_key(const pmix_info_t *info, size_t ninfo, const char *key) {
-    const pmix_info_t *i = find_key(info, ninfo, key);
+    const pmix_info_t *i = find_info(info, ninfo, key);
     return i ? procs_of(i->value) : std::vector<pmix_proc_t>{};
 }
 
@@ -75,14 +57,14 @@ Result<size_t> event_registry::add(const pmix_status_t *codes, size_t ncodes, co
     h.cls = ncodes == 0 ? handler_class::default_handler
                         : (ncodes == 1 ? handler_class::single_code : handler_class::multi_code);
     h.fn = fn;
-    h.name = string_of(find_key(info, ninfo, PMIX_EVENT_HDLR_NAME));
-    if (const pmix_info_t *ro = find_key(info, ninfo, PMIX_EVENT_RETURN_OBJECT); ro != nullptr) {
+    h.name = string_of(find_info(info, ninfo, PMIX_EVENT_HDLR_NAME));
+    if (const pmix_info_t *ro = find_info(info, ninfo, PMIX_EVENT_RETURN_OBJECT); ro != nullptr) {
         if (ro->value.type != PMIX_POINTER)
             return Status(PMIX_ERR_EVENT_REGISTRATION, "PMIX_EVENT_RETURN_OBJECT must be a pointer");
         h.has_return_object = true;
         h.return_object = ro->value.data.ptr;
     }
-    if (const pmix_info_t *r = find_key(info, ninfo, PMIX_RANGE)) {
+    if (const pmix_info_t *r = find_info(info, ninfo, PMIX_RANGE)) {
         if (r->value.type == PMIX_DATA_RANGE) {
             h.source_range = r->value.data.range;
         } else {
@@ -99,22 +81,22 @@ Result<size_t> event_registry::add(const pmix_status_t *codes, size_t ncodes, co
     category &c = cat(h.cls);
     const char *what = to_string(h.cls);
     auto refuse = [](const std::string &why) { return Status(PMIX_ERR_EVENT_REGISTRATION, why); };
-    const pmix_info_t *before = find_key(info, ninfo, PMIX_EVENT_HDLR_BEFORE);
-    const pmix_info_t *after = find_key(info, ninfo, PMIX_EVENT_HDLR_AFTER);
+    const pmix_info_t *before = find_info(info, ninfo, PMIX_EVENT_HDLR_BEFORE);
+    const pmix_info_t *after = find_info(info, ninfo, PMIX_EVENT_HDLR_AFTER);
 
     // Decide the place first; change nothing until it is known to be free.
     enum class place { first, last, cat_first, cat_last, at_index } where = place::at_index;
     size_t index = c.middle.size();
-    if (flag(info, ninfo, PMIX_EVENT_HDLR_FIRST)) {
+    if (info_flag(info, ninfo, PMIX_EVENT_HDLR_FIRST)) {
         if (_first) return refuse("handler " + std::to_string(_first->ref) + " is already declared first");
         where = place::first;
-    } else if (flag(info, ninfo, PMIX_EVENT_HDLR_LAST)) {
+    } else if (info_flag(info, ninfo, PMIX_EVENT_HDLR_LAST)) {
         if (_last) return refuse("handler " + std::to_string(_last->ref) + " is already declared last");
         where = place::last;
-    } else if (flag(info, ninfo, PMIX_EVENT_HDLR_FIRST_IN_CATEGORY)) {
+    } else if (info_flag(info, ninfo, PMIX_EVENT_HDLR_FIRST_IN_CATEGORY)) {
         if (c.first) return refuse(std::string("the ") + what + " class already has a first handler");
         where = place::cat_first;
-    } else if (flag(info, ninfo, PMIX_EVENT_HDLR_LAST_IN_CATEGORY)) {
+    } else if (info_flag(info, ninfo, PMIX_EVENT_HDLR_LAST_IN_CATEGORY)) {
         if (c.last) return refuse(std::string("the ") + what + " class already has a last handler");
         where = place::cat_last;
     } else if (before != nullptr || after != nullptr) {
@@ -145,7 +127,7 @@ Result<size_t> event_registry::add(const pmix_status_t *codes, size_t ncodes, co
                           (target_name.empty() ? std::to_string(target_ref) : target_name) + "' to order " +
                           (before ? "before" : "after"));
         }
-    } else if (flag(info, ninfo, PMIX_EVENT_HDLR_PREPEND)) {
+    } else if (info_flag(info, ninfo, PMIX_EVENT_HDLR_PREPEND)) {
         index = 0;
     }
 
@@ -231,7 +213,7 @@ bool event_registry::passes_filters(const event_handler_entry &h, pmix_status_t 
 
 std::vector<event_handler_entry> event_registry::chain_for(pmix_status_t status, const pmix_proc_t &source,
                                                            const pmix_info_t *info, size_t ninfo) const {
-    bool non_default = flag(info, ninfo, PMIX_EVENT_NON_DEFAULT);
+    bool non_default = info_flag(info, ninfo, PMIX_EVENT_NON_DEFAULT);
     std::vector<event_handler_entry> out;
     for (const auto *e : ordered())
         if (passes_filters(*e, status, source, info, ninfo, non_default)) out.push_back(*e);
@@ -241,7 +223,8 @@ std::vector<event_handler_entry> event_registry::chain_for(pmix_status_t status,
 bool event_registry::accepts(size_t ref, pmix_status_t status, const pmix_proc_t &source, const pmix_info_t *info,
                              size_t ninfo) const {
     const event_handler_entry *e = find(ref);
-    return e && passes_filters(*e, status, source, info, ninfo, flag(info, ninfo, PMIX_EVENT_NON_DEFAULT));
+    return e &&
+           passes_filters(*e, status, source, info, ninfo, info_flag(info, ninfo, PMIX_EVENT_NON_DEFAULT));
 }
 
 std::vector<size_t> event_registry::refs_in_order() const {

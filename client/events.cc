@@ -195,12 +195,12 @@ Status send_job_control(Client &c, const pmix_proc_t targets[], size_t ntargets,
 
 // The client for a blocking call that hands back results: none yet, and never from a callback.
 Result<Client *> blocking_client(const char *fn, pmix_info_t **results, size_t *nresults) {
-    auto c = require_client();
-    if (!c.ok()) return c.status();
+    PMIXCPP_ASSIGN_OR_RETURN(auto c, require_client());
     if (results != nullptr) *results = nullptr;
     if (nresults != nullptr) *nresults = 0;
-    if (on_progress_thread(c.value())) return Status(PMIX_ERR_WOULD_BLOCK, std::string(fn) + " called from a callback");
-    return c.value();
+    if (on_progress_thread(c))
+        return Status(PMIX_ERR_WOULD_BLOCK, std::string(fn) + " called from a callback");
+    return c;
 }
 
 Status send_monitor(Client &c, const pmix_info_t *monitor, pmix_status_t error, const pmix_info_t directives[],
@@ -381,15 +381,14 @@ PMIX_EXPORT pmix_status_t PMIx_Notify_event(pmix_status_t status, const pmix_pro
                                             pmix_data_range_t range, const pmix_info_t info[], size_t ninfo,
                                             pmix_op_cbfunc_t cbfunc, void *cbdata) {
     return api_guard(__func__, [&]() -> Status {
-        auto c = require_client();
-        if (!c.ok()) return c.status();
+        PMIXCPP_ASSIGN_OR_RETURN(auto c, require_client());
         PMIXCPP_RETURN_IF_ERROR(check_infos(info, ninfo));
         if (source != nullptr) PMIXCPP_RETURN_IF_ERROR(check_proc(source));
         if (range == PMIX_RANGE_INVALID || range > PMIX_RANGE_PROC_LOCAL)
             return Status(PMIX_ERR_BAD_PARAM, "invalid range " + std::to_string(range));
         if (range == PMIX_RANGE_CUSTOM && find_info(info, ninfo, PMIX_EVENT_CUSTOM_RANGE) == nullptr)
             return Status(PMIX_ERR_BAD_PARAM, "PMIX_RANGE_CUSTOM needs PMIX_EVENT_CUSTOM_RANGE");
-        Client *cl = c.value();
+        Client *cl = c;
         const pmix_proc_t src = source != nullptr ? *source : cl->self();
         InfoArray copy;
         PMIXCPP_RETURN_IF_ERROR(info_array_copy(info, ninfo, &copy));
@@ -430,10 +429,9 @@ PMIX_EXPORT pmix_status_t PMIx_Log_nb(const pmix_info_t data[], size_t ndata, co
         const bool once = info_true(directives, ndirs, PMIX_LOG_ONCE);
         print_log(data, ndata, &printed, once);  // even before init: the user must see early errors
         syslog_log(data, ndata, directives, ndirs, once, &printed);
-        auto c = require_client();
-        if (!c.ok()) return c.status();
+        PMIXCPP_ASSIGN_OR_RETURN(auto c, require_client());
         if (once && printed) {
-            if (cbfunc) c.value()->loop().post([cbfunc, cbdata] { cbfunc(PMIX_SUCCESS, cbdata); });
+            if (cbfunc) c->loop().post([cbfunc, cbdata] { cbfunc(PMIX_SUCCESS, cbdata); });
             return Status::success();
         }
         wire::log_request req;
@@ -441,13 +439,13 @@ PMIX_EXPORT pmix_status_t PMIx_Log_nb(const pmix_info_t data[], size_t ndata, co
         PMIXCPP_RETURN_IF_ERROR(info_array_copy(directives, ndirs, &req.directives));
         wire::Writer w;
         PMIXCPP_RETURN_IF_ERROR(wire::encode(w, req));
-        Status st = c.value()->request(
+        Status st = c->request(
             wire::msg_type::log, w, [](pmix_status_t status, const std::string &msg, wire::Reader &) {
                 if (status != PMIX_SUCCESS)
                     PMIXCPP_LOG_DEBUG("log: server answered %s %s", PMIx_Error_string(status), msg.c_str());
             });
         if (!st.ok() && !printed) return st;
-        if (cbfunc) c.value()->loop().post([cbfunc, cbdata] { cbfunc(PMIX_SUCCESS, cbdata); });
+        if (cbfunc) c->loop().post([cbfunc, cbdata] { cbfunc(PMIX_SUCCESS, cbdata); });
         return Status::success();
     });
 }
@@ -462,9 +460,8 @@ PMIX_EXPORT pmix_status_t PMIx_Job_control_nb(const pmix_proc_t targets[], size_
                                               const pmix_info_t directives[], size_t ndirs,
                                               pmix_info_cbfunc_t cbfunc, void *cbdata) {
     return api_guard(__func__, [&]() -> Status {
-        auto c = require_client();
-        if (!c.ok()) return c.status();
-        return send_job_control(*c.value(), targets, ntargets, directives, ndirs,
+        PMIXCPP_ASSIGN_OR_RETURN(auto c, require_client());
+        return send_job_control(*c, targets, ntargets, directives, ndirs,
                                 [cbfunc, cbdata](pmix_status_t status, InfoArray &&results) {
                                     if (cbfunc == nullptr) return;
                                     auto *keep = new InfoArray(std::move(results));
@@ -477,10 +474,9 @@ PMIX_EXPORT pmix_status_t PMIx_Process_monitor_nb(const pmix_info_t *monitor, pm
                                                   const pmix_info_t directives[], size_t ndirs,
                                                   pmix_info_cbfunc_t cbfunc, void *cbdata) {
     return api_guard(__func__, [&]() -> Status {
-        auto c = require_client();
-        if (!c.ok()) return c.status();
+        PMIXCPP_ASSIGN_OR_RETURN(auto c, require_client());
         // PMIx_Heartbeat passes no callback: nobody waits for the answer.
-        return send_monitor(*c.value(), monitor, error, directives, ndirs, [cbfunc, cbdata](pmix_status_t status) {
+        return send_monitor(*c, monitor, error, directives, ndirs, [cbfunc, cbdata](pmix_status_t status) {
             if (cbfunc != nullptr) cbfunc(status, nullptr, 0, cbdata, nullptr, nullptr);
         });
     });
@@ -490,10 +486,9 @@ PMIX_EXPORT pmix_status_t PMIx_Process_monitor(const pmix_info_t *monitor, pmix_
                                                const pmix_info_t directives[], size_t ndirs, pmix_info_t **results,
                                                size_t *nresults) {
     return api_guard(__func__, [&]() -> Status {
-        auto c = blocking_client("PMIx_Process_monitor", results, nresults);
-        if (!c.ok()) return c.status();
+        PMIXCPP_ASSIGN_OR_RETURN(auto c, blocking_client("PMIx_Process_monitor", results, nresults));
         auto sync = std::make_shared<Sync<pmix_status_t>>();
-        PMIXCPP_RETURN_IF_ERROR(send_monitor(*c.value(), monitor, error, directives, ndirs,
+        PMIXCPP_RETURN_IF_ERROR(send_monitor(*c, monitor, error, directives, ndirs,
                                              [sync](pmix_status_t status) { sync->set(status); }));
         return Status(sync->wait(), "process monitor failed");
     });
@@ -503,14 +498,13 @@ PMIX_EXPORT pmix_status_t PMIx_Job_control(const pmix_proc_t targets[], size_t n
                                            const pmix_info_t directives[], size_t ndirs,
                                            pmix_info_t **results, size_t *nresults) {
     return api_guard(__func__, [&]() -> Status {
-        auto c = blocking_client("PMIx_Job_control", results, nresults);
-        if (!c.ok()) return c.status();
+        PMIXCPP_ASSIGN_OR_RETURN(auto c, blocking_client("PMIx_Job_control", results, nresults));
         struct Outcome {
             pmix_status_t status = PMIX_ERROR;
             InfoArray results;
         };
         auto sync = std::make_shared<Sync<Outcome>>();
-        PMIXCPP_RETURN_IF_ERROR(send_job_control(*c.value(), targets, ntargets, directives, ndirs,
+        PMIXCPP_RETURN_IF_ERROR(send_job_control(*c, targets, ntargets, directives, ndirs,
                                                  [sync](pmix_status_t status, InfoArray &&r) {
                                                      Outcome o;
                                                      o.status = status;

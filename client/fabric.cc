@@ -115,9 +115,8 @@ Status start(pmix_fabric_t *f, sched::fabric_op op, const pmix_info_t *dirs, siz
     if (f == nullptr) return Status(PMIX_ERR_BAD_PARAM, "fabric is NULL");
     std::string plane = "default";
     if (op == sched::fabric_op::registration) {
-        auto p = plane_of(dirs, ndirs);
-        if (!p.ok()) return p.status();
-        plane = p.value();
+        PMIXCPP_ASSIGN_OR_RETURN(auto p, plane_of(dirs, ndirs));
+        plane = p;
     }
     if (auto *ctx = scheduler_fallback()) {
         *answered_now = true;
@@ -125,20 +124,19 @@ Status start(pmix_fabric_t *f, sched::fabric_op op, const pmix_info_t *dirs, siz
         // The scheduler context keeps its matrices current itself (its poller).
         return f->module != nullptr ? Status::success() : Status(PMIX_ERR_BAD_PARAM, "fabric not registered");
     }
-    auto c = require_client();
-    if (!c.ok()) return c.status();
+    PMIXCPP_ASSIGN_OR_RETURN(auto c, require_client());
     if (op == sched::fabric_op::update) {
         std::lock_guard<std::mutex> g(g_lock);
         if (g_fabrics.count(f) == 0) return Status(PMIX_ERR_BAD_PARAM, "fabric not registered");
         plane = static_cast<sched::fabric_state *>(f->module)->plane;
     }
     if (cbfunc != nullptr)
-        return ask_server(*c.value(), f, op, plane, seed_layout,
+        return ask_server(*c, f, op, plane, seed_layout,
                           [cbfunc, cbdata](pmix_status_t s) { cbfunc(s, cbdata); });
-    if (on_progress_thread(c.value())) return Status(PMIX_ERR_WOULD_BLOCK, "blocking fabric call from a callback");
+    if (on_progress_thread(c)) return Status(PMIX_ERR_WOULD_BLOCK, "blocking fabric call from a callback");
     auto sync = std::make_shared<Sync<pmix_status_t>>();
     PMIXCPP_RETURN_IF_ERROR(
-        ask_server(*c.value(), f, op, plane, seed_layout, [sync](pmix_status_t s) { sync->set(s); }));
+        ask_server(*c, f, op, plane, seed_layout, [sync](pmix_status_t s) { sync->set(s); }));
     *answered_now = true;
     pmix_status_t s = sync->wait();
     return s == PMIX_SUCCESS ? Status::success() : Status(s, "fabric request failed");

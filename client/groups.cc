@@ -104,8 +104,7 @@ using group_done = std::function<void(pmix_status_t, InfoArray &&)>;
 Status send_group(Client &c, role r, const std::string &name, std::vector<pmix_proc_t> members,
                   const pmix_info_t *dirs, size_t ndirs, group_done done) {
     PMIXCPP_RETURN_IF_ERROR(check_infos(dirs, ndirs));
-    auto t = info_timeout(dirs, ndirs);
-    if (!t.ok()) return t.status();
+    PMIXCPP_ASSIGN_OR_RETURN(auto t, info_timeout(dirs, ndirs));
     wire::group_request req;
     req.op = static_cast<uint8_t>(op_of(r));
     req.name = name;
@@ -120,7 +119,7 @@ Status send_group(Client &c, role r, const std::string &name, std::vector<pmix_p
     const bool notify_termination = info_true(dirs, ndirs, PMIX_GROUP_NOTIFY_TERMINATION);
     wire::Writer w;
     PMIXCPP_RETURN_IF_ERROR(wire::encode(w, req));
-    double timeout = t.value() > 0 ? t.value() + 5 : 0;
+    double timeout = t > 0 ? t + 5 : 0;
     const pmix_proc_t self = c.self();
     return c.request(
         wire::msg_type::group, w,
@@ -214,13 +213,13 @@ struct outcome {
 pmix_status_t blocking(const char *fn, const std::function<Status(Client &, group_done)> &start,
                        pmix_info_t **results, size_t *nresults) {
     return api_guard(fn, [&]() -> Status {
-        auto c = require_client();
-        if (!c.ok()) return c.status();
+        PMIXCPP_ASSIGN_OR_RETURN(auto c, require_client());
         if (results) *results = nullptr;
         if (nresults) *nresults = 0;
-        if (on_progress_thread(c.value())) return Status(PMIX_ERR_WOULD_BLOCK, std::string(fn) + " called from a callback");
+        if (on_progress_thread(c))
+            return Status(PMIX_ERR_WOULD_BLOCK, std::string(fn) + " called from a callback");
         auto sync = std::make_shared<Sync<std::shared_ptr<outcome>>>();
-        PMIXCPP_RETURN_IF_ERROR(start(*c.value(), [sync](pmix_status_t st, InfoArray &&r) {
+        PMIXCPP_RETURN_IF_ERROR(start(*c, [sync](pmix_status_t st, InfoArray &&r) {
             auto o = std::make_shared<outcome>();
             o->status = st;
             o->results = std::move(r);
@@ -427,9 +426,8 @@ PMIX_EXPORT pmix_status_t PMIx_Group_construct_nb(const char grp[], const pmix_p
                                                   const pmix_info_t info[], size_t ninfo,
                                                   pmix_info_cbfunc_t cbfunc, void *cbdata) {
     return api_guard(__func__, [&]() -> Status {
-        auto c = require_client();
-        if (!c.ok()) return c.status();
-        return start_construct(*c.value(), grp, procs, nprocs, info, ninfo, info_callback(cbfunc, cbdata));
+        PMIXCPP_ASSIGN_OR_RETURN(auto c, require_client());
+        return start_construct(*c, grp, procs, nprocs, info, ninfo, info_callback(cbfunc, cbdata));
     });
 }
 PMIX_EXPORT pmix_status_t PMIx_Group_invite(const char grp[], const pmix_proc_t procs[], size_t nprocs,
@@ -443,9 +441,8 @@ PMIX_EXPORT pmix_status_t PMIx_Group_invite_nb(const char grp[], const pmix_proc
                                                const pmix_info_t info[], size_t ninfo,
                                                pmix_info_cbfunc_t cbfunc, void *cbdata) {
     return api_guard(__func__, [&]() -> Status {
-        auto c = require_client();
-        if (!c.ok()) return c.status();
-        return start_invite(*c.value(), grp, procs, nprocs, info, ninfo, info_callback(cbfunc, cbdata));
+        PMIXCPP_ASSIGN_OR_RETURN(auto c, require_client());
+        return start_invite(*c, grp, procs, nprocs, info, ninfo, info_callback(cbfunc, cbdata));
     });
 }
 PMIX_EXPORT pmix_status_t PMIx_Group_join(const char grp[], const pmix_proc_t *leader, pmix_group_opt_t opt,
@@ -459,27 +456,24 @@ PMIX_EXPORT pmix_status_t PMIx_Group_join_nb(const char grp[], const pmix_proc_t
                                              pmix_group_opt_t opt, const pmix_info_t info[], size_t ninfo,
                                              pmix_info_cbfunc_t cbfunc, void *cbdata) {
     return api_guard(__func__, [&]() -> Status {
-        auto c = require_client();
-        if (!c.ok()) return c.status();
-        return start_join(*c.value(), grp, leader, opt, info, ninfo, info_callback(cbfunc, cbdata));
+        PMIXCPP_ASSIGN_OR_RETURN(auto c, require_client());
+        return start_join(*c, grp, leader, opt, info, ninfo, info_callback(cbfunc, cbdata));
     });
 }
 PMIX_EXPORT pmix_status_t PMIx_Group_leave(const char grp[], const pmix_info_t info[], size_t ninfo) {
     return api_guard(__func__, [&]() -> Status {
-        auto c = require_client();
-        if (!c.ok()) return c.status();
+        PMIXCPP_ASSIGN_OR_RETURN(auto c, require_client());
         PMIXCPP_RETURN_IF_ERROR(check_infos(info, ninfo));
-        return do_leave(*c.value(), grp);
+        return do_leave(*c, grp);
     });
 }
 PMIX_EXPORT pmix_status_t PMIx_Group_leave_nb(const char grp[], const pmix_info_t info[], size_t ninfo,
                                               pmix_op_cbfunc_t cbfunc, void *cbdata) {
     return api_guard(__func__, [&]() -> Status {
-        auto c = require_client();
-        if (!c.ok()) return c.status();
+        PMIXCPP_ASSIGN_OR_RETURN(auto c, require_client());
         PMIXCPP_RETURN_IF_ERROR(check_infos(info, ninfo));
-        PMIXCPP_RETURN_IF_ERROR(do_leave(*c.value(), grp));
-        if (cbfunc) c.value()->loop().post([cbfunc, cbdata] { cbfunc(PMIX_SUCCESS, cbdata); });
+        PMIXCPP_RETURN_IF_ERROR(do_leave(*c, grp));
+        if (cbfunc) c->loop().post([cbfunc, cbdata] { cbfunc(PMIX_SUCCESS, cbdata); });
         return Status::success();
     });
 }
@@ -491,9 +485,8 @@ PMIX_EXPORT pmix_status_t PMIx_Group_destruct(const char grp[], const pmix_info_
 PMIX_EXPORT pmix_status_t PMIx_Group_destruct_nb(const char grp[], const pmix_info_t info[], size_t ninfo,
                                                  pmix_op_cbfunc_t cbfunc, void *cbdata) {
     return api_guard(__func__, [&]() -> Status {
-        auto c = require_client();
-        if (!c.ok()) return c.status();
-        return start_destruct(*c.value(), grp, info, ninfo, op_callback(cbfunc, cbdata));
+        PMIXCPP_ASSIGN_OR_RETURN(auto c, require_client());
+        return start_destruct(*c, grp, info, ninfo, op_callback(cbfunc, cbdata));
     });
 }
 

@@ -77,9 +77,8 @@ PMIX_EXPORT int PMIx_Initialized(void) { return g_refs.load() > 0 ? 1 : 0; }
 
 PMIX_EXPORT pmix_status_t PMIx_Abort(int status, const char msg[], pmix_proc_t procs[], size_t nprocs) {
     return api_guard(__func__, [&]() -> Status {
-        auto cr = require_client();
-        if (!cr.ok()) return cr.status();
-        Client *c = cr.value();
+        PMIXCPP_ASSIGN_OR_RETURN(auto cr, require_client());
+        Client *c = cr;
         if (nprocs > 0 && procs == nullptr) return Status(PMIX_ERR_BAD_PARAM, "procs is NULL but nprocs > 0");
         for (size_t i = 0; i < nprocs; ++i) PMIXCPP_RETURN_IF_ERROR(check_proc(&procs[i]));
         fprintf(stderr, "PMIx_Abort by %s:%u: %s\n", c->self().nspace, c->self().rank, msg ? msg : "");

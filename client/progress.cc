@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "log.h"
+#include "sys.h"
 #include "wire/messages.h"
 
 namespace pmixcpp::client {
@@ -25,7 +26,7 @@ Status ProgressLoop::start() {
     if (running()) return Status::success();
     if (_finished) return Status(PMIX_ERR_INIT, "the progress loop was stopped");
     _event_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    if (_event_fd < 0) return Status(PMIX_ERR_OUT_OF_RESOURCE, std::string("eventfd: ") + strerror(errno));
+    if (_event_fd < 0) return sys_error("eventfd", errno, PMIX_ERR_OUT_OF_RESOURCE);
     _stop.store(false);
     _running.store(true, std::memory_order_release);
     try {
@@ -290,7 +291,7 @@ Status ProgressLoop::read_frames_locked(int fd, std::vector<wire::Frame> *frames
         if (n == 0) return Status(PMIX_ERR_LOST_CONNECTION, "server closed the connection");
         if (errno == EINTR) continue;
         if (errno == EAGAIN || errno == EWOULDBLOCK) return Status::success();
-        return Status(PMIX_ERR_LOST_CONNECTION, std::string("recv: ") + strerror(errno));
+        return sys_error("recv", errno, PMIX_ERR_LOST_CONNECTION);
     }
 }
 

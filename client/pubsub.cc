@@ -86,8 +86,7 @@ Status send_publish(Client &c, const pmix_info_t info[], size_t ninfo, status_fn
 Status send_lookup(Client &c, std::vector<std::string> keys, const pmix_info_t info[], size_t ninfo,
                    lookup_fn done) {
     PMIXCPP_RETURN_IF_ERROR(check_infos(info, ninfo));
-    auto timeout = info_timeout(info, ninfo);
-    if (!timeout.ok()) return timeout.status();
+    PMIXCPP_ASSIGN_OR_RETURN(auto timeout, info_timeout(info, ninfo));
     wire::lookup_request req;
     req.keys = std::move(keys);
     PMIXCPP_RETURN_IF_ERROR(info_array_copy(info, ninfo, &req.directives));
@@ -99,7 +98,7 @@ Status send_lookup(Client &c, std::vector<std::string> keys, const pmix_info_t i
     wire::Writer w;
     PMIXCPP_RETURN_IF_ERROR(wire::encode(w, req));
     // The server answers a timed-out wait itself; the local timer only guards against a lost node.
-    double local = timeout.value() > 0 ? timeout.value() + 5 : 0;
+    double local = timeout > 0 ? timeout + 5 : 0;
     return c.request(
         wire::msg_type::lookup, w,
         [done](pmix_status_t st, const std::string &msg, wire::Reader &body) {
@@ -146,9 +145,8 @@ extern "C" {
 PMIX_EXPORT pmix_status_t PMIx_Publish_nb(const pmix_info_t info[], size_t ninfo, pmix_op_cbfunc_t cbfunc,
                                           void *cbdata) {
     return api_guard(__func__, [&]() -> Status {
-        auto c = require_client();
-        if (!c.ok()) return c.status();
-        return send_publish(*c.value(), info, ninfo, [cbfunc, cbdata](pmix_status_t st) {
+        PMIXCPP_ASSIGN_OR_RETURN(auto c, require_client());
+        return send_publish(*c, info, ninfo, [cbfunc, cbdata](pmix_status_t st) {
             if (cbfunc) cbfunc(st, cbdata);
         });
     });
@@ -156,49 +154,46 @@ PMIX_EXPORT pmix_status_t PMIx_Publish_nb(const pmix_info_t info[], size_t ninfo
 
 PMIX_EXPORT pmix_status_t PMIx_Publish(const pmix_info_t info[], size_t ninfo) {
     return api_guard(__func__, [&]() -> Status {
-        auto c = require_client();
-        if (!c.ok()) return c.status();
-        return wait_status(c.value(), "PMIx_Publish",
-                           [&](status_fn done) { return send_publish(*c.value(), info, ninfo, std::move(done)); });
+        PMIXCPP_ASSIGN_OR_RETURN(auto c, require_client());
+        return wait_status(c, "PMIx_Publish",
+                           [&](status_fn done) { return send_publish(*c, info, ninfo, std::move(done)); });
     });
 }
 
 PMIX_EXPORT pmix_status_t PMIx_Lookup_nb(char **keys, const pmix_info_t info[], size_t ninfo,
                                          pmix_lookup_cbfunc_t cbfunc, void *cbdata) {
     return api_guard(__func__, [&]() -> Status {
-        auto c = require_client();
-        if (!c.ok()) return c.status();
+        PMIXCPP_ASSIGN_OR_RETURN(auto c, require_client());
         std::vector<std::string> k;
         PMIXCPP_RETURN_IF_ERROR(check_keys(keys, false, &k));
-        return send_lookup(*c.value(), std::move(k), info, ninfo,
-                           [cbfunc, cbdata](pmix_status_t st, wire::lookup_reply &&r) {
-                               if (cbfunc == nullptr) return;
-                               pdata_array pd;
-                               if (st == PMIX_SUCCESS && !r.owners.empty()) {
-                                   pd.data = static_cast<pmix_pdata_t *>(calloc(r.owners.size(), sizeof(pmix_pdata_t)));
-                                   if (pd.data == nullptr) {
-                                       cbfunc(PMIX_ERR_NOMEM, nullptr, 0, cbdata);
-                                       return;
-                                   }
-                                   pd.n = r.owners.size();
-                                   for (size_t i = 0; i < pd.n; ++i) {
-                                       pd.data[i].proc = r.owners[i];
-                                       memcpy(pd.data[i].key, r.data[i].key, PMIX_MAX_KEYLEN + 1);
-                                       pd.data[i].value = r.data[i].value;  // ownership moves
-                                       r.data[i].value.type = PMIX_UNDEF;
-                                   }
-                               }
-                               cbfunc(st, pd.data, pd.n, cbdata);
-                           });
+        return send_lookup(
+            *c, std::move(k), info, ninfo, [cbfunc, cbdata](pmix_status_t st, wire::lookup_reply &&r) {
+                if (cbfunc == nullptr) return;
+                pdata_array pd;
+                if (st == PMIX_SUCCESS && !r.owners.empty()) {
+                    pd.data = static_cast<pmix_pdata_t *>(calloc(r.owners.size(), sizeof(pmix_pdata_t)));
+                    if (pd.data == nullptr) {
+                        cbfunc(PMIX_ERR_NOMEM, nullptr, 0, cbdata);
+                        return;
+                    }
+                    pd.n = r.owners.size();
+                    for (size_t i = 0; i < pd.n; ++i) {
+                        pd.data[i].proc = r.owners[i];
+                        memcpy(pd.data[i].key, r.data[i].key, PMIX_MAX_KEYLEN + 1);
+                        pd.data[i].value = r.data[i].value;  // ownership moves
+                        r.data[i].value.type = PMIX_UNDEF;
+                    }
+                }
+                cbfunc(st, pd.data, pd.n, cbdata);
+            });
     });
 }
 
 PMIX_EXPORT pmix_status_t PMIx_Lookup(pmix_pdata_t data[], size_t ndata, const pmix_info_t info[], size_t ninfo) {
     return api_guard(__func__, [&]() -> Status {
-        auto c = require_client();
-        if (!c.ok()) return c.status();
+        PMIXCPP_ASSIGN_OR_RETURN(auto c, require_client());
         if (data == nullptr || ndata == 0) return Status(PMIX_ERR_BAD_PARAM, "no data to look up");
-        if (on_progress_thread(c.value())) return Status(PMIX_ERR_WOULD_BLOCK, "PMIx_Lookup called from a callback");
+        if (on_progress_thread(c)) return Status(PMIX_ERR_WOULD_BLOCK, "PMIx_Lookup called from a callback");
         std::vector<std::string> keys;
         for (size_t i = 0; i < ndata; ++i) {
             PMIXCPP_RETURN_IF_ERROR(check_key(data[i].key));
@@ -209,13 +204,13 @@ PMIX_EXPORT pmix_status_t PMIx_Lookup(pmix_pdata_t data[], size_t ndata, const p
             wire::lookup_reply reply;
         };
         auto sync = std::make_shared<Sync<Outcome>>();
-        PMIXCPP_RETURN_IF_ERROR(send_lookup(*c.value(), std::move(keys), info, ninfo,
-                                            [sync](pmix_status_t st, wire::lookup_reply &&r) {
-                                                Outcome o;
-                                                o.status = st;
-                                                o.reply = std::move(r);
-                                                sync->set(std::move(o));
-                                            }));
+        PMIXCPP_RETURN_IF_ERROR(
+            send_lookup(*c, std::move(keys), info, ninfo, [sync](pmix_status_t st, wire::lookup_reply &&r) {
+                Outcome o;
+                o.status = st;
+                o.reply = std::move(r);
+                sync->set(std::move(o));
+            }));
         Outcome &o = sync->wait();
         if (o.status != PMIX_SUCCESS) return Status(o.status, "lookup failed");
         for (size_t j = 0; j < o.reply.owners.size(); ++j) {
@@ -233,9 +228,8 @@ PMIX_EXPORT pmix_status_t PMIx_Lookup(pmix_pdata_t data[], size_t ndata, const p
 PMIX_EXPORT pmix_status_t PMIx_Unpublish_nb(char **keys, const pmix_info_t info[], size_t ninfo,
                                             pmix_op_cbfunc_t cbfunc, void *cbdata) {
     return api_guard(__func__, [&]() -> Status {
-        auto c = require_client();
-        if (!c.ok()) return c.status();
-        return send_unpublish(*c.value(), keys, info, ninfo, [cbfunc, cbdata](pmix_status_t st) {
+        PMIXCPP_ASSIGN_OR_RETURN(auto c, require_client());
+        return send_unpublish(*c, keys, info, ninfo, [cbfunc, cbdata](pmix_status_t st) {
             if (cbfunc) cbfunc(st, cbdata);
         });
     });
@@ -243,10 +237,9 @@ PMIX_EXPORT pmix_status_t PMIx_Unpublish_nb(char **keys, const pmix_info_t info[
 
 PMIX_EXPORT pmix_status_t PMIx_Unpublish(char **keys, const pmix_info_t info[], size_t ninfo) {
     return api_guard(__func__, [&]() -> Status {
-        auto c = require_client();
-        if (!c.ok()) return c.status();
-        return wait_status(c.value(), "PMIx_Unpublish", [&](status_fn done) {
-            return send_unpublish(*c.value(), keys, info, ninfo, std::move(done));
+        PMIXCPP_ASSIGN_OR_RETURN(auto c, require_client());
+        return wait_status(c, "PMIx_Unpublish", [&](status_fn done) {
+            return send_unpublish(*c, keys, info, ninfo, std::move(done));
         });
     });
 }

@@ -100,23 +100,22 @@ PMIX_EXPORT pmix_status_t PMIx_Query_info_nb(pmix_query_t queries[], size_t nque
         wire::Writer w;
         size_t sent = 0;
         PMIXCPP_RETURN_IF_ERROR(build_query(queries, nqueries, &w, &sent));
-        auto local = local_answers(queries, nqueries);
-        if (!local.ok()) return local.status();
+        PMIXCPP_ASSIGN_OR_RETURN(auto local, local_answers(queries, nqueries));
         if (sent == 0) {  // all answered here, before PMIx_Init too
-            auto *keep = new InfoArray(std::move(local.value()));
+            auto *keep = new InfoArray(std::move(local));
             cbfunc(PMIX_SUCCESS, keep->data(), keep->size(), cbdata, release_local, keep);
             return Status::success();
         }
-        auto c = require_client();
-        if (!c.ok()) return c.status();
-        auto mine = std::make_shared<InfoArray>(std::move(local.value()));
+        PMIXCPP_ASSIGN_OR_RETURN(auto c, require_client());
+        auto mine = std::make_shared<InfoArray>(std::move(local));
         auto deliver = to_info_cbfunc(cbfunc, cbdata);
-        return send_info_request(*c.value(), wire::msg_type::query, w,
-                                 [deliver, mine](pmix_status_t status, const std::string &msg, InfoArray &&r) {
-                                     if (status == PMIX_SUCCESS || status == PMIX_QUERY_PARTIAL_SUCCESS)
-                                         r = concat(std::move(r), std::move(*mine));
-                                     deliver(status, msg, std::move(r));
-                                 });
+        return send_info_request(
+            *c, wire::msg_type::query, w,
+            [deliver, mine](pmix_status_t status, const std::string &msg, InfoArray &&r) {
+                if (status == PMIX_SUCCESS || status == PMIX_QUERY_PARTIAL_SUCCESS)
+                    r = concat(std::move(r), std::move(*mine));
+                deliver(status, msg, std::move(r));
+            });
     });
 }
 
@@ -129,18 +128,16 @@ PMIX_EXPORT pmix_status_t PMIx_Query_info(pmix_query_t queries[], size_t nquerie
         wire::Writer w;
         size_t sent = 0;
         PMIXCPP_RETURN_IF_ERROR(build_query(queries, nqueries, &w, &sent));
-        auto local = local_answers(queries, nqueries);
-        if (!local.ok()) return local.status();
+        PMIXCPP_ASSIGN_OR_RETURN(auto local, local_answers(queries, nqueries));
         InfoArray remote;
         Status st = Status::success();
         if (sent > 0) {
-            auto c = require_client();
-            if (!c.ok()) return c.status();
-            if (on_progress_thread(c.value()))
+            PMIXCPP_ASSIGN_OR_RETURN(auto c, require_client());
+            if (on_progress_thread(c))
                 return Status(PMIX_ERR_WOULD_BLOCK, "PMIx_Query_info called from a callback");
             pmix_info_t *r = nullptr;
             size_t n = 0;
-            st = wait_info_request(*c.value(), wire::msg_type::query, w, &r, &n, "query");
+            st = wait_info_request(*c, wire::msg_type::query, w, &r, &n, "query");
             if (!st.ok() && st.code() != PMIX_QUERY_PARTIAL_SUCCESS) {
                 if (results != nullptr) *results = r;
                 if (nresults != nullptr) *nresults = n;
@@ -148,7 +145,7 @@ PMIX_EXPORT pmix_status_t PMIx_Query_info(pmix_query_t queries[], size_t nquerie
             }
             remote = InfoArray(r, n);
         }
-        InfoArray all = concat(std::move(remote), std::move(local.value()));
+        InfoArray all = concat(std::move(remote), std::move(local));
         if (nresults != nullptr) *nresults = all.size();
         if (results != nullptr) *results = all.size() ? all.release() : nullptr;
         return st;

@@ -59,16 +59,15 @@ PMIX_EXPORT pmix_status_t PMIx_Resolve_peers(const char *nodename, const pmix_ns
             return Status(PMIX_ERR_BAD_PARAM, "procs or nprocs is NULL");
         *procs = nullptr;
         *nprocs = 0;
-        auto c = require_client();
-        if (!c.ok()) return c.status();
+        PMIXCPP_ASSIGN_OR_RETURN(auto c, require_client());
         if (nspace != nullptr) PMIXCPP_RETURN_IF_ERROR(check_nspace(nspace));
-        if (!own_or_any(*c.value(), nspace)) return Status(PMIX_ERR_NOT_FOUND, "unknown namespace");
-        LocalData &d = c.value()->data();
+        if (!own_or_any(*c, nspace)) return Status(PMIX_ERR_NOT_FOUND, "unknown namespace");
+        LocalData &d = c->data();
 
         std::vector<pmix_rank_t> found;
         if (nodename == nullptr) {
             auto lp = local_peers(d);
-            if (!lp.ok()) return lp.status();
+            PMIXCPP_RETURN_IF_ERROR(lp);
             found = lp.value();
         } else {
             for (pmix_rank_t r : sorted_ranks(d)) {
@@ -88,7 +87,7 @@ PMIX_EXPORT pmix_status_t PMIx_Resolve_peers(const char *nodename, const pmix_ns
         auto *out = static_cast<pmix_proc_t *>(calloc(found.size(), sizeof(pmix_proc_t)));
         if (out == nullptr) return Status(PMIX_ERR_NOMEM, "out of memory");
         for (size_t i = 0; i < found.size(); ++i) {
-            memcpy(out[i].nspace, c.value()->self().nspace, sizeof(out[i].nspace));
+            memcpy(out[i].nspace, c->self().nspace, sizeof(out[i].nspace));
             out[i].rank = found[i];
         }
         *procs = out;
@@ -101,11 +100,10 @@ PMIX_EXPORT pmix_status_t PMIx_Resolve_nodes(const pmix_nspace_t nspace, char **
     return api_guard(__func__, [&]() -> Status {
         if (nodelist == nullptr) return Status(PMIX_ERR_BAD_PARAM, "nodelist is NULL");
         *nodelist = nullptr;
-        auto c = require_client();
-        if (!c.ok()) return c.status();
+        PMIXCPP_ASSIGN_OR_RETURN(auto c, require_client());
         if (nspace != nullptr) PMIXCPP_RETURN_IF_ERROR(check_nspace(nspace));
-        if (!own_or_any(*c.value(), nspace)) return Status(PMIX_ERR_NOT_FOUND, "unknown namespace");
-        LocalData &d = c.value()->data();
+        if (!own_or_any(*c, nspace)) return Status(PMIX_ERR_NOT_FOUND, "unknown namespace");
+        LocalData &d = c->data();
         std::vector<std::string> nodes;
         std::set<std::string> seen;
         for (pmix_rank_t r : sorted_ranks(d)) {

@@ -68,9 +68,8 @@ extern "C" {
 PMIX_EXPORT pmix_status_t PMIx_Spawn_nb(const pmix_info_t job_info[], size_t ninfo, const pmix_app_t apps[],
                                         size_t napps, pmix_spawn_cbfunc_t cbfunc, void *cbdata) {
     return api_guard(__func__, [&]() -> Status {
-        auto c = require_client();
-        if (!c.ok()) return c.status();
-        return send_spawn(*c.value(), job_info, ninfo, apps, napps,
+        PMIXCPP_ASSIGN_OR_RETURN(auto c, require_client());
+        return send_spawn(*c, job_info, ninfo, apps, napps,
                           [cbfunc, cbdata](pmix_status_t st, const std::string &ns) {
                               if (cbfunc == nullptr) return;
                               char nspace[PMIX_MAX_NSLEN + 1] = {0};
@@ -83,21 +82,20 @@ PMIX_EXPORT pmix_status_t PMIx_Spawn_nb(const pmix_info_t job_info[], size_t nin
 PMIX_EXPORT pmix_status_t PMIx_Spawn(const pmix_info_t job_info[], size_t ninfo, const pmix_app_t apps[],
                                      size_t napps, pmix_nspace_t nspace) {
     return api_guard(__func__, [&]() -> Status {
-        auto c = require_client();
-        if (!c.ok()) return c.status();
-        if (on_progress_thread(c.value())) return Status(PMIX_ERR_WOULD_BLOCK, "PMIx_Spawn called from a callback");
+        PMIXCPP_ASSIGN_OR_RETURN(auto c, require_client());
+        if (on_progress_thread(c)) return Status(PMIX_ERR_WOULD_BLOCK, "PMIx_Spawn called from a callback");
         struct Outcome {
             pmix_status_t status = PMIX_ERROR;
             std::string nspace;
         };
         auto sync = std::make_shared<Sync<Outcome>>();
-        PMIXCPP_RETURN_IF_ERROR(send_spawn(*c.value(), job_info, ninfo, apps, napps,
-                                           [sync](pmix_status_t st, const std::string &ns) {
-                                               Outcome o;
-                                               o.status = st;
-                                               o.nspace = ns;
-                                               sync->set(std::move(o));
-                                           }));
+        PMIXCPP_RETURN_IF_ERROR(
+            send_spawn(*c, job_info, ninfo, apps, napps, [sync](pmix_status_t st, const std::string &ns) {
+                Outcome o;
+                o.status = st;
+                o.nspace = ns;
+                sync->set(std::move(o));
+            }));
         Outcome &o = sync->wait();
         if (o.status == PMIX_SUCCESS && nspace != nullptr) {
             memset(nspace, 0, PMIX_MAX_NSLEN + 1);

@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "log.h"
+#include "sys.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -113,26 +114,25 @@ std::vector<pmix_rank_t> ProcStore::ranks(std::string_view nspace) const {
 // --- JobData -----------------------------------------------------------------------------------
 Result<std::unique_ptr<JobData>> JobData::map(const std::string &path) {
     int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return Status(PMIX_ERR_INIT, "open job data " + path + ": " + strerror(errno));
+    if (fd < 0) return sys_error("open job data " + path, errno, PMIX_ERR_INIT);
     auto j = map(fd, "job data " + path);
     close(fd);
     return j;
 }
 
 Result<std::unique_ptr<JobData>> JobData::map(int fd, const std::string &name) {
-    auto file = FileMapping::map(fd, name);
-    if (!file.ok()) return file.status();
-    const size_t size = file.value()->bytes().size();
-    return segment(std::move(file.value()), 0, size, name);
+    PMIXCPP_ASSIGN_OR_RETURN(auto file, FileMapping::map(fd, name));
+    const size_t size = file->bytes().size();
+    return segment(std::move(file), 0, size, name);
 }
 
 Result<std::shared_ptr<const FileMapping>> FileMapping::map(int fd, const std::string &name) {
     struct stat st {};
-    if (fstat(fd, &st) != 0) return Status(PMIX_ERR_INIT, "stat " + name + ": " + strerror(errno));
+    if (fstat(fd, &st) != 0) return sys_error("stat " + name, errno, PMIX_ERR_INIT);
     if (!S_ISREG(st.st_mode) || st.st_size <= 0) return Status(PMIX_ERR_INIT, name + " is not a non-empty file");
     std::shared_ptr<FileMapping> m(new FileMapping());
     void *addr = mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_SHARED, fd, 0);
-    if (addr == MAP_FAILED) return Status(PMIX_ERR_INIT, "mmap " + name + ": " + strerror(errno));
+    if (addr == MAP_FAILED) return sys_error("mmap " + name, errno, PMIX_ERR_INIT);
     m->_addr = addr;
     m->_len = static_cast<size_t>(st.st_size);
     return std::shared_ptr<const FileMapping>(std::move(m));
@@ -159,9 +159,8 @@ Result<std::unique_ptr<JobData>> JobData::segment(std::shared_ptr<const FileMapp
 Result<std::unique_ptr<JobData>> JobData::from_bytes(std::vector<uint8_t> bytes) {
     std::unique_ptr<JobData> j(new JobData());
     j->_owned = std::move(bytes);
-    auto view = wire::jobdata_view::parse(j->_owned);
-    if (!view.ok()) return view.status();
-    j->_view = view.value();
+    PMIXCPP_ASSIGN_OR_RETURN(auto view, wire::jobdata_view::parse(j->_owned));
+    j->_view = view;
     return j;
 }
 
@@ -226,11 +225,9 @@ void LocalData::set_self(std::string_view nspace, pmix_rank_t rank) {
 }
 
 Status LocalData::load_jobdata(const std::vector<wire::jobdata_entry> &entries) {
-    auto bytes = wire::encode_jobdata(entries);
-    if (!bytes.ok()) return bytes.status();
-    auto job = JobData::from_bytes(std::move(bytes.value()));
-    if (!job.ok()) return job.status();
-    _job = std::move(job.value());
+    PMIXCPP_ASSIGN_OR_RETURN(auto bytes, wire::encode_jobdata(entries));
+    PMIXCPP_ASSIGN_OR_RETURN(auto job, JobData::from_bytes(std::move(bytes)));
+    _job = std::move(job);
     return Status::success();
 }
 
@@ -289,8 +286,7 @@ void LocalData::cache_proc(const pmix_proc_t &proc, wire::get_reply &reply) {
     _cache.erase_proc(ns, proc.rank);
     for (size_t i = 0; i < reply.data.size(); ++i) {
         pmix_info_t &info = reply.data[i];
-        _cache.adopt(ns, proc.rank, std::string_view(info.key, strnlen(info.key, PMIX_MAX_KEYLEN)),
-                     &info.value);
+        _cache.adopt(ns, proc.rank, key_view(info), &info.value);
     }
 }
 

@@ -276,7 +276,7 @@ PMIX_EXPORT const char *PMIx_Value_comparison_string(pmix_value_cmp_t cmp) { ret
 PMIX_EXPORT char *PMIx_Info_string(const pmix_info_t *info) {
     if (info == nullptr) return nullptr;
     try {
-        std::string key(info->key, strnlen(info->key, PMIX_MAX_KEYLEN));
+        std::string key = key_of(*info);
         return heap_string("Key: " + key + " Flags: " + info_directives_name(info->flags) + " " +
                            format_value(&info->value));
     } catch (...) {

@@ -98,7 +98,7 @@ const std::vector<key_def> &key_defs() {
          },
          [](const plugin_config &c) { return c.tmpdir_base; }, "(the node's TmpFS)", kRootFiles},
         {"PMIxCppTransport",
-         [](plugin_config &c, const std::string &k, const std::string &v) {
+         [](plugin_config &c, const std::string &k, const std::string &v) -> Status {
              std::string l = lower(v);
              if (l == "ucx") c.transport = transport_kind::ucx;
              else if (l == "tcp") c.transport = transport_kind::tcp;
@@ -113,7 +113,7 @@ const std::vector<key_def> &key_defs() {
          [](plugin_config &c, const std::string &k, const std::string &v) { return parse_word(k, v, c.ucx_devices); },
          [](const plugin_config &c) { return c.ucx_devices; }, "(UCX default)", kRootTransport},
         {"PMIxCppFence",
-         [](plugin_config &c, const std::string &k, const std::string &v) {
+         [](plugin_config &c, const std::string &k, const std::string &v) -> Status {
              std::string l = lower(v);
              if (l == "auto") c.fence = fence_algo::automatic;
              else if (l == "tree") c.fence = fence_algo::tree;
@@ -148,7 +148,7 @@ const std::vector<key_def> &key_defs() {
          [](plugin_config &c, const std::string &k, const std::string &v) { return parse_bool(k, v, c.dmodex_node); },
          [](const plugin_config &c) { return std::string(c.dmodex_node ? "yes" : "no"); }},
         {"PMIxCppClientLib",
-         [](plugin_config &c, const std::string &k, const std::string &v) {
+         [](plugin_config &c, const std::string &k, const std::string &v) -> Status {
              // yes/no: the boolean of earlier releases (yes put our library first: now both).
              std::string l = lower(v);
              if (l == "ours") c.client_lib = client_lib_mode::ours;
@@ -165,7 +165,7 @@ const std::vector<key_def> &key_defs() {
          },
          [](const plugin_config &c) { return std::to_string(c.time_limit_alert); }},
         {"PMIxCppSignalEvents",
-         [](plugin_config &c, const std::string &k, const std::string &v) {
+         [](plugin_config &c, const std::string &k, const std::string &v) -> Status {
              auto sigs = parse_signal_list(v);
              if (!sigs.ok()) return bad(k, v, "a comma-separated list of signal names or none: " + sigs.status().message());
              std::string canon;
@@ -175,7 +175,7 @@ const std::vector<key_def> &key_defs() {
          },
          [](const plugin_config &c) { return c.signal_events; }},
         {"PMIxCppProcTermEvents",
-         [](plugin_config &c, const std::string &k, const std::string &v) {
+         [](plugin_config &c, const std::string &k, const std::string &v) -> Status {
              std::string l = lower(v);
              if (l == "all") c.proc_term_all = true;
              else if (l == "abnormal") c.proc_term_all = false;
@@ -213,7 +213,7 @@ Status plugin_config::set(const std::string &key, const std::string &value) {
     for (const auto &d : key_defs()) {
         if (lower(d.name) != lower(key)) continue;
         plugin_config copy = *this;  // no side effect on failure
-        PMIXCPP_RETURN_IF_ERROR(d.set(copy, d.name, value).with_context("mpi.conf"));
+        PMIXCPP_RETURN_IF_ERROR(d.set(copy, d.name, value), "mpi.conf");
         *this = std::move(copy);
         return Status::success();
     }
@@ -236,10 +236,9 @@ Status plugin_config::apply_env_overrides(const std::vector<std::string> &env) {
                 return Status(PMIX_ERR_NO_PERMISSIONS,
                               "environment " + env_override_name(d.name) + " refused: " + d.name + " " +
                                   d.admin_only + ", so only the administrator's mpi.conf may set it");
-            Status st = d.set(copy, d.name, entry.substr(var.size()));
-            if (!st.ok())
-                return st.with_context("environment " + env_override_name(d.name) + " (overrides " +
-                                       d.name + ")");
+            PMIXCPP_RETURN_IF_ERROR(
+                d.set(copy, d.name, entry.substr(var.size())),
+                "environment " + env_override_name(d.name) + " (overrides " + d.name + ")");
             // A user may narrow the client libraries the administrator allows, never widen them.
             if (std::string(d.name) == "PMIxCppClientLib" && !includes(client_lib, copy.client_lib))
                 return Status(PMIX_ERR_NO_PERMISSIONS, "environment " + env_override_name(d.name) + "=" +

@@ -9,12 +9,19 @@
 
 namespace pmixcpp {
 
+// What Status::success() returns: a success known as such when compiling, so that a Result made
+// of it (a success without a value) is refused by the compiler. It converts to a Status.
+struct [[nodiscard]] success_status {
+    bool ok() const { return true; }
+};
+
 class [[nodiscard]] Status {
 public:
     Status() = default;  // success
+    Status(success_status) {}
     Status(pmix_status_t code, std::string message) : _code(code), _message(std::move(message)) {}
 
-    static Status success() { return {}; }
+    static success_status success() { return {}; }
 
     bool ok() const { return _code == PMIX_SUCCESS; }
     pmix_status_t code() const { return _code; }
@@ -31,13 +38,14 @@ private:
     std::string _message;
 };
 
-// A value or the Status that explains why there is none.
+// A value or the Status that explains why there is none: never a success without a value. Made
+// of Status::success() it does not compile; made of a Status that turns out to be a success (a
+// caller's slip the compiler cannot see), it holds a failure that says so.
 template <typename T>
 class [[nodiscard]] Result {
 public:
     Result(T value) : _v(std::move(value)) {}
-    // A Result holds a value or a failure: made from a success status (a caller's slip), it
-    // holds a failure that says so, never a success without a value.
+    Result(success_status) = delete;
     Result(Status status)
         : _v(status.ok() ? Status(PMIX_ERROR, "internal error: a result made of a success status, without a value")
                          : std::move(status)) {}
@@ -60,6 +68,20 @@ private:
 
 }  // namespace pmixcpp
 
+namespace pmixcpp::detail {
+// The Status of a Status or of a Result, for PMIXCPP_RETURN_IF_ERROR.
+inline const Status &status_of(const Status &s) { return s; }
+inline Status status_of(Status &&s) { return std::move(s); }
+template <typename T>
+const Status &status_of(const Result<T> &r) {
+    return r.status();
+}
+template <typename T>
+Status status_of(Result<T> &&r) {
+    return r.status();
+}
+}  // namespace pmixcpp::detail
+
 #define PMIXCPP_CONCAT_INNER(a, b) a##b
 #define PMIXCPP_CONCAT(a, b) PMIXCPP_CONCAT_INNER(a, b)
 
@@ -71,9 +93,13 @@ private:
         return PMIXCPP_CONCAT(_pmixcpp_r, __LINE__).status();                      \
     lhs = std::move(PMIXCPP_CONCAT(_pmixcpp_r, __LINE__)).value()
 
-// Return the Status of `expr` from the enclosing function if it failed.
-#define PMIXCPP_RETURN_IF_ERROR(expr)                                  \
-    do {                                                               \
-        ::pmixcpp::Status _pmixcpp_st = (expr);                        \
-        if (!_pmixcpp_st.ok()) return _pmixcpp_st;                     \
+// Return the Status of `expr` (a Status, or a Result whose value the caller goes on to use) from
+// the enclosing function if it failed; with a context, the Status returned is prefixed with it
+// (Status::with_context), which is evaluated only then:
+//   PMIXCPP_RETURN_IF_ERROR(w.put_u32(n));
+//   PMIXCPP_RETURN_IF_ERROR(decode(r, &m), "query reply");
+#define PMIXCPP_RETURN_IF_ERROR(expr, ...)                                                 \
+    do {                                                                                   \
+        const ::pmixcpp::Status &_pmixcpp_st = ::pmixcpp::detail::status_of(expr);         \
+        if (!_pmixcpp_st.ok()) return _pmixcpp_st __VA_OPT__(.with_context(__VA_ARGS__)); \
     } while (0)

@@ -537,7 +537,7 @@ Status value_xfer(pmix_value_t *dest, const pmix_value_t *src) {
             dest->data.ptr = p;
         }
     } else {
-        PMIXCPP_RETURN_IF_ERROR(element_copy(type, &dest->data, &src->data).with_context("value_xfer"));
+        PMIXCPP_RETURN_IF_ERROR(element_copy(type, &dest->data, &src->data), "value_xfer");
     }
     dest->type = type;
     return Status::success();
@@ -572,7 +572,7 @@ Status value_load(pmix_value_t *value, const void *data, pmix_data_type_t type) 
         }
         value->data.ptr = p;
     } else {
-        PMIXCPP_RETURN_IF_ERROR(element_copy(type, &value->data, data).with_context("value_load"));
+        PMIXCPP_RETURN_IF_ERROR(element_copy(type, &value->data, data), "value_load");
     }
     value->type = type;
     return Status::success();
@@ -623,7 +623,7 @@ Status value_unload(const pmix_value_t *value, void **data, size_t *size) {
     }
     if (traits_of(type).kind == type_kind::byte_object) {
         pmix_byte_object_t copy{};
-        PMIXCPP_RETURN_IF_ERROR(copy_bytes(&copy, &value->data.bo).with_context("value_unload"));
+        PMIXCPP_RETURN_IF_ERROR(copy_bytes(&copy, &value->data.bo), "value_unload");
         *data = copy.bytes;
         *size = copy.size;
         return Status::success();
@@ -784,10 +784,7 @@ void info_destruct(pmix_info_t *info) {
 Status info_xfer(pmix_info_t *dest, const pmix_info_t *src) {
     if (dest == nullptr || src == nullptr) return Status(PMIX_ERR_BAD_PARAM, "info_xfer: null argument");
     memset(dest, 0, sizeof(*dest));
-    Status st = value_xfer(&dest->value, &src->value);
-    if (!st.ok())
-        return st.with_context(std::string("info ") +
-                               std::string(src->key, strnlen(src->key, PMIX_MAX_KEYLEN)));
+    PMIXCPP_RETURN_IF_ERROR(value_xfer(&dest->value, &src->value), "info " + key_of(*src));
     memcpy(dest->key, src->key, strnlen(src->key, PMIX_MAX_KEYLEN));
     dest->flags = src->flags & ~static_cast<pmix_info_directives_t>(PMIX_INFO_PERSISTENT);
     return Status::success();
@@ -857,16 +854,18 @@ std::vector<pmix_proc_t> procs_of(const pmix_value_t &v) {
     return out;
 }
 
-std::string key_of(const pmix_info_t &info) { return std::string(info.key, strnlen(info.key, sizeof(info.key))); }
+std::string_view key_view(const pmix_info_t &info) { return {info.key, strnlen(info.key, sizeof(info.key))}; }
+
+bool key_is(const pmix_info_t &info, const char *key) { return strncmp(info.key, key, PMIX_MAX_KEYLEN) == 0; }
 
 const pmix_info_t *find_info(const pmix_info_t *infos, size_t n, const char *key) {
     for (size_t k = 0; infos != nullptr && k < n; ++k)
-        if (strncmp(infos[k].key, key, PMIX_MAX_KEYLEN) == 0) return &infos[k];
+        if (key_is(infos[k], key)) return &infos[k];
     return nullptr;
 }
 
-bool info_flag(const InfoArray &infos, const char *key) {
-    const pmix_info_t *i = find_info(infos, key);
+bool info_flag(const pmix_info_t *infos, size_t count, const char *key) {
+    const pmix_info_t *i = find_info(infos, count, key);
     if (i == nullptr) return false;
     if (i->value.type == PMIX_UNDEF) return true;
     if (i->value.type == PMIX_BOOL) return i->value.data.flag;

@@ -159,13 +159,17 @@ private:
 
 // --- small info helpers, shared by the plugin and the client library ---------------------------
 
-// The key of an info as a string.
-std::string key_of(const pmix_info_t &info);
+// The key of an info: its characters up to the first NUL (at most the key field's size).
+std::string_view key_view(const pmix_info_t &info);
+inline std::string key_of(const pmix_info_t &info) { return std::string(key_view(info)); }
+// Whether the key of `info` is `key` (compared as PMIx does, PMIX_CHECK_KEY).
+bool key_is(const pmix_info_t &info, const char *key);
 // The first info of `infos` (may be NULL) with `key`, or NULL.
 const pmix_info_t *find_info(const pmix_info_t *infos, size_t n, const char *key);
 inline const pmix_info_t *find_info(const InfoArray &a, const char *key) { return find_info(a.data(), a.size(), key); }
 // A flag directive: absent = false; PMIX_UNDEF (no value) or a true bool = true; a number = != 0.
-bool info_flag(const InfoArray &infos, const char *key);
+bool info_flag(const pmix_info_t *infos, size_t count, const char *key);
+inline bool info_flag(const InfoArray &a, const char *key) { return info_flag(a.data(), a.size(), key); }
 // An info with `key` and the value value_load makes of `data` (PMIX_UNDEF if it cannot).
 pmix_info_t make_info(const char *key, const void *data, pmix_data_type_t type);
 // The infos as one array; their contents move into it (`infos` ends empty). Out of memory: the
@@ -196,8 +200,7 @@ constexpr pmix_data_type_t number_type_code() {
 template <typename T>
 Result<T> value_to_number(const pmix_value_t &value) {
     T out{};
-    Status st = value_get_number(&value, &out, detail::number_type_code<T>());
-    if (!st.ok()) return st;
+    PMIXCPP_RETURN_IF_ERROR(value_get_number(&value, &out, detail::number_type_code<T>()));
     return out;
 }
 

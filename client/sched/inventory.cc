@@ -139,11 +139,6 @@ const char *cache_type(hwloc_obj_t o) {
     }
 }
 
-const pmix_info_t *find(const pmix_info_t *info, size_t n, const char *key) {
-    for (size_t i = 0; i < n; ++i)
-        if (strncmp(info[i].key, key, PMIX_MAX_KEYLEN) == 0) return &info[i];
-    return nullptr;
-}
 
 }  // namespace
 
@@ -259,14 +254,14 @@ Result<InfoArray> collect_local_inventory() {
 }
 
 std::string inventory_host(const pmix_info_t *info, size_t ninfo) {
-    const pmix_info_t *h = find(info, ninfo, PMIX_HOSTNAME);
+    const pmix_info_t *h = find_info(info, ninfo, PMIX_HOSTNAME);
     if (h == nullptr || h->value.type != PMIX_STRING || h->value.data.string == nullptr) return "";
     return h->value.data.string;
 }
 
 std::vector<inventory_nic> inventory_nics(const pmix_info_t *info, size_t ninfo) {
     std::vector<inventory_nic> out;
-    const pmix_info_t *devs = find(info, ninfo, PMIX_FABRIC_DEVICES);
+    const pmix_info_t *devs = find_info(info, ninfo, PMIX_FABRIC_DEVICES);
     if (devs == nullptr || devs->value.type != PMIX_DATA_ARRAY || devs->value.data.darray == nullptr ||
         devs->value.data.darray->type != PMIX_INFO)
         return out;
@@ -277,7 +272,7 @@ std::vector<inventory_nic> inventory_nics(const pmix_info_t *info, size_t ninfo)
         auto *items = static_cast<const pmix_info_t *>(v.data.darray->array);
         size_t n = v.data.darray->size;
         auto str = [&](const char *key) -> std::string {
-            const pmix_info_t *x = find(items, n, key);
+            const pmix_info_t *x = find_info(items, n, key);
             return x && x->value.type == PMIX_STRING && x->value.data.string ? x->value.data.string : "";
         };
         inventory_nic nic{str(PMIX_FABRIC_DEVICE_NAME), str(PMIX_FABRIC_DEVICE_ADDRESS)};

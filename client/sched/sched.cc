@@ -63,9 +63,8 @@ scheduler_context::~scheduler_context() {
 
 Status scheduler_context::ensure_topology() {
     if (_have_topology) return Status::success();
-    auto topo = load_topology();
-    if (!topo.ok()) return topo.status();
-    _topology = std::move(topo.value());
+    PMIXCPP_ASSIGN_OR_RETURN(auto topo, load_topology());
+    _topology = std::move(topo);
     _have_topology = true;
     return Status::success();
 }
@@ -125,9 +124,8 @@ Status fill_fabric_info(pmix_fabric_t *fabric, fabric_state *st, cost_matrix mat
 }
 
 Status scheduler_context::fill(pmix_fabric_t *fabric, fabric_state *st) {
-    auto tree = switch_tree::build(_topology);
-    if (!tree.ok()) return tree.status();
-    return fill_fabric_info(fabric, st, build_cost_matrix(tree.value(), nics_by_node()));
+    PMIXCPP_ASSIGN_OR_RETURN(auto tree, switch_tree::build(_topology));
+    return fill_fabric_info(fabric, st, build_cost_matrix(tree, nics_by_node()));
 }
 
 Status scheduler_context::register_fabric(pmix_fabric_t *fabric, const pmix_info_t *dirs, size_t ndirs,
@@ -360,14 +358,13 @@ void scheduler_context::notify_all(pmix_status_t code,
 
 Result<bool> scheduler_context::poll_once() {
     std::lock_guard<std::mutex> serial(_update_lock);
-    auto topo = load_topology();
-    if (!topo.ok()) return topo.status();
+    PMIXCPP_ASSIGN_OR_RETURN(auto topo, load_topology());
     std::vector<std::pair<pmix_fabric_t *, fabric_handler>> targets;
     {
         std::lock_guard<std::mutex> g(_lock);
-        if (_have_topology && topo.value() == _topology) return false;
+        if (_have_topology && topo == _topology) return false;
         if (!_have_topology) {
-            _topology = std::move(topo.value());
+            _topology = std::move(topo);
             _have_topology = true;
             return false;
         }
@@ -381,7 +378,7 @@ Result<bool> scheduler_context::poll_once() {
     {
         std::lock_guard<std::mutex> g(_lock);
         if (_stop) return false;
-        _topology = std::move(topo.value());
+        _topology = std::move(topo);
         for (pmix_fabric_t *f : _fabrics) {
             Status st = fill(f, static_cast<fabric_state *>(f->module));
             if (!st.ok()) PMIXCPP_LOG_ERROR("fabric %zu: update failed: %s", f->index, st.message().c_str());

@@ -25,17 +25,14 @@ std::unique_ptr<scheduler_context> g_ctx;
 
 
 bool info_true(const pmix_info_t *info, size_t n, const char *key) {
-    for (size_t i = 0; info != nullptr && i < n; ++i) {
-        if (strncmp(info[i].key, key, PMIX_MAX_KEYLEN) != 0) continue;
-        return info[i].value.type == PMIX_UNDEF || (info[i].value.type == PMIX_BOOL && info[i].value.data.flag);
-    }
-    return false;
+    const pmix_info_t *i = find_info(info, n, key);
+    return i != nullptr &&
+           (i->value.type == PMIX_UNDEF || (i->value.type == PMIX_BOOL && i->value.data.flag));
 }
 
 Result<unsigned> poll_seconds(const pmix_info_t *info, size_t n) {
-    for (size_t i = 0; info != nullptr && i < n; ++i) {
-        if (strncmp(info[i].key, PMIXCPP_SCHED_POLL, PMIX_MAX_KEYLEN) != 0) continue;
-        auto v = value_to_number<uint32_t>(info[i].value);
+    if (const pmix_info_t *i = find_info(info, n, PMIXCPP_SCHED_POLL)) {
+        auto v = value_to_number<uint32_t>(i->value);
         if (!v.ok()) return Status(PMIX_ERR_BAD_PARAM, PMIXCPP_SCHED_POLL " must be a number of seconds");
         return unsigned(v.value());
     }
@@ -73,9 +70,8 @@ PMIX_EXPORT pmix_status_t PMIx_server_init(pmix_server_module_t *module, pmix_in
         std::lock_guard<std::mutex> g(g_ctx_lock);
         if (g_ctx) return Status(PMIX_ERR_INIT, "PMIx_server_init called twice");
         log_init_from_env("PMIXCPP_DEBUG");
-        auto poll = poll_seconds(info, ninfo);
-        if (!poll.ok()) return poll.status();
-        g_ctx = std::make_unique<scheduler_context>(info_true(info, ninfo, PMIX_SERVER_SCHEDULER), poll.value());
+        PMIXCPP_ASSIGN_OR_RETURN(auto poll, poll_seconds(info, ninfo));
+        g_ctx = std::make_unique<scheduler_context>(info_true(info, ninfo, PMIX_SERVER_SCHEDULER), poll);
         return Status::success();
     });
 }
@@ -96,35 +92,31 @@ PMIX_EXPORT pmix_status_t PMIx_server_finalize(void) {
 PMIX_EXPORT pmix_status_t PMIx_server_register_fabric(pmix_fabric_t *fabric, const pmix_info_t directives[],
                                                       size_t ndirs) {
     return c_boundary(__func__, [&]() -> Status {
-        auto ctx = require_scheduler();
-        if (!ctx.ok()) return ctx.status();
+        PMIXCPP_ASSIGN_OR_RETURN(auto ctx, require_scheduler());
         if (ndirs > 0 && directives == nullptr) return Status(PMIX_ERR_BAD_PARAM, "directives is NULL");
-        return ctx.value()->register_fabric(fabric, directives, ndirs);
+        return ctx->register_fabric(fabric, directives, ndirs);
     });
 }
 
 PMIX_EXPORT pmix_status_t PMIx_server_deregister_fabric(pmix_fabric_t *fabric) {
     return c_boundary(__func__, [&]() -> Status {
-        auto ctx = require_scheduler();
-        if (!ctx.ok()) return ctx.status();
-        return ctx.value()->deregister_fabric(fabric);
+        PMIXCPP_ASSIGN_OR_RETURN(auto ctx, require_scheduler());
+        return ctx->deregister_fabric(fabric);
     });
 }
 
 PMIX_EXPORT pmix_status_t PMIx_server_get_vertex_info(pmix_fabric_t *fabric, uint32_t i, pmix_value_t *vertex,
                                                       char **nodename) {
     return c_boundary(__func__, [&]() -> Status {
-        auto ctx = require_scheduler();
-        if (!ctx.ok()) return ctx.status();
-        return ctx.value()->vertex_info(fabric, i, vertex, nodename);
+        PMIXCPP_ASSIGN_OR_RETURN(auto ctx, require_scheduler());
+        return ctx->vertex_info(fabric, i, vertex, nodename);
     });
 }
 
 PMIX_EXPORT pmix_status_t PMIx_server_get_index(pmix_fabric_t *fabric, pmix_value_t *vertex, uint32_t *i) {
     return c_boundary(__func__, [&]() -> Status {
-        auto ctx = require_scheduler();
-        if (!ctx.ok()) return ctx.status();
-        return ctx.value()->vertex_index(fabric, vertex, i);
+        PMIXCPP_ASSIGN_OR_RETURN(auto ctx, require_scheduler());
+        return ctx->vertex_index(fabric, vertex, i);
     });
 }
 
@@ -133,10 +125,9 @@ PMIX_EXPORT pmix_status_t PMIx_server_get_index(pmix_fabric_t *fabric, pmix_valu
 PMIX_EXPORT pmix_status_t PMIx_server_register_fabric_seed(pmix_fabric_t *fabric, const pmix_info_t directives[],
                                                            size_t ndirs) {
     return c_boundary(__func__, [&]() -> Status {
-        auto ctx = require_scheduler();
-        if (!ctx.ok()) return ctx.status();
+        PMIXCPP_ASSIGN_OR_RETURN(auto ctx, require_scheduler());
         if (ndirs > 0 && directives == nullptr) return Status(PMIX_ERR_BAD_PARAM, "directives is NULL");
-        return ctx.value()->register_fabric(fabric, directives, ndirs, true);
+        return ctx->register_fabric(fabric, directives, ndirs, true);
     });
 }
 
@@ -165,15 +156,13 @@ PMIX_EXPORT pmix_status_t PMIx_server_collect_inventory(pmix_info_t directives[]
             if (info_true(directives, ndirs, PMIXCPP_INV_ALL)) {
                 if (!g_ctx->scheduler())
                     return Status(PMIX_ERR_NOT_SUPPORTED, PMIXCPP_INV_ALL " needs PMIX_SERVER_SCHEDULER");
-                auto all = g_ctx->delivered_inventories();
-                if (!all.ok()) return all.status();
-                result = std::make_unique<InfoArray>(std::move(all.value()));
+                PMIXCPP_ASSIGN_OR_RETURN(auto all, g_ctx->delivered_inventories());
+                result = std::make_unique<InfoArray>(std::move(all));
             }
         }
         if (!result) {
-            auto inv = collect_local_inventory();
-            if (!inv.ok()) return inv.status();
-            result = std::make_unique<InfoArray>(std::move(inv.value()));
+            PMIXCPP_ASSIGN_OR_RETURN(auto inv, collect_local_inventory());
+            result = std::make_unique<InfoArray>(std::move(inv));
         }
         // The answer comes from another thread, never from inside this call.
         InfoArray *keep = result.release();
@@ -188,9 +177,8 @@ PMIX_EXPORT pmix_status_t PMIx_server_deliver_inventory(pmix_info_t info[], size
                                                         size_t ndirs, pmix_op_cbfunc_t cbfunc, void *cbdata) {
     return c_boundary(__func__, [&]() -> Status {
         std::lock_guard<std::mutex> g(g_ctx_lock);
-        auto ctx = require_scheduler();
-        if (!ctx.ok()) return ctx.status();
-        PMIXCPP_RETURN_IF_ERROR(ctx.value()->deliver_inventory(info, ninfo));
+        PMIXCPP_ASSIGN_OR_RETURN(auto ctx, require_scheduler());
+        PMIXCPP_RETURN_IF_ERROR(ctx->deliver_inventory(info, ninfo));
         // Stored at once: PMIX_OPERATION_SUCCEEDED, the callback is not called.
         return Status(PMIX_OPERATION_SUCCEEDED, "stored");
     });

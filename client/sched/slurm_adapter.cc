@@ -167,7 +167,7 @@ Result<std::vector<switch_record>> flat_cluster() {
     std::stringstream ss;
     ss << in.rdbuf();
     auto nodes = parse_slurm_conf_nodes(ss.str());
-    if (!nodes.ok()) return nodes.status().with_context(path);
+    PMIXCPP_RETURN_IF_ERROR(nodes, path);
     PMIXCPP_LOG_DEBUG("no switch topology: a flat fabric of the %zu nodes of %s", nodes->size(), path.c_str());
     return flat_topology(nodes.value());
 }

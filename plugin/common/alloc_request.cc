@@ -83,37 +83,36 @@ Result<spec> parse_spec(uint8_t dir, const pmix_info_t *infos, size_t ninfos) {
         const std::string key = key_of(i);
         if (key == PMIX_ALLOC_REQ_ID) {
             auto v = string_of(i, kMaxIdLength);
-            if (!v.ok()) return v.status();
+            PMIXCPP_RETURN_IF_ERROR(v);
             s.request_id = v.value();
         } else if (key == PMIX_ALLOC_ID) {
             auto v = string_of(i, kMaxIdLength);
-            if (!v.ok()) return v.status();
+            PMIXCPP_RETURN_IF_ERROR(v);
             s.alloc_id = v.value();
         } else if (key == PMIX_ALLOC_NUM_NODES) {
             auto v = positive_of<uint64_t>(i, kMaxNodes);
-            if (!v.ok()) return v.status();
+            PMIXCPP_RETURN_IF_ERROR(v);
             s.num_nodes = v.value();
         } else if (key == PMIX_ALLOC_NODE_LIST) {
             auto v = string_of(i, 1u << 16);
-            if (!v.ok()) return v.status();
+            PMIXCPP_RETURN_IF_ERROR(v);
             if (!valid_node_list(v.value())) return bad(key, "not a host list: " + v.value());
             s.node_list = v.value();
         } else if (key == PMIX_ALLOC_NUM_CPUS) {
             auto v = positive_of<uint64_t>(i, 1u << 30);
-            if (!v.ok()) return v.status();
+            PMIXCPP_RETURN_IF_ERROR(v);
             s.num_cpus = v.value();
         } else if (key == PMIX_ALLOC_MEM_SIZE) {
             auto v = positive_of<uint64_t>(i, uint64_t(1) << 40);
-            if (!v.ok()) return v.status();
+            PMIXCPP_RETURN_IF_ERROR(v);
             s.mem_mb = v.value();
         } else if (key == PMIX_ALLOC_TIME) {
             auto v = positive_of<uint32_t>(i, UINT32_MAX);
-            if (!v.ok()) return v.status();
+            PMIXCPP_RETURN_IF_ERROR(v);
             s.time_sec = v.value();
         } else if (key == PMIX_ALLOC_QUEUE) {
-            auto v = string_of(i, 256);
-            if (!v.ok()) return v.status();
-            s.queue = v.value();
+            PMIXCPP_ASSIGN_OR_RETURN(auto v, string_of(i, 256));
+            s.queue = v;
         } else if (key.rfind("pmix.alloc.", 0) == 0) {
             // CPU lists, fabric/network requests and anything else we cannot express to Slurm.
             if (required(i))
@@ -181,15 +180,15 @@ Status decode(wire::Reader &r, agent_request *m) {
     if (op != static_cast<uint8_t>(agent_op::allocate) && op != static_cast<uint8_t>(agent_op::query))
         return Status(PMIX_ERR_UNPACK_FAILURE, "agent request: unknown operation " + std::to_string(op));
     m->op = static_cast<agent_op>(op);
-    PMIXCPP_RETURN_IF_ERROR(r.get_string(&m->nspace, PMIX_MAX_NSLEN).with_context("agent request nspace"));
+    PMIXCPP_RETURN_IF_ERROR(r.get_string(&m->nspace, PMIX_MAX_NSLEN), "agent request nspace");
     PMIXCPP_RETURN_IF_ERROR(r.get_u32(&m->rank));
-    PMIXCPP_RETURN_IF_ERROR(r.get_string(&m->node, 256).with_context("agent request node"));
+    PMIXCPP_RETURN_IF_ERROR(r.get_string(&m->node, 256), "agent request node");
     PMIXCPP_RETURN_IF_ERROR(r.get_u8(&m->directive));
     uint32_t n = 0;
     PMIXCPP_RETURN_IF_ERROR(r.get_u32(&n));
     PMIXCPP_RETURN_IF_ERROR(r.take_count(n, 4, sizeof(std::string), "agent request keys", kMaxKeys));
     std::vector<std::string> keys(n);
-    for (auto &k : keys) PMIXCPP_RETURN_IF_ERROR(r.get_string(&k, PMIX_MAX_KEYLEN).with_context("agent request key"));
+    for (auto &k : keys) PMIXCPP_RETURN_IF_ERROR(r.get_string(&k, PMIX_MAX_KEYLEN), "agent request key");
     m->keys = std::move(keys);
     return wire::decode_info_array(r, &m->infos).with_context("agent request infos");
 }
@@ -202,7 +201,7 @@ Status encode(wire::Writer &w, const agent_reply &m) {
 
 Status decode(wire::Reader &r, agent_reply *m) {
     PMIXCPP_RETURN_IF_ERROR(r.get_i32(&m->status));
-    PMIXCPP_RETURN_IF_ERROR(r.get_string(&m->message, 1u << 17).with_context("agent reply message"));
+    PMIXCPP_RETURN_IF_ERROR(r.get_string(&m->message, 1u << 17), "agent reply message");
     return wire::decode_info_array(r, &m->results).with_context("agent reply results");
 }
 

@@ -130,9 +130,10 @@ fabric_service::~fabric_service() {
 Result<std::vector<sched::switch_record>> fabric_service::records(bool reload) {
     std::lock_guard<std::mutex> g(_mutex);
     if (!_loaded || reload) {
-        auto r = _load ? _load() : Result<std::vector<sched::switch_record>>(std::vector<sched::switch_record>{});
-        if (!r.ok()) return r.status();
-        take_records(std::move(r.value()));
+        PMIXCPP_ASSIGN_OR_RETURN(
+            auto r,
+            _load ? _load() : Result<std::vector<sched::switch_record>>(std::vector<sched::switch_record>{}));
+        take_records(std::move(r));
     }
     return _records;
 }

@@ -16,6 +16,8 @@
 #include <csignal>
 #include <cstring>
 
+#include "sys.h"
+
 #ifndef SO_PEERPIDFD
 #define SO_PEERPIDFD 77
 #endif
@@ -30,7 +32,7 @@ Result<std::shared_ptr<const process_ref>> process_ref::of_socket_peer(int sock)
     ucred cred{};
     socklen_t len = sizeof(cred);
     if (getsockopt(sock, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0)
-        return Status(PMIX_ERROR, std::string("SO_PEERCRED: ") + strerror(errno));
+        return sys_error("SO_PEERCRED");
     int fd = -1;
     len = sizeof(fd);
     if (getsockopt(sock, SOL_SOCKET, SO_PEERPIDFD, &fd, &len) != 0 || fd < 0) {
@@ -128,7 +130,7 @@ Result<std::shared_ptr<const process_ref>> process_ref::holding_socket(uint64_t 
 Result<std::shared_ptr<const process_ref>> process_ref::holding_socket(uint64_t inode, uid_t uid) {
     const std::string link = "socket:[" + std::to_string(inode) + "]";
     DIR *proc = opendir("/proc");
-    if (!proc) return Status(PMIX_ERROR, std::string("/proc: ") + strerror(errno));
+    if (!proc) return sys_error("/proc");
     std::shared_ptr<const process_ref> out;
     while (dirent *e = readdir(proc)) {
         if (e->d_name[0] < '1' || e->d_name[0] > '9') continue;

@@ -130,9 +130,8 @@ Result<dir> dir::open_trusted(const std::string &path) {
 
 Result<dir> dir::make_unique_subdir(const std::string &prefix, mode_t mode) const {
     for (int attempt = 0; attempt < 16; ++attempt) {
-        auto suffix = random_suffix(6);
-        if (!suffix.ok()) return suffix.status();
-        auto d = make_subdir(prefix + suffix.value(), mode);
+        PMIXCPP_ASSIGN_OR_RETURN(auto suffix, random_suffix(6));
+        auto d = make_subdir(prefix + suffix, mode);
         if (d.ok() || d.status().code() != PMIX_ERR_EXISTS) return d;
     }
     return Status(PMIX_ERR_EXISTS, "no free directory name " + join(_path, prefix) + "XXXXXX");
@@ -146,7 +145,7 @@ Result<dir> dir::make_subdir(const std::string &name, mode_t mode) const {
         return err == EEXIST ? Status(PMIX_ERR_EXISTS, s.message()) : s;
     }
     auto d = open_subdir(name, geteuid());
-    if (!d.ok()) return d.status();
+    PMIXCPP_RETURN_IF_ERROR(d);
     if (fchmod(d->fd(), mode) != 0) {
         Status s = sys_error("chmod " + d->path());
         (void)remove(name);  // best effort: the chmod failure is what the caller must hear
@@ -172,7 +171,7 @@ Result<unique_fd> dir::create_file(const std::string &name, mode_t mode) const {
 Status dir::write_new_file(const std::string &name, std::span<const uint8_t> bytes, mode_t mode, uid_t uid,
                            gid_t gid) const {
     auto f = create_file(name, 0600);
-    if (!f.ok()) return f.status();
+    PMIXCPP_RETURN_IF_ERROR(f);
     Status s = write_all(f->get(), bytes, join(_path, name));
     if (s.ok() && fchown(f->get(), uid, gid) != 0) s = sys_error("chown " + join(_path, name));
     if (s.ok() && fchmod(f->get(), mode) != 0) s = sys_error("chmod " + join(_path, name));
@@ -184,9 +183,8 @@ Status dir::write_new_file(const std::string &name, std::span<const uint8_t> byt
 Status dir::replace_file(const std::string &name, std::span<const uint8_t> bytes, mode_t mode, uid_t uid,
                          gid_t gid) const {
     if (!plain_name(name)) return Status(PMIX_ERR_BAD_PARAM, "bad file name '" + name + "'");
-    auto suffix = random_suffix(8);
-    if (!suffix.ok()) return suffix.status();
-    const std::string tmp = "." + name + "." + suffix.value();
+    PMIXCPP_ASSIGN_OR_RETURN(auto suffix, random_suffix(8));
+    const std::string tmp = "." + name + "." + suffix;
     PMIXCPP_RETURN_IF_ERROR(write_new_file(tmp, bytes, mode, uid, gid));
     if (renameat(fd(), tmp.c_str(), fd(), name.c_str()) != 0) {
         Status s = sys_error("rename " + join(_path, tmp) + " to " + name);

@@ -15,6 +15,7 @@
 
 #include "../agent/proto/agent_io.h"
 #include "log.h"
+#include "sys.h"
 #include "value.h"
 
 namespace pmixcpp::session {
@@ -154,11 +155,6 @@ std::optional<int64_t> number_of(const pmix_value_t &v) {
     if (!n.ok()) return std::nullopt;
     return n.value();
 }
-const pmix_info_t *find(const InfoArray &a, const char *key) {
-    for (size_t i = 0; i < a.size(); ++i)
-        if (strncmp(a[i].key, key, PMIX_MAX_KEYLEN + 1) == 0) return &a[i];
-    return nullptr;
-}
 
 }  // namespace
 
@@ -181,7 +177,7 @@ Result<std::unique_ptr<job_store>> job_store::open(uint32_t job_id, uid_t uid, c
 // empty, possibly just after another srun of the job opened it) and check it is private.
 Status job_store::private_dir(const std::string &dir, uid_t uid) {
     if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
-        return Status(PMIX_ERR_NO_PERMISSIONS, "session store " + dir + ": " + strerror(errno));
+        return sys_error("session store " + dir, errno, PMIX_ERR_NO_PERMISSIONS);
     struct stat st{};
     if (lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != uid || (st.st_mode & 077) != 0)
         return Status(PMIX_ERR_NO_PERMISSIONS, "session store " + dir + " is not a private directory of uid " +
@@ -246,7 +242,7 @@ agent_reply job_store::publish(const agent_request &r) {
         return agent_reply{PMIX_ERR_UNPACK_FAILURE, "malformed publish: " + st.message(), {}};
     if (m.data.empty()) return agent_reply{PMIX_ERR_BAD_PARAM, "nothing to publish", {}};
     uint8_t persistence = PMIX_PERSIST_PROC;
-    if (const pmix_info_t *p = find(m.directives, PMIX_PERSISTENCE)) {
+    if (const pmix_info_t *p = find_info(m.directives, PMIX_PERSISTENCE)) {
         auto n = number_of(p->value);
         if (!n || *n < 0 || *n > PMIX_PERSIST_SESSION) return agent_reply{PMIX_ERR_BAD_PARAM, "invalid PMIX_PERSISTENCE", {}};
         persistence = static_cast<uint8_t>(*n);
@@ -290,14 +286,14 @@ agent_reply job_store::lookup(const agent_request &r) {
         return agent_reply{PMIX_ERR_UNPACK_FAILURE, "malformed lookup: " + st.message(), {}};
     if (m.keys.empty()) return agent_reply{PMIX_ERR_BAD_PARAM, "no keys to look up", {}};
     size_t wait_for = 0;
-    if (const pmix_info_t *w = find(m.directives, PMIX_WAIT)) {
+    if (const pmix_info_t *w = find_info(m.directives, PMIX_WAIT)) {
         auto n = number_of(w->value);
         if (!n || *n < 0) return agent_reply{PMIX_ERR_BAD_PARAM, "invalid PMIX_WAIT", {}};
         if (w->value.type == PMIX_BOOL || w->value.type == PMIX_UNDEF) wait_for = *n ? m.keys.size() : 0;
         else wait_for = *n == 0 ? m.keys.size() : std::min<size_t>(static_cast<size_t>(*n), m.keys.size());
     }
     int timeout = kMaxWaitSec;
-    if (const pmix_info_t *t = find(m.directives, PMIX_TIMEOUT)) {
+    if (const pmix_info_t *t = find_info(m.directives, PMIX_TIMEOUT)) {
         auto n = number_of(t->value);
         if (n && *n > 0) timeout = static_cast<int>(std::min<int64_t>(*n, kMaxWaitSec));
     }

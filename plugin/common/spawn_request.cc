@@ -19,6 +19,7 @@
 #include "hostlist.h"
 #include "mpmd.h"
 #include "log.h"
+#include "sys.h"
 #include "value.h"
 
 extern char **environ;
@@ -142,15 +143,15 @@ Status apply_info(const pmix_info_t &i, spawn_plan *p, info_scope *scope, std::v
         p->child_sep = i.value.data.flag;
     } else if (key == PMIX_HOST || key == PMIX_ADD_HOST) {
         auto s = string_of(i);
-        if (!s.ok()) return s.status();
+        PMIXCPP_RETURN_IF_ERROR(s);
         scope->hosts += (scope->hosts.empty() ? "" : ",") + s.value();
     } else if (key == PMIX_WDIR) {
         auto s = string_of(i);
-        if (!s.ok()) return s.status();
+        PMIXCPP_RETURN_IF_ERROR(s);
         scope->cwd = s.value();
     } else if (key == PMIX_PPR || key == PMIX_MAPBY) {
         auto s = string_of(i);
-        if (!s.ok()) return s.status();
+        PMIXCPP_RETURN_IF_ERROR(s);
         std::string v = s.value();
         for (auto &ch : v) ch = static_cast<char>(tolower(ch));
         if (auto n = ppr_per_node(v)) opts->push_back("--ntasks-per-node=" + *n);
@@ -160,7 +161,7 @@ Status apply_info(const pmix_info_t &i, spawn_plan *p, info_scope *scope, std::v
         else if (required) return Status(PMIX_ERR_NOT_SUPPORTED, key + " \"" + s.value() + "\" cannot be given to srun");
     } else if (key == PMIX_PREFIX) {
         auto s = string_of(i);
-        if (!s.ok()) return s.status();
+        PMIXCPP_RETURN_IF_ERROR(s);
         const char *path = getenv("PATH");
         scope->env.push_back("PATH=" + s.value() + "/bin" + (path ? std::string(":") + path : std::string()));
     } else if (key == PMIX_SET_ENVAR) {
@@ -263,9 +264,8 @@ Result<spawn_plan> plan_spawn(const agent_spawn_request &r, uint32_t job_id, con
     p.job_id = job_id;
     if (!target.empty()) {
         if (!resolve) return Status(PMIX_ERR_BAD_PARAM, "unknown allocation " + target);
-        auto jid = resolve(target);
-        if (!jid.ok()) return jid.status();
-        p.job_id = jid.value();
+        PMIXCPP_ASSIGN_OR_RETURN(auto jid, resolve(target));
+        p.job_id = jid;
     }
     p.env.insert(p.env.end(), job.env.begin(), job.env.end());
     p.env.push_back(std::string(kParentEnv) + "=" + r.parent_nspace + ":" + std::to_string(r.parent_rank));
@@ -321,14 +321,12 @@ Result<spawn_plan> plan_spawn(const agent_spawn_request &r, uint32_t job_id, con
         p.exes.push_back({m.cmd, join_dir(job.cwd, m.cwd), path_of(env)});
         table.push_back(std::move(m));
     }
-    auto hex = encode_mpmd(table);
-    if (!hex.ok()) return hex.status();
-    p.env.push_back(std::string(kMpmdAppsEnv) + "=" + hex.value());
+    PMIXCPP_ASSIGN_OR_RETURN(auto hex, encode_mpmd(table));
+    p.env.push_back(std::string(kMpmdAppsEnv) + "=" + hex);
     p.env.push_back(std::string(kAppSizesEnv) + "=" + sizes);
     if (per_app_hosts) {
-        auto hosts = rank_hosts(apps, nprocs, job.hosts);
-        if (!hosts.ok()) return hosts.status();
-        p.rank_hosts = std::move(hosts.value());
+        PMIXCPP_ASSIGN_OR_RETURN(auto hosts, rank_hosts(apps, nprocs, job.hosts));
+        p.rank_hosts = std::move(hosts);
         p.argv.push_back("--distribution=arbitrary");
     } else if (!job.hosts.empty()) {
         p.argv.push_back("--nodelist=" + job.hosts);
@@ -495,7 +493,7 @@ agent_spawn_reply spawn_launcher::launch(const agent_spawn_request &r) {
         const char *tmp = getenv("TMPDIR");
         std::string templ = std::string(tmp && *tmp ? tmp : "/tmp") + "/pmixcpp-spawn-hosts.XXXXXX";
         int fd = mkstemp(templ.data());
-        if (fd < 0) return fail(Status(PMIX_ERR_OUT_OF_RESOURCE, "cannot create " + templ + ": " + strerror(errno)));
+        if (fd < 0) return fail(sys_error("cannot create " + templ, errno, PMIX_ERR_OUT_OF_RESOURCE));
         std::string lines;
         for (const auto &h : plan->rank_hosts) lines += h + "\n";
         bool ok = write(fd, lines.data(), lines.size()) == static_cast<ssize_t>(lines.size());
@@ -516,7 +514,7 @@ agent_spawn_reply spawn_launcher::launch(const agent_spawn_request &r) {
     } remove_hostfile{hostfile};
 
     int report[2];
-    if (pipe2(report, O_CLOEXEC) != 0) return fail(Status(PMIX_ERR_OUT_OF_RESOURCE, std::string("pipe: ") + strerror(errno)));
+    if (pipe2(report, O_CLOEXEC) != 0) return fail(sys_error("pipe", errno, PMIX_ERR_OUT_OF_RESOURCE));
     // Everything the child needs, built before fork.
     std::vector<std::string> env_strings;
     static const char *drop[] = {"SLURM_NTASKS=", "SLURM_NPROCS=", "SLURM_NNODES=", "SLURM_NTASKS_PER_NODE=",
@@ -548,7 +546,7 @@ agent_spawn_reply spawn_launcher::launch(const agent_spawn_request &r) {
     if (pid < 0) {
         close(report[0]);
         close(report[1]);
-        return fail(Status(PMIX_ERR_OUT_OF_RESOURCE, std::string("fork: ") + strerror(errno)));
+        return fail(sys_error("fork", errno, PMIX_ERR_OUT_OF_RESOURCE));
     }
     if (pid == 0) {
         // The child: keep the report pipe across exec, own process group (a signal to the

@@ -29,10 +29,10 @@ Status prepare_step_dir(step_info &step, const std::string &base) {
                                               std::to_string(sizeof(sockaddr_un::sun_path) - 1) +
                                               "; set PMIxCppTmpDirBase to a shorter directory");
     auto base_dir = safe_fs::dir::open_trusted(base);
-    if (!base_dir.ok()) return base_dir.status().with_context("step directory base");
+    PMIXCPP_RETURN_IF_ERROR(base_dir, "step directory base");
 
     auto root = base_dir->make_unique_subdir(prefix, 0711);
-    if (!root.ok()) return root.status();
+    PMIXCPP_RETURN_IF_ERROR(root);
     const std::string root_name = root->path().substr(base_dir->path().size() + 1);
     auto fail = [&](Status s) {
         (void)base_dir->remove(root_name);  // best effort: `s` is what the caller must hear

@@ -12,6 +12,7 @@
 #include "../agent/proto/agent_io.h"
 #include "../agent/stepd/agent_client.h"
 #include "log.h"
+#include "sys.h"
 #include "session_store.h"
 #include "wire/codec.h"
 #include "wire/frame.h"
@@ -180,7 +181,7 @@ Result<int> connect_unix(const std::string &path) {
     if (path.size() >= sizeof(addr.sun_path)) return Status(PMIX_ERR_BAD_PARAM, "socket path " + path + " is too long");
     memcpy(addr.sun_path, path.c_str(), path.size() + 1);
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (fd < 0) return Status(PMIX_ERROR, std::string("socket: ") + strerror(errno));
+    if (fd < 0) return sys_error("socket");
     if (connect(fd, reinterpret_cast<sockaddr *>(&addr), sizeof(addr)) != 0) {
         int err = errno;
         close(fd);
@@ -195,14 +196,13 @@ Result<int> connect_unix(const std::string &path) {
 Result<std::vector<uint8_t>> call_peer(const std::string &path, std::span<const uint8_t> body, int timeout_ms,
                                        const std::atomic<bool> *cancel) {
     auto deadline = clock_type::now() + std::chrono::milliseconds(timeout_ms);
-    auto fd = connect_unix(path);
-    if (!fd.ok()) return fd.status();
-    agent_io::fd_guard guard{fd.value()};
+    PMIXCPP_ASSIGN_OR_RETURN(auto fd, connect_unix(path));
+    agent_io::fd_guard guard{fd};
     auto frame = agent::request_frame(agent::service::xstep, body);
-    if (!frame.ok()) return frame.status();
-    PMIXCPP_RETURN_IF_ERROR(agent_io::send_all(fd.value(), frame.value(), deadline, cancel));
-    auto f = agent_io::read_frame(fd.value(), agent::kMaxPayload, deadline, cancel);
-    if (!f.ok()) return f.status();
+    PMIXCPP_RETURN_IF_ERROR(frame);
+    PMIXCPP_RETURN_IF_ERROR(agent_io::send_all(fd, frame.value(), deadline, cancel));
+    auto f = agent_io::read_frame(fd, agent::kMaxPayload, deadline, cancel);
+    PMIXCPP_RETURN_IF_ERROR(f);
     if (f->type != agent::kReplyFrame) return Status(PMIX_ERR_UNPACK_FAILURE, "unexpected frame from a peer step");
     return std::move(f->payload);
 }
@@ -227,13 +227,13 @@ Result<std::unique_ptr<router>> router::start(std::string dir, std::string nspac
         return Status(PMIX_ERR_BAD_PARAM, "cross-step socket path " + r->_socket + " is too long");
     memcpy(addr.sun_path, r->_socket.c_str(), r->_socket.size() + 1);
     r->_listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (r->_listen_fd < 0) return Status(PMIX_ERROR, std::string("cross-step socket: ") + strerror(errno));
+    if (r->_listen_fd < 0) return sys_error("cross-step socket");
     unlink(r->_socket.c_str());
     if (bind(r->_listen_fd, reinterpret_cast<sockaddr *>(&addr), sizeof(addr)) != 0 ||
         chmod(r->_socket.c_str(), 0600) != 0 || listen(r->_listen_fd, 128) != 0)
-        return Status(PMIX_ERROR, "cross-step socket " + r->_socket + ": " + strerror(errno));
+        return sys_error("cross-step socket " + r->_socket);
     if (pipe2(r->_wake_fd, O_CLOEXEC | O_NONBLOCK) != 0)
-        return Status(PMIX_ERROR, std::string("cross-step pipe: ") + strerror(errno));
+        return sys_error("cross-step pipe");
     try {
         r->_thread = std::thread([p = r.get()] { p->run(); });
     } catch (const std::exception &e) {

@@ -496,8 +496,7 @@ Status unpacker::get_varint(uint64_t *v, int max_bytes) {
     uint64_t out = 0;
     for (int i = 0; i < kMaxVarintBytes; ++i) {
         const uint8_t *p;
-        Status st = _r.get_raw(1, &p);
-        if (!st.ok()) return st.with_context("varint at offset " + std::to_string(start));
+        PMIXCPP_RETURN_IF_ERROR(_r.get_raw(1, &p), "varint at offset " + std::to_string(start));
         if (i == 8) {  // the 9th byte holds 8 raw bits
             out |= static_cast<uint64_t>(*p) << 56;
             break;
@@ -622,8 +621,7 @@ Status unpacker::get_string(std::string *s, size_t max_len) {
 // A string into a fixed char array of capacity cap+1 (NULL -> empty).
 static Status copy_bounded(unpacker &u, char *dst, size_t cap, const char *what) {
     char *c = nullptr;
-    Status st = u.get_cstring(&c, cap);
-    if (!st.ok()) return st.with_context(what);
+    PMIXCPP_RETURN_IF_ERROR(u.get_cstring(&c, cap), what);
     if (c != nullptr) {
         strcpy(dst, c);  // bounded by cap above
         free(c);
@@ -676,8 +674,8 @@ Status unpacker::get_info(pmix_info_t *info) {
 
 Status unpacker::get_kval(std::string *key, pmix_value_t *v) {
     std::string k;
-    PMIXCPP_RETURN_IF_ERROR(get_string(&k, kMaxKeyChars).with_context("kval key"));
-    PMIXCPP_RETURN_IF_ERROR(get_value(v).with_context("kval " + k));
+    PMIXCPP_RETURN_IF_ERROR(get_string(&k, kMaxKeyChars), "kval key");
+    PMIXCPP_RETURN_IF_ERROR(get_value(v), "kval " + k);
     *key = std::move(k);
     return Status::success();
 }
@@ -692,8 +690,7 @@ Status unpacker::get_infos(size_t count, InfoArray *out) {
     if (infos == nullptr) return Status(PMIX_ERR_NOMEM, "infos");
     InfoArray owned(infos, count);
     for (size_t i = 0; i < count; ++i) {
-        Status st = get_element(PMIX_INFO, &infos[i], 0);
-        if (!st.ok()) return st.with_context("info " + std::to_string(i));
+        PMIXCPP_RETURN_IF_ERROR(get_element(PMIX_INFO, &infos[i], 0), "info " + std::to_string(i));
     }
     *out = std::move(owned);
     return Status::success();

@@ -16,7 +16,7 @@ Status trailing(const unpacker &up, const char *what) {
 
 Status expect_count(unpacker &up, size_t n, const char *what) {
     int32_t count;
-    PMIXCPP_RETURN_IF_ERROR(up.unpack_count(&count).with_context(what));
+    PMIXCPP_RETURN_IF_ERROR(up.unpack_count(&count), what);
     if (count < 0 || static_cast<size_t>(count) != n)
         return Status(PMIX_ERR_UNPACK_FAILURE,
                       std::string(what) + ": " + std::to_string(count) + " elements, " + std::to_string(n) + " announced");
@@ -33,7 +33,7 @@ Status check_announced(const unpacker &up, size_t v, size_t cap, size_t min_byte
 
 Status get_announced(unpacker &up, size_t cap, size_t min_bytes, const char *what, size_t *n) {
     size_t v;
-    PMIXCPP_RETURN_IF_ERROR(up.unpack(PMIX_SIZE, &v, 1).with_context(what));
+    PMIXCPP_RETURN_IF_ERROR(up.unpack(PMIX_SIZE, &v, 1), what);
     PMIXCPP_RETURN_IF_ERROR(check_announced(up, v, cap, min_bytes, what));
     *n = v;
     return Status::success();
@@ -46,7 +46,7 @@ Status get_procs(unpacker &up, size_t max_procs, const char *what, bool pack_whe
     if (n > 0 || pack_when_empty) {
         PMIXCPP_RETURN_IF_ERROR(expect_count(up, n, what));
         procs.resize(n);
-        for (size_t i = 0; i < n; ++i) PMIXCPP_RETURN_IF_ERROR(up.get_proc(&procs[i]).with_context(what));
+        for (size_t i = 0; i < n; ++i) PMIXCPP_RETURN_IF_ERROR(up.get_proc(&procs[i]), what);
     }
     *out = std::move(procs);
     return Status::success();
@@ -77,21 +77,21 @@ Status decode_commit(unpacker &up, commit_data *out) {
     Status st = [&]() -> Status {
         while (!up.at_end()) {
             uint8_t scope;
-            PMIXCPP_RETURN_IF_ERROR(up.unpack(PMIX_SCOPE, &scope, 1).with_context("commit scope"));
+            PMIXCPP_RETURN_IF_ERROR(up.unpack(PMIX_SCOPE, &scope, 1), "commit scope");
             if (scope != PMIX_LOCAL && scope != PMIX_REMOTE && scope != PMIX_GLOBAL)
                 return Status(PMIX_ERR_BAD_PARAM, "commit: scope " + std::to_string(scope));
             PMIXCPP_RETURN_IF_ERROR(expect_count(up, 1, "commit buffer"));
             uint8_t type;
             std::span<const uint8_t> bytes;
-            PMIXCPP_RETURN_IF_ERROR(up.get_buffer(&type, &bytes).with_context("commit buffer"));
+            PMIXCPP_RETURN_IF_ERROR(up.get_buffer(&type, &bytes), "commit buffer");
             unpacker inner(up.flavour(), bytes, up.reader().budget_left());
             while (!inner.at_end()) {
                 int32_t n;
-                PMIXCPP_RETURN_IF_ERROR(inner.unpack_count(&n).with_context("commit kval"));
+                PMIXCPP_RETURN_IF_ERROR(inner.unpack_count(&n), "commit kval");
                 for (int32_t i = 0; i < n; ++i) {
                     std::string key;
                     pmix_value_t v{};
-                    PMIXCPP_RETURN_IF_ERROR(inner.get_kval(&key, &v).with_context("commit kval"));
+                    PMIXCPP_RETURN_IF_ERROR(inner.get_kval(&key, &v), "commit kval");
                     if (key.empty() || key.size() > PMIX_MAX_KEYLEN) {
                         value_destruct(&v);
                         return Status(PMIX_ERR_BAD_PARAM, "commit: a key of " + std::to_string(key.size()) + " characters");
@@ -143,13 +143,13 @@ Status decode_get(unpacker &up, get_data *out) {
     get_data d;
     std::string nspace;
     PMIXCPP_RETURN_IF_ERROR(expect_count(up, 1, "get nspace"));
-    PMIXCPP_RETURN_IF_ERROR(up.get_string(&nspace, PMIX_MAX_NSLEN).with_context("get nspace"));
+    PMIXCPP_RETURN_IF_ERROR(up.get_string(&nspace, PMIX_MAX_NSLEN), "get nspace");
     memcpy(d.proc.nspace, nspace.data(), nspace.size());
-    PMIXCPP_RETURN_IF_ERROR(up.unpack(PMIX_PROC_RANK, &d.proc.rank, 1).with_context("get rank"));
+    PMIXCPP_RETURN_IF_ERROR(up.unpack(PMIX_PROC_RANK, &d.proc.rank, 1), "get rank");
     PMIXCPP_RETURN_IF_ERROR(get_info_pack(up, "get infos", &d.infos));
     if (!up.at_end()) {
         PMIXCPP_RETURN_IF_ERROR(expect_count(up, 1, "get key"));
-        PMIXCPP_RETURN_IF_ERROR(up.get_string(&d.key, PMIX_MAX_KEYLEN).with_context("get key"));
+        PMIXCPP_RETURN_IF_ERROR(up.get_string(&d.key, PMIX_MAX_KEYLEN), "get key");
     }
     PMIXCPP_RETURN_IF_ERROR(trailing(up, "get"));
     *out = std::move(d);
@@ -158,10 +158,10 @@ Status decode_get(unpacker &up, get_data *out) {
 
 Status decode_abort(unpacker &up, abort_data *out, size_t max_procs) {
     abort_data d;
-    PMIXCPP_RETURN_IF_ERROR(up.unpack(PMIX_STATUS, &d.status, 1).with_context("abort status"));
+    PMIXCPP_RETURN_IF_ERROR(up.unpack(PMIX_STATUS, &d.status, 1), "abort status");
     PMIXCPP_RETURN_IF_ERROR(expect_count(up, 1, "abort message"));
     char *msg = nullptr;
-    PMIXCPP_RETURN_IF_ERROR(up.get_cstring(&msg, 65536).with_context("abort message"));
+    PMIXCPP_RETURN_IF_ERROR(up.get_cstring(&msg, 65536), "abort message");
     if (msg) {
         d.message = msg;
         free(msg);
@@ -179,7 +179,7 @@ Status decode_regevents(unpacker &up, regevents_data *out) {
     if (n > 0) {
         PMIXCPP_RETURN_IF_ERROR(expect_count(up, n, "event codes"));
         d.codes.resize(n);
-        for (size_t i = 0; i < n; ++i) PMIXCPP_RETURN_IF_ERROR(up.get_status(&d.codes[i]).with_context("event code"));
+        for (size_t i = 0; i < n; ++i) PMIXCPP_RETURN_IF_ERROR(up.get_status(&d.codes[i]), "event code");
     }
     PMIXCPP_RETURN_IF_ERROR(get_info_pack(up, "event infos", &d.infos));
     PMIXCPP_RETURN_IF_ERROR(trailing(up, "regevents"));
@@ -189,8 +189,8 @@ Status decode_regevents(unpacker &up, regevents_data *out) {
 
 Status decode_notify(unpacker &up, notify_data *out) {
     notify_data d;
-    PMIXCPP_RETURN_IF_ERROR(up.unpack(PMIX_STATUS, &d.status, 1).with_context("event code"));
-    PMIXCPP_RETURN_IF_ERROR(up.unpack(PMIX_DATA_RANGE, &d.range, 1).with_context("event range"));
+    PMIXCPP_RETURN_IF_ERROR(up.unpack(PMIX_STATUS, &d.status, 1), "event code");
+    PMIXCPP_RETURN_IF_ERROR(up.unpack(PMIX_DATA_RANGE, &d.range, 1), "event range");
     PMIXCPP_RETURN_IF_ERROR(get_info_pack(up, "event infos", &d.infos));
     PMIXCPP_RETURN_IF_ERROR(trailing(up, "notify"));
     *out = std::move(d);
@@ -205,7 +205,8 @@ Result<std::vector<uint8_t>> encode_event(int_flavour f, pmix_status_t status, c
     PMIXCPP_RETURN_IF_ERROR(pk.pack(PMIX_STATUS, &status, 1));
     PMIXCPP_RETURN_IF_ERROR(pk.pack(PMIX_PROC, &source, 1));
     PMIXCPP_RETURN_IF_ERROR(pk.pack(PMIX_SIZE, &count, 1));
-    if (count > 0) PMIXCPP_RETURN_IF_ERROR(pk.pack(PMIX_INFO, infos, static_cast<int32_t>(count)).with_context("event infos"));
+    if (count > 0)
+        PMIXCPP_RETURN_IF_ERROR(pk.pack(PMIX_INFO, infos, static_cast<int32_t>(count)), "event infos");
     PMIXCPP_RETURN_IF_ERROR(pk.pack(PMIX_DATA_RANGE, &range, 1));
     return pk.take();
 }
@@ -227,7 +228,7 @@ Result<std::vector<uint8_t>> encode_get_reply(int_flavour f, const pmix_proc_t &
         memcpy(key, data[i].key, PMIX_MAX_KEYLEN);
         key[PMIX_MAX_KEYLEN] = '\0';
         inner.put_int32(1);
-        PMIXCPP_RETURN_IF_ERROR(inner.put_kval(key, data[i].value).with_context(std::string("get reply key ") + key));
+        PMIXCPP_RETURN_IF_ERROR(inner.put_kval(key, data[i].value), std::string("get reply key ") + key);
     }
     packer pk(f);
     pk.put_int32(1);

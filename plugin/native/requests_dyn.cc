@@ -13,7 +13,7 @@ namespace {
 // An element-level string (no count); NULL is the empty string.
 Status get_text(unpacker &up, size_t max_len, const char *what, std::string *out) {
     char *c = nullptr;
-    PMIXCPP_RETURN_IF_ERROR(up.get_cstring(&c, max_len).with_context(what));
+    PMIXCPP_RETURN_IF_ERROR(up.get_cstring(&c, max_len), what);
     if (c == nullptr) {
         out->clear();
     } else {
@@ -26,7 +26,7 @@ Status get_text(unpacker &up, size_t max_len, const char *what, std::string *out
 // [INT32 n][STRING...] inside an APP.
 Status get_strings(unpacker &up, const char *what, std::vector<std::string> *out) {
     int32_t n;
-    PMIXCPP_RETURN_IF_ERROR(up.get(PMIX_INT32, &n).with_context(what));
+    PMIXCPP_RETURN_IF_ERROR(up.get(PMIX_INT32, &n), what);
     if (n < 0) return Status(PMIX_ERR_UNPACK_FAILURE, std::string(what) + ": " + std::to_string(n) + " entries");
     PMIXCPP_RETURN_IF_ERROR(check_announced(up, static_cast<size_t>(n), kMaxAppStrings, 1, what));
     std::vector<std::string> v(static_cast<size_t>(n));
@@ -41,12 +41,12 @@ Status get_app(unpacker &up, wire::spawn_app *app) {
     PMIXCPP_RETURN_IF_ERROR(get_strings(up, "app env", &app->env));
     PMIXCPP_RETURN_IF_ERROR(get_text(up, kMaxAppString, "app cwd", &app->cwd));
     int32_t maxprocs;
-    PMIXCPP_RETURN_IF_ERROR(up.get(PMIX_INT, &maxprocs).with_context("app maxprocs"));
+    PMIXCPP_RETURN_IF_ERROR(up.get(PMIX_INT, &maxprocs), "app maxprocs");
     app->maxprocs = maxprocs;
     size_t ninfo;
-    PMIXCPP_RETURN_IF_ERROR(up.get(PMIX_SIZE, &ninfo).with_context("app infos"));
+    PMIXCPP_RETURN_IF_ERROR(up.get(PMIX_SIZE, &ninfo), "app infos");
     PMIXCPP_RETURN_IF_ERROR(check_announced(up, ninfo, SIZE_MAX, 3, "app infos"));
-    if (ninfo > 0) PMIXCPP_RETURN_IF_ERROR(up.get_infos(ninfo, &app->info).with_context("app infos"));
+    if (ninfo > 0) PMIXCPP_RETURN_IF_ERROR(up.get_infos(ninfo, &app->info), "app infos");
     return Status::success();
 }
 
@@ -61,7 +61,7 @@ Result<InfoArray> copy_selected(const InfoArray &in, const std::vector<size_t> &
 
 bool is_publish_directive(const pmix_info_t &i) {
     for (const char *k : {PMIX_RANGE, PMIX_PERSISTENCE, PMIX_TIMEOUT})
-        if (strncmp(i.key, k, PMIX_MAX_KEYLEN) == 0) return true;
+        if (key_is(i, k)) return true;
     return false;
 }
 
@@ -84,33 +84,31 @@ Status decode_spawn(unpacker &up, wire::spawn_request *out) {
 
 Status decode_publish(unpacker &up, wire::publish_request *out) {
     uint32_t uid;
-    PMIXCPP_RETURN_IF_ERROR(up.unpack(PMIX_UINT32, &uid, 1).with_context("publish uid"));
+    PMIXCPP_RETURN_IF_ERROR(up.unpack(PMIX_UINT32, &uid, 1), "publish uid");
     InfoArray all;
     PMIXCPP_RETURN_IF_ERROR(get_info_pack(up, "publish infos", &all));
     PMIXCPP_RETURN_IF_ERROR(trailing(up, "publish"));
     std::vector<size_t> data, dirs;
     for (size_t i = 0; i < all.size(); ++i) (is_publish_directive(all[i]) ? dirs : data).push_back(i);
     wire::publish_request d;
-    auto a = copy_selected(all, data);
-    if (!a.ok()) return a.status();
-    auto b = copy_selected(all, dirs);
-    if (!b.ok()) return b.status();
-    d.data = std::move(a.value());
-    d.directives = std::move(b.value());
+    PMIXCPP_ASSIGN_OR_RETURN(auto a, copy_selected(all, data));
+    PMIXCPP_ASSIGN_OR_RETURN(auto b, copy_selected(all, dirs));
+    d.data = std::move(a);
+    d.directives = std::move(b);
     *out = std::move(d);
     return Status::success();
 }
 
 Status decode_lookup(unpacker &up, wire::lookup_request *out) {
     uint32_t uid;
-    PMIXCPP_RETURN_IF_ERROR(up.unpack(PMIX_UINT32, &uid, 1).with_context("lookup uid"));
+    PMIXCPP_RETURN_IF_ERROR(up.unpack(PMIX_UINT32, &uid, 1), "lookup uid");
     size_t nkeys;
     PMIXCPP_RETURN_IF_ERROR(get_announced(up, kMaxLookupKeys, 2, "lookup keys", &nkeys));
     wire::lookup_request d;
     d.keys.resize(nkeys);
     for (auto &k : d.keys) {
         PMIXCPP_RETURN_IF_ERROR(expect_count(up, 1, "lookup key"));
-        PMIXCPP_RETURN_IF_ERROR(up.get_string(&k, PMIX_MAX_KEYLEN).with_context("lookup key"));
+        PMIXCPP_RETURN_IF_ERROR(up.get_string(&k, PMIX_MAX_KEYLEN), "lookup key");
     }
     PMIXCPP_RETURN_IF_ERROR(get_info_pack(up, "lookup infos", &d.directives));
     PMIXCPP_RETURN_IF_ERROR(trailing(up, "lookup"));
@@ -157,7 +155,7 @@ Result<std::vector<uint8_t>> encode_lookup_reply(int_flavour f, const wire::look
             key[PMIX_MAX_KEYLEN] = '\0';
             pk.put_proc(r.owners[i]);
             PMIXCPP_RETURN_IF_ERROR(pk.put_string(key));
-            PMIXCPP_RETURN_IF_ERROR(pk.put_value(r.data[i].value).with_context(std::string("lookup reply key ") + key));
+            PMIXCPP_RETURN_IF_ERROR(pk.put_value(r.data[i].value), std::string("lookup reply key ") + key);
         }
     }
     return pk.take();
@@ -187,7 +185,7 @@ Result<std::vector<uint8_t>> encode_get_reply_procs(int_flavour f, const std::ve
             memcpy(key, i.key, PMIX_MAX_KEYLEN);
             key[PMIX_MAX_KEYLEN] = '\0';
             inner.put_int32(1);
-            PMIXCPP_RETURN_IF_ERROR(inner.put_kval(key, i.value).with_context(std::string("get reply key ") + key));
+            PMIXCPP_RETURN_IF_ERROR(inner.put_kval(key, i.value), std::string("get reply key ") + key);
         }
         pk.put_int32(1);
         pk.put_bytes(inner.data());

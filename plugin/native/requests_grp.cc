@@ -13,7 +13,7 @@ namespace {
 // A group name: a STRING pack of one, 1..PMIX_MAX_NSLEN characters.
 Status get_group_name(unpacker &up, std::string *name) {
     PMIXCPP_RETURN_IF_ERROR(expect_count(up, 1, "group name"));
-    PMIXCPP_RETURN_IF_ERROR(up.get_string(name, PMIX_MAX_NSLEN).with_context("group name"));
+    PMIXCPP_RETURN_IF_ERROR(up.get_string(name, PMIX_MAX_NSLEN), "group name");
     if (name->empty()) return Status(PMIX_ERR_BAD_PARAM, "group: an empty name");
     return Status::success();
 }
@@ -29,19 +29,19 @@ Status decode_query(unpacker &up, wire::query_request *out) {
     for (size_t q = 0; q < nq; ++q) {
         wire::query_entry e;
         int32_t nkeys;
-        PMIXCPP_RETURN_IF_ERROR(up.get(PMIX_INT32, &nkeys).with_context("query keys"));
+        PMIXCPP_RETURN_IF_ERROR(up.get(PMIX_INT32, &nkeys), "query keys");
         if (nkeys <= 0) return Status(PMIX_ERR_BAD_PARAM, "query " + std::to_string(q) + ": " + std::to_string(nkeys) + " keys");
         PMIXCPP_RETURN_IF_ERROR(check_announced(up, static_cast<size_t>(nkeys), kMaxQueryKeys, 1, "query keys"));
         for (int32_t k = 0; k < nkeys; ++k) {
             std::string key;
-            PMIXCPP_RETURN_IF_ERROR(up.get_string(&key, PMIX_MAX_KEYLEN).with_context("query key"));
+            PMIXCPP_RETURN_IF_ERROR(up.get_string(&key, PMIX_MAX_KEYLEN), "query key");
             if (key.empty()) return Status(PMIX_ERR_BAD_PARAM, "query " + std::to_string(q) + ": an empty key");
             e.keys.push_back(std::move(key));
         }
         size_t nqual;
-        PMIXCPP_RETURN_IF_ERROR(up.get(PMIX_SIZE, &nqual).with_context("query qualifiers"));
+        PMIXCPP_RETURN_IF_ERROR(up.get(PMIX_SIZE, &nqual), "query qualifiers");
         PMIXCPP_RETURN_IF_ERROR(check_announced(up, nqual, SIZE_MAX, 3, "query qualifiers"));
-        if (nqual > 0) PMIXCPP_RETURN_IF_ERROR(up.get_infos(nqual, &e.qualifiers).with_context("query qualifiers"));
+        if (nqual > 0) PMIXCPP_RETURN_IF_ERROR(up.get_infos(nqual, &e.qualifiers), "query qualifiers");
         m.queries.push_back(std::move(e));
     }
     PMIXCPP_RETURN_IF_ERROR(trailing(up, "query"));
@@ -51,7 +51,7 @@ Status decode_query(unpacker &up, wire::query_request *out) {
 
 Status decode_log(unpacker &up, wire::log_request *out) {
     uint64_t stamp;  // when the client logged; the server stamps its own lines
-    PMIXCPP_RETURN_IF_ERROR(up.unpack(PMIX_TIME, &stamp, 1).with_context("log time"));
+    PMIXCPP_RETURN_IF_ERROR(up.unpack(PMIX_TIME, &stamp, 1), "log time");
     wire::log_request m;
     PMIXCPP_RETURN_IF_ERROR(get_info_pack(up, "log data", &m.data));
     PMIXCPP_RETURN_IF_ERROR(get_info_pack(up, "log directives", &m.directives));
@@ -134,7 +134,7 @@ Result<std::vector<uint8_t>> encode_query_reply(int_flavour f, pmix_status_t sta
     pk.put_size(n);
     if (n > 0) {
         pk.put_int32(static_cast<int32_t>(n));
-        for (size_t i = 0; i < n; ++i) PMIXCPP_RETURN_IF_ERROR(pk.put_info(results[i]).with_context("query reply"));
+        for (size_t i = 0; i < n; ++i) PMIXCPP_RETURN_IF_ERROR(pk.put_info(results[i]), "query reply");
     }
     return pk.take();
 }

@@ -200,13 +200,13 @@ Result<std::vector<uint8_t>> server_handshake::on_hello(std::span<const uint8_t>
     PMIXCPP_RETURN_IF_ERROR(random_bytes(c.server_nonce));
     _hello.assign(payload.begin(), payload.end());
     auto m = hmac(_key, {bytes_of(kServerLabel), _hello, c.server_nonce});
-    if (!m.ok()) return m.status();
+    PMIXCPP_RETURN_IF_ERROR(m);
     c.server_mac = m.value();
     _server_nonce = c.server_nonce;
     _peer_node = h.node;
     _peer_nspace = h.nspace;
     auto f = frame_of(kChallengeFrame, encode_challenge_payload(c));
-    if (!f.ok()) return f.status();
+    PMIXCPP_RETURN_IF_ERROR(f);
     _state = state::await_response;
     return f;
 }
@@ -220,7 +220,7 @@ Status server_handshake::on_response(std::span<const uint8_t> payload) {
     response r;
     PMIXCPP_RETURN_IF_ERROR(decode_response(payload, &r));
     auto m = hmac(_key, {bytes_of(kClientLabel), _hello, _server_nonce});
-    if (!m.ok()) return m.status();
+    PMIXCPP_RETURN_IF_ERROR(m);
     if (!equal(m.value(), r.client_mac)) return bad("the client does not hold the link key");
     _state = state::done;
     return Status::success();
@@ -258,10 +258,10 @@ Result<std::vector<uint8_t>> client_handshake::on_challenge(std::span<const uint
     challenge c;
     PMIXCPP_RETURN_IF_ERROR(decode_challenge(payload, &c));
     auto expect = hmac(_key, {bytes_of(kServerLabel), _hello_payload, c.server_nonce});
-    if (!expect.ok()) return expect.status();
+    PMIXCPP_RETURN_IF_ERROR(expect);
     if (!equal(expect.value(), c.server_mac)) return bad("the listener does not hold the link key");
     auto m = hmac(_key, {bytes_of(kClientLabel), _hello_payload, c.server_nonce});
-    if (!m.ok()) return m.status();
+    PMIXCPP_RETURN_IF_ERROR(m);
     _done = true;
     return frame_of(kResponseFrame, m.value());
 }
@@ -280,7 +280,7 @@ Result<std::vector<uint8_t>> seal_frame(const key &k, std::vector<uint8_t> frame
     w.put_u32(dst);
     w.put_u64(seq);
     auto m = hmac(k, {frame, w.data()});
-    if (!m.ok()) return m.status();
+    PMIXCPP_RETURN_IF_ERROR(m);
     frame.insert(frame.end(), w.data().begin(), w.data().end());
     frame.insert(frame.end(), m->begin(), m->end());
     return frame;
@@ -297,7 +297,7 @@ Status open_sealed_frame(const key &k, std::span<const uint8_t> sealed, uint32_t
     if (sealed.size() < kSealSize) return bad("frame without a MAC");
     const size_t body = sealed.size() - kSealSize;
     auto m = hmac(k, {sealed.first(body), sealed.subspan(body, 16)});
-    if (!m.ok()) return m.status();
+    PMIXCPP_RETURN_IF_ERROR(m);
     if (!equal(m.value(), sealed.subspan(body + 16, kMacSize))) return bad("frame with a bad MAC");
     wire::Reader r(sealed.subspan(body, 16));
     uint32_t from = 0, dst = 0;

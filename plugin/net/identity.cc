@@ -98,7 +98,7 @@ Result<std::string> node_identity::sign(const std::string &address) {
     r.node_key = _key;
     if (address.size() > kMaxRecordAddress) return Status(PMIX_ERR_BAD_PARAM, "node address too long to sign");
     auto c = _creds.make(encode_node_record(r), credential_service::readers::root);
-    if (!c.ok()) return c.status().with_context("signing the node record");
+    PMIXCPP_RETURN_IF_ERROR(c, "signing the node record");
     _own = c.value();
     _own_address = address;
     return c;
@@ -111,7 +111,7 @@ Result<std::string> node_identity::sign(const std::string &address) {
 // binding. What must not pass: a signer other than root/SlurmUser, or another step's record.
 Result<node_record> node_identity::verify_record(std::string_view credential, uint32_t expected_node) {
     auto o = _creds.open(credential);
-    if (!o.ok()) return o.status();
+    PMIXCPP_RETURN_IF_ERROR(o);
     if (!trusted(_binding, o->uid))
         return refused("record signed by uid " + std::to_string(o->uid) + ", not by root or SlurmUser");
     node_record r;
@@ -145,7 +145,7 @@ Result<std::vector<node_record>> node_identity::verify_table(const std::vector<s
             continue;
         }
         auto r = verify_record(table[i], i);
-        if (!r.ok()) return r.status().with_context("node " + std::to_string(i) + "'s record refused");
+        PMIXCPP_RETURN_IF_ERROR(r, "node " + std::to_string(i) + "'s record refused");
         out[i] = std::move(r.value());
     }
     return out;
@@ -162,7 +162,7 @@ Result<agent_call_credential> make_agent_credential(credential_service &creds, c
     b.node = node;
     b.call_key = auth::random_key();
     auto c = creds.make(encode_agent_credential(b), credential_service::readers::job_user);
-    if (!c.ok()) return c.status().with_context("agent credential");
+    PMIXCPP_RETURN_IF_ERROR(c, "agent credential");
     return agent_call_credential{std::move(c.value()), b.call_key};
 }
 
@@ -171,7 +171,7 @@ Result<auth::key> open_agent_credential(credential_service &creds, const step_bi
                                         std::string_view credential, uint32_t *node) {
     if (credential.empty()) return refused("a call without a slurmstepd credential");
     auto o = creds.open(credential);
-    if (!o.ok()) return o.status();
+    PMIXCPP_RETURN_IF_ERROR(o);
     if (o->replayed) return refused("a replayed slurmstepd credential");
     if (!trusted(binding, o->uid))
         return refused("a call credential of uid " + std::to_string(o->uid) + ", not root or SlurmUser");

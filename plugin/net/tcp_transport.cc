@@ -60,7 +60,7 @@ constexpr uint32_t kMaxSealedPayload = kMaxNodePayload + wire::kFrameHeaderSize 
 Result<std::vector<uint8_t>> sealed_tcp_frame(const auth::key &k, const std::vector<uint8_t> &inner, uint32_t src,
                                               uint32_t dst, uint64_t seq) {
     auto sealed = auth::seal_frame(k, inner, src, dst, seq);
-    if (!sealed.ok()) return sealed.status();
+    PMIXCPP_RETURN_IF_ERROR(sealed);
     return wire::encode_frame(kSealedNodeFrameType, 0, 0, sealed.value(), kMaxSealedPayload);
 }
 
@@ -310,7 +310,7 @@ public:
             _out[i].addr = sa;
             _out[i].have_addr = true;
             auto k = link_key(node_keys[i], "tcp", _opts.node_id);
-            if (!k.ok()) return k.status();
+            PMIXCPP_RETURN_IF_ERROR(k);
             _out[i].link_key = k.value();
             _out[i].have_key = true;
         }

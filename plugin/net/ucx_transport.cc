@@ -143,11 +143,11 @@ public:
         _in_keys.resize(_opts.node_names.size());
         for (uint32_t i = 0; i < _in_keys.size(); ++i) {
             auto k = link_key(_opts.node_key, "ucx", i);
-            if (!k.ok()) return k.status().with_context("ucx transport");
+            PMIXCPP_RETURN_IF_ERROR(k, "ucx transport");
             _in_keys[i] = k.value();
         }
         auto tls = root_ucx_tls(_opts.ucx_tls);
-        if (!tls.ok()) return tls.status().with_context("ucx transport");
+        PMIXCPP_RETURN_IF_ERROR(tls, "ucx transport");
         ucp_config_t *cfg = nullptr;
         ucs_status_t s = U().config_read(nullptr, nullptr, &cfg);
         if (s != UCS_OK) return fail("ucp_config_read", s);
@@ -220,7 +220,7 @@ public:
         _out_keys.resize(_eps.size());
         for (uint32_t i = 0; i < _eps.size(); ++i) {
             auto k = link_key(node_keys[i], "ucx", _opts.node_id);
-            if (!k.ok()) return k.status().with_context("ucx transport");
+            PMIXCPP_RETURN_IF_ERROR(k, "ucx transport");
             _out_keys[i] = k.value();
         }
         _have_peers = true;
@@ -605,7 +605,7 @@ private:
 
 Result<std::unique_ptr<node_transport>> make_ucx_transport(event_base *base, transport_options opts) {
     auto api = load_ucx();
-    if (!api.ok()) return api.status();
+    PMIXCPP_RETURN_IF_ERROR(api);
     g_ucx = api.value();
     auto t = std::make_unique<ucx_transport>(base, std::move(opts));
     PMIXCPP_RETURN_IF_ERROR(t->init());

@@ -77,19 +77,6 @@ Result<InfoArray> copy_of(const InfoArray &src) {
     return filtered(src, [](const pmix_info_t &) { return true; }, {});
 }
 
-pmix_info_t string_info(const char *key, const std::string &value) {
-    pmix_info_t i{};
-    strncpy(i.key, key, PMIX_MAX_KEYLEN);
-    (void)value_load(&i.value, value.c_str(), PMIX_STRING);  // out of memory: the info stays PMIX_UNDEF
-    return i;
-}
-pmix_info_t u32_info(const char *key, uint32_t value) {
-    pmix_info_t i{};
-    strncpy(i.key, key, PMIX_MAX_KEYLEN);
-    (void)value_load(&i.value, &value, PMIX_UINT32);  // a scalar: cannot fail
-    return i;
-}
-
 int timeout_ms_of(const InfoArray &infos, uint32_t default_sec) {
     if (const pmix_info_t *t = find_info(infos, PMIX_TIMEOUT)) {
         auto n = value_to_number<int64_t>(t->value);
@@ -109,12 +96,10 @@ Result<session::agent_request> namespace_size_record(const std::string &nspace, 
     PMIXCPP_RETURN_IF_ERROR(value_load(&data.value, &ntasks, PMIX_UINT32));
     strncpy(dir.key, PMIX_PERSISTENCE, PMIX_MAX_KEYLEN);
     PMIXCPP_RETURN_IF_ERROR(value_load(&dir.value, &persist, PMIX_PERSIST));
-    auto d = filtered(InfoArray(), [](const pmix_info_t &) { return true; }, {data});
-    if (!d.ok()) return d.status();
-    auto r = filtered(InfoArray(), [](const pmix_info_t &) { return true; }, {dir});
-    if (!r.ok()) return r.status();
-    pub.data = std::move(d.value());
-    pub.directives = std::move(r.value());
+    PMIXCPP_ASSIGN_OR_RETURN(auto d, filtered(InfoArray(), [](const pmix_info_t &) { return true; }, {data}));
+    PMIXCPP_ASSIGN_OR_RETURN(auto r, filtered(InfoArray(), [](const pmix_info_t &) { return true; }, {dir}));
+    pub.data = std::move(d);
+    pub.directives = std::move(r);
     wire::Writer w;
     PMIXCPP_RETURN_IF_ERROR(wire::encode(w, pub));
     session::agent_request req;
@@ -297,15 +282,12 @@ Result<std::vector<uint8_t>> connect_service::contribution(const collective &c) 
     if (c.op != connect_op::connect) return w.data();
     wire::connect_contribution m;
     m.node = _step.node_name();
-    auto job = _ops.data_of(PMIX_RANK_WILDCARD, relation::same_node);
-    if (!job.ok()) return job.status();
-    m.job = std::move(job.value());
+    PMIXCPP_ASSIGN_OR_RETURN(auto job, _ops.data_of(PMIX_RANK_WILDCARD, relation::same_node));
+    m.job = std::move(job);
     for (uint32_t r : c.local) {
-        auto same = _ops.data_of(r, relation::same_node);
-        if (!same.ok()) return same.status();
-        auto other = _ops.data_of(r, relation::other_node);
-        if (!other.ok()) return other.status();
-        m.ranks.push_back({r, std::move(same.value()), std::move(other.value())});
+        PMIXCPP_ASSIGN_OR_RETURN(auto same, _ops.data_of(r, relation::same_node));
+        PMIXCPP_ASSIGN_OR_RETURN(auto other, _ops.data_of(r, relation::other_node));
+        m.ranks.push_back({r, std::move(same), std::move(other)});
     }
     PMIXCPP_RETURN_IF_ERROR(wire::encode(w, m));
     return w.data();
@@ -445,9 +427,9 @@ Status connect_service::absorb(const std::vector<rendezvous_piece> &pieces) {
         foreign_ns &f = _foreign[p.nspace];
         const bool same_node = cm.node == _step.node_name();
         if (job_seen.insert(p.nspace).second) {
-            auto kept = filtered(job, [](const pmix_info_t &i) { return !node_relative(i.key); }, {});
-            if (!kept.ok()) return kept.status();
-            f.data[PMIX_RANK_WILDCARD] = std::move(kept.value());
+            PMIXCPP_ASSIGN_OR_RETURN(
+                auto kept, filtered(job, [](const pmix_info_t &i) { return !node_relative(i.key); }, {}));
+            f.data[PMIX_RANK_WILDCARD] = std::move(kept);
             local_peers[p.nspace];
         }
         for (auto &e : cm.ranks) {
@@ -461,12 +443,14 @@ Status connect_service::absorb(const std::vector<rendezvous_piece> &pieces) {
         std::string list;
         for (uint32_t r : ranks) list += (list.empty() ? "" : ",") + std::to_string(r);
         std::vector<pmix_info_t> extra;
-        extra.push_back(u32_info(PMIX_LOCAL_SIZE, static_cast<uint32_t>(ranks.size())));
-        if (!ranks.empty()) extra.push_back(string_info(PMIX_LOCAL_PEERS, list));
+        const auto local_size = static_cast<uint32_t>(ranks.size());
+        extra.push_back(make_info(PMIX_LOCAL_SIZE, &local_size, PMIX_UINT32));
+        if (!ranks.empty()) extra.push_back(make_info(PMIX_LOCAL_PEERS, list.c_str(), PMIX_STRING));
         InfoArray &job = _foreign[n].data[PMIX_RANK_WILDCARD];
-        auto merged = filtered(job, [](const pmix_info_t &) { return true; }, std::move(extra));
-        if (!merged.ok()) return merged.status();
-        job = std::move(merged.value());
+        PMIXCPP_ASSIGN_OR_RETURN(auto merged,
+                                 filtered(
+                                     job, [](const pmix_info_t &) { return true; }, std::move(extra)));
+        job = std::move(merged);
         PMIXCPP_LOG_DEBUG("%s: connected to %s (%zu rank(s) known, %zu on this node)", _step.nspace.c_str(),
                           n.c_str(), _foreign[n].data.size() - 1, ranks.size());
     }
@@ -482,9 +466,8 @@ Result<std::vector<uint8_t>> connect_service::reply_body(const collective &c) co
             wire::connect_data_entry e;
             strncpy(e.proc.nspace, n.c_str(), PMIX_MAX_NSLEN);
             e.proc.rank = rank;
-            auto copy = copy_of(infos);
-            if (!copy.ok()) return copy.status();
-            e.infos = std::move(copy.value());
+            PMIXCPP_ASSIGN_OR_RETURN(auto copy, copy_of(infos));
+            e.infos = std::move(copy);
             out.entries.push_back(std::move(e));
         }
     }

@@ -25,11 +25,6 @@ namespace pmixcpp::server {
 namespace {
 
 
-const pmix_info_t *find(const InfoArray &a, const char *key) {
-    for (size_t i = 0; i < a.size(); ++i)
-        if (strncmp(a[i].key, key, PMIX_MAX_KEYLEN + 1) == 0) return &a[i];
-    return nullptr;
-}
 
 // A small integer directive in any integer type (or the PMIx enum types of one byte).
 std::optional<int64_t> number_of(const pmix_value_t &v) {
@@ -53,7 +48,7 @@ bool flag_of(const pmix_info_t *i) {
 }
 
 std::optional<server_clock::time_point> deadline_of(const InfoArray &dirs) {
-    const pmix_info_t *t = find(dirs, PMIX_TIMEOUT);
+    const pmix_info_t *t = find_info(dirs, PMIX_TIMEOUT);
     if (t == nullptr) return std::nullopt;
     auto n = number_of(t->value);
     if (!n || *n <= 0) return std::nullopt;
@@ -198,7 +193,7 @@ void dyn_service::handle_pubsub(const pubsub_requester &who, uint8_t type, std::
             return;
         }
         uint8_t range = PMIX_RANGE_SESSION, persistence = PMIX_PERSIST_PROC;
-        if (const pmix_info_t *r = find(m.directives, PMIX_RANGE)) {
+        if (const pmix_info_t *r = find_info(m.directives, PMIX_RANGE)) {
             auto n = number_of(r->value);
             if (!n || *n < 0 || *n > PMIX_RANGE_PROC_LOCAL || *n == PMIX_RANGE_INVALID) {
                 answer(who, PMIX_ERR_BAD_PARAM, "invalid PMIX_RANGE", {});
@@ -206,7 +201,7 @@ void dyn_service::handle_pubsub(const pubsub_requester &who, uint8_t type, std::
             }
             range = static_cast<uint8_t>(*n);
         }
-        if (const pmix_info_t *p = find(m.directives, PMIX_PERSISTENCE)) {
+        if (const pmix_info_t *p = find_info(m.directives, PMIX_PERSISTENCE)) {
             auto n = number_of(p->value);
             if (!n || *n < 0 || *n > PMIX_PERSIST_SESSION) {
                 answer(who, PMIX_ERR_BAD_PARAM, "invalid PMIX_PERSISTENCE", {});
@@ -257,7 +252,7 @@ void dyn_service::handle_pubsub(const pubsub_requester &who, uint8_t type, std::
             return;
         }
         size_t wait_for = 0;
-        if (const pmix_info_t *w = find(m.directives, PMIX_WAIT)) {
+        if (const pmix_info_t *w = find_info(m.directives, PMIX_WAIT)) {
             if (w->value.type == PMIX_BOOL || w->value.type == PMIX_UNDEF) {
                 wait_for = flag_of(w) ? m.keys.size() : 0;
             } else {
@@ -326,14 +321,14 @@ bool dyn_service::job_control(uint64_t conn, uint32_t rank, uint32_t request_id,
     bool terminate = false;
     bool checkpoint = false;
     std::string what;
-    if (flag_of(find(m.infos, PMIX_JOB_CTRL_KILL))) {
+    if (flag_of(find_info(m.infos, PMIX_JOB_CTRL_KILL))) {
         sig = SIGKILL;
         what = "kill";
-    } else if (flag_of(find(m.infos, PMIX_JOB_CTRL_TERMINATE))) {
+    } else if (flag_of(find_info(m.infos, PMIX_JOB_CTRL_TERMINATE))) {
         sig = SIGTERM;
         terminate = true;
         what = "terminate";
-    } else if (const pmix_info_t *s = find(m.infos, PMIX_JOB_CTRL_SIGNAL)) {
+    } else if (const pmix_info_t *s = find_info(m.infos, PMIX_JOB_CTRL_SIGNAL)) {
         auto n = number_of(s->value);
         if (!n || *n <= 0 || *n >= 65) {
             _ops.reply(conn, request_id, PMIX_ERR_BAD_PARAM, "invalid PMIX_JOB_CTRL_SIGNAL", {});
@@ -341,7 +336,7 @@ bool dyn_service::job_control(uint64_t conn, uint32_t rank, uint32_t request_id,
         }
         sig = static_cast<int>(*n);
         what = "signal " + std::to_string(sig);
-    } else if (find(m.infos, PMIX_JOB_CTRL_CHECKPOINT) != nullptr) {
+    } else if (find_info(m.infos, PMIX_JOB_CTRL_CHECKPOINT) != nullptr) {
         if (!_ops.checkpoint_local) {
             _ops.reply(conn, request_id, PMIX_ERR_NOT_SUPPORTED, "checkpoint requests are not supported here", {});
             return true;
@@ -583,7 +578,7 @@ bool dyn_service::to_session(uint64_t conn, uint32_t rank, uint16_t type, uint32
         if (!wire::decode_payload(payload, &lk).ok()) return false;
         dirs = &lk.directives;
     }
-    if (const pmix_info_t *r = find(*dirs, PMIX_RANGE)) {
+    if (const pmix_info_t *r = find_info(*dirs, PMIX_RANGE)) {
         auto n = number_of(r->value);
         if (!n) return false;  // the step's store answers the malformed directive
         switch (*n) {
@@ -605,7 +600,7 @@ bool dyn_service::to_session(uint64_t conn, uint32_t rank, uint16_t type, uint32
         }
     }
     int timeout_ms = (session::kMaxWaitSec + 30) * 1000;
-    if (const pmix_info_t *t = find(*dirs, PMIX_TIMEOUT)) {
+    if (const pmix_info_t *t = find_info(*dirs, PMIX_TIMEOUT)) {
         auto n = number_of(t->value);
         if (n && *n > 0 && *n < session::kMaxWaitSec) timeout_ms = static_cast<int>(*n + 30) * 1000;
     }

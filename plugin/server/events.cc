@@ -113,14 +113,14 @@ Result<event_targets> event_engine::route(const wire::event_notification &ev, bo
 
 Status event_engine::deliver(wire::event_notification &ev, bool from_remote) {
     auto targets = route(ev, from_remote);
-    if (!targets.ok()) return targets.status();
+    PMIXCPP_RETURN_IF_ERROR(targets);
     ++_stats.routed;
     ev.id = _next_id++;
     if (ev.range == PMIX_RANGE_RM)
         PMIXCPP_LOG_VERBOSE("%s: event %d for the resource manager from %s:%u", _step.nspace.c_str(), ev.status,
                             ev.source.nspace, ev.source.rank);
     wire::Writer w;
-    PMIXCPP_RETURN_IF_ERROR(wire::encode(w, ev).with_context("event"));
+    PMIXCPP_RETURN_IF_ERROR(wire::encode(w, ev), "event");
     if (!targets->nodes.empty() && _ops.remote != nullptr) {
         for (uint32_t n : targets->nodes) {
             _ops.remote->forward_event(n, w.data());
@@ -129,7 +129,7 @@ Status event_engine::deliver(wire::event_notification &ev, bool from_remote) {
     }
     if (targets->local_ranks.empty()) return Status::success();
     auto frame = wire::encode_frame(static_cast<uint16_t>(wire::msg_type::event), 0, 0, w.data());
-    if (!frame.ok()) return frame.status().with_context("event");
+    PMIXCPP_RETURN_IF_ERROR(frame, "event");
     cached_event c;
     c.id = ev.id;
     for (uint32_t r : targets->local_ranks) {
@@ -167,7 +167,7 @@ Status event_engine::add_channels(node_channels &table) {
 
 Status event_engine::from_remote(std::span<const uint8_t> payload) {
     wire::event_notification ev;
-    PMIXCPP_RETURN_IF_ERROR(wire::decode_payload(payload, &ev).with_context("event from another node"));
+    PMIXCPP_RETURN_IF_ERROR(wire::decode_payload(payload, &ev), "event from another node");
     return deliver(ev, true);
 }
 

@@ -20,20 +20,7 @@ constexpr size_t kMaxGroupSets = 65536;
 // PMIX_GROUP_BOOTSTRAP (OpenPMIx 5; pmix_common.h has it).
 constexpr const char *kGroupBootstrap = PMIX_GROUP_BOOTSTRAP;
 
-const pmix_info_t *find(const InfoArray &infos, const char *key) {
-    for (size_t i = 0; i < infos.size(); ++i)
-        if (strncmp(infos[i].key, key, sizeof(infos[i].key)) == 0) return &infos[i];
-    return nullptr;
-}
 
-bool flag(const InfoArray &infos, const char *key) {
-    const pmix_info_t *i = find(infos, key);
-    if (!i) return false;
-    if (i->value.type == PMIX_UNDEF) return true;
-    if (i->value.type == PMIX_BOOL) return i->value.data.flag;
-    auto n = value_to_number<int64_t>(i->value);
-    return n.ok() && n.value() != 0;
-}
 
 // Bootstraps one node coordinates at once (node 0, for the whole step).
 constexpr size_t kMaxBootstraps = 4096;
@@ -188,8 +175,8 @@ void group_service::on_request(uint64_t conn, uint32_t rank, uint32_t request_id
     // Bootstrap: a leader gives PMIX_GROUP_BOOTSTRAP (the number of leaders) or names further
     // members with PMIX_GROUP_ADD_MEMBERS (then its procs are the leaders); a member it named
     // calls construct with no procs.
-    const pmix_info_t *boot = find(req.directives, kGroupBootstrap);
-    const pmix_info_t *add = find(req.directives, PMIX_GROUP_ADD_MEMBERS);
+    const pmix_info_t *boot = find_info(req.directives, kGroupBootstrap);
+    const pmix_info_t *add = find_info(req.directives, PMIX_GROUP_ADD_MEMBERS);
     if (op == wire::group_op::construct && (boot != nullptr || add != nullptr || req.procs.empty())) {
         std::vector<uint32_t> named;
         uint32_t leaders = 0;
@@ -226,7 +213,7 @@ void group_service::on_request(uint64_t conn, uint32_t rank, uint32_t request_id
         if (strncmp(p.nspace, _step.nspace.c_str(), sizeof(p.nspace)) != 0) {
             if (!_ops.cross_step)
                 return refuse(PMIX_ERR_NOT_SUPPORTED, "members of other steps, and no srun agent to meet them");
-            uint64_t candidate = flag(req.directives, PMIX_GROUP_ASSIGN_CONTEXT_ID) ? reserve() : 0;
+            uint64_t candidate = info_flag(req.directives, PMIX_GROUP_ASSIGN_CONTEXT_ID) ? reserve() : 0;
             _ops.cross_step(conn, rank, request_id, std::move(req), candidate);
             return;
         }
@@ -289,14 +276,14 @@ void group_service::on_request(uint64_t conn, uint32_t rank, uint32_t request_id
                                               std::string(k.first ? "destruct" : "construct"));
     }
     collective &c = it->second;
-    if (const pmix_info_t *t = find(req.directives, PMIX_TIMEOUT)) {
+    if (const pmix_info_t *t = find_info(req.directives, PMIX_TIMEOUT)) {
         auto secs = value_to_number<int64_t>(t->value);
         if (secs.ok() && secs.value() > 0) {
             auto d = server_clock::now() + std::chrono::seconds(secs.value());
             if (d < c.deadline) c.deadline = d;
         }
     }
-    if (flag(req.directives, PMIX_GROUP_ASSIGN_CONTEXT_ID)) c.assign_cid = true;
+    if (info_flag(req.directives, PMIX_GROUP_ASSIGN_CONTEXT_ID)) c.assign_cid = true;
     c.accounted[rank] = entry{op == wire::group_op::join_decline ? wire::member_state::declined : wire::member_state::joined,
                               std::move(req.member_info)};
     c.waiters.push_back({conn, request_id, rank});
@@ -354,7 +341,7 @@ void group_service::bootstrap_request(uint64_t conn, uint32_t rank, uint32_t req
             _ops.reply(conn, request_id, PMIX_ERR_BAD_PARAM, "this rank already entered the group's bootstrap", nullptr);
             return;
         }
-    if (const pmix_info_t *t = find(req.directives, PMIX_TIMEOUT)) {
+    if (const pmix_info_t *t = find_info(req.directives, PMIX_TIMEOUT)) {
         auto secs = value_to_number<int64_t>(t->value);
         if (secs.ok() && secs.value() > 0)
             it->second.deadline = std::min(it->second.deadline, server_clock::now() + std::chrono::seconds(secs.value()));

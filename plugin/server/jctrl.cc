@@ -9,8 +9,6 @@ namespace pmixcpp::server {
 
 namespace {
 
-bool key_is(const pmix_info_t &i, const char *key) { return strncmp(i.key, key, PMIX_MAX_KEYLEN + 1) == 0; }
-
 std::optional<int64_t> integer_of(const pmix_value_t &v) {
     if (v.type == PMIX_STATUS) return v.data.status;
     auto n = value_to_number<int64_t>(v);

@@ -57,7 +57,7 @@ public:
     }
 
     Result<InfoArray> take() {
-        if (!_error.ok()) return _error;
+        PMIXCPP_RETURN_IF_ERROR(_error);
         auto *arr = static_cast<pmix_info_t *>(calloc(_infos.size() ? _infos.size() : 1, sizeof(pmix_info_t)));
         if (!arr) return Status(PMIX_ERR_NOMEM, "out of memory building job data");
         for (size_t i = 0; i < _infos.size(); ++i) arr[i] = _infos[i];  // ownership moves
@@ -241,9 +241,8 @@ Result<std::vector<wire::jobdata_entry>> build_jobdata(const step_info &step, co
             b.str(PMIX_CPUSET, topo.cpuset);
             b.str(PMIX_LOCAL_CPUSETS, topo.cpuset + ":" + join(local, ","));
         }
-        auto infos = b.take();
-        if (!infos.ok()) return infos.status();
-        entries.push_back({PMIX_RANK_WILDCARD, std::move(infos.value())});
+        PMIXCPP_ASSIGN_OR_RETURN(auto infos, b.take());
+        entries.push_back({PMIX_RANK_WILDCARD, std::move(infos)});
     }
     for (uint32_t r = 0; r < step.ntasks; ++r) {
         info_builder b;
@@ -269,9 +268,8 @@ Result<std::vector<wire::jobdata_entry>> build_jobdata(const step_info &step, co
             if (!topo.cpuset.empty()) b.str(PMIX_CPUSET, topo.cpuset);
             b.str(PMIX_PROCDIR, proc_dir(step, r));
         }
-        auto infos = b.take();
-        if (!infos.ok()) return infos.status();
-        entries.push_back({r, std::move(infos.value())});
+        PMIXCPP_ASSIGN_OR_RETURN(auto infos, b.take());
+        entries.push_back({r, std::move(infos)});
     }
     return entries;
 }

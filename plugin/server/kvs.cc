@@ -28,25 +28,18 @@ stored_value &stored_value::operator=(stored_value &&o) noexcept {
 
 Result<stored_value> stored_value::copy_of(const pmix_value_t &v) {
     stored_value out;
-    Status st = value_xfer(&out._v, &v);
-    if (!st.ok()) return st;
+    PMIXCPP_RETURN_IF_ERROR(value_xfer(&out._v, &v));
     return out;
 }
-
-namespace {
-std::string info_key(const pmix_info_t &info) {
-    return std::string(info.key, strnlen(info.key, sizeof(info.key)));
-}
-}  // namespace
 
 Status kv_store::add_job_data(uint32_t rank, const pmix_info_t *infos, size_t count) {
     std::vector<std::pair<std::string, stored_value>> copies;
     copies.reserve(count);
     for (size_t i = 0; i < count; ++i) {
-        std::string key = info_key(infos[i]);
+        std::string key = key_of(infos[i]);
         if (key.empty()) return Status(PMIX_ERR_BAD_PARAM, "job data with an empty key");
         auto v = stored_value::copy_of(infos[i].value);
-        if (!v.ok()) return v.status().with_context("job data key " + key);
+        PMIXCPP_RETURN_IF_ERROR(v, "job data key " + key);
         copies.emplace_back(std::move(key), std::move(v.value()));
     }
     auto &job = _ranks[rank].job;
@@ -59,13 +52,13 @@ Status kv_store::commit(uint32_t rank, const uint8_t *scopes, const pmix_info_t 
     std::vector<std::pair<std::string, entry>> copies;
     copies.reserve(count);
     for (size_t i = 0; i < count; ++i) {
-        std::string key = info_key(infos[i]);
+        std::string key = key_of(infos[i]);
         if (key.empty()) return Status(PMIX_ERR_BAD_PARAM, "commit of an empty key");
         if (scopes[i] > PMIX_INTERNAL)
             return Status(PMIX_ERR_BAD_PARAM, "commit of key " + key + " with unknown scope " +
                                                   std::to_string(scopes[i]));
         auto v = stored_value::copy_of(infos[i].value);
-        if (!v.ok()) return v.status().with_context("commit of key " + key);
+        PMIXCPP_RETURN_IF_ERROR(v, "commit of key " + key);
         entry e;
         e.scope = scopes[i] == PMIX_SCOPE_UNDEF ? PMIX_GLOBAL : scopes[i];
         e.value = std::move(v.value());
@@ -90,7 +83,7 @@ Status kv_store::commit_adopting(uint32_t rank, InfoArray &infos) {
         e.scope = PMIX_GLOBAL;
         e.generation = _generation;
         e.value = stored_value::adopt(infos[i].value);
-        committed.insert_or_assign(info_key(infos[i]), std::move(e));
+        committed.insert_or_assign(key_of(infos[i]), std::move(e));
     }
     return Status::success();
 }
@@ -164,8 +157,9 @@ Result<InfoArray> kv_store::visible_data(uint32_t rank, relation rel, bool with_
     InfoArray out(infos, view.size());  // frees what was filled so far on failure
     for (size_t i = 0; i < view.size(); ++i) {
         memcpy(infos[i].key, view[i].key, sizeof(infos[i].key));
-        Status st = value_xfer(&infos[i].value, &view[i].value);
-        if (!st.ok()) return st.with_context("copy of key " + std::string(view[i].key) + " of rank " + std::to_string(rank));
+        PMIXCPP_RETURN_IF_ERROR(
+            value_xfer(&infos[i].value, &view[i].value),
+            "copy of key " + std::string(view[i].key) + " of rank " + std::to_string(rank));
     }
     return out;
 }

@@ -85,12 +85,12 @@ Result<modex_snapshot> modex_snapshot_writer::write(const kv_store &kvs) {
     bool whole = _map == nullptr || _last.segments.size() >= kMaxSegments || kvs.forgotten() > _generation;
     bool empty = false, hidden = false;
     auto bytes = encode(kvs, whole ? 0 : _generation, &empty, &hidden);
-    if (!bytes.ok()) return bytes.status();
+    PMIXCPP_RETURN_IF_ERROR(bytes);
     if (!whole && (hidden || round_up(_used, kSegmentAlign) + bytes->size() > _capacity)) {
         whole = true;
         _buffer = std::move(bytes.value());
         bytes = encode(kvs, 0, &empty, &hidden);
-        if (!bytes.ok()) return bytes.status();
+        PMIXCPP_RETURN_IF_ERROR(bytes);
     }
     const std::vector<uint8_t> &b = bytes.value();
     if (!whole && empty) {

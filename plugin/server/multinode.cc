@@ -26,7 +26,7 @@ Result<std::unique_ptr<net::node_transport>> open_node_transport(event_base *bas
                             t.status().message().c_str());
     }
     auto t = net::make_tcp_transport(base, to);
-    if (!t.ok()) return t.status().with_context("node transport");
+    PMIXCPP_RETURN_IF_ERROR(t, "node transport");
     return std::move(t.value());
 }
 

@@ -19,7 +19,7 @@ namespace {
 Result<std::vector<uint8_t>> connect_reply(native::int_flavour f, std::span<const uint8_t> body) {
     wire::connect_data d;
     wire::Reader r(body);
-    PMIXCPP_RETURN_IF_ERROR(wire::decode(r, &d).with_context("connect reply"));
+    PMIXCPP_RETURN_IF_ERROR(wire::decode(r, &d), "connect reply");
     std::map<std::string, native::job_blob_data> by_ns;
     for (const auto &e : d.entries) {
         std::string ns(e.proc.nspace, strnlen(e.proc.nspace, PMIX_MAX_NSLEN));
@@ -39,7 +39,7 @@ Result<std::vector<uint8_t>> connect_reply(native::int_flavour f, std::span<cons
     std::vector<std::vector<uint8_t>> blobs;
     for (const auto &[ns, jb] : by_ns) {
         auto b = native::pack_job_blob(f, jb);
-        if (!b.ok()) return b.status().with_context("connect reply of " + ns);
+        PMIXCPP_RETURN_IF_ERROR(b, "connect reply of " + ns);
         blobs.push_back(std::move(b.value()));
     }
     return native::encode_connect_reply(f, blobs);
@@ -87,13 +87,13 @@ Result<std::vector<uint8_t>> native_dyn_reply(uint8_t cmd, native::int_flavour f
     case native::kCmdSpawn: {
         wire::spawn_reply m;
         wire::Reader r(body);
-        PMIXCPP_RETURN_IF_ERROR(wire::decode(r, &m).with_context("spawn reply"));
+        PMIXCPP_RETURN_IF_ERROR(wire::decode(r, &m), "spawn reply");
         return native::encode_spawn_reply(f, PMIX_SUCCESS, m.nspace);
     }
     case native::kCmdLookup: {
         wire::lookup_reply m;
         wire::Reader r(body);
-        PMIXCPP_RETURN_IF_ERROR(wire::decode(r, &m).with_context("lookup reply"));
+        PMIXCPP_RETURN_IF_ERROR(wire::decode(r, &m), "lookup reply");
         return native::encode_lookup_reply(f, m);
     }
     case native::kCmdConnect:

@@ -20,7 +20,7 @@ namespace {
 Result<std::vector<uint8_t>> query_reply(native::int_flavour f, std::span<const uint8_t> body) {
     wire::info_reply m;
     wire::Reader r(body);
-    PMIXCPP_RETURN_IF_ERROR(wire::decode(r, &m).with_context("query reply"));
+    PMIXCPP_RETURN_IF_ERROR(wire::decode(r, &m), "query reply");
     pmix_status_t status = PMIX_SUCCESS;
     std::vector<pmix_info_t> kept;  // borrowed from m
     for (size_t i = 0; i < m.results.size(); ++i) {
@@ -117,7 +117,7 @@ Result<std::vector<uint8_t>> native_grp_link::reply(uint8_t cmd, native::int_fla
     case native::kCmdGroupConstruct: {
         wire::group_reply m;
         wire::Reader r(body);
-        PMIXCPP_RETURN_IF_ERROR(wire::decode(r, &m).with_context("group reply"));
+        PMIXCPP_RETURN_IF_ERROR(wire::decode(r, &m), "group reply");
         std::vector<pmix_proc_t> joined;
         bool failed = false;
         for (const auto &mb : m.members) {

@@ -7,13 +7,12 @@ namespace pmixcpp::server {
 
 namespace {
 
-bool is_key(const pmix_info_t &i, const char *key) { return strncmp(i.key, key, PMIX_MAX_KEYLEN) == 0; }
 
 // Keys of the WILDCARD entry that describe this node, not the job.
 bool node_level(const pmix_info_t &i) {
     for (const char *k : {PMIX_HOSTNAME, PMIX_NODEID, PMIX_LOCAL_PEERS, PMIX_LOCAL_PROCS, PMIX_LOCAL_SIZE,
                           PMIX_NODE_SIZE, PMIX_LOCALLDR, PMIX_LOCAL_CPUSETS, PMIX_CPUSET})
-        if (is_key(i, k)) return true;
+        if (key_is(i, k)) return true;
     return false;
 }
 
@@ -21,7 +20,7 @@ bool node_level(const pmix_info_t &i) {
 
 bool native_left_out(const pmix_info_t &i) {
     for (const char *k : {PMIX_NODE_MAP, PMIX_PROC_MAP, PMIX_ANL_MAP})
-        if (is_key(i, k)) return true;
+        if (key_is(i, k)) return true;
     return false;
 }
 

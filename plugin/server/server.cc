@@ -17,9 +17,9 @@ Status server_impl::setup(const node_topology &topo) {
 
     // Job data: build, write, load into the store.
     auto entries = build_jobdata(s, topo);
-    if (!entries.ok()) return entries.status().with_context("job data of " + s.nspace);
+    PMIXCPP_RETURN_IF_ERROR(entries, "job data of " + s.nspace);
     auto bytes = wire::encode_jobdata(entries.value());
-    if (!bytes.ok()) return bytes.status().with_context("encode job data of " + s.nspace);
+    PMIXCPP_RETURN_IF_ERROR(bytes, "encode job data of " + s.nspace);
     _jobdata_path = root.path() + "/jobdata";
     _jobdata_size = bytes->size();
     PMIXCPP_RETURN_IF_ERROR(root.write_new_file("jobdata", bytes.value(), 0400, s.uid, s.gid));
@@ -57,7 +57,7 @@ Status server_impl::setup(const node_topology &topo) {
     if (event_add(_ev_listen.get(), nullptr) != 0 || event_add(_ev_wake.get(), nullptr) != 0)
         return Status(PMIX_ERROR, "event_add failed");
     if (_multinode) PMIXCPP_RETURN_IF_ERROR(setup_multinode());
-    if (_opts.native_listener) PMIXCPP_RETURN_IF_ERROR(setup_native().with_context("native listener"));
+    if (_opts.native_listener) PMIXCPP_RETURN_IF_ERROR(setup_native(), "native listener");
     return Status::success();
 }
 
@@ -1588,7 +1588,7 @@ Status server_impl::setup_multinode() {
         post([this, node, why] { _liveness->unreachable(node, why, server_clock::now()); });
     };
     auto t = open_node_transport(_base.get(), _step, _opts.multinode, std::move(to));
-    if (!t.ok()) return t.status();
+    PMIXCPP_RETURN_IF_ERROR(t);
     _net = std::move(t.value());
     _liveness = std::make_unique<node_liveness>(_step.nspace, _step.node_id, _step.node_names, make_liveness_ops());
     coll::manager_options co = fence_options(_step, _opts.multinode);
@@ -1652,7 +1652,7 @@ Result<std::vector<uint8_t>> server_impl::encode_ranks(const std::vector<uint32_
     for (uint32_t r : ranks) {
         if (!_kvs.has_committed(r)) continue;
         auto data = _kvs.visible_data(r, relation::other_node, false, since);
-        if (!data.ok()) return data.status();
+        PMIXCPP_RETURN_IF_ERROR(data);
         if (data->empty()) continue;
         entries.push_back({r, std::move(data.value())});
     }
@@ -1720,7 +1720,7 @@ Status server_impl::start_remote_fence(uint64_t instance, const std::vector<uint
     const uint64_t generation = _kvs.generation();
     if (collect) {
         auto b = encode_ranks(local, whole_step ? _whole_step_base : 0);
-        if (!b.ok()) return b.status().with_context("fence contribution");
+        PMIXCPP_RETURN_IF_ERROR(b, "fence contribution");
         blob = std::move(b.value());
     }
     _remote_fence_nodes[instance] = {nodes, whole_step ? generation : 0};

@@ -197,9 +197,9 @@ void server_impl::native_refuse(connection &c, std::span<const uint8_t> answer, 
 
 Result<std::vector<uint8_t>> server_impl::native_blob(native::int_flavour f) {
     if (auto it = _native_blobs.find(f); it != _native_blobs.end()) return it->second;
-    auto blob = native::pack_job_blob(f, native_job_blob(_step.nspace, _jobdata_entries));
-    if (!blob.ok()) return blob.status();
-    return _native_blobs.emplace(f, std::move(blob.value())).first->second;
+    PMIXCPP_ASSIGN_OR_RETURN(auto blob,
+                             native::pack_job_blob(f, native_job_blob(_step.nspace, _jobdata_entries)));
+    return _native_blobs.emplace(f, std::move(blob)).first->second;
 }
 
 bool server_impl::native_handshake(connection &c, std::span<const uint8_t> payload) {

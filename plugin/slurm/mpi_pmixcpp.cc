@@ -141,9 +141,8 @@ Status het_map(const stepd_step_rec_t *job, step_info &s) {
         return Status(PMIX_ERR_BAD_PARAM, "heterogeneous step without a task offset for its component");
     s.job_id = job->het_job_id;
     s.ntasks = job->het_job_ntasks;
-    auto names = expand_nodelist(job->het_job_node_list);
-    if (!names.ok()) return names.status();
-    s.node_names = std::move(names.value());
+    PMIXCPP_ASSIGN_OR_RETURN(auto names, expand_nodelist(job->het_job_node_list));
+    s.node_names = std::move(names);
     if (s.node_names.size() != job->het_job_nnodes)
         return Status(PMIX_ERR_BAD_PARAM, "node list " + std::string(job->het_job_node_list) + " has " +
                                               std::to_string(s.node_names.size()) + " nodes, step has " +
@@ -208,11 +207,10 @@ Result<step_info> step_from_slurm(const stepd_step_rec_t *job) {
     s.cpus_per_task = job->cpus_per_task ? job->cpus_per_task : 1;
 
     if (is_het_step(job)) {
-        PMIXCPP_RETURN_IF_ERROR(het_map(job, s).with_context("heterogeneous step"));
+        PMIXCPP_RETURN_IF_ERROR(het_map(job, s), "heterogeneous step");
     } else {
-        auto names = expand_nodelist(msg->complete_nodelist);
-        if (!names.ok()) return names.status();
-        s.node_names = std::move(names.value());
+        PMIXCPP_ASSIGN_OR_RETURN(auto names, expand_nodelist(msg->complete_nodelist));
+        s.node_names = std::move(names);
         if (s.node_names.size() != job->nnodes)
             return Status(PMIX_ERR_BAD_PARAM, "node list " + std::string(msg->complete_nodelist) + " has " +
                                                   std::to_string(s.node_names.size()) + " nodes, step has " +
@@ -392,18 +390,17 @@ Status prefork(const stepd_step_rec_t *job, char ***env) {
     if (!st.config_error.empty()) return Status(PMIX_ERR_BAD_PARAM, st.config_error);
 
     auto step = step_from_slurm(job);
-    if (!step.ok()) return step.status().with_context("step data");
+    PMIXCPP_RETURN_IF_ERROR(step, "step data");
 
     plugin_config cfg = st.config;
     PMIXCPP_RETURN_IF_ERROR(cfg.apply_env_overrides(step->job_env));
     apply_log_level(cfg);
 
-    auto token = random_token();
-    if (!token.ok()) return token.status();
-    step->client_token = token.value();
+    PMIXCPP_ASSIGN_OR_RETURN(auto token, random_token());
+    step->client_token = token;
 
     const std::string base = cfg.tmpdir_base.empty() ? node_tmpfs(job) : cfg.tmpdir_base;
-    PMIXCPP_RETURN_IF_ERROR(prepare_step_dir(step.value(), base).with_context("step directory"));
+    PMIXCPP_RETURN_IF_ERROR(prepare_step_dir(step.value(), base), "step directory");
 
     // hwloc once, here, before any task exists: no client ever waits for it.
     auto topo = server::load_node_topology();
@@ -570,7 +567,7 @@ PMIXCPP_EXPORT int mpi_p_slurmstepd_prefork(const stepd_step_rec_t *job, char **
 PMIXCPP_EXPORT int mpi_p_slurmstepd_task(const slurm_mpi_task_info *task, char ***env) {
     if (!task || !env) return SLURM_ERROR;
     std::string failure;
-    int rc = guarded("slurmstepd_task", [&] {
+    int rc = guarded("slurmstepd_task", [&]() -> Status {
         if (!state().have_step) return Status(PMIX_ERR_INIT, "the step was not prepared by slurmstepd_prefork");
         // Slurm gives a heterogeneous component's task its rank in the whole step already.
         if (Status s = make_proc_dir(state().step, task->gtaskid); !s.ok()) {
@@ -610,12 +607,11 @@ static mpi_plugin_client_state_t *client_prelaunch(const slurm_mpi_step_info *jo
         return static_cast<mpi_plugin_client_state_t *>(st.srun->agent.get());
     }
     env_list step_env;
-    int rc = guarded("client_prelaunch", [&] {
+    int rc = guarded("client_prelaunch", [&]() -> Status {
         plugin_config cfg = state().config;
         PMIXCPP_RETURN_IF_ERROR(cfg.apply_env_overrides(env_vector(environ)));
-        auto side = srun_side::start(job, cfg, ns_job, nspace, &step_env);
-        if (!side.ok()) return side.status();
-        srun_side &s = *side.value();
+        PMIXCPP_ASSIGN_OR_RETURN(auto side, srun_side::start(job, cfg, ns_job, nspace, &step_env));
+        srun_side &s = *side;
         // The services srun's agent dispatches the node servers' requests to (plugin/agent/).
         using agent::service;
         agent::service_table &table = s.agent->services();
@@ -636,7 +632,7 @@ static mpi_plugin_client_state_t *client_prelaunch(const slurm_mpi_step_info *jo
         }
         if (xstep::router *router = s.xstep_router.get())
             table.add(service::xstep, [router](int fd, std::vector<uint8_t> body) { router->submit(fd, std::move(body)); });
-        state().srun = std::move(side.value());
+        state().srun = std::move(side);
         return Status::success();
     });
     if (rc != SLURM_SUCCESS) return nullptr;

@@ -57,7 +57,7 @@ bool wait_for_root_euid() {
 
 Result<std::string> munge_credentials::make(std::span<const uint8_t> payload, readers who) {
     auto ctx = context(_socket);
-    if (!ctx.ok()) return ctx.status();
+    PMIXCPP_RETURN_IF_ERROR(ctx);
     uid_t reader = who == readers::root ? 0 : _job_uid;
     if (munge_ctx_set(ctx->get(), MUNGE_OPT_UID_RESTRICTION, reader) != EMUNGE_SUCCESS)
         return Status(PMIX_ERROR, std::string("munge: uid restriction: ") + munge_ctx_strerror(ctx->get()));
@@ -82,7 +82,7 @@ Result<std::string> munge_credentials::make(std::span<const uint8_t> payload, re
 
 Result<net::credential_service::opened> munge_credentials::open(std::string_view credential) {
     auto ctx = context(_socket);
-    if (!ctx.ok()) return ctx.status();
+    PMIXCPP_RETURN_IF_ERROR(ctx);
     std::string text(credential);
     void *buf = nullptr;
     int len = 0;

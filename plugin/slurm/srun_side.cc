@@ -228,16 +228,15 @@ Result<std::unique_ptr<srun_side>> srun_side::start(const slurm_mpi_step_info *j
     };
     auto agent = srun_agent::start(report_handler(tracker, side->components, ns_job, job->step_id.step_id), keys,
                                    step_nodes.empty() ? std::vector<std::string>() : agent_listen_addresses(step_nodes));
-    if (!agent.ok()) return agent.status().with_context("srun agent");
+    PMIXCPP_RETURN_IF_ERROR(agent, "srun agent");
     side->agent = std::move(agent.value());
     // Allocation requests of the step's processes: executed here, in srun, as the user.
     alloc_bridge::job_context ctx;
     ctx.job_id = ns_job;
     ctx.step_id = job->step_id.step_id;
     ctx.step_nodes = step_nodes;
-    auto bridge = alloc_bridge::start(std::move(ctx));
-    if (!bridge.ok()) return bridge.status();
-    side->bridge = std::move(bridge.value());
+    PMIXCPP_ASSIGN_OR_RETURN(auto bridge, alloc_bridge::start(std::move(ctx)));
+    side->bridge = std::move(bridge);
     side->launcher = make_launcher(job, ns_job, side->bridge.get());
     auto store = session::job_store::open(ns_job, getuid(), slurm_conf.cluster_name ? slurm_conf.cluster_name : "");
     if (!store.ok())

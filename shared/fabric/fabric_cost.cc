@@ -77,9 +77,8 @@ Result<std::vector<switch_record>> parse_topology_conf(const std::string &text) 
             return Status(PMIX_ERR_BAD_PARAM, "topology: switch loop at " + out[i].name);
         int lvl = 0;
         if (!out[i].switches.empty()) {
-            auto kids = hostlist::expand(out[i].switches);
-            if (!kids.ok()) return kids.status();
-            for (const auto &k : kids.value()) {
+            PMIXCPP_ASSIGN_OR_RETURN(auto kids, hostlist::expand(out[i].switches));
+            for (const auto &k : kids) {
                 auto it = index.find(k);
                 if (it == index.end())
                     return Status(PMIX_ERR_BAD_PARAM, "topology: switch " + out[i].name + " lists unknown switch " + k);

@@ -8,11 +8,6 @@ namespace pmixcpp::sched {
 
 namespace {
 
-const pmix_info_t *find(const pmix_info_t *info, size_t n, const char *key) {
-    for (size_t i = 0; info != nullptr && i < n; ++i)
-        if (strncmp(info[i].key, key, PMIX_MAX_KEYLEN) == 0) return &info[i];
-    return nullptr;
-}
 
 Status load(pmix_info_t *info, const char *key, const void *data, pmix_data_type_t type) {
     memset(info->key, 0, sizeof info->key);
@@ -82,11 +77,11 @@ Result<InfoArray> matrix_to_results(const cost_matrix &m, const std::string &pla
 
 Status matrix_from_results(const pmix_info_t *info, size_t n, cost_matrix *m, std::string *plane) {
     auto bad = [](const std::string &what) { return Status(PMIX_ERR_UNPACK_FAILURE, "fabric results: " + what); };
-    const pmix_info_t *p = find(info, n, PMIX_FABRIC_PLANE);
-    const pmix_info_t *nv = find(info, n, PMIX_FABRIC_NUM_VERTICES);
-    const pmix_info_t *nodes = find(info, n, PMIXCPP_FABRIC_NODES);
-    const pmix_info_t *leaves = find(info, n, PMIXCPP_FABRIC_LEAVES);
-    const pmix_info_t *costs = find(info, n, PMIXCPP_FABRIC_COSTS);
+    const pmix_info_t *p = find_info(info, n, PMIX_FABRIC_PLANE);
+    const pmix_info_t *nv = find_info(info, n, PMIX_FABRIC_NUM_VERTICES);
+    const pmix_info_t *nodes = find_info(info, n, PMIXCPP_FABRIC_NODES);
+    const pmix_info_t *leaves = find_info(info, n, PMIXCPP_FABRIC_LEAVES);
+    const pmix_info_t *costs = find_info(info, n, PMIXCPP_FABRIC_COSTS);
     if (!p || p->value.type != PMIX_STRING || !p->value.data.string) return bad("no plane");
     if (!nv || nv->value.type != PMIX_SIZE) return bad("no vertex count");
     if (!nodes || nodes->value.type != PMIX_STRING) return bad("no node list");

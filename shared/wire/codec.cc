@@ -296,8 +296,7 @@ Status check_count(Reader &r, uint32_t count, size_t min_wire, size_t mem_size, 
 // A bounded, NUL-terminated char array (key or nspace) from the wire into fixed storage.
 Status decode_fixed_string(Reader &r, char *dst, size_t max_len, const char *what) {
     std::string s;
-    Status st = r.get_string(&s, max_len);
-    if (!st.ok()) return st.with_context(what);
+    PMIXCPP_RETURN_IF_ERROR(r.get_string(&s, max_len), what);
     memcpy(dst, s.data(), s.size());
     dst[s.size()] = '\0';
     return Status::success();
@@ -315,7 +314,7 @@ Status encode_bo(Writer &w, const pmix_byte_object_t &bo) {
 
 Status decode_bo(Reader &r, pmix_byte_object_t *bo) {
     std::span<const uint8_t> bytes;
-    PMIXCPP_RETURN_IF_ERROR(r.get_bytes(&bytes).with_context("byte object"));
+    PMIXCPP_RETURN_IF_ERROR(r.get_bytes(&bytes), "byte object");
     bo->bytes = nullptr;
     bo->size = 0;
     if (bytes.empty()) return Status::success();
@@ -441,8 +440,8 @@ Status encode_darray_impl(Writer &w, const pmix_data_array_t &a, int depth) {
     w.put_u32(static_cast<uint32_t>(a.size));
     auto elems = static_cast<const char *>(a.array);
     for (size_t i = 0; i < a.size; ++i) {
-        Status st = encode_element(w, a.type, elems + i * esize, depth + 1);
-        if (!st.ok()) return st.with_context("data array element " + std::to_string(i));
+        PMIXCPP_RETURN_IF_ERROR(encode_element(w, a.type, elems + i * esize, depth + 1),
+                                "data array element " + std::to_string(i));
     }
     return Status::success();
 }
@@ -467,8 +466,8 @@ Status decode_darray_impl(Reader &r, pmix_data_array_t *a, int depth) {
     a->array = elems;
     a->size = count;
     for (uint32_t i = 0; i < count; ++i) {
-        Status st = decode_element(r, type, elems + i * esize, depth + 1);
-        if (!st.ok()) return st.with_context("data array element " + std::to_string(i));
+        PMIXCPP_RETURN_IF_ERROR(decode_element(r, type, elems + i * esize, depth + 1),
+                                "data array element " + std::to_string(i));
     }
     return Status::success();
 }
@@ -542,8 +541,7 @@ Status decode_value_impl(Reader &r, pmix_value_t *v, int depth) {
 Status encode_info_impl(Writer &w, const pmix_info_t &info, int depth) {
     PMIXCPP_RETURN_IF_ERROR(encode_fixed_string(w, info.key, PMIX_MAX_KEYLEN, "info key"));
     w.put_u32(info.flags & ~static_cast<pmix_info_directives_t>(PMIX_INFO_PERSISTENT));
-    Status st = encode_value_impl(w, info.value, depth);
-    if (!st.ok()) return st.with_context("info " + std::string(info.key));
+    PMIXCPP_RETURN_IF_ERROR(encode_value_impl(w, info.value, depth), "info " + std::string(info.key));
     return Status::success();
 }
 
@@ -576,7 +574,7 @@ Status encode_atomically(Writer &w, F &&f) {
 }  // namespace
 
 Status encode_proc(Writer &w, const pmix_proc_t &proc) {
-    return encode_atomically(w, [&] {
+    return encode_atomically(w, [&]() -> Status {
         PMIXCPP_RETURN_IF_ERROR(encode_fixed_string(w, proc.nspace, PMIX_MAX_NSLEN, "proc nspace"));
         w.put_u32(proc.rank);
         return Status::success();
@@ -587,7 +585,7 @@ Status decode_proc(Reader &r, pmix_proc_t *proc) {
     pmix_proc_t tmp;
     memset(&tmp, 0, sizeof(tmp));
     PMIXCPP_RETURN_IF_ERROR(decode_fixed_string(r, tmp.nspace, PMIX_MAX_NSLEN, "proc nspace"));
-    PMIXCPP_RETURN_IF_ERROR(r.get_u32(&tmp.rank).with_context("proc rank"));
+    PMIXCPP_RETURN_IF_ERROR(r.get_u32(&tmp.rank), "proc rank");
     *proc = tmp;
     return Status::success();
 }
@@ -605,13 +603,13 @@ Status encode_info(Writer &w, const pmix_info_t &info) {
 Status decode_info(Reader &r, pmix_info_t *info) { return decode_info_impl(r, info, 0); }
 
 Status encode_info_array(Writer &w, const pmix_info_t *infos, size_t count) {
-    return encode_atomically(w, [&] {
+    return encode_atomically(w, [&]() -> Status {
         if (count > kMaxElementCount) return pack_err("too many infos");
         if (count != 0 && infos == nullptr) return pack_err("info array with count but no infos");
         w.put_u32(static_cast<uint32_t>(count));
         for (size_t i = 0; i < count; ++i) {
-            Status st = encode_info_impl(w, infos[i], 0);
-            if (!st.ok()) return st.with_context("info array element " + std::to_string(i));
+            PMIXCPP_RETURN_IF_ERROR(encode_info_impl(w, infos[i], 0),
+                                    "info array element " + std::to_string(i));
         }
         return Status::success();
     });
@@ -619,7 +617,7 @@ Status encode_info_array(Writer &w, const pmix_info_t *infos, size_t count) {
 
 Status decode_info_array(Reader &r, InfoArray *out) {
     uint32_t count;
-    PMIXCPP_RETURN_IF_ERROR(r.get_u32(&count).with_context("info array"));
+    PMIXCPP_RETURN_IF_ERROR(r.get_u32(&count), "info array");
     PMIXCPP_RETURN_IF_ERROR(
         check_count(r, count, min_wire_size(PMIX_INFO), sizeof(pmix_info_t), "info array"));
     if (count == 0) {
@@ -630,8 +628,7 @@ Status decode_info_array(Reader &r, InfoArray *out) {
     if (infos == nullptr) return Status(PMIX_ERR_NOMEM, "out of memory decoding info array");
     InfoArray holder(infos, count);  // frees everything if we bail out
     for (uint32_t i = 0; i < count; ++i) {
-        Status st = decode_info_impl(r, &infos[i], 0);
-        if (!st.ok()) return st.with_context("info array element " + std::to_string(i));
+        PMIXCPP_RETURN_IF_ERROR(decode_info_impl(r, &infos[i], 0), "info array element " + std::to_string(i));
     }
     *out = std::move(holder);
     return Status::success();

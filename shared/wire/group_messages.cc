@@ -108,7 +108,7 @@ Status decode_rank_list(Reader &r, uint32_t ntasks, std::vector<uint32_t> *ranks
 }
 
 Status decode_group_name(Reader &r, std::string *name) {
-    PMIXCPP_RETURN_IF_ERROR(r.get_string(name, PMIX_MAX_NSLEN).with_context("group name"));
+    PMIXCPP_RETURN_IF_ERROR(r.get_string(name, PMIX_MAX_NSLEN), "group name");
     if (name->empty()) return Status(PMIX_ERR_UNPACK_FAILURE, "empty group name");
     return Status::success();
 }
@@ -127,7 +127,7 @@ Status decode(Reader &r, group_request *m) {
     PMIXCPP_RETURN_IF_ERROR(r.get_u8(&m->op));
     if (!valid_group_op(m->op)) return Status(PMIX_ERR_UNPACK_FAILURE, "unknown group operation " + std::to_string(m->op));
     PMIXCPP_RETURN_IF_ERROR(decode_group_name(r, &m->name));
-    PMIXCPP_RETURN_IF_ERROR(decode_proc_list(r, &m->procs).with_context("group members"));
+    PMIXCPP_RETURN_IF_ERROR(decode_proc_list(r, &m->procs), "group members");
     PMIXCPP_RETURN_IF_ERROR(decode_info_array(r, &m->directives));
     return decode_info_array(r, &m->member_info);
 }
@@ -204,7 +204,7 @@ Status decode_group_bootstrap_entry(std::span<const uint8_t> bytes, uint32_t nta
         return Status(PMIX_ERR_UNPACK_FAILURE, "bootstrap entry of rank " + std::to_string(m->rank) + " out of range");
     PMIXCPP_RETURN_IF_ERROR(r.get_u32(&m->leaders));
     if (m->leaders > ntasks) return Status(PMIX_ERR_UNPACK_FAILURE, "more bootstrap leaders than ranks");
-    PMIXCPP_RETURN_IF_ERROR(decode_rank_list(r, ntasks, &m->add).with_context("bootstrap members"));
+    PMIXCPP_RETURN_IF_ERROR(decode_rank_list(r, ntasks, &m->add), "bootstrap members");
     if (m->leaders == 0 && !m->add.empty())
         return Status(PMIX_ERR_UNPACK_FAILURE, "a bootstrap follower names members");
     return r.expect_end();
@@ -223,8 +223,8 @@ Status decode_group_bootstrap_result(std::span<const uint8_t> bytes, uint32_t nt
     PMIXCPP_RETURN_IF_ERROR(decode_group_name(r, &m->name));
     PMIXCPP_RETURN_IF_ERROR(r.get_i32(&m->status));
     if (m->status > 0) return Status(PMIX_ERR_UNPACK_FAILURE, "bad bootstrap status");
-    PMIXCPP_RETURN_IF_ERROR(r.get_string(&m->message, 4096).with_context("bootstrap message"));
-    PMIXCPP_RETURN_IF_ERROR(decode_rank_list(r, ntasks, &m->members).with_context("bootstrap members"));
+    PMIXCPP_RETURN_IF_ERROR(r.get_string(&m->message, 4096), "bootstrap message");
+    PMIXCPP_RETURN_IF_ERROR(decode_rank_list(r, ntasks, &m->members), "bootstrap members");
     if (m->status == PMIX_SUCCESS && m->members.empty()) return Status(PMIX_ERR_UNPACK_FAILURE, "a bootstrap without members");
     return r.expect_end();
 }

@@ -24,7 +24,6 @@ uint64_t load_u64(const uint8_t *p) { return load_u32(p) | static_cast<uint64_t>
 
 Status corrupt(const std::string &what) { return Status(PMIX_ERR_UNPACK_FAILURE, "job data: " + what); }
 
-std::string_view key_of(const pmix_info_t &info) { return {info.key, strnlen(info.key, PMIX_MAX_KEYLEN)}; }
 
 }  // namespace
 
@@ -67,10 +66,11 @@ Result<std::vector<uint8_t>> encode_jobdata(const std::vector<std::pair<uint32_t
         std::span<const pmix_info_t> infos = order[n]->second;
         std::vector<size_t> keys(infos.size());
         for (size_t i = 0; i < keys.size(); ++i) keys[i] = i;
-        std::sort(keys.begin(), keys.end(), [&](size_t a, size_t b) { return key_of(infos[a]) < key_of(infos[b]); });
+        std::sort(keys.begin(), keys.end(),
+                  [&](size_t a, size_t b) { return key_view(infos[a]) < key_view(infos[b]); });
         for (size_t i = 1; i < keys.size(); ++i)
-            if (key_of(infos[keys[i]]) == key_of(infos[keys[i - 1]]))
-                return Status(PMIX_ERR_BAD_PARAM, "job data: key " + std::string(key_of(infos[keys[i]])) +
+            if (key_view(infos[keys[i]]) == key_view(infos[keys[i - 1]]))
+                return Status(PMIX_ERR_BAD_PARAM, "job data: key " + std::string(key_view(infos[keys[i]])) +
                                                       " twice for rank " + std::to_string(rank));
         const size_t idx = kJobdataHeaderSize + kJobdataIndexEntrySize * n;
         store_u32(w.at(idx), rank);
@@ -78,7 +78,7 @@ Result<std::vector<uint8_t>> encode_jobdata(const std::vector<std::pair<uint32_t
         store_u64(w.at(idx + 8), table);
         for (size_t k = 0; k < keys.size(); ++k) {
             const pmix_info_t &info = infos[keys[k]];
-            std::string_view key = key_of(info);
+            std::string_view key = key_view(info);
             const uint64_t key_at = w.size();
             w.put_raw(key.data(), key.size());
             const uint64_t value_at = w.size();
@@ -183,7 +183,7 @@ Result<jobdata_view::key_slot> jobdata_view::slot(const entry &e, uint32_t i) co
 
 Result<std::string_view> jobdata_view::key_at(const entry &e, uint32_t i) const {
     auto s = slot(e, i);
-    if (!s.ok()) return s.status();
+    PMIXCPP_RETURN_IF_ERROR(s);
     return s->key;
 }
 
@@ -192,7 +192,7 @@ Status jobdata_view::value(const entry &e, std::string_view key, pmix_value_t *o
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
         auto s = slot(e, mid);
-        if (!s.ok()) return s.status();
+        PMIXCPP_RETURN_IF_ERROR(s);
         int c = s->key.compare(key);
         if (c == 0) {
             Status st = decode_value_exact(_bytes.subspan(s->value_offset, s->value_length), out);
@@ -208,12 +208,12 @@ Status jobdata_view::value(const entry &e, std::string_view key, pmix_value_t *o
 
 Status decode_jobdata(std::span<const uint8_t> bytes, std::vector<jobdata_entry> *entries) {
     auto view = jobdata_view::parse(bytes);
-    if (!view.ok()) return view.status();
+    PMIXCPP_RETURN_IF_ERROR(view);
     std::vector<jobdata_entry> out;
     out.reserve(view->size());
     for (size_t i = 0; i < view->size(); ++i) {
         auto e = view->at(i);
-        if (!e.ok()) return e.status();
+        PMIXCPP_RETURN_IF_ERROR(e);
         if (i > 0 && e->rank <= out.back().rank) return corrupt("index not sorted by rank");
         auto *infos = static_cast<pmix_info_t *>(calloc(e->nkeys ? e->nkeys : 1, sizeof(pmix_info_t)));
         if (infos == nullptr) return Status(PMIX_ERR_NOMEM, "job data: out of memory");
@@ -222,8 +222,8 @@ Status decode_jobdata(std::span<const uint8_t> bytes, std::vector<jobdata_entry>
         je.infos = InfoArray(infos, e->nkeys);
         for (uint32_t k = 0; k < e->nkeys; ++k) {
             auto s = view->slot(*e, k);
-            if (!s.ok()) return s.status();
-            if (k > 0 && !(key_of(infos[k - 1]) < s->key)) return corrupt("keys not sorted");
+            PMIXCPP_RETURN_IF_ERROR(s);
+            if (k > 0 && !(key_view(infos[k - 1]) < s->key)) return corrupt("keys not sorted");
             memcpy(infos[k].key, s->key.data(), s->key.size());
             PMIXCPP_RETURN_IF_ERROR(
                 decode_value_exact(bytes.subspan(s->value_offset, s->value_length), &infos[k].value)

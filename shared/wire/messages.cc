@@ -75,9 +75,9 @@ Status encode(Writer &w, const connect_request &m) {
 }
 Status decode(Reader &r, connect_request *m) {
     PMIXCPP_RETURN_IF_ERROR(r.get_u32(&m->protocol));
-    PMIXCPP_RETURN_IF_ERROR(r.get_string(&m->nspace, PMIX_MAX_NSLEN).with_context("connect nspace"));
+    PMIXCPP_RETURN_IF_ERROR(r.get_string(&m->nspace, PMIX_MAX_NSLEN), "connect nspace");
     PMIXCPP_RETURN_IF_ERROR(r.get_u32(&m->rank));
-    PMIXCPP_RETURN_IF_ERROR(r.get_string(&m->token, 256).with_context("connect token"));
+    PMIXCPP_RETURN_IF_ERROR(r.get_string(&m->token, 256), "connect token");
     return r.get_u32(&m->pid);
 }
 
@@ -88,7 +88,7 @@ Status encode(Writer &w, const connect_reply &m) {
     return Status::success();
 }
 Status decode(Reader &r, connect_reply *m) {
-    PMIXCPP_RETURN_IF_ERROR(r.get_string(&m->jobdata_path, 4096).with_context("connect reply path"));
+    PMIXCPP_RETURN_IF_ERROR(r.get_string(&m->jobdata_path, 4096), "connect reply path");
     PMIXCPP_RETURN_IF_ERROR(r.get_u64(&m->jobdata_size));
     return r.get_u32(&m->local_rank);
 }
@@ -103,7 +103,7 @@ Status encode(Writer &w, const abort_request &m) {
 }
 Status decode(Reader &r, abort_request *m) {
     PMIXCPP_RETURN_IF_ERROR(r.get_i32(&m->status));
-    PMIXCPP_RETURN_IF_ERROR(r.get_string(&m->message, 1u << 20).with_context("abort message"));
+    PMIXCPP_RETURN_IF_ERROR(r.get_string(&m->message, 1u << 20), "abort message");
     return decode_procs(r, &m->procs);
 }
 
@@ -130,7 +130,7 @@ Status decode(Reader &r, commit_request *m) {
         PMIXCPP_RETURN_IF_ERROR(r.get_u8(&scopes[i]));
         if (scopes[i] < PMIX_LOCAL || scopes[i] > PMIX_INTERNAL)
             return Status(PMIX_ERR_UNPACK_FAILURE, "commit: bad scope " + std::to_string(scopes[i]));
-        PMIXCPP_RETURN_IF_ERROR(decode_info(r, &infos[i]).with_context("commit"));
+        PMIXCPP_RETURN_IF_ERROR(decode_info(r, &infos[i]), "commit");
     }
     m->scopes = std::move(scopes);
     m->infos = std::move(holder);
@@ -142,7 +142,7 @@ Status encode(Writer &w, const fence_request &m) {
     return encode_infos(w, m.infos);
 }
 Status decode(Reader &r, fence_request *m) {
-    PMIXCPP_RETURN_IF_ERROR(decode_procs(r, &m->procs).with_context("fence procs"));
+    PMIXCPP_RETURN_IF_ERROR(decode_procs(r, &m->procs), "fence procs");
     return decode_info_array(r, &m->infos);
 }
 
@@ -153,7 +153,7 @@ Status encode(Writer &w, const get_request &m) {
 }
 Status decode(Reader &r, get_request *m) {
     PMIXCPP_RETURN_IF_ERROR(decode_proc(r, &m->proc));
-    PMIXCPP_RETURN_IF_ERROR(r.get_string(&m->key, PMIX_MAX_KEYLEN).with_context("get key"));
+    PMIXCPP_RETURN_IF_ERROR(r.get_string(&m->key, PMIX_MAX_KEYLEN), "get key");
     return decode_info_array(r, &m->infos);
 }
 
@@ -165,7 +165,7 @@ Status encode(Writer &w, const job_control_request &m) {
     return encode_infos(w, m.infos);
 }
 Status decode(Reader &r, job_control_request *m) {
-    PMIXCPP_RETURN_IF_ERROR(decode_procs(r, &m->targets).with_context("job_control targets"));
+    PMIXCPP_RETURN_IF_ERROR(decode_procs(r, &m->targets), "job_control targets");
     return decode_info_array(r, &m->infos);
 }
 
@@ -178,7 +178,7 @@ Status encode(Writer &w, const monitor_request &m) {
     return encode_infos(w, m.directives);
 }
 Status decode(Reader &r, monitor_request *m) {
-    PMIXCPP_RETURN_IF_ERROR(decode_info_array(r, &m->monitor).with_context("monitor"));
+    PMIXCPP_RETURN_IF_ERROR(decode_info_array(r, &m->monitor), "monitor");
     if (m->monitor.size() != 1) return Status(PMIX_ERR_BAD_PARAM, "monitor: exactly one thing to monitor");
     PMIXCPP_RETURN_IF_ERROR(r.get_i32(&m->error));
     return decode_info_array(r, &m->directives).with_context("monitor directives");
@@ -203,7 +203,7 @@ Status encode(Writer &w, const event_notification &m) {
 Status decode(Reader &r, event_notification *m) {
     PMIXCPP_RETURN_IF_ERROR(r.get_u64(&m->id));
     PMIXCPP_RETURN_IF_ERROR(r.get_i32(&m->status));
-    PMIXCPP_RETURN_IF_ERROR(decode_proc(r, &m->source).with_context("event source"));
+    PMIXCPP_RETURN_IF_ERROR(decode_proc(r, &m->source), "event source");
     PMIXCPP_RETURN_IF_ERROR(r.get_u8(&m->range));
     if (m->range > PMIX_RANGE_PROC_LOCAL)
         return Status(PMIX_ERR_UNPACK_FAILURE, "event: bad range " + std::to_string(m->range));
@@ -219,7 +219,7 @@ Status decode(Reader &r, reply_header *m) {
     PMIXCPP_RETURN_IF_ERROR(r.get_i32(&m->status));
     m->message.clear();
     if (m->status != PMIX_SUCCESS)
-        PMIXCPP_RETURN_IF_ERROR(r.get_string(&m->message, 1u << 20).with_context("reply message"));
+        PMIXCPP_RETURN_IF_ERROR(r.get_string(&m->message, 1u << 20), "reply message");
     return Status::success();
 }
 
@@ -258,8 +258,8 @@ Status decode(Reader &r, query_request *m) {
         PMIXCPP_RETURN_IF_ERROR(r.get_u32(&nkeys));
         PMIXCPP_RETURN_IF_ERROR(r.take_count(nkeys, 4, sizeof(std::string), "query keys", kMaxQueryKeys));
         q.keys.resize(nkeys);
-        for (auto &k : q.keys) PMIXCPP_RETURN_IF_ERROR(r.get_string(&k, PMIX_MAX_KEYLEN).with_context("query key"));
-        PMIXCPP_RETURN_IF_ERROR(decode_info_array(r, &q.qualifiers).with_context("query qualifiers"));
+        for (auto &k : q.keys) PMIXCPP_RETURN_IF_ERROR(r.get_string(&k, PMIX_MAX_KEYLEN), "query key");
+        PMIXCPP_RETURN_IF_ERROR(decode_info_array(r, &q.qualifiers), "query qualifiers");
     }
     m->queries = std::move(out);
     return Status::success();
@@ -279,7 +279,7 @@ Status encode(Writer &w, const publish_request &m) {
     return encode_infos(w, m.directives);
 }
 Status decode(Reader &r, publish_request *m) {
-    PMIXCPP_RETURN_IF_ERROR(decode_info_array(r, &m->data).with_context("publish data"));
+    PMIXCPP_RETURN_IF_ERROR(decode_info_array(r, &m->data), "publish data");
     return decode_info_array(r, &m->directives).with_context("publish directives");
 }
 
@@ -294,7 +294,7 @@ Status decode(Reader &r, lookup_request *m) {
     PMIXCPP_RETURN_IF_ERROR(r.take_count(n, 4, sizeof(std::string), "lookup keys", kMaxLookupKeys));
     std::vector<std::string> keys(n);
     for (auto &k : keys) {
-        PMIXCPP_RETURN_IF_ERROR(r.get_string(&k, PMIX_MAX_KEYLEN).with_context("lookup key"));
+        PMIXCPP_RETURN_IF_ERROR(r.get_string(&k, PMIX_MAX_KEYLEN), "lookup key");
         if (k.empty()) return Status(PMIX_ERR_UNPACK_FAILURE, "empty lookup key");
     }
     m->keys = std::move(keys);
@@ -337,8 +337,8 @@ Status decode(Reader &r, lookup_reply *m) {
         data = InfoArray(infos, n);
     }
     for (uint32_t i = 0; i < n; ++i) {
-        PMIXCPP_RETURN_IF_ERROR(decode_proc(r, &owners[i]).with_context("lookup owner"));
-        PMIXCPP_RETURN_IF_ERROR(decode_info(r, &data[i]).with_context("lookup data"));
+        PMIXCPP_RETURN_IF_ERROR(decode_proc(r, &owners[i]), "lookup owner");
+        PMIXCPP_RETURN_IF_ERROR(decode_info(r, &data[i]), "lookup data");
     }
     m->owners = std::move(owners);
     m->data = std::move(data);
@@ -381,19 +381,19 @@ Status encode(Writer &w, const spawn_request &m) {
     return Status::success();
 }
 Status decode(Reader &r, spawn_request *m) {
-    PMIXCPP_RETURN_IF_ERROR(decode_info_array(r, &m->job_info).with_context("spawn job info"));
+    PMIXCPP_RETURN_IF_ERROR(decode_info_array(r, &m->job_info), "spawn job info");
     uint32_t n = 0;
     PMIXCPP_RETURN_IF_ERROR(r.get_u32(&n));
     // an app takes at least 24 bytes
     PMIXCPP_RETURN_IF_ERROR(r.take_count(n, 24, sizeof(spawn_app), "spawn apps", kMaxSpawnApps));
     std::vector<spawn_app> apps(n);
     for (auto &a : apps) {
-        PMIXCPP_RETURN_IF_ERROR(r.get_string(&a.cmd, 4096).with_context("spawn cmd"));
-        PMIXCPP_RETURN_IF_ERROR(decode_strings(r, &a.argv).with_context("spawn argv"));
-        PMIXCPP_RETURN_IF_ERROR(decode_strings(r, &a.env).with_context("spawn env"));
-        PMIXCPP_RETURN_IF_ERROR(r.get_string(&a.cwd, 4096).with_context("spawn cwd"));
+        PMIXCPP_RETURN_IF_ERROR(r.get_string(&a.cmd, 4096), "spawn cmd");
+        PMIXCPP_RETURN_IF_ERROR(decode_strings(r, &a.argv), "spawn argv");
+        PMIXCPP_RETURN_IF_ERROR(decode_strings(r, &a.env), "spawn env");
+        PMIXCPP_RETURN_IF_ERROR(r.get_string(&a.cwd, 4096), "spawn cwd");
         PMIXCPP_RETURN_IF_ERROR(r.get_i32(&a.maxprocs));
-        PMIXCPP_RETURN_IF_ERROR(decode_info_array(r, &a.info).with_context("spawn app info"));
+        PMIXCPP_RETURN_IF_ERROR(decode_info_array(r, &a.info), "spawn app info");
     }
     m->apps = std::move(apps);
     return Status::success();

@@ -13,15 +13,16 @@ constexpr size_t kMaxNodeName = 4096;
 
 Status decode_rank_data(Reader &r, uint32_t ntasks, std::vector<rank_data_entry> *out) {
     uint32_t n = 0;
-    PMIXCPP_RETURN_IF_ERROR(r.get_u32(&n).with_context("rank data"));
+    PMIXCPP_RETURN_IF_ERROR(r.get_u32(&n), "rank data");
     // an entry takes at least 8 bytes (rank + info count)
     PMIXCPP_RETURN_IF_ERROR(r.take_count(n, 8, sizeof(rank_data_entry), "rank data", ntasks));
     std::vector<rank_data_entry> entries(n);
     for (auto &e : entries) {
-        PMIXCPP_RETURN_IF_ERROR(r.get_u32(&e.rank).with_context("rank data"));
+        PMIXCPP_RETURN_IF_ERROR(r.get_u32(&e.rank), "rank data");
         if (e.rank >= ntasks) return bad("rank data: rank " + std::to_string(e.rank) + " beyond the step's " +
                                          std::to_string(ntasks) + " tasks");
-        PMIXCPP_RETURN_IF_ERROR(decode_info_array(r, &e.infos).with_context("rank data of rank " + std::to_string(e.rank)));
+        PMIXCPP_RETURN_IF_ERROR(decode_info_array(r, &e.infos),
+                                "rank data of rank " + std::to_string(e.rank));
     }
     *out = std::move(entries);
     return Status::success();
@@ -57,7 +58,7 @@ Status decode(std::span<const uint8_t> body, dmodex_request *m) {
     Reader r(body);
     PMIXCPP_RETURN_IF_ERROR(r.get_u32(&m->id));
     PMIXCPP_RETURN_IF_ERROR(r.get_u32(&m->target));
-    PMIXCPP_RETURN_IF_ERROR(r.get_string(&m->key, PMIX_MAX_KEYLEN).with_context("dmodex key"));
+    PMIXCPP_RETURN_IF_ERROR(r.get_string(&m->key, PMIX_MAX_KEYLEN), "dmodex key");
     return r.expect_end();
 }
 
@@ -73,10 +74,10 @@ Status decode(std::span<const uint8_t> body, uint32_t ntasks, dmodex_reply *m) {
     PMIXCPP_RETURN_IF_ERROR(r.get_u32(&m->id));
     PMIXCPP_RETURN_IF_ERROR(r.get_u32(&m->target));
     PMIXCPP_RETURN_IF_ERROR(r.get_i32(&m->status));
-    PMIXCPP_RETURN_IF_ERROR(r.get_string(&m->message, kMaxMessage).with_context("dmodex reply message"));
+    PMIXCPP_RETURN_IF_ERROR(r.get_string(&m->message, kMaxMessage), "dmodex reply message");
     m->data.clear();
     if (m->status == PMIX_SUCCESS && !r.at_end())
-        PMIXCPP_RETURN_IF_ERROR(decode_rank_data(r, ntasks, &m->data).with_context("dmodex reply"));
+        PMIXCPP_RETURN_IF_ERROR(decode_rank_data(r, ntasks, &m->data), "dmodex reply");
     return r.expect_end();
 }
 
@@ -90,7 +91,7 @@ Status encode(Writer &w, const node_down_message &m) {
 Status decode(std::span<const uint8_t> body, node_down_message *m) {
     Reader r(body);
     PMIXCPP_RETURN_IF_ERROR(r.get_u32(&m->node));
-    PMIXCPP_RETURN_IF_ERROR(r.get_string(&m->why, kMaxReason).with_context("node-down reason"));
+    PMIXCPP_RETURN_IF_ERROR(r.get_string(&m->why, kMaxReason), "node-down reason");
     return r.expect_end();
 }
 
@@ -103,7 +104,7 @@ Status encode(Writer &w, const spawn_psets_message &m) {
 
 Status decode(std::span<const uint8_t> body, uint32_t max_size, spawn_psets_message *m) {
     Reader r(body);
-    PMIXCPP_RETURN_IF_ERROR(r.get_string(&m->child, PMIX_MAX_NSLEN).with_context("spawn sets namespace"));
+    PMIXCPP_RETURN_IF_ERROR(r.get_string(&m->child, PMIX_MAX_NSLEN), "spawn sets namespace");
     if (m->child.empty()) return bad("spawn sets: empty namespace");
     PMIXCPP_RETURN_IF_ERROR(r.get_u32(&m->child_size));
     if (m->child_size > max_size) return bad("spawn sets: " + std::to_string(m->child_size) + " children");
@@ -170,7 +171,7 @@ Status decode(std::span<const uint8_t> body, pubsub_forward *m) {
     PMIXCPP_RETURN_IF_ERROR(r.get_u64(&m->conn));
     PMIXCPP_RETURN_IF_ERROR(r.get_u32(&m->request_id));
     PMIXCPP_RETURN_IF_ERROR(r.get_u32(&m->rank));
-    PMIXCPP_RETURN_IF_ERROR(r.get_bytes(&payload).with_context("pubsub request"));
+    PMIXCPP_RETURN_IF_ERROR(r.get_bytes(&payload), "pubsub request");
     PMIXCPP_RETURN_IF_ERROR(r.expect_end());
     m->payload.assign(payload.begin(), payload.end());
     return Status::success();
@@ -190,8 +191,8 @@ Status decode(std::span<const uint8_t> body, pubsub_answer *m) {
     PMIXCPP_RETURN_IF_ERROR(r.get_u64(&m->conn));
     PMIXCPP_RETURN_IF_ERROR(r.get_u32(&m->request_id));
     PMIXCPP_RETURN_IF_ERROR(r.get_i32(&m->status));
-    PMIXCPP_RETURN_IF_ERROR(r.get_string(&m->message, kMaxMessage).with_context("pubsub reply message"));
-    PMIXCPP_RETURN_IF_ERROR(r.get_bytes(&bytes).with_context("pubsub reply"));
+    PMIXCPP_RETURN_IF_ERROR(r.get_string(&m->message, kMaxMessage), "pubsub reply message");
+    PMIXCPP_RETURN_IF_ERROR(r.get_bytes(&bytes), "pubsub reply");
     PMIXCPP_RETURN_IF_ERROR(r.expect_end());
     m->body.assign(bytes.begin(), bytes.end());
     return Status::success();
@@ -296,8 +297,8 @@ Status encode(Writer &w, const connect_contribution &m) {
 Status decode(std::span<const uint8_t> body, connect_contribution *m) {
     Reader r(body);
     uint32_t n = 0;
-    PMIXCPP_RETURN_IF_ERROR(r.get_string(&m->node, kMaxNodeName).with_context("connect contribution node"));
-    PMIXCPP_RETURN_IF_ERROR(decode_info_array(r, &m->job).with_context("connect contribution job data"));
+    PMIXCPP_RETURN_IF_ERROR(r.get_string(&m->node, kMaxNodeName), "connect contribution node");
+    PMIXCPP_RETURN_IF_ERROR(decode_info_array(r, &m->job), "connect contribution job data");
     PMIXCPP_RETURN_IF_ERROR(r.get_u32(&n));
     // a rank takes at least 12 bytes (rank + two info counts)
     PMIXCPP_RETURN_IF_ERROR(r.take_count(n, 12, sizeof(connect_rank_data), "connect contribution ranks"));
@@ -306,8 +307,8 @@ Status decode(std::span<const uint8_t> body, connect_contribution *m) {
         PMIXCPP_RETURN_IF_ERROR(r.get_u32(&e.rank));
         if (e.rank == PMIX_RANK_WILDCARD || e.rank == PMIX_RANK_UNDEF)
             return bad("connect contribution names rank " + std::to_string(e.rank));
-        PMIXCPP_RETURN_IF_ERROR(decode_info_array(r, &e.same_node).with_context("connect contribution"));
-        PMIXCPP_RETURN_IF_ERROR(decode_info_array(r, &e.other_node).with_context("connect contribution"));
+        PMIXCPP_RETURN_IF_ERROR(decode_info_array(r, &e.same_node), "connect contribution");
+        PMIXCPP_RETURN_IF_ERROR(decode_info_array(r, &e.other_node), "connect contribution");
     }
     PMIXCPP_RETURN_IF_ERROR(r.expect_end());
     m->ranks = std::move(ranks);

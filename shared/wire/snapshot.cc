@@ -7,20 +7,20 @@ namespace pmixcpp::wire {
 
 Result<std::vector<uint8_t>> encode_snapshot(const std::vector<std::pair<uint32_t, const InfoArray *>> &ranks) {
     auto bytes = encode_jobdata(ranks);
-    if (!bytes.ok()) return bytes.status().with_context("snapshot");
+    PMIXCPP_RETURN_IF_ERROR(bytes, "snapshot");
     return bytes;
 }
 
 Result<std::vector<uint8_t>> encode_snapshot(const std::vector<std::pair<uint32_t, std::span<const pmix_info_t>>> &ranks,
                                              std::vector<uint8_t> buffer) {
     auto bytes = encode_jobdata(ranks, std::move(buffer));
-    if (!bytes.ok()) return bytes.status().with_context("snapshot");
+    PMIXCPP_RETURN_IF_ERROR(bytes, "snapshot");
     return bytes;
 }
 
 Result<snapshot_view> snapshot_view::parse(std::span<const uint8_t> bytes) {
     auto v = jobdata_view::parse(bytes);
-    if (!v.ok()) return v.status().with_context("snapshot");
+    PMIXCPP_RETURN_IF_ERROR(v, "snapshot");
     snapshot_view s;
     s._view = v.value();
     return s;
@@ -38,7 +38,7 @@ Status snapshot_view::rank_data(uint32_t rank, InfoArray *out) const {
     InfoArray arr(infos, e->nkeys);
     for (uint32_t i = 0; i < e->nkeys; ++i) {
         auto key = _view.key_at(e.value(), i);
-        if (!key.ok()) return key.status();
+        PMIXCPP_RETURN_IF_ERROR(key);
         if (key->size() > PMIX_MAX_KEYLEN) return Status(PMIX_ERR_UNPACK_FAILURE, "snapshot: key too long");
         memcpy(infos[i].key, key->data(), key->size());
         PMIXCPP_RETURN_IF_ERROR(_view.value(e.value(), key.value(), &infos[i].value));
@@ -48,9 +48,8 @@ Status snapshot_view::rank_data(uint32_t rank, InfoArray *out) const {
 }
 
 Status snapshot_view::value(uint32_t rank, std::string_view key, pmix_value_t *out) const {
-    auto e = _view.find(rank);
-    if (!e.ok()) return e.status();
-    return _view.value(e.value(), key, out);
+    PMIXCPP_ASSIGN_OR_RETURN(auto e, _view.find(rank));
+    return _view.value(e, key, out);
 }
 
 namespace {

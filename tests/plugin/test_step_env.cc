@@ -246,7 +246,7 @@ TEST(StepEnv, ProcessDirectoryMadeByTheTaskAsTheUser) {
     EXPECT_EQ(as_user(0).first, PMIX_SUCCESS);
 
     // The user made it beforehand, 0755: used, and made 0700.
-    auto user_mkdir = run_as(s.uid, s.gid, [&] {
+    auto user_mkdir = run_as(s.uid, s.gid, [&]() -> Status {
         if (mkdir(proc_dir(s, 1).c_str(), 0755) != 0 || chmod(proc_dir(s, 1).c_str(), 0755) != 0)
             return Status(PMIX_ERROR, "mkdir");
         return Status::success();
@@ -261,7 +261,7 @@ TEST(StepEnv, ProcessDirectoryMadeByTheTaskAsTheUser) {
     const std::string target = std::string(tmpl) + "/elsewhere";
     ASSERT_EQ(mkdir(target.c_str(), 0755), 0);
     ASSERT_EQ(chown(target.c_str(), s.uid, s.gid), 0);
-    auto plant = run_as(s.uid, s.gid, [&] {
+    auto plant = run_as(s.uid, s.gid, [&]() -> Status {
         if (symlink(target.c_str(), proc_dir(s, 2).c_str()) != 0) return Status(PMIX_ERROR, "symlink");
         int fd = open(proc_dir(s, 3).c_str(), O_CREAT | O_WRONLY | O_EXCL, 0600);
         if (fd < 0) return Status(PMIX_ERROR, "create");

@@ -316,6 +316,32 @@ TEST(ValueHelpers, InfoArrayCopyIsDeep) {
     pmixcpp::info_destruct(&src[0]);
 }
 
+TEST(ValueHelpers, InfoKeysFlagsAndMadeInfos) {
+    using namespace pmixcpp;
+    const uint32_t seven = 7;
+    const bool no = false;
+    pmix_info_t infos[4] = {make_info("size", &seven, PMIX_UINT32), make_info("off", &no, PMIX_BOOL),
+                            make_info("on", nullptr, PMIX_UNDEF), make_info("name", "x", PMIX_STRING)};
+    EXPECT_EQ(key_of(infos[0]), "size");
+    EXPECT_EQ(key_view(infos[3]), "name");
+    EXPECT_TRUE(key_is(infos[1], "off"));
+    EXPECT_FALSE(key_is(infos[1], "of"));
+    EXPECT_EQ(find_info(infos, 4, "name"), &infos[3]);
+    EXPECT_EQ(find_info(infos, 4, "nam"), nullptr);
+    EXPECT_EQ(find_info(nullptr, 4, "name"), nullptr);
+    EXPECT_TRUE(info_flag(infos, 4, "size"));  // a number other than 0
+    EXPECT_FALSE(info_flag(infos, 4, "off"));
+    EXPECT_TRUE(info_flag(infos, 4, "on"));  // present without a value
+    EXPECT_FALSE(info_flag(infos, 4, "absent"));
+    EXPECT_EQ(infos[2].value.type, PMIX_UNDEF);
+    EXPECT_STREQ(infos[3].value.data.string, "x");
+    // A key that fills the whole field (no NUL before its end) is read to the field's end.
+    pmix_info_t full{};
+    memset(full.key, 'k', sizeof full.key);
+    EXPECT_EQ(key_view(full).size(), sizeof full.key);
+    for (auto &i : infos) info_destruct(&i);
+}
+
 TEST(ValueHelpers, ProcsOfOneProcOrAnArray) {
     pmix_proc_t p[2];
     std::memset(p, 0, sizeof(p));

@@ -40,7 +40,7 @@ Status send_all(int fd, std::span<const uint8_t> bytes, clock_type::time_point d
         ssize_t n = send(fd, bytes.data() + off, bytes.size() - off, MSG_NOSIGNAL | MSG_DONTWAIT);
         if (n < 0) {
             if (errno == EAGAIN || errno == EINTR) {
-                PMIXCPP_RETURN_IF_ERROR(wait_fd(fd, POLLOUT, deadline, cancel).with_context("send"));
+                PMIXCPP_RETURN_IF_ERROR(wait_fd(fd, POLLOUT, deadline, cancel), "send");
                 continue;
             }
             return link_error("send");
@@ -72,7 +72,7 @@ Result<int> connect_to(const sockaddr_storage &host, uint16_t port, clock_type::
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     if (connect(fd, reinterpret_cast<sockaddr *>(&addr), len) != 0 && errno != EINPROGRESS)
         return link_error("connect");
-    PMIXCPP_RETURN_IF_ERROR(wait_fd(fd, POLLOUT, deadline, cancel).with_context("connect"));
+    PMIXCPP_RETURN_IF_ERROR(wait_fd(fd, POLLOUT, deadline, cancel), "connect");
     int err = 0;
     socklen_t elen = sizeof(err);
     getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &elen);
@@ -125,25 +125,22 @@ Result<int> connect_authenticated(const sockaddr_storage &host, uint16_t port, c
         // root while tasks launch), and the agent gives a connection only a few seconds to
         // authenticate.
         auto cred = credential();
-        if (!cred.ok()) return cred.status();
-        auto fd = connect_to(host, port, deadline, cancel);
-        if (!fd.ok()) return fd.status();
-        fd_guard guard{fd.value()};
+        PMIXCPP_RETURN_IF_ERROR(cred);
+        PMIXCPP_ASSIGN_OR_RETURN(auto fd, connect_to(host, port, deadline, cancel));
+        fd_guard guard{fd};
         net::auth::client_handshake hs(cred->key, net::auth::purpose::agent, {}, UINT32_MAX, std::move(cred->credential));
-        auto hello = hs.hello_frame();
-        if (!hello.ok()) return hello.status();
-        last = send_all(fd.value(), hello.value(), deadline, cancel).with_context("handshake");
+        PMIXCPP_ASSIGN_OR_RETURN(auto hello, hs.hello_frame());
+        last = send_all(fd, hello, deadline, cancel).with_context("handshake");
         if (last.code() == PMIX_ERR_UNREACH) continue;  // shed already (EPIPE, ECONNRESET)
         PMIXCPP_RETURN_IF_ERROR(last);
         net::auth::frame_reader r;
-        last = read_handshake_frame(fd.value(), &r, deadline, cancel);
+        last = read_handshake_frame(fd, &r, deadline, cancel);
         if (last.code() == PMIX_ERR_UNREACH) continue;  // dropped before our turn: try again
         PMIXCPP_RETURN_IF_ERROR(last);
-        auto response = hs.on_frame(r.type(), r.payload());
-        if (!response.ok()) return response.status();
-        PMIXCPP_RETURN_IF_ERROR(send_all(fd.value(), response.value(), deadline, cancel).with_context("handshake"));
+        PMIXCPP_ASSIGN_OR_RETURN(auto response, hs.on_frame(r.type(), r.payload()));
+        PMIXCPP_RETURN_IF_ERROR(send_all(fd, response, deadline, cancel), "handshake");
         guard.fd = -1;
-        return fd.value();
+        return fd;
     }
     return last.ok() ? Status(PMIX_ERR_TIMEOUT, "handshake: timed out") : last;
 }
@@ -154,7 +151,7 @@ Status accept_authenticated(int fd, const net::auth::key_source &keys, clock_typ
     while (!hs.done()) {
         PMIXCPP_RETURN_IF_ERROR(read_handshake_frame(fd, &r, deadline, nullptr));
         auto reply = hs.on_frame(r.type(), r.payload());
-        if (!reply.ok()) return reply.status();
+        PMIXCPP_RETURN_IF_ERROR(reply);
         if (!reply->empty()) PMIXCPP_RETURN_IF_ERROR(send_all(fd, reply.value(), deadline, nullptr));
     }
     return Status::success();
@@ -166,7 +163,7 @@ Result<wire::Frame> read_frame(int fd, uint32_t max_payload, clock_type::time_po
     uint8_t buf[8192];
     for (;;) {
         auto f = reader.next();
-        if (!f.ok()) return f.status();
+        PMIXCPP_RETURN_IF_ERROR(f);
         if (f->has_value()) return std::move(**f);
         PMIXCPP_RETURN_IF_ERROR(wait_fd(fd, POLLIN, deadline, cancel));
         ssize_t n = read(fd, buf, sizeof(buf));
@@ -178,16 +175,15 @@ Result<wire::Frame> read_frame(int fd, uint32_t max_payload, clock_type::time_po
 
 Status send_reply_and_close(int fd, const agent::reply &r, int timeout_ms) {
     fd_guard guard{fd};
-    auto frame = agent::reply_frame(r);
-    if (!frame.ok()) return frame.status();
-    return send_all(fd, frame.value(), clock_type::now() + std::chrono::milliseconds(timeout_ms), nullptr);
+    PMIXCPP_ASSIGN_OR_RETURN(auto frame, agent::reply_frame(r));
+    return send_all(fd, frame, clock_type::now() + std::chrono::milliseconds(timeout_ms), nullptr);
 }
 
 Status send_reply_bytes_and_close(int fd, std::span<const uint8_t> encoded_reply, int timeout_ms) {
     fd_guard guard{fd};
-    auto frame = wire::encode_frame(agent::kReplyFrame, 0, 1, encoded_reply, agent::kMaxPayload);
-    if (!frame.ok()) return frame.status();
-    return send_all(fd, frame.value(), clock_type::now() + std::chrono::milliseconds(timeout_ms), nullptr);
+    PMIXCPP_ASSIGN_OR_RETURN(auto frame,
+                             wire::encode_frame(agent::kReplyFrame, 0, 1, encoded_reply, agent::kMaxPayload));
+    return send_all(fd, frame, clock_type::now() + std::chrono::milliseconds(timeout_ms), nullptr);
 }
 
 }  // namespace pmixcpp::agent_io

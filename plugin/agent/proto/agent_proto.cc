@@ -49,9 +49,8 @@ Result<std::vector<uint8_t>> request_frame(service s, std::span<const uint8_t> b
 }
 
 Result<std::vector<uint8_t>> reply_frame(const reply &r) {
-    auto bytes = encode_reply(r);
-    if (!bytes.ok()) return bytes.status();
-    return wire::encode_frame(kReplyFrame, 0, 1, bytes.value(), kMaxPayload);
+    PMIXCPP_ASSIGN_OR_RETURN(auto bytes, encode_reply(r));
+    return wire::encode_frame(kReplyFrame, 0, 1, bytes, kMaxPayload);
 }
 
 Result<std::vector<uint8_t>> encode_report(const report &rep) {

@@ -16,11 +16,11 @@ Result<reply> call_agent(const sockaddr_storage &agent_host, uint16_t port, cons
                          std::span<const uint8_t> body, int timeout_ms, const std::atomic<bool> *cancel) {
     auto deadline = clock_type::now() + std::chrono::milliseconds(timeout_ms);
     auto frame = request_frame(s, body);
-    if (!frame.ok()) return frame.status();
+    PMIXCPP_RETURN_IF_ERROR(frame);
     auto fd = agent_io::connect_authenticated(agent_host, port, credential, deadline, cancel);
-    if (!fd.ok()) return fd.status().with_context("srun agent");
+    PMIXCPP_RETURN_IF_ERROR(fd, "srun agent");
     agent_io::fd_guard guard{fd.value()};
-    PMIXCPP_RETURN_IF_ERROR(agent_io::send_all(fd.value(), frame.value(), deadline, cancel).with_context("srun agent"));
+    PMIXCPP_RETURN_IF_ERROR(agent_io::send_all(fd.value(), frame.value(), deadline, cancel), "srun agent");
     auto f = agent_io::read_frame(fd.value(), kMaxPayload, deadline, cancel);
     if (!f.ok()) {
         if (f.status().code() == PMIX_ERR_TIMEOUT && !(cancel && cancel->load()))
@@ -32,7 +32,7 @@ Result<reply> call_agent(const sockaddr_storage &agent_host, uint16_t port, cons
     if (f->type != kReplyFrame)
         return Status(PMIX_ERR_UNPACK_FAILURE, "srun agent: unexpected frame type " + std::to_string(f->type));
     reply r;
-    PMIXCPP_RETURN_IF_ERROR(decode_reply(f->payload, &r).with_context("srun agent: reply"));
+    PMIXCPP_RETURN_IF_ERROR(decode_reply(f->payload, &r), "srun agent: reply");
     return r;
 }
 
@@ -77,9 +77,8 @@ void client::call(service s, std::vector<uint8_t> body, int timeout_ms, done_fn 
 }
 
 Status client::report(const agent::report &r, int timeout_ms) {
-    auto body = encode_report(r);
-    if (!body.ok()) return body.status();
-    auto rep = call_agent(_host, _port, _credential, service::report, body.value(), timeout_ms, nullptr);
+    PMIXCPP_ASSIGN_OR_RETURN(auto body, encode_report(r));
+    auto rep = call_agent(_host, _port, _credential, service::report, body, timeout_ms, nullptr);
     if (!rep.ok()) {
         if (rep.status().code() == PMIX_ERR_TIMEOUT) return Status(PMIX_ERR_TIMEOUT, "srun agent: no acknowledgement");
         return rep.status();
