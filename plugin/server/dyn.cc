@@ -640,7 +640,7 @@ void dyn_service::on_spawn(uint64_t conn, uint32_t rank, uint32_t request_id, st
     // pmixcpp.spawn.grow: checked and taken out of the job's infos (srun's side never sees it).
     uint64_t grow = 0;
     int grow_timeout = kSpawnGrowTimeoutSec;
-    if (const pmix_info_t *g = find(req.request.job_info, kSpawnGrow)) {
+    if (const pmix_info_t *g = find_info(req.request.job_info, kSpawnGrow)) {
         auto n = value_to_number<int64_t>(g->value);
         if (!n.ok() || n.value() < 1 || static_cast<uint64_t>(n.value()) > kMaxSpawnGrowNodes) {
             _ops.reply(conn, request_id, PMIX_ERR_BAD_PARAM,
@@ -650,7 +650,7 @@ void dyn_service::on_spawn(uint64_t conn, uint32_t rank, uint32_t request_id, st
         }
         grow = static_cast<uint64_t>(n.value());
         auto names_host = [](const InfoArray &a) {
-            return find(a, PMIX_HOST) || find(a, PMIX_ADD_HOST) || find(a, PMIX_SPAWN_TARGET) || find(a, PMIX_ALLOC_ID);
+            return find_info(a, PMIX_HOST) || find_info(a, PMIX_ADD_HOST) || find_info(a, PMIX_SPAWN_TARGET) || find_info(a, PMIX_ALLOC_ID);
         };
         bool hosts = names_host(req.request.job_info);
         for (const auto &app : req.request.apps) hosts = hosts || names_host(app.info);
@@ -662,7 +662,7 @@ void dyn_service::on_spawn(uint64_t conn, uint32_t rank, uint32_t request_id, st
                        {});
             return;
         }
-        if (const pmix_info_t *t = find(req.request.job_info, PMIX_TIMEOUT)) {
+        if (const pmix_info_t *t = find_info(req.request.job_info, PMIX_TIMEOUT)) {
             auto v = value_to_number<int64_t>(t->value);
             if (v.ok() && v.value() > 0) grow_timeout = static_cast<int>(std::min<int64_t>(v.value(), 7 * 24 * 3600));
         }
@@ -721,7 +721,7 @@ void dyn_service::grow_then_spawn(uint64_t conn, uint32_t rank, uint32_t request
                 rep.message = "malformed answer from the srun agent: " + st.message();
             }
         }
-        const pmix_info_t *list = rep.status == PMIX_SUCCESS ? find(rep.results, PMIX_ALLOC_NODE_LIST) : nullptr;
+        const pmix_info_t *list = rep.status == PMIX_SUCCESS ? find_info(rep.results, PMIX_ALLOC_NODE_LIST) : nullptr;
         if (list == nullptr || list->value.type != PMIX_STRING || list->value.data.string == nullptr ||
             !*list->value.data.string) {
             const pmix_status_t code = rep.status == PMIX_SUCCESS ? PMIX_ERROR : rep.status;
@@ -741,10 +741,10 @@ void dyn_service::grow_then_spawn(uint64_t conn, uint32_t rank, uint32_t request
         infos.push_back(make_info(PMIX_HOST, grown.c_str(), PMIX_STRING));
         // Spread over every grown node (srun alone may fill the first one): ceil(procs / nodes)
         // a node, unless the spawn names its own mapping.
-        bool mapped = find(held->request.job_info, PMIX_MAPBY) || find(held->request.job_info, PMIX_PPR);
+        bool mapped = find_info(held->request.job_info, PMIX_MAPBY) || find_info(held->request.job_info, PMIX_PPR);
         uint64_t procs = 0;
         for (const auto &app : held->request.apps) {
-            mapped = mapped || find(app.info, PMIX_MAPBY) || find(app.info, PMIX_PPR);
+            mapped = mapped || find_info(app.info, PMIX_MAPBY) || find_info(app.info, PMIX_PPR);
             procs += app.maxprocs > 0 ? static_cast<uint64_t>(app.maxprocs) : 0;
         }
         auto hosts = hostlist::expand(grown);
