@@ -375,6 +375,10 @@ public:
             if (write_until(c->fd, q, deadline)) ++told;
         }
         PMIXCPP_LOG_DEBUG("tcp transport: said goodbye on %zu connections", told);
+        PMIXCPP_LOG_VERBOSE("tcp transport: our node connections: at most %zu open (cap %zu), %llu closed idle and "
+                            "reopened on need; peers closed %llu idle connections to us",
+                            _lru.peak(), _lru.cap(), static_cast<unsigned long long>(_lru.evictions()),
+                            static_cast<unsigned long long>(_idle_in));
     }
 
     void send(uint32_t node, channel chan, std::span<const uint8_t> body) override { send_to({&node, 1}, chan, body); }
@@ -577,6 +581,7 @@ private:
             const bool idle = c->idle_close;
             self->close_in(id, nullptr);
             if (idle) {
+                ++self->_idle_in;
                 PMIXCPP_LOG_DEBUG("tcp transport: node %s closed its idle connection to us",
                                   self->_opts.node_names[node].c_str());
                 return;
@@ -885,6 +890,7 @@ private:
     bool _have_peers = false;
     std::vector<out_conn> _out;
     conn_lru _lru;  // our open connections, by last use (the cap)
+    uint64_t _idle_in = 0;  // connections to us that their node closed as idle
     std::map<uint64_t, std::unique_ptr<in_conn>> _in;
     uint64_t _next_in = 1;
     peer_liveness _live;  // declared last: its operations use the connections above
