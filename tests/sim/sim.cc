@@ -694,6 +694,7 @@ dmodex_result run_dmodex(const net_params &p, uint32_t nodes, uint32_t ppn, uint
     if (ppn > 2) {
         const double t0 = w.now() + 1000;
         const uint64_t req0 = eng[0]->request_messages(), rep0 = replies;
+        const uint64_t req_bytes = res.request_bytes, rep_bytes = res.reply_bytes;  // the first Get's
         answered_at = -1;
         handle(req_node, t0, p.client_us / 2 * double(ppn - 2), [&] {
             for (uint32_t k = 2; k < ppn; ++k) {
@@ -711,6 +712,8 @@ dmodex_result run_dmodex(const net_params &p, uint32_t nodes, uint32_t ppn, uint
         res.burst_us = answered_at < 0 ? -1.0 : answered_at - t0;
         res.burst_requests = eng[0]->request_messages() - req0;
         res.burst_replies = replies - rep0;
+        res.request_bytes = req_bytes;
+        res.reply_bytes = rep_bytes;
         expected += ppn - 2;
     }
     if (answered.size() != expected)
