@@ -125,9 +125,16 @@ const std::vector<key_def> &key_defs() {
          [](const plugin_config &c) { return std::string(to_string(c.fence)); }},
         {"PMIxCppTreeWidth",
          [](plugin_config &c, const std::string &k, const std::string &v) {
-             return parse_uint(k, v, 2, 64, c.tree_width);
+             if (lower(v) == "auto") {
+                 c.tree_width = 0;
+                 return Status::success();
+             }
+             uint32_t w = 0;
+             if (!parse_uint(k, v, 2, 64, w).ok()) return bad(k, v, "auto or an integer from 2 to 64");
+             c.tree_width = w;
+             return Status::success();
          },
-         [](const plugin_config &c) { return std::to_string(c.tree_width); }},
+         [](const plugin_config &c) { return c.tree_width == 0 ? std::string("auto") : std::to_string(c.tree_width); }},
         {"PMIxCppTreeTopology",
          [](plugin_config &c, const std::string &k, const std::string &v) { return parse_bool(k, v, c.tree_topology); },
          [](const plugin_config &c) { return std::string(c.tree_topology ? "yes" : "no"); }},
@@ -147,6 +154,11 @@ const std::vector<key_def> &key_defs() {
         {"PMIxCppDmodexNode",
          [](plugin_config &c, const std::string &k, const std::string &v) { return parse_bool(k, v, c.dmodex_node); },
          [](const plugin_config &c) { return std::string(c.dmodex_node ? "yes" : "no"); }},
+        {"PMIxCppNodeConnections",
+         [](plugin_config &c, const std::string &k, const std::string &v) {
+             return parse_uint(k, v, 0, 1u << 20, c.node_connections);
+         },
+         [](const plugin_config &c) { return std::to_string(c.node_connections); }},
         {"PMIxCppClientLib",
          [](plugin_config &c, const std::string &k, const std::string &v) -> Status {
              // yes/no: the boolean of earlier releases (yes put our library first: now both).

@@ -37,12 +37,13 @@ struct plugin_config {
     std::string ucx_tls;                  // PMIxCppUcxTls: UCX_TLS for the node transport
     std::string ucx_devices;              // PMIxCppUcxDevices: UCX_NET_DEVICES
     fence_algo fence = fence_algo::automatic;  // PMIxCppFence
-    uint32_t tree_width = 8;              // PMIxCppTreeWidth: fan-out of the k-ary tree
+    uint32_t tree_width = 0;              // PMIxCppTreeWidth: fan-out of the k-ary tree (0 = auto: by the step's nodes)
     bool tree_topology = true;            // PMIxCppTreeTopology: the tree follows Slurm's switch topology
     uint32_t fabric_poll = 10;            // PMIxCppFabricPoll: s between srun's topology checks once a fabric is registered (0 = never)
     uint32_t ring_threshold = 65536;      // PMIxCppRingThreshold: bytes per node above which auto picks the ring
     bool eager_connect = false;           // PMIxCppEagerConnect: connect to all peers at start
     bool dmodex_node = false;             // PMIxCppDmodexNode: a direct-modex answer carries the whole node's data
+    uint32_t node_connections = 128;      // PMIxCppNodeConnections: open node connections of a server (0 = no cap)
     client_lib_mode client_lib = client_lib_mode::both;  // PMIxCppClientLib (yes = both, no = native)
     bool ompi_vader_dir = true;           // PMIxCppOmpiVaderDir: per-node OpenMPI vader backing directory
     uint32_t time_limit_alert = 60;       // PMIxCppTimeLimitAlert: seconds before the job's end to alert (0 = never)

@@ -57,6 +57,11 @@ struct tree_links {
 };
 tree_links tree_links_of(const std::vector<uint32_t> &nodes, uint32_t self, uint32_t width,
                          const std::vector<uint32_t> &group_of = {});
+// PMIxCppTreeWidth=auto: the fan-out for a tree over `nodes` nodes (the rule and the simulator's
+// table behind it: docs/simulator.md, "Tree width").
+uint32_t default_tree_width(size_t nodes);
+// `width` as configured (0: auto) for a tree over `nodes` nodes.
+inline uint32_t tree_width_for(uint32_t width, size_t nodes) { return width ? width : default_tree_width(nodes); }
 // Whether a tree over `nodes` nodes of fan-out `width` follows node groups when it has them.
 inline bool tree_follows_groups(size_t nodes, uint32_t width) { return nodes > size_t(width) + 1; }
 

@@ -62,7 +62,8 @@ void fence_manager::run_engine(fence &f, msg_kind kind) {
         f.direct->start(f.local, a);
     } else {
         if (f.tree) return;
-        f.tree = std::make_unique<tree_engine>(key, f.nodes, _opts.self_node, _opts.tree_width, _opts.node_groups);
+        f.tree = std::make_unique<tree_engine>(key, f.nodes, _opts.self_node, tree_width_for(_opts.tree_width, f.nodes.size()),
+                                               _opts.node_groups);
         f.tree->start(f.local, a);
     }
     apply(key, std::move(a));

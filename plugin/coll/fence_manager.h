@@ -35,7 +35,7 @@ struct manager_options {
     uint32_t self_node = 0;
     uint32_t nnodes = 1;
     algorithm algo = algorithm::automatic;
-    uint32_t tree_width = 8;
+    uint32_t tree_width = 0;  // 0: by the fence's node count (default_tree_width)
     // Per step node id: its group (leaf switch) for the tree's shape (engines.h); empty = none.
     std::vector<uint32_t> node_groups;
     uint32_t ring_threshold = 65536;

@@ -139,6 +139,20 @@ void peer_liveness::rewatch() {
     }
 }
 
+bool peer_liveness::watched(uint32_t node) const {
+    if (!_opts.watch_neighbours || !_started || !valid(node)) return false;
+    const uint32_t n = static_cast<uint32_t>(_state.size());
+    for (uint32_t side = 0; side < (_opts.two_way_links ? 1u : 2u); ++side) {
+        for (uint32_t k = 1; k < n; ++k) {
+            uint32_t i = side == 0 ? (_opts.self + k) % n : (_opts.self + n - k) % n;
+            if (_state[i] != peer_state::alive) continue;
+            if (i == node) return true;
+            break;
+        }
+    }
+    return false;
+}
+
 std::optional<peer_liveness::clock::time_point> peer_liveness::next_deadline() const {
     std::optional<clock::time_point> next;
     for (const auto &[node, deadline, why] : _suspects)

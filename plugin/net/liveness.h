@@ -73,6 +73,9 @@ public:
     bool talked(uint32_t node) const { return node < _reached.size() && (_reached[node] || _heard[node]); }
     bool has_heard(uint32_t node) const { return node < _heard.size() && _heard[node]; }
     bool waiting_for_goodbyes() const { return !_suspects.empty(); }
+    // Whether our link to `node` watches it: it is our nearest live successor in the ring (or,
+    // without two-way links, predecessor). Such a link is never closed for being idle.
+    bool watched(uint32_t node) const;
     std::optional<clock::time_point> next_deadline() const;
 
 private:

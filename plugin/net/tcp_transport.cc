@@ -24,6 +24,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -34,6 +35,7 @@
 
 #include <poll.h>
 
+#include "conn_lru.h"
 #include "handshake.h"
 #include "identity.h"
 #include "listener_guard.h"
@@ -197,6 +199,7 @@ struct in_conn {
     uint64_t id = 0;
     std::string peer;            // its address, for log lines
     uint32_t node = UINT32_MAX;  // known from its handshake
+    bool idle_close = false;     // its node said it closes the connection for the cap: EOF is no loss
 };
 
 // Every node socket: no Nagle; keepalive so that a peer host that vanished without a reset is
@@ -229,6 +232,7 @@ class tcp_transport : public node_transport {
 public:
     tcp_transport(event_base *base, transport_options opts)
         : _base(base), _opts(std::move(opts)), _guard("tcp transport (" + _opts.id.nspace + ")"),
+          _lru(_opts.max_connections),
           _live(liveness_options{"tcp", _opts.node_id, _opts.node_names, _opts.watch_neighbours, true, {}},
                 liveness_ops{[this](uint32_t node) { close_peer(node); },
                              [this](uint32_t node) {
@@ -371,6 +375,10 @@ public:
             if (write_until(c->fd, q, deadline)) ++told;
         }
         PMIXCPP_LOG_DEBUG("tcp transport: said goodbye on %zu connections", told);
+        PMIXCPP_LOG_VERBOSE("tcp transport: our node connections: at most %zu open (cap %zu), %llu closed idle and "
+                            "reopened on need; peers closed %llu idle connections to us",
+                            _lru.peak(), _lru.cap(), static_cast<unsigned long long>(_lru.evictions()),
+                            static_cast<unsigned long long>(_idle_in));
     }
 
     void send(uint32_t node, channel_id chan, std::span<const uint8_t> body) override { send_to({&node, 1}, chan, body); }
@@ -418,8 +426,14 @@ public:
                 start_connect(o);
             else if (o.authenticated)
                 flush(o);
+            if (o.fd >= 0 || o.ev_retry) _lru.touch(node);
         }
+        enforce_cap(nodes);
     }
+
+    size_t open_connections() const override { return _lru.open(); }
+    size_t peak_connections() const override { return _lru.peak(); }
+    uint64_t idle_closes() const override { return _lru.evictions(); }
 
 private:
     static void on_accept(evutil_socket_t, short, void *arg) {
@@ -564,7 +578,14 @@ private:
         if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
             std::string why = n == 0 ? "its connection to us closed" : std::string("its connection to us: ") + strerror(errno);
             uint32_t node = c->node;
+            const bool idle = c->idle_close;
             self->close_in(id, nullptr);
+            if (idle) {
+                ++self->_idle_in;
+                PMIXCPP_LOG_DEBUG("tcp transport: node %s closed its idle connection to us",
+                                  self->_opts.node_names[node].c_str());
+                return;
+            }
             if (node != UINT32_MAX) self->_live.broken(node, why, std::chrono::steady_clock::now());
             return;
         }
@@ -592,6 +613,12 @@ private:
                 self->close_in(id, ("message refused: " + st.message()).c_str());
                 return;
             }
+            if (env.chan == static_cast<uint16_t>(channel::link) && env.body.size() == 1 &&
+                env.body[0] == static_cast<uint8_t>(link_kind::idle)) {
+                c->idle_close = true;  // its EOF follows
+                continue;
+            }
+            c->idle_close = false;  // it kept the connection after all
             self->dispatch(std::move(env));
             if (self->_in.find(id) == self->_in.end()) return;
         }
@@ -707,6 +734,7 @@ private:
     }
 
     void close_peer(uint32_t node) {
+        _lru.closed(node);
         out_conn &o = _out[node];
         o.ev.reset();
         o.ev_read.reset();
@@ -725,6 +753,59 @@ private:
         for (auto &[id, c] : _in)
             if (c->node == node) ids.push_back(id);
         for (uint64_t id : ids) close_in(id, nullptr);
+    }
+
+    // More connections of ours open than the cap: close the least recently used idle ones
+    // (transport_options::max_connections); `using_now` are the nodes just sent to.
+    void enforce_cap(std::span<const uint32_t> using_now) {
+        if (_lru.cap() == 0 || _lru.open() <= _lru.cap()) return;
+        auto victims = _lru.evict([&](uint32_t node) {
+            const out_conn &o = _out[node];
+            if (std::find(using_now.begin(), using_now.end(), node) != using_now.end()) return true;
+            if (o.fd < 0) return false;  // nothing open to close
+            if (!o.authenticated || o.ev_retry || !o.queue.empty()) return true;
+            if (_live.watched(node)) return true;
+            return _opts.busy && _opts.busy(node);
+        });
+        for (uint32_t node : victims) close_idle(_out[node]);
+    }
+
+    // Close an idle connection of ours: the peer is told first (link idle) so that the EOF is no
+    // loss to it; the next message to the node opens a new one.
+    void close_idle(out_conn &o) {
+        if (o.fd < 0) return;
+        uint8_t idle = static_cast<uint8_t>(link_kind::idle);
+        auto frame = encode_node_frame(_opts.id, _opts.node_id, channel::link, {&idle, 1});
+        if (frame.ok()) {
+            auto sealed = sealed_tcp_frame(o.link_key, frame.value(), _opts.node_id, o.node, ++o.send_seq);
+            if (sealed.ok()) o.queue.push_back(std::make_shared<const std::vector<uint8_t>>(std::move(sealed.value())));
+        }
+        if (int err = o.queue.write_to(o.fd); err != 0) {
+            if (err != EAGAIN) {
+                fail_out(o, strerror(err));
+                return;
+            }
+            // The socket takes no more now: the connection stays (the peer takes the next
+            // message on it as a sign that it does) and is closed on a later round.
+            PMIXCPP_LOG_DEBUG("tcp transport: idle connection to node %s kept: its socket is full",
+                              _opts.node_names[o.node].c_str());
+            _lru.touch(o.node);
+            event_add(o.ev.get(), nullptr);
+            return;
+        }
+        PMIXCPP_LOG_DEBUG("tcp transport: closed the idle connection to node %s (%zu of at most %zu open)",
+                          _opts.node_names[o.node].c_str(), _lru.open(), _lru.cap());
+        o.ev.reset();
+        o.ev_read.reset();
+        ::shutdown(o.fd, SHUT_WR);
+        close(o.fd);
+        o.fd = -1;
+        o.connected = false;
+        o.authenticated = false;
+        o.hs.reset();
+        o.hs_reader.reset();
+        o.reader = wire::FrameReader{kMaxSealedPayload};
+        o.recv_seq = 0;
     }
 
     void start_connect(out_conn &o) {
@@ -808,6 +889,8 @@ private:
     event_ptr _ev_listen, _ev_resume, _ev_sweep;
     bool _have_peers = false;
     std::vector<out_conn> _out;
+    conn_lru _lru;  // our open connections, by last use (the cap)
+    uint64_t _idle_in = 0;  // connections to us that their node closed as idle
     std::map<uint64_t, std::unique_ptr<in_conn>> _in;
     uint64_t _next_in = 1;
     peer_liveness _live;  // declared last: its operations use the connections above

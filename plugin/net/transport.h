@@ -76,6 +76,14 @@ struct transport_options {
     // After a loss: a peer we never reached is gone, dead or finished (see above); on the loop
     // thread, at most once per node. The transport already treats it as left.
     std::function<void(uint32_t node, const std::string &why)> on_peer_unreachable;
+    // At most this many of our connections to other nodes stay open (0: no cap; TCP only, see
+    // conn_lru.h): once more are open, the least recently used idle ones are closed (with a
+    // `link` idle message first, so the peer takes the EOF for no loss) and opened again on the
+    // next message to their node. Never closed: one with a handshake or bytes not yet written,
+    // the ring neighbour it watches, or one to a node `busy` names (requests of ours outstanding
+    // there). Answers travel on the answering node's own connection, so closing ours loses none.
+    size_t max_connections = 0;
+    std::function<bool(uint32_t node)> busy;
 };
 
 class node_transport {
@@ -105,6 +113,11 @@ public:
     // The step ends normally on this node: say goodbye on every connection, waiting at most
     // `budget_ms` for the bytes to leave. Called once the loop thread has stopped.
     virtual void leave(int budget_ms) = 0;
+    // Our connections to other nodes open now, the most at once, and how many were closed for
+    // the cap (0 where the transport does not count them).
+    virtual size_t open_connections() const { return 0; }
+    virtual size_t peak_connections() const { return 0; }
+    virtual uint64_t idle_closes() const { return 0; }
 };
 
 // The body of a `link` message: u8 kind (shared/wire/node_messages.h).

@@ -2,6 +2,8 @@
 
 #include <pmix_common.h>
 
+#include <algorithm>
+
 #include "log.h"
 
 namespace pmixcpp::server {
@@ -52,25 +54,81 @@ void dmodex_engine::request(uint32_t target, const std::string &key, time_point 
     request_for(target, key, now, _cfg.whole_node);
 }
 
+uint32_t dmodex_engine::next_id() {
+    uint32_t id = _next_id++;
+    if (_next_id == 0) _next_id = 1;
+    return id;
+}
+
+void dmodex_engine::set_pending(uint32_t target, uint32_t id, time_point sent) {
+    auto [it, fresh] = _pending.try_emplace(target);
+    it->second = {id, sent};
+    if (!fresh) return;
+    const uint32_t node = _cfg.node_of[target];
+    ++_outstanding[node];
+}
+
+void dmodex_engine::clear_pending(uint32_t target) {
+    auto it = _pending.find(target);
+    if (it == _pending.end()) return;
+    _pending.erase(it);
+    const uint32_t node = _cfg.node_of[target];
+    auto o = _outstanding.find(node);
+    if (o == _outstanding.end()) return;
+    if (--o->second == 0) _outstanding.erase(o);
+}
+
 void dmodex_engine::request_for(uint32_t target, const std::string &key, time_point now, bool coalesce_by_node) {
     if (target >= _cfg.node_of.size()) return;
     const auto fresh = [&](const pending &p) { return now - p.sent < std::chrono::seconds(_cfg.timeout_sec); };
     auto it = _pending.find(target);
-    if (it != _pending.end() && fresh(it->second)) return;  // coalesced with the request in flight
+    if (it != _pending.end() && fresh(it->second)) return;  // coalesced with the request in flight (or this round's)
     if (coalesce_by_node) {
         auto n = _pending_node.find(_cfg.node_of[target]);
         if (n != _pending_node.end() && fresh(n->second)) return;  // the node's answer carries this rank too
     }
-    uint32_t id = _next_id++;
-    if (_next_id == 0) _next_id = 1;
-    _pending[target] = {id, now};
-    if (_cfg.whole_node) _pending_node[_cfg.node_of[target]] = {id, now};
-    wire::Writer w;
-    if (!wire::encode(w, wire::dmodex_request{id, target, key}).ok()) return;
     const uint32_t node = _cfg.node_of[target];
-    PMIXCPP_LOG_TRACE("%s: dmodex request %u for %s of rank %u to node %s", _cfg.nspace.c_str(), id,
-                      key.empty() ? "(all data)" : key.c_str(), target, name_of(node).c_str());
-    _ops.send_request(node, w.take());
+    // Id 0 until the round's message goes out (flush): no reply matches it meanwhile.
+    set_pending(target, 0, now);
+    if (_cfg.whole_node) _pending_node[node] = {0, now};
+    _outbox[node].push_back({target, key});
+    if (!_ops.defer) {
+        flush();
+    } else if (!_flush_scheduled) {
+        _flush_scheduled = true;
+        _ops.defer([this] { flush(); });
+    }
+}
+
+void dmodex_engine::flush() {
+    _flush_scheduled = false;
+    auto box = std::move(_outbox);
+    _outbox.clear();
+    for (auto &[node, items] : box) {
+        for (size_t first = 0; first < items.size(); first += wire::kMaxDmodexBatch) {
+            const size_t end = std::min(items.size(), first + wire::kMaxDmodexBatch);
+            wire::dmodex_request m;
+            m.id = next_id();
+            m.target = items[first].target;
+            m.key = items[first].key;
+            m.more.assign(items.begin() + static_cast<std::ptrdiff_t>(first) + 1,
+                          items.begin() + static_cast<std::ptrdiff_t>(end));
+            for (size_t i = first; i < end; ++i)
+                if (auto p = _pending.find(items[i].target); p != _pending.end() && p->second.request_id == 0)
+                    p->second.request_id = m.id;
+            if (auto pn = _pending_node.find(node); pn != _pending_node.end() && pn->second.request_id == 0)
+                pn->second.request_id = m.id;
+            wire::Writer w;
+            if (!wire::encode(w, m).ok()) continue;
+            PMIXCPP_LOG_TRACE("%s: dmodex request %u for %s of rank %u%s to node %s", _cfg.nspace.c_str(), m.id,
+                              m.key.empty() ? "(all data)" : m.key.c_str(), m.target,
+                              m.more.empty() ? "" : (" and " + std::to_string(m.more.size()) + " more ranks").c_str(),
+                              name_of(node).c_str());
+            ++_request_messages;
+            _requested_ranks += end - first;
+            _ops.send_request(node, w.take());
+        }
+    }
 }
 
 void dmodex_engine::on_reply(uint32_t from, std::span<const uint8_t> body, time_point now) {
@@ -88,8 +146,19 @@ void dmodex_engine::on_reply(uint32_t from, std::span<const uint8_t> body, time_
                           name_of(from).c_str(), st.message().c_str());
         return;
     }
-    auto p = _pending.find(target);
-    if (p != _pending.end() && p->second.request_id == id) _pending.erase(p);
+    // The requests this reply answers: its target's, and those of every rank it carries that
+    // were asked for in the same request (a batch).
+    std::vector<uint32_t> answered;
+    const auto answers = [&](uint32_t r) {
+        auto p = _pending.find(r);
+        if (p == _pending.end() || p->second.request_id != id) return;
+        clear_pending(r);
+        answered.push_back(r);
+    };
+    answers(target);
+    if (status == PMIX_SUCCESS)
+        for (uint32_t rk : ranks)
+            if (rk != target) answers(rk);
     auto pn = _pending_node.find(from);
     const bool node_answer = pn != _pending_node.end() && pn->second.request_id == id;
     if (node_answer) _pending_node.erase(pn);
@@ -98,6 +167,8 @@ void dmodex_engine::on_reply(uint32_t from, std::span<const uint8_t> body, time_
         for (const auto &w : _waiting.take_target(target)) _ops.fail(w, status, m.message);
     } else {
         ask_again(target, now, false);  // Gets of keys the reply did not hold
+        for (uint32_t rk : answered)
+            if (rk != target) ask_again(rk, now, false);
     }
     // The node's other ranks whose Gets waited for this answer and were not satisfied by it: a
     // request each, at once.
@@ -126,9 +197,10 @@ void dmodex_engine::data_stored(uint32_t rank) { answer_ready(rank); }
 size_t dmodex_engine::node_lost(uint32_t node, const std::string &text) {
     size_t failed = 0;
     _pending_node.erase(node);
+    _outbox.erase(node);
     for (uint32_t rank = 0; rank < _cfg.node_of.size(); ++rank) {
         if (_cfg.node_of[rank] != node) continue;
-        _pending.erase(rank);
+        clear_pending(rank);
         for (const auto &w : _waiting.take_target(rank)) {
             _ops.fail(w, PMIX_ERR_NODE_DOWN, text);
             ++failed;
@@ -150,26 +222,35 @@ void dmodex_engine::on_request(uint32_t from, std::span<const uint8_t> body, tim
                           st.message().c_str());
         return;
     }
+    // The ranks ready now are answered together, in one reply about the first of them.
+    std::vector<uint32_t> ready;
+    serve_item(from, m.id, m.target, m.key, now, &ready);
+    for (const auto &it : m.more) serve_item(from, m.id, it.target, it.key, now, &ready);
+    if (!ready.empty()) reply_data(from, m.id, ready.front(), ready);
+}
+
+void dmodex_engine::serve_item(uint32_t from, uint32_t id, uint32_t target, const std::string &key, time_point now,
+                               std::vector<uint32_t> *ready) {
     get_waiter w;
     w.conn = from;
-    w.request_id = m.id;
+    w.request_id = id;
     w.requester = PMIX_RANK_UNDEF;  // another node
-    w.target = m.target;
-    w.key = m.key;
-    if (!is_local(m.target)) {
+    w.target = target;
+    w.key = key;
+    if (!is_local(target)) {
         fail_serving(w, PMIX_ERR_NOT_FOUND,
-                     "rank " + std::to_string(m.target) + " is not served by node " + name_of(_cfg.self_node));
+                     "rank " + std::to_string(target) + " is not served by node " + name_of(_cfg.self_node));
         return;
     }
-    if (_ops.has(PMIX_RANK_UNDEF, m.target, m.key)) {
-        reply(from, m.id, m.target, PMIX_SUCCESS, {});
+    if (_ops.has(PMIX_RANK_UNDEF, target, key)) {
+        if (std::find(ready->begin(), ready->end(), target) == ready->end()) ready->push_back(target);
         return;
     }
-    std::string gone = _ops.gone(m.target);
+    std::string gone = _ops.gone(target);
     if (!gone.empty()) {
         fail_serving(w, PMIX_ERR_NOT_FOUND,
-                     "rank " + std::to_string(m.target) + " " + gone + " without committing " +
-                         (m.key.empty() ? std::string("anything") : m.key));
+                     "rank " + std::to_string(target) + " " + gone + " without committing " +
+                         (key.empty() ? std::string("anything") : key));
         return;
     }
     w.deadline = deadline(std::nullopt, now);
@@ -178,6 +259,10 @@ void dmodex_engine::on_request(uint32_t from, std::span<const uint8_t> body, tim
 
 void dmodex_engine::reply(uint32_t node, uint32_t request_id, uint32_t target, pmix_status_t status,
                           const std::string &message) {
+    if (status == PMIX_SUCCESS) {
+        reply_data(node, request_id, target, {target});
+        return;
+    }
     wire::Writer w;
     wire::dmodex_reply head;
     head.id = request_id;
@@ -185,17 +270,22 @@ void dmodex_engine::reply(uint32_t node, uint32_t request_id, uint32_t target, p
     head.status = status;
     head.message = message;
     (void)wire::encode_head(w, head);
-    if (status == PMIX_SUCCESS) {
-        std::vector<uint32_t> ranks{target};
-        if (_cfg.whole_node) ranks = _cfg.local_ranks;
-        auto data = _ops.encode_ranks(ranks);
-        if (_cfg.whole_node && data.ok() && data->size() > _cfg.whole_node_max_bytes) data = _ops.encode_ranks({target});
-        if (!data.ok()) {
-            reply(node, request_id, target, data.status().code(), data.status().message());
-            return;
-        }
-        w.put_raw(data->data(), data->size());
+    _ops.send_reply(node, w.take());
+}
+
+void dmodex_engine::reply_data(uint32_t node, uint32_t request_id, uint32_t target, const std::vector<uint32_t> &ranks) {
+    auto data = _ops.encode_ranks(_cfg.whole_node ? _cfg.local_ranks : ranks);
+    if (_cfg.whole_node && data.ok() && data->size() > _cfg.whole_node_max_bytes) data = _ops.encode_ranks(ranks);
+    if (!data.ok()) {
+        reply(node, request_id, target, data.status().code(), data.status().message());
+        return;
     }
+    wire::Writer w;
+    wire::dmodex_reply head;
+    head.id = request_id;
+    head.target = target;
+    (void)wire::encode_head(w, head);
+    w.put_raw(data->data(), data->size());
     _ops.send_reply(node, w.take());
 }
 
@@ -228,6 +318,14 @@ void dmodex_engine::expire(time_point now) {
     };
     for (const auto &w : _serving.take_expired(now)) fail_serving(w, PMIX_ERR_TIMEOUT, timed_out(w));
     for (const auto &w : _waiting.take_expired(now)) _ops.fail(w, PMIX_ERR_TIMEOUT, timed_out(w));
+    // Requests never answered, that no Get waits for any more: not outstanding.
+    std::vector<uint32_t> stale;
+    const auto waited = _waiting.targets();
+    for (const auto &[target, p] : _pending)
+        if (now - p.sent >= std::chrono::seconds(_cfg.timeout_sec) &&
+            std::find(waited.begin(), waited.end(), target) == waited.end())
+            stale.push_back(target);
+    for (uint32_t t : stale) clear_pending(t);
 }
 
 std::optional<dmodex_engine::time_point> dmodex_engine::next_deadline() const {

@@ -12,6 +12,10 @@
 //    failed reply fails the Gets of that rank; a lost node fails the Gets of its ranks. When an
 //    answer carries every rank of its node (whole_node), one request per node is in flight: Gets
 //    of the node's other ranks wait for it, and those it did not satisfy ask for their rank.
+//    Batches: the requests for ranks of one node made while the loop handles one round of
+//    client messages (dmodex_ops::defer) travel in one request message; the owner answers the
+//    ranks that are ready together in one reply, and each of the others in its own reply when it
+//    commits (wire::dmodex_request).
 //  - serving: a request for a local rank is answered at once when the data is there, else when
 //    the rank commits the key; it fails when the rank finalizes or dies without it, or at the
 //    timeout.
@@ -63,6 +67,10 @@ struct dmodex_ops {
         store;
     // Serving: "died" or "finalized" for a local rank that will never commit again, else empty.
     std::function<std::string(uint32_t rank)> gone;
+    // Requesting: run `fn` once the loop has handled what is ready now (the server's post). When
+    // set, requests wait there for the others of the same round and go out in one message per
+    // node (flush()); when not, each request goes out at once.
+    std::function<void(std::function<void()> fn)> defer;
 };
 
 class dmodex_engine {
@@ -104,10 +112,26 @@ public:
     size_t size() const { return _waiting.size() + _serving.size(); }
     // Target ranks with a request in flight (tests).
     size_t requests_in_flight() const { return _pending.size(); }
+    // The requests waiting for the end of the round go out, one message per node.
+    void flush();
+    // Request messages sent, and ranks asked for in them (both sides of a batch, for tests and
+    // the simulator).
+    uint64_t request_messages() const { return _request_messages; }
+    uint64_t requested_ranks() const { return _requested_ranks; }
+    // Whether requests to `node` are outstanding (asked, not all answered): the node transport
+    // keeps its connection there open (plugin/net/conn_lru.h).
+    bool outstanding_to(uint32_t node) const { auto it = _outstanding.find(node); return it != _outstanding.end() && it->second > 0; }
 
 private:
     void request(uint32_t target, const std::string &key, time_point now);
     void reply(uint32_t node, uint32_t request_id, uint32_t target, pmix_status_t status, const std::string &message);
+    // A successful reply about `target` carrying the data of `ranks` (the whole node's when so
+    // configured).
+    void reply_data(uint32_t node, uint32_t request_id, uint32_t target, const std::vector<uint32_t> &ranks);
+    void serve_item(uint32_t from, uint32_t id, uint32_t target, const std::string &key, time_point now,
+                    std::vector<uint32_t> *ready);
+    void set_pending(uint32_t target, uint32_t id, time_point sent);
+    void clear_pending(uint32_t target);
     void answer_ready(uint32_t rank);
     // The Gets still waiting on `target` ask again (own_request: not coalesced with its node's).
     void ask_again(uint32_t target, time_point now, bool own_request);
@@ -127,7 +151,12 @@ private:
     std::map<uint32_t, pending> _pending;       // remote target rank -> outstanding request
     std::map<uint32_t, pending> _pending_node;  // whole_node: node -> the request that answers for it
     void request_for(uint32_t target, const std::string &key, time_point now, bool coalesce_by_node);
+    uint32_t next_id();
     uint32_t _next_id = 1;
+    std::map<uint32_t, std::vector<wire::dmodex_item>> _outbox;  // node -> requests of this round
+    bool _flush_scheduled = false;
+    std::map<uint32_t, uint32_t> _outstanding;  // node -> target ranks with a request in flight there
+    uint64_t _request_messages = 0, _requested_ranks = 0;
 };
 
 }  // namespace pmixcpp::server

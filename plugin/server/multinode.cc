@@ -50,12 +50,15 @@ coll::manager_options fence_options(const step_info &step, const multinode_optio
                                 step.node_names[ring[(i + m - 1) % m]].c_str(), step.node_names[ring[(i + 1) % m]].c_str());
         }
     }
-    if (!mo.node_groups.empty() && !coll::tree_follows_groups(step.node_names.size(), mo.tree_width)) {
+    const uint32_t width = coll::tree_width_for(mo.tree_width, step.node_names.size());
+    PMIXCPP_LOG_VERBOSE("%s: tree fence width %u over %zu nodes%s", step.nspace.c_str(), width, step.node_names.size(),
+                        mo.tree_width ? "" : " (PMIxCppTreeWidth=auto)");
+    if (!mo.node_groups.empty() && !coll::tree_follows_groups(step.node_names.size(), width)) {
         PMIXCPP_LOG_VERBOSE("%s: tree fence over %zu nodes is one level (width %u): switches not used",
-                            step.nspace.c_str(), step.node_names.size(), mo.tree_width);
+                            step.nspace.c_str(), step.node_names.size(), width);
     } else if (!mo.node_groups.empty()) {
         // The tree: nodes under one switch form a subtree.
-        coll::tree_links l = coll::tree_links_of(all, step.node_id, mo.tree_width, mo.node_groups);
+        coll::tree_links l = coll::tree_links_of(all, step.node_id, width, mo.node_groups);
         std::string kids;
         for (uint32_t c : l.children) kids += (kids.empty() ? "" : ",") + step.node_names[c];
         PMIXCPP_LOG_VERBOSE("%s: tree fence follows the switches: parent %s, children %s", step.nspace.c_str(),

@@ -1587,6 +1587,9 @@ Status server_impl::setup_multinode() {
     to.on_peer_unreachable = [this](uint32_t node, const std::string &why) {
         post([this, node, why] { _liveness->unreachable(node, why, server_clock::now()); });
     };
+    // The cap on our open node connections spares those with direct-modex requests outstanding.
+    to.max_connections = _opts.multinode.max_connections;
+    to.busy = [this](uint32_t node) { return _dmodex && _dmodex->outstanding_to(node); };
     auto t = open_node_transport(_base.get(), _step, _opts.multinode, std::move(to));
     PMIXCPP_RETURN_IF_ERROR(t);
     _net = std::move(t.value());
@@ -1934,6 +1937,8 @@ dmodex_ops server_impl::make_dmodex_ops() {
     o.fail = [this](const get_waiter &w, pmix_status_t status, const std::string &message) {
         fail_get(w, status, message);
     };
+    // The requests of one round of client messages go out together, one message per node.
+    o.defer = [this](std::function<void()> fn) { post(std::move(fn)); };
     o.has = [this](uint32_t requester, uint32_t rank, const std::string &key) {
         return key.empty() ? _kvs.has_committed(rank) : _kvs.has(rank, key, relation_of(requester, rank));
     };

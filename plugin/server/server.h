@@ -33,10 +33,11 @@ struct multinode_options {
     std::string bind_address;      // TCP: listen on this IPv4 address (the node's), empty: any
     bool eager_connect = false;
     fence_algo fence = fence_algo::automatic;  // PMIxCppFence
-    uint32_t tree_width = 8;
+    uint32_t tree_width = 0;       // PMIxCppTreeWidth; 0: auto (coll::default_tree_width)
     std::vector<uint32_t> node_groups;  // per node id: leaf switch, for the tree fence (coll/engines.h)
     uint32_t ring_threshold = 65536;
     bool dmodex_node = false;      // a direct-modex answer carries every rank of the node
+    uint32_t max_connections = 0;  // PMIxCppNodeConnections: our open node connections (0: no cap)
     uint32_t timeout_sec = 300;    // collectives and remote Gets
     // Publish our signed node record and learn everyone's (index = node id), unchanged. Called
     // once on the loop thread; must return at once and call `ready` exactly once, from any thread.

@@ -441,6 +441,7 @@ Status prefork(const stepd_step_rec_t *job, char ***env) {
     }
     mo.ring_threshold = cfg.ring_threshold;
     mo.dmodex_node = cfg.dmodex_node;
+    mo.max_connections = cfg.node_connections;
     mo.timeout_sec = cfg.timeout_sec;
     options.job_end_time = std::strtoll(get_env(*env, kJobEndEnv).c_str(), nullptr, 10);
     options.time_limit_alert_sec = cfg.time_limit_alert;

@@ -51,7 +51,15 @@ Status decode_rank_data(std::span<const uint8_t> bytes, uint32_t ntasks, std::ve
 Status encode(Writer &w, const dmodex_request &m) {
     w.put_u32(m.id);
     w.put_u32(m.target);
-    return w.put_string(m.key);
+    PMIXCPP_RETURN_IF_ERROR(w.put_string(m.key));
+    if (m.more.empty()) return Status::success();
+    if (m.more.size() >= kMaxDmodexBatch) return Status(PMIX_ERR_PACK_FAILURE, "dmodex request: batch too large");
+    w.put_u32(static_cast<uint32_t>(m.more.size()));
+    for (const auto &it : m.more) {
+        w.put_u32(it.target);
+        PMIXCPP_RETURN_IF_ERROR(w.put_string(it.key));
+    }
+    return Status::success();
 }
 
 Status decode(std::span<const uint8_t> body, dmodex_request *m) {
@@ -59,6 +67,18 @@ Status decode(std::span<const uint8_t> body, dmodex_request *m) {
     PMIXCPP_RETURN_IF_ERROR(r.get_u32(&m->id));
     PMIXCPP_RETURN_IF_ERROR(r.get_u32(&m->target));
     PMIXCPP_RETURN_IF_ERROR(r.get_string(&m->key, PMIX_MAX_KEYLEN), "dmodex key");
+    m->more.clear();
+    if (r.at_end()) return Status::success();
+    uint32_t n = 0;
+    PMIXCPP_RETURN_IF_ERROR(r.get_u32(&n), "dmodex batch");
+    if (n == 0) return bad("dmodex batch of no more ranks");
+    // an item takes at least 8 bytes (rank + key length)
+    PMIXCPP_RETURN_IF_ERROR(r.take_count(n, 8, sizeof(dmodex_item), "dmodex batch", kMaxDmodexBatch - 1));
+    m->more.resize(n);
+    for (auto &it : m->more) {
+        PMIXCPP_RETURN_IF_ERROR(r.get_u32(&it.target), "dmodex batch");
+        PMIXCPP_RETURN_IF_ERROR(r.get_string(&it.key, PMIX_MAX_KEYLEN), "dmodex batch key");
+    }
     return r.expect_end();
 }
 
@@ -128,7 +148,7 @@ Status encode(Writer &w, link_kind m) {
 }
 
 Status decode(std::span<const uint8_t> body, link_kind *m) {
-    if (body.size() != 1 || (body[0] != 1 && body[0] != 2)) return bad("link: not one byte 1 or 2");
+    if (body.size() != 1 || body[0] < 1 || body[0] > 3) return bad("link: not one byte 1, 2 or 3");
     *m = static_cast<link_kind>(body[0]);
     return Status::success();
 }

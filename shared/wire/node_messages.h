@@ -31,11 +31,24 @@ Status decode_rank_data(std::span<const uint8_t> bytes, uint32_t ntasks, std::ve
 
 // Direct modex (channels dmodex_request / dmodex_reply).
 //   request  u32 request id, u32 target rank, str key (empty: all data)
+//            [u32 count (1..kMaxDmodexBatch - 1), then count x (u32 target rank, str key)]
+//            -- the ranks of one node asked for at once (a batch); a request of one rank has
+//            nothing after its key, as before batches existed
 //   reply    u32 request id, u32 target rank, i32 status, str message, then rank data (success only)
+//            -- a reply answers `target` and carries the data of every rank in it (a batch's
+//            ranks that were ready together come in one reply, the others one by one later,
+//            each with the batch's id)
+inline constexpr uint32_t kMaxDmodexBatch = 1024;  // ranks in one request
+struct dmodex_item {
+    uint32_t target = 0;
+    std::string key;
+    bool operator==(const dmodex_item &) const = default;
+};
 struct dmodex_request {
     uint32_t id = 0;
     uint32_t target = 0;
     std::string key;
+    std::vector<dmodex_item> more;  // the batch's other ranks
 };
 struct dmodex_reply {
     uint32_t id = 0;
@@ -73,7 +86,10 @@ Status decode(std::span<const uint8_t> body, node_query_message *m);
 
 // The transports' own channel (link), never handed to the server: u8 1 = hello (a ring
 // neighbour greets, so that it is watched), 2 = bye (the step ended normally on the sender).
-enum class link_kind : uint8_t { hello = 1, bye = 2 };
+// idle: the sender closes this connection because it is idle (the cap on open connections,
+// plugin/net/conn_lru.h), not because its step ended: the EOF that follows is no loss, and the
+// sender connects again when it has something to send.
+enum class link_kind : uint8_t { hello = 1, bye = 2, idle = 3 };
 Status encode(Writer &w, link_kind m);
 Status decode(std::span<const uint8_t> body, link_kind *m);
 

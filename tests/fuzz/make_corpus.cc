@@ -242,6 +242,9 @@ void node_seeds() {
     rd.push_back({5, sample_infos()});
     seed(t, "rank-data", 0, written([&](Writer &w) { return encode_rank_data(w, rd); }));
     seed(t, "dmodex-request", 1, written([&](Writer &w) { return encode(w, dmodex_request{7, 5, "pmix.seed.0"}); }));
+    seed(t, "dmodex-request-batch", 1, written([&](Writer &w) {
+             return encode(w, dmodex_request{8, 4, "pmix.seed.0", {{5, "pmix.seed.0"}, {6, ""}}});
+         }));
     dmodex_reply rep;
     rep.id = 7;
     rep.target = 5;
@@ -255,6 +258,7 @@ void node_seeds() {
     seed(t, "node-query-ask", 5, written([&](Writer &w) { return encode(w, node_query_message{1, 3, false}); }));
     seed(t, "link-hello", 10, written([&](Writer &w) { return encode(w, link_kind::hello); }));
     seed(t, "link-bye", 10, written([&](Writer &w) { return encode(w, link_kind::bye); }));
+    seed(t, "link-idle", 10, written([&](Writer &w) { return encode(w, link_kind::idle); }));
     seed(t, "node-query", 5, written([&](Writer &w) { return encode(w, node_query_message{2, 3, true}); }));
     pubsub_forward fwd{20, 9, 4, 1, {1, 2, 3, 4}};
     seed(t, "pubsub-request", 6, written([&](Writer &w) { return encode(w, fwd); }));

@@ -36,7 +36,7 @@ run_case() {  # label rounds env...
 }
 
 # Width 8: the flat tree is one level (every node a child of n1); grouping could only add one.
-run_case "tree width 8" 3 SLURM_PMIXCPP_FENCE=tree
+run_case "tree width 8" 3 SLURM_PMIXCPP_FENCE=tree SLURM_PMIXCPP_TREEWIDTH=8
 expect_eq "width 8: one-level tree, switches not used" "" "$(shape_of n1)"
 expect_match "width 8: the log says why" 'tree fence over 4 nodes is one level \(width 8\)' "$(new_lines n1)"
 

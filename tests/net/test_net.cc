@@ -381,3 +381,61 @@ void dead_run_case(bool ucx) {
 
 TEST(tcp_transport, the_ring_closes_over_a_dead_run) { dead_run_case(false); }
 TEST(ucx_transport, the_ring_closes_over_a_dead_run) { dead_run_case(true); }
+
+// The cap on our open connections (transport_options::max_connections): node 0 with a cap of 1
+// sends to nodes 2, 3 and 4 in turn, many rounds. Every message arrives once and in order, the
+// idle connections are closed and reopened (no peer takes the close for a loss), the watched
+// ring neighbour (node 1) stays open, and a node with requests outstanding (busy) keeps its
+// connection.
+TEST(tcp_transport, a_cap_closes_idle_connections_and_reopens_them) {
+    for (bool busy3 : {false, true}) {
+        SCOPED_TRACE(busy3 ? "node 3 busy" : "none busy");
+        loop l;
+        const uint32_t n = 5;
+        std::vector<std::vector<envelope>> got(n);
+        std::vector<std::string> lost;
+        std::vector<std::unique_ptr<node_transport>> t;
+        for (uint32_t node = 0; node < n; ++node) {
+            transport_options o;
+            o.id = {"slurm.1.0"};
+            o.node_key = step_keys()[node];
+            o.node_id = node;
+            o.node_names = {"n0", "n1", "n2", "n3", "n4"};
+            o.on_receive = [&got, node](envelope &&e) { got[node].push_back(std::move(e)); };
+            o.on_peer_lost = [&lost](uint32_t who, const std::string &why) { lost.push_back(std::to_string(who) + ": " + why); };
+            if (node == 0) {
+                o.max_connections = 1;
+                o.busy = [busy3](uint32_t who) { return busy3 && who == 3; };
+            }
+            auto r = make_tcp_transport(l.base, o);
+            ASSERT_TRUE(r.ok());
+            t.push_back(std::move(r.value()));
+        }
+        std::vector<std::string> table;
+        for (auto &x : t) table.push_back("tcp:127.0.0.1:" + port_of(*x));
+        for (auto &x : t) ASSERT_TRUE(x->set_peers(table, keys_for(table.size())).ok());
+        const int rounds = 8;
+        for (int round = 0; round < rounds; ++round) {
+            for (uint32_t to : {2u, 3u, 4u}) {
+                const uint8_t b = static_cast<uint8_t>(round);
+                t[0]->send(to, channel::dmodex_request, {&b, 1});
+                const size_t want = static_cast<size_t>(round) + 1;
+                ASSERT_TRUE(l.run_until([&] { return got[to].size() == want; })) << "round " << round << " node " << to;
+                EXPECT_LE(t[0]->open_connections(), busy3 ? 3u : 2u);  // the watched one, (3,) the one in use
+            }
+        }
+        l.run_until([] { return false; }, 200);
+        for (uint32_t to : {2u, 3u, 4u}) {
+            ASSERT_EQ(got[to].size(), size_t(rounds)) << "node " << to;
+            for (int round = 0; round < rounds; ++round) EXPECT_EQ(got[to][round].body, std::vector<uint8_t>{uint8_t(round)});
+        }
+        EXPECT_TRUE(lost.empty()) << lost.front();
+        // no cap would have kept 4 open (1, 2, 3, 4)
+        EXPECT_EQ(t[0]->open_connections(), busy3 ? 3u : 2u);
+        EXPECT_EQ(t[0]->peak_connections(), busy3 ? 4u : 3u);
+        // every switch closed one (2 -> 3 -> 4 -> 2 ...), except those of the busy node
+        EXPECT_GE(t[0]->idle_closes(), busy3 ? uint64_t(rounds) : uint64_t(3 * rounds - 2));
+        for (uint32_t node = 1; node < n; ++node) EXPECT_TRUE(t[node]->peer_alive(0));
+        for (auto &x : t) x->leave(100);
+    }
+}

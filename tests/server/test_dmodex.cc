@@ -48,8 +48,15 @@ struct cluster {
     std::deque<message> net;
     server_clock::time_point now = server_clock::now();
 
-    cluster(uint32_t n, uint32_t ranks_per_node, bool whole_node = false, uint32_t timeout_sec = 300)
+    // batched: requests wait for the end of the round (round()), as the server's post() makes them.
+    bool batched = false;
+    std::vector<std::function<void()>> deferred;
+    size_t replies = 0;  // reply messages sent
+
+    cluster(uint32_t n, uint32_t ranks_per_node, bool whole_node = false, uint32_t timeout_sec = 300,
+            bool batch = false)
         : nnodes(n), per_node(ranks_per_node), nodes(n) {
+        batched = batch;
         std::vector<std::string> names;
         std::vector<uint32_t> node_of;
         for (uint32_t i = 0; i < n; ++i) names.push_back("n" + std::to_string(i));
@@ -74,8 +81,10 @@ struct cluster {
             net.push_back({self, to, false, std::move(body)});
         };
         o.send_reply = [this, self](uint32_t to, std::vector<uint8_t> body) {
+            ++replies;
             net.push_back({self, to, true, std::move(body)});
         };
+        if (batched) o.defer = [this](std::function<void()> fn) { deferred.push_back(std::move(fn)); };
         o.answer = [this, self](const get_waiter &w) {
             // The engine answers only when the store holds what was asked.
             EXPECT_TRUE(has(self, w.target, w.key)) << "rank " << w.target << " key " << w.key;
@@ -156,8 +165,18 @@ struct cluster {
             e.on_request(m.from, m.body, now);
     }
 
+    // The end of a round of the loop: what was deferred runs.
+    void round() {
+        while (!deferred.empty()) {
+            auto fns = std::move(deferred);
+            deferred.clear();
+            for (auto &fn : fns) fn();
+        }
+    }
+
     // Deliver the queued messages in order until none is left.
     void run() {
+        round();
         while (!net.empty()) {
             message m = std::move(net.front());
             net.pop_front();
@@ -172,6 +191,7 @@ struct cluster {
         message m = std::move(net[i]);
         net.erase(net.begin() + static_cast<std::ptrdiff_t>(i));
         deliver(std::move(m));
+        round();
         return true;
     }
 };
@@ -430,4 +450,164 @@ TEST(Dmodex, WholeNodeGetsShareOneRequest) {
     EXPECT_EQ(find_done(c.nodes[0], 7)->status, PMIX_SUCCESS);
     EXPECT_EQ(c.nodes[0].store[7]["k"], 7);
     EXPECT_EQ(c.nodes[0].engine->size(), 0u);
+}
+
+// Batches: Gets of several ranks of one node in one round travel in one request; the owner
+// answers those ready together in one reply and each of the others when it commits; the
+// requests count as outstanding (the transport keeps the connection) until all are answered.
+TEST(Dmodex, GetsOfOneNodeInARoundShareOneRequest) {
+    cluster c(3, 4, false, 300, true);
+    for (uint32_t r = 4; r < 8; ++r)
+        if (r != 7) c.commit(r, "k", static_cast<int>(r));
+    c.commit(8, "k", 8);
+    for (uint32_t r = 4; r < 8; ++r) c.get(0, r, "k", r);
+    c.get(0, 8, "k", 8);
+    c.get(0, 5, "k", 100);  // coalesced with the batch's request for rank 5
+    EXPECT_TRUE(c.net.empty());  // nothing before the round ends
+    EXPECT_TRUE(c.nodes[0].engine->outstanding_to(1));
+    c.round();
+    ASSERT_EQ(c.net.size(), 2u);  // one request to node 1 (4 ranks), one to node 2
+    EXPECT_EQ(c.nodes[0].requests, 2u);
+    EXPECT_EQ(c.nodes[0].engine->request_messages(), 2u);
+    EXPECT_EQ(c.nodes[0].engine->requested_ranks(), 5u);
+    wire::dmodex_request m;
+    ASSERT_TRUE(wire::decode(c.net.front().body, &m).ok());
+    EXPECT_EQ(m.target, 4u);
+    ASSERT_EQ(m.more.size(), 3u);
+    EXPECT_EQ(m.more[2].target, 7u);
+    c.run();
+    EXPECT_EQ(c.replies, 2u);  // node 1: ranks 4-6 together; node 2: rank 8
+    for (uint32_t id : {4u, 5u, 6u, 8u, 100u}) {
+        const outcome *o = find_done(c.nodes[0], id);
+        ASSERT_NE(o, nullptr) << id;
+        EXPECT_EQ(o->status, PMIX_SUCCESS);
+    }
+    EXPECT_EQ(find_done(c.nodes[0], 7), nullptr);  // waits on node 1 for the commit
+    EXPECT_TRUE(c.nodes[0].engine->outstanding_to(1));
+    EXPECT_FALSE(c.nodes[0].engine->outstanding_to(2));
+    c.commit(7, "k", 7);
+    c.run();
+    EXPECT_EQ(c.replies, 3u);  // its own reply, with the batch's id
+    ASSERT_NE(find_done(c.nodes[0], 7), nullptr);
+    EXPECT_EQ(c.nodes[0].store[7]["k"], 7);
+    EXPECT_EQ(c.nodes[0].requests, 2u);  // nobody asked again
+    EXPECT_FALSE(c.nodes[0].engine->outstanding_to(1));
+    EXPECT_EQ(c.nodes[0].engine->size(), 0u);
+    EXPECT_EQ(c.nodes[1].engine->size(), 0u);
+}
+
+// A batch's ranks that fail (one finalized without the key, one not on that node: a peer's
+// bad request) fail alone; the others are answered.
+TEST(Dmodex, ABatchFailsRankByRank) {
+    cluster c(2, 4, false, 300, true);
+    c.commit(4, "k", 4);
+    c.nodes[1].gone[5] = "finalized";
+    c.get(0, 4, "k", 1);
+    c.get(0, 5, "k", 2);
+    c.get(0, 6, "k", 3);
+    c.run();
+    EXPECT_EQ(c.nodes[0].requests, 1u);
+    ASSERT_NE(find_done(c.nodes[0], 1), nullptr);
+    EXPECT_EQ(find_done(c.nodes[0], 1)->status, PMIX_SUCCESS);
+    ASSERT_NE(find_done(c.nodes[0], 2), nullptr);
+    EXPECT_EQ(find_done(c.nodes[0], 2)->status, PMIX_ERR_NOT_FOUND);
+    EXPECT_EQ(find_done(c.nodes[0], 3), nullptr);
+    c.nodes[1].engine->rank_left(6, true);
+    c.run();
+    ASSERT_NE(find_done(c.nodes[0], 3), nullptr);
+    EXPECT_EQ(find_done(c.nodes[0], 3)->status, PMIX_ERR_NOT_FOUND);
+    EXPECT_FALSE(c.nodes[0].engine->outstanding_to(1));
+    // A request naming a rank node 1 does not host, among its own: that one fails, the
+    // other is answered.
+    wire::Writer w;
+    wire::dmodex_request bad{9, 4, "k", {{0, "k"}}};
+    ASSERT_TRUE(wire::encode(w, bad).ok());
+    const size_t before = c.replies;
+    c.nodes[1].engine->on_request(0, w.take(), c.now);
+    EXPECT_EQ(c.replies, before + 2);
+    c.net.clear();
+}
+
+// Random delivery orders with batches: the same guarantees as without (every Get answered once).
+TEST(Dmodex, RandomOrdersWithBatches) {
+    for (uint32_t seed : {5u, 17u, 4242u}) {
+        SCOPED_TRACE("seed " + std::to_string(seed));
+        std::mt19937 rng(seed);
+        cluster c(3, 3, false, 300, true);
+        const uint32_t nranks = 9;
+        std::vector<uint32_t> late;
+        for (uint32_t r = 0; r < nranks; ++r) late.push_back(r);
+        std::shuffle(late.begin(), late.end(), rng);
+        std::map<uint32_t, std::set<uint32_t>> expect;
+        uint32_t id = 1;
+        std::vector<std::pair<uint32_t, uint32_t>> gets;
+        for (uint32_t at = 0; at < 3; ++at)
+            for (uint32_t t = 0; t < nranks; ++t)
+                if (c.node_of(t) != at) gets.emplace_back(at, t);
+        std::shuffle(gets.begin(), gets.end(), rng);
+        size_t next_get = 0, next_late = 0;
+        for (int steps = 0; steps < 100000; ++steps) {
+            int what = std::uniform_int_distribution<int>(0, 3)(rng);
+            if (what == 0 && next_get < gets.size()) {
+                // several Gets in one round
+                for (int k = 0; k < 3 && next_get < gets.size(); ++k) {
+                    auto [at, t] = gets[next_get++];
+                    expect[at].insert(id);
+                    c.get(at, t, "late" + std::to_string(t), id++);
+                }
+                c.round();
+            } else if (what == 1 && next_late < late.size()) {
+                uint32_t r = late[next_late++];
+                c.commit(r, "late" + std::to_string(r), int(100 + r));
+            } else if (!c.deliver_random(rng) && next_get == gets.size() && next_late == late.size()) {
+                break;
+            }
+        }
+        EXPECT_TRUE(c.net.empty());
+        for (uint32_t at = 0; at < 3; ++at) {
+            std::set<uint32_t> answered;
+            for (const auto &o : c.nodes[at].done) {
+                EXPECT_EQ(o.status, PMIX_SUCCESS) << o.message;
+                EXPECT_TRUE(answered.insert(o.w.request_id).second);
+            }
+            EXPECT_EQ(answered, expect[at]);
+            EXPECT_EQ(c.nodes[at].engine->requests_in_flight(), 0u);
+            for (uint32_t n = 0; n < 3; ++n) EXPECT_FALSE(c.nodes[at].engine->outstanding_to(n));
+        }
+    }
+}
+
+// The request's codec: a batch round-trips; a request of one rank is the old format; counts of
+// 0 or beyond kMaxDmodexBatch - 1 more ranks, and a cut batch, are refused.
+TEST(Dmodex, BatchCodec) {
+    wire::dmodex_request m{7, 3, "a", {{4, "b"}, {5, ""}}};
+    wire::Writer w;
+    ASSERT_TRUE(wire::encode(w, m).ok());
+    auto bytes = w.take();
+    wire::dmodex_request d;
+    ASSERT_TRUE(wire::decode(bytes, &d).ok());
+    EXPECT_EQ(d.id, 7u);
+    EXPECT_EQ(d.target, 3u);
+    EXPECT_EQ(d.key, "a");
+    EXPECT_EQ(d.more, m.more);
+    wire::Writer one;
+    ASSERT_TRUE(wire::encode(one, wire::dmodex_request{7, 3, "a"}).ok());
+    EXPECT_EQ(one.size(), 4u + 4u + 4u + 1u);  // id, target, key (length + bytes): as before batches
+    auto cut = bytes;
+    cut.pop_back();
+    EXPECT_FALSE(wire::decode(cut, &d).ok());
+    auto zero = one.take();
+    for (int i = 0; i < 4; ++i) zero.push_back(0);  // a count of 0
+    EXPECT_FALSE(wire::decode(zero, &d).ok());
+    wire::Writer big;
+    wire::dmodex_request huge{1, 0, "", std::vector<wire::dmodex_item>(wire::kMaxDmodexBatch, {1, ""})};
+    EXPECT_FALSE(wire::encode(big, huge).ok());
+    huge.more.resize(wire::kMaxDmodexBatch - 1);
+    wire::Writer ok;
+    ASSERT_TRUE(wire::encode(ok, huge).ok());
+    auto okb = ok.take();
+    ASSERT_TRUE(wire::decode(okb, &d).ok());
+    // The count (after id, target and the empty key's length) claims more than the limit.
+    okb[12] = 0xff, okb[13] = 0xff, okb[14] = 0xff, okb[15] = 0;
+    EXPECT_FALSE(wire::decode(okb, &d).ok());
 }

@@ -3,6 +3,13 @@
 //   pmixcpp_sim scale    [options]   wire-up, fences, direct modex, memory, connections at the
 //                                    node counts of --nodes (default 1024,4096,16384,65536)
 //   pmixcpp_sim codec                the real fence codec's cost per byte here (byte_ns)
+//   pmixcpp_sim width    [options]   the tree fence (empty and 1 KiB per rank) at each fan-out of
+//                                    --widths (default 2,4,8,16,32,64) at the --nodes counts: the
+//                                    table behind PMIxCppTreeWidth=auto (coll::default_tree_width)
+//   pmixcpp_sim conns    [options]   connections per node server: a tree fence, the watched ring
+//                                    neighbour and direct-modex fetches from --peers other nodes
+//                                    each (default 1024), without a cap and with --cap (default
+//                                    PMIxCppNodeConnections' 128)
 //   pmixcpp_sim validate [options]   the empty and the 1 KiB collecting fence at N x 1 on the
 //                                    host preset (2 shared CPUs), for the local cluster's figures
 // options:
@@ -96,6 +103,79 @@ int fail(const char *what, const std::string &why) {
     return 1;
 }
 
+// width and conns (see the top).
+int other_modes(int argc, char **argv) {
+    const bool width_mode = strcmp(argv[1], "width") == 0;
+    net_params p = fabric_preset();
+    std::vector<uint32_t> nodes{1024, 4096, 16384, 65536}, widths{2, 4, 8, 16, 32, 64};
+    uint32_t ppn = 128, peers = 1024, cap = 128, real_max = 16384;
+    uint64_t bytes = 1024;
+    std::vector<std::string> sets;
+    for (int i = 2; i < argc; ++i) {
+        std::string a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : "";
+        if (a == "--preset") p = strcmp(v, "host") == 0 ? host_preset() : fabric_preset(), ++i;
+        else if (a == "--nodes") nodes = parse_list(v), ++i;
+        else if (a == "--widths") widths = parse_list(v), ++i;
+        else if (a == "--ppn") ppn = uint32_t(atoi(v)), ++i;
+        else if (a == "--bytes") bytes = uint64_t(atoll(v)), ++i;
+        else if (a == "--peers") peers = uint32_t(atoi(v)), ++i;
+        else if (a == "--cap") cap = uint32_t(atoi(v)), ++i;
+        else if (a == "--real-max") real_max = uint32_t(atoi(v)), ++i;
+        else if (a == "--set") sets.push_back(v), ++i;
+        else return fail("unknown option", a);
+    }
+    for (const auto &kv : sets)
+        if (!set_param(p, kv)) return fail("bad --set", kv);
+    if (!width_mode) {
+        printf("%6s %6s %5s | %8s %8s %8s %9s | %9s %9s %8s | %s\n", "nodes", "peers", "cap", "out max", "in max",
+               "total", "opened", "closes", "out mean", "host s", "");
+        for (uint32_t n : nodes) {
+            for (uint32_t c : {0u, cap}) {
+                conn_result r = run_connections(n, coll::default_tree_width(n), peers, c);
+                printf("%6u %6u %5s | %8u %8u %8u %9llu | %9llu %9.1f %8.1f |\n", n, std::min(peers, n - 1),
+                       c ? std::to_string(c).c_str() : "none", r.max_out, r.max_in, r.max_total,
+                       static_cast<unsigned long long>(r.opened), static_cast<unsigned long long>(r.idle_closes), r.mean_out,
+                       r.host_seconds);
+                printf("SIM mode=conns nodes=%u peers=%u cap=%u width=%u max_out=%u max_in=%u max_total=%u opened=%llu "
+                       "idle_closes=%llu mean_out=%.1f\n",
+                       n, std::min(peers, n - 1), c, coll::default_tree_width(n), r.max_out, r.max_in, r.max_total,
+                       static_cast<unsigned long long>(r.opened), static_cast<unsigned long long>(r.idle_closes), r.mean_out);
+                fflush(stdout);
+            }
+        }
+        return 0;
+    }
+    print_params(p);
+    printf("%6s %5s %5s | %12s %12s | %s\n", "nodes", "width", "depth", "empty fence", "1KiB/rank", "how");
+    bool all_ok = true;
+    for (uint32_t n : nodes) {
+        for (uint32_t k : widths) {
+            fence_setup s;
+            s.nodes = n;
+            s.ppn = ppn;
+            s.width = k;
+            s.algo = coll::algorithm::tree;
+            const bool engines = n <= real_max;
+            fence_result e = engines ? run_fence(p, s) : run_tree_pattern(p, s);
+            s.collect = true;
+            s.bytes_per_rank = bytes;
+            s.real_blob_bytes = engines && n <= 4096 ? 8 : 0;
+            fence_result d = engines ? run_fence(p, s) : run_tree_pattern(p, s);
+            uint32_t depth = 0;
+            for (uint64_t reach = 1, level = 1; reach < n; ++depth) level *= k, reach += level;
+            const bool ok = e.ok && d.ok;
+            all_ok = all_ok && ok;
+            printf("%6u %5u %5u | %12s %12s | %s%s\n", n, k, depth, human_us(e.max_us).c_str(), human_us(d.max_us).c_str(),
+                   engines ? "real engines" : "tree pattern", ok ? "" : (" FAILED: " + (e.ok ? d.error : e.error)).c_str());
+            printf("SIM mode=width nodes=%u ppn=%u width=%u depth=%u fence_empty_us=%.1f fence_data_us=%.1f auto=%u ok=%d\n", n,
+                   ppn, k, depth, e.max_us, d.max_us, coll::default_tree_width(n), ok ? 1 : 0);
+            fflush(stdout);
+        }
+    }
+    return all_ok ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -103,6 +183,7 @@ int main(int argc, char **argv) {
         printf("codec_ns_per_byte %.3f\n", measure_codec_ns());
         return 0;
     }
+    if (argc >= 2 && (strcmp(argv[1], "width") == 0 || strcmp(argv[1], "conns") == 0)) return other_modes(argc, argv);
     if (argc < 2 || (strcmp(argv[1], "scale") != 0 && strcmp(argv[1], "validate") != 0)) {
         fprintf(stderr, "usage: pmixcpp_sim scale|validate [--preset host|fabric] [--nodes a,b] [--ppn P] [--bytes S] "
                         "[--width k] [--ring-max N] [--real-max N] [--jobdata-max-ranks R] [--fences F] [--set name=value]...\n");
@@ -112,7 +193,7 @@ int main(int argc, char **argv) {
     net_params p = validate ? host_preset() : fabric_preset();
     std::vector<uint32_t> nodes = validate ? std::vector<uint32_t>{1, 2, 4, 8, 16, 32}
                                            : std::vector<uint32_t>{1024, 4096, 16384, 65536};
-    uint32_t ppn = validate ? 1 : 128, width = 8, ring_max = 4096, real_max = 16384, fences = validate ? 20 : 1;
+    uint32_t ppn = validate ? 1 : 128, width = 0, ring_max = 4096, real_max = 16384, fences = validate ? 20 : 1;
     uint64_t bytes = 1024, jobdata_max = 524288;
     std::vector<std::string> sets;
     for (int i = 2; i < argc; ++i) {
@@ -135,8 +216,10 @@ int main(int argc, char **argv) {
     for (const auto &kv : sets)
         if (!set_param(p, kv)) return fail("bad --set", kv);
     print_params(p);
+    const uint32_t width_opt = width;  // 0: by node count, as PMIxCppTreeWidth=auto
 
     if (validate) {
+        width = width_opt ? width_opt : 8;  // the local cluster's runs, whose figures it is checked against
         printf("%6s %6s | %14s %14s | %14s %14s | %s\n", "nodes", "tasks", "empty median", "empty max", "1KiB median",
                "1KiB max", "checks");
         for (uint32_t n : nodes) {
@@ -166,6 +249,7 @@ int main(int argc, char **argv) {
     uint32_t ring_ref_n = 0;
     for (uint32_t n : nodes) {
         const uint64_t ranks = uint64_t(n) * ppn;
+        width = width_opt ? width_opt : coll::default_tree_width(n);
         printf("\n== %u nodes x %u tasks (%llu ranks), %llu bytes per rank, tree width %u\n", n, ppn,
                static_cast<unsigned long long>(ranks), static_cast<unsigned long long>(bytes), width);
         fflush(stdout);
@@ -247,6 +331,13 @@ int main(int argc, char **argv) {
                n - 1, human_us(dm.cold_us).c_str(), human_us(dm.warm_us).c_str(),
                static_cast<unsigned long long>(dm.request_bytes), static_cast<unsigned long long>(dm.reply_bytes),
                dm.ok ? "ok" : dm.error.c_str());
+        dmodex_result dm1 = run_dmodex(p, n, ppn, bytes, false);
+        printf("  %u Gets of one node's ranks at once (REAL dmodex engines): batched %s in %llu request + %llu reply "
+               "messages; one request per Get %s in %llu + %llu %s\n",
+               dm.burst_gets, human_us(dm.burst_us).c_str(), static_cast<unsigned long long>(dm.burst_requests),
+               static_cast<unsigned long long>(dm.burst_replies), human_us(dm1.burst_us).c_str(),
+               static_cast<unsigned long long>(dm1.burst_requests), static_cast<unsigned long long>(dm1.burst_replies),
+               dm1.ok ? "ok" : dm1.error.c_str());
 
         node_loss_result nl = run_node_loss(p, n, width, 4096);
         printf("  a node lost (REAL node_liveness on the noticing node%s): every node told after %s  [%llu "
@@ -266,7 +357,7 @@ int main(int argc, char **argv) {
         printf("  connections per node server: %u node links at most in a tree fence (mean %.1f), %u in the ring, + 1 "
                "per peer node fetched by direct modex (no cap), + %u local clients\n",
                e.max_peers, e.mean_peers, ring_real ? dr.max_peers : 2u, ppn);
-        const bool ok = e.ok && dt.ok && dr.ok && dm.ok && nl.ok;
+        const bool ok = e.ok && dt.ok && dr.ok && dm.ok && dm1.ok && nl.ok;
         all_ok = all_ok && ok;
         printf("SIM mode=scale preset=%s nodes=%u ppn=%u bytes=%llu wireup_us=%.1f srun_collect_us=%.1f srun_send_us=%.1f "
                "verify_us=%.1f fence_real=%d fence_empty_us=%.1f fence_tree_us=%.1f fence_ring_us=%.1f ring_real=%d "

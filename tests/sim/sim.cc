@@ -5,7 +5,9 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <numeric>
 #include <queue>
+#include <random>
 #include <set>
 #include <string_view>
 #include <unordered_map>
@@ -13,6 +15,7 @@
 
 #include "log.h"
 #include "plugin/agent/proto/agent_proto.h"
+#include "plugin/net/conn_lru.h"
 #include "plugin/net/identity.h"
 #include "plugin/server/dmodex.h"
 #include "plugin/server/jobdata.h"
@@ -544,7 +547,7 @@ fence_result run_tree_pattern(const net_params &p, const fence_setup &s) {
 
 // ------------------------------------------------------------------------------------ dmodex
 
-dmodex_result run_dmodex(const net_params &p, uint32_t nodes, uint32_t ppn, uint64_t bytes_per_rank) {
+dmodex_result run_dmodex(const net_params &p, uint32_t nodes, uint32_t ppn, uint64_t bytes_per_rank, bool batched) {
     using namespace server;
     dmodex_result res;
     error_counter errors;
@@ -574,6 +577,8 @@ dmodex_result run_dmodex(const net_params &p, uint32_t nodes, uint32_t ppn, uint
     std::vector<out_msg> outbox;
     std::set<std::pair<uint32_t, uint32_t>> open;
     double answered_at = -1;
+    std::vector<std::function<void()>> deferred;  // the server's post(): after the round's handlers
+    uint64_t replies = 0;
 
     std::function<void(uint32_t, double, double, const std::function<void()> &)> handle;
     handle = [&](uint32_t self, double t, double in_us, const std::function<void()> &body) {
@@ -581,6 +586,11 @@ dmodex_result run_dmodex(const net_params &p, uint32_t nodes, uint32_t ppn, uint
         outbox.clear();
         size_t before = answered.size();
         body();
+        while (!deferred.empty()) {
+            auto fns = std::move(deferred);
+            deferred.clear();
+            for (auto &fn : fns) fn();
+        }
         auto sends = std::move(outbox);
         outbox.clear();
         for (auto &m : sends) {
@@ -611,7 +621,11 @@ dmodex_result run_dmodex(const net_params &p, uint32_t nodes, uint32_t ppn, uint
         for (uint32_t k = 0; k < ppn; ++k) c.local_ranks.push_back(node * ppn + k);
         dmodex_ops o;
         o.send_request = [&](uint32_t to, std::vector<uint8_t> body) { outbox.push_back({to, false, std::move(body)}); };
-        o.send_reply = [&](uint32_t to, std::vector<uint8_t> body) { outbox.push_back({to, true, std::move(body)}); };
+        o.send_reply = [&](uint32_t to, std::vector<uint8_t> body) {
+            ++replies;
+            outbox.push_back({to, true, std::move(body)});
+        };
+        if (batched) o.defer = [&](std::function<void()> fn) { deferred.push_back(std::move(fn)); };
         o.answer = [&](const get_waiter &gw) { answered.push_back(gw); };
         o.fail = [&](const get_waiter &, pmix_status_t, const std::string &m) { failed.push_back(m); };
         o.has = [&, me](uint32_t, uint32_t rank, const std::string &key) {
@@ -675,7 +689,36 @@ dmodex_result run_dmodex(const net_params &p, uint32_t nodes, uint32_t ppn, uint
     const uint32_t target = own_node * ppn;
     res.cold_us = get(target, 0);
     res.warm_us = get(target + (ppn > 1 ? 1 : 0), w.now() + 1000);
-    if (answered.size() != 2) res.error = "Gets answered: " + std::to_string(answered.size()) + " of 2" + (failed.empty() ? "" : " (" + failed[0] + ")");
+    size_t expected = 2;
+    // The burst: local ranks 2.. each Get rank 2.. of the owner's node, all in one round.
+    if (ppn > 2) {
+        const double t0 = w.now() + 1000;
+        const uint64_t req0 = eng[0]->request_messages(), rep0 = replies;
+        const uint64_t req_bytes = res.request_bytes, rep_bytes = res.reply_bytes;  // the first Get's
+        answered_at = -1;
+        handle(req_node, t0, p.client_us / 2 * double(ppn - 2), [&] {
+            for (uint32_t k = 2; k < ppn; ++k) {
+                get_waiter gw;
+                gw.conn = 1 + k;
+                gw.request_id = target + k + 1;
+                gw.requester = k;
+                gw.target = target + k;
+                gw.key = "app.addr";
+                eng[0]->get(std::move(gw), server_clock::now());
+            }
+        });
+        w.run();
+        res.burst_gets = ppn - 2;
+        res.burst_us = answered_at < 0 ? -1.0 : answered_at - t0;
+        res.burst_requests = eng[0]->request_messages() - req0;
+        res.burst_replies = replies - rep0;
+        res.request_bytes = req_bytes;
+        res.reply_bytes = rep_bytes;
+        expected += ppn - 2;
+    }
+    if (answered.size() != expected)
+        res.error = "Gets answered: " + std::to_string(answered.size()) + " of " + std::to_string(expected) +
+                    (failed.empty() ? "" : " (" + failed[0] + ")");
     for (const auto &gw : answered) {
         auto it = store[0].find(gw.target);
         if (it == store[0].end() || !it->second.count("app.addr") || it->second["app.addr"].size() != bytes_per_rank) {
@@ -684,6 +727,76 @@ dmodex_result run_dmodex(const net_params &p, uint32_t nodes, uint32_t ppn, uint
     }
     if (errors.count() && res.error.empty()) res.error = "the real code logged an error: " + errors.first();
     res.ok = res.error.empty();
+    return res;
+}
+
+// ---------------------------------------------------------------------------------- connections
+
+conn_result run_connections(uint32_t nodes, uint32_t width, uint32_t peers, uint32_t cap, uint32_t seed) {
+    conn_result res;
+    const auto t_start = std::chrono::steady_clock::now();
+    std::vector<net::conn_lru> lru(nodes, net::conn_lru(cap));
+    std::vector<uint32_t> in(nodes, 0), peak_total(nodes, 0);
+    auto total = [&](uint32_t n) { return uint32_t(lru[n].open()) + in[n]; };
+    auto note = [&](uint32_t n) {
+        peak_total[n] = std::max(peak_total[n], total(n));
+        res.max_out = std::max(res.max_out, uint32_t(lru[n].open()));
+        res.max_in = std::max(res.max_in, in[n]);
+    };
+    // `from` sends to `to` on its own connection; `busy_to`: a fetch of `from` outstanding there.
+    auto use = [&](uint32_t from, uint32_t to, uint32_t busy_to) {
+        if (!lru[from].is_open(to)) {
+            ++res.opened;
+            ++in[to];
+        }
+        lru[from].touch(to);
+        const uint32_t succ = (from + 1) % nodes;
+        for (uint32_t v : lru[from].evict([&](uint32_t n) { return n == to || n == succ || n == busy_to; })) {
+            --in[v];
+            ++res.idle_closes;
+        }
+        note(from);
+        note(to);
+    };
+    const uint32_t no_node = UINT32_MAX;
+    // The ring successor (watched: greeted at start) and the tree fence's links (both ways).
+    for (uint32_t n = 0; n < nodes && nodes > 1; ++n) use(n, (n + 1) % nodes, no_node);
+    std::vector<uint32_t> all(nodes);
+    for (uint32_t i = 0; i < nodes; ++i) all[i] = i;
+    for (uint32_t n = 0; n < nodes; ++n) {
+        coll::tree_links l = coll::tree_links_of(all, n, width, {});
+        if (l.parent != UINT32_MAX) use(n, l.parent, no_node);
+        for (uint32_t c : l.children) use(n, c, no_node);
+    }
+    // Direct modex: in each round every node fetches from its next peer (a random permutation's
+    // next entry), request on its connection, reply on the owner's.
+    std::mt19937 rng(seed);
+    peers = std::min(peers, nodes > 0 ? nodes - 1 : 0);
+    std::vector<std::vector<uint32_t>> order(nodes);
+    for (uint32_t n = 0; n < nodes; ++n) {
+        // `peers` distinct others: a random offset walk (distinct as long as peers < nodes)
+        auto &o = order[n];
+        o.reserve(peers);
+        const uint32_t start = std::uniform_int_distribution<uint32_t>(1, nodes - 1)(rng);
+        uint32_t step = std::uniform_int_distribution<uint32_t>(1, nodes - 1)(rng);
+        while (std::gcd(step, nodes) != 1) step = step % (nodes - 1) + 1;
+        for (uint32_t k = 0; o.size() < peers; ++k) {
+            const uint32_t peer = uint32_t((n + start + uint64_t(k) * step) % nodes);
+            if (peer != n) o.push_back(peer);
+        }
+    }
+    for (uint32_t round = 0; round < peers; ++round) {
+        for (uint32_t n = 0; n < nodes; ++n) use(n, order[n][round], order[n][round]);  // request
+        for (uint32_t n = 0; n < nodes; ++n) use(order[n][round], n, no_node);          // reply
+        res.gets += nodes;
+    }
+    uint64_t out_sum = 0;
+    for (uint32_t n = 0; n < nodes; ++n) {
+        out_sum += lru[n].open();
+        res.max_total = std::max(res.max_total, peak_total[n]);
+    }
+    res.mean_out = nodes ? double(out_sum) / nodes : 0;
+    res.host_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
     return res;
 }
 

@@ -104,8 +104,35 @@ struct dmodex_result {
     double warm_us = 0;     // a Get of another rank of the same node, connection open
     uint64_t request_bytes = 0, reply_bytes = 0;
     uint64_t per_node_bytes = 0;  // what a node's engine holds per configured step (node_of)
+    // Every other local rank Gets a different rank of the owner's node at once (one round of
+    // client messages): the time until the last is answered, request and reply messages.
+    uint32_t burst_gets = 0;
+    double burst_us = 0;
+    uint64_t burst_requests = 0, burst_replies = 0;
 };
-dmodex_result run_dmodex(const net_params &p, uint32_t nodes, uint32_t ppn, uint64_t bytes_per_rank);
+// batched: the requests of one round travel in one message per node (dmodex_ops::defer, as the
+// server sets it); else one message per Get (as before batches).
+dmodex_result run_dmodex(const net_params &p, uint32_t nodes, uint32_t ppn, uint64_t bytes_per_rank,
+                         bool batched = true);
+
+struct conn_result {
+    uint32_t max_out = 0;       // the most connections one node had open of its own (the cap's count)
+    double mean_out = 0;        // at the end, per node
+    uint32_t max_in = 0;        // the most connections other nodes had open to one node
+    uint32_t max_total = 0;     // out + in of one node, the most at any time
+    uint64_t opened = 0;        // connections opened in all (a reopen after a close counts)
+    uint64_t idle_closes = 0;   // closed for the cap
+    uint64_t gets = 0;          // node-to-node fetches simulated
+    double host_seconds = 0;
+};
+// Connections per process: every node takes part in a tree fence (width `width`), watches its
+// ring successor, then fetches by direct modex from `peers` distinct random other nodes (the
+// requests go out on the fetcher's connection, the replies on the owner's), in rounds that
+// interleave all nodes; `cap` 0: no cap, else the real conn_lru with the TCP transport's rules
+// (the watched neighbour and the connection being used kept; a fetch's connection kept until its
+// reply). Only the connection bookkeeping runs (not the engines: 65k nodes' dmodex state is
+// O(ranks) each).
+conn_result run_connections(uint32_t nodes, uint32_t width, uint32_t peers, uint32_t cap, uint32_t seed = 1);
 
 struct node_loss_result {
     bool ok = false;
