@@ -124,7 +124,7 @@ const std::vector<key_def> &key_defs() {
          },
          [](const plugin_config &c) { return std::string(to_string(c.fence)); }},
         {"PMIxCppTreeWidth",
-         [](plugin_config &c, const std::string &k, const std::string &v) {
+         [](plugin_config &c, const std::string &k, const std::string &v) -> Status {
              if (lower(v) == "auto") {
                  c.tree_width = 0;
                  return Status::success();

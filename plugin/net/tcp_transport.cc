@@ -613,7 +613,7 @@ private:
                 self->close_in(id, ("message refused: " + st.message()).c_str());
                 return;
             }
-            if (env.chan == static_cast<uint16_t>(channel::link) && env.body.size() == 1 &&
+            if (env.chan == kLinkChannel && env.body.size() == 1 &&
                 env.body[0] == static_cast<uint8_t>(link_kind::idle)) {
                 c->idle_close = true;  // its EOF follows
                 continue;
@@ -775,7 +775,7 @@ private:
     void close_idle(out_conn &o) {
         if (o.fd < 0) return;
         uint8_t idle = static_cast<uint8_t>(link_kind::idle);
-        auto frame = encode_node_frame(_opts.id, _opts.node_id, channel::link, {&idle, 1});
+        auto frame = encode_node_frame(_opts.id, _opts.node_id, kLinkChannel, {&idle, 1});
         if (frame.ok()) {
             auto sealed = sealed_tcp_frame(o.link_key, frame.value(), _opts.node_id, o.node, ++o.send_seq);
             if (sealed.ok()) o.queue.push_back(std::make_shared<const std::vector<uint8_t>>(std::move(sealed.value())));

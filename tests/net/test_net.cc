@@ -401,6 +401,7 @@ TEST(tcp_transport, a_cap_closes_idle_connections_and_reopens_them) {
             o.node_key = step_keys()[node];
             o.node_id = node;
             o.node_names = {"n0", "n1", "n2", "n3", "n4"};
+            o.channels = pmixcpp::testing::channels();
             o.on_receive = [&got, node](envelope &&e) { got[node].push_back(std::move(e)); };
             o.on_peer_lost = [&lost](uint32_t who, const std::string &why) { lost.push_back(std::to_string(who) + ": " + why); };
             if (node == 0) {
@@ -418,7 +419,7 @@ TEST(tcp_transport, a_cap_closes_idle_connections_and_reopens_them) {
         for (int round = 0; round < rounds; ++round) {
             for (uint32_t to : {2u, 3u, 4u}) {
                 const uint8_t b = static_cast<uint8_t>(round);
-                t[0]->send(to, channel::dmodex_request, {&b, 1});
+                t[0]->send(to, pmixcpp::testing::chan::dmodex_request, {&b, 1});
                 const size_t want = static_cast<size_t>(round) + 1;
                 ASSERT_TRUE(l.run_until([&] { return got[to].size() == want; })) << "round " << round << " node " << to;
                 EXPECT_LE(t[0]->open_connections(), busy3 ? 3u : 2u);  // the watched one, (3,) the one in use
