@@ -88,14 +88,15 @@ t2=$(date +%s)
 # Left out of the default run on this stack, and why:
 #   t-attack-files t-attack-net t-attack-client t-security: the privilege boundary is the plugin's
 #       own code, the same on both stacks (run on Debian 12)
-#   t-events-nodedown t-events-nodedown3 t-events-signal t-multinode-scale t-teardown t-load:
-#       node loss, signals and scale do not depend on the Slurm or OpenMPI release (Debian 12)
+#   t-events-nodedown t-events-nodedown3 t-events-signal t-multinode-scale t-teardown t-load
+#   t-dmodex-cap: node loss, signals, scale and the TCP transport's connection cap do not depend
+#       on the Slurm or OpenMPI release (Debian 12)
 #   t-debs: Debian 12 packages
 # Name tests on the command line to run them anyway.
 if [ ${#tests[@]} -eq 0 ]; then
     default_run=1
     skip=" t-attack-files t-attack-net t-attack-client t-security t-events-nodedown t-events-nodedown3
-           t-events-signal t-multinode-scale t-teardown t-load t-debs "
+           t-events-signal t-multinode-scale t-teardown t-load t-debs t-dmodex-cap "
     for f in "$src"/tests/integration/t-*.sh; do
         t=$(basename "$f" .sh)
         echo "$skip" | tr ' ' '\n' | grep -qx "$t" && continue
