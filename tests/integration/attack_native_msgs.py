@@ -27,6 +27,8 @@ import sys
 import time
 
 CMD_FINALIZE, CMD_QUERY, CMD_LOG, CMD_GROUP_CONSTRUCT, CMD_GROUP_DESTRUCT = 5, 15, 16, 24, 28
+CMD_ALLOC, CMD_JOB_CONTROL, CMD_MONITOR = 17, 18, 19
+TAG_HEARTBEAT = 1
 T_BOOL, T_STRING, T_SIZE, T_INT32, T_UINT32, T_UINT64, T_PROC, T_INFO = 1, 3, 4, 9, 14, 15, 22, 24
 ST = {0: "PMIX_SUCCESS", -11: "PMIX_ERR_EXISTS", -24: "PMIX_ERR_TIMEOUT", -25: "PMIX_ERR_NO_PERMISSIONS",
       -27: "PMIX_ERR_BAD_PARAM", -29: "PMIX_ERR_OUT_OF_RESOURCE", -46: "PMIX_ERR_NOT_FOUND",
@@ -37,6 +39,9 @@ KEY_PSET_NAME = "pmix.pset.nm"
 KEY_LOG_MSG = "pmix.log.msg"
 KEY_LOG_STDERR = "pmix.log.stderr"
 KEY_TIMEOUT = "pmix.timeout"
+KEY_JCTRL_SIGNAL = "pmix.jctrl.sig"
+KEY_SEND_HEARTBEAT = "pmix.monitor.beat"
+KEY_ALLOC_NUM_NODES = "pmix.alloc.nnodes"
 
 
 class Packer:
@@ -319,10 +324,72 @@ def log(c, infos):
     return p.pack_size(0).bytes()
 
 
+def job_control(c, targets, infos):
+    p = c.p().command(CMD_JOB_CONTROL).pack_size(len(targets))
+    if targets:
+        p.i32(len(targets))
+        for ns, r in targets:
+            p.proc(ns, r)
+    p.pack_size(len(infos))
+    if infos:
+        p.i32(len(infos))
+        for f in infos:
+            f(p)
+    return p.bytes()
+
+
+def alloc(c, directive, infos):
+    p = c.p().command(CMD_ALLOC).i32(1)
+    p.b.append(directive)
+    p.pack_size(len(infos))
+    if infos:
+        p.i32(len(infos))
+        for f in infos:
+            f(p)
+    return p.bytes()
+
+
+def attack_control(c):
+    """Job control, monitoring, heartbeats and allocation requests, hostile."""
+    me = (c.nspace, c.rank)
+    closed = {"closed"}
+    sig = lambda p: p.info(KEY_JCTRL_SIGNAL, T_INT32, lambda q: q.i32(0))  # signal 0: changes nothing
+    beat = lambda p: p.info(KEY_SEND_HEARTBEAT, T_BOOL, lambda q: q.b.append(1))
+    nodes = lambda p: p.info(KEY_ALLOC_NUM_NODES, T_UINT64, lambda q: q.u64(1 << 40))
+    mon = c.p().command(CMD_MONITOR).i32(1)
+    beat(mon)
+    mon.i32(1).i32(-1).pack_size(0)
+    for name, body in (("job control", job_control(c, [me], [sig])), ("monitor", mon.bytes()),
+                       ("allocation", alloc(c, 2, [nodes]))):
+        for cut in (len(body) // 2, len(body) - 1):
+            case(c, "truncated %s (%d of %d bytes)" % (name, cut, len(body)), c.request(body[:cut])[0], closed)
+    p = c.p().command(CMD_JOB_CONTROL).pack_size(1 << 40).i32(1)
+    case(c, "job control: 2^40 targets", c.request(p.proc(*me).pack_size(0).bytes())[0], closed)
+    case(c, "job control: no directives", c.request(job_control(c, [me], []))[0], closed)
+    case(c, "job control: a directive of data type 9999",
+         c.request(job_control(c, [me], [lambda p: p.info(KEY_JCTRL_SIGNAL, 9999, lambda q: q.i32(0))]))[0], closed)
+    ans = c.request(job_control(c, [(c.nspace, 1 << 20)], [sig]))[0]
+    case(c, "job control of a rank beyond the step: an error status",
+         "an error status" if ans.startswith("status -") else ans, {"an error status"})
+    m = c.p().command(CMD_MONITOR).i32(1)
+    m.info(KEY_SEND_HEARTBEAT, 9999, lambda q: q.i32(0))
+    case(c, "monitor: the monitored item of data type 9999", c.request(m.i32(1).i32(-1).pack_size(0).bytes())[0], closed)
+    case(c, "allocation: 2^40 infos", c.request(c.p().command(CMD_ALLOC).i32(1).bytes() + bytes([2]) +
+                                                 c.p().pack_size(1 << 40).i32(1).bytes())[0], closed)
+    case(c, "allocation: a byte after the request", c.request(alloc(c, 2, [nodes]) + b"\0")[0], closed)
+    # 1000 heartbeats (OpenPMIx's empty one-way message on tag 1) without a monitor: no answer,
+    # the connection stays, the next request is served
+    for _ in range(1000):
+        c.s.sendall(struct.pack("!iIII", c.index, TAG_HEARTBEAT, 0, 0))
+    case(c, "1000 heartbeats without a monitor, then a query", c.request(query(c, [([KEY_PSET_NAMES], [])]))[0],
+         {err(0)})
+
+
 def run_cases(c, d):
     me = (c.nspace, c.rank)
     closed = {"closed"}
     fl = c.flavour
+    attack_control(c)
 
     # truncated bodies: the connection is closed (malformed request), the rank connects again
     for name, body in (("query", query(c, [([KEY_PSET_NAMES], [])])),
