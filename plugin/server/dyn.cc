@@ -685,19 +685,29 @@ void dyn_service::on_spawn(uint64_t conn, uint32_t rank, uint32_t request_id, st
     start_spawn(conn, rank, request_id, std::move(req), child_size, "");
 }
 
-void dyn_service::grow_then_spawn(uint64_t conn, uint32_t rank, uint32_t request_id, spawn::agent_spawn_request &&req,
-                                  uint32_t child_size, uint64_t nodes, int timeout_sec) {
+namespace {
+
+// An allocation request of a rank of this step for srun's agent (the grow of a grow-spawn, or its
+// roll-back), in the caller's name as any PMIx_Allocation_request.
+alloc::agent_request step_alloc_request(const std::string &nspace, const std::string &node, uint32_t rank,
+                                        pmix_alloc_directive_t directive, std::vector<pmix_info_t> infos) {
     alloc::agent_request ar;
     ar.op = alloc::agent_op::allocate;
-    ar.nspace = _step.nspace;
+    ar.nspace = nspace;
     ar.rank = rank;
-    ar.node = _step.node_name();
-    ar.directive = PMIX_ALLOC_EXTEND;
-    std::vector<pmix_info_t> in;
-    in.push_back(make_info(PMIX_ALLOC_NUM_NODES, &nodes, PMIX_UINT64));
-    in.push_back(make_info(PMIX_TIMEOUT, &timeout_sec, PMIX_INT));
-    ar.infos = to_array(in);
-    auto body = alloc::encode_request(ar);
+    ar.node = node;
+    ar.directive = directive;
+    ar.infos = to_array(infos);
+    return ar;
+}
+
+}  // namespace
+
+void dyn_service::grow_then_spawn(uint64_t conn, uint32_t rank, uint32_t request_id, spawn::agent_spawn_request &&req,
+                                  uint32_t child_size, uint64_t nodes, int timeout_sec) {
+    auto body = alloc::encode_request(step_alloc_request(
+        _step.nspace, _step.node_name(), rank, PMIX_ALLOC_EXTEND,
+        {make_info(PMIX_ALLOC_NUM_NODES, &nodes, PMIX_UINT64), make_info(PMIX_TIMEOUT, &timeout_sec, PMIX_INT)}));
     if (!body.ok()) {
         _ops.reply(conn, request_id, body.status().code(), body.status().message(), {});
         return;
@@ -764,16 +774,8 @@ void dyn_service::fail_spawn(uint64_t conn, uint32_t rank, uint32_t request_id, 
         return;
     }
     // Roll the grow back: exactly the nodes it added go back to Slurm, then the spawner hears.
-    alloc::agent_request ar;
-    ar.op = alloc::agent_op::allocate;
-    ar.nspace = _step.nspace;
-    ar.rank = rank;
-    ar.node = _step.node_name();
-    ar.directive = PMIX_ALLOC_RELEASE;
-    std::vector<pmix_info_t> in;
-    in.push_back(make_info(PMIX_ALLOC_NODE_LIST, grown.c_str(), PMIX_STRING));
-    ar.infos = to_array(in);
-    auto body = alloc::encode_request(ar);
+    auto body = alloc::encode_request(step_alloc_request(_step.nspace, _step.node_name(), rank, PMIX_ALLOC_RELEASE,
+                                                         {make_info(PMIX_ALLOC_NODE_LIST, grown.c_str(), PMIX_STRING)}));
     if (!body.ok()) {
         _ops.reply(conn, request_id, status, message + "; the nodes obtained for it (" + grown + ") stay in the job: " +
                                                  body.status().message(), {});
