@@ -74,11 +74,11 @@ Status decode_job_control(unpacker &up, size_t max_procs, wire::job_control_requ
 Status decode_monitor(unpacker &up, wire::monitor_request *out) {
     wire::monitor_request m;
     PMIXCPP_RETURN_IF_ERROR(expect_count(up, 1, "monitor"));
-    PMIXCPP_RETURN_IF_ERROR(up.get_infos(1, &m.monitor).with_context("monitor"));
+    PMIXCPP_RETURN_IF_ERROR(up.get_infos(1, &m.monitor), "monitor");
     // PMIX_MONITOR_HEARTBEAT / PMIX_SEND_HEARTBEAT come as NULL pointers (a sentinel byte on the
     // wire): only the key matters, as for pmixcpp's own client
     if (m.monitor.data()[0].value.type == PMIX_POINTER) m.monitor.data()[0].value.type = PMIX_UNDEF;
-    PMIXCPP_RETURN_IF_ERROR(up.unpack(PMIX_STATUS, &m.error, 1).with_context("monitor error code"));
+    PMIXCPP_RETURN_IF_ERROR(up.unpack(PMIX_STATUS, &m.error, 1), "monitor error code");
     PMIXCPP_RETURN_IF_ERROR(get_info_pack(up, "monitor directives", &m.directives));
     PMIXCPP_RETURN_IF_ERROR(trailing(up, "monitor"));
     *out = std::move(m);
@@ -87,7 +87,7 @@ Status decode_monitor(unpacker &up, wire::monitor_request *out) {
 
 Status decode_alloc(unpacker &up, wire::alloc_request *out) {
     wire::alloc_request m;
-    PMIXCPP_RETURN_IF_ERROR(up.unpack(PMIX_ALLOC_DIRECTIVE, &m.directive, 1).with_context("allocation directive"));
+    PMIXCPP_RETURN_IF_ERROR(up.unpack(PMIX_ALLOC_DIRECTIVE, &m.directive, 1), "allocation directive");
     PMIXCPP_RETURN_IF_ERROR(get_info_pack(up, "allocation infos", &m.infos));
     PMIXCPP_RETURN_IF_ERROR(trailing(up, "allocation request"));
     *out = std::move(m);

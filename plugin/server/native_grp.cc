@@ -34,6 +34,17 @@ Result<std::vector<uint8_t>> query_reply(native::int_flavour f, std::span<const 
     return native::encode_query_reply(f, status, kept.data(), kept.size());
 }
 
+// Our reply of job control, monitoring or allocation (M: a message with `results`; no body: no
+// results) in OpenPMIx's query layout.
+template <typename M>
+Result<std::vector<uint8_t>> results_reply(native::int_flavour f, std::span<const uint8_t> body, const char *what) {
+    if (body.empty()) return native::encode_query_reply(f, PMIX_SUCCESS, nullptr, 0);
+    M m;
+    wire::Reader r(body);
+    PMIXCPP_RETURN_IF_ERROR(wire::decode(r, &m), what);
+    return native::encode_query_reply(f, PMIX_SUCCESS, m.results.data(), m.results.size());
+}
+
 }  // namespace
 
 bool native_grp_command(uint8_t cmd) {
@@ -100,20 +111,8 @@ Result<std::vector<uint8_t>> native_grp_link::reply(uint8_t cmd, native::int_fla
     switch (cmd) {
     case native::kCmdQuery: return query_reply(f, body);
     case native::kCmdJobControl:
-    case native::kCmdMonitor: {  // our reply: the results of the control, if any
-        if (body.empty()) return native::encode_query_reply(f, PMIX_SUCCESS, nullptr, 0);
-        wire::job_control_reply m;
-        wire::Reader r(body);
-        PMIXCPP_RETURN_IF_ERROR(wire::decode(r, &m).with_context("job control reply"));
-        return native::encode_query_reply(f, PMIX_SUCCESS, m.results.data(), m.results.size());
-    }
-    case native::kCmdAlloc: {
-        if (body.empty()) return native::encode_query_reply(f, PMIX_SUCCESS, nullptr, 0);
-        wire::info_reply m;
-        wire::Reader r(body);
-        PMIXCPP_RETURN_IF_ERROR(wire::decode(r, &m).with_context("allocation reply"));
-        return native::encode_query_reply(f, PMIX_SUCCESS, m.results.data(), m.results.size());
-    }
+    case native::kCmdMonitor: return results_reply<wire::job_control_reply>(f, body, "job control reply");
+    case native::kCmdAlloc: return results_reply<wire::info_reply>(f, body, "allocation reply");
     case native::kCmdGroupConstruct: {
         wire::group_reply m;
         wire::Reader r(body);
