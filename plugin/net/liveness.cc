@@ -22,6 +22,7 @@ peer_liveness::peer_liveness(liveness_options opts, liveness_ops ops) : _opts(st
     _reached.assign(n, false);
     _heard.assign(n, false);
     _bye.assign(n, false);
+    _unlinked.assign(n, false);
 }
 
 void peer_liveness::start() {
@@ -71,14 +72,18 @@ void peer_liveness::declare_lost(uint32_t node, const std::string &why) {
     rewatch();
 }
 
-void peer_liveness::connect_failed(uint32_t node, const std::string &why) {
+void peer_liveness::unlinked(uint32_t node) {
+    if (valid(node)) _unlinked[node] = true;
+}
+
+void peer_liveness::connect_failed(uint32_t node, const std::string &why, clock::time_point now) {
     if (!valid(node)) return;
     if (_state[node] != peer_state::alive) {
         _ops.close(node);
         return;
     }
     if (!talked(node)) return gone_untalked(node, why);
-    declare_lost(node, why);
+    suspect(node, why, now, _unlinked[node] ? _opts.unlinked_grace : std::chrono::milliseconds(0));
 }
 
 void peer_liveness::broken(uint32_t node, const std::string &why, clock::time_point now) {
@@ -88,11 +93,17 @@ void peer_liveness::broken(uint32_t node, const std::string &why, clock::time_po
         return;
     }
     if (!talked(node)) return gone_untalked(node, why);
-    if (_opts.bye_grace.count() <= 0) return declare_lost(node, why);
+    suspect(node, why, now, std::max(_opts.bye_grace, _unlinked[node] ? _opts.unlinked_grace : std::chrono::milliseconds(0)));
+}
+
+// A talked-to peer's link failed: lost now, or once its goodbye did not come within `grace`.
+void peer_liveness::suspect(uint32_t node, const std::string &why, clock::time_point now,
+                            std::chrono::milliseconds grace) {
+    if (grace.count() <= 0) return declare_lost(node, why);
     // Nothing more is sent to it meanwhile.
     _state[node] = peer_state::left;
     _ops.close(node);
-    _suspects.emplace_back(node, now + _opts.bye_grace, why);
+    _suspects.emplace_back(node, now + grace, why);
     PMIXCPP_LOG_DEBUG("%s transport: node %s: %s; waiting for its goodbye", _opts.kind, name(node), why.c_str());
 }
 

@@ -87,6 +87,9 @@ Status open_tcp_frame(const wire::Frame &fr, const auth::key &k, uint32_t me, ui
 constexpr auto kClientHandshakeTimeout = std::chrono::seconds(10);
 constexpr int kHandshakeRetries = 3;
 constexpr timeval kSweepPeriod{1, 0};
+// After a link with a peer was closed for the cap, the peer may leave while we have none: its
+// goodbye then comes on the link it opens to say so, maybe after our own new link failed.
+constexpr std::chrono::milliseconds kUnlinkedGrace{1000};
 
 // What waits to be written on one connection: whole frames, each held once however many
 // connections it goes out on (a fan-out's children share it), written with one sendmsg.
@@ -233,7 +236,7 @@ public:
     tcp_transport(event_base *base, transport_options opts)
         : _base(base), _opts(std::move(opts)), _guard("tcp transport (" + _opts.id.nspace + ")"),
           _lru(_opts.max_connections),
-          _live(liveness_options{"tcp", _opts.node_id, _opts.node_names, _opts.watch_neighbours, true, {}},
+          _live(liveness_options{"tcp", _opts.node_id, _opts.node_names, _opts.watch_neighbours, true, {}, kUnlinkedGrace},
                 liveness_ops{[this](uint32_t node) { close_peer(node); },
                              [this](uint32_t node) {
                                  uint8_t hello = static_cast<uint8_t>(link_kind::hello);
@@ -341,7 +344,13 @@ public:
         uint8_t bye = static_cast<uint8_t>(link_kind::bye);
         auto frame = encode_node_frame(_opts.id, _opts.node_id, kLinkChannel, {&bye, 1});
         if (!frame.ok()) return;
-        auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(budget_ms);
+        const auto start = std::chrono::steady_clock::now();
+        auto deadline = start + std::chrono::milliseconds(budget_ms);
+        _leaving = true;
+        // What is queued for a node whose connection the cap closed (our last process table
+        // rows, at least) waits for a new connection's handshake: finish those in half the
+        // budget, so that they and the goodbye reach those nodes too.
+        finish_handshakes(start + std::chrono::milliseconds(budget_ms / 2));
         size_t told = 0;
         for (auto &o : _out) {
             if (o.fd < 0 || !o.authenticated || !_live.alive(o.node)) continue;
@@ -492,7 +501,7 @@ private:
     }
 
     void arm_sweep() {
-        if (!evtimer_pending(_ev_sweep.get(), nullptr)) evtimer_add(_ev_sweep.get(), &kSweepPeriod);
+        if (_ev_sweep && !evtimer_pending(_ev_sweep.get(), nullptr)) evtimer_add(_ev_sweep.get(), &kSweepPeriod);
     }
 
     // Once a second while handshakes are open: drop the accepted ones past their deadline, fail
@@ -510,6 +519,8 @@ private:
             else
                 open = true;
         }
+        self->_live.tick(now);
+        if (self->_live.waiting_for_goodbyes()) open = true;
         if (open) self->arm_sweep();
     }
 
@@ -582,11 +593,13 @@ private:
             self->close_in(id, nullptr);
             if (idle) {
                 ++self->_idle_in;
+                self->_live.unlinked(node);
                 PMIXCPP_LOG_DEBUG("tcp transport: node %s closed its idle connection to us",
                                   self->_opts.node_names[node].c_str());
                 return;
             }
             if (node != UINT32_MAX) self->_live.broken(node, why, std::chrono::steady_clock::now());
+            self->arm_sweep();
             return;
         }
         if (n < 0) return;
@@ -648,6 +661,7 @@ private:
                                n == 0 ? std::string("our connection to it closed")
                                       : std::string("our connection to it: ") + strerror(errno),
                                std::chrono::steady_clock::now());
+            self->arm_sweep();
             return;
         }
         if (n < 0) return;
@@ -799,6 +813,7 @@ private:
         o.ev_read.reset();
         ::shutdown(o.fd, SHUT_WR);
         close(o.fd);
+        _live.unlinked(o.node);
         o.fd = -1;
         o.connected = false;
         o.authenticated = false;
@@ -830,10 +845,53 @@ private:
 
     // Connecting or writing failed: the peer's server is gone (what that means: liveness.h).
     void fail_out(out_conn &o, const std::string &why) {
-        if (_live.alive(o.node) && _live.talked(o.node))
-            PMIXCPP_LOG_ERROR("tcp transport: connection to node %s (%u) failed: %s; %zu bytes dropped",
-                              _opts.node_names[o.node].c_str(), o.node, why.c_str(), o.queue.pending());
-        _live.connect_failed(o.node, "connection failed: " + why);
+        if (_leaving) {  // we are going: nothing to conclude about the peer
+            PMIXCPP_LOG_DEBUG("tcp transport: while leaving, connection to node %s failed: %s", _opts.node_names[o.node].c_str(),
+                              why.c_str());
+            close_peer(o.node);
+            return;
+        }
+        if (_live.alive(o.node) && _live.talked(o.node)) {
+            // After an idle close the node may have left while we had no link (a loss only
+            // if no goodbye follows: liveness.h); otherwise this is the node's loss.
+            if (_live.was_unlinked(o.node))
+                PMIXCPP_LOG_DEBUG("tcp transport: connection to node %s (%u) failed: %s; %zu bytes dropped",
+                                  _opts.node_names[o.node].c_str(), o.node, why.c_str(), o.queue.pending());
+            else
+                PMIXCPP_LOG_ERROR("tcp transport: connection to node %s (%u) failed: %s; %zu bytes dropped",
+                                  _opts.node_names[o.node].c_str(), o.node, why.c_str(), o.queue.pending());
+        }
+        _live.connect_failed(o.node, "connection failed: " + why, std::chrono::steady_clock::now());
+        arm_sweep();
+    }
+
+    // While leaving (the loop has stopped): drive our connections that have messages queued
+    // through their handshake until `deadline`, with the handlers the loop would call.
+    void finish_handshakes(std::chrono::steady_clock::time_point deadline) {
+        for (;;) {
+            std::vector<pollfd> fds;
+            std::vector<out_conn *> who;
+            for (auto &o : _out) {
+                if (o.fd < 0 || o.authenticated || o.queue.empty() || !_live.alive(o.node)) continue;
+                fds.push_back({o.fd, static_cast<short>(o.connected ? POLLIN : POLLOUT), 0});
+                who.push_back(&o);
+            }
+            if (fds.empty()) return;
+            auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+            if (left.count() <= 0) {
+                PMIXCPP_LOG_DEBUG("tcp transport: leaving with %zu handshakes unfinished", fds.size());
+                return;
+            }
+            if (poll(fds.data(), fds.size(), static_cast<int>(left.count())) < 0 && errno != EINTR) return;
+            for (size_t i = 0; i < fds.size(); ++i) {
+                out_conn &o = *who[i];
+                if (fds[i].revents == 0 || o.fd != fds[i].fd) continue;
+                if (!o.connected)
+                    on_out_write(o.fd, 0, &o);
+                else
+                    out_handshake(o);
+            }
+        }
     }
 
     static void on_out_write(evutil_socket_t, short, void *arg) {
@@ -891,6 +949,7 @@ private:
     std::vector<out_conn> _out;
     conn_lru _lru;  // our open connections, by last use (the cap)
     uint64_t _idle_in = 0;  // connections to us that their node closed as idle
+    bool _leaving = false;  // leave() has begun
     std::map<uint64_t, std::unique_ptr<in_conn>> _in;
     uint64_t _next_in = 1;
     peer_liveness _live;  // declared last: its operations use the connections above

@@ -327,7 +327,7 @@ private:
             PMIXCPP_LOG_DEBUG("ucx transport: endpoint to node %s: %s", _opts.node_names[node].c_str(),
                               U().status_string(s));
             _eps[node] = nullptr;
-            _live.connect_failed(node, std::string("endpoint: ") + U().status_string(s));  // (e.g. TCP refused)
+            _live.connect_failed(node, std::string("endpoint: ") + U().status_string(s), std::chrono::steady_clock::now());  // (e.g. TCP refused)
             return false;
         }
         return true;

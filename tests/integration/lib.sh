@@ -56,6 +56,17 @@ steps_left() {
 # The per-node slurmd log files of the cluster.
 slurmd_logs() { cat "$PMIXCPP_CLUSTER_DIR"/log/slurmd.*.log 2>/dev/null; }
 
+# log_mark: each slurmd log file with its length now; logs_since MARK: the lines each of them got
+# after MARK. (An offset into all the files at once would be wrong as soon as two of them grow.)
+log_mark() {
+    local f
+    for f in "$PMIXCPP_CLUSTER_DIR"/log/slurmd.*.log; do [ -f "$f" ] && echo "$f $(wc -l < "$f")"; done
+}
+logs_since() {
+    local f n
+    while read -r f n; do [ -n "$f" ] && tail -n +$((n + 1)) "$f"; done <<< "$1"
+}
+
 # Restart the cluster with a given mpi.conf content (or none) and MpiDefault.
 # usage: cluster_restart_with MPI_CONF_TEXT [MPI_DEFAULT]
 cluster_restart_with() {

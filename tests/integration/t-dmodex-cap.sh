@@ -10,10 +10,9 @@ prog="${PMIXCPP_PREFIX:?set PMIXCPP_PREFIX}/libexec/pmixcpp/tests/pmix_multinode
 # The servers' summary lines (verbose) need SlurmdDebug=verbose or more.
 PMIXCPP_SLURM_DEBUG=debug "$PMIXCPP_SRCDIR/contrib/cluster.sh" restart 6 >/dev/null 2>&1 || fail "cluster restart (debug)"
 eval "$("$PMIXCPP_SRCDIR/contrib/cluster.sh" env)"
-logs="$PMIXCPP_CLUSTER_DIR/log"
 
 for cap in 1 2; do
-    before=$(slurmd_logs | wc -l)
+    mark=$(log_mark)
     out=$(env SLURM_PMIXCPP_DEBUG=3 SLURM_PMIXCPP_TRANSPORT=tcp SLURM_PMIXCPP_NODECONNECTIONS=$cap \
         timeout -k 5 240 srun --mpi=pmixcpp -N6 --ntasks-per-node=4 "$prog" 2 2>&1)
     rc=$?
@@ -21,7 +20,12 @@ for cap in 1 2; do
     expect_eq "cap $cap: all 24 ranks passed" 24 "$(echo "$out" | grep -c '^RESULT-PASS rank')"
     expect_no_match "cap $cap: no failed check" '^FAIL ' "$out"
     echo "$out" | grep -E '^FAIL' | head -5 | sed 's/^/    /'
-    new=$(cat "$logs"/slurmd.*.log 2>/dev/null | tail -n +$((before + 1)))
+    # Each server's summary comes at its step's end, which can follow srun's by a moment.
+    for _ in $(seq 100); do
+        new=$(logs_since "$mark")
+        [ "$(echo "$new" | grep -c 'our node connections: at most')" -ge 6 ] && break
+        sleep 0.2
+    done
     # Each server's summary at its end: "... N closed idle and reopened on need; peers closed M ..."
     closes=$(echo "$new" | grep -o '[0-9]* closed idle and reopened' | awk '{s += $1} END {print s + 0}')
     taken=$(echo "$new" | grep -o 'peers closed [0-9]* idle' | awk '{s += $3} END {print s + 0}')

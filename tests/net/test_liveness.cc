@@ -64,7 +64,7 @@ struct ring {
         case fact_kind::connect:
             if (!out[f.at].count(f.about)) return;  // closed meanwhile
             if (!up(f.about)) {
-                e.connect_failed(f.about, "connection refused");
+                e.connect_failed(f.about, "connection refused", now);
                 return;
             }
             e.reached(f.about);
@@ -184,7 +184,7 @@ TEST(peer_liveness, transitions) {
     e.start();
     EXPECT_EQ(greeted, (std::vector<uint32_t>{1, 4}));  // both neighbours
     // Never talked, refused before any loss: left quietly.
-    e.connect_failed(2, "refused");
+    e.connect_failed(2, "refused", now);
     EXPECT_EQ(e.state(2), peer_state::left);
     EXPECT_TRUE(unreachable.empty());
     // Talked, link broke: waits for the goodbye, which comes: left.
@@ -213,7 +213,7 @@ TEST(peer_liveness, transitions) {
     e.broken(4, "again", now);
     EXPECT_EQ(lost.size(), 1u);
     // After a loss, a never-talked refusal goes to the server.
-    e.connect_failed(3, "refused");
+    e.connect_failed(3, "refused", now);
     ASSERT_EQ(unreachable.size(), 1u);
     EXPECT_EQ(unreachable[0].first, 3u);
     EXPECT_EQ(e.state(3), peer_state::left);
@@ -235,6 +235,33 @@ TEST(peer_liveness, transitions) {
     EXPECT_EQ(lost.size(), 2u);
     t.broken(7, "?", now);
     t.broken(1, "self", now);
-    t.connect_failed(9, "?");
+    t.connect_failed(9, "?", now);
     EXPECT_EQ(lost.size(), 2u);
+    // A link closed idle for the cap: the peer may have left while we had no link, its goodbye
+    // coming later on another one; a failing link waits for it (unlinked_grace), and only then
+    // is the peer lost.
+    liveness_options capped{"tcp", 0, {"a", "b", "c", "d"}, false, true, {}};
+    capped.unlinked_grace = std::chrono::milliseconds(500);
+    peer_liveness c(capped, ops);
+    c.start();
+    c.heard(1);
+    c.heard(2);
+    c.heard(3);
+    c.unlinked(1);
+    c.unlinked(2);
+    c.connect_failed(1, "Broken pipe", now);
+    c.broken(2, "closed", now);
+    c.broken(3, "closed", now);  // never closed idle: lost at once, as before
+    EXPECT_EQ(lost.size(), 3u);
+    EXPECT_EQ(c.state(3), peer_state::lost);
+    EXPECT_EQ(c.state(1), peer_state::left);
+    EXPECT_EQ(c.state(2), peer_state::left);
+    EXPECT_EQ(c.next_deadline(), now + std::chrono::milliseconds(500));
+    c.link_message(1, {&bye, 1});  // its goodbye came after all: it left
+    c.tick(now + std::chrono::milliseconds(500));
+    EXPECT_TRUE(c.said_goodbye(1));
+    EXPECT_EQ(c.state(1), peer_state::left);
+    ASSERT_EQ(lost.size(), 4u);  // 2's never came
+    EXPECT_EQ(lost[3], (std::pair<uint32_t, std::string>{2, "closed (no goodbye followed)"}));
+    EXPECT_FALSE(c.waiting_for_goodbyes());
 }
