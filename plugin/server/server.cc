@@ -1910,6 +1910,7 @@ xstep_relay_ops server_impl::make_xstep_ops() {
     o.job_control = [this](const std::vector<uint32_t> &ranks, int signal, bool terminate) {
         _dyn->job_control_of_other_step(ranks, signal, terminate);
     };
+    o.jobdata = [this] { return wire::encode_jobdata(_jobdata_entries); };  // a spawner's OpenPMIx client
     return o;
 }
 
