@@ -1559,6 +1559,7 @@ bool server_impl::queue_event_frame(uint32_t rank, std::span<const uint8_t> fram
                                 ev.status, rank, payload.status().message().c_str());
             return false;
         }
+        native_note_group(*c, ev.status, ev.infos);  // a member of a group made by invitation
         native_frame = native::frame_message(native::kTagNotify, payload.value());
         frame = native_frame;
     }

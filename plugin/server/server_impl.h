@@ -411,6 +411,9 @@ private:
     // A spawn of an OpenPMIx client succeeded: its reply carries the child step's job data,
     // asked of the child's node-0 server (xstep::kJobdataKey); without it, the namespace alone.
     void native_spawned(uint64_t conn_id, uint32_t tag, const std::string &child);
+    // An event to or from an OpenPMIx client that makes a group by invitation
+    // (native_invited_group): the client's membership is kept (native_grp_link::invited).
+    void native_note_group(connection &c, pmix_status_t status, const InfoArray &infos);
 
     // Multi-node: transport, collectives, direct modex.
     class coll_backend : public remote_fences {

@@ -2,6 +2,8 @@
 // 127.0.0.1, their handshake, and their requests translated into the server's own (server_impl.h).
 #include "server_impl.h"
 
+#include <algorithm>
+
 #include "../native/requests_dyn.h"
 
 namespace pmixcpp::server {
@@ -368,6 +370,21 @@ void server_impl::native_spawned(uint64_t conn_id, uint32_t tag, const std::stri
                       });
 }
 
+void server_impl::native_note_group(connection &c, pmix_status_t status, const InfoArray &infos) {
+    std::string name;
+    std::vector<pmix_proc_t> members;
+    if (!c.native || !native_invited_group(status, infos, max_procs(), &name, &members)) return;
+    if (name == _step.nspace) return;
+    const bool member = std::any_of(members.begin(), members.end(), [&](const pmix_proc_t &p) {
+        return strncmp(p.nspace, _step.nspace.c_str(), PMIX_MAX_NSLEN) == 0 &&
+               (p.rank == c.rank || p.rank == PMIX_RANK_WILDCARD);
+    });
+    if (!member) return;
+    PMIXCPP_LOG_DEBUG("%s: rank %u is a member of group %s (%zu procs, made by invitation)", _step.nspace.c_str(),
+                      c.rank, name.c_str(), members.size());
+    c.native->groups.invited(name, std::move(members));
+}
+
 bool server_impl::native_message(connection &c) {
     native_link &nl = *c.native;
     const native::header h = nl.reader.current();
@@ -407,8 +424,20 @@ bool server_impl::native_message(connection &c) {
         native::fence_data d;
         if (Status st = native::decode_fence(up, &d, max_procs()); !st.ok()) return malformed("fence", st);
         // Procs of other namespaces (after a connect): handle_fence hands them to the connect service.
+        // A group made by invitation stands for its members.
         wire::fence_request m;
-        m.procs = std::move(d.procs);
+        for (const pmix_proc_t &p : d.procs) {
+            const std::vector<pmix_proc_t> *members =
+                strncmp(p.nspace, _step.nspace.c_str(), PMIX_MAX_NSLEN) != 0
+                    ? nl.groups.invited_members(std::string(p.nspace, strnlen(p.nspace, PMIX_MAX_NSLEN)))
+                    : nullptr;
+            if (members == nullptr) m.procs.push_back(p);
+            else m.procs.insert(m.procs.end(), members->begin(), members->end());
+        }
+        if (m.procs.size() > max_procs()) {  // groups of many members named together
+            native_send(c, h.tag, native::encode_status_reply(f, PMIX_ERR_BAD_PARAM));
+            return find(id) != nullptr;
+        }
         m.infos = std::move(d.infos);
         return native_forward(c, h.tag, native::command::fencenb, wire::msg_type::fence, m);
     }
@@ -450,6 +479,7 @@ bool server_impl::native_message(connection &c) {
     case native::command::notify: {
         native::notify_data d;
         if (Status st = native::decode_notify(up, &d); !st.ok()) return malformed("notify", st);
+        native_note_group(c, d.status, d.infos);  // the leader of a group made by invitation
         wire::event_notification m;
         m.status = d.status;
         m.range = d.range;
