@@ -528,11 +528,13 @@ void router::serve_peer(int fd) {
         answer(fd, PMIX_ERR_BAD_PARAM, std::string("cross-step: ") + to_string(m.what) + " from another step");
         return;
     }
-    if (m.nspace != _nspace || m.rank >= _node_of.size()) {
+    // The step's job data (rank WILDCARD, kJobdataKey): node 0's server answers it.
+    const bool jobdata = m.rank == PMIX_RANK_WILDCARD && m.key == kJobdataKey && !_nodes.empty();
+    if (m.nspace != _nspace || (m.rank >= _node_of.size() && !jobdata)) {
         answer(fd, PMIX_ERR_NOT_FOUND, m.nspace + ":" + std::to_string(m.rank) + " is not a proc of step " + _nspace);
         return;
     }
-    uint32_t node = _node_of[m.rank];
+    uint32_t node = jobdata ? 0 : _node_of[m.rank];
     {
         std::lock_guard<std::mutex> g(_mutex);
         if (_nodes[node].queued.size() >= kMaxQueued) {

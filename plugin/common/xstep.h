@@ -42,11 +42,15 @@ inline constexpr uint32_t kMaxQueued = 4096;     // messages waiting for one nod
 inline constexpr int kInboxCallMs = 3600 * 1000;  // one inbox call; re-issued when it ends
 
 enum class op : uint8_t { get = 1, event = 2, inbox = 3, answer = 4, jobctl = 5 };
+// The key of a get of a step's job data (rank PMIX_RANK_WILDCARD): what a spawner's server
+// gives an OpenPMIx client in its spawn reply.
+inline constexpr char kJobdataKey[] = "pmixcpp.xstep.jobdata";
 const char *to_string(op o);
 
 // Body of an agent call (and of a message between sruns): u32 magic, u8 op, then
 //   get:    str nspace, u32 rank, str key (empty = all), str requester nspace, str requester node,
-//           u32 timeout_ms
+//           u32 timeout_ms; rank PMIX_RANK_WILDCARD with key kJobdataKey: the step's job data
+//           (node 0 of the step answers at once, data = wire::encode_jobdata of its entries)
 //   event:  u32 n, n x str nspace (0 = every other running step of the job), bytes the encoded
 //           wire::event_notification
 //   inbox:  u32 node (the caller's node index in its step)

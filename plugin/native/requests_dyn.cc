@@ -139,6 +139,15 @@ Result<std::vector<uint8_t>> encode_spawn_reply(int_flavour f, pmix_status_t sta
     return pk.take();
 }
 
+std::vector<uint8_t> encode_spawn_reply_with_job(int_flavour f, std::span<const uint8_t> job_blob) {
+    packer pk(f);
+    pk.put_int32(1);
+    pk.put_status(PMIX_SUCCESS);
+    std::vector<uint8_t> out = pk.take();
+    out.insert(out.end(), job_blob.begin(), job_blob.end());
+    return out;
+}
+
 Result<std::vector<uint8_t>> encode_lookup_reply(int_flavour f, const wire::lookup_reply &r) {
     if (r.owners.size() != r.data.size()) return Status(PMIX_ERR_BAD_PARAM, "lookup reply: owners and data differ");
     packer pk(f);

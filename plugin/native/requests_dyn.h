@@ -57,6 +57,10 @@ Status decode_connect(unpacker &up, connect_data *out, size_t max_procs);
 
 // The SPAWNNB reply: [STATUS], on success [STRING child nspace].
 Result<std::vector<uint8_t>> encode_spawn_reply(int_flavour f, pmix_status_t status, const std::string &nspace);
+// A successful SPAWNNB reply with the children's job data, as OpenPMIx's server sends it:
+// [STATUS SUCCESS] then the child's job blob ([STRING nspace][KVAL...], session.h pack_job_blob),
+// which the client's gds/hash stores for the child namespace.
+std::vector<uint8_t> encode_spawn_reply_with_job(int_flavour f, std::span<const uint8_t> job_blob);
 
 // The LOOKUPNB reply: [STATUS][SIZE n] then [PDATA...] ([PROC owner][STRING key][VALUE]).
 Result<std::vector<uint8_t>> encode_lookup_reply(int_flavour f, const wire::lookup_reply &r);

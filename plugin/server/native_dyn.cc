@@ -47,6 +47,26 @@ Result<std::vector<uint8_t>> connect_reply(native::int_flavour f, std::span<cons
 
 }  // namespace
 
+Result<std::vector<uint8_t>> native_spawn_reply(native::int_flavour f, const std::string &nspace,
+                                                std::span<const uint8_t> jobdata) {
+    std::vector<wire::jobdata_entry> entries;
+    PMIXCPP_RETURN_IF_ERROR(wire::decode_jobdata(jobdata, &entries), "job data of " + nspace);
+    const wire::jobdata_entry *job = nullptr;
+    for (const auto &e : entries)
+        if (e.rank == PMIX_RANK_WILDCARD) job = &e;
+    const pmix_info_t *named = job ? find_info(job->infos, PMIX_NSPACE) : nullptr;
+    if (named == nullptr || named->value.type != PMIX_STRING || named->value.data.string == nullptr ||
+        nspace != named->value.data.string)
+        return Status(PMIX_ERR_BAD_PARAM, "the job data sent for " + nspace + " is not that namespace's");
+    native::job_blob_data data = native_job_blob(nspace, entries);  // borrows from `entries`
+    // The child's server's own addresses mean nothing to the spawner.
+    std::erase_if(data.job, [](const pmix_info_t &i) {
+        return key_is(i, PMIX_SERVER_URI) || key_is(i, PMIX_MYSERVER_URI);
+    });
+    PMIXCPP_ASSIGN_OR_RETURN(auto blob, native::pack_job_blob(f, data));
+    return native::encode_spawn_reply_with_job(f, blob);
+}
+
 bool native_dyn_command(uint8_t cmd) {
     return cmd >= native::kCmdPublish && cmd <= native::kCmdDisconnect;
 }

@@ -39,4 +39,12 @@ Result<native_dyn_request> as_request(wire::msg_type type, const M &m) {
 // The OpenPMIx reply of a successful request from the body of our own reply.
 Result<std::vector<uint8_t>> native_dyn_reply(uint8_t cmd, native::int_flavour f, std::span<const uint8_t> body);
 
+// The reply of a successful spawn with the children's job data: `jobdata` is the child step's
+// job data as its node-0 server sent it (wire::encode_jobdata, through srun: not trusted),
+// checked to be the job data of `nspace` (its job level names it), then given as OpenPMIx's
+// server gives a spawned job's data (the job blob of native_jobdata.h, less the addresses of the
+// child's own server). An error = malformed, or another namespace's data.
+Result<std::vector<uint8_t>> native_spawn_reply(native::int_flavour f, const std::string &nspace,
+                                                std::span<const uint8_t> jobdata);
+
 }  // namespace pmixcpp::server

@@ -47,6 +47,45 @@ Result<std::vector<uint8_t>> results_reply(native::int_flavour f, std::span<cons
 
 }  // namespace
 
+bool native_invited_group(pmix_status_t status, const InfoArray &infos, size_t max_procs, std::string *name,
+                          std::vector<pmix_proc_t> *members) {
+    if (status != PMIX_GROUP_CONSTRUCT_COMPLETE) return false;
+    const pmix_info_t *id = find_info(infos, PMIX_GROUP_ID);
+    const pmix_info_t *range = find_info(infos, PMIX_EVENT_CUSTOM_RANGE);
+    if (id == nullptr || range == nullptr || id->value.type != PMIX_STRING || id->value.data.string == nullptr)
+        return false;
+    const size_t len = strnlen(id->value.data.string, PMIX_MAX_NSLEN + 1);
+    if (len == 0 || len > PMIX_MAX_NSLEN) return false;  // a group's name stands where a namespace does
+    std::vector<pmix_proc_t> procs;
+    if (range->value.type == PMIX_PROC && range->value.data.proc != nullptr) {
+        procs.push_back(*range->value.data.proc);
+    } else if (range->value.type == PMIX_DATA_ARRAY && range->value.data.darray != nullptr &&
+               range->value.data.darray->type == PMIX_PROC &&
+               (range->value.data.darray->size == 0 || range->value.data.darray->array != nullptr)) {
+        if (range->value.data.darray->size > max_procs) return false;
+        const auto *p = static_cast<const pmix_proc_t *>(range->value.data.darray->array);
+        procs.assign(p, p + range->value.data.darray->size);
+    } else {
+        return false;
+    }
+    if (procs.empty()) return false;
+    for (auto &p : procs) p.nspace[PMIX_MAX_NSLEN] = '\0';
+    name->assign(id->value.data.string, len);
+    *members = std::move(procs);
+    return true;
+}
+
+void native_grp_link::invited(const std::string &name, std::vector<pmix_proc_t> members) {
+    if (_groups.count(name)) return;  // a construct of this client's made it already
+    if (!_invited.count(name) && _groups.size() + _invited.size() >= kMaxGroups) return;
+    _invited[name] = std::move(members);
+}
+
+const std::vector<pmix_proc_t> *native_grp_link::invited_members(const std::string &name) const {
+    auto it = _invited.find(name);
+    return it == _invited.end() ? nullptr : &it->second;
+}
+
 bool native_grp_command(uint8_t cmd) {
     return cmd == native::kCmdQuery || cmd == native::kCmdLog || cmd == native::kCmdGroupConstruct ||
            cmd == native::kCmdGroupDestruct || cmd == native::kCmdJobControl || cmd == native::kCmdMonitor ||
@@ -84,7 +123,7 @@ Result<native_dyn_request> native_grp_link::decode(uint8_t cmd, native::unpacker
     case native::kCmdGroupConstruct: {
         wire::group_request m;
         PMIXCPP_RETURN_IF_ERROR(native::decode_group_construct(up, &m, max_procs));
-        if (_groups.size() >= kMaxGroups && !_groups.count(m.name))
+        if (_groups.size() + _invited.size() >= kMaxGroups && !_groups.count(m.name))
             return Status(PMIX_ERR_OUT_OF_RESOURCE, "more than " + std::to_string(kMaxGroups) + " groups");
         note->group = m.name;
         note->notify_termination = info_flag(m.directives, PMIX_GROUP_NOTIFY_TERMINATION);
@@ -93,6 +132,13 @@ Result<native_dyn_request> native_grp_link::decode(uint8_t cmd, native::unpacker
     case native::kCmdGroupDestruct: {
         wire::group_request m;
         PMIXCPP_RETURN_IF_ERROR(native::decode_group_destruct(up, client, max_procs, &m));
+        if (auto inv = _invited.find(m.name); inv != _invited.end()) {
+            // A group made by invitation: destructed together, as a fence of its members.
+            wire::fence_request f;
+            f.procs = inv->second;
+            note->group = m.name;
+            return as_request(wire::msg_type::fence, f);
+        }
         auto it = _groups.find(m.name);
         if (it == _groups.end()) return Status(PMIX_ERR_NOT_FOUND, "group " + m.name + " is not one of this client's");
         m.procs = it->second;
@@ -126,7 +172,8 @@ Result<std::vector<uint8_t>> native_grp_link::reply(uint8_t cmd, native::int_fla
         // As pmixcpp's client: a construct needs every member, unless told of failures was asked.
         if (failed && !note.notify_termination)
             return native::encode_group_construct_reply(f, client, PMIX_ERR_PROC_ABORTED, {}, 0);
-        if (_groups.size() < kMaxGroups || _groups.count(note.group)) _groups[note.group] = joined;
+        if (_groups.size() + _invited.size() < kMaxGroups || _groups.count(note.group)) _groups[note.group] = joined;
+        _invited.erase(note.group);
         if (m.context_id != 0) {
             std::vector<member_entry> data;
             for (const auto &mb : m.members) {
@@ -145,6 +192,7 @@ Result<std::vector<uint8_t>> native_grp_link::reply(uint8_t cmd, native::int_fla
     }
     case native::kCmdGroupDestruct:
         _groups.erase(note.group);
+        _invited.erase(note.group);
         return native::encode_status_reply(f, PMIX_SUCCESS);
     default: return native::encode_status_reply(f, PMIX_SUCCESS);
     }

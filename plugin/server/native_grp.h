@@ -31,6 +31,13 @@ struct native_grp_note {
     bool notify_termination = false;  // PMIX_GROUP_NOTIFY_TERMINATION: failed members are not an error
 };
 
+// A group made by invitation (PMIx_Group_invite of OpenPMIx's client, 4.x and 5.0) is made with
+// events alone: the leader tells the members PMIX_GROUP_CONSTRUCT_COMPLETE with the group's name
+// (PMIX_GROUP_ID) and its members (PMIX_EVENT_CUSTOM_RANGE), as OpenPMIx's server learns them.
+// `name` and `members` of such an event (true), else false (another event, or malformed).
+bool native_invited_group(pmix_status_t status, const InfoArray &infos, size_t max_procs, std::string *name,
+                          std::vector<pmix_proc_t> *members);
+
 class native_grp_link {
 public:
     // The request as the server's own (an error = malformed, or a destruct of a group this client
@@ -42,7 +49,14 @@ public:
     Result<std::vector<uint8_t>> reply(uint8_t cmd, native::int_flavour f, const native::release &client,
                                        pmix_status_t status, std::span<const uint8_t> body, const native_grp_note &note);
 
-    size_t groups() const { return _groups.size(); }
+    size_t groups() const { return _groups.size() + _invited.size(); }
+
+    // A group made by invitation that this client is a member of (native_invited_group): a fence
+    // across its name is a fence of its members, its destruct a fence of its members too (the
+    // server's group service never knew it). Beyond the cap of groups it is not kept.
+    void invited(const std::string &name, std::vector<pmix_proc_t> members);
+    // The members of the invited group `name`; null = not one.
+    const std::vector<pmix_proc_t> *invited_members(const std::string &name) const;
 
     // A Get qualified by PMIX_GROUP_CONTEXT_ID (e.g. a member's PMIX_GROUP_LOCAL_CID): what `proc`
     // contributed to the group of that context id, as OpenPMIx's client stores it (one
@@ -54,6 +68,7 @@ private:
     static constexpr size_t kMaxGroups = 4096;  // a client constructing more is refused
     static constexpr size_t kMaxContexts = 64;  // member data of the newest context ids kept
     std::map<std::string, std::vector<pmix_proc_t>> _groups;  // name -> members that joined
+    std::map<std::string, std::vector<pmix_proc_t>> _invited;  // name -> members (by invitation)
     struct member_entry {
         pmix_proc_t proc{};
         InfoArray infos;

@@ -1559,6 +1559,7 @@ bool server_impl::queue_event_frame(uint32_t rank, std::span<const uint8_t> fram
                                 ev.status, rank, payload.status().message().c_str());
             return false;
         }
+        native_note_group(*c, ev.status, ev.infos);  // a member of a group made by invitation
         native_frame = native::frame_message(native::kTagNotify, payload.value());
         frame = native_frame;
     }
@@ -1910,6 +1911,7 @@ xstep_relay_ops server_impl::make_xstep_ops() {
     o.job_control = [this](const std::vector<uint32_t> &ranks, int signal, bool terminate) {
         _dyn->job_control_of_other_step(ranks, signal, terminate);
     };
+    o.jobdata = [this] { return wire::encode_jobdata(_jobdata_entries); };  // a spawner's OpenPMIx client
     return o;
 }
 

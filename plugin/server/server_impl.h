@@ -408,6 +408,12 @@ private:
     // client, then close.
     void native_refuse(connection &c, std::span<const uint8_t> answer, const std::string &why);
     Result<std::vector<uint8_t>> native_blob(native::int_flavour f);
+    // A spawn of an OpenPMIx client succeeded: its reply carries the child step's job data,
+    // asked of the child's node-0 server (xstep::kJobdataKey); without it, the namespace alone.
+    void native_spawned(uint64_t conn_id, uint32_t tag, const std::string &child);
+    // An event to or from an OpenPMIx client that makes a group by invitation
+    // (native_invited_group): the client's membership is kept (native_grp_link::invited).
+    void native_note_group(connection &c, pmix_status_t status, const InfoArray &infos);
 
     // Multi-node: transport, collectives, direct modex.
     class coll_backend : public remote_fences {

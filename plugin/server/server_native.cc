@@ -2,6 +2,10 @@
 // 127.0.0.1, their handshake, and their requests translated into the server's own (server_impl.h).
 #include "server_impl.h"
 
+#include <algorithm>
+
+#include "../native/requests_dyn.h"
+
 namespace pmixcpp::server {
 
 // ------------------------------------------------------------------------------------------
@@ -287,6 +291,21 @@ void server_impl::native_reply(connection &c, uint32_t request_id, pmix_status_t
                               _step.nspace.c_str(), c.rank, st.message().c_str());
             payload = native::encode_status_reply(f, st.code() == PMIX_SUCCESS ? PMIX_ERROR : st.code());
         }
+    } else if (static_cast<uint8_t>(p.cmd) == native::kCmdSpawn && status == PMIX_SUCCESS && body) {
+        // The children's namespace; their job data is asked of their step before the reply.
+        wire::Writer w;
+        wire::spawn_reply m;
+        Status st = body(w);
+        if (st.ok()) {
+            wire::Reader r(w.data());
+            st = wire::decode(r, &m);
+        }
+        if (st.ok()) {
+            native_spawned(c.id, p.tag, m.nspace);
+            return;
+        }
+        PMIXCPP_LOG_ERROR("%s: rank %u: spawn reply: %s", _step.nspace.c_str(), c.rank, st.message().c_str());
+        payload = native::encode_status_reply(f, st.code() == PMIX_SUCCESS ? PMIX_ERROR : st.code());
     } else if (native_grp_command(static_cast<uint8_t>(p.cmd)) ||
                (status == PMIX_SUCCESS && native_dyn_command(static_cast<uint8_t>(p.cmd)))) {
         // Query (the results), log, group construct (members and context id) and destruct, for
@@ -311,6 +330,59 @@ void server_impl::native_reply(connection &c, uint32_t request_id, pmix_status_t
         payload = native::encode_status_reply(f, status);
     }
     native_send(c, p.tag, payload);
+}
+
+void server_impl::native_spawned(uint64_t conn_id, uint32_t tag, const std::string &child) {
+    // Answers the spawner: with the job data when it came, else (no other steps to ask, the
+    // child step did not answer) with the namespace alone, as before the data could be asked.
+    auto answer = [this, conn_id, tag, child](std::span<const uint8_t> jobdata, const std::string &why) {
+        connection *c = find(conn_id);
+        if (c == nullptr || !c->native) return;
+        const native::int_flavour f = c->native->session.flavour();
+        Result<std::vector<uint8_t>> r(Status(PMIX_ERR_NOT_FOUND, why));
+        if (why.empty()) r = native_spawn_reply(f, child, jobdata);
+        if (!r.ok()) {
+            PMIXCPP_LOG_VERBOSE("%s: rank %u: the spawn reply names %s without its job data: %s",
+                                _step.nspace.c_str(), c->rank, child.c_str(), r.status().message().c_str());
+            r = native::encode_spawn_reply(f, PMIX_SUCCESS, child);
+        }
+        native_send(*c, tag, r.ok() ? r.value() : native::encode_status_reply(f, r.status().code()));
+    };
+    if (!_opts.agent) return answer({}, "no other steps to ask");
+    constexpr uint32_t kTimeoutMs = 30000;  // the child step's node 0 starts its server
+    xstep::message m;
+    m.what = xstep::op::get;
+    m.nspace = child;
+    m.rank = PMIX_RANK_WILDCARD;
+    m.key = xstep::kJobdataKey;
+    m.from_nspace = _step.nspace;
+    m.from_node = _step.node_name();
+    m.timeout_ms = kTimeoutMs;
+    auto body = xstep::encode(m);
+    if (!body.ok()) return answer({}, body.status().message());
+    _opts.agent->call(agent::service::xstep, std::move(body.value()), static_cast<int>(kTimeoutMs) + 10000,
+                      [this, answer](int status, const std::string &message, std::vector<uint8_t> reply) {
+                          auto held = std::make_shared<std::vector<uint8_t>>(std::move(reply));
+                          post([answer, status, message, held] {
+                              answer(*held, status == PMIX_SUCCESS ? std::string()
+                                            : message.empty() ? "status " + std::to_string(status) : message);
+                          });
+                      });
+}
+
+void server_impl::native_note_group(connection &c, pmix_status_t status, const InfoArray &infos) {
+    std::string name;
+    std::vector<pmix_proc_t> members;
+    if (!c.native || !native_invited_group(status, infos, max_procs(), &name, &members)) return;
+    if (name == _step.nspace) return;
+    const bool member = std::any_of(members.begin(), members.end(), [&](const pmix_proc_t &p) {
+        return strncmp(p.nspace, _step.nspace.c_str(), PMIX_MAX_NSLEN) == 0 &&
+               (p.rank == c.rank || p.rank == PMIX_RANK_WILDCARD);
+    });
+    if (!member) return;
+    PMIXCPP_LOG_DEBUG("%s: rank %u is a member of group %s (%zu procs, made by invitation)", _step.nspace.c_str(),
+                      c.rank, name.c_str(), members.size());
+    c.native->groups.invited(name, std::move(members));
 }
 
 bool server_impl::native_message(connection &c) {
@@ -352,8 +424,20 @@ bool server_impl::native_message(connection &c) {
         native::fence_data d;
         if (Status st = native::decode_fence(up, &d, max_procs()); !st.ok()) return malformed("fence", st);
         // Procs of other namespaces (after a connect): handle_fence hands them to the connect service.
+        // A group made by invitation stands for its members.
         wire::fence_request m;
-        m.procs = std::move(d.procs);
+        for (const pmix_proc_t &p : d.procs) {
+            const std::vector<pmix_proc_t> *members =
+                strncmp(p.nspace, _step.nspace.c_str(), PMIX_MAX_NSLEN) != 0
+                    ? nl.groups.invited_members(std::string(p.nspace, strnlen(p.nspace, PMIX_MAX_NSLEN)))
+                    : nullptr;
+            if (members == nullptr) m.procs.push_back(p);
+            else m.procs.insert(m.procs.end(), members->begin(), members->end());
+        }
+        if (m.procs.size() > max_procs()) {  // groups of many members named together
+            native_send(c, h.tag, native::encode_status_reply(f, PMIX_ERR_BAD_PARAM));
+            return find(id) != nullptr;
+        }
         m.infos = std::move(d.infos);
         return native_forward(c, h.tag, native::command::fencenb, wire::msg_type::fence, m);
     }
@@ -395,6 +479,7 @@ bool server_impl::native_message(connection &c) {
     case native::command::notify: {
         native::notify_data d;
         if (Status st = native::decode_notify(up, &d); !st.ok()) return malformed("notify", st);
+        native_note_group(c, d.status, d.infos);  // the leader of a group made by invitation
         wire::event_notification m;
         m.status = d.status;
         m.range = d.range;

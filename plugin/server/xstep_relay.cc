@@ -59,6 +59,21 @@ void xstep_relay::on_item(const xstep::inbox_item &item, time_point now) {
     w.target = m.rank;
     w.key = m.key;
     const std::string what = m.key.empty() ? std::string("anything") : m.key;
+    if (m.rank == PMIX_RANK_WILDCARD && m.key == xstep::kJobdataKey && m.nspace == _nspace && _ops.jobdata) {
+        // The step's job data (another step's server gives it to an OpenPMIx client that
+        // spawned this step): known from the start, answered now.
+        xstep::message a;
+        a.what = xstep::op::answer;
+        a.id = item.id;
+        auto bytes = _ops.jobdata();
+        a.status = bytes.ok() ? PMIX_SUCCESS : bytes.status().code();
+        if (bytes.ok()) a.payload = std::move(bytes.value());
+        else a.text = _nspace + ": " + bytes.status().message();
+        _pending.erase(local);
+        PMIXCPP_LOG_DEBUG("%s: the job data asked for by %s", _nspace.c_str(), m.from_nspace.c_str());
+        send(std::move(a), "answer");
+        return;
+    }
     if (m.nspace != _nspace || !is_local(m.rank)) {
         answer(w, std::make_pair(PMIX_ERR_NOT_FOUND,
                                  "rank " + std::to_string(m.rank) + " is not served by node " + _node_name));

@@ -34,6 +34,9 @@ struct xstep_relay_ops {
     std::function<Status(std::span<const uint8_t> payload)> event;
     // Job control of another step reaching the local ranks among `ranks`.
     std::function<void(const std::vector<uint32_t> &ranks, int signal, bool terminate)> job_control;
+    // The step's job data (wire::encode_jobdata), for a get of xstep::kJobdataKey (node 0
+    // only). Empty = such gets are PMIX_ERR_NOT_FOUND.
+    std::function<Result<std::vector<uint8_t>>()> jobdata;
 };
 
 class xstep_relay {

@@ -6,7 +6,8 @@ usage: attack_native_msgs.py FLAVOUR DIR
 Runs as a task of the step (srun gives PMIX_SERVER_URI41, PMIX_NAMESPACE, SLURM_PROCID): connects
 to the step's native listener as its own rank with a handshake of OpenPMIx 3.2 (FLAVOUR "fixed":
 bfrops v3, fixed-width integers) or 4.2 ("flex": bfrops v41, varints), then sends malformed and
-oversized QUERY, LOG, GROUP_CONSTRUCT and GROUP_DESTRUCT requests (OPENPMIX-WIRE.md §3, §4).
+oversized QUERY, LOG, GROUP_CONSTRUCT and GROUP_DESTRUCT requests (OPENPMIX-WIRE.md §3, §4) and
+hostile group-completion events (groups made by invitation).
 Each case prints one line
     CASE <flavour> <name>: <answer> -> ok | UNEXPECTED (wanted <what>)
 where the answer is "status N" (the server's [STATUS] reply), "closed" (it closed the connection;
@@ -28,6 +29,9 @@ import time
 
 CMD_FINALIZE, CMD_QUERY, CMD_LOG, CMD_GROUP_CONSTRUCT, CMD_GROUP_DESTRUCT = 5, 15, 16, 24, 28
 CMD_ALLOC, CMD_JOB_CONTROL, CMD_MONITOR = 17, 18, 19
+CMD_FENCENB, CMD_NOTIFY = 3, 12
+GROUP_CONSTRUCT_COMPLETE, RANGE_CUSTOM, T_DATA_ARRAY = -166, 6, 39
+KEY_CUSTOM_RANGE, KEY_GROUP_ID = "pmix.evrange", "pmix.grp.id"
 TAG_HEARTBEAT = 1
 T_BOOL, T_STRING, T_SIZE, T_INT32, T_UINT32, T_UINT64, T_PROC, T_INFO = 1, 3, 4, 9, 14, 15, 22, 24
 ST = {0: "PMIX_SUCCESS", -11: "PMIX_ERR_EXISTS", -24: "PMIX_ERR_TIMEOUT", -25: "PMIX_ERR_NO_PERMISSIONS",
@@ -302,6 +306,60 @@ def destruct(c, name):
     return c.p().command(CMD_GROUP_DESTRUCT).pack_string(name).pack_size(0).bytes()
 
 
+def notify(c, status, range_, infos):
+    p = c.p().command(CMD_NOTIFY).i32(1).i32(status).i32(1)
+    p.b.append(range_)
+    p.pack_size(len(infos))
+    if infos:
+        p.i32(len(infos))
+        for f in infos:
+            f(p)
+    return p.bytes()
+
+
+def group_complete(c, name, members):
+    """PMIX_GROUP_CONSTRUCT_COMPLETE as OpenPMIx's PMIx_Group_invite sends it: custom range = the
+    members, the group's name."""
+    def procs(p):
+        p.u16(T_PROC).size(len(members))
+        for ns, r in members:
+            p.proc(ns, r)
+    return notify(c, GROUP_CONSTRUCT_COMPLETE, RANGE_CUSTOM,
+                  [lambda p: p.info(KEY_CUSTOM_RANGE, T_DATA_ARRAY, procs), lambda p: p.info_str(KEY_GROUP_ID, name)])
+
+
+def fence_of(c, nspace):
+    return c.p().command(CMD_FENCENB).pack_size(1).i32(1).proc(nspace, 0xFFFFFFFE).pack_size(0).bytes()
+
+
+def attack_invited(c):
+    """Groups made by invitation (events alone, OpenPMIx's PMIx_Group_invite): hostile completion
+    events; a fence across such a group and its destruct are fences of its members, refused when
+    a member is not a rank of the step, never a hang."""
+    me, fl = (c.nspace, c.rank), c.flavour
+    case(c, "group-complete event of inv.%s with this rank and rank 999999" % fl,
+         c.request(group_complete(c, "inv." + fl, [me, (c.nspace, 999999)]))[0], {err(0)})
+    case(c, "fence across inv.%s (a member that is not a rank)" % fl, c.request(fence_of(c, "inv." + fl))[0],
+         {err(-27)})
+    case(c, "group destruct of inv.%s" % fl, c.request(destruct(c, "inv." + fl))[0], {err(-27)})
+    case(c, "group-complete event naming this step's namespace as the group",
+         c.request(group_complete(c, c.nspace, [me]))[0], {err(0)})
+    case(c, "group destruct of this step's namespace after that", c.request(destruct(c, c.nspace))[0], {err(-46)})
+    case(c, "group-complete event of notme.%s without this rank" % fl,
+         c.request(group_complete(c, "notme." + fl, [(c.nspace, 999998)]))[0], {err(0)})
+    case(c, "group destruct of notme.%s" % fl, c.request(destruct(c, "notme." + fl))[0], {err(-46)})
+    mistyped = notify(c, GROUP_CONSTRUCT_COMPLETE, RANGE_CUSTOM,
+                      [lambda p: p.info(KEY_CUSTOM_RANGE, T_UINT32, lambda q: q.u32(3)),
+                       lambda p: p.info_str(KEY_GROUP_ID, "mist." + fl)])
+    case(c, "group-complete event whose range is a number", c.request(mistyped)[0], {err(-27)})
+    case(c, "group destruct of mist.%s" % fl, c.request(destruct(c, "mist." + fl))[0], {err(-46)})
+    case(c, "group-complete event of a 300-character group name",
+         c.request(group_complete(c, "g" * 300, [me]))[0], {err(0)})
+    unnamed = notify(c, GROUP_CONSTRUCT_COMPLETE, RANGE_CUSTOM,
+                     [lambda p: p.info(KEY_CUSTOM_RANGE, T_PROC, lambda q: q.proc(*me))])
+    case(c, "group-complete event without a name", c.request(unnamed)[0], {err(0)})
+
+
 def query(c, queries):
     """queries: [(keys, qualifier packers)]."""
     p = c.p().command(CMD_QUERY).pack_size(len(queries)).i32(len(queries))
@@ -390,6 +448,7 @@ def run_cases(c, d):
     closed = {"closed"}
     fl = c.flavour
     attack_control(c)
+    attack_invited(c)
 
     # truncated bodies: the connection is closed (malformed request), the rank connects again
     for name, body in (("query", query(c, [([KEY_PSET_NAMES], [])])),

@@ -7,6 +7,8 @@
 #include <cstring>
 
 #include "plugin/native/requests_grp.h"
+#include "plugin/server/native_grp.h"
+#include "wire/messages.h"
 
 using namespace pmixcpp;
 using namespace pmixcpp::native;
@@ -246,4 +248,71 @@ TEST(NativeControl, JobControlMonitorAllocDecode) {
         EXPECT_FALSE(decode_alloc(ub, &ma).ok());
         for (pmix_info_t *i : {&sig, &what, &n}) info_destruct(i);
     }
+}
+
+// A group made by invitation (OpenPMIx's PMIx_Group_invite): the PMIX_GROUP_CONSTRUCT_COMPLETE
+// event names it and its members; the connection keeps them, and its destruct becomes a fence of
+// the members. Other events and malformed ones name no group.
+TEST(NativeGroups, InvitedGroupFromItsEvent) {
+    pmix_proc_t members[3] = {proc("slurm.1.0", 0), proc("slurm.1.0", 2), proc("slurm.1.0", 3)};
+    pmix_data_array_t arr{PMIX_PROC, 3, members};
+    auto infos_of = [](pmix_value_t range, const char *name) {
+        auto *i = static_cast<pmix_info_t *>(calloc(2, sizeof(pmix_info_t)));
+        strncpy(i[0].key, PMIX_EVENT_CUSTOM_RANGE, PMIX_MAX_KEYLEN);
+        EXPECT_TRUE(value_xfer(&i[0].value, &range).ok());
+        i[1] = make_info(PMIX_GROUP_ID, name, PMIX_STRING);
+        return InfoArray(i, 2);
+    };
+    pmix_value_t range{};
+    range.type = PMIX_DATA_ARRAY;
+    range.data.darray = &arr;
+    InfoArray good = infos_of(range, "ourgroup");
+    std::string name;
+    std::vector<pmix_proc_t> got;
+    ASSERT_TRUE(server::native_invited_group(PMIX_GROUP_CONSTRUCT_COMPLETE, good, 64, &name, &got));
+    EXPECT_EQ(name, "ourgroup");
+    ASSERT_EQ(got.size(), 3u);
+    EXPECT_EQ(got[2].rank, 3u);
+    EXPECT_FALSE(server::native_invited_group(PMIX_GROUP_INVITED, good, 64, &name, &got)) << "another event";
+    EXPECT_FALSE(server::native_invited_group(PMIX_GROUP_CONSTRUCT_COMPLETE, good, 2, &name, &got))
+        << "more members than the cap";
+    InfoArray unnamed = infos_of(range, "");
+    EXPECT_FALSE(server::native_invited_group(PMIX_GROUP_CONSTRUCT_COMPLETE, unnamed, 64, &name, &got));
+    std::string longname(PMIX_MAX_NSLEN + 1, 'g');
+    InfoArray too_long = infos_of(range, longname.c_str());
+    EXPECT_FALSE(server::native_invited_group(PMIX_GROUP_CONSTRUCT_COMPLETE, too_long, 64, &name, &got));
+    pmix_value_t wrong{};
+    wrong.type = PMIX_UINT32;
+    wrong.data.uint32 = 3;
+    InfoArray mistyped = infos_of(wrong, "ourgroup");
+    EXPECT_FALSE(server::native_invited_group(PMIX_GROUP_CONSTRUCT_COMPLETE, mistyped, 64, &name, &got));
+
+    // The connection's copy: its destruct is a fence of the members, then it is gone.
+    server::native_grp_link link;
+    link.invited("ourgroup", got);
+    ASSERT_NE(link.invited_members("ourgroup"), nullptr);
+    EXPECT_EQ(link.groups(), 1u);
+    for (int_flavour f : {int_flavour::flex128, int_flavour::fixed}) {
+        packer pk(f);
+        const char *grp = "ourgroup";
+        ASSERT_TRUE(pk.pack(PMIX_STRING, &grp, 1).ok());
+        size_t ninfo = 0;
+        ASSERT_TRUE(pk.pack(PMIX_SIZE, &ninfo, 1).ok());
+        unpacker up(f, pk.data());
+        server::native_grp_note note;
+        auto r = link.decode(kCmdGroupDestruct, up, parse_release("4.2.2"), 64, &note);
+        ASSERT_TRUE(r.ok()) << r.status().message();
+        EXPECT_EQ(r.value().type, wire::msg_type::fence);
+        wire::fence_request fr;
+        wire::Reader rd(r.value().payload);
+        ASSERT_TRUE(wire::decode(rd, &fr).ok());
+        ASSERT_EQ(fr.procs.size(), 3u);
+        EXPECT_EQ(fr.procs[1].rank, 2u);
+        EXPECT_EQ(note.group, "ourgroup");
+    }
+    auto done = link.reply(kCmdGroupDestruct, int_flavour::flex128, parse_release("4.2.2"), PMIX_SUCCESS, {},
+                           server::native_grp_note{"ourgroup", false});
+    ASSERT_TRUE(done.ok());
+    EXPECT_EQ(link.invited_members("ourgroup"), nullptr);
+    EXPECT_EQ(link.groups(), 0u);
 }

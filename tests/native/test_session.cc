@@ -18,6 +18,7 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -26,6 +27,7 @@
 
 #include "plugin/native/session.h"
 #include "plugin/server/jobdata.h"
+#include "plugin/server/native_dyn.h"
 #include "plugin/server/native_jobdata.h"
 #include "plugin/net/listener_guard.h"
 #include "value.h"
@@ -491,5 +493,78 @@ TEST(NativeSessionRealClient, BlobFromTheServersJobData) {
         EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << out << srv.log();
         EXPECT_NE(out.find("native_client slurm.42.3.3 size=5 lrank=0 get_rank=3"), std::string::npos) << out << srv.log();
         EXPECT_TRUE(srv.ended_normally()) << srv.log();
+    }
+}
+
+// The spawn reply with the children's job data (plugin/server/native_dyn.h): the child step's job
+// data as its node-0 server sends it (wire::encode_jobdata) becomes [STATUS][STRING nspace][KVAL...]
+// as OpenPMIx's server sends a spawned job's data, without the child's server addresses; data of
+// another namespace, every truncation and corrupted bytes are refused.
+TEST(NativeSpawnReply, CarriesTheChildsJobData) {
+    step_info s;
+    s.nspace = "slurm.42.4";
+    s.job_id = 42;
+    s.step_id = 4;
+    s.ntasks = 3;
+    s.node_id = 0;
+    s.node_names = {"n1", "n2"};
+    s.node_ranks = {{0, 1}, {2}};
+    s.universe_size = 3;
+    s.step_dir = "/tmp/stepdir";
+    s.server_socket = "/tmp/stepdir/server.sock";
+    auto entries = server::build_jobdata(s, {});
+    ASSERT_TRUE(entries.ok()) << entries.status().message();
+    auto bytes = wire::encode_jobdata(entries.value());
+    ASSERT_TRUE(bytes.ok());
+    for (int_flavour f : {int_flavour::flex128, int_flavour::fixed}) {
+        SCOPED_TRACE(to_string(f));
+        auto r = server::native_spawn_reply(f, s.nspace, bytes.value());
+        ASSERT_TRUE(r.ok()) << r.status().message();
+        unpacker up(f, r.value());
+        pmix_status_t st = -1;
+        ASSERT_TRUE(up.unpack(PMIX_STATUS, &st, 1).ok());
+        EXPECT_EQ(st, PMIX_SUCCESS);
+        char *ns = nullptr;
+        ASSERT_TRUE(up.unpack(PMIX_STRING, &ns, 1).ok());
+        EXPECT_STREQ(ns, "slurm.42.4");
+        free(ns);
+        std::map<std::string, int> keys;
+        uint32_t size = 0;
+        std::vector<uint32_t> blob_ranks;
+        while (!up.at_end()) {
+            int32_t n = 0;
+            ASSERT_TRUE(up.unpack_count(&n).ok());
+            ASSERT_EQ(n, 1);
+            std::string key;
+            pmix_value_t v{};
+            ASSERT_TRUE(up.get_kval(&key, &v).ok());
+            ++keys[key];
+            if (key == PMIX_JOB_SIZE) size = v.data.uint32;
+            if (key == PMIX_PROC_BLOB) {
+                ASSERT_EQ(v.type, PMIX_BYTE_OBJECT);
+                unpacker in(f, std::span<const uint8_t>(reinterpret_cast<const uint8_t *>(v.data.bo.bytes), v.data.bo.size));
+                pmix_rank_t rank = 0;
+                ASSERT_TRUE(in.unpack(PMIX_PROC_RANK, &rank, 1).ok());
+                blob_ranks.push_back(rank);
+            }
+            value_destruct(&v);
+        }
+        EXPECT_EQ(size, 3u);
+        EXPECT_EQ(blob_ranks, (std::vector<uint32_t>{0, 1, 2}));
+        EXPECT_EQ(keys[PMIX_NODE_INFO_ARRAY], 1);
+        EXPECT_EQ(keys.count(PMIX_SERVER_URI), 0u);
+        EXPECT_EQ(keys.count(PMIX_MYSERVER_URI), 0u);
+    }
+    auto other = server::native_spawn_reply(int_flavour::flex128, "slurm.42.5", bytes.value());
+    EXPECT_FALSE(other.ok()) << "the data of another namespace";
+    const std::vector<uint8_t> &b = bytes.value();
+    for (size_t n = 0; n < b.size(); n += (n < 64 ? 1 : 97)) {
+        std::vector<uint8_t> cut(b.begin(), b.begin() + static_cast<std::ptrdiff_t>(n));
+        EXPECT_FALSE(server::native_spawn_reply(int_flavour::flex128, s.nspace, cut).ok()) << "truncated to " << n;
+    }
+    for (size_t at = 0; at < b.size(); at += 7) {
+        std::vector<uint8_t> bad = b;
+        bad[at] ^= 0xa5;
+        (void)server::native_spawn_reply(int_flavour::flex128, s.nspace, bad);  // an error or a reply; never a crash
     }
 }

@@ -146,3 +146,40 @@ TEST(XstepRelay, DeadlinesEventsJobControlAndBadItems) {
     EXPECT_EQ(f.sent.size(), 1u);
     EXPECT_EQ(f.relay->size(), 1u);
 }
+
+// A get of the step's job data (rank WILDCARD, xstep::kJobdataKey): answered at once with what
+// ops.jobdata gives; without that op, or for another namespace, PMIX_ERR_NOT_FOUND; a WILDCARD
+// get of anything else is not a job-data request.
+TEST(XstepRelay, JobDataAnsweredAtOnce) {
+    relay_fixture f;
+    f.get(21, "slurm.1.0", PMIX_RANK_WILDCARD, xstep::kJobdataKey);
+    ASSERT_EQ(f.sent.size(), 1u);
+    EXPECT_EQ(f.sent[0].status, PMIX_ERR_NOT_FOUND) << "no jobdata op";
+
+    relay_fixture g;
+    xstep_relay_ops o;
+    o.send = [&g](std::vector<uint8_t> body, int, xstep_relay_ops::done_fn done) {
+        xstep::message m;
+        EXPECT_TRUE(xstep::decode(body, &m).ok());
+        g.sent.push_back(std::move(m));
+        done(PMIX_SUCCESS, "", {});
+    };
+    o.has = [](uint32_t, const std::string &, relation) { return false; };
+    o.data = [](uint32_t, relation) -> Result<InfoArray> { return InfoArray(); };
+    o.gone = [](uint32_t) { return std::string(); };
+    o.jobdata = [] { return Result<std::vector<uint8_t>>(std::vector<uint8_t>{1, 2, 3}); };
+    g.relay = std::make_unique<xstep_relay>(g.step, 300, std::move(o));
+    g.get(22, "slurm.1.0", PMIX_RANK_WILDCARD, xstep::kJobdataKey);
+    ASSERT_EQ(g.sent.size(), 1u);
+    EXPECT_EQ(g.sent[0].what, xstep::op::answer);
+    EXPECT_EQ(g.sent[0].id, 22u);
+    EXPECT_EQ(g.sent[0].status, PMIX_SUCCESS);
+    EXPECT_EQ(g.sent[0].payload, (std::vector<uint8_t>{1, 2, 3}));
+    g.get(23, "slurm.1.9", PMIX_RANK_WILDCARD, xstep::kJobdataKey);
+    ASSERT_EQ(g.sent.size(), 2u);
+    EXPECT_EQ(g.sent[1].status, PMIX_ERR_NOT_FOUND) << "another namespace";
+    g.get(24, "slurm.1.0", PMIX_RANK_WILDCARD, "pmix.job.size");
+    ASSERT_EQ(g.sent.size(), 3u);
+    EXPECT_EQ(g.sent[2].status, PMIX_ERR_NOT_FOUND) << "not a job-data request";
+    EXPECT_EQ(g.relay->size(), 0u) << "nothing left waiting";
+}
