@@ -195,13 +195,16 @@ Result<InfoArray> job_layout::rank_infos(uint32_t rank) const {
 }
 
 std::vector<std::vector<uint32_t>> job_layout::node_ranks() const {
+    // Sized by each node's rank count first: a corrupt layout's local rank beyond it (which
+    // could be near 2^32) is left out instead of growing the list to it.
+    std::vector<uint32_t> count(nodes.size(), 0);
+    for (uint32_t r = 0; r < nranks; ++r)
+        if (const place p = locate(r); p.node < count.size()) ++count[p.node];
     std::vector<std::vector<uint32_t>> out(nodes.size());
+    for (size_t n = 0; n < out.size(); ++n) out[n].assign(count[n], UINT32_MAX);
     for (uint32_t r = 0; r < nranks; ++r) {
         const place p = locate(r);
-        if (p.node >= out.size()) continue;
-        auto &v = out[p.node];
-        if (p.lrank >= v.size()) v.resize(size_t{p.lrank} + 1, UINT32_MAX);
-        v[p.lrank] = r;
+        if (p.node < out.size() && p.lrank < out[p.node].size()) out[p.node][p.lrank] = r;
     }
     for (auto &v : out) v.erase(std::remove(v.begin(), v.end(), UINT32_MAX), v.end());  // gaps of a corrupt layout
     return out;

@@ -344,6 +344,13 @@ TEST(JobLayout, RefusesACorruptLayout) {
     bad.segments.back().count += 1;  // more ranks than the layout has
     EXPECT_EQ(wire::job_layout::decode(bad.encode()).status().code(), PMIX_ERR_UNPACK_FAILURE);
     bad = l.value();
+    bad.segments.back().lbase = UINT32_MAX - 8;  // decodes (no overflow) but is not a layout
+    auto odd = wire::job_layout::decode(bad.encode());
+    ASSERT_TRUE(odd.ok()) << odd.status().message();
+    size_t listed = 0;
+    for (const auto &v : odd->node_ranks()) listed += v.size();  // no list grown to 2^32
+    EXPECT_LT(listed, size_t{odd->nranks});
+    bad = l.value();
     bad.app_runs.back().app_rank = 1000;
     EXPECT_EQ(wire::job_layout::decode(bad.encode()).status().code(), PMIX_ERR_UNPACK_FAILURE);
 }
