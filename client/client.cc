@@ -85,6 +85,7 @@ Status Client::start(const ClientEnv &env) {
     // Job data: mapped and looked up in place; only what is asked for is decoded.
     auto job = JobData::map(env.jobdata_path);
     PMIXCPP_RETURN_IF_ERROR(job);
+    job.value()->use_layout();  // other nodes' ranks from the layout (the compact form)
     _data.set_jobdata(std::move(job.value()));
     const pmix_value_t *lr = _data.job_value(_self.rank, PMIX_LOCAL_RANK);
     if (lr == nullptr || lr->type != PMIX_UINT16)

@@ -179,34 +179,82 @@ const pmix_value_t *JobData::find(pmix_rank_t rank, std::string_view key) const 
     return &keys.emplace(std::string(key), std::move(v)).first->second.v;
 }
 
+const wire::job_layout *JobData::layout() const {
+    if (!_layout_allowed) return nullptr;
+    std::call_once(_layout_once, [this] {
+        auto e = _view.find(PMIX_RANK_WILDCARD);
+        if (!e.ok()) return;
+        pmix_value_t v{};
+        Status st = _view.value(e.value(), wire::kJobLayoutKey, &v);
+        if (st.code() == PMIX_ERR_NOT_FOUND) return;  // the full form
+        if (st.ok() && v.type != PMIX_BYTE_OBJECT) st = Status(PMIX_ERR_UNPACK_FAILURE, "job layout is not a byte object");
+        if (st.ok()) {
+            auto l = wire::job_layout::decode(std::span<const uint8_t>(
+                reinterpret_cast<const uint8_t *>(v.data.bo.bytes), v.data.bo.size));
+            if (l.ok()) _layout = std::make_unique<wire::job_layout>(std::move(l.value()));
+            else st = l.status();
+        }
+        value_destruct(&v);
+        if (!st.ok())
+            PMIXCPP_LOG_ERROR("job data: %s; other nodes' ranks are not known here", st.message().c_str());
+    });
+    return _layout.get();
+}
+
 bool JobData::copy(pmix_rank_t rank, std::string_view key, pmix_value_t *out) const {
+    if (rank == PMIX_RANK_WILDCARD && key == wire::kJobLayoutKey) return false;  // not a key of the job
     auto e = _view.find(rank);
     if (!e.ok()) {
-        if (e.status().code() != PMIX_ERR_NOT_FOUND) PMIXCPP_LOG_ERROR("%s", e.status().message().c_str());
-        return false;
+        if (e.status().code() != PMIX_ERR_NOT_FOUND) {
+            PMIXCPP_LOG_ERROR("%s", e.status().message().c_str());
+            return false;
+        }
+        // another node's rank: from the layout
+        const wire::job_layout *l = layout();
+        return l != nullptr && rank < l->nranks && l->value(rank, key, out).ok();
     }
     Status st = _view.value(e.value(), key, out);
     if (!st.ok() && st.code() != PMIX_ERR_NOT_FOUND) PMIXCPP_LOG_ERROR("%s", st.message().c_str());
+    if (st.code() == PMIX_ERR_NOT_FOUND && rank == PMIX_RANK_WILDCARD && key == PMIX_PROC_MAP) {
+        if (const wire::job_layout *l = layout()) return value_load(out, l->proc_map().c_str(), PMIX_STRING).ok();
+    }
     return st.ok();
 }
 
 std::vector<std::string_view> JobData::keys(pmix_rank_t rank) const {
     std::vector<std::string_view> out;
     auto e = _view.find(rank);
-    if (!e.ok()) return out;
+    if (!e.ok()) {
+        const wire::job_layout *l = e.status().code() == PMIX_ERR_NOT_FOUND ? layout() : nullptr;
+        if (l != nullptr && rank < l->nranks) {
+            for (const char *k : l->keys(rank)) out.emplace_back(k);
+            std::sort(out.begin(), out.end());  // as the file orders a rank's keys
+        }
+        return out;
+    }
     for (uint32_t i = 0; i < e->nkeys; ++i) {
         auto k = _view.key_at(e.value(), i);
         if (!k.ok()) {
             PMIXCPP_LOG_ERROR("%s", k.status().message().c_str());
             break;
         }
+        if (rank == PMIX_RANK_WILDCARD && k.value() == wire::kJobLayoutKey) continue;
         out.push_back(k.value());
+    }
+    if (rank == PMIX_RANK_WILDCARD && layout() != nullptr &&
+        std::find(out.begin(), out.end(), std::string_view(PMIX_PROC_MAP)) == out.end()) {
+        out.insert(std::upper_bound(out.begin(), out.end(), std::string_view(PMIX_PROC_MAP)), PMIX_PROC_MAP);
     }
     return out;
 }
 
 std::vector<pmix_rank_t> JobData::ranks() const {
     std::vector<pmix_rank_t> out;
+    if (const wire::job_layout *l = layout()) {
+        out.resize(l->nranks);
+        for (uint32_t r = 0; r < l->nranks; ++r) out[r] = r;
+        return out;  // the file's ranks are among them
+    }
     for (size_t i = 0; i < _view.size(); ++i) {
         auto e = _view.at(i);
         if (!e.ok()) {
@@ -227,6 +275,7 @@ void LocalData::set_self(std::string_view nspace, pmix_rank_t rank) {
 Status LocalData::load_jobdata(const std::vector<wire::jobdata_entry> &entries) {
     PMIXCPP_ASSIGN_OR_RETURN(auto bytes, wire::encode_jobdata(entries));
     PMIXCPP_ASSIGN_OR_RETURN(auto job, JobData::from_bytes(std::move(bytes)));
+    job->use_layout();
     _job = std::move(job);
     return Status::success();
 }

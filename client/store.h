@@ -29,6 +29,7 @@
 #include "status.h"
 #include "value.h"
 #include "wire/frame.h"
+#include "wire/job_layout.h"
 #include "wire/jobdata.h"
 #include "wire/messages.h"
 
@@ -123,11 +124,21 @@ public:
     bool copy(pmix_rank_t rank, std::string_view key, pmix_value_t *out) const;
     // The keys of one rank (views into the file), empty if the rank has no entry.
     std::vector<std::string_view> keys(pmix_rank_t rank) const;
-    // Every rank with an entry (PMIX_RANK_WILDCARD excluded), ascending.
+    // Every rank with an entry (PMIX_RANK_WILDCARD excluded), ascending; with a layout, every
+    // rank it describes.
     std::vector<pmix_rank_t> ranks() const;
+    // Answer the ranks the file does not list from the layout of its job level
+    // (wire/job_layout.h; the job-data file of the server's compact form), decoded when first
+    // needed. Only for the job data, never for a modex snapshot.
+    void use_layout() { _layout_allowed = true; }
 
 private:
     JobData() = default;
+    // The layout, decoded on first use (nullptr: none, or it does not decode: logged once).
+    const wire::job_layout *layout() const;
+    bool _layout_allowed = false;
+    mutable std::once_flag _layout_once;
+    mutable std::unique_ptr<wire::job_layout> _layout;
     std::vector<uint8_t> _owned;
     std::shared_ptr<const FileMapping> _file;  // mapped: the file it is (a segment of)
     wire::jobdata_view _view;

@@ -13,6 +13,8 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
+#include <unordered_map>
 
 namespace pmixcpp::server {
 
@@ -34,6 +36,20 @@ public:
         add(key, &r, PMIX_PROC_RANK);
     }
     void flag(const char *key, bool v) { add(key, &v, PMIX_BOOL); }
+    void bytes(const char *key, const std::vector<uint8_t> &v) {
+        pmix_byte_object_t bo{};
+        bo.bytes = reinterpret_cast<char *>(const_cast<uint8_t *>(v.data()));
+        bo.size = v.size();
+        add(key, &bo, PMIX_BYTE_OBJECT);
+    }
+    // Take over the infos of `a` (left empty), in their order.
+    void adopt(InfoArray &a) {
+        for (size_t i = 0; i < a.size(); ++i) {
+            _infos.push_back(a[i]);
+            a[i].value = pmix_value_t{};
+            a[i].value.type = PMIX_UNDEF;
+        }
+    }
     void str(const char *key, const std::string &v) { add(key, v.c_str(), PMIX_STRING); }
     void proc(const char *key, const std::string &nspace, uint32_t rank) {
         pmix_proc_t p{};
@@ -115,7 +131,8 @@ std::string job_env_value(const step_info &step, const char *name) {
 
 }  // namespace
 
-Result<std::vector<wire::jobdata_entry>> build_jobdata(const step_info &step, const node_topology &topo) {
+Result<std::vector<wire::jobdata_entry>> build_jobdata(const step_info &step, const node_topology &topo,
+                                                       jobdata_form form) {
     if (step.node_id >= step.node_ranks.size() || step.node_names.size() != step.node_ranks.size())
         return Status(PMIX_ERR_BAD_PARAM, "step map: node id " + std::to_string(step.node_id) + " of " +
                                               std::to_string(step.node_ranks.size()) + " nodes");
@@ -127,10 +144,11 @@ Result<std::vector<wire::jobdata_entry>> build_jobdata(const step_info &step, co
     std::vector<std::string> hosts;
     std::vector<std::vector<uint32_t>> host_ranks;
     std::vector<uint32_t> host_of_server(step.node_names.size());
+    std::unordered_map<std::string, uint32_t> host_index;  // (a linear search is O(nodes^2))
     for (size_t n = 0; n < step.node_names.size(); ++n) {
-        auto it = std::find(hosts.begin(), hosts.end(), step.node_names[n]);
-        host_of_server[n] = static_cast<uint32_t>(it - hosts.begin());
-        if (it == hosts.end()) {
+        auto [it, added] = host_index.emplace(step.node_names[n], static_cast<uint32_t>(hosts.size()));
+        host_of_server[n] = it->second;
+        if (added) {
             hosts.push_back(step.node_names[n]);
             host_ranks.emplace_back();
         }
@@ -193,8 +211,16 @@ Result<std::vector<wire::jobdata_entry>> build_jobdata(const step_info &step, co
     for (size_t a = 0; a < napps; ++a)
         if (app_size[a] == 0) return Status(PMIX_ERR_BAD_PARAM, "app " + std::to_string(a) + " has no rank");
 
+    // The compact form: the layout of every rank, built from what was checked above.
+    std::optional<wire::job_layout> layout;
+    if (form == jobdata_form::compact) {
+        auto l = wire::job_layout::build(step.nspace, hosts, host_ranks, app_of, step.app_argv);
+        PMIXCPP_RETURN_IF_ERROR(l);
+        layout = std::move(l.value());
+    }
+
     std::vector<wire::jobdata_entry> entries;
-    entries.reserve(step.ntasks + 1);
+    entries.reserve(layout ? local.size() + 1 : step.ntasks + 1);
     {
         info_builder b;
         b.str(PMIX_NSPACE, step.nspace);
@@ -209,7 +235,7 @@ Result<std::vector<wire::jobdata_entry>> build_jobdata(const step_info &step, co
         b.u32(PMIX_APP_SIZE, app_size[0]);
         b.str(PMIX_NODE_LIST, node_list);
         b.str(PMIX_NODE_MAP, node_list);
-        b.str(PMIX_PROC_MAP, proc_map);
+        if (!layout) b.str(PMIX_PROC_MAP, proc_map);  // O(ranks): the compact form makes it when asked
         b.str(PMIX_ANL_MAP, anl_map(host_ranks));
         b.u32(PMIX_LOCAL_SIZE, static_cast<uint32_t>(local.size()));
         b.u32(PMIX_NODE_SIZE, static_cast<uint32_t>(local.size()));
@@ -241,8 +267,24 @@ Result<std::vector<wire::jobdata_entry>> build_jobdata(const step_info &step, co
             b.str(PMIX_CPUSET, topo.cpuset);
             b.str(PMIX_LOCAL_CPUSETS, topo.cpuset + ":" + join(local, ","));
         }
+        if (layout) b.bytes(wire::kJobLayoutKey, layout->encode());
         PMIXCPP_ASSIGN_OR_RETURN(auto infos, b.take());
         entries.push_back({PMIX_RANK_WILDCARD, std::move(infos)});
+    }
+    if (layout) {
+        // This node's ranks in full (the layout's keys, then the local ones), the others only
+        // in the layout.
+        for (uint32_t r : local) {
+            PMIXCPP_ASSIGN_OR_RETURN(auto base, layout->rank_infos(r));
+            info_builder b;
+            b.adopt(base);
+            if (!topo.locality.empty()) b.str(PMIX_LOCALITY_STRING, topo.locality);
+            if (!topo.cpuset.empty()) b.str(PMIX_CPUSET, topo.cpuset);
+            b.str(PMIX_PROCDIR, proc_dir(step, r));
+            PMIXCPP_ASSIGN_OR_RETURN(auto infos, b.take());
+            entries.push_back({r, std::move(infos)});
+        }
+        return entries;
     }
     for (uint32_t r = 0; r < step.ntasks; ++r) {
         info_builder b;
@@ -272,6 +314,69 @@ Result<std::vector<wire::jobdata_entry>> build_jobdata(const step_info &step, co
         entries.push_back({r, std::move(infos)});
     }
     return entries;
+}
+
+}  // namespace pmixcpp::server
+
+namespace pmixcpp::server {
+
+Result<std::optional<wire::job_layout>> jobdata_layout(const std::vector<wire::jobdata_entry> &entries) {
+    for (const auto &e : entries) {
+        if (e.rank != PMIX_RANK_WILDCARD) continue;
+        const pmix_info_t *i = find_info(e.infos, wire::kJobLayoutKey);
+        if (i == nullptr) return std::optional<wire::job_layout>();
+        if (i->value.type != PMIX_BYTE_OBJECT) return Status(PMIX_ERR_BAD_PARAM, "job layout is not a byte object");
+        const pmix_byte_object_t &bo = i->value.data.bo;
+        PMIXCPP_ASSIGN_OR_RETURN(auto l, wire::job_layout::decode(std::span<const uint8_t>(
+                                             reinterpret_cast<const uint8_t *>(bo.bytes), bo.size)));
+        return std::optional<wire::job_layout>(std::move(l));
+    }
+    return std::optional<wire::job_layout>();
+}
+
+Result<std::vector<wire::jobdata_entry>> expand_jobdata(const std::vector<wire::jobdata_entry> &compact,
+                                                        const wire::job_layout &layout) {
+    std::vector<wire::jobdata_entry> out;
+    out.reserve(size_t{layout.nranks} + 1);
+    std::unordered_map<uint32_t, const wire::jobdata_entry *> stored;
+    for (const auto &e : compact) {
+        if (e.rank != PMIX_RANK_WILDCARD) {
+            stored.emplace(e.rank, &e);
+            continue;
+        }
+        // the job level as the full form has it: no layout, the process map after the node map
+        std::vector<pmix_info_t> infos;
+        Status st;
+        auto copy = [&](const pmix_info_t &from) {
+            pmix_info_t to{};
+            if (st.ok()) st = info_xfer(&to, &from);
+            infos.push_back(to);
+        };
+        for (size_t i = 0; i < e.infos.size(); ++i) {
+            if (key_is(e.infos[i], wire::kJobLayoutKey)) continue;
+            copy(e.infos[i]);
+            if (key_is(e.infos[i], PMIX_NODE_MAP)) {
+                const std::string pmap = layout.proc_map();
+                pmix_info_t p = make_info(PMIX_PROC_MAP, pmap.c_str(), PMIX_STRING);
+                infos.push_back(p);
+            }
+        }
+        InfoArray arr = to_array(infos);
+        PMIXCPP_RETURN_IF_ERROR(st, "job data");
+        out.push_back({PMIX_RANK_WILDCARD, std::move(arr)});
+    }
+    for (uint32_t r = 0; r < layout.nranks; ++r) {
+        auto it = stored.find(r);
+        if (it != stored.end()) {
+            InfoArray copy;
+            PMIXCPP_RETURN_IF_ERROR(info_array_copy(it->second->infos.data(), it->second->infos.size(), &copy));
+            out.push_back({r, std::move(copy)});
+            continue;
+        }
+        PMIXCPP_ASSIGN_OR_RETURN(auto infos, layout.rank_infos(r));
+        out.push_back({r, std::move(infos)});
+    }
+    return out;
 }
 
 }  // namespace pmixcpp::server

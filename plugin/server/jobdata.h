@@ -25,15 +25,32 @@
 //   pmix.locstr STRING, pmix.cpuset STRING, pmix.pdir STRING (<step_dir>/rank.<r>).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "../common/step_info.h"
 #include "topology.h"
+#include "wire/job_layout.h"
 #include "wire/messages.h"
 
 namespace pmixcpp::server {
 
-Result<std::vector<wire::jobdata_entry>> build_jobdata(const step_info &step, const node_topology &topo);
+// The full form lists every rank (O(ranks) on every node). The compact form lists this node's
+// ranks only and describes every rank in the job-level key wire::kJobLayoutKey
+// (wire/job_layout.h), leaving out pmix.pmap (O(ranks): readers make it from the layout when
+// asked); what a Get answers from either is the same (tests/server/test_job_layout.cc).
+enum class jobdata_form { full, compact };
+
+Result<std::vector<wire::jobdata_entry>> build_jobdata(const step_info &step, const node_topology &topo,
+                                                       jobdata_form form = jobdata_form::full);
+
+// The layout a compact form holds (nullopt for the full form); an error if it does not decode.
+Result<std::optional<wire::job_layout>> jobdata_layout(const std::vector<wire::jobdata_entry> &entries);
+
+// The full form of compact entries: every rank, pmix.pmap back, no layout key. O(ranks): for the
+// native route's REQ reply, which hands OpenPMIx clients every rank's keys.
+Result<std::vector<wire::jobdata_entry>> expand_jobdata(const std::vector<wire::jobdata_entry> &compact,
+                                                        const wire::job_layout &layout);
 
 }  // namespace pmixcpp::server

@@ -38,6 +38,7 @@ Status kv_store::add_job_data(uint32_t rank, const pmix_info_t *infos, size_t co
     for (size_t i = 0; i < count; ++i) {
         std::string key = key_of(infos[i]);
         if (key.empty()) return Status(PMIX_ERR_BAD_PARAM, "job data with an empty key");
+        if (key == wire::kJobLayoutKey) continue;  // the file's description of the layout, not a key of the job
         auto v = stored_value::copy_of(infos[i].value);
         PMIXCPP_RETURN_IF_ERROR(v, "job data key " + key);
         copies.emplace_back(std::move(key), std::move(v.value()));
@@ -46,6 +47,32 @@ Status kv_store::add_job_data(uint32_t rank, const pmix_info_t *infos, size_t co
     for (auto &[k, v] : copies) job.insert_or_assign(std::move(k), std::move(v));
     ++_generation;
     return Status::success();
+}
+
+void kv_store::set_job_layout(std::shared_ptr<const wire::job_layout> layout) {
+    _layout = std::move(layout);
+    _proc_map_made = false;
+}
+
+void kv_store::from_layout(uint32_t rank) const {
+    if (!_layout) return;
+    if (rank == PMIX_RANK_WILDCARD) {
+        if (_proc_map_made) return;
+        _proc_map_made = true;
+        auto &job = _ranks[rank].job;
+        if (job.count(PMIX_PROC_MAP) != 0) return;
+        pmix_value_t v{};
+        if (value_load(&v, _layout->proc_map().c_str(), PMIX_STRING).ok())
+            job.emplace(PMIX_PROC_MAP, stored_value::adopt(v));
+        return;
+    }
+    if (rank >= _layout->nranks) return;
+    auto &job = _ranks[rank].job;
+    if (!job.empty()) return;
+    for (const char *k : _layout->keys(rank)) {
+        pmix_value_t v{};
+        if (_layout->value(rank, k, &v).ok()) job.emplace(k, stored_value::adopt(v));
+    }
 }
 
 Status kv_store::commit(uint32_t rank, const uint8_t *scopes, const pmix_info_t *infos, size_t count) {
@@ -98,6 +125,7 @@ bool kv_store::scope_visible(uint8_t scope, relation rel) {
 }
 
 bool kv_store::has(uint32_t rank, const std::string &key, relation rel) const {
+    from_layout(rank);
     auto it = _ranks.find(rank);
     if (it == _ranks.end()) return false;
     auto c = it->second.committed.find(key);
@@ -126,6 +154,7 @@ void kv_store::forget_committed(uint32_t rank) {
 std::vector<pmix_info_t> kv_store::visible_view(uint32_t rank, relation rel, bool with_job_data, uint64_t since,
                                                 bool *hidden_change) const {
     std::vector<pmix_info_t> out;
+    if (with_job_data && since == 0) from_layout(rank);
     auto it = _ranks.find(rank);
     if (it == _ranks.end()) return out;
     const rank_data &d = it->second;

@@ -6,11 +6,13 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <unordered_map>
 
 #include "status.h"
 #include "value.h"
+#include "wire/job_layout.h"
 
 namespace pmixcpp::server {
 
@@ -50,6 +52,10 @@ class kv_store {
 public:
     // Job data of `rank` (PMIX_RANK_WILDCARD = job level): visible to everyone.
     Status add_job_data(uint32_t rank, const pmix_info_t *infos, size_t count);
+    // The job data of the ranks add_job_data() did not add, and the job level's pmix.pmap, from
+    // the step's layout (the compact job data, plugin/server/jobdata.h): made when first asked
+    // for, so the store holds only the ranks someone asked about.
+    void set_job_layout(std::shared_ptr<const wire::job_layout> layout);
 
     // Data committed by `rank`; scopes[i] is the scope of infos[i]. A later commit of a key
     // replaces it. All-or-nothing: on failure nothing changes.
@@ -102,8 +108,13 @@ private:
         std::map<std::string, entry> committed;
     };
     static bool scope_visible(uint8_t scope, relation rel);
+    // Add the layout's job data of `rank` if it has none yet (what the store holds does not
+    // change for a reader: it is as if it had been added at the start).
+    void from_layout(uint32_t rank) const;
 
-    std::unordered_map<uint32_t, rank_data> _ranks;
+    mutable std::unordered_map<uint32_t, rank_data> _ranks;  // mutable: from_layout()
+    std::shared_ptr<const wire::job_layout> _layout;
+    mutable bool _proc_map_made = false;
     uint64_t _generation = 0;
     uint64_t _forgotten = 0;
     uint64_t _committed = 0;

@@ -19,7 +19,7 @@ bool node_level(const pmix_info_t &i) {
 }  // namespace
 
 bool native_left_out(const pmix_info_t &i) {
-    for (const char *k : {PMIX_NODE_MAP, PMIX_PROC_MAP, PMIX_ANL_MAP})
+    for (const char *k : {PMIX_NODE_MAP, PMIX_PROC_MAP, PMIX_ANL_MAP, wire::kJobLayoutKey})
         if (key_is(i, k)) return true;
     return false;
 }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "../native/session.h"
+#include "wire/job_layout.h"
 #include "wire/jobdata.h"
 
 namespace pmixcpp::server {

@@ -16,8 +16,11 @@ Status server_impl::setup(const node_topology &topo) {
     if (s.node_id >= s.node_ranks.size()) return Status(PMIX_ERR_BAD_PARAM, "step map has no entry for this node");
 
     // Job data: build, write, load into the store.
-    auto entries = build_jobdata(s, topo);
+    // The compact form: this node's ranks in full, the others from the step's layout.
+    auto entries = build_jobdata(s, topo, jobdata_form::compact);
     PMIXCPP_RETURN_IF_ERROR(entries, "job data of " + s.nspace);
+    auto layout = jobdata_layout(entries.value());
+    PMIXCPP_RETURN_IF_ERROR(layout, "job layout of " + s.nspace);
     auto bytes = wire::encode_jobdata(entries.value());
     PMIXCPP_RETURN_IF_ERROR(bytes, "encode job data of " + s.nspace);
     _jobdata_path = root.path() + "/jobdata";
@@ -25,6 +28,10 @@ Status server_impl::setup(const node_topology &topo) {
     PMIXCPP_RETURN_IF_ERROR(root.write_new_file("jobdata", bytes.value(), 0400, s.uid, s.gid));
     for (const auto &e : entries.value())
         PMIXCPP_RETURN_IF_ERROR(_kvs.add_job_data(e.rank, e.infos.data(), e.infos.size()));
+    if (layout.value()) {
+        _job_layout = std::make_shared<const wire::job_layout>(std::move(*layout.value()));
+        _kvs.set_job_layout(_job_layout);
+    }
     _jobdata_entries = std::move(entries.value());
 
     // The socket, in the root-owned step root (nobody else can put or replace an entry there):

@@ -561,6 +561,7 @@ private:
     std::unique_ptr<net::listener_guard> _native_guard;
     bool _native_paused = false;
     std::vector<wire::jobdata_entry> _jobdata_entries;  // the job data, for the native REQ replies
+    std::shared_ptr<const wire::job_layout> _job_layout;  // the step's layout (compact job data)
     std::map<native::int_flavour, std::vector<uint8_t>> _native_blobs;  // packed once per codec
     std::thread _thread;
     bool _socket_created = false;

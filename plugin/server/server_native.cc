@@ -201,8 +201,14 @@ void server_impl::native_refuse(connection &c, std::span<const uint8_t> answer, 
 
 Result<std::vector<uint8_t>> server_impl::native_blob(native::int_flavour f) {
     if (auto it = _native_blobs.find(f); it != _native_blobs.end()) return it->second;
-    PMIXCPP_ASSIGN_OR_RETURN(auto blob,
-                             native::pack_job_blob(f, native_job_blob(_step.nspace, _jobdata_entries)));
+    // OpenPMIx's gds/hash takes every rank's keys with the job: the full form, expanded from the
+    // layout for the first native client (O(ranks), as that protocol is).
+    std::vector<wire::jobdata_entry> expanded;
+    if (_job_layout) {
+        PMIXCPP_ASSIGN_OR_RETURN(expanded, expand_jobdata(_jobdata_entries, *_job_layout));
+    }
+    PMIXCPP_ASSIGN_OR_RETURN(
+        auto blob, native::pack_job_blob(f, native_job_blob(_step.nspace, _job_layout ? expanded : _jobdata_entries)));
     return _native_blobs.emplace(f, std::move(blob)).first->second;
 }
 

@@ -8,7 +8,7 @@
 #   fuzz_codec          frame reader, PMIx values, infos, data arrays, procs (shared/wire/codec.h)
 #   fuzz_messages       client -> server messages, job data (shared/wire/messages.h, jobdata.h)
 #   fuzz_replies        server -> client replies, the modex snapshot reference (shared/wire/messages.h, snapshot.h)
-#   fuzz_snapshot       modex snapshot and job data files (shared/wire/snapshot.h, jobdata.h)
+#   fuzz_snapshot       modex snapshot and job data files, the job layout (shared/wire/snapshot.h, jobdata.h, job_layout.h)
 #   fuzz_node           node frame envelope, collective messages (plugin/net, plugin/coll)
 #   fuzz_node_bodies    node message bodies (shared/wire/node_messages.h)
 #   fuzz_agent          cross-step messages, inbox items, MPMD app table (plugin/common/xstep.h, mpmd.h)
@@ -40,7 +40,7 @@ if ! "$cxx" $base $san "$out/probe.cc" -o "$out/probe" >"$out/probe.log" 2>&1; t
     exit 77
 fi
 
-shared="shared/value.cc shared/sys.cc shared/wire/codec.cc shared/wire/frame.cc shared/wire/messages.cc shared/wire/snapshot.cc shared/wire/jobdata.cc
+shared="shared/value.cc shared/sys.cc shared/wire/codec.cc shared/wire/frame.cc shared/wire/messages.cc shared/wire/snapshot.cc shared/wire/jobdata.cc shared/wire/job_layout.cc
         shared/wire/node_messages.cc shared/log.cc shared/hostlist.cc shared/type_traits.cc
         shared/wire/group_messages.cc shared/fabric/fabric_wire.cc shared/fabric/fabric_cost.cc"
 common="plugin/common/xstep.cc plugin/common/mpmd.cc plugin/common/session_store.cc plugin/agent/proto/agent_io.cc

@@ -3,12 +3,14 @@
 // shared/wire/jobdata.h). The first byte picks the target. Nothing may crash, leak, read out of
 // bounds or allocate beyond the decode budget. Job data is read as a client reads it (lookups in
 // place through jobdata_view) and decoded whole; what decodes re-encodes to a file that decodes
-// to the same entries (the encoding of those is canonical).
+// to the same entries (the encoding of those is canonical). The same bytes are also decoded as
+// the job layout a compact job-data file carries (shared/wire/job_layout.h).
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <span>
 
+#include "wire/job_layout.h"
 #include "wire/jobdata.h"
 #include "wire/messages.h"
 #include "wire/snapshot.h"
@@ -47,6 +49,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             pmix_value_t v{};
             if (view->value(e.value(), "pmix.absent", &v).ok()) value_destruct(&v);
         }
+    }
+    // The same bytes as the job layout of a compact job-data file: what decodes is consistent
+    // (every rank on a node and in an app it has) and re-encodes to the same bytes.
+    if (auto layout = job_layout::decode(body); layout.ok()) {
+        for (uint32_t rank : {0u, 1u, 7u, layout->nranks / 2, layout->nranks - 1, layout->nranks}) {
+            if (rank >= layout->nranks) continue;
+            if (layout->locate(rank).node >= layout->nodes.size() || layout->app_of(rank).app >= layout->apps.size())
+                abort();
+            auto infos = layout->rank_infos(rank);
+            if (!infos.ok()) abort();
+        }
+        if (layout->nranks <= 4096) (void)layout->proc_map();
+        if (layout->encode() != std::vector<uint8_t>(body.begin(), body.end())) abort();
     }
     std::vector<jobdata_entry> entries;
     if (!decode_jobdata(body, &entries).ok()) return 0;

@@ -16,6 +16,7 @@
 #include <mutex>
 
 #include "../../plugin/common/step_env.h"
+#include "../../plugin/server/jobdata.h"
 #include "../../plugin/server/server.h"
 #include "client_util.h"
 
@@ -144,7 +145,16 @@ TEST_F(ServerSocket, ConnectRepliesWithJobData) {
     std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     std::vector<wire::jobdata_entry> entries;
     ASSERT_TRUE(wire::decode_jobdata(bytes, &entries).ok());
-    EXPECT_EQ(entries.size(), 5u);  // wildcard + 4 ranks
+    // the compact form: the job level and this node's 3 ranks; rank 3, on the other node, only
+    // in the layout, which describes all 4
+    EXPECT_EQ(entries.size(), 4u);
+    for (const auto &e : entries) EXPECT_NE(e.rank, 3u);
+    auto layout = server::jobdata_layout(entries);
+    ASSERT_TRUE(layout.ok()) << layout.status().message();
+    ASSERT_TRUE(layout.value().has_value());
+    EXPECT_EQ(layout.value()->nranks, 4u);
+    EXPECT_EQ(layout.value()->locate(3).node, 1u);
+    EXPECT_EQ(layout.value()->nodes, step.node_names);
 }
 
 TEST_F(ServerSocket, RefusesBadTokenForeignRankAndDuplicates) {

@@ -962,7 +962,7 @@ uint64_t jobdata_bytes(uint32_t nodes, uint32_t ppn, uint64_t *entries) {
     server::node_topology topo;
     topo.cpuset = "0-" + std::to_string(ppn - 1);
     topo.locality = "SK0:L30:L20-" + std::to_string(ppn - 1) + ":L10-" + std::to_string(ppn - 1) + ":CR0-" + std::to_string(ppn - 1) + ":HT0-" + std::to_string(ppn - 1);
-    auto e = server::build_jobdata(s, topo);
+    auto e = server::build_jobdata(s, topo, server::jobdata_form::compact);  // what the server writes
     if (!e.ok()) return 0;
     *entries = e->size();
     auto b = wire::encode_jobdata(e.value());
@@ -986,7 +986,7 @@ jobdata_result run_jobdata(uint32_t nodes, uint32_t ppn, uint64_t max_real_ranks
     const double slope = (b2 - b0) / double(n2 - n0);
     const double mid = b0 + slope * double(n1 - n0);
     res.file_bytes = uint64_t(b0 + slope * double(nodes - n0));
-    res.entries = uint64_t(nodes) * ppn + (e0 - uint64_t(n0) * ppn);
+    res.entries = e2;  // this node's ranks and the job level: independent of the node count
     res.extrapolated = true;
     char buf[200];
     snprintf(buf, sizeof(buf), "extrapolated: real at %u/%u/%u nodes, linear (%.1f bytes per node of %u ranks; fit off by %.2f%% at %u nodes)",

@@ -163,8 +163,8 @@ wireup_result run_wireup(const net_params &p, uint32_t nodes);
 
 struct jobdata_result {
     uint64_t file_bytes = 0;   // the encoded job data one node writes and every client maps
-    uint64_t entries = 0;      // rank entries built
-    bool extrapolated = false; // from runs at smaller node counts (linear in ranks)
+    uint64_t entries = 0;      // entries written (this node's ranks and the job level)
+    bool extrapolated = false; // from runs at smaller node counts (linear in nodes)
     std::string how;
 };
 // Real build_jobdata + encode_jobdata up to `max_real_ranks`; beyond, a linear fit of
