@@ -637,6 +637,51 @@ void dyn_service::on_spawn(uint64_t conn, uint32_t rank, uint32_t request_id, st
     }
     req.parent_nspace = _step.nspace;
     req.parent_rank = rank;
+    // The same grow asked through an app's environment (PMIXCPP_SPAWN_GROW=<nodes>): the one way
+    // an MPI_Comm_spawn can ask it (MPI_Info "env"); taken out of the environment, and as strict
+    // as the attribute. Only one of the two, and one value.
+    std::optional<std::string> env_grow;
+    for (auto &app : req.request.apps) {
+        for (auto it = app.env.begin(); it != app.env.end();) {
+            const std::string prefix = std::string(kSpawnGrowEnv) + "=";
+            if (it->compare(0, prefix.size(), prefix) != 0) {
+                ++it;
+                continue;
+            }
+            std::string v = it->substr(prefix.size());
+            it = app.env.erase(it);
+            if (env_grow && *env_grow != v) {
+                _ops.reply(conn, request_id, PMIX_ERR_BAD_PARAM,
+                           std::string(kSpawnGrowEnv) + " given twice with different values", {});
+                return;
+            }
+            env_grow = std::move(v);
+        }
+    }
+    if (env_grow) {
+        if (find_info(req.request.job_info, kSpawnGrow)) {
+            _ops.reply(conn, request_id, PMIX_ERR_BAD_PARAM,
+                       std::string(kSpawnGrowEnv) + " and " + kSpawnGrow + " in one spawn: give one", {});
+            return;
+        }
+        uint64_t n = 0;
+        const std::string &v = *env_grow;
+        const bool digits = !v.empty() && v.size() <= 6 && v.find_first_not_of("0123456789") == std::string::npos;
+        if (digits) n = std::stoull(v);
+        if (!digits || n < 1 || n > kMaxSpawnGrowNodes) {
+            _ops.reply(conn, request_id, PMIX_ERR_BAD_PARAM,
+                       std::string(kSpawnGrowEnv) + " must be a number of nodes, 1.." + std::to_string(kMaxSpawnGrowNodes),
+                       {});
+            return;
+        }
+        std::vector<pmix_info_t> infos;
+        for (size_t k = 0; k < req.request.job_info.size(); ++k) {
+            pmix_info_t copy{};
+            if (info_xfer(&copy, &req.request.job_info[k]).ok()) infos.push_back(copy);
+        }
+        infos.push_back(make_info(kSpawnGrow, &n, PMIX_UINT64));
+        req.request.job_info = to_array(infos);
+    }
     // pmixcpp.spawn.grow: checked and taken out of the job's infos (srun's side never sees it).
     uint64_t grow = 0;
     // 0: no limit (the bridge then waits as long as Slurm keeps the request pending).

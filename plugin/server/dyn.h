@@ -32,6 +32,9 @@ namespace pmixcpp::server {
 // to Slurm and no process set is defined (docs/malleability.md).
 inline constexpr const char *kSpawnGrow = "pmixcpp.spawn.grow";
 inline constexpr uint64_t kMaxSpawnGrowNodes = 65536;
+// The same as an app's environment variable (PMIXCPP_SPAWN_GROW=<nodes>), for MPI_Comm_spawn:
+// OpenMPI passes on MPI_Info "env" but no key it does not know (docs/malleability.md).
+inline constexpr const char *kSpawnGrowEnv = "PMIXCPP_SPAWN_GROW";
 // How long a grow for a spawn waits for Slurm without the spawn's PMIX_TIMEOUT, unless the
 // server is told otherwise (dyn_ops::grow_timeout_sec, PMIxCppAllocTimeout).
 inline constexpr int kSpawnGrowTimeoutSec = 120;
