@@ -11,9 +11,16 @@
 # Twice: the program asks EXTEND itself and spawns with MPI_Info "host" = the nodes added; then
 # with --via-spawn, the spawn asks for the nodes (MPI_Info "env" = PMIXCPP_SPAWN_GROW=K, the one
 # key of its own OpenMPI passes on) and the server places the new processes on them.
-# Prints GROW-STEPS-MS (the phases' times of each grow and of the shrink).
+# Prints GROW-STEPS-MS (the phases' times of each grow and of the shrink). Skipped (passes with a
+# note) with OpenMPI 5, where it has not been run yet.
 . "$(dirname "$0")/lib.sh"
 : "${PMIXCPP_PREFIX:?set PMIXCPP_PREFIX}"
+major=$(ompi_info --version 2>/dev/null | sed -n 's/^Open MPI v\([0-9]*\)\..*/\1/p')
+if [ -n "$major" ] && [ "$major" -ge 5 ]; then
+    # not yet run with OpenMPI 5 (the Debian 13 stack; its sessions route is t-malleable-ompi.sh)
+    echo "  SKIP: OpenMPI $major: this test has been proven with OpenMPI 4.1 (Debian 12) only"
+    t_done; exit
+fi
 cluster="$PMIXCPP_SRCDIR/contrib/cluster.sh"
 nodes_before=$(sinfo -h -o '%D' 2>/dev/null | head -1)
 if [ "${nodes_before:-0}" -lt 8 ]; then
