@@ -195,6 +195,11 @@ const std::vector<key_def> &key_defs() {
              return Status::success();
          },
          [](const plugin_config &c) { return std::string(c.proc_term_all ? "all" : "abnormal"); }},
+        {"PMIxCppAllocTimeout",
+         [](plugin_config &c, const std::string &k, const std::string &v) {
+             return parse_uint(k, v, 0, 7 * 86400, c.alloc_timeout);
+         },
+         [](const plugin_config &c) { return std::to_string(c.alloc_timeout); }},
         {"PMIxCppOmpiVaderDir",
          [](plugin_config &c, const std::string &k, const std::string &v) {
              return parse_bool(k, v, c.ompi_vader_dir);

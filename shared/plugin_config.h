@@ -49,6 +49,7 @@ struct plugin_config {
     uint32_t time_limit_alert = 60;       // PMIxCppTimeLimitAlert: seconds before the job's end to alert (0 = never)
     std::string signal_events = "USR1,USR2";  // PMIxCppSignalEvents: signals the client turns into events ("none" = off)
     bool proc_term_all = false;           // PMIxCppProcTermEvents: "all" = also normal exits raise PROC_TERMINATED
+    uint32_t alloc_timeout = 120;         // PMIxCppAllocTimeout: s an allocation request without PMIX_TIMEOUT may pend (0 = as long as Slurm keeps it)
 
     // Set one key (mpi.conf spelling). Unknown key or bad value -> PMIX_ERR_BAD_PARAM
     // with a message naming the key and the accepted values; *this unchanged on failure.

@@ -110,8 +110,9 @@ const std::vector<std::string> &alloc_service::host_keys() {
     return keys;
 }
 
-alloc_service::alloc_service(const step_info &step, alloc_host *host, alloc_ops ops)
-    : _step(step), _host(host), _ops(std::move(ops)), _gate(std::make_shared<gate>()) {
+alloc_service::alloc_service(const step_info &step, alloc_host *host, alloc_ops ops, uint32_t default_timeout_sec)
+    : _step(step), _default_timeout_sec(default_timeout_sec), _host(host), _ops(std::move(ops)),
+      _gate(std::make_shared<gate>()) {
     _gate->service = this;
     _node_of.assign(step.ntasks, UINT32_MAX);
     for (uint32_t n = 0; n < step.node_ranks.size(); ++n)
@@ -160,16 +161,30 @@ void alloc_service::allocate(uint64_t conn, uint32_t request_id, uint32_t rank, 
     }
     PMIXCPP_LOG_VERBOSE("%s: rank %u asks %s%s", _step.nspace.c_str(), rank, alloc::describe(spec.value()).c_str(),
                         two_phase ? " (two phases)" : "");
+    std::vector<pmix_info_t> added;
     std::string name = spec->request_id;
     if (two_phase && name.empty()) {
         // the bridge keeps it with the request: status queries and CANCEL can name it
         name = "pmixcpp.req." + std::to_string(rank) + "." + std::to_string(++_two_phase_count);
+        added.push_back(make_info(PMIX_ALLOC_REQ_ID, name.c_str(), PMIX_STRING));
+    }
+    // A request that may pend in Slurm never waits for ever unless asked to (PMIX_TIMEOUT 0):
+    // without a PMIX_TIMEOUT it gets the administrator's default.
+    uint32_t defaulted_timeout = 0;
+    const bool may_pend = m.directive == PMIX_ALLOC_NEW || m.directive == PMIX_ALLOC_EXTEND ||
+                          m.directive == PMIX_ALLOC_REAQUIRE;
+    if (may_pend && _default_timeout_sec > 0 && alloc::find_info(m.infos, PMIX_TIMEOUT) == nullptr) {
+        defaulted_timeout = std::min<uint32_t>(_default_timeout_sec, INT_MAX / 1000);
+        int t = static_cast<int>(defaulted_timeout);
+        added.push_back(make_info(PMIX_TIMEOUT, &t, PMIX_INT));
+    }
+    if (!added.empty()) {
         std::vector<pmix_info_t> infos;
         for (size_t k = 0; k < m.infos.size(); ++k) {
             pmix_info_t copy{};
             if (info_xfer(&copy, &m.infos[k]).ok()) infos.push_back(copy);
         }
-        infos.push_back(make_info(PMIX_ALLOC_REQ_ID, name.c_str(), PMIX_STRING));
+        infos.insert(infos.end(), added.begin(), added.end());
         m.infos = to_array(infos);
     }
     alloc::agent_request req;
@@ -197,21 +212,22 @@ void alloc_service::allocate(uint64_t conn, uint32_t request_id, uint32_t rank, 
     std::shared_ptr<gate> g = _gate;
     auto post = _ops.post;
     _host->forward_alloc(std::move(bytes.value()), timeout,
-                         [g, post, conn, request_id, rank, directive, name, two_phase](Result<std::vector<uint8_t>> answer) {
+                         [g, post, conn, request_id, rank, directive, name, two_phase,
+                          defaulted_timeout](Result<std::vector<uint8_t>> answer) {
                              auto shared = std::make_shared<Result<std::vector<uint8_t>>>(std::move(answer));
                              std::lock_guard<std::mutex> alive(g->mutex);  // the server exists while the service does
                              if (g->service == nullptr) return;
-                             post([g, conn, request_id, rank, directive, name, two_phase, shared] {
+                             post([g, conn, request_id, rank, directive, name, two_phase, defaulted_timeout, shared] {
                                  std::lock_guard<std::mutex> lock(g->mutex);
                                  if (g->service == nullptr) return;
                                  g->service->complete_allocation(conn, request_id, rank, directive, name, two_phase,
-                                                                 std::move(*shared));
+                                                                 defaulted_timeout, std::move(*shared));
                              });
                          });
 }
 
 void alloc_service::complete_allocation(uint64_t conn, uint32_t request_id, uint32_t rank, uint8_t directive,
-                                        const std::string &request_name, bool two_phase,
+                                        const std::string &request_name, bool two_phase, uint32_t defaulted_timeout,
                                         Result<std::vector<uint8_t>> &&answer) {
     alloc::agent_reply rep;
     if (!answer.ok()) {
@@ -226,6 +242,17 @@ void alloc_service::complete_allocation(uint64_t conn, uint32_t request_id, uint
             rep.status = PMIX_ERR_UNPACK_FAILURE;
             rep.message = "malformed answer from the srun agent: " + st.message();
         }
+    }
+    if (rep.status == PMIX_ERR_TIMEOUT && defaulted_timeout > 0) {
+        // The caller named no PMIX_TIMEOUT: say whose limit it was and how to wait longer.
+        rep.message += "; the request named no PMIX_TIMEOUT, so PMIxCppAllocTimeout=" +
+                       std::to_string(defaulted_timeout) +
+                       " s applied (a PMIX_TIMEOUT of the request's own, 0 for no limit, or "
+                       "SLURM_PMIXCPP_ALLOCTIMEOUT changes it)";
+        PMIXCPP_LOG_INFO("%s: rank %u: allocation request %s not granted within PMIxCppAllocTimeout=%u s: cancelled "
+                         "in Slurm, answered PMIX_ERR_TIMEOUT",
+                         _step.nspace.c_str(), rank,
+                         alloc::info_string(rep.results, PMIX_ALLOC_ID).value_or("(no id)").c_str(), defaulted_timeout);
     }
     PMIXCPP_LOG_VERBOSE("%s: rank %u: allocation request %s: %s %s", _step.nspace.c_str(), rank,
                         alloc::info_string(rep.results, PMIX_ALLOC_ID).value_or("(no id)").c_str(),

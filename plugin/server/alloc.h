@@ -101,11 +101,19 @@ inline constexpr int kProcTableTimeoutSec = 10;
 // results, PMIX_ALLOC_REQ_ID, its status as "pmixcpp.alloc.status"). Not for CANCEL.
 inline constexpr const char *kAllocTwoPhase = "pmixcpp.alloc.two_phase";
 
+// How long a request that grows the job waits for Slurm without a PMIX_TIMEOUT of its own, unless
+// the administrator sets PMIxCppAllocTimeout.
+inline constexpr uint32_t kDefaultAllocTimeoutSec = 120;
+
 class alloc_service {
 public:
     // `host` may be nullptr: allocation requests are PMIX_ERR_NOT_SUPPORTED then and the keys the
-    // bridge answers stay unanswered.
-    alloc_service(const step_info &step, alloc_host *host, alloc_ops ops);
+    // bridge answers stay unanswered. `default_timeout_sec` (PMIxCppAllocTimeout): the
+    // PMIX_TIMEOUT given to a NEW, EXTEND or REACQUIRE that names none (0: none given, such a
+    // request waits as long as Slurm keeps it pending); the bridge cancels the pending Slurm job
+    // at that time and the caller gets PMIX_ERR_TIMEOUT.
+    alloc_service(const step_info &step, alloc_host *host, alloc_ops ops,
+                  uint32_t default_timeout_sec = kDefaultAllocTimeoutSec);
     ~alloc_service();  // answers arriving later are dropped
     alloc_service(const alloc_service &) = delete;
     alloc_service &operator=(const alloc_service &) = delete;
@@ -126,10 +134,12 @@ private:
     void finish_query(const std::shared_ptr<query_state> &q);
     static std::string too_big(size_t bytes);
     void complete_allocation(uint64_t conn, uint32_t request_id, uint32_t rank, uint8_t directive,
-                             const std::string &request_name, bool two_phase, Result<std::vector<uint8_t>> &&answer);
+                             const std::string &request_name, bool two_phase, uint32_t defaulted_timeout,
+                             Result<std::vector<uint8_t>> &&answer);
 
     step_info _step;
     uint64_t _two_phase_count = 0;  // names of two-phase requests without PMIX_ALLOC_REQ_ID
+    uint32_t _default_timeout_sec;
     alloc_host *_host;
     alloc_ops _ops;
     std::vector<uint32_t> _node_of;

@@ -637,9 +637,55 @@ void dyn_service::on_spawn(uint64_t conn, uint32_t rank, uint32_t request_id, st
     }
     req.parent_nspace = _step.nspace;
     req.parent_rank = rank;
+    // The same grow asked through an app's environment (PMIXCPP_SPAWN_GROW=<nodes>): the one way
+    // an MPI_Comm_spawn can ask it (MPI_Info "env"); taken out of the environment, and as strict
+    // as the attribute. Only one of the two, and one value.
+    std::optional<std::string> env_grow;
+    for (auto &app : req.request.apps) {
+        for (auto it = app.env.begin(); it != app.env.end();) {
+            const std::string prefix = std::string(kSpawnGrowEnv) + "=";
+            if (it->compare(0, prefix.size(), prefix) != 0) {
+                ++it;
+                continue;
+            }
+            std::string v = it->substr(prefix.size());
+            it = app.env.erase(it);
+            if (env_grow && *env_grow != v) {
+                _ops.reply(conn, request_id, PMIX_ERR_BAD_PARAM,
+                           std::string(kSpawnGrowEnv) + " given twice with different values", {});
+                return;
+            }
+            env_grow = std::move(v);
+        }
+    }
+    if (env_grow) {
+        if (find_info(req.request.job_info, kSpawnGrow)) {
+            _ops.reply(conn, request_id, PMIX_ERR_BAD_PARAM,
+                       std::string(kSpawnGrowEnv) + " and " + kSpawnGrow + " in one spawn: give one", {});
+            return;
+        }
+        uint64_t n = 0;
+        const std::string &v = *env_grow;
+        const bool digits = !v.empty() && v.size() <= 6 && v.find_first_not_of("0123456789") == std::string::npos;
+        if (digits) n = std::stoull(v);
+        if (!digits || n < 1 || n > kMaxSpawnGrowNodes) {
+            _ops.reply(conn, request_id, PMIX_ERR_BAD_PARAM,
+                       std::string(kSpawnGrowEnv) + " must be a number of nodes, 1.." + std::to_string(kMaxSpawnGrowNodes),
+                       {});
+            return;
+        }
+        std::vector<pmix_info_t> infos;
+        for (size_t k = 0; k < req.request.job_info.size(); ++k) {
+            pmix_info_t copy{};
+            if (info_xfer(&copy, &req.request.job_info[k]).ok()) infos.push_back(copy);
+        }
+        infos.push_back(make_info(kSpawnGrow, &n, PMIX_UINT64));
+        req.request.job_info = to_array(infos);
+    }
     // pmixcpp.spawn.grow: checked and taken out of the job's infos (srun's side never sees it).
     uint64_t grow = 0;
-    int grow_timeout = kSpawnGrowTimeoutSec;
+    // 0: no limit (the bridge then waits as long as Slurm keeps the request pending).
+    int grow_timeout = static_cast<int>(std::min<uint32_t>(_ops.grow_timeout_sec, 7 * 24 * 3600));
     if (const pmix_info_t *g = find_info(req.request.job_info, kSpawnGrow)) {
         auto n = value_to_number<int64_t>(g->value);
         if (!n.ok() || n.value() < 1 || static_cast<uint64_t>(n.value()) > kMaxSpawnGrowNodes) {
@@ -664,7 +710,7 @@ void dyn_service::on_spawn(uint64_t conn, uint32_t rank, uint32_t request_id, st
         }
         if (const pmix_info_t *t = find_info(req.request.job_info, PMIX_TIMEOUT)) {
             auto v = value_to_number<int64_t>(t->value);
-            if (v.ok() && v.value() > 0) grow_timeout = static_cast<int>(std::min<int64_t>(v.value(), 7 * 24 * 3600));
+            if (v.ok()) grow_timeout = static_cast<int>(std::clamp<int64_t>(v.value(), 0, 7 * 24 * 3600));
         }
         std::vector<pmix_info_t> rest;
         for (size_t k = 0; k < req.request.job_info.size(); ++k) {
@@ -712,11 +758,11 @@ void dyn_service::grow_then_spawn(uint64_t conn, uint32_t rank, uint32_t request
         _ops.reply(conn, request_id, body.status().code(), body.status().message(), {});
         return;
     }
-    PMIXCPP_LOG_VERBOSE("%s: rank %u spawns onto %llu new node(s): EXTEND first (up to %d s)", _step.nspace.c_str(),
-                        rank, static_cast<unsigned long long>(nodes), timeout_sec);
+    PMIXCPP_LOG_VERBOSE("%s: rank %u spawns onto %llu new node(s): EXTEND first (up to %d s, 0: no limit)",
+                        _step.nspace.c_str(), rank, static_cast<unsigned long long>(nodes), timeout_sec);
     auto held = std::make_shared<spawn::agent_spawn_request>(std::move(req));
     // The bridge answers at the request's PMIX_TIMEOUT; the transport waits a little longer.
-    _ops.agent(agent::service::alloc, std::move(body.value()), (timeout_sec + 30) * 1000,
+    _ops.agent(agent::service::alloc, std::move(body.value()), timeout_sec > 0 ? (timeout_sec + 30) * 1000 : kWatchTimeoutMs,
                [this, conn, request_id, rank, child_size, nodes, held](int status, const std::string &message,
                                                                       std::vector<uint8_t> reply) {
         alloc::agent_reply rep;

@@ -27,6 +27,18 @@
 
 namespace pmixcpp::server {
 
+// pmixcpp's spawn attribute (a number of nodes, job-level info of PMIx_Spawn): grow the job by
+// that many nodes first and spawn onto exactly them; if the spawn then fails, the nodes go back
+// to Slurm and no process set is defined (docs/malleability.md).
+inline constexpr const char *kSpawnGrow = "pmixcpp.spawn.grow";
+inline constexpr uint64_t kMaxSpawnGrowNodes = 65536;
+// The same as an app's environment variable (PMIXCPP_SPAWN_GROW=<nodes>), for MPI_Comm_spawn:
+// OpenMPI passes on MPI_Info "env" but no key it does not know (docs/malleability.md).
+inline constexpr const char *kSpawnGrowEnv = "PMIXCPP_SPAWN_GROW";
+// How long a grow for a spawn waits for Slurm without the spawn's PMIX_TIMEOUT, unless the
+// server is told otherwise (dyn_ops::grow_timeout_sec, PMIxCppAllocTimeout).
+inline constexpr int kSpawnGrowTimeoutSec = 120;
+
 struct dyn_ops {
     // Reply to a local client: the reply header, then `body` (raw bytes) on success.
     std::function<void(uint64_t conn, uint32_t request_id, pmix_status_t status, const std::string &message,
@@ -47,6 +59,7 @@ struct dyn_ops {
     // carries no data.
     std::function<Result<InfoArray>(uint32_t rank, relation rel)> data_of;
     uint32_t connect_timeout_sec = 300;  // a connect without PMIX_TIMEOUT
+    uint32_t grow_timeout_sec = kSpawnGrowTimeoutSec;  // a pmixcpp.spawn.grow without PMIX_TIMEOUT (0: no limit)
     // Messages to the other steps of the job (plugin/common/xstep.h), as `session`. Empty = a Get
     // of another namespace is answered from what PMIx_Connect brought only.
     std::function<void(std::vector<uint8_t> body, int timeout_ms, session_done done)> xstep;
@@ -144,14 +157,6 @@ private:
     };
     std::vector<pending_kill> _kills;  // SIGKILL after a terminate's grace period
 };
-
-// pmixcpp's spawn attribute (a number of nodes, job-level info of PMIx_Spawn): grow the job by
-// that many nodes first and spawn onto exactly them; if the spawn then fails, the nodes go back
-// to Slurm and no process set is defined (docs/malleability.md).
-inline constexpr const char *kSpawnGrow = "pmixcpp.spawn.grow";
-inline constexpr uint64_t kMaxSpawnGrowNodes = 65536;
-// How long a grow for a spawn waits for Slurm without the spawn's PMIX_TIMEOUT.
-inline constexpr int kSpawnGrowTimeoutSec = 120;
 
 // Grace between SIGTERM and SIGKILL of PMIX_JOB_CTRL_TERMINATE.
 inline constexpr int kTerminateGraceSec = 5;

@@ -878,6 +878,7 @@ dyn_ops server_impl::make_dyn_ops() {
         spawn_psets(child, 0, true);
     };
     ops.connect_timeout_sec = _opts.multinode.timeout_sec;
+    ops.grow_timeout_sec = _opts.alloc_timeout_sec;
     ops.checkpoint_local = [this](const std::vector<uint32_t> &ranks) {
         checkpoint_local(ranks, "checkpoint requested");
     };

@@ -64,6 +64,10 @@ struct server_options {
     uint32_t max_payload = 64u << 20;
     // Allocation requests and resource-manager queries (alloc.h); nullptr = not supported.
     alloc_host *alloc = nullptr;
+    // How long an allocation request that grows the job (NEW, EXTEND, REACQUIRE, a
+    // pmixcpp.spawn.grow) may wait for Slurm when it names no PMIX_TIMEOUT (PMIxCppAllocTimeout);
+    // 0: as long as Slurm keeps it pending.
+    uint32_t alloc_timeout_sec = 120;
     // The job's end (Unix time, 0 = unknown) and how long before it every local process gets
     // PMIX_JCTRL_PREEMPT_ALERT (0 = never).
     int64_t job_end_time = 0;

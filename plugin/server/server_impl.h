@@ -252,7 +252,7 @@ public:
                 for (const auto &[name, members] : _groups->job_psets()) out.emplace_back(name, members);
             return out;
         };
-        _alloc = std::make_unique<alloc_service>(step, opts.alloc, std::move(aops));
+        _alloc = std::make_unique<alloc_service>(step, opts.alloc, std::move(aops), opts.alloc_timeout_sec);
         _rank_pid.assign(step.ntasks, 0);
         _rank_exe.assign(step.ntasks, std::string());
         _proc_table = std::make_unique<proc_table_engine>(step.node_id, step.node_ranks, step.node_names,

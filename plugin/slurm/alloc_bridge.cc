@@ -19,6 +19,25 @@
 
 namespace pmixcpp {
 
+// (declared in alloc_bridge.h for the members that compare jobs)
+struct job_snapshot {
+    uint32_t job_id = 0;
+    uint32_t state = 0;  // JOB_STATE_BASE part
+    std::string nodes;
+    uint32_t time_limit = 0;  // minutes
+    time_t start_time = 0;    // running: when it started
+    time_t end_time = 0;      // running: when its time limit ends it
+    std::string partition;
+    std::string batch_host;
+    uint32_t reason_code = 0;
+    std::string reason;
+    bool reason_described = false;  // Slurm gave a text of its own (state_desc), not just the code's name
+    std::string account;
+    std::string qos;
+    std::string name;
+    uint32_t user_id = 0;
+};
+
 namespace {
 
 constexpr auto kPollInterval = std::chrono::seconds(1);
@@ -84,21 +103,6 @@ bool hopeless(uint32_t reason) {
     }
 }
 
-struct job_snapshot {
-    uint32_t job_id = 0;
-    uint32_t state = 0;  // JOB_STATE_BASE part
-    std::string nodes;
-    uint32_t time_limit = 0;  // minutes
-    std::string partition;
-    std::string batch_host;
-    uint32_t reason_code = 0;
-    std::string reason;
-    bool reason_described = false;  // Slurm gave a text of its own (state_desc), not just the code's name
-    std::string account;
-    std::string qos;
-    std::string name;
-    uint32_t user_id = 0;
-};
 
 Result<job_snapshot> load_job(uint32_t job_id) {
     job_info_msg_t *msg = nullptr;
@@ -114,6 +118,8 @@ Result<job_snapshot> load_job(uint32_t job_id) {
     s.state = j.job_state & JOB_STATE_BASE;
     s.nodes = j.nodes ? j.nodes : "";
     s.time_limit = j.time_limit;
+    s.start_time = j.start_time;
+    s.end_time = j.end_time;
     s.partition = j.partition ? j.partition : "";
     s.batch_host = j.batch_host ? j.batch_host : "";
     s.reason_code = j.state_reason;
@@ -197,6 +203,26 @@ std::optional<uint32_t> minutes_left(uint32_t job_id, uint32_t time_limit) {
     long left = slurm_get_rem_time(job_id);
     if (left < 0) return time_limit;
     return static_cast<uint32_t>(std::max<long>(1, left / 60));
+}
+
+// Slurm's time limits are whole minutes: a grow needs at least one of the job's minutes left, so
+// that what it adds (a NEW allocation's limit, nodes merged into the job) ends no later than the job.
+constexpr long kMinGrowSec = 60;
+
+bool has_time_limit(const job_snapshot &job) {
+    return job.time_limit != INFINITE && job.time_limit != NO_VAL && job.end_time > 0;
+}
+
+// Why a request of `job` that adds resources can no longer start before the job ends; nullopt while
+// it can (or the job has no time limit).
+std::optional<std::string> too_late_to_grow(const job_snapshot &job) {
+    if (!has_time_limit(job)) return std::nullopt;
+    const long left = static_cast<long>(job.end_time - time(nullptr));
+    if (left >= kMinGrowSec) return std::nullopt;
+    return "job " + std::to_string(job.job_id) + " ends in " + std::to_string(std::max(0L, left)) +
+           " s (its time limit, " + std::to_string(job.time_limit) +
+           " min): nothing can be added that starts before the job's end (a grow needs at least " +
+           std::to_string(kMinGrowSec) + " s of it)";
 }
 
 // srun's working directory (the allocation job's; Slurm 23.x and newer refuse a job without one)
@@ -529,6 +555,7 @@ void alloc_bridge::reap_orphans(uint32_t job_id) {
 void alloc_bridge::do_new(alloc::request_record &r) {
     auto job = load_job(_ctx.job_id);
     if (!job.ok()) return fail(r, job.status().code(), job.status().message());
+    if (auto late = too_late_to_grow(*job)) return fail(r, PMIX_ERR_OUT_OF_RESOURCE, *late);
     const bool keep = _keep.count(r.id) != 0;
     job_desc_msg_t d;
     slurm_init_job_desc_msg(&d);
@@ -613,6 +640,7 @@ void alloc_bridge::start_expansion(alloc::request_record &r, uint64_t nodes, con
                                    std::optional<uint64_t> cpus) {
     auto job = load_job(_ctx.job_id);
     if (!job.ok()) return fail(r, job.status().code(), job.status().message());
+    if (auto late = too_late_to_grow(*job)) return fail(r, PMIX_ERR_OUT_OF_RESOURCE, *late);
     job_desc_msg_t d;
     slurm_init_job_desc_msg(&d);
     std::string name = "pmixcpp-expand." + r.id;
@@ -820,6 +848,20 @@ void alloc_bridge::check_pending(alloc::request_record &rec) {
         fail(*r, job.status().code(), job.status().message());
         return;
     }
+    // The requesting job's time limit: what is still pending when the job has less than a minute
+    // left can no longer start before its end.
+    auto owner = load_job(_ctx.job_id);
+    if (!owner.ok() && owner.status().code() == PMIX_ERR_UNREACH) return;
+    if (owner.ok() && job->state == JOB_PENDING) {
+        if (auto late = too_late_to_grow(*owner)) {
+            slurm_kill_job(r->slurm_job, SIGKILL, 0);
+            fail(*r, PMIX_ERR_OUT_OF_RESOURCE,
+                 *late + "; the request was still pending (Slurm job " + std::to_string(r->slurm_job) +
+                     ", cancelled): " + job->reason);
+            return;
+        }
+        cap_time_limit(*r, *job, *owner);
+    }
     if (job->state == JOB_PENDING) {
         if (hopeless(job->reason_code)) {
             slurm_kill_job(r->slurm_job, SIGKILL, 0);
@@ -841,6 +883,7 @@ void alloc_bridge::check_pending(alloc::request_record &rec) {
         if (r->what.dir == alloc::directive::new_allocation) {
             r->node_list = job->nodes;
             if (job->time_limit != INFINITE && job->time_limit != NO_VAL) r->time_limit_min = job->time_limit;
+            if (owner.ok() && !end_with_owner(*r, *job, *owner)) return;
             grant_new(*r);
         } else {
             merge_expansion(*r);
@@ -850,6 +893,56 @@ void alloc_bridge::check_pending(alloc::request_record &rec) {
     fail(*r, job->state == JOB_CANCELLED ? PMIX_ERR_JOB_CANCELED : PMIX_ERROR,
          "Slurm job " + std::to_string(r->slurm_job) + " ended " + job_state_string(job->state) + ": " + job->reason,
          job->state == JOB_CANCELLED ? alloc::req_state::cancelled : alloc::req_state::failed);
+}
+
+// A pending allocation's time limit never runs past the requesting job's end: lowered (a user may
+// lower a limit) to the job's whole minutes left as they pass, so that Slurm schedules it as what
+// it can be, and a NEW allocation starts with a limit that ends with the job.
+void alloc_bridge::cap_time_limit(alloc::request_record &r, const job_snapshot &pending, const job_snapshot &owner) {
+    if (!has_time_limit(owner)) return;
+    const long left = static_cast<long>(owner.end_time - time(nullptr));
+    const uint32_t minutes = static_cast<uint32_t>(std::max(1L, left / 60));
+    if (pending.time_limit != INFINITE && pending.time_limit != NO_VAL && pending.time_limit <= minutes) return;
+    job_desc_msg_t d;
+    slurm_init_job_desc_msg(&d);
+    d.job_id = r.slurm_job;
+    d.time_limit = minutes;
+    if (slurm_update_job(&d) != SLURM_SUCCESS)
+        PMIXCPP_LOG_VERBOSE("allocation request %s: lower the time limit of pending job %u to %u min: %s", r.id.c_str(),
+                            r.slurm_job, minutes, slurm_error_text().c_str());
+    else
+        PMIXCPP_LOG_VERBOSE("allocation request %s: pending job %u time limit %u -> %u min (job %u ends in %ld s)",
+                            r.id.c_str(), r.slurm_job, pending.time_limit, minutes, owner.job_id, left);
+}
+
+// A NEW allocation that Slurm just started: if its time limit would end it after the requesting
+// job, it is lowered to end with the job (whole minutes, rounded down); with less than a minute
+// left it is given back and the request fails. False: failed (answered).
+bool alloc_bridge::end_with_owner(alloc::request_record &r, const job_snapshot &started, const job_snapshot &owner) {
+    if (!has_time_limit(owner) || (has_time_limit(started) && started.end_time <= owner.end_time)) return true;
+    const long span = static_cast<long>(owner.end_time - started.start_time);
+    if (span < kMinGrowSec) {
+        slurm_kill_job(r.slurm_job, SIGKILL, 0);
+        fail(r, PMIX_ERR_OUT_OF_RESOURCE,
+             "Slurm started job " + std::to_string(r.slurm_job) + " " + std::to_string(std::max(0L, span)) +
+                 " s before job " + std::to_string(owner.job_id) +
+                 " ends (its time limit): too late to be used, given back");
+        return false;
+    }
+    job_desc_msg_t d;
+    slurm_init_job_desc_msg(&d);
+    d.job_id = r.slurm_job;
+    d.time_limit = static_cast<uint32_t>(span / 60);
+    if (slurm_update_job(&d) != SLURM_SUCCESS) {
+        Status st = slurm_failure("end job " + std::to_string(r.slurm_job) + " with job " + std::to_string(owner.job_id));
+        slurm_kill_job(r.slurm_job, SIGKILL, 0);
+        fail(r, st.code(), st.message() + " (given back: it would outlive the job)");
+        return false;
+    }
+    PMIXCPP_LOG_INFO("allocation request %s: job %u time limit %u -> %u min, to end with job %u", r.id.c_str(),
+                     r.slurm_job, started.time_limit, d.time_limit, owner.job_id);
+    r.time_limit_min = d.time_limit;
+    return true;
 }
 
 // --- queries ----------------------------------------------------------------------------------

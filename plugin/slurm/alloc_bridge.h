@@ -59,6 +59,8 @@
 
 namespace pmixcpp {
 
+struct job_snapshot;  // a Slurm job as slurm_load_job shows it (alloc_bridge.cc)
+
 class alloc_bridge {
 public:
     struct job_context {
@@ -92,6 +94,8 @@ private:
     void handle_query(int fd, alloc::agent_request &&req);
     void poll_pending();
     void check_pending(alloc::request_record &r);
+    void cap_time_limit(alloc::request_record &r, const job_snapshot &pending, const job_snapshot &owner);
+    bool end_with_owner(alloc::request_record &r, const job_snapshot &started, const job_snapshot &owner);
 
     void do_new(alloc::request_record &r);
     void do_extend(alloc::request_record &r);

@@ -445,6 +445,7 @@ Status prefork(const stepd_step_rec_t *job, char ***env) {
     mo.timeout_sec = cfg.timeout_sec;
     options.job_end_time = std::strtoll(get_env(*env, kJobEndEnv).c_str(), nullptr, 10);
     options.time_limit_alert_sec = cfg.time_limit_alert;
+    options.alloc_timeout_sec = cfg.alloc_timeout;
     options.normal_termination_events = cfg.proc_term_all;
     options.native_listener = includes(cfg.client_lib, client_lib_mode::native);
     // Address exchange through srun's agent, on a thread of its own: prefork never waits for

@@ -416,7 +416,8 @@ struct service_harness {
     fake_host host;
     server::alloc_service svc;
 
-    explicit service_harness(bool with_host = true) : svc(one_node(), with_host ? &host : nullptr, ops()) {}
+    explicit service_harness(bool with_host = true, uint32_t default_timeout = server::kDefaultAllocTimeoutSec)
+        : svc(one_node(), with_host ? &host : nullptr, ops(), default_timeout) {}
     server::alloc_ops ops() {
         server::alloc_ops o;
         o.reply = [this](uint64_t c, uint32_t id, pmix_status_t st, const std::string &m, InfoArray &&r) {
@@ -534,6 +535,55 @@ TEST(AllocService, RefusalCarriesSlurmsReason) {
     h.run_posted();
     ASSERT_EQ(h.replies.size(), 2u);
     EXPECT_EQ(h.replies[1].status, PMIX_ERR_UNREACH);
+}
+
+// The PMIX_TIMEOUT the bridge is given (nullopt: none).
+std::optional<int64_t> sent_timeout(const agent_request &r) {
+    const pmix_info_t *t = find_info(r.infos, PMIX_TIMEOUT);
+    if (t == nullptr) return std::nullopt;
+    auto v = value_to_number<int64_t>(t->value);
+    return v.ok() ? std::optional<int64_t>(v.value()) : std::nullopt;
+}
+
+TEST(AllocService, RequestsThatMayPendGetTheDefaultTimeout) {
+    service_harness h(true, 45);
+    auto ask = [&h](pmix_alloc_directive_t d, int nodes, std::optional<int> timeout) {
+        infos in;
+        if (nodes) in.add(info_num(PMIX_ALLOC_NUM_NODES, nodes, PMIX_INT));
+        if (timeout) in.add(info_num(PMIX_TIMEOUT, *timeout, PMIX_INT));
+        wire::alloc_request m;
+        m.directive = d;
+        m.infos = in.array();
+        h.svc.allocate(1, static_cast<uint32_t>(h.host.got.size() + 1), 0, std::move(m));
+    };
+    ask(PMIX_ALLOC_NEW, 0, std::nullopt);
+    ask(PMIX_ALLOC_EXTEND, 2, std::nullopt);
+    ask(PMIX_ALLOC_EXTEND, 2, 7);
+    ask(PMIX_ALLOC_EXTEND, 2, 0);
+    ask(PMIX_ALLOC_RELEASE, 1, std::nullopt);
+    ASSERT_EQ(h.host.got.size(), 5u);
+    EXPECT_EQ(sent_timeout(h.host.got[0].first), 45) << "NEW without PMIX_TIMEOUT";
+    EXPECT_EQ(sent_timeout(h.host.got[1].first), 45) << "EXTEND without PMIX_TIMEOUT";
+    EXPECT_EQ(sent_timeout(h.host.got[2].first), 7) << "the caller's own PMIX_TIMEOUT wins";
+    EXPECT_EQ(sent_timeout(h.host.got[3].first), 0) << "PMIX_TIMEOUT 0: the caller asked for no limit";
+    EXPECT_FALSE(sent_timeout(h.host.got[4].first)) << "a RELEASE never pends";
+
+    // The bridge's timeout, with the default applied: the caller learns whose limit it was.
+    h.host.got[1].second(reply_bytes(PMIX_ERR_TIMEOUT, "still pending in Slurm after 45 s (pmix.timeout)", InfoArray()));
+    h.host.got[2].second(reply_bytes(PMIX_ERR_TIMEOUT, "still pending in Slurm after 7 s (pmix.timeout)", InfoArray()));
+    h.run_posted();
+    ASSERT_EQ(h.replies.size(), 2u);
+    EXPECT_EQ(h.replies[0].status, PMIX_ERR_TIMEOUT);
+    EXPECT_NE(h.replies[0].message.find("PMIxCppAllocTimeout=45 s"), std::string::npos) << h.replies[0].message;
+    EXPECT_EQ(h.replies[1].message.find("PMIxCppAllocTimeout"), std::string::npos) << h.replies[1].message;
+
+    // PMIxCppAllocTimeout=0: nothing added.
+    service_harness none(true, 0);
+    wire::alloc_request m;
+    m.directive = PMIX_ALLOC_NEW;
+    none.svc.allocate(1, 1, 0, std::move(m));
+    ASSERT_EQ(none.host.got.size(), 1u);
+    EXPECT_FALSE(sent_timeout(none.host.got[0].first));
 }
 
 TEST(AllocService, TwoPhasesAnswerAtOnceThenOnlyTheEvent) {

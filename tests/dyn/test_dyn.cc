@@ -683,6 +683,91 @@ TEST(DynService, SpawnWithoutAgentIsNotSupported) {
     EXPECT_EQ(t.replies[0][0].status, PMIX_ERR_NOT_SUPPORTED);
 }
 
+#include "plugin/common/alloc_request.h"
+
+namespace {
+// One node's dyn_service whose srun agent records what it is asked (and answers nothing).
+struct grow_harness {
+    step_info step;
+    std::unique_ptr<dyn_service> svc;
+    std::vector<reply_rec> replies;
+    std::vector<std::pair<agent::service, std::vector<uint8_t>>> asked;
+    explicit grow_harness(uint32_t grow_timeout) {
+        step.nspace = "slurm.1.0";
+        step.ntasks = 2;
+        step.node_id = 0;
+        step.node_names = {"n1"};
+        step.node_ranks = {{0, 1}};
+        dyn_ops ops;
+        ops.reply = [this](uint64_t conn, uint32_t id, pmix_status_t st, const std::string &m,
+                           std::span<const uint8_t> body) {
+            replies.push_back({conn, id, st, m, std::vector<uint8_t>(body.begin(), body.end())});
+        };
+        ops.agent = [this](agent::service s, std::vector<uint8_t> body, int, dyn_ops::session_done) {
+            asked.emplace_back(s, std::move(body));
+        };
+        ops.grow_timeout_sec = grow_timeout;
+        svc = std::make_unique<dyn_service>(step, std::vector<uint32_t>{0, 0}, std::move(ops));
+    }
+    // A spawn of /bin/true whose app environment is `env` (and app info PMIX_HOST if `host`).
+    void spawn(std::vector<std::string> env, const char *host = nullptr, bool attribute = false) {
+        wire::spawn_request s;
+        s.apps.push_back(wire::spawn_app{"/bin/true", {"/bin/true"}, std::move(env), {}, 1, InfoArray()});
+        if (host) s.apps[0].info = infos({info_str(PMIX_HOST, host)});
+        if (attribute) s.job_info = infos({info_num<uint64_t>(kSpawnGrow, 2, PMIX_UINT64)});
+        wire::Writer w;
+        ASSERT_TRUE(wire::encode(w, s).ok());
+        svc->on_spawn(3, 0, static_cast<uint32_t>(replies.size() + asked.size() + 1), w.data());
+    }
+};
+}  // namespace
+
+TEST(Spawn, GrowAskedThroughTheAppsEnvironment) {
+    grow_harness h(45);
+    h.spawn({"A=1", std::string(kSpawnGrowEnv) + "=3"});
+    ASSERT_TRUE(h.replies.empty()) << h.replies[0].message;
+    ASSERT_EQ(h.asked.size(), 1u);
+    EXPECT_EQ(h.asked[0].first, agent::service::alloc) << "the job grows first";
+    alloc::agent_request r;
+    wire::Reader rd(h.asked[0].second.data(), h.asked[0].second.size());
+    ASSERT_TRUE(alloc::decode(rd, &r).ok());
+    EXPECT_EQ(r.directive, PMIX_ALLOC_EXTEND);
+    auto nodes = value_to_number<int64_t>(alloc::find_info(r.infos, PMIX_ALLOC_NUM_NODES)->value);
+    EXPECT_EQ(nodes.value(), 3);
+    auto timeout = value_to_number<int64_t>(alloc::find_info(r.infos, PMIX_TIMEOUT)->value);
+    EXPECT_EQ(timeout.value(), 45) << "no PMIX_TIMEOUT in the spawn: the server's default";
+
+    // Several apps may repeat the same value; anything else is refused before srun is asked.
+    for (auto bad : std::vector<std::vector<std::string>>{
+             {"PMIXCPP_SPAWN_GROW=0"}, {"PMIXCPP_SPAWN_GROW=65537"}, {"PMIXCPP_SPAWN_GROW=-2"},
+             {"PMIXCPP_SPAWN_GROW=2 "}, {"PMIXCPP_SPAWN_GROW=0x2"}, {"PMIXCPP_SPAWN_GROW="},
+             {"PMIXCPP_SPAWN_GROW=18446744073709551617"}, {"PMIXCPP_SPAWN_GROW=1", "PMIXCPP_SPAWN_GROW=2"}}) {
+        grow_harness b(45);
+        b.spawn(bad);
+        ASSERT_EQ(b.replies.size(), 1u) << bad[0];
+        EXPECT_EQ(b.replies[0].status, PMIX_ERR_BAD_PARAM) << bad[0];
+        EXPECT_TRUE(b.asked.empty()) << bad[0];
+    }
+    grow_harness host(45);
+    host.spawn({"PMIXCPP_SPAWN_GROW=1"}, "n1");
+    ASSERT_EQ(host.replies.size(), 1u);
+    EXPECT_EQ(host.replies[0].status, PMIX_ERR_BAD_PARAM) << "the grow places the processes";
+    grow_harness both(45);
+    both.spawn({"PMIXCPP_SPAWN_GROW=2"}, nullptr, true);
+    ASSERT_EQ(both.replies.size(), 1u);
+    EXPECT_EQ(both.replies[0].status, PMIX_ERR_BAD_PARAM) << "the variable and the attribute: one of them";
+    EXPECT_TRUE(host.asked.empty() && both.asked.empty());
+
+    // PMIxCppAllocTimeout=0: the grow waits as long as Slurm keeps it pending.
+    grow_harness unlimited(0);
+    unlimited.spawn({"PMIXCPP_SPAWN_GROW=1"});
+    ASSERT_EQ(unlimited.asked.size(), 1u);
+    alloc::agent_request u;
+    wire::Reader ru(unlimited.asked[0].second.data(), unlimited.asked[0].second.size());
+    ASSERT_TRUE(alloc::decode(ru, &u).ok());
+    EXPECT_EQ(value_to_number<int64_t>(alloc::find_info(u.infos, PMIX_TIMEOUT)->value).value(), 0);
+}
+
 // --- the job's session store (srun side) ----------------------------------------------------------
 #include "plugin/common/session_store.h"
 

@@ -5,8 +5,14 @@
 # claim naming a step of the user's own job defines the two sets, which only name processes.
 # tests/programs/pmix_alloc.c "psets" lists the server's sets (PMIX_QUERY_PSET_NAMES,
 # PMIX_QUERY_PSET_MEMBERSHIP).
+# The grow asked through a spawned app's environment (PMIXCPP_SPAWN_GROW, for MPI_Comm_spawn's
+# MPI_Info "env") is the user's too: nobody's malformed values (0, beyond 65536, negative, words,
+# trailing junk, empty, 23 digits, two different values, with PMIX_HOST, beside the attribute) are
+# each PMIX_ERR_BAD_PARAM before Slurm is asked; the job keeps its node and no set is defined
+# (tests/programs/pmix_malleable.c "bad-env").
 . "$(dirname "$0")/lib.sh"
 prog="${PMIXCPP_PREFIX:?set PMIXCPP_PREFIX}/libexec/pmixcpp/tests/pmix_alloc"
+mall="$PMIXCPP_PREFIX/libexec/pmixcpp/tests/pmix_malleable"
 [ -x "$prog" ] || { fail "$prog not installed"; t_done; exit; }
 id nobody >/dev/null 2>&1 || { echo "  skip: no user 'nobody'"; exit 0; }
 work=$(mktemp -d /tmp/pmixcpp-mallatk.XXXXXX)
@@ -21,6 +27,11 @@ run oversize slurm.\$SLURM_JOB_ID.0:0 65537
 run garbage slurm.\$SLURM_JOB_ID.0:0 4x
 run huge slurm.\$SLURM_JOB_ID.0:0 99999999999999999999
 run own-job slurm.\$SLURM_JOB_ID.0:0 3
+echo "CASE bad-env"
+srun --mpi=pmixcpp -n1 $mall bad-env
+echo "RC bad-env \$?"
+echo "NUMNODES \$(scontrol show job \$SLURM_JOB_ID | sed -n 's/.* NumNodes=\([0-9]*\) .*/\1/p')"
+echo "HELPERS \$(squeue -h -o '%j' | grep -c '^pmixcpp-')"
 EOS
 chmod 755 "$work/job.sh"
 jid=$(cd "$work" && runuser -u nobody -- env SLURM_CONF="$SLURM_CONF" sbatch --parsable -N1 -t 5 -o "$work/out" "$work/job.sh")
@@ -39,4 +50,10 @@ ns=${own#pmixcpp://union/}
 expect_eq "own-job: the two sets, naming the claimed parent's 3 and its own 1" \
     "pmixcpp://spawned/$ns 1 pmixcpp://union/$ns 4" "$(sets_of own-job)"
 expect_match "own-job: the step ran to its end" '^RC own-job 0$' "$out"
+for w in zero 70000 negative word trailing empty huge twice with-host with-attribute; do
+    expect_match "bad-env: nobody's $w is PMIX_ERR_BAD_PARAM" "^BAD-ENV $w PMIX_ERR_BAD_PARAM\$" "$out"
+done
+expect_match "bad-env: no set defined by them" '^PSETS 0$' "$out"
+expect_match "bad-env: the job still has its 1 node" '^NUMNODES 1$' "$out"
+expect_match "bad-env: nothing left in Slurm" '^HELPERS 0$' "$out"
 t_done

@@ -35,7 +35,11 @@ cat > "$work/job.sh" <<EOF
 IFS=';' read -ra cases <<< "\$1"
 for c in "\${cases[@]}"; do
     echo "CASE \$c"
-    PMIXCPP_DEBUG=debug srun --mpi=pmixcpp -N1 -n1 $prog \$c 2>"$work/err.\$SLURM_JOB_ID.\$(echo \$c | tr ' /' '__')"
+    # leading VAR=value words: the step's environment (e.g. SLURM_PMIXCPP_ALLOCTIMEOUT=3)
+    set -- \$c
+    vars=()
+    while [[ \$1 == *=* ]]; do vars+=("\$1"); shift; done
+    env "\${vars[@]}" PMIXCPP_DEBUG=debug srun --mpi=pmixcpp -N1 -n1 $prog "\$@" 2>"$work/err.\$SLURM_JOB_ID.\$(echo \$c | tr ' /' '__')"
     echo "RC \$?"
     echo "HELPERS \$(squeue -h -o '%j' | grep -c '^pmixcpp-')"
     echo "NUMNODES \$(scontrol show job \$SLURM_JOB_ID | sed -n 's/.* NumNodes=\([0-9]*\) .*/\1/p')"
@@ -66,7 +70,28 @@ case_out() { echo "$out" | awk -v c="$1" '/^CASE /{cur=substr($0, 6)} cur==c {pr
 blocker=$(sbatch --parsable -N5 --exclusive -t 10 -o /dev/null --wrap 'sleep 600')
 for _ in $(seq 30); do [ "$(squeue -h -j "$blocker" -o %T)" = RUNNING ] && break; sleep 1; done
 expect_eq "the other 5 nodes are held" RUNNING "$(squeue -h -j "$blocker" -o %T)"
-run_job "" "extend 2 4;two-phase 2 4;grow-spawn 2 4 /usr/bin/printenv SLURMD_NODENAME" -N1 --exclusive
+run_job "" "extend 2 4;two-phase 2 4;grow-spawn 2 4 /usr/bin/printenv SLURMD_NODENAME;SLURM_PMIXCPP_ALLOCTIMEOUT=3 extend 2 0;SLURM_PMIXCPP_ALLOCTIMEOUT=3 new 2 0 0" -N1 --exclusive
+# The job's time limit while a grow waits: root shortens it to 1 minute (under 60 s left): the
+# pending request is refused and its helper job cancelled at once, long before its own timeout.
+o="$work/out.limit"
+touch "$o"
+jid_limit=$(cd "$work" && sbatch --parsable -t 10 -o "$o" -N1 --exclusive "$work/job.sh" "extend 2 0")
+pend=""
+for _ in $(seq 60); do
+    pend=$(squeue -h -u root -t PD -o '%j' | grep -c "^pmixcpp-expand\.$jid_limit\.")
+    [ "$pend" -ge 1 ] && break
+    sleep 0.5
+done
+expect_eq "time limit: the grow is pending in Slurm" 1 "$pend"
+t_limit=$(date +%s%N)
+scontrol update JobId="$jid_limit" TimeLimit=1
+# how long until the helper job is gone from Slurm
+for _ in $(seq 100); do
+    squeue -h -u root -o '%j' | grep -q "^pmixcpp-expand\.$jid_limit\." || break
+    sleep 0.1
+done
+limit_ms=$(( ($(date +%s%N) - t_limit) / 1000000 ))
+wait_job_gone "$jid_limit" 90 || fail "job $jid_limit still queued after 90 s"
 scancel "$blocker"
 c=$(case_out "extend 2 4")
 expect_match "no free nodes: EXTEND (PMIX_TIMEOUT 4) ends in PMIX_ERR_TIMEOUT with the reason" \
@@ -85,6 +110,25 @@ expect_match "two phases, no free nodes: the event carries PMIX_ERR_TIMEOUT, the
     "^EVENT status PMIX_ERR_TIMEOUT reqid $reqid added - all - ms [0-9]+ work [1-9][0-9]* msg .*still pending" "$c"
 expect_match "two phases, no free nodes: nothing left, 1 node" '^HELPERS 0$' "$c"
 expect_match "two phases, no free nodes: NumNodes=1" '^NUMNODES 1$' "$c"
+for w in extend new; do
+    if [ $w = extend ]; then c=$(case_out "SLURM_PMIXCPP_ALLOCTIMEOUT=3 extend 2 0"); else c=$(case_out "SLURM_PMIXCPP_ALLOCTIMEOUT=3 new 2 0 0"); fi
+    W=$(echo $w | tr a-z A-Z)
+    expect_match "no free nodes, $W without PMIX_TIMEOUT: PMIX_ERR_TIMEOUT after PMIxCppAllocTimeout, which the reason names" \
+        "^$W rc PMIX_ERR_TIMEOUT ms [0-9]+ .*msg .*still pending in Slurm after 3 s.*no PMIX_TIMEOUT, so PMIxCppAllocTimeout=3 s applied" "$c"
+    dms=$(echo "$c" | sed -n "s/^$W rc [^ ]* ms \([0-9]*\).*/\1/p")
+    [ -n "$dms" ] && [ "$dms" -ge 2900 ] && [ "$dms" -le 8000 ] && pass "$W without PMIX_TIMEOUT: answered after $dms ms (PMIxCppAllocTimeout 3 s)" \
+        || fail "$W without PMIX_TIMEOUT: answered after ${dms:-?} ms"
+    expect_match "no free nodes, $W without PMIX_TIMEOUT: its pending job was cancelled in Slurm" '^HELPERS 0$' "$c"
+    expect_match "no free nodes, $W without PMIX_TIMEOUT: NumNodes=1" '^NUMNODES 1$' "$c"
+done
+f=$(cat "$work"/err.$jid.SLURM_PMIXCPP_ALLOCTIMEOUT=3_extend_2_0 2>/dev/null)
+expect_match "EXTEND without PMIX_TIMEOUT: the client's log has the reason" 'PMIX_ERR_TIMEOUT.*PMIxCppAllocTimeout=3 s applied' "$f"
+lout=$(cat "$work/out.limit")
+echo "$lout" | sed 's/^/    /'
+expect_match "time limit shortened while the grow is pending: refused with the reason" \
+    '^EXTEND rc PMIX_ERR_OUT_OF_RESOURCE ms [0-9]+ .*msg .*ends in [0-9]+ s \(its time limit, 1 min\).*still pending \(Slurm job [0-9]+, cancelled\)' "$lout"
+expect_match "time limit: the pending helper job was cancelled" '^HELPERS 0$' "$lout"
+expect_match "time limit: the job still has its 1 node" '^NUMNODES 1$' "$lout"
 c=$(case_out "grow-spawn 2 4 /usr/bin/printenv SLURMD_NODENAME")
 expect_match "grow-spawn, no free nodes: PMIX_ERR_TIMEOUT" '^SPAWN rc PMIX_ERR_TIMEOUT ' "$c"
 expect_match "grow-spawn, no free nodes: no process set defined" '^PSETS 0$' "$c"
@@ -146,6 +190,30 @@ expect_match "EXTEND beyond the partition: refused at once with Slurm's reason" 
     '^EXTEND rc PMIX_ERR_OUT_OF_RESOURCE ms [0-9]+ added - all - msg .*(node configuration is not available|Node count|pending for good)' "$c"
 expect_match "EXTEND beyond the partition: nothing left" '^HELPERS 0$' "$c"
 
+# The job's time limit: with under a minute left nothing can be added (refused at once, no Slurm
+# job made); a NEW allocation's limit never passes the job's end.
+run_job "" "pause 2;extend 2 4;new 1 4 0" -N1 --exclusive -t 1
+c=$(case_out "extend 2 4")
+expect_match "job of 1 minute: EXTEND refused at once, the reason names the time limit" \
+    '^EXTEND rc PMIX_ERR_OUT_OF_RESOURCE ms [0-9]+ .*msg .*ends in [0-9]+ s \(its time limit, 1 min\): nothing can be added' "$c"
+expect_match "job of 1 minute: no helper job made" '^HELPERS 0$' "$c"
+c=$(case_out "new 1 4 0")
+expect_match "job of 1 minute: NEW refused at once" '^NEW rc PMIX_ERR_OUT_OF_RESOURCE ms [0-9]+ .*ends in [0-9]+ s' "$c"
+expect_match "job of 1 minute: no allocation job made" '^HELPERS 0$' "$c"
+run_job "" "new 1 4 3600" -N1 --exclusive -t 3
+c=$(case_out "new 1 4 3600")
+expect_match "NEW asking an hour in a job of 3 minutes: granted with at most the job's minutes left" \
+    '^NEW rc PMIX_SUCCESS ms [0-9]+ jobid [0-9]+ time (60|120|180) ' "$c"
+ends=$(echo "$c" | sed -n 's/^ENDS new \([^ ]*\) job \([^ ]*\)$/\1 \2/p')
+if [ -n "$ends" ]; then
+    set -- $ends
+    [ "$(date -d "$1" +%s)" -le "$(date -d "$2" +%s)" ] && pass "the NEW allocation ends ($1) no later than the job ($2)" \
+        || fail "the NEW allocation ends $1, after the job ($2)"
+else
+    fail "no ENDS line"
+fi
+expect_match "the NEW allocation was given back" '^RELEASED rc PMIX_SUCCESS' "$c"
+
 # 3. A QOS limit
 if id nobody >/dev/null 2>&1 && sacctmgr -n show qos small format=name 2>/dev/null | grep -q small; then
     run_job nobody "grow-spawn 1 0 /usr/bin/printenv SLURMD_NODENAME;bad" -N2 --qos=small
@@ -167,6 +235,6 @@ if id nobody >/dev/null 2>&1 && sacctmgr -n show qos small format=name 2>/dev/nu
 else
     echo "  skip: no user nobody or no QOS small"
 fi
-echo "    MALLEABLE-FAIL-MS timeout4s ${ms:-?} two-phase-first ${first:-?}/${first2:-?} two-phase-event ${event_ms:-?} rollback ${rollback_ms:-?} grow-spawn ${growspawn_ms:-?}"
+echo "    MALLEABLE-FAIL-MS timeout4s ${ms:-?} two-phase-first ${first:-?}/${first2:-?} two-phase-event ${event_ms:-?} rollback ${rollback_ms:-?} grow-spawn ${growspawn_ms:-?} time-limit-cut-to-cancelled ${limit_ms:-?}"
 rm -rf "$work"
 t_done

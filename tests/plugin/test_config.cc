@@ -118,6 +118,20 @@ TEST(PluginConfig, ProcTermEvents) {
     EXPECT_FALSE(c.proc_term_all);
 }
 
+TEST(PluginConfig, AllocTimeout) {
+    plugin_config c;
+    EXPECT_EQ(c.alloc_timeout, 120u) << "an allocation request without PMIX_TIMEOUT never waits for ever by default";
+    ASSERT_TRUE(c.set("PMIxCppAllocTimeout", "0").ok());  // 0: as long as Slurm keeps it pending
+    EXPECT_EQ(c.alloc_timeout, 0u);
+    EXPECT_FALSE(c.set("PMIxCppAllocTimeout", "-1").ok());
+    EXPECT_FALSE(c.set("PMIxCppAllocTimeout", "604801").ok());  // at most a week
+    EXPECT_FALSE(c.set("PMIxCppAllocTimeout", "2m").ok());
+    EXPECT_EQ(c.alloc_timeout, 0u);
+    EXPECT_FALSE(admin_only_key("PMIxCppAllocTimeout")) << "the user may give PMIX_TIMEOUT anyway";
+    ASSERT_TRUE(c.apply_env_overrides({"SLURM_PMIXCPP_ALLOCTIMEOUT=30"}).ok());
+    EXPECT_EQ(c.alloc_timeout, 30u);
+}
+
 TEST(PluginConfig, ClientLibModesAndTheOldBoolean) {
     plugin_config c;
     EXPECT_EQ(c.client_lib, client_lib_mode::both) << "default: both kinds of clients";

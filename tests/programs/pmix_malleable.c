@@ -2,6 +2,9 @@
  * tests/integration/t-malleable-fail.sh: one process inside an sbatch job.
  *
  *   pmix_malleable extend N T            EXTEND by N nodes, PMIX_TIMEOUT T s (0: none)
+ *   pmix_malleable new N T S             a NEW allocation of N nodes, PMIX_TIMEOUT T s (0: none),
+ *                                        PMIX_ALLOC_TIME S s (0: none); granted, it prints both
+ *                                        jobs' EndTime as scontrol shows them and gives it back
  *   pmix_malleable two-phase N T         the same with pmixcpp.alloc.two_phase: the call returns
  *                                        at once; the process computes until the completion
  *                                        event (PMIX_NOTIFY_ALLOC_COMPLETE) arrives; granted nodes
@@ -13,11 +16,16 @@
  *                                        children ended
  *   pmix_malleable bad                   malformed grows, each refused before Slurm is asked:
  *                                        "BAD <what> <status>"
+ *   pmix_malleable bad-env               malformed grows asked through the app's environment
+ *                                        (PMIXCPP_SPAWN_GROW): "BAD-ENV <what> <status>"
+ *   pmix_malleable pause N               sleeps N s (lets a job's time pass)
  *   pmix_malleable child-events          (as a spawned process) the PMIX_PROCESS_SET_DEFINE events
  *                                        it gets within 10 s, once it has both of its spawn's
  *                                        sets: "CHILD-PSET-EVENT <rank> <name> <members>"
  * Each prints what the program was told:
  *   EXTEND rc <status> ms <ms> added <nodes|-> all <nodes|-> msg <Slurm's reason|->
+ *   NEW rc <status> ms <ms> jobid <id|-> time <PMIX_ALLOC_TIME|-> msg <Slurm's reason|->
+ *   ENDS new <EndTime> job <EndTime>
  *   FIRST rc <status> reqid <id> ms <ms>
  *   EVENT status <status> reqid <id> added <nodes|-> all <nodes|-> ms <ms> work <iterations> msg <text|->
  *   SPAWN rc <status> ms <ms> nspace <ns|->
@@ -192,6 +200,65 @@ static int run_extend(uint64_t nodes, int timeout) {
     return 0;
 }
 
+/* scontrol's EndTime=... of a job, into `out` */
+static void end_time_of(const char *jobid, char *out, size_t len) {
+    char cmd[128];
+    snprintf(out, len, "-");
+    snprintf(cmd, sizeof(cmd), "scontrol -o show job %s", jobid);
+    FILE *f = popen(cmd, "r");
+    if (!f) return;
+    char line[8192];
+    while (fgets(line, sizeof(line), f)) {
+        const char *e = strstr(line, " EndTime=");
+        if (e) sscanf(e + 9, "%63s", out);
+    }
+    pclose(f);
+}
+
+static int run_new(uint64_t nodes, int timeout, uint32_t secs) {
+    pmix_info_t in[3], *res = NULL;
+    size_t n = 0, nres = 0;
+    PMIX_INFO_LOAD(&in[n], PMIX_ALLOC_NUM_NODES, &nodes, PMIX_UINT64);
+    ++n;
+    if (timeout > 0) {
+        PMIX_INFO_LOAD(&in[n], PMIX_TIMEOUT, &timeout, PMIX_INT);
+        ++n;
+    }
+    if (secs > 0) {
+        PMIX_INFO_LOAD(&in[n], PMIX_ALLOC_TIME, &secs, PMIX_UINT32);
+        ++n;
+    }
+    double t0 = now_ms();
+    pmix_status_t rc = PMIx_Allocation_request(PMIX_ALLOC_NEW, in, n, &res, &nres);
+    double ms = now_ms() - t0;
+    char granted_time[32] = "-";
+    for (size_t i = 0; i < nres; ++i)
+        if (strcmp(res[i].key, PMIX_ALLOC_TIME) == 0) snprintf(granted_time, sizeof(granted_time), "%u", res[i].value.data.uint32);
+    const char *jobid = str_of(res, nres, PMIX_JOBID);
+    printf("NEW rc %s ms %.0f jobid %s time %s msg %s\n", PMIx_Error_string(rc), ms, or_dash(jobid), granted_time,
+           or_dash(str_of(res, nres, PMIX_EVENT_TEXT_MESSAGE)));
+    fflush(stdout);
+    if (rc == PMIX_SUCCESS && jobid) {
+        char mine[64], theirs[64];
+        end_time_of(jobid, theirs, sizeof(theirs));
+        end_time_of(getenv("SLURM_JOB_ID") ? getenv("SLURM_JOB_ID") : "0", mine, sizeof(mine));
+        printf("ENDS new %s job %s\n", theirs, mine);
+        const char *id = str_of(res, nres, PMIX_ALLOC_ID);
+        if (id) {
+            pmix_info_t back, *r2 = NULL;
+            size_t n2 = 0;
+            PMIX_INFO_LOAD(&back, PMIX_ALLOC_ID, id, PMIX_STRING);
+            rc = PMIx_Allocation_request(PMIX_ALLOC_RELEASE, &back, 1, &r2, &n2);
+            printf("RELEASED rc %s nodes -\n", PMIx_Error_string(rc));
+            if (r2) PMIX_INFO_FREE(r2, n2);
+            PMIX_INFO_DESTRUCT(&back);
+        }
+    }
+    if (res) PMIX_INFO_FREE(res, nres);
+    for (size_t i = 0; i < n; ++i) PMIX_INFO_DESTRUCT(&in[i]);
+    return 0;
+}
+
 static int run_two_phase(uint64_t nodes, int timeout) {
     pmix_status_t code = PMIX_NOTIFY_ALLOC_COMPLETE;
     pmix_status_t rc = PMIx_Register_event_handler(&code, 1, NULL, 0, alloc_event, NULL, NULL);
@@ -303,6 +370,58 @@ static pmix_status_t spawn_with(pmix_info_t *job, size_t nj) {
     return rc;
 }
 
+/* PMIx_Spawn of /bin/true whose app environment carries `env1` (and `env2`), app info PMIX_HOST
+ * = `host` if not NULL, job info pmixcpp.spawn.grow = 2 if `attr` */
+static pmix_status_t spawn_env(const char *env1, const char *env2, const char *host, int attr) {
+    pmix_app_t app;
+    PMIX_APP_CONSTRUCT(&app);
+    app.cmd = strdup("/bin/true");
+    app.argv = calloc(2, sizeof(char *));
+    app.argv[0] = strdup("/bin/true");
+    app.env = calloc(3, sizeof(char *));
+    app.env[0] = strdup(env1);
+    if (env2) app.env[1] = strdup(env2);
+    app.maxprocs = 1;
+    if (host) {
+        PMIX_INFO_CREATE(app.info, 1);
+        app.ninfo = 1;
+        PMIX_INFO_LOAD(&app.info[0], PMIX_HOST, host, PMIX_STRING);
+    }
+    pmix_info_t job;
+    uint64_t two = 2;
+    PMIX_INFO_LOAD(&job, "pmixcpp.spawn.grow", &two, PMIX_UINT64);
+    pmix_nspace_t ns = {0};
+    pmix_status_t rc = PMIx_Spawn(attr ? &job : NULL, attr ? 1 : 0, &app, 1, ns);
+    PMIX_INFO_DESTRUCT(&job);
+    PMIX_APP_DESTRUCT(&app);
+    return rc;
+}
+
+/* The grow through the app's environment (PMIXCPP_SPAWN_GROW), malformed: "BAD-ENV <what> <status>" */
+static int run_bad_env(void) {
+    static const struct {
+        const char *what, *env1, *env2, *host;
+        int attr;
+    } cases[] = {
+        {"zero", "PMIXCPP_SPAWN_GROW=0", NULL, NULL, 0},
+        {"70000", "PMIXCPP_SPAWN_GROW=70000", NULL, NULL, 0},
+        {"negative", "PMIXCPP_SPAWN_GROW=-1", NULL, NULL, 0},
+        {"word", "PMIXCPP_SPAWN_GROW=two", NULL, NULL, 0},
+        {"trailing", "PMIXCPP_SPAWN_GROW=2x", NULL, NULL, 0},
+        {"empty", "PMIXCPP_SPAWN_GROW=", NULL, NULL, 0},
+        {"huge", "PMIXCPP_SPAWN_GROW=99999999999999999999999", NULL, NULL, 0},
+        {"twice", "PMIXCPP_SPAWN_GROW=1", "PMIXCPP_SPAWN_GROW=2", NULL, 0},
+        {"with-host", "PMIXCPP_SPAWN_GROW=1", NULL, "n1", 0},
+        {"with-attribute", "PMIXCPP_SPAWN_GROW=1", NULL, NULL, 1},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); ++i)
+        printf("BAD-ENV %s %s\n", cases[i].what,
+               PMIx_Error_string(spawn_env(cases[i].env1, cases[i].env2, cases[i].host, cases[i].attr)));
+    print_psets();
+    fflush(stdout);
+    return 0;
+}
+
 static int run_bad(void) {
     pmix_info_t job[2];
     uint64_t zero = 0, huge = 70000, two = 2;
@@ -351,10 +470,16 @@ int main(int argc, char **argv) {
     int timeout = argc > 3 ? atoi(argv[3]) : 0;
     if (strcmp(mode, "extend") == 0)
         run_extend(nodes, timeout);
+    else if (strcmp(mode, "new") == 0)
+        run_new(nodes, timeout, argc > 4 ? (uint32_t)strtoul(argv[4], NULL, 10) : 0);
     else if (strcmp(mode, "two-phase") == 0)
         run_two_phase(nodes, timeout);
     else if (strcmp(mode, "bad") == 0)
         run_bad();
+    else if (strcmp(mode, "bad-env") == 0)
+        run_bad_env();
+    else if (strcmp(mode, "pause") == 0)
+        sleep((unsigned)nodes);
     else if (strcmp(mode, "child-events") == 0)
         run_child_events();
     else if (strcmp(mode, "grow-spawn") == 0 && argc > 4)
