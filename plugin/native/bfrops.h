@@ -15,7 +15,8 @@
 // STATUS an INT32, PROC_RANK and INFO_DIRECTIVES UINT32, TIME/DEVTYPE UINT64; BOOL, BYTE,
 // INT8/UINT8 and the one-byte enums are raw bytes; FLOAT/DOUBLE travel as the STRING "%f";
 // STRING is INT32 strlen+1 and the bytes with their NUL (NULL: length 0, no bytes).
-// The layout of every structured type is next to its code in bfrops.cc.
+// The layout of every structured type is next to its code in bfrops_pack.cc (put_element) and
+// bfrops.cc (get_element).
 //
 // The decoder runs in root's slurmstepd on bytes from the job's processes: every length and count
 // is checked against the bytes that remain and charged to the message's decode budget

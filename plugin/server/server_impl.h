@@ -1,6 +1,9 @@
 // The server's I/O shell as one class (server_impl), shared by the files that implement it:
-// server.cc (sockets, frames, the loop thread, the handlers of pmixcpp's clients, the node
-// transport) and server_native.cc (the native listener: OpenPMIx's own clients). Private to
+// server.cc (sockets, frames, the loop thread, replies, the dispatch, the node transport's setup),
+// server_native.cc (the native listener: OpenPMIx's own clients), client_requests.cc (the
+// shell's own request handlers), get_policy.cc (the Get policy), jctrl_requests.cc (job control,
+// its root-side clean-up), monitor.cc (monitors), topology_thread.cc (PMIX_LOCAL_TOPO's thread),
+// remote_fence.cc (the remote-fence backend) and engine_ops.cc (the services' ops). Private to
 // plugin/server: pmix_server (server.h) is the interface.
 #pragma once
 
@@ -63,8 +66,8 @@
 #include "sys.h"
 namespace pmixcpp::server {
 
-// What the I/O shell's parts share (server.cc, server_native.cc); nothing outside them includes
-// this header.
+// What the I/O shell's parts share (the files named above); nothing outside them includes this
+// header.
 namespace shell_detail {
 
 struct event_deleter {
@@ -571,6 +574,15 @@ private:
     bool _stopping = false;  // under _post_mutex
     bool _stopped = false;
 };
+
+// In a request handler (connection &c, const wire::Frame &f): decode the payload into `m` or
+// close the connection with the reason.
+#define DECODE_OR_CLOSE(msg_struct, what)                                                            \
+    msg_struct m;                                                                                    \
+    if (Status _st = wire::decode_payload(f.payload, &m, max_procs()); !_st.ok()) {                \
+        close_connection(c.id, std::string("malformed ") + (what) + " payload: " + _st.message()); \
+        return;                                                                                      \
+    }
 
 template <typename F>
 void server_impl::guarded(const char *what, F &&f) {

@@ -48,7 +48,7 @@ common="plugin/common/xstep.cc plugin/common/mpmd.cc plugin/common/session_store
         plugin/common/alloc_request.cc
         plugin/common/spawn_request.cc plugin/common/fabric_request.cc
         plugin/net/envelope.cc plugin/server/node_channels.cc plugin/net/handshake.cc plugin/net/identity.cc plugin/coll/coll_message.cc
-        plugin/native/bfrops.cc plugin/native/connection.cc plugin/native/requests.cc plugin/native/requests_grp.cc"
+        plugin/native/bfrops.cc plugin/native/bfrops_pack.cc plugin/native/connection.cc plugin/native/requests.cc plugin/native/requests_grp.cc"
 
 # Compile each source once, FUZZ_JOBS (default 2) at a time.
 jobs=${FUZZ_JOBS:-2}

@@ -1,0 +1,344 @@
+// The ops the server's services and engines are built with (make_*_ops): how each replies to a
+// client, reaches other nodes, srun's agent and the store; and what the server does for them:
+// a spawn's process sets and their events, the process table's local rows, a lost node. Part of
+// the server's class (server_impl.h).
+#include "server_impl.h"
+
+namespace pmixcpp::server {
+
+dyn_ops server_impl::make_dyn_ops() {
+    dyn_ops ops;
+    ops.reply = [this](uint64_t conn, uint32_t request_id, pmix_status_t status, const std::string &message,
+                       std::span<const uint8_t> body) {
+        std::vector<uint8_t> bytes(body.begin(), body.end());
+        send_reply(conn, request_id, status, message, [bytes](wire::Writer &w) {
+            w.put_raw(bytes.data(), bytes.size());
+            return Status::success();
+        });
+    };
+    ops.send_node = [this](uint32_t node, node_channel channel, std::span<const uint8_t> body) {
+        if (_net) _net->send(node, id_of(channel), body);
+        else PMIXCPP_LOG_ERROR("%s: no node transport for a message to node %u", _step.nspace.c_str(), node);
+    };
+    if (_opts.agent) {
+        // The answers come on other threads: back to the loop with them.
+        ops.agent = [this](agent::service s, std::vector<uint8_t> body, int timeout_ms, dyn_ops::session_done done) {
+            _opts.agent->call(s, std::move(body), timeout_ms,
+                              [this, done](int status, const std::string &message, std::vector<uint8_t> reply) {
+                                  auto held = std::make_shared<std::vector<uint8_t>>(std::move(reply));
+                                  post([done, status, message, held] { done(status, message, std::move(*held)); });
+                              });
+        };
+    }
+    ops.data_of = [this](uint32_t rank, relation rel) { return _kvs.visible_data(rank, rel); };
+    if (_opts.agent) {
+        ops.xstep = [this](std::vector<uint8_t> body, int timeout_ms, dyn_ops::session_done done) {
+            _opts.agent->call(agent::service::xstep, std::move(body), timeout_ms,
+                              [this, done](int status, const std::string &message, std::vector<uint8_t> reply) {
+                                  auto held = std::make_shared<std::vector<uint8_t>>(std::move(reply));
+                                  post([done, status, message, held] { done(status, message, std::move(*held)); });
+                              });
+        };
+    }
+    // A spawn of one app succeeded: its two process sets, here and on the step's other nodes.
+    ops.spawned = [this](const std::string &child, uint32_t child_size) { spawn_psets(child, child_size, true); };
+    // A spawned step ended: PMIX_EVENT_JOB_END to the rank that spawned it (custom range), with
+    // the child namespace as affected proc; non-default, so a default handler (OpenMPI's aborts
+    // on events) does not take it.
+    ops.child_ended = [this](const std::string &child, uint32_t spawner, int exit_code) {
+        wire::event_notification ev;
+        ev.status = PMIX_EVENT_JOB_END;
+        strncpy(ev.source.nspace, child.c_str(), PMIX_MAX_NSLEN);
+        ev.source.rank = PMIX_RANK_UNDEF;
+        ev.range = PMIX_RANGE_CUSTOM;
+        pmix_proc_t to{}, affected{};
+        strncpy(to.nspace, _step.nspace.c_str(), PMIX_MAX_NSLEN);
+        to.rank = spawner;
+        strncpy(affected.nspace, child.c_str(), PMIX_MAX_NSLEN);
+        affected.rank = PMIX_RANK_WILDCARD;
+        pmix_status_t term = exit_code == 0 ? PMIX_SUCCESS : PMIX_ERR_JOB_TERMINATED;
+        bool yes = true;
+        std::string text = "spawned step " + child + " ended, srun exit status " + std::to_string(exit_code);
+        const char *ctext = text.c_str();
+        auto *infos = static_cast<pmix_info_t *>(calloc(6, sizeof(pmix_info_t)));
+        if (infos == nullptr) return;
+        InfoArray arr(infos, 6);
+        auto load = [&](size_t i, const char *key, const void *v, pmix_data_type_t t) {
+            strncpy(infos[i].key, key, PMIX_MAX_KEYLEN);
+            (void)value_load(&infos[i].value, v, t);
+        };
+        load(0, PMIX_EVENT_CUSTOM_RANGE, &to, PMIX_PROC);
+        load(1, PMIX_EVENT_AFFECTED_PROC, &affected, PMIX_PROC);
+        load(2, PMIX_JOB_TERM_STATUS, &term, PMIX_STATUS);
+        load(3, PMIX_EXIT_CODE, &exit_code, PMIX_INT);
+        load(4, PMIX_EVENT_NON_DEFAULT, &yes, PMIX_BOOL);
+        load(5, PMIX_EVENT_TEXT_MESSAGE, ctext, PMIX_STRING);
+        ev.infos = std::move(arr);
+        wire::Writer w;
+        if (!wire::encode(w, ev).ok()) return;
+        if (Status st = _events->from_remote(w.data()); !st.ok())
+            PMIXCPP_LOG_ERROR("%s: job-end event of %s: %s", _step.nspace.c_str(), child.c_str(), st.message().c_str());
+        // the spawn's process sets end with the children (PMIX_PROCESS_SET_DELETE)
+        spawn_psets(child, 0, true);
+    };
+    ops.connect_timeout_sec = _opts.multinode.timeout_sec;
+    ops.grow_timeout_sec = _opts.alloc_timeout_sec;
+    ops.checkpoint_local = [this](const std::vector<uint32_t> &ranks) {
+        checkpoint_local(ranks, "checkpoint requested");
+    };
+    ops.process_of = [this](uint32_t rank) -> process_handle {
+        if (rank >= _rank_conn.size()) return nullptr;
+        connection *c = find(_rank_conn[rank]);
+        return c ? c->proc : nullptr;
+    };
+    return ops;
+}
+
+group_ops server_impl::make_group_ops() {
+    group_ops o;
+    o.reply = [this](uint64_t conn, uint32_t id, pmix_status_t st, const std::string &msg, const wire::group_reply *r) {
+        if (st != PMIX_SUCCESS || r == nullptr) return send_reply(conn, id, st, msg);
+        send_reply(conn, id, st, msg, [r](wire::Writer &w) { return wire::encode(w, *r); });
+    };
+    o.start_collective = [this](uint64_t instance, uint64_t signature, std::vector<uint32_t> nodes,
+                                std::vector<uint8_t> blob) -> Status {
+        if (!_net || !_coll)
+            return Status(PMIX_ERR_NOT_SUPPORTED, "the node transport is not running" +
+                                                      (_net_error.empty() ? std::string() : ": " + _net_error));
+        for (uint32_t n : nodes)
+            if (node_is_lost(n))
+                return Status(PMIX_ERR_NODE_DOWN, "node " + _step.node_names.at(n) + " of the group is lost");
+        _coll->start(instance, signature, std::move(nodes), std::move(blob), true);
+        return Status::success();
+    };
+    o.cross_step = [this](uint64_t conn, uint32_t rank, uint32_t id, wire::group_request &&req, uint64_t candidate) {
+        _dyn->on_group(conn, rank, id, std::move(req), candidate);
+    };
+    o.cancel_collective = [this](uint64_t instance) {
+        if (_coll) _coll->cancel(instance);
+    };
+    o.send_node = [this](uint32_t node, node_channel chan, std::vector<uint8_t> body) -> Status {
+        if (!_net)
+            return Status(PMIX_ERR_NOT_SUPPORTED, "the node transport is not running" +
+                                                      (_net_error.empty() ? std::string() : ": " + _net_error));
+        if (node_is_lost(node))
+            return Status(PMIX_ERR_NODE_DOWN, "node " + _step.node_names.at(node) + " is lost");
+        _net->send(node, id_of(chan), body);
+        return Status::success();
+    };
+    o.rank_gone = [this](uint32_t rank) {
+        return rank < _rank_state.size() &&
+               (_rank_state[rank] == rank_state::died || _rank_state[rank] == rank_state::finalized);
+    };
+    o.pset_changed = [this](const std::string &name, const std::vector<pmix_proc_t> &members, bool defined) {
+        // Raised once per node that serves members, for the step's processes on that node.
+        uint32_t from = UINT32_MAX;
+        for (const auto &p : members)
+            if (p.rank < _node_of.size() && _node_of[p.rank] == _step.node_id) {
+                from = p.rank;
+                break;
+            }
+        if (from == UINT32_MAX) return;
+        raise_pset_event(name, members, defined, from);
+    };
+    return o;
+}
+
+// A spawn of ours: define its two sets (groups.h; child_size 0: delete them, the children have
+// ended) and tell this node's processes (PMIX_PROCESS_SET_DEFINE / _DELETE, range local: the
+// parent step's processes here are members of the union and the requesters of the children).
+// `broadcast`: the spawner's node, which tells the step's other nodes first.
+void server_impl::spawn_psets(const std::string &child, uint32_t child_size, bool broadcast) {
+    if (broadcast && _net) {
+        wire::Writer w;
+        if (wire::encode(w, wire::spawn_psets_message{child, child_size}).ok())
+            for (uint32_t n = 0; n < _step.node_names.size(); ++n)
+                if (n != _step.node_id && !node_is_lost(n)) send_node(n, node_channel::spawn_psets, w.data());
+    }
+    const bool define = child_size > 0;
+    const std::vector<uint32_t> &local = _step.local_ranks();
+    for (bool with_parent : {false, true}) {
+        const std::string name = with_parent ? union_pset_name(child) : spawned_pset_name(child);
+        std::vector<pmix_proc_t> members;
+        if (define) {
+            members = spawn_pset_members(_step.nspace, _step.ntasks, child, child_size, with_parent);
+            if (!_groups->define_job_pset(name, members)) continue;
+        } else if (!_groups->delete_job_pset(name)) {
+            continue;
+        }
+        PMIXCPP_LOG_VERBOSE("%s: process set %s %s", _step.nspace.c_str(), name.c_str(), define ? "defined" : "deleted");
+        if (!local.empty()) raise_pset_event(name, members, define, local.front());
+    }
+}
+
+void server_impl::raise_pset_event(const std::string &name, const std::vector<pmix_proc_t> &members, bool defined,
+                                   uint32_t from) {
+    wire::event_notification ev;
+    ev.status = defined ? PMIX_PROCESS_SET_DEFINE : PMIX_PROCESS_SET_DELETE;
+    ev.range = PMIX_RANGE_LOCAL;
+    memcpy(ev.source.nspace, _step.nspace.c_str(), std::min(_step.nspace.size(), size_t(PMIX_MAX_NSLEN)));
+    ev.source.rank = from;
+    std::vector<pmix_info_t> infos;
+    infos.push_back(make_info(PMIX_PSET_NAME, name.c_str(), PMIX_STRING));
+    if (defined) {
+        pmix_data_array_t da{};
+        da.type = PMIX_PROC;
+        da.size = members.size();
+        da.array = const_cast<pmix_proc_t *>(members.data());
+        pmix_data_array_t *dp = &da;
+        infos.push_back(make_info(PMIX_PSET_MEMBERS, dp, PMIX_DATA_ARRAY));
+    }
+    // Non-default: handlers registered for every event (often error handlers) do not see it.
+    bool yes = true;
+    infos.push_back(make_info(PMIX_EVENT_NON_DEFAULT, &yes, PMIX_BOOL));
+    ev.infos = to_array(infos);
+    if (ev.infos.size() == 0) return;
+    Status st = _events->notify_from_client(from, std::move(ev));
+    if (!st.ok()) PMIXCPP_LOG_WARNING("%s: process set event: %s", _step.nspace.c_str(), st.message().c_str());
+}
+
+void server_impl::on_spawn_psets(uint32_t from, std::span<const uint8_t> body) {
+    wire::spawn_psets_message m;
+    if (Status st = wire::decode(body, kMaxSpawnPsetStep, &m); !st.ok())
+        PMIXCPP_LOG_ERROR("%s: bad spawn process sets from node %u dropped: %s", _step.nspace.c_str(), from,
+                          st.message().c_str());
+    else
+        spawn_psets(m.child, m.child_size, false);
+}
+
+fabric_relay_ops server_impl::make_fabric_ops() {
+    fabric_relay_ops o;
+    if (_opts.agent)
+        o.request = [this](agent::service service, std::vector<uint8_t> body, int timeout_ms,
+                           fabric_relay_ops::done_fn done) { _opts.agent->call(service, std::move(body), timeout_ms, std::move(done)); };
+    o.post = [this](std::function<void()> fn) { post(std::move(fn)); };
+    o.reply = [this](uint64_t conn, uint32_t id, pmix_status_t status, const std::string &message,
+                     std::span<const uint8_t> body) {
+        if (status != PMIX_SUCCESS) return send_reply(conn, id, status, message);
+        send_reply(conn, id, status, message, [body](wire::Writer &w) {
+            w.put_raw(body.data(), body.size());
+            return Status::success();
+        });
+    };
+    o.updated = [this] { _events->fabric_updated("default"); };
+    return o;
+}
+
+proc_table_ops server_impl::make_proc_table_ops() {
+    proc_table_ops o;
+    o.send = [this](uint32_t node, node_channel chan, std::vector<uint8_t> body) { send_node(node, chan, body); };
+    o.local_rows = [this] { return local_proc_rows(); };
+    o.lost = [this](uint32_t node) { return !_net || node_is_lost(node); };
+    o.gone = [this](uint32_t node) { return _net && _net->said_goodbye(node); };
+    return o;
+}
+
+// This node's ranks: pid (Slurm's task record, else the one it connected with), state and exit
+// code (from Slurm once the task was reaped; before that from its connection), executable.
+std::vector<proc_row> server_impl::local_proc_rows() {
+    std::vector<proc_row> out;
+    for (uint32_t r : _step.local_ranks()) {
+        if (r >= _step.ntasks) continue;
+        proc_row p;
+        p.rank = r;
+        server_host::task_status t = _host ? _host->task(r) : server_host::task_status{};
+        pid_t pid = t.pid > 0 ? t.pid : _rank_pid[r];
+        if (pid <= 0 && _rank_conn[r] != 0)
+            if (connection *c = find(_rank_conn[r])) pid = c->pid;
+        p.pid = pid > 0 ? pid : 0;
+        const rank_state rs = _rank_state[r];
+        if (t.exited) {
+            if (WIFSIGNALED(t.wait_status)) {
+                p.state = PMIX_PROC_STATE_ABORTED_BY_SIG;
+                p.exit_code = 128 + WTERMSIG(t.wait_status);
+            } else {
+                p.exit_code = WIFEXITED(t.wait_status) ? WEXITSTATUS(t.wait_status) : 0;
+                p.state = p.exit_code != 0          ? PMIX_PROC_STATE_TERM_NON_ZERO
+                          : rs == rank_state::died  ? PMIX_PROC_STATE_TERM_WO_SYNC
+                                                    : PMIX_PROC_STATE_TERMINATED;
+            }
+        } else {
+            switch (rs) {
+            case rank_state::connected: p.state = PMIX_PROC_STATE_RUNNING; break;
+            case rank_state::finalized:  // after PMIx_Finalize: running until its connection ends
+                p.state = _rank_conn[r] != 0 ? PMIX_PROC_STATE_RUNNING : PMIX_PROC_STATE_TERMINATED;
+                break;
+            case rank_state::died: p.state = PMIX_PROC_STATE_TERM_WO_SYNC; break;
+            case rank_state::not_connected:
+                p.state = p.pid > 0 ? PMIX_PROC_STATE_RUNNING : PMIX_PROC_STATE_LAUNCH_UNDERWAY;
+                break;
+            }
+            if (_rank_exe[r].empty() && p.pid > 0) {
+                // Before its exec the task is a fork of slurmstepd: its /proc/<pid>/exe names
+                // slurmstepd. A rank that has connected has exec'd: only then is the name kept.
+                std::string exe = executable_of(p.pid);
+                if (rs != rank_state::not_connected)
+                    _rank_exe[r] = std::move(exe);
+                else if (exe != executable_of(getpid()))
+                    p.executable = std::move(exe);
+            }
+        }
+        if (!_rank_exe[r].empty()) p.executable = _rank_exe[r];
+        out.push_back(std::move(p));
+    }
+    return out;
+}
+
+node_liveness_ops server_impl::make_liveness_ops() {
+    node_liveness_ops o;
+    o.send = [this](uint32_t node, node_channel chan, std::vector<uint8_t> body) { send_node(node, chan, body); };
+    o.said_goodbye = [this](uint32_t node) { return _net && _net->said_goodbye(node); };
+    o.peer_alive = [this](uint32_t node) { return _net && _net->peer_alive(node); };
+    o.forget = [this](uint32_t node) {
+        if (_net) _net->forget(node);
+    };
+    o.lost = [this](uint32_t node, const std::string &why) { on_node_lost(node, why); };
+    return o;
+}
+
+void server_impl::on_node_lost(uint32_t node, const std::string &why) {
+    const std::string &name = _step.node_names.at(node);
+    _events->node_down(node, why);
+    _groups->node_lost(node);
+    _proc_table->node_lost(node);
+    std::string text = "node " + name + " is lost: " + why;
+    std::vector<uint64_t> failed;
+    for (const auto &[instance, fence] : _remote_fence_nodes)
+        if (std::binary_search(fence.nodes.begin(), fence.nodes.end(), node)) failed.push_back(instance);
+    for (uint64_t instance : failed) {
+        _remote_fence_nodes.erase(instance);
+        if (_coll) _coll->cancel(instance);
+        send_fence_outcomes(_fences.remote_done(instance, PMIX_ERR_NODE_DOWN, text));
+    }
+    size_t gets = _dmodex->node_lost(node, text);  // the Gets of its ranks wait there
+    if (!failed.empty() || gets > 0)
+        PMIXCPP_LOG_VERBOSE("%s: %zu fences and %zu gets failed with node %s", _step.nspace.c_str(), failed.size(),
+                            gets, name.c_str());
+    rearm_timer();
+}
+
+xstep_relay_ops server_impl::make_xstep_ops() {
+    xstep_relay_ops o;
+    if (_opts.agent)
+        o.send = [this](std::vector<uint8_t> body, int timeout_ms, xstep_relay_ops::done_fn done) {
+            _opts.agent->call(agent::service::xstep, std::move(body), timeout_ms, std::move(done));
+        };
+    o.has = [this](uint32_t rank, const std::string &key, relation rel) {
+        return key.empty() ? _kvs.has_committed(rank) : _kvs.has(rank, key, rel);
+    };
+    o.data = [this](uint32_t rank, relation rel) { return _kvs.visible_data(rank, rel); };
+    o.gone = [this](uint32_t rank) -> std::string {
+        if (rank >= _rank_state.size()) return {};
+        if (_rank_state[rank] == rank_state::died) return "died";
+        if (_rank_state[rank] == rank_state::finalized) return "finalized";
+        return {};
+    };
+    o.event = [this](std::span<const uint8_t> payload) { return _events->from_remote(payload); };
+    o.job_control = [this](const std::vector<uint32_t> &ranks, int signal, bool terminate) {
+        _dyn->job_control_of_other_step(ranks, signal, terminate);
+    };
+    o.jobdata = [this] { return wire::encode_jobdata(_jobdata_entries); };  // a spawner's OpenPMIx client
+    return o;
+}
+
+}  // namespace pmixcpp::server
