@@ -337,7 +337,12 @@ xstep_relay_ops server_impl::make_xstep_ops() {
     o.job_control = [this](const std::vector<uint32_t> &ranks, int signal, bool terminate) {
         _dyn->job_control_of_other_step(ranks, signal, terminate);
     };
-    o.jobdata = [this] { return wire::encode_jobdata(_jobdata_entries); };  // a spawner's OpenPMIx client
+    // A spawner's OpenPMIx client takes every rank's keys of its children: the full form.
+    o.jobdata = [this]() -> Result<std::vector<uint8_t>> {
+        if (!_job_layout) return wire::encode_jobdata(_jobdata_entries);
+        PMIXCPP_ASSIGN_OR_RETURN(auto full, expand_jobdata(_jobdata_entries, *_job_layout));
+        return wire::encode_jobdata(full);
+    };
     return o;
 }
 

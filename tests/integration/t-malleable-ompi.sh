@@ -42,6 +42,9 @@ echo "JOB \$SLURM_JOB_ID NODES \$SLURM_JOB_NODELIST"
 # the job's node count as squeue shows it, every 0.2 s, while the program runs
 ( while :; do squeue -h -j \$SLURM_JOB_ID -o '%D'; sleep 0.2; done > $work/counts 2>/dev/null ) &
 watch=\$!
+# slurmdbd keys a job's records by id and submit time, which a resize sets to the second it
+# happens: a grow in the job's first second would overwrite the record of its first size
+sleep 1
 srun --mpi=pmixcpp -N2 -n2 $work/malleable 2
 echo "SRUN_RC \$?"
 sleep 1
