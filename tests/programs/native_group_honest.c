@@ -11,6 +11,7 @@
  * and a Get of the other's value. Prints "HONEST <rank> <step>: <what>" lines and "HONEST-OK
  * <rank>" or "HONEST-FAIL <rank>". */
 #include <pmix.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,16 @@
 
 static pmix_proc_t me;
 static int failures = 0;
+static const char *volatile stage = "init";  // the call under way, for the watchdog
+
+/* A rank that hangs says where before it is killed (the step's srun has its own timeout). */
+static void watchdog(int sig) {
+    (void)sig;
+    char line[160];
+    int n = snprintf(line, sizeof line, "HONEST %u FAIL: no progress for 90 s in %s\n", me.rank, stage);
+    if (n > 0) (void)!write(1, line, (size_t)n);
+    _exit(3);
+}
 
 #define CHECK(cond, ...)                                   \
     do {                                                   \
@@ -71,6 +82,8 @@ int main(int argc, char **argv) {
         return 2;
     }
     const char *dir = argv[1];
+    setvbuf(stdout, NULL, _IOLBF, 0);  // each line out at once: a rank that hangs has said how far it got
+    signal(SIGALRM, watchdog);
     pmix_status_t rc = PMIx_Init(&me, NULL, 0);
     if (rc != PMIX_SUCCESS) {
         printf("HONEST-FAIL ? PMIx_Init: %s\n", PMIx_Error_string(rc));
@@ -106,10 +119,13 @@ int main(int argc, char **argv) {
     CHECK(access(path, F_OK) == 0, "the attack did not end within 120 s");
 
     pmix_rank_t ranks[2] = {PMIX_RANK_UNDEF, PMIX_RANK_UNDEF};
+    alarm(90);
+    stage = "the membership query after the attack";
     long n = pset_members("honest", ranks, &rc);
     printf("HONEST %u membership of honest after the attack: status %d, %ld members (%u %u)\n", me.rank, rc, n,
            ranks[0], ranks[1]);
     CHECK(rc == PMIX_SUCCESS && n == 2 && ranks[0] == 0 && ranks[1] == 1, "the group's membership changed");
+    stage = "the destruct after the attack";
     rc = PMIx_Group_destruct("honest", NULL, 0);
     say("destruct of %s: %ld", "honest", (long)rc);
     CHECK(rc == PMIX_SUCCESS, "destruct: %s", PMIx_Error_string(rc));
@@ -117,6 +133,7 @@ int main(int argc, char **argv) {
     CHECK(n == -1, "the destructed group is still a process set (%ld members)", n);
 
     results = NULL;
+    stage = "the construct again";
     rc = PMIx_Group_construct("honest", both, 2, &cid, 1, &results, &nresults);
     say("construct of %s again: %ld", "honest", (long)rc);
     CHECK(rc == PMIX_SUCCESS, "construct again: %s", PMIx_Error_string(rc));
@@ -126,6 +143,7 @@ int main(int argc, char **argv) {
 
     pmix_info_t collect;
     PMIX_INFO_LOAD(&collect, PMIX_COLLECT_DATA, &yes, PMIX_BOOL);
+    stage = "the fence";
     rc = PMIx_Fence(both, 2, &collect, 1);
     CHECK(rc == PMIX_SUCCESS, "fence: %s", PMIx_Error_string(rc));
     pmix_proc_t other;
@@ -136,7 +154,9 @@ int main(int argc, char **argv) {
           "get of the other's value: %s", PMIx_Error_string(rc));
     if (got) PMIX_VALUE_RELEASE(got);
 
+    stage = "finalize";
     rc = PMIx_Finalize(NULL, 0);
+    alarm(0);
     CHECK(rc == PMIX_SUCCESS, "finalize: %s", PMIx_Error_string(rc));
     printf(failures ? "HONEST-FAIL %u\n" : "HONEST-OK %u\n", me.rank);
     return failures ? 1 : 0;
