@@ -1,7 +1,7 @@
 /* A malleable MPI-4 sessions program (docs/malleability.md), for an unmodified OpenMPI 5 under
  * Slurm with --mpi=pmixcpp:
  *
- *   srun --mpi=pmixcpp -N2 -n2 ./malleable 2        (inside an sbatch job of 2 nodes)
+ *   srun --mpi=pmixcpp -N2 -n2 ./malleable 2 [S]    (inside an sbatch job of 2 nodes)
  *
  * The processes started by srun make a communicator of mpi://WORLD in a session. Rank 0 grows
  * the Slurm job by K nodes (argv[1], default 2) with PMIx_Allocation_request(PMIX_ALLOC_EXTEND);
@@ -14,6 +14,10 @@
  * MPI_Comm_create_from_group; an allreduce over it checks it. (OpenMPI 5.0.7's
  * MPI_Group_from_session_pset builds groups of the caller's own job only, so the group is made
  * from the spawn's intercommunicator, in the set's order: see docs/malleability.md.)
+ *
+ * The processes then work at the grown size for S seconds (argv[2], default 0; a stand-in for
+ * the application's work, and what lets slurmdbd keep the grown size's record: it keys a resized
+ * job's records by the second of the resize, so a shrink in the grow's second replaces it).
  *
  * Then the shrink: the new processes leave (disconnect, finalize); when their step has ended the
  * server deletes both sets (PMIX_PROCESS_SET_DELETE to the old processes); rank 0 gives exactly
@@ -244,6 +248,7 @@ int main(int argc, char **argv) {
     const char *node = getenv("SLURMD_NODENAME") ? getenv("SLURMD_NODENAME") : "?";
     int new_proc = argc > 1 && strcmp(argv[1], "--new") == 0;
     int k = !new_proc && argc > 1 ? atoi(argv[1]) : 2;
+    double hold = !new_proc && argc > 2 ? atof(argv[2]) : 0;
     MPI_Session s;
     pmix_proc_t me;
 
@@ -361,6 +366,10 @@ int main(int argc, char **argv) {
         MPI_Comm_free(&all);
     }
     fflush(stdout);
+    if (ok && hold > 0) {  /* the work at the grown size; the new processes wait in the disconnect */
+        struct timespec ts = {(time_t)hold, (long)((hold - (double)(time_t)hold) * 1e9)};
+        nanosleep(&ts, NULL);
+    }
     MPI_Comm_disconnect(&inter);
     if (ok && !shrink(s, world, r, size, added, uname_of_events())) ok = 0;
 out:

@@ -43,9 +43,10 @@ echo "JOB \$SLURM_JOB_ID NODES \$SLURM_JOB_NODELIST"
 ( while :; do squeue -h -j \$SLURM_JOB_ID -o '%D'; sleep 0.2; done > $work/counts 2>/dev/null ) &
 watch=\$!
 # slurmdbd keys a job's records by id and submit time, which a resize sets to the second it
-# happens: a grow in the job's first second would overwrite the record of its first size
+# happens: a grow in the job's first second would replace the record of its first size, and a
+# shrink in the grow's second that of the grown size (the program works 1.2 s at 4 nodes)
 sleep 1
-srun --mpi=pmixcpp -N2 -n2 $work/malleable 2
+srun --mpi=pmixcpp -N2 -n2 $work/malleable 2 1.2
 echo "SRUN_RC \$?"
 sleep 1
 kill \$watch
