@@ -219,6 +219,13 @@ Result<std::vector<wire::jobdata_entry>> build_jobdata(const step_info &step, co
         layout = std::move(l.value());
     }
 
+    // The keys only a rank's own node has: its locality, cpuset and process directory.
+    auto add_node_local = [&](info_builder &b, uint32_t r) {
+        if (!topo.locality.empty()) b.str(PMIX_LOCALITY_STRING, topo.locality);
+        if (!topo.cpuset.empty()) b.str(PMIX_CPUSET, topo.cpuset);
+        b.str(PMIX_PROCDIR, proc_dir(step, r));
+    };
+
     std::vector<wire::jobdata_entry> entries;
     entries.reserve(layout ? local.size() + 1 : step.ntasks + 1);
     {
@@ -278,9 +285,7 @@ Result<std::vector<wire::jobdata_entry>> build_jobdata(const step_info &step, co
             PMIXCPP_ASSIGN_OR_RETURN(auto base, layout->rank_infos(r));
             info_builder b;
             b.adopt(base);
-            if (!topo.locality.empty()) b.str(PMIX_LOCALITY_STRING, topo.locality);
-            if (!topo.cpuset.empty()) b.str(PMIX_CPUSET, topo.cpuset);
-            b.str(PMIX_PROCDIR, proc_dir(step, r));
+            add_node_local(b, r);
             PMIXCPP_ASSIGN_OR_RETURN(auto infos, b.take());
             entries.push_back({r, std::move(infos)});
         }
@@ -305,11 +310,7 @@ Result<std::vector<wire::jobdata_entry>> build_jobdata(const step_info &step, co
         b.u16(PMIX_NODE_RANK, static_cast<uint16_t>(lrank_of[r]));
         b.u32(PMIX_NODEID, n);
         b.str(PMIX_HOSTNAME, hosts[n]);
-        if (n == my_host) {
-            if (!topo.locality.empty()) b.str(PMIX_LOCALITY_STRING, topo.locality);
-            if (!topo.cpuset.empty()) b.str(PMIX_CPUSET, topo.cpuset);
-            b.str(PMIX_PROCDIR, proc_dir(step, r));
-        }
+        if (n == my_host) add_node_local(b, r);
         PMIXCPP_ASSIGN_OR_RETURN(auto infos, b.take());
         entries.push_back({r, std::move(infos)});
     }
