@@ -83,7 +83,7 @@ void peer_liveness::connect_failed(uint32_t node, const std::string &why, clock:
         return;
     }
     if (!talked(node)) return gone_untalked(node, why);
-    suspect(node, why, now, _unlinked[node] ? _opts.unlinked_grace : std::chrono::milliseconds(0));
+    suspect(node, why, now, unlinked_grace(node));
 }
 
 void peer_liveness::broken(uint32_t node, const std::string &why, clock::time_point now) {
@@ -93,7 +93,7 @@ void peer_liveness::broken(uint32_t node, const std::string &why, clock::time_po
         return;
     }
     if (!talked(node)) return gone_untalked(node, why);
-    suspect(node, why, now, std::max(_opts.bye_grace, _unlinked[node] ? _opts.unlinked_grace : std::chrono::milliseconds(0)));
+    suspect(node, why, now, std::max(_opts.bye_grace, unlinked_grace(node)));
 }
 
 // A talked-to peer's link failed: lost now, or once its goodbye did not come within `grace`.

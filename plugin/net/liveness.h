@@ -18,9 +18,9 @@
 // waits `bye_grace` for it. A transport that closes idle links for a cap on their number
 // (tcp_transport) may have had no link to a peer when it left, so the goodbye went nowhere or
 // comes on another link, later than the error: after such a close (`unlinked`), a failing link
-// to that peer waits `unlinked_grace` for the goodbye too. A transport whose link to a peer also watches the peer's link to us
-// (TCP: an accepted connection is read to its end) greets only its successor in the ring at the
-// start; otherwise both neighbours.
+// to that peer waits `unlinked_grace` for the goodbye too. A transport whose link to a peer
+// also watches the peer's link to us (TCP: an accepted connection is read to its end) greets
+// only its successor in the ring at the start; otherwise both neighbours.
 #pragma once
 
 #include <chrono>
@@ -90,6 +90,9 @@ private:
     void gone_untalked(uint32_t node, const std::string &why);
     void declare_lost(uint32_t node, const std::string &why);
     void suspect(uint32_t node, const std::string &why, clock::time_point now, std::chrono::milliseconds grace);
+    std::chrono::milliseconds unlinked_grace(uint32_t node) const {
+        return was_unlinked(node) ? _opts.unlinked_grace : std::chrono::milliseconds(0);
+    }
     void rewatch();
     const char *name(uint32_t node) const { return _opts.node_names[node].c_str(); }
 

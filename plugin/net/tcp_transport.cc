@@ -851,16 +851,11 @@ private:
             close_peer(o.node);
             return;
         }
-        if (_live.alive(o.node) && _live.talked(o.node)) {
-            // After an idle close the node may have left while we had no link (a loss only
-            // if no goodbye follows: liveness.h); otherwise this is the node's loss.
-            if (_live.was_unlinked(o.node))
-                PMIXCPP_LOG_DEBUG("tcp transport: connection to node %s (%u) failed: %s; %zu bytes dropped",
-                                  _opts.node_names[o.node].c_str(), o.node, why.c_str(), o.queue.pending());
-            else
-                PMIXCPP_LOG_ERROR("tcp transport: connection to node %s (%u) failed: %s; %zu bytes dropped",
-                                  _opts.node_names[o.node].c_str(), o.node, why.c_str(), o.queue.pending());
-        }
+        // After an idle close the node may have left while we had no link (a loss only if no
+        // goodbye follows: liveness.h, which reports it then); otherwise this is the node's loss.
+        if (_live.alive(o.node) && _live.talked(o.node) && !_live.was_unlinked(o.node))
+            PMIXCPP_LOG_ERROR("tcp transport: connection to node %s (%u) failed: %s; %zu bytes dropped",
+                              _opts.node_names[o.node].c_str(), o.node, why.c_str(), o.queue.pending());
         _live.connect_failed(o.node, "connection failed: " + why, std::chrono::steady_clock::now());
         arm_sweep();
     }
