@@ -131,7 +131,7 @@ group_ops server_impl::make_group_ops() {
                (_rank_state[rank] == rank_state::died || _rank_state[rank] == rank_state::finalized);
     };
     o.pset_changed = [this](const std::string &name, const std::vector<pmix_proc_t> &members, bool defined) {
-        // Raised once per node that serves members, for the step's processes on that node.
+        // Raised once per node that serves members, for its members on that node.
         uint32_t from = UINT32_MAX;
         for (const auto &p : members)
             if (p.rank < _node_of.size() && _node_of[p.rank] == _step.node_id) {
@@ -139,7 +139,7 @@ group_ops server_impl::make_group_ops() {
                 break;
             }
         if (from == UINT32_MAX) return;
-        raise_pset_event(name, members, defined, from);
+        raise_pset_event(name, members, defined, from, true);
     };
     return o;
 }
@@ -172,10 +172,18 @@ void server_impl::spawn_psets(const std::string &child, uint32_t child_size, boo
 }
 
 void server_impl::raise_pset_event(const std::string &name, const std::vector<pmix_proc_t> &members, bool defined,
-                                   uint32_t from) {
+                                   uint32_t from, bool members_only) {
     wire::event_notification ev;
     ev.status = defined ? PMIX_PROCESS_SET_DEFINE : PMIX_PROCESS_SET_DELETE;
-    ev.range = PMIX_RANGE_LOCAL;
+    ev.range = members_only ? PMIX_RANGE_CUSTOM : PMIX_RANGE_LOCAL;
+    std::vector<pmix_proc_t> here;  // members_only: this node's members (the range)
+    if (members_only) {
+        for (const auto &p : members)
+            if (strncmp(p.nspace, _step.nspace.c_str(), PMIX_MAX_NSLEN) == 0 && p.rank < _node_of.size() &&
+                _node_of[p.rank] == _step.node_id)
+                here.push_back(p);
+        if (here.empty()) return;
+    }
     memcpy(ev.source.nspace, _step.nspace.c_str(), std::min(_step.nspace.size(), size_t(PMIX_MAX_NSLEN)));
     ev.source.rank = from;
     std::vector<pmix_info_t> infos;
@@ -187,6 +195,14 @@ void server_impl::raise_pset_event(const std::string &name, const std::vector<pm
         da.array = const_cast<pmix_proc_t *>(members.data());
         pmix_data_array_t *dp = &da;
         infos.push_back(make_info(PMIX_PSET_MEMBERS, dp, PMIX_DATA_ARRAY));
+    }
+    if (members_only) {
+        pmix_data_array_t range{};
+        range.type = PMIX_PROC;
+        range.size = here.size();
+        range.array = here.data();
+        pmix_data_array_t *rp = &range;
+        infos.push_back(make_info(PMIX_EVENT_CUSTOM_RANGE, rp, PMIX_DATA_ARRAY));
     }
     // Non-default: handlers registered for every event (often error handlers) do not see it.
     bool yes = true;

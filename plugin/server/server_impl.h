@@ -530,10 +530,12 @@ private:
     std::unique_ptr<group_service> _groups;  // PMIx groups and the process sets they define (groups.h)
     group_ops make_group_ops();
     void spawn_psets(const std::string &child, uint32_t child_size, bool broadcast);
-    // PMIX_PROCESS_SET_DEFINE (with the members) or _DELETE of `name` to this node's processes,
-    // raised as from local rank `from`; non-default.
+    // PMIX_PROCESS_SET_DEFINE (with the members) or _DELETE of `name`, raised as from local rank
+    // `from`; non-default. To this node's processes (range LOCAL), or with `members_only` to this
+    // node's members of the set alone (range CUSTOM over them): a group's set concerns its members,
+    // and a node's other processes must not be flooded by groups they are not in.
     void raise_pset_event(const std::string &name, const std::vector<pmix_proc_t> &members, bool defined,
-                          uint32_t from);
+                          uint32_t from, bool members_only = false);
     void handle_group(connection &c, const wire::Frame &f);
     dyn_ops make_dyn_ops();
     std::map<uint64_t, std::unique_ptr<connection>> _conns;
