@@ -10,7 +10,11 @@
 #   pmix5   OpenPMIx 5.0, Debian 13's pmix source package
 #   pmixdev the development branch's pmix source package (sid; experimental if newer)
 #           (pmix5, pmixdev: where the mirror lacks the pmix package's files, the OpenPMIx
-#           embedded in the same suite's OpenMPI source, 3rd-party/openpmix)
+#           embedded in the same suite's OpenMPI source, 3rd-party/openpmix; pmixdev, where
+#           the mirror has neither source, the suite's binary packages libpmix2t64 and
+#           libpmix-dev as apt downloads them, checked against its signed index: they need a
+#           newer C library than Debian 12's, so their examples are built and run inside the
+#           Debian 13 root (PREFIX holds .container-only and no examples/)
 #   PMIXCPP_CLIENTS_DIR     where sources are unpacked and built [<checkout>/_build/clients]
 #   PMIXCPP_DOWNLOAD_CACHE  the checked download cache of contrib/deb-source.sh
 #   PMIXCPP_BUILD_NICE      nice level of the builds [10]
@@ -185,6 +189,65 @@ vehicle_suite() {  # name suite...
     echo "$name $(tree_version "$tree") $prefix (from $from)"
 }
 
+# The suites' binary packages of OpenPMIx's client (where no source of it can be had): apt
+# downloads libpmix2t64, libpmix-dev and libesmtp6 (which libpmix needs and the Debian 13 root
+# lacks) from a private index of the suites, checking each against the signed index; the
+# library and headers become PREFIX/lib and PREFIX/include.
+vehicle_binary() {  # name suite...
+    local name=$1 d uri s v pfx deb inc; shift
+    d=$top/apt-bin/$(echo "$*" | tr ' ' _)
+    uri=$(awk '/^URIs:/ { for (i = 2; i <= NF; i++) if ($i !~ /security/) { print $i; exit } }' \
+            /etc/apt/sources.list.d/*.sources 2>/dev/null | head -n 1)
+    [ -n "$uri" ] || uri=$(awk '$1 == "deb" && $0 !~ /security/ { print $2; exit }' /etc/apt/sources.list 2>/dev/null)
+    [ -n "$uri" ] || { say "$name: no Debian archive in the apt sources"; return 77; }
+    mkdir -p "$d/lists/partial" "$d/cache/archives/partial" "$d/parts" "$d/prefs" "$d/debs" || return 1
+    : > "$d/sources.list"
+    for s in "$@"; do
+        echo "deb [arch=amd64 signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $uri $s main" >> "$d/sources.list"
+    done
+    {
+        echo "Dir::State::Lists \"$d/lists\";"
+        echo "Dir::State::status \"/dev/null\";"
+        echo "Dir::Cache \"$d/cache\";"
+        echo "Dir::Etc::SourceList \"$d/sources.list\";"
+        echo "Dir::Etc::SourceParts \"$d/parts\";"
+        echo "Dir::Etc::Preferences \"$d/prefs/none\";"
+        echo "Dir::Etc::PreferencesParts \"$d/prefs\";"
+        echo "APT::Architecture \"amd64\";"
+    } > "$d/apt.conf"
+    if [ ! -f "$d/updated" ] || [ -n "$(find "$d/updated" -mmin +1440)" ]; then
+        APT_CONFIG=$d/apt.conf apt-get update -qq >&2 || { say "$name: apt-get update of $* (binary) failed"; return 77; }
+        touch "$d/updated"
+    fi
+    v=$(APT_CONFIG=$d/apt.conf apt-cache policy libpmix2t64 2>/dev/null | awk '/Candidate:/ { print $2 }')
+    case $v in "" | "(none)") say "$name: no libpmix2t64 in $*"; return 77 ;; esac
+    pfx=$top/pmix-bin-$v
+    if [ ! -f "$pfx/.built" ]; then
+        rm -rf "$pfx" && rm -f "$d/debs"/*.deb && mkdir -p "$pfx/lib" "$pfx/unpacked" || return 1
+        (cd "$d/debs" && APT_CONFIG=$d/apt.conf apt-get download -qq "libpmix2t64=$v" "libpmix-dev=$v" libesmtp6) >&2 ||
+            { say "$name: apt-get download of libpmix2t64/libpmix-dev $v failed"; return 77; }
+        for deb in "$d/debs"/*.deb; do
+            dpkg-deb -x "$deb" "$pfx/unpacked" || { say "$name: cannot unpack $deb"; return 1; }
+        done
+        inc=$(find "$pfx/unpacked" -name pmix.h -path '*include*' | head -n 1)
+        [ -n "$inc" ] || { say "$name: libpmix-dev $v has no pmix.h"; return 1; }
+        cp -a "$(dirname "$inc")" "$pfx/include" || return 1
+        find "$pfx/unpacked" \( -name 'libpmix.so.2.*' -o -name 'libesmtp.so.6*' \) -type f -exec cp -a {} "$pfx/lib/" \;
+        find "$pfx/unpacked" -name 'libesmtp.so.6' -type l -exec cp -a {} "$pfx/lib/" \;
+        deb=$(cd "$pfx/lib" && ls libpmix.so.2.* 2>/dev/null | head -n 1)
+        [ -n "$deb" ] || { say "$name: no libpmix.so.2 in libpmix2t64 $v"; return 1; }
+        ln -sf "$deb" "$pfx/lib/libpmix.so.2" && ln -sf libpmix.so.2 "$pfx/lib/libpmix.so"
+        rm -rf "$pfx/unpacked"
+        # the release as the package names it (7.0.0~rc1-2+b1: 7.0.0rc1; the header has no greek)
+        echo "$v" | sed 's/^[0-9]*://; s/-[^-]*$//; s/~//' > "$pfx/.version"
+        echo "binary packages libpmix2t64 and libpmix-dev $v: they need glibc >= 2.38" > "$pfx/.container-only"
+        chmod -R a+rX "$pfx"
+        touch "$pfx/.built"
+        say "$name: OpenPMIx $(cat "$pfx/.version") from the binary packages of $* ($v) in $pfx"
+    fi
+    echo "$name $(cat "$pfx/.version") $pfx (from the binary packages $v of $*; run inside the Debian 13 root)"
+}
+
 [ $# -gt 0 ] && named=1 || named=0
 [ $# -gt 0 ] || set -- pmix3 pmix5 pmixdev
 mkdir -p "$top" || exit 1
@@ -193,7 +256,10 @@ for veh in "$@"; do
     case $veh in
         pmix3) out=$(vehicle_pmix3) ;;
         pmix5) out=$(vehicle_suite pmix5 trixie) ;;
-        pmixdev) out=$(vehicle_suite pmixdev sid experimental) ;;
+        pmixdev)
+            out=$(vehicle_suite pmixdev sid experimental)
+            vrc=$?
+            [ -n "$out" ] || [ $vrc != 77 ] || out=$(vehicle_binary pmixdev sid experimental) ;;
         *) say "unknown vehicle $veh"; exit 2 ;;
     esac
     vrc=$?

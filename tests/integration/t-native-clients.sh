@@ -3,7 +3,10 @@
 #   pmix3     OpenPMIx's example programs built against OpenPMIx 3.2 (embedded in the source of
 #             Debian 12's OpenMPI 4.1)            } contrib/openpmix-clients.sh, in the checkout;
 #   pmix5     ... against OpenPMIx 5.0 (Debian 13) } each program loads its own libpmix
-#   pmixdev   ... against the development branch's } (DT_RPATH), whatever LD_LIBRARY_PATH says
+#   pmixdev   ... against the development branch's } (DT_RPATH), whatever LD_LIBRARY_PATH says;
+#             where only its binary packages can be had (they need a newer C library than
+#             Debian 12's), the examples are built and run inside the Debian 13 root
+#             (ch-run), loading that OpenPMIx
 #   container OpenMPI 5.0.7 + OpenPMIx 5.0.7 of the Debian 13 root, run by the job's user as a
 #             Charliecloud container (srun ... ch-run ROOT -- ./mpi_hello; also with the
 #             container's own /tmp; MPI-4 sessions with communicators from process sets, which
@@ -52,7 +55,8 @@ if [ -n "$pmix_vehicles" ]; then
         elif [ "$ver" = - ]; then
             fail "$name: no client library built: $why"; continue
         fi
-        pass "$name: OpenPMIx $ver client library and examples in $pfx $rest"
+        if [ -f "$pfx/.container-only" ]; then pass "$name: OpenPMIx $ver client library in $pfx $rest"
+        else pass "$name: OpenPMIx $ver client library and examples in $pfx $rest"; fi
         prefix[$name]=$pfx version[$name]=$ver
     done <<< "$built"
 fi
@@ -99,6 +103,40 @@ if [[ " $vehicles " == *" container "* ]]; then
         [ -n "$ompi" ] && [ -x "$work/mpi_hello" ] && { prefix[container]=$root version[container]="OMPI $ompi, OpenPMIx $pmixv"; }
     fi
 fi
+
+# vehicles of binary packages only (.container-only): their library and headers are copied
+# where the container sees them (/tmp), and OpenPMIx's examples (the sources of a vehicle built
+# here, 5.0's first) are built inside the Debian 13 root against them
+declare -A in_container
+for v in $pmix_vehicles; do
+    [ -n "${prefix[$v]:-}" ] && [ -f "${prefix[$v]}/.container-only" ] || continue
+    if [ -z "${prefix[container]:-}" ]; then
+        echo "  SKIP: $v: $(cat "${prefix[$v]}/.container-only"), and no Debian 13 root to run them in"
+        unset "prefix[$v]"; continue
+    fi
+    exsrc=""
+    for o in pmix5 pmix3; do [ -f "${prefix[$o]:-/nonexistent}/examples/src/client.c" ] && { exsrc=${prefix[$o]}/examples/src; break; }; done
+    if [ -z "$exsrc" ]; then
+        echo "  SKIP: $v: no OpenPMIx example sources (the pmix5 vehicle) to build inside the container"
+        unset "prefix[$v]"; continue
+    fi
+    d=$work/$v
+    mkdir -p "$d/examples/src" && cp -a "${prefix[$v]}/include" "${prefix[$v]}/lib" "$d/" &&
+        cp "$exsrc"/*.c "$exsrc"/*.h "$d/examples/src/" && chmod -R a+rwX "$d"
+    built_any=""
+    for p in hello client client2 dmodex; do
+        [ -f "$d/examples/src/$p.c" ] || continue
+        # shellcheck disable=SC2016
+        if err=$(as_nobody ch-run "$root" -- sh -c 'cc -O1 -w -I"$1/examples/src" -I"$1/include" -o "$1/examples/$2" \
+                     "$1/examples/src/$2.c" -L"$1/lib" -Wl,--disable-new-dtags -Wl,-rpath,"$1/lib" -lpmix' sh "$d" "$p" 2>&1); then
+            built_any=1
+        else
+            fail "$v: OpenPMIx example $p does not build inside the container against OpenPMIx ${version[$v]}: $(echo "$err" | head -n 3)"
+        fi
+    done
+    [ -n "$built_any" ] && pass "$v: OpenPMIx ${version[$v]}'s examples built inside the Debian 13 root ($(cat "${prefix[$v]}/.container-only"))"
+    prefix[$v]=$d in_container[$v]=1
+done
 
 # ---- one case: sets verdict (PASS, FAIL: note, HANG)
 # pmix examples: srun status 0, no error line of the program's own, and "PMIx_Finalize
@@ -161,7 +199,11 @@ run_case() {  # mpi vehicle prog
             run_srun 60 "${srun_args[@]}" ch-run "$root" -- "$work/pmix/${prog#pmix_}"
             judge_pmix "${prog#pmix_}" "$n" "$work/pmix/${prog#pmix_}.c" ;;
         *)
-            run_srun 60 "${srun_args[@]}" "${prefix[$veh]}/examples/$prog"
+            if [ -n "${in_container[$veh]:-}" ]; then
+                run_srun 60 "${srun_args[@]}" ch-run "$root" -- "${prefix[$veh]}/examples/$prog"
+            else
+                run_srun 60 "${srun_args[@]}" "${prefix[$veh]}/examples/$prog"
+            fi
             judge_pmix "$prog" "$n" "${prefix[$veh]}/examples/src/$prog.c" ;;
     esac
     # killed by its time limit (not a program that ended on a signal of its own at once)
@@ -210,7 +252,11 @@ for mpi in $mpis; do
             [ -n "$progs" ] || { fail "$veh: none of hello client client2 dmodex built"; continue; }
             # the program loads its own OpenPMIx in the task's environment
             first=${progs# } first=${first%% *}
-            run_srun 30 --mpi="$mpi" -N1 -n1 ldd "${prefix[$veh]}/examples/$first"
+            if [ -n "${in_container[$veh]:-}" ]; then
+                run_srun 30 --mpi="$mpi" -N1 -n1 ch-run "$root" -- ldd "${prefix[$veh]}/examples/$first"
+            else
+                run_srun 30 --mpi="$mpi" -N1 -n1 ldd "${prefix[$veh]}/examples/$first"
+            fi
             lib=$(printf '%s\n' "$out" | awk '$1 == "libpmix.so.2" { print $3 }')
             expect_eq "$veh under --mpi=$mpi: the program loads its own libpmix" "${prefix[$veh]}/lib/libpmix.so.2" "$lib"
         fi
