@@ -124,6 +124,17 @@ Status decode_group_destruct(unpacker &up, const release &client, size_t max_pro
     return Status::success();
 }
 
+Status decode_group_leave(unpacker &up, std::string *name, InfoArray *directives) {
+    std::string n;
+    InfoArray d;
+    PMIXCPP_RETURN_IF_ERROR(get_group_name(up, &n));
+    PMIXCPP_RETURN_IF_ERROR(get_info_pack(up, "group leave directives", &d));
+    PMIXCPP_RETURN_IF_ERROR(trailing(up, "group leave"));
+    *name = std::move(n);
+    *directives = std::move(d);
+    return Status::success();
+}
+
 Result<std::vector<uint8_t>> encode_query_reply(int_flavour f, pmix_status_t status, const pmix_info_t *results,
                                                 size_t n) {
     packer pk(f);

@@ -30,6 +30,7 @@ inline constexpr uint8_t kCmdAlloc = 17;
 inline constexpr uint8_t kCmdJobControl = 18;
 inline constexpr uint8_t kCmdMonitor = 19;
 inline constexpr uint8_t kCmdGroupConstruct = 24;
+inline constexpr uint8_t kCmdGroupLeave = 27;
 inline constexpr uint8_t kCmdGroupDestruct = 28;
 
 inline constexpr size_t kMaxQueries = 256;
@@ -68,6 +69,9 @@ bool at_least(const release &r, int major, int minor, int patch);
 // are checked and dropped: the server destructs with its own record of the group (the caller's).
 Status decode_group_construct(unpacker &up, wire::group_request *out, size_t max_procs);
 Status decode_group_destruct(unpacker &up, const release &client, size_t max_procs, wire::group_request *out);
+// GROUP_LEAVE: [STRING grp][SIZE ninfo][INFO...] (3.2 to 7.0 alike). The reply is [STATUS]. OpenPMIx's
+// own server has no handler for it (its clients then get an error); ours tells the other members.
+Status decode_group_leave(unpacker &up, std::string *name, InfoArray *directives);
 
 // The QUERY reply: [STATUS] then, for PMIX_SUCCESS and PMIX_ERR_PARTIAL_SUCCESS (the only
 // statuses OpenPMIx's client reads results with), [SIZE n][INFO...].

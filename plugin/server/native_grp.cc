@@ -86,6 +86,42 @@ const std::vector<pmix_proc_t> *native_grp_link::invited_members(const std::stri
     return it == _invited.end() ? nullptr : &it->second;
 }
 
+Result<std::vector<pmix_proc_t>> native_grp_link::leave(const std::string &name, const pmix_proc_t &self) {
+    for (auto *table : {&_groups, &_invited}) {
+        auto it = table->find(name);
+        if (it == table->end()) continue;
+        std::vector<pmix_proc_t> others;
+        for (const auto &p : it->second)
+            if (!(strncmp(p.nspace, self.nspace, PMIX_MAX_NSLEN) == 0 && p.rank == self.rank)) others.push_back(p);
+        table->erase(it);
+        return others;
+    }
+    return Status(PMIX_ERR_NOT_FOUND, "group " + name + " is not one of this client's");
+}
+
+namespace {
+void drop_proc(std::vector<pmix_proc_t> &procs, const pmix_proc_t &who) {
+    std::erase_if(procs, [&](const pmix_proc_t &p) {
+        return strncmp(p.nspace, who.nspace, PMIX_MAX_NSLEN) == 0 && p.rank == who.rank;
+    });
+}
+}  // namespace
+
+bool native_grp_link::member_left(const std::string &name, const pmix_proc_t &who) {
+    bool known = false;
+    for (auto *table : {&_groups, &_invited}) {
+        auto it = table->find(name);
+        if (it == table->end()) continue;
+        drop_proc(it->second, who);
+        known = true;
+    }
+    if (!known && _left_early_count < kMaxGroups) {
+        _left_early[name].push_back(who);
+        ++_left_early_count;
+    }
+    return known;
+}
+
 bool native_grp_command(uint8_t cmd) {
     return cmd == native::kCmdQuery || cmd == native::kCmdLog || cmd == native::kCmdGroupConstruct ||
            cmd == native::kCmdGroupDestruct || cmd == native::kCmdJobControl || cmd == native::kCmdMonitor ||
@@ -172,7 +208,13 @@ Result<std::vector<uint8_t>> native_grp_link::reply(uint8_t cmd, native::int_fla
         // As pmixcpp's client: a construct needs every member, unless told of failures was asked.
         if (failed && !note.notify_termination)
             return native::encode_group_construct_reply(f, client, PMIX_ERR_PROC_ABORTED, {}, 0);
-        if (_groups.size() + _invited.size() < kMaxGroups || _groups.count(note.group)) _groups[note.group] = joined;
+        std::vector<pmix_proc_t> kept = joined;  // the record: without members that left already
+        if (auto early = _left_early.find(note.group); early != _left_early.end()) {
+            for (const auto &p : early->second) drop_proc(kept, p);
+            _left_early_count -= early->second.size();
+            _left_early.erase(early);
+        }
+        if (_groups.size() + _invited.size() < kMaxGroups || _groups.count(note.group)) _groups[note.group] = std::move(kept);
         _invited.erase(note.group);
         if (m.context_id != 0) {
             std::vector<member_entry> data;

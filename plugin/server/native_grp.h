@@ -58,6 +58,16 @@ public:
     // The members of the invited group `name`; null = not one.
     const std::vector<pmix_proc_t> *invited_members(const std::string &name) const;
 
+    // This client (`self`) leaves group `name`: forgotten here; the other members, whom the caller
+    // tells (PMIX_GROUP_LEFT). PMIX_ERR_NOT_FOUND: not a group of this client's.
+    Result<std::vector<pmix_proc_t>> leave(const std::string &name, const pmix_proc_t &self);
+    // Another member left group `name` (the PMIX_GROUP_LEFT event this client is sent): a later
+    // destruct or fence across the group no longer waits for it. The event can come before this
+    // client's construct reply (the leaver's node finished the construct first, and its event
+    // overtook the construct's last message on another connection): then it is kept, bounded,
+    // and applied when the construct completes. False: kept for later.
+    bool member_left(const std::string &name, const pmix_proc_t &who);
+
     // A Get qualified by PMIX_GROUP_CONTEXT_ID (e.g. a member's PMIX_GROUP_LOCAL_CID): what `proc`
     // contributed to the group of that context id, as OpenPMIx's client stores it (one
     // PMIX_QUALIFIED_VALUE per item: the item, then the context id as its qualifier). Kept after
@@ -69,6 +79,8 @@ private:
     static constexpr size_t kMaxContexts = 64;  // member data of the newest context ids kept
     std::map<std::string, std::vector<pmix_proc_t>> _groups;  // name -> members that joined
     std::map<std::string, std::vector<pmix_proc_t>> _invited;  // name -> members (by invitation)
+    std::map<std::string, std::vector<pmix_proc_t>> _left_early;  // name -> left before the construct ended
+    size_t _left_early_count = 0;
     struct member_entry {
         pmix_proc_t proc{};
         InfoArray infos;

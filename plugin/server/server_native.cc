@@ -377,6 +377,20 @@ void server_impl::native_spawned(uint64_t conn_id, uint32_t tag, const std::stri
 }
 
 void server_impl::native_note_group(connection &c, pmix_status_t status, const InfoArray &infos) {
+    if (c.native && status == PMIX_GROUP_LEFT) {  // a member left: the client's record drops it
+        const pmix_info_t *id = find_info(infos, PMIX_GROUP_ID);
+        const pmix_info_t *who = find_info(infos, PMIX_EVENT_AFFECTED_PROC);
+        if (id != nullptr && id->value.type == PMIX_STRING && id->value.data.string != nullptr && who != nullptr &&
+            who->value.type == PMIX_PROC && who->value.data.proc != nullptr) {
+            pmix_proc_t p = *who->value.data.proc;
+            p.nspace[PMIX_MAX_NSLEN] = '\0';
+            std::string name(id->value.data.string, strnlen(id->value.data.string, PMIX_MAX_NSLEN));
+            if (!c.native->groups.member_left(name, p))
+                PMIXCPP_LOG_DEBUG("%s: rank %u: rank %u left group %s before its construct ended here (kept)",
+                                    _step.nspace.c_str(), c.rank, p.rank, name.c_str());
+        }
+        return;
+    }
     std::string name;
     std::vector<pmix_proc_t> members;
     if (!c.native || !native_invited_group(status, infos, max_procs(), &name, &members)) return;
@@ -505,6 +519,40 @@ bool server_impl::native_message(connection &c) {
         return find(id) != nullptr;
     }
     default: {
+        if (cmd == native::kCmdGroupLeave) {
+            // The leaver is forgotten, the other members are told (PMIX_GROUP_LEFT, as our own
+            // client library does it), and the answer is [STATUS].
+            std::string name;
+            InfoArray directives;
+            if (Status st = native::decode_group_leave(up, &name, &directives); !st.ok())
+                return malformed("group leave", st);
+            pmix_proc_t self{};
+            strncpy(self.nspace, _step.nspace.c_str(), PMIX_MAX_NSLEN);
+            self.rank = c.rank;
+            auto others = nl.groups.leave(name, self);
+            if (!others.ok() || others.value().empty()) {
+                native_send(c, h.tag, native::encode_status_reply(f, others.ok() ? PMIX_SUCCESS : others.status().code()));
+                return find(id) != nullptr;
+            }
+            pmix_data_array_t range{};
+            range.type = PMIX_PROC;
+            range.size = others.value().size();
+            range.array = others.value().data();
+            pmix_data_array_t *rp = &range;
+            bool yes = true;
+            wire::event_notification m;
+            m.status = PMIX_GROUP_LEFT;
+            m.range = PMIX_RANGE_CUSTOM;
+            std::vector<pmix_info_t> infos{make_info(PMIX_GROUP_ID, name.c_str(), PMIX_STRING),
+                                           make_info(PMIX_EVENT_CUSTOM_RANGE, rp, PMIX_DATA_ARRAY),
+                                           make_info(PMIX_EVENT_AFFECTED_PROC, &self, PMIX_PROC),
+                                           make_info(PMIX_EVENT_NON_DEFAULT, &yes, PMIX_BOOL)};
+            m.infos = to_array(infos);
+            m.source = self;
+            PMIXCPP_LOG_DEBUG("%s: rank %u leaves group %s (%zu other members told)", _step.nspace.c_str(), c.rank,
+                              name.c_str(), others.value().size());
+            return native_forward(c, h.tag, static_cast<native::command>(cmd), wire::msg_type::notify, m);
+        }
         if (native_grp_command(cmd)) {  // query, log, group construct/destruct
             native_grp_note note;
             auto r = nl.groups.decode(cmd, up, native::parse_release(nl.session.peer().version), max_procs(), &note);

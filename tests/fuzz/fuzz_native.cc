@@ -119,7 +119,7 @@ void connection(std::span<const uint8_t> in) {
 // A request the server translates: what decodes is within its caps; what fails leaves nothing.
 void request(int_flavour f, size_t which, std::span<const uint8_t> in) {
     unpacker up(f, in);
-    switch (which % 10) {
+    switch (which % 11) {
     case 0: {
         commit_data d;
         if (!decode_commit(up, &d).ok() && (d.infos.size() != 0 || !d.scopes.empty())) abort();
@@ -182,6 +182,12 @@ void request(int_flavour f, size_t which, std::span<const uint8_t> in) {
         wire::group_request d;
         if (!decode_group_destruct(up, parse_release(in.size() % 2 ? "5.0.7" : "4.2.2"), 64, &d).ok() && !d.name.empty())
             abort();
+        break;
+    }
+    case 10: {
+        std::string name;
+        InfoArray dirs;
+        if (!decode_group_leave(up, &name, &dirs).ok() && (!name.empty() || dirs.size() != 0)) abort();
         break;
     }
     default: {

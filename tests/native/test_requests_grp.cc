@@ -316,3 +316,47 @@ TEST(NativeGroups, InvitedGroupFromItsEvent) {
     EXPECT_EQ(link.invited_members("ourgroup"), nullptr);
     EXPECT_EQ(link.groups(), 0u);
 }
+
+// GROUP_LEAVE: [STRING grp][SIZE ninfo][INFO...]; the leaver's record goes, the others are named
+// for the PMIX_GROUP_LEFT event; a member's leave that comes before the construct's end is kept
+// and applied to the record (not to the construct's answer).
+TEST(NativeGroups, Leave) {
+    for (int_flavour f : {int_flavour::flex128, int_flavour::fixed}) {
+        packer pk(f);
+        const char *grp = "g.leave";
+        ASSERT_TRUE(pk.pack(PMIX_STRING, &grp, 1).ok());
+        size_t ninfo = 0;
+        ASSERT_TRUE(pk.pack(PMIX_SIZE, &ninfo, 1).ok());
+        std::vector<uint8_t> msg = pk.take();
+        std::string name;
+        InfoArray dirs;
+        unpacker up(f, msg);
+        ASSERT_TRUE(decode_group_leave(up, &name, &dirs).ok());
+        EXPECT_EQ(name, "g.leave");
+        for (size_t cut = 0; cut < msg.size(); ++cut) {
+            std::vector<uint8_t> part(msg.begin(), msg.begin() + static_cast<long>(cut));
+            unpacker upc(f, part);
+            EXPECT_FALSE(decode_group_leave(upc, &name, &dirs).ok()) << "truncated at " << cut;
+        }
+        std::vector<uint8_t> longer = msg;
+        longer.push_back(0);
+        unpacker upl(f, longer);
+        EXPECT_FALSE(decode_group_leave(upl, &name, &dirs).ok());
+    }
+
+    server::native_grp_link link;
+    std::vector<pmix_proc_t> all{proc("ns", 0), proc("ns", 1), proc("ns", 2)};
+    link.invited("g.inv", all);
+    auto others = link.leave("g.inv", proc("ns", 1));
+    ASSERT_TRUE(others.ok());
+    ASSERT_EQ(others.value().size(), 2u);
+    EXPECT_EQ(others.value()[1].rank, 2u);
+    EXPECT_EQ(link.invited_members("g.inv"), nullptr);
+    EXPECT_EQ(link.leave("g.inv", proc("ns", 1)).status().code(), PMIX_ERR_NOT_FOUND);
+
+    link.invited("g.two", all);
+    EXPECT_TRUE(link.member_left("g.two", proc("ns", 2)));
+    ASSERT_NE(link.invited_members("g.two"), nullptr);
+    EXPECT_EQ(link.invited_members("g.two")->size(), 2u);
+    EXPECT_FALSE(link.member_left("g.later", proc("ns", 2)));  // kept until its construct ends
+}
