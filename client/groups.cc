@@ -45,6 +45,12 @@ struct group_tables {
     std::map<std::string, std::vector<pmix_proc_t>> invitations;
     std::map<uint64_t, std::map<proc_key, InfoArray>> data;  // context id -> member -> its group info
     std::deque<uint64_t> data_order;
+    // Groups this process's construct, invite or join is in flight for, and the members that left
+    // them meanwhile: a member that finished the construct first may leave at once, and its
+    // PMIX_GROUP_LEFT can reach us before our own construct's answer (it came from another node).
+    std::map<std::string, size_t> building;
+    std::map<std::string, std::vector<pmix_proc_t>> left_early;
+    size_t left_early_count = 0;
 };
 
 group_tables &tables() {
@@ -121,9 +127,32 @@ Status send_group(Client &c, role r, const std::string &name, std::vector<pmix_p
     PMIXCPP_RETURN_IF_ERROR(wire::encode(w, req));
     double timeout = t > 0 ? t + 5 : 0;
     const pmix_proc_t self = c.self();
-    return c.request(
+    const bool building = r != role::destruct && r != role::join_decline;
+    auto built = [name, building] {  // the request is answered: no longer in flight
+        if (!building) return;
+        group_tables &gt = tables();
+        std::lock_guard<std::mutex> g(gt.m);
+        auto b = gt.building.find(name);
+        if (b != gt.building.end() && --b->second == 0) {
+            gt.building.erase(b);
+            if (auto e = gt.left_early.find(name); e != gt.left_early.end()) {
+                gt.left_early_count -= e->second.size();
+                gt.left_early.erase(e);
+            }
+        }
+    };
+    if (building) {
+        group_tables &gt = tables();
+        std::lock_guard<std::mutex> g(gt.m);
+        ++gt.building[name];
+    }
+    Status sent = c.request(
         wire::msg_type::group, w,
-        [r, name, self, notify_termination, done](pmix_status_t st, const std::string &msg, wire::Reader &body) {
+        [r, name, self, notify_termination, done, built](pmix_status_t st, const std::string &msg, wire::Reader &body) {
+            struct at_end {
+                decltype(built) fn;
+                ~at_end() { fn(); }
+            } end{built};
             if (st != PMIX_SUCCESS) {
                 PMIXCPP_LOG_DEBUG("group %s: %s %s", name.c_str(), PMIx_Error_string(st), msg.c_str());
                 return done(st, InfoArray());
@@ -155,7 +184,11 @@ Status send_group(Client &c, role r, const std::string &name, std::vector<pmix_p
             {
                 std::lock_guard<std::mutex> g(gt.m);
                 gt.invitations.erase(name);
-                gt.groups[name] = group_entry{joined, rep.context_id};
+                std::vector<pmix_proc_t> kept = joined;  // our record: without members that left already
+                if (auto e = gt.left_early.find(name); e != gt.left_early.end())
+                    for (const auto &p : e->second)
+                        std::erase_if(kept, [&](const pmix_proc_t &q) { return same_proc(q, p); });
+                gt.groups[name] = group_entry{std::move(kept), rep.context_id};
                 if (rep.context_id != 0) {
                     auto &d = gt.data[rep.context_id];
                     for (auto &m : rep.members)
@@ -202,6 +235,8 @@ Status send_group(Client &c, role r, const std::string &name, std::vector<pmix_p
             done(PMIX_SUCCESS, to_array(results));
         },
         timeout);
+    if (!sent.ok()) built();
+    return sent;
 }
 
 struct outcome {
@@ -400,7 +435,15 @@ void group_observe_event(Client &c, const wire::event_notification &ev) {
         return;
     }
     auto it = gt.groups.find(name);
-    if (it == gt.groups.end()) return;
+    if (it == gt.groups.end()) {
+        // Our construct of it is still in flight: applied to our record when it completes.
+        constexpr size_t kKeptEarlyLeaves = 4096;
+        if (gt.building.count(name) && gt.left_early_count < kKeptEarlyLeaves) {
+            gt.left_early[name].push_back(ev.source);
+            ++gt.left_early_count;
+        }
+        return;
+    }
     auto &mem = it->second.members;
     for (size_t i = 0; i < mem.size(); ++i)
         if (same_proc(mem[i], ev.source)) {

@@ -107,6 +107,16 @@ void drop_proc(std::vector<pmix_proc_t> &procs, const pmix_proc_t &who) {
 }
 }  // namespace
 
+void native_grp_link::built(const std::string &name) {
+    auto b = _building.find(name);
+    if (b == _building.end() || --b->second > 0) return;
+    _building.erase(b);
+    if (auto e = _left_early.find(name); e != _left_early.end()) {
+        _left_early_count -= e->second.size();
+        _left_early.erase(e);
+    }
+}
+
 bool native_grp_link::member_left(const std::string &name, const pmix_proc_t &who) {
     bool known = false;
     for (auto *table : {&_groups, &_invited}) {
@@ -115,7 +125,7 @@ bool native_grp_link::member_left(const std::string &name, const pmix_proc_t &wh
         drop_proc(it->second, who);
         known = true;
     }
-    if (!known && _left_early_count < kMaxGroups) {
+    if (!known && _building.count(name) && _left_early_count < kMaxGroups) {
         _left_early[name].push_back(who);
         ++_left_early_count;
     }
@@ -163,6 +173,7 @@ Result<native_dyn_request> native_grp_link::decode(uint8_t cmd, native::unpacker
             return Status(PMIX_ERR_OUT_OF_RESOURCE, "more than " + std::to_string(kMaxGroups) + " groups");
         note->group = m.name;
         note->notify_termination = info_flag(m.directives, PMIX_GROUP_NOTIFY_TERMINATION);
+        ++_building[m.name];
         return as_request(wire::msg_type::group, m);
     }
     case native::kCmdGroupDestruct: {
@@ -188,6 +199,13 @@ Result<native_dyn_request> native_grp_link::decode(uint8_t cmd, native::unpacker
 Result<std::vector<uint8_t>> native_grp_link::reply(uint8_t cmd, native::int_flavour f, const native::release &client,
                                                     pmix_status_t status, std::span<const uint8_t> body,
                                                     const native_grp_note &note) {
+    struct construct_answered {  // whatever the answer, the construct is no longer in flight
+        native_grp_link *link;
+        const std::string &name;
+        ~construct_answered() {
+            if (link) link->built(name);
+        }
+    } answered{cmd == native::kCmdGroupConstruct ? this : nullptr, note.group};
     // A failure is [STATUS] alone, which every release reads for each of these commands.
     if (status != PMIX_SUCCESS) return native::encode_status_reply(f, status);
     switch (cmd) {

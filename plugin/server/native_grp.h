@@ -65,7 +65,8 @@ public:
     // destruct or fence across the group no longer waits for it. The event can come before this
     // client's construct reply (the leaver's node finished the construct first, and its event
     // overtook the construct's last message on another connection): then it is kept, bounded,
-    // and applied when the construct completes. False: kept for later.
+    // and applied when the construct completes (only for a construct of this client's in flight).
+    // False: not a group of this client's (yet).
     bool member_left(const std::string &name, const pmix_proc_t &who);
 
     // A Get qualified by PMIX_GROUP_CONTEXT_ID (e.g. a member's PMIX_GROUP_LOCAL_CID): what `proc`
@@ -80,6 +81,8 @@ private:
     std::map<std::string, std::vector<pmix_proc_t>> _groups;  // name -> members that joined
     std::map<std::string, std::vector<pmix_proc_t>> _invited;  // name -> members (by invitation)
     std::map<std::string, std::vector<pmix_proc_t>> _left_early;  // name -> left before the construct ended
+    std::map<std::string, size_t> _building;  // constructs of this client in flight
+    void built(const std::string &name);      // one of them was answered
     size_t _left_early_count = 0;
     struct member_entry {
         pmix_proc_t proc{};

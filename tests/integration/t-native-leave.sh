@@ -27,6 +27,15 @@ for shape in "2 4" "1 3"; do
         "$(echo "$out" | grep -c 'leaving a group it is not in: NOT-FOUND')"
     echo "$out" | grep 'LEAVE-FAIL' | head -3 | sed 's/^/    /'
 done
+# The same program on pmixcpp's own library: its members drop the leaver the same way.
+if cc -O1 -o "$work/leave_ours" "$progs/native_group_leave.c" -I"$PMIXCPP_PREFIX/include" -L"$PMIXCPP_PREFIX/lib" -lpmix \
+        2>"$work/cc.err"; then
+    SLURM_PMIXCPP_CLIENTLIB=ours run_srun 90 --mpi=pmixcpp -N2 -n4 "$work/leave_ours"
+    expect_eq "pmixcpp's library, -N2 -n4: every rank passed" 4 "$(echo "$out" | grep -c '^LEAVE-OK rank')"
+    echo "$out" | grep 'LEAVE-FAIL' | head -3 | sed 's/^/    /'
+else
+    fail "cc native_group_leave against pmixcpp's headers: $(cat "$work/cc.err")"
+fi
 if srun --mpi=list 2>&1 | grep -qw pmix_v4; then
     out=$(timeout -k 5 60 srun --mpi=pmix_v4 -N2 -n4 "$work/native_group_leave" 2>&1)
     echo "  anchor (pmix_v4, not asserted): $(echo "$out" | grep -m1 'LEAVE-' || echo "$out" | tail -n 1)"

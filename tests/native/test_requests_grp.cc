@@ -358,5 +358,5 @@ TEST(NativeGroups, Leave) {
     EXPECT_TRUE(link.member_left("g.two", proc("ns", 2)));
     ASSERT_NE(link.invited_members("g.two"), nullptr);
     EXPECT_EQ(link.invited_members("g.two")->size(), 2u);
-    EXPECT_FALSE(link.member_left("g.later", proc("ns", 2)));  // kept until its construct ends
+    EXPECT_FALSE(link.member_left("g.later", proc("ns", 2)));  // no construct of it in flight: not kept
 }
