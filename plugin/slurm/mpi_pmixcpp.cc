@@ -462,7 +462,9 @@ Status prefork(const stepd_step_rec_t *job, char ***env) {
     if (mo.enabled) mo.bind_address = node_listen_address(job, &st.agent_host);  // (UCX may fall back to TCP)
     // No address rendezvous where every node's address can be computed (TCP only: a UCX worker
     // address cannot be).
-    if (mo.enabled && !mo.ucx) (void)static_route(*env, *step, mo);
+    // Not for a heterogeneous step: each component has ports of its own, reserved on its own
+    // nodes only, and srun hands every component the list of all of them.
+    if (mo.enabled && !mo.ucx && !is_het_step(job)) (void)static_route(*env, *step, mo);
     mo.ucx_tls = cfg.ucx_tls;
     mo.ucx_devices = cfg.ucx_devices;
     mo.eager_connect = cfg.eager_connect;
