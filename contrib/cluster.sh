@@ -28,6 +28,8 @@
 #   PMIXCPP_MPI_CONF          file copied to <conf-dir>/mpi.conf [empty mpi.conf]
 #   PMIXCPP_FIRST_JOB_ID      FirstJobId: two clusters on one host apart in job ids too [1]
 #   PMIXCPP_SLURM_CONF_EXTRA  lines appended to slurm.conf (e.g. TopologyPlugin=topology/tree) [none]
+#   PMIXCPP_NODE_ADDRS        "distinct": node nK at NodeAddr=127.0.1.K (all of 127/8 is local), so
+#                             that one port per node cannot collide (MpiParams=ports=) [127.0.0.1]
 #   PMIXCPP_TOPOLOGY_CONF     file copied to <conf-dir>/topology.conf [no topology.conf]
 #   PMIXCPP_SLURM_DEBUG       SlurmctldDebug/SlurmdDebug [info]
 #   PMIXCPP_START_TIMEOUT     seconds to wait for idle nodes [60]
@@ -262,7 +264,8 @@ FirstJobId=${PMIXCPP_FIRST_JOB_ID:-1}
 
 EOF
         for k in $(seq 1 "$n"); do
-            echo "NodeName=n$k NodeHostname=$host NodeAddr=127.0.0.1 Port=$((SLURMD_BASE + k)) CPUs=$NODE_CPUS State=UNKNOWN"
+            addr=127.0.0.1; [ "${PMIXCPP_NODE_ADDRS:-}" != distinct ] || addr=127.0.1.$k
+            echo "NodeName=n$k NodeHostname=$host NodeAddr=$addr Port=$((SLURMD_BASE + k)) CPUs=$NODE_CPUS State=UNKNOWN"
         done
         echo "PartitionName=debug Nodes=n[1-$n] Default=YES OverSubscribe=YES DefaultTime=30 MaxTime=240 State=UP"
         accounting_partitions "$n"

@@ -120,6 +120,7 @@ std::vector<uint8_t> encode_challenge_payload(const challenge &c) {
     w.put_u8(c.version);
     w.put_raw(c.server_nonce.data(), c.server_nonce.size());
     w.put_raw(c.server_mac.data(), c.server_mac.size());
+    if (!c.record.empty()) (void)w.put_string(c.record.substr(0, kMaxCredential));
     return w.data();
 }
 
@@ -131,6 +132,10 @@ Status decode_challenge(std::span<const uint8_t> payload, challenge *out) {
     if (c.version != kHandshakeVersion) return bad("challenge of version " + std::to_string(c.version));
     PMIXCPP_RETURN_IF_ERROR(r.get_raw(kNonceSize, &n));
     PMIXCPP_RETURN_IF_ERROR(r.get_raw(kMacSize, &m));
+    if (!r.at_end()) {
+        PMIXCPP_RETURN_IF_ERROR(r.get_string(&c.record, kMaxCredential));
+        if (c.record.empty()) return bad("challenge with an empty record");
+    }
     PMIXCPP_RETURN_IF_ERROR(r.expect_end());
     memcpy(c.server_nonce.data(), n, kNonceSize);
     memcpy(c.server_mac.data(), m, kMacSize);
@@ -205,6 +210,7 @@ Result<std::vector<uint8_t>> server_handshake::on_hello(std::span<const uint8_t>
     _server_nonce = c.server_nonce;
     _peer_node = h.node;
     _peer_nspace = h.nspace;
+    c.record = _record;
     auto f = frame_of(kChallengeFrame, encode_challenge_payload(c));
     PMIXCPP_RETURN_IF_ERROR(f);
     _state = state::await_response;
@@ -246,6 +252,13 @@ client_handshake::client_handshake(key k, purpose p, std::string nspace, uint32_
     _hello.node = node;
 }
 
+client_handshake::client_handshake(record_key from_record, purpose p, std::string nspace, uint32_t node)
+    : _from_record(std::move(from_record)) {
+    _hello.what = p;
+    _hello.nspace = std::move(nspace);
+    _hello.node = node;
+}
+
 Result<std::vector<uint8_t>> client_handshake::hello_frame() {
     PMIXCPP_RETURN_IF_ERROR(random_bytes(_hello.client_nonce));
     _hello_payload = encode_hello_payload(_hello);
@@ -257,6 +270,13 @@ Result<std::vector<uint8_t>> client_handshake::on_challenge(std::span<const uint
     if (_hello_payload.empty() || _done) return bad("unexpected challenge");
     challenge c;
     PMIXCPP_RETURN_IF_ERROR(decode_challenge(payload, &c));
+    if (_from_record) {
+        if (c.record.empty()) return bad("the listener presented no node record");
+        auto k = _from_record(c.record);
+        if (!k.ok()) return bad("the listener's node record refused: " + k.status().message());
+        _key = k.value();
+        _from_record = nullptr;  // known from now on (a later challenge on this object is refused anyway)
+    }
     auto expect = hmac(_key, {bytes_of(kServerLabel), _hello_payload, c.server_nonce});
     PMIXCPP_RETURN_IF_ERROR(expect);
     if (!equal(expect.value(), c.server_mac)) return bad("the listener does not hold the link key");

@@ -79,6 +79,9 @@ struct challenge {
     uint8_t version = kHandshakeVersion;
     nonce server_nonce{};
     mac server_mac{};
+    // Static wire-up (identity.h): the listener's signed node record, from which a client that
+    // has no record of it yet derives K; empty otherwise (then not on the wire).
+    std::string record;
 };
 struct response {
     mac client_mac{};
@@ -131,9 +134,12 @@ public:
     uint32_t peer_node() const { return _peer_node; }
     const std::string &peer_nspace() const { return _peer_nspace; }
     const key &session_key() const { return _key; }
+    // Our signed node record, sent in every challenge (static wire-up); empty: none.
+    void present_record(std::string record) { _record = std::move(record); }
 
 private:
     key_source _keys;
+    std::string _record;
     key _key;
     purpose _purpose;
     std::string _nspace;
@@ -146,9 +152,16 @@ private:
 
 // The connecting side: hello() first, then on_challenge() checks the server and gives the
 // response frame. `credential` travels in the hello (the agent's case).
+// A client that does not know K yet (static wire-up) builds it from the record the listener's
+// challenge carries: `from_record` checks that record (identity.h) and returns K, or fails and
+// so refuses the listener before any MAC is looked at.
+using record_key = std::function<Result<key>(std::string_view record)>;
 class client_handshake {
 public:
     client_handshake(key k, purpose p, std::string nspace, uint32_t node, std::string credential = {});
+    client_handshake(record_key from_record, purpose p, std::string nspace, uint32_t node);
+    // K, once on_challenge() succeeded (the one given, or the one the listener's record gave).
+    const key &session_key() const { return _key; }
     Result<std::vector<uint8_t>> hello_frame();
     Result<std::vector<uint8_t>> on_challenge(std::span<const uint8_t> payload);
     Result<std::vector<uint8_t>> on_frame(uint16_t type, std::span<const uint8_t> payload);
@@ -156,6 +169,7 @@ public:
 
 private:
     key _key;
+    record_key _from_record;
     hello _hello;
     std::vector<uint8_t> _hello_payload;
     bool _done = false;

@@ -90,6 +90,11 @@ constexpr timeval kSweepPeriod{1, 0};
 // After a link with a peer was closed for the cap, the peer may leave while we have none: its
 // goodbye then comes on the link it opens to say so, maybe after our own new link failed.
 constexpr std::chrono::milliseconds kUnlinkedGrace{1000};
+// Static wire-up: a peer's slurmstepd may start after ours, so until we first reached it, a
+// refused or dropped connection is tried again (50 ms, doubling to 1 s) for this long before the
+// usual rules (liveness.h) take it as gone.
+constexpr std::chrono::seconds kStaticStartWindow{60};
+constexpr std::chrono::milliseconds kStaticRetryFirst{50}, kStaticRetryMax{1000};
 
 // What waits to be written on one connection: whole frames, each held once however many
 // connections it goes out on (a fan-out's children share it), written with one sendmsg.
@@ -182,6 +187,9 @@ struct out_conn {
     wire::FrameReader reader{kMaxSealedPayload};
     sockaddr_in addr{};
     bool have_addr = false;
+    bool ever_reached = false;    // a handshake of ours with it succeeded once
+    bool record_refused = false;  // static wire-up: its listener's record failed the check
+    int start_waits = 0;          // static wire-up: retries while it may not have started yet
     send_queue queue;
     std::vector<std::vector<uint8_t>> pending_plain;  // before the node's key is known
     event_ptr ev;
@@ -275,11 +283,19 @@ public:
         a.sin_addr.s_addr = htonl(INADDR_ANY);
         if (!_opts.bind_address.empty() && inet_pton(AF_INET, _opts.bind_address.c_str(), &a.sin_addr) != 1)
             return Status(PMIX_ERR_BAD_PARAM, "tcp transport: bad bind address " + _opts.bind_address);
+        if (_opts.listen_port != 0) {
+            // A reserved port comes back to later steps: connections of an earlier one may linger
+            // in TIME_WAIT on it (SO_REUSEADDR still refuses a port another socket listens on).
+            int one = 1;
+            setsockopt(_listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+            a.sin_port = htons(_opts.listen_port);
+        }
         socklen_t len = sizeof(a);
         if (bind(_listen_fd, reinterpret_cast<sockaddr *>(&a), sizeof(a)) != 0 || listen(_listen_fd, 256) != 0 ||
             getsockname(_listen_fd, reinterpret_cast<sockaddr *>(&a), &len) != 0)
             return Status(PMIX_ERROR, "tcp listen on " + (_opts.bind_address.empty() ? "*" : _opts.bind_address) +
-                                          ": " + strerror(errno));
+                                          (_opts.listen_port ? ":" + std::to_string(_opts.listen_port) : "") + ": " +
+                                          strerror(errno));
         _port = ntohs(a.sin_port);
         _ev_listen.reset(event_new(_base, _listen_fd, EV_READ | EV_PERSIST, on_accept, this));
         _ev_resume.reset(evtimer_new(_base, on_resume_accept, this));
@@ -301,21 +317,8 @@ public:
         if (addresses.size() != _out.size() || node_keys.size() != _out.size())
             return Status(PMIX_ERR_BAD_PARAM, "address table has " + std::to_string(addresses.size()) +
                                                   " entries for " + std::to_string(_out.size()) + " nodes");
+        PMIXCPP_RETURN_IF_ERROR(take_addresses(addresses));
         for (uint32_t i = 0; i < addresses.size(); ++i) {
-            const std::string &a = addresses[i];
-            // tcp:<ipv4>:<port>
-            size_t c1 = a.find(':'), c2 = a.rfind(':');
-            if (a.rfind("tcp:", 0) != 0 || c1 == c2)
-                return Status(PMIX_ERR_BAD_PARAM, "node " + _opts.node_names[i] + " has no TCP address (" + a + ")");
-            std::string host = a.substr(c1 + 1, c2 - c1 - 1);
-            unsigned long port = strtoul(a.c_str() + c2 + 1, nullptr, 10);
-            sockaddr_in sa{};
-            sa.sin_family = AF_INET;
-            sa.sin_port = htons(static_cast<uint16_t>(port));
-            if (port == 0 || port > 65535 || inet_pton(AF_INET, host.c_str(), &sa.sin_addr) != 1)
-                return Status(PMIX_ERR_BAD_PARAM, "node " + _opts.node_names[i] + ": bad address " + a);
-            _out[i].addr = sa;
-            _out[i].have_addr = true;
             auto k = link_key(node_keys[i], "tcp", _opts.node_id);
             PMIXCPP_RETURN_IF_ERROR(k);
             _out[i].link_key = k.value();
@@ -332,6 +335,50 @@ public:
         for (uint32_t i = 0; i < _out.size(); ++i)
             if (i != _opts.node_id && (_opts.eager_connect || !_out[i].queue.empty())) start_connect(_out[i]);
         _live.start();  // our successor in the ring (an accepted connection watches the predecessor)
+        return Status::success();
+    }
+
+    // tcp:<ipv4>:<port> for every node.
+    Status take_addresses(const std::vector<std::string> &addresses) {
+        for (uint32_t i = 0; i < addresses.size(); ++i) {
+            const std::string &a = addresses[i];
+            size_t c1 = a.find(':'), c2 = a.rfind(':');
+            if (a.rfind("tcp:", 0) != 0 || c1 == c2)
+                return Status(PMIX_ERR_BAD_PARAM, "node " + _opts.node_names[i] + " has no TCP address (" + a + ")");
+            std::string host = a.substr(c1 + 1, c2 - c1 - 1);
+            unsigned long port = strtoul(a.c_str() + c2 + 1, nullptr, 10);
+            sockaddr_in sa{};
+            sa.sin_family = AF_INET;
+            sa.sin_port = htons(static_cast<uint16_t>(port));
+            if (port == 0 || port > 65535 || inet_pton(AF_INET, host.c_str(), &sa.sin_addr) != 1)
+                return Status(PMIX_ERR_BAD_PARAM, "node " + _opts.node_names[i] + ": bad address " + a);
+            _out[i].addr = sa;
+            _out[i].have_addr = true;
+        }
+        return Status::success();
+    }
+
+    // No table: the addresses are known, each node's key comes with its listener's record in the
+    // first handshake with it (transport.h).
+    Status set_static_peers(const std::vector<std::string> &addresses, std::string own_record,
+                            record_check check) override {
+        if (addresses.size() != _out.size())
+            return Status(PMIX_ERR_BAD_PARAM, "static addresses of " + std::to_string(addresses.size()) + " nodes for " +
+                                                  std::to_string(_out.size()));
+        if (own_record.empty() || !check) return Status(PMIX_ERR_BAD_PARAM, "static wire-up without our record or a check");
+        if (_have_peers) return Status(PMIX_ERR_BAD_PARAM, "the peers are known already");
+        PMIXCPP_RETURN_IF_ERROR(take_addresses(addresses));
+        _own_record = std::move(own_record);
+        _check = std::move(check);
+        _static = true;
+        _static_deadline = std::chrono::steady_clock::now() + kStaticStartWindow;
+        for (auto &[id, c] : _in)  // accepted before this: their challenge is not sent yet unless
+            if (c->hs && c->hs->current() == auth::server_handshake::state::await_hello)  // answered
+                c->hs->present_record(_own_record);
+        _have_peers = true;
+        for (uint32_t i = 0; i < _out.size(); ++i)
+            if (i != _opts.node_id && (_opts.eager_connect || !_out[i].pending_plain.empty())) start_connect(_out[i]);
+        _live.start();
         return Status::success();
     }
 
@@ -419,8 +466,12 @@ public:
                 frame = std::move(f.value());
             }
             out_conn &o = _out[node];
-            if (!o.have_key) {  // sealed once the node's record is verified (set_peers)
+            if (!o.have_key) {  // sealed once the node's record is verified (set_peers, or its handshake)
                 o.pending_plain.push_back(*frame);
+                if (_static) {  // static wire-up: its record comes with the first connection
+                    if (o.fd < 0 && !o.ev_retry) start_connect(o);
+                    if (o.fd >= 0 || o.ev_retry) _lru.touch(node);
+                }
                 continue;
             }
             auto sealed = sealed_tcp_frame(o.link_key, *frame, _opts.node_id, node, ++o.send_seq);
@@ -470,6 +521,7 @@ private:
             c->id = self->_next_in++;
             c->peer = peer_address(peer);
             c->hs.emplace(self->in_key_source(), auth::purpose::node, self->_opts.id.nspace);
+            if (!self->_own_record.empty()) c->hs->present_record(self->_own_record);
             c->ev.reset(event_new(self->_base, fd, EV_READ | EV_PERSIST, on_in_read, c.get()));
             if (!c->ev || event_add(c->ev.get(), nullptr) != 0) {
                 close(fd);
@@ -566,6 +618,12 @@ private:
                         c->hs.reset();
                         _guard.authenticated(id);
                         _live.heard(node);
+                        // Static wire-up: its listener is up (it listened before connecting);
+                        // ours to it need not wait for its retry timer.
+                        if (out_conn &o = _out[node]; _static && o.ev_retry && !o.ever_reached) {
+                            o.ev_retry.reset();
+                            start_connect(o);
+                        }
                         PMIXCPP_LOG_DEBUG("tcp transport: node %s authenticated", _opts.node_names[node].c_str());
                     }
                 }
@@ -702,9 +760,21 @@ private:
                 auto response = o.hs->on_frame(o.hs_reader.type(), o.hs_reader.payload());
                 o.hs_reader.reset();
                 st = response.status();
+                if (st.ok() && !o.have_key) {
+                    // Static wire-up: the key from the listener's checked record, kept for
+                    // later connections; what waited for it is sealed now.
+                    o.link_key = o.hs->session_key();
+                    o.have_key = true;
+                    for (auto &f : o.pending_plain) {
+                        auto sealed = sealed_tcp_frame(o.link_key, f, _opts.node_id, o.node, ++o.send_seq);
+                        if (sealed.ok()) o.queue.push_back(std::make_shared<const std::vector<uint8_t>>(std::move(sealed.value())));
+                    }
+                    o.pending_plain.clear();
+                }
                 if (st.ok()) {
                     o.queue.push_front(std::move(response.value()));
                     o.authenticated = true;
+                    o.ever_reached = true;
                     _live.reached(o.node);
                     o.hs.reset();
                     o.hs_failures = 0;
@@ -777,7 +847,7 @@ private:
             const out_conn &o = _out[node];
             if (std::find(using_now.begin(), using_now.end(), node) != using_now.end()) return true;
             if (o.fd < 0) return false;  // nothing open to close
-            if (!o.authenticated || o.ev_retry || !o.queue.empty()) return true;
+            if (!o.authenticated || o.ev_retry || !o.queue.empty() || !o.pending_plain.empty()) return true;
             if (_live.watched(node)) return true;
             return _opts.busy && _opts.busy(node);
         });
@@ -851,6 +921,12 @@ private:
             close_peer(o.node);
             return;
         }
+        // Static wire-up: a node we never reached nor heard from may not have started yet.
+        if (_static && !o.ever_reached && !o.record_refused && !_live.talked(o.node) && _live.alive(o.node) &&
+            std::chrono::steady_clock::now() < _static_deadline) {
+            wait_for_listener(o, why);
+            return;
+        }
         // After an idle close the node may have left while we had no link (a loss only if no
         // goodbye follows: liveness.h, which reports it then); otherwise this is the node's loss.
         if (_live.alive(o.node) && _live.talked(o.node) && !_live.was_unlinked(o.node))
@@ -860,6 +936,25 @@ private:
         arm_sweep();
     }
 
+    // Try node o's listener again shortly, keeping what waits for it.
+    void wait_for_listener(out_conn &o, const std::string &why) {
+        auto delay = std::min<std::chrono::milliseconds>(kStaticRetryFirst * (1 << std::min(o.start_waits, 5)), kStaticRetryMax);
+        if (o.start_waits++ == 0 || o.start_waits % 10 == 0)
+            PMIXCPP_LOG_DEBUG("tcp transport: node %s not reachable yet (%s); trying again in %lld ms",
+                              _opts.node_names[o.node].c_str(), why.c_str(), static_cast<long long>(delay.count()));
+        o.ev.reset();
+        o.ev_read.reset();
+        if (o.fd >= 0) close(o.fd);
+        o.fd = -1;
+        o.connected = false;
+        o.hs.reset();
+        o.hs_reader.reset();
+        o.hs_failures = 0;
+        o.ev_retry.reset(evtimer_new(_base, on_retry, &o));
+        timeval tv{static_cast<time_t>(delay.count() / 1000), static_cast<suseconds_t>((delay.count() % 1000) * 1000)};
+        if (o.ev_retry) evtimer_add(o.ev_retry.get(), &tv);
+    }
+
     // While leaving (the loop has stopped): drive our connections that have messages queued
     // through their handshake until `deadline`, with the handlers the loop would call.
     void finish_handshakes(std::chrono::steady_clock::time_point deadline) {
@@ -867,7 +962,8 @@ private:
             std::vector<pollfd> fds;
             std::vector<out_conn *> who;
             for (auto &o : _out) {
-                if (o.fd < 0 || o.authenticated || o.queue.empty() || !_live.alive(o.node)) continue;
+                if (o.fd < 0 || o.authenticated || (o.queue.empty() && o.pending_plain.empty()) || !_live.alive(o.node))
+                    continue;
                 fds.push_back({o.fd, static_cast<short>(o.connected ? POLLIN : POLLOUT), 0});
                 who.push_back(&o);
             }
@@ -905,7 +1001,23 @@ private:
             if (o->ev_read) event_add(o->ev_read.get(), nullptr);
             PMIXCPP_LOG_DEBUG("tcp transport: connected to node %s", self->_opts.node_names[o->node].c_str());
             // Our hello; nothing else until the listener's challenge proved it holds the link key.
-            o->hs.emplace(o->link_key, auth::purpose::node, self->_opts.id.nspace, self->_opts.node_id);
+            if (o->have_key)
+                o->hs.emplace(o->link_key, auth::purpose::node, self->_opts.id.nspace, self->_opts.node_id);
+            else  // static wire-up, first contact: K from the listener's record, once checked
+                o->hs.emplace(
+                    [self, o](std::string_view record) -> Result<auth::key> {
+                        auto t0 = std::chrono::steady_clock::now();
+                        auto nk = self->_check(o->node, record);
+                        if (!nk.ok()) {
+                            o->record_refused = true;
+                            return nk.status();
+                        }
+                        PMIXCPP_LOG_DEBUG("tcp transport: node %s's record checked in %.1f ms",
+                                          self->_opts.node_names[o->node].c_str(),
+                                          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+                        return link_key(nk.value(), "tcp", self->_opts.node_id);
+                    },
+                    auth::purpose::node, self->_opts.id.nspace, self->_opts.node_id);
             o->hs_reader.reset();
             o->hs_deadline = std::chrono::steady_clock::now() + kClientHandshakeTimeout;
             auto hello = o->hs->hello_frame();
@@ -941,6 +1053,10 @@ private:
     uint16_t _port = 0;
     event_ptr _ev_listen, _ev_resume, _ev_sweep;
     bool _have_peers = false;
+    bool _static = false;        // static wire-up (set_static_peers)
+    std::string _own_record;     // static wire-up: presented in our challenges
+    record_check _check;         // static wire-up: a listener's record -> its node key
+    std::chrono::steady_clock::time_point _static_deadline{};
     std::vector<out_conn> _out;
     conn_lru _lru;  // our open connections, by last use (the cap)
     uint64_t _idle_in = 0;  // connections to us that their node closed as idle

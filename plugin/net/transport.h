@@ -9,7 +9,12 @@
 //
 // Addresses: a transport publishes address() through the bootstrap (srun agent rendezvous) in a
 // signed node record; once every node's record is known and verified, set_peers() gets the
-// addresses and node keys (index = node id). Messages
+// addresses and node keys (index = node id). Static wire-up (TCP only, where the site reserves
+// ports for steps: plugin/slurm static_route): every node's address is computed from root's
+// Slurm configuration, so set_static_peers() gets the addresses without keys and no table is
+// exchanged; each peer's listener presents its signed record in the handshake's challenge, which
+// the connecting side checks (record_check) before it takes the node key from it, once per peer
+// (kept for its later connections). Messages
 // sent before that are queued. Delivery is best effort: a peer that cannot be reached is logged
 // and its messages dropped.
 //
@@ -46,6 +51,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "envelope.h"
@@ -63,6 +69,8 @@ struct transport_options {
     // TCP: the IPv4 address to listen on, the node's own (the one Slurm reaches it at); empty:
     // every interface (only when that address is unknown).
     std::string bind_address;
+    // TCP: the port to listen on (static wire-up: the step's reserved port); 0: any free one.
+    uint16_t listen_port = 0;
     bool eager_connect = false;           // connect to every peer as soon as the table is known
     std::string ucx_tls;                  // UCX only: UCX_TLS (empty = UCX's default)
     std::string ucx_devices;              // UCX only: UCX_NET_DEVICES
@@ -96,6 +104,15 @@ public:
     virtual std::string address() const = 0;
     // Verified records only (identity.h): addresses and node keys, index = node id.
     virtual Status set_peers(const std::vector<std::string> &addresses, const std::vector<auth::key> &node_keys) = 0;
+    // Static wire-up: `addresses` as computed (index = node id); `own_record` is our signed record
+    // (for address()), presented to every connecting peer; `check(node, record)` verifies a
+    // listener's record for the slot of `node` and returns its node key. Not every transport can.
+    using record_check = std::function<Result<auth::key>(uint32_t node, std::string_view record)>;
+    virtual Status set_static_peers(const std::vector<std::string> &addresses, std::string own_record,
+                                    record_check check) {
+        (void)addresses, (void)own_record, (void)check;
+        return Status(PMIX_ERR_NOT_SUPPORTED, std::string(kind()) + " transport: no static wire-up");
+    }
     virtual bool has_peers() const = 0;
     virtual void send(uint32_t node, channel_id chan, std::span<const uint8_t> body) = 0;
     // The same message to several nodes (a fan-out): a transport whose frames do not name their

@@ -14,12 +14,13 @@ Result<std::unique_ptr<net::node_transport>> open_node_transport(event_base *bas
     if (!mo.identity) return Status(PMIX_ERR_NO_PERMISSIONS, "no node identity for the node transport");
     to.node_key = mo.identity->node_key();
     to.bind_address = mo.bind_address;
+    if (!mo.static_addresses.empty()) to.listen_port = mo.static_port;
     to.node_id = step.node_id;
     to.node_names = step.node_names;
     to.eager_connect = mo.eager_connect;
     to.ucx_tls = mo.ucx_tls;
     to.ucx_devices = mo.ucx_devices;
-    if (mo.ucx) {
+    if (mo.ucx && mo.static_addresses.empty()) {
         auto t = net::make_ucx_transport(base, to);
         if (t.ok()) return std::move(t.value());
         PMIXCPP_LOG_WARNING("%s: UCX node transport unavailable (%s); using TCP", step.nspace.c_str(),
@@ -69,6 +70,45 @@ coll::manager_options fence_options(const step_info &step, const multinode_optio
     return co;
 }
 
+namespace {
+
+// Static wire-up: our record signed for our computed address; each peer's record checked when its
+// listener presents it (tcp transport, on the loop: one credential decode per peer reached, a
+// round trip to the local munged), for the slot of that node and the address we computed for it.
+void static_wire_up(const step_info &step, const multinode_options &mo, net::node_transport &net,
+                    const std::function<void(const std::string &message)> &failed) {
+    const std::string &ns = step.nspace;
+    auto fail = [&](const std::string &why) {
+        PMIXCPP_LOG_ERROR("%s: static wire-up: %s", ns.c_str(), why.c_str());
+        failed(why);
+    };
+    if (!mo.identity) return fail("no node identity");
+    if (mo.static_addresses.size() != step.node_names.size() || step.node_id >= mo.static_addresses.size())
+        return fail("addresses of " + std::to_string(mo.static_addresses.size()) + " nodes for " +
+                    std::to_string(step.node_names.size()));
+    if (net.address() != mo.static_addresses[step.node_id])
+        return fail("we listen at " + net.address() + ", the others expect us at " + mo.static_addresses[step.node_id]);
+    auto record = mo.identity->sign(net.address());
+    if (!record.ok()) return fail(record.status().message());
+    auto identity = mo.identity;
+    auto addresses = mo.static_addresses;
+    Status st = net.set_static_peers(
+        mo.static_addresses, record.value(),
+        [identity, addresses](uint32_t node, std::string_view credential) -> Result<net::auth::key> {
+            auto r = identity->verify_record(credential, node);
+            PMIXCPP_RETURN_IF_ERROR(r);
+            if (node >= addresses.size() || r->address != addresses[node])
+                return Status(PMIX_ERR_NO_PERMISSIONS, "record for address " + r->address + ", not " +
+                                                           (node < addresses.size() ? addresses[node] : std::string("?")));
+            return r->node_key;
+        });
+    if (!st.ok()) return fail(st.message());
+    PMIXCPP_LOG_VERBOSE("%s: static wire-up: %zu nodes at port %u, no address exchange", ns.c_str(),
+                        mo.static_addresses.size(), static_cast<unsigned>(mo.static_port));
+}
+
+}  // namespace
+
 void exchange_addresses(const step_info &step, const multinode_options &mo, net::node_transport &net,
                         std::function<void(std::function<void()>)> post,
                         std::function<void(const std::string &message)> failed) {
@@ -80,6 +120,10 @@ void exchange_addresses(const step_info &step, const multinode_options &mo, net:
     }
     auto t0 = server_clock::now();
     std::string ns = step.nspace;
+    if (!mo.static_addresses.empty()) {
+        static_wire_up(step, mo, net, failed);
+        return;
+    }
     auto record = mo.identity ? mo.identity->sign(net.address())
                               : Result<std::string>(Status(PMIX_ERR_NO_PERMISSIONS, "no node identity"));
     if (!record.ok()) {

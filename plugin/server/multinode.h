@@ -1,6 +1,7 @@
 // The multi-node plumbing of a server (server.h, multinode_options): its node transport (UCX
 // first, TCP when UCX cannot start), the shape of the fence collectives over it, and the exchange
-// of the nodes' transport addresses through srun's agent (the bootstrap). The server wires the
+// of the nodes' transport addresses through srun's agent (the bootstrap), or the static wire-up
+// that needs no exchange. The server wires the
 // callbacks (messages in, lost peers, finished collectives) to its loop.
 #pragma once
 
@@ -29,6 +30,8 @@ coll::manager_options fence_options(const step_info &step, const multinode_optio
 
 // Publish our transport address through mo.bootstrap and hand the nodes' table to `net` on the
 // loop thread (`post`); `failed(message)` runs there when that did not work. Call on the loop thread.
+// With mo.static_addresses (static wire-up) nothing is exchanged: `net` gets the addresses and
+// our signed record at once and checks each peer's record when it first connects to it.
 void exchange_addresses(const step_info &step, const multinode_options &mo, net::node_transport &net,
                         std::function<void(std::function<void()>)> post,
                         std::function<void(const std::string &message)> failed);

@@ -31,6 +31,11 @@ struct multinode_options {
     std::shared_ptr<net::node_identity> identity;
     std::string ucx_tls, ucx_devices;
     std::string bind_address;      // TCP: listen on this IPv4 address (the node's), empty: any
+    // Static wire-up (net/transport.h; TCP only): every node's transport address "tcp:<ip>:<port>"
+    // (index = node id), from Slurm's configuration and the step's reserved port; ours is listened
+    // on. Empty: the addresses are exchanged through `bootstrap`.
+    std::vector<std::string> static_addresses;
+    uint16_t static_port = 0;
     bool eager_connect = false;
     fence_algo fence = fence_algo::automatic;  // PMIxCppFence
     uint32_t tree_width = 0;       // PMIxCppTreeWidth; 0: auto (coll::default_tree_width)

@@ -14,6 +14,7 @@
 #include "munge_credentials.h"
 #include "srun_side.h"
 #include "../net/listener_guard.h"
+#include "../net/static_route.h"
 #include "../common/step_env.h"
 #include "../server/server.h"
 #include "../common/step_info.h"
@@ -278,6 +279,38 @@ std::string node_listen_address(const stepd_step_rec_t *job, const sockaddr_stor
     return {};
 }
 
+// slurmstepd: static wire-up (net/static_route.h). Every node's TCP address from root's Slurm
+// configuration (NodeAddr) and the step's first reserved port, if the site reserves ports
+// (MpiParams=ports=) and the step's port passes the checks; else empty, with the reason logged
+// when it is not the ordinary absence of reserved ports. The same inputs on every node (one
+// configuration, one step environment): every node takes the same route.
+bool static_route(char **env, const step_info &step, server::multinode_options &mo) {
+    const std::string ports = get_env(env, "SLURM_STEP_RESV_PORTS");
+    if (ports.empty() || !slurm_conf.mpi_params) return false;
+    auto refuse = [&](const std::string &why) {
+        PMIXCPP_LOG_WARNING("%s: static wire-up refused (%s); using the address rendezvous", step.nspace.c_str(),
+                            why.c_str());
+        return false;
+    };
+    auto range = net::reserved_port_range(slurm_conf.mpi_params);
+    if (!range.ok()) return refuse(range.status().message());
+    auto port = net::step_static_port(ports, range.value());
+    if (!port.ok()) return refuse(port.status().message());
+    std::vector<std::string> addresses;
+    addresses.reserve(step.node_names.size());
+    for (const auto &name : step.node_names) {
+        slurm_addr_t a{};
+        if (slurm_conf_get_addr(name.c_str(), &a, 0) != SLURM_SUCCESS || a.ss_family != AF_INET ||
+            reinterpret_cast<sockaddr_in *>(&a)->sin_addr.s_addr == htonl(INADDR_ANY))
+            return refuse("no IPv4 NodeAddr for node " + name);
+        addresses.push_back("tcp:" + net::peer_address(a) + ":" + std::to_string(port.value()));
+    }
+    mo.bind_address = addresses[step.node_id].substr(4, addresses[step.node_id].rfind(':') - 4);
+    mo.static_addresses = std::move(addresses);
+    mo.static_port = port.value();
+    return true;
+}
+
 // Take the agent's address from the step environment (and hide it from the tasks).
 void take_agent_address(const stepd_step_rec_t *job, char ***env) {
     plugin_state &st = state();
@@ -427,6 +460,11 @@ Status prefork(const stepd_step_rec_t *job, char ***env) {
         mo.identity = std::make_shared<net::node_identity>(*st.creds, std::move(b), step->node_id);
     }
     if (mo.enabled) mo.bind_address = node_listen_address(job, &st.agent_host);  // (UCX may fall back to TCP)
+    // No address rendezvous where every node's address can be computed (TCP only: a UCX worker
+    // address cannot be).
+    // Not for a heterogeneous step: each component has ports of its own, reserved on its own
+    // nodes only, and srun hands every component the list of all of them.
+    if (mo.enabled && !mo.ucx && !is_het_step(job)) (void)static_route(*env, *step, mo);
     mo.ucx_tls = cfg.ucx_tls;
     mo.ucx_devices = cfg.ucx_devices;
     mo.eager_connect = cfg.eager_connect;

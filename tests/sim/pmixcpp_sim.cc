@@ -259,6 +259,11 @@ int main(int argc, char **argv) {
                human_us(wu.total_us).c_str(), n, human_us(wu.srun_collect_us).c_str(), n, human_bytes(double(wu.table_bytes)).c_str(),
                human_us(wu.srun_send_us - wu.srun_collect_us).c_str(), n - 1, human_us(wu.verify_us).c_str());
 
+        static_wireup_result sw = run_static_wireup(p, n, width);
+        printf("  wire-up, static route (MODELLED, reserved ports: no table, no srun): %s  [a node opens %u records; "
+               "srun holds %u connections]\n",
+               human_us(sw.total_us).c_str(), sw.peers, sw.srun_connections);
+
         fence_setup s;
         s.nodes = n;
         s.ppn = ppn;
@@ -363,14 +368,15 @@ int main(int argc, char **argv) {
                "verify_us=%.1f fence_real=%d fence_empty_us=%.1f fence_tree_us=%.1f fence_ring_us=%.1f ring_real=%d "
                "dmodex_cold_us=%.1f dmodex_warm_us=%.1f jobdata_bytes=%llu jobdata_extrapolated=%d node_table_bytes=%llu "
                "node_mem_bytes=%.0f modex_node_bytes=%.0f srun_mem_bytes=%llu srun_out_bytes=%llu srun_conns=%u "
-               "node_peers_tree_max=%u empty_fence_max_msg_bytes=%llu node_loss_us=%.1f node_loss_conns=%u ok=%d\n",
+               "node_peers_tree_max=%u empty_fence_max_msg_bytes=%llu node_loss_us=%.1f node_loss_conns=%u "
+               "static_wireup_us=%.1f static_records=%u ok=%d\n",
                p.name.c_str(), n, ppn, static_cast<unsigned long long>(bytes), wu.total_us, wu.srun_collect_us, wu.srun_send_us,
                wu.verify_us, engines ? 1 : 0, e.max_us, dt.max_us, ring_us, ring_real ? 1 : 0, dm.cold_us, dm.warm_us,
                static_cast<unsigned long long>(jd.file_bytes), jd.extrapolated ? 1 : 0,
                static_cast<unsigned long long>(wu.table_bytes), node_mem, modex_node,
                static_cast<unsigned long long>(wu.srun_mem_bytes), static_cast<unsigned long long>(wu.srun_bytes_out),
                wu.srun_connections, e.max_peers, static_cast<unsigned long long>(e.max_message_bytes), nl.all_told_us,
-               nl.new_connections, ok ? 1 : 0);
+               nl.new_connections, sw.total_us, sw.peers, ok ? 1 : 0);
         fflush(stdout);
     }
     return all_ok ? 0 : 1;

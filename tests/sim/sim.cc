@@ -938,6 +938,25 @@ wireup_result run_wireup(const net_params &p, uint32_t nodes) {
     return res;
 }
 
+static_wireup_result run_static_wireup(const net_params &p, uint32_t nodes, uint32_t width) {
+    static_wireup_result res;
+    wireup_result sizes = run_wireup(p, 2);  // a record's size does not depend on N
+    // The last node: the root of the tree has the most links (width children, no parent).
+    const uint32_t tree = std::min<uint32_t>(nodes - 1, width + 1), ring = std::min<uint32_t>(nodes - 1, 2);
+    res.peers = std::min<uint32_t>(nodes - 1, tree + ring);
+    // Sign, then for each peer: a connection (our CPU), hello out, the challenge with the record
+    // back (a round trip and the record's bytes), the record opened on our loop (one after the
+    // other), our response out: the last response leaves after the last record is opened.
+    const double rtt = 2 * p.lat_us + double(sizes.record_bytes + 200) / p.bw_Bps * 1e6;
+    double cpu = p.cred_make_us + res.peers * (p.connect_us + p.send_us);
+    const double first_challenge = cpu + rtt;
+    for (uint32_t i = 0; i < res.peers; ++i) cpu = std::max(cpu, first_challenge) + p.recv_us + p.cred_open_us + p.send_us;
+    res.total_us = cpu + p.lat_us + p.recv_us;
+    res.node_mem_bytes = uint64_t(res.peers) * (sizeof(net::node_record) + 64);
+    res.srun_connections = 0;
+    return res;
+}
+
 // ------------------------------------------------------------------------------------ job data
 
 namespace {

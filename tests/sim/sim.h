@@ -161,6 +161,20 @@ struct wireup_result {
 };
 wireup_result run_wireup(const net_params &p, uint32_t nodes);
 
+// The static wire-up (plugin/net/static_route.h): no table, srun not involved. The last node to
+// start signs its record and connects to the peers a first fence needs (ring neighbours, tree
+// parent and children: `peers`); each listener presents its record in the challenge, which the
+// node opens on its loop, one after the other; those peers had tried to reach it before and
+// connect again as soon as its first connection reaches them (tcp_transport.cc). Modelled from
+// the code's message pattern, with the record's real size.
+struct static_wireup_result {
+    double total_us = 0;        // the last node has checked every record it needs (from its start)
+    uint32_t peers = 0;         // records a node opens for a first fence
+    uint64_t node_mem_bytes = 0;  // those peers' verified records
+    uint32_t srun_connections = 0;
+};
+static_wireup_result run_static_wireup(const net_params &p, uint32_t nodes, uint32_t width);
+
 struct jobdata_result {
     uint64_t file_bytes = 0;   // the encoded job data one node writes and every client maps
     uint64_t entries = 0;      // entries written (this node's ranks and the job level)
