@@ -35,7 +35,7 @@ call_link::~call_link() {
 }
 
 call_link::counters call_link::stats() const {
-    std::lock_guard<std::mutex> g(const_cast<std::mutex &>(_mutex));
+    std::lock_guard<std::mutex> g(_mutex);
     return _stats;
 }
 

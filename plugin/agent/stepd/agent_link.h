@@ -92,7 +92,7 @@ private:
     std::atomic<bool> _connected{false};
     Status _why_closed;
 
-    std::mutex _mutex;  // _queue, _closed, _thread start, _stats
+    mutable std::mutex _mutex;  // _queue, _closed, _thread start, _stats
     std::deque<pending> _queue;  // submitted, not yet taken by the thread
     bool _closed = false;
     size_t _count = 0;  // calls queued or in flight
