@@ -226,13 +226,13 @@ session::agent_reply fabric_service::handle(const fabric_request &r) {
     return rep;
 }
 
-void fabric_service::submit(int fd, std::vector<uint8_t> body) { start(fd, std::move(body), false); }
+void fabric_service::submit(agent::responder answer, std::vector<uint8_t> body) { start(std::move(answer), std::move(body), false); }
 
-void fabric_service::submit_watch(int fd, std::vector<uint8_t> body) { start(fd, std::move(body), true); }
+void fabric_service::submit_watch(agent::responder answer, std::vector<uint8_t> body) { start(std::move(answer), std::move(body), true); }
 
-void fabric_service::start(int fd, std::vector<uint8_t> body, bool is_watch) {
+void fabric_service::start(agent::responder answer, std::vector<uint8_t> body, bool is_watch) {
     Status started = _requests.start(
-        [this, fd, body = std::move(body), is_watch] {
+        [this, answer, body = std::move(body), is_watch] {
             fabric_request req;
             session::agent_reply rep;
             uint64_t known = 0;
@@ -249,11 +249,11 @@ void fabric_service::start(int fd, std::vector<uint8_t> body, bool is_watch) {
             } else {
                 rep = handle(req);
             }
-            (void)agent_io::send_reply_and_close(fd, rep);
+            (void)answer.send(rep);
         },
         is_watch ? "fabric watches" : "fabric requests");
     if (!started.ok())
-        (void)agent_io::send_reply_and_close(fd, session::agent_reply{started.code(), started.message(), {}});
+        (void)answer.send(session::agent_reply{started.code(), started.message(), {}});
 }
 
 }  // namespace pmixcpp::fabric

@@ -19,6 +19,7 @@
 #include "fabric/fabric_cost.h"
 #include "fabric/fabric_wire.h"
 #include "session_store.h"
+#include "../agent/proto/responder.h"
 #include "status.h"
 
 namespace pmixcpp::fabric {
@@ -73,10 +74,10 @@ public:
     fabric_service(const fabric_service &) = delete;
     fabric_service &operator=(const fabric_service &) = delete;
 
-    // Answer the agent connection `fd` (owned from here on) on a thread of its own: a request
+    // Answer the call (`answer`) on a thread of its own: a request
     // (service fabric) or a watch (service fabric_watch).
-    void submit(int fd, std::vector<uint8_t> body);
-    void submit_watch(int fd, std::vector<uint8_t> body);
+    void submit(agent::responder answer, std::vector<uint8_t> body);
+    void submit_watch(agent::responder answer, std::vector<uint8_t> body);
     // The answer to one request (also for tests).
     session::agent_reply handle(const fabric_request &r);
     // The switch records: loaded on first use; `reload` asks Slurm again.
@@ -86,7 +87,7 @@ public:
     session::agent_reply watch(uint64_t known);
 
 private:
-    void start(int fd, std::vector<uint8_t> body, bool is_watch);
+    void start(agent::responder answer, std::vector<uint8_t> body, bool is_watch);
     void poll_loop();
     // Under _mutex: take freshly loaded records, counting a change.
     void take_records(std::vector<sched::switch_record> &&recs);

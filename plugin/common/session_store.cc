@@ -193,13 +193,13 @@ job_store::~job_store() {
     rmdir(_dir.c_str());
 }
 
-void job_store::submit(int fd, std::vector<uint8_t> body) { start(fd, std::move(body), false); }
+void job_store::submit(agent::responder answer, std::vector<uint8_t> body) { start(std::move(answer), std::move(body), false); }
 
-void job_store::submit_rendezvous(int fd, std::vector<uint8_t> body) { start(fd, std::move(body), true); }
+void job_store::submit_rendezvous(agent::responder answer, std::vector<uint8_t> body) { start(std::move(answer), std::move(body), true); }
 
-void job_store::start(int fd, std::vector<uint8_t> body, bool is_rendezvous) {
+void job_store::start(agent::responder answer, std::vector<uint8_t> body, bool is_rendezvous) {
     Status started = _workers.start(
-        [this, fd, body = std::move(body), is_rendezvous] {
+        [this, answer, body = std::move(body), is_rendezvous] {
             agent_request req;
             agent_reply rep;
             rendezvous_request rv;
@@ -214,11 +214,11 @@ void job_store::start(int fd, std::vector<uint8_t> body, bool is_rendezvous) {
             } else {
                 rep = handle(req);
             }
-            (void)agent_io::send_reply_and_close(fd, rep);
+            (void)answer.send(rep);
         },
         is_rendezvous ? "connect rendezvous" : "session-store requests");
     if (!started.ok())
-        (void)agent_io::send_reply_and_close(fd, agent_reply{started.code(), started.message(), {}});
+        (void)answer.send(agent_reply{started.code(), started.message(), {}});
 }
 
 agent_reply job_store::handle(const agent_request &r) {

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "../agent/proto/agent_proto.h"
+#include "../agent/proto/responder.h"
 #include "status.h"
 #include "../agent/stepd/workers.h"
 #include "wire/messages.h"
@@ -85,8 +86,8 @@ public:
     agent_reply handle(const agent_request &r);
     // srun side, taking the agent connection: answer on a thread (agent_io::send_reply_and_close)
     // a request of the store (service session) or a connect rendezvous (service connect).
-    void submit(int fd, std::vector<uint8_t> body);
-    void submit_rendezvous(int fd, std::vector<uint8_t> body);
+    void submit(agent::responder answer, std::vector<uint8_t> body);
+    void submit_rendezvous(agent::responder answer, std::vector<uint8_t> body);
     // The step `nspace` started / ended (a namespace registry for PMIx_Connect). At the end its
     // data that does not outlive it (PROC, APP) goes.
     void step_started(const std::string &nspace);
@@ -97,7 +98,7 @@ public:
 
 private:
     explicit job_store(std::string dir) : _dir(std::move(dir)) {}
-    void start(int fd, std::vector<uint8_t> body, bool is_rendezvous);
+    void start(agent::responder answer, std::vector<uint8_t> body, bool is_rendezvous);
     void remove_orphaned_rendezvous();
     agent_reply publish(const agent_request &r);
     agent_reply lookup(const agent_request &r);

@@ -417,26 +417,26 @@ size_t spawn_launcher::end_children() {
     return signalled;
 }
 
-void spawn_launcher::submit(int fd, std::vector<uint8_t> body) { start(fd, std::move(body), false); }
+void spawn_launcher::submit(agent::responder answer, std::vector<uint8_t> body) { start(std::move(answer), std::move(body), false); }
 
-void spawn_launcher::submit_watch(int fd, std::vector<uint8_t> body) { start(fd, std::move(body), true); }
+void spawn_launcher::submit_watch(agent::responder answer, std::vector<uint8_t> body) { start(std::move(answer), std::move(body), true); }
 
-void spawn_launcher::start(int fd, std::vector<uint8_t> body, bool is_watch) {
+void spawn_launcher::start(agent::responder answer, std::vector<uint8_t> body, bool is_watch) {
     Status st =
         is_watch
-            ? _watchers.start([this, fd, body = std::move(body)]() mutable { watch(fd, std::move(body)); },
+            ? _watchers.start([this, answer, body = std::move(body)]() mutable { watch(std::move(answer), std::move(body)); },
                               "spawned-step watches")
-            : _requests.start([this, fd, body = std::move(body)]() mutable { handle(fd, std::move(body)); },
+            : _requests.start([this, answer, body = std::move(body)]() mutable { handle(std::move(answer), std::move(body)); },
                               "spawn requests");
     if (!st.ok()) {
         agent_spawn_reply r;
         r.status = st.code();
         r.message = "srun: " + st.message();
-        (void)agent_io::send_reply_and_close(fd, to_reply(r));
+        (void)answer.send(to_reply(r));
     }
 }
 
-void spawn_launcher::handle(int fd, std::vector<uint8_t> body) {
+void spawn_launcher::handle(agent::responder answer, std::vector<uint8_t> body) {
     agent_spawn_reply reply;
     agent_spawn_request req;
     if (Status st = decode_request(body, &req); !st.ok()) {
@@ -445,10 +445,10 @@ void spawn_launcher::handle(int fd, std::vector<uint8_t> body) {
     } else {
         reply = launch(req);
     }
-    (void)agent_io::send_reply_and_close(fd, to_reply(reply));
+    (void)answer.send(to_reply(reply));
 }
 
-void spawn_launcher::watch(int fd, std::vector<uint8_t> body) {
+void spawn_launcher::watch(agent::responder answer, std::vector<uint8_t> body) {
     session::agent_reply reply;
     wire::Reader r(body.data(), body.size());
     uint32_t magic = 0;
@@ -470,7 +470,7 @@ void spawn_launcher::watch(int fd, std::vector<uint8_t> body) {
             reply.body = w.data();
         }
     }
-    (void)agent_io::send_reply_and_close(fd, reply);
+    (void)answer.send(reply);
 }
 
 agent_spawn_reply spawn_launcher::launch(const agent_spawn_request &r) {

@@ -22,6 +22,7 @@
 
 #include "../agent/stepd/workers.h"
 #include "../agent/proto/agent_proto.h"
+#include "../agent/proto/responder.h"
 #include "status.h"
 #include "wire/messages.h"
 
@@ -116,10 +117,10 @@ public:
     // srun ended (a parent srun outlives its spawned steps, so the allocation is not given up
     // under them: separated ones end on their own or with the job), then join the threads.
     ~spawn_launcher();
-    // Takes `fd` (answered with agent_io::send_reply_and_close) and the body of a spawn request
+    // Takes the call (answered through `answer`) and the body of a spawn request
     // (service spawn) or of a watch (service spawn_watch).
-    void submit(int fd, std::vector<uint8_t> body);
-    void submit_watch(int fd, std::vector<uint8_t> body);
+    void submit(agent::responder answer, std::vector<uint8_t> body);
+    void submit_watch(agent::responder answer, std::vector<uint8_t> body);
     // Terminate the spawned steps still running that were not spawned with
     // PMIX_SPAWN_CHILD_SEP=true, as the standard asks when the parent job ends: after `settle_ms`
     // SIGTERM to the step, after `term_ms` SIGKILL, after `kill_ms` SIGKILL to its srun.
@@ -132,9 +133,9 @@ private:
         uint32_t job = 0, step = 0;
         bool separate = false;  // PMIX_SPAWN_CHILD_SEP
     };
-    void start(int fd, std::vector<uint8_t> body, bool is_watch);
-    void handle(int fd, std::vector<uint8_t> body);
-    void watch(int fd, std::vector<uint8_t> body);
+    void start(agent::responder answer, std::vector<uint8_t> body, bool is_watch);
+    void handle(agent::responder answer, std::vector<uint8_t> body);
+    void watch(agent::responder answer, std::vector<uint8_t> body);
     agent_spawn_reply launch(const agent_spawn_request &r);
     std::vector<std::pair<std::string, child>> linked_children();  // under _mutex
 

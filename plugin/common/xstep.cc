@@ -170,8 +170,8 @@ std::vector<uint8_t> reply_bytes(int status, const std::string &message, std::ve
     return b.ok() ? std::move(b.value()) : std::vector<uint8_t>{};
 }
 
-void answer(int fd, int status, const std::string &message, std::vector<uint8_t> body = {}) {
-    Status st = agent_io::send_reply_bytes_and_close(fd, reply_bytes(status, message, std::move(body)));
+void answer(const agent::responder &to, int status, const std::string &message, std::vector<uint8_t> body = {}) {
+    Status st = to.send_encoded(reply_bytes(status, message, std::move(body)));
     if (!st.ok()) PMIXCPP_LOG_VERBOSE("cross-step: could not answer: %s", st.message().c_str());
 }
 
@@ -261,12 +261,12 @@ void router::stop() {
         std::lock_guard<std::mutex> g(_mutex);
         waiting.swap(_waiting);
         for (auto &b : _nodes) {
-            if (b.inbox_fd >= 0) close(b.inbox_fd);
-            b.inbox_fd = -1;
+            b.inbox.reset();  // its call is failed
+            
             b.queued.clear();
         }
     }
-    for (auto &[id, w] : waiting) answer(w.peer_fd, PMIX_ERR_NOT_FOUND, "step " + _nspace + " ended");
+    for (auto &[id, w] : waiting) answer(w.peer, PMIX_ERR_NOT_FOUND, "step " + _nspace + " ended");
     _workers.close();
     PMIXCPP_LOG_DEBUG("%s: cross-step router stopped: %lu get(s) out, %lu in, %lu event(s) out, %lu in, %lu expired",
                       _nspace.c_str(), (unsigned long)_stats.gets_out, (unsigned long)_stats.gets_in,
@@ -275,7 +275,7 @@ void router::stop() {
 
 Status router::spawn(std::function<void()> fn) { return _workers.start(std::move(fn), "cross-step calls"); }
 
-void router::submit(int fd, std::vector<uint8_t> body) {
+void router::submit(agent::responder fd, std::vector<uint8_t> body) {
     message m;
     if (Status st = decode(body, &m); !st.ok()) {
         answer(fd, PMIX_ERR_UNPACK_FAILURE, "malformed cross-step request: " + st.message());
@@ -313,30 +313,30 @@ void router::submit(int fd, std::vector<uint8_t> body) {
                 answer(fd, PMIX_ERR_BAD_PARAM, "inbox of node " + std::to_string(m.node) + ": no such node");
                 return;
             }
-            int old = -1;
+            agent::responder old;
             {
                 std::lock_guard<std::mutex> g(_mutex);
-                old = _nodes[m.node].inbox_fd;
-                _nodes[m.node].inbox_fd = fd;
+                old = std::move(_nodes[m.node].inbox);
+                _nodes[m.node].inbox = fd;
             }
-            if (old >= 0) close(old);  // its server gave up on it
+            old.reset();  // its server gave up on it: that call is failed
             flush(m.node);
             return;
         }
         case op::answer: {
-            int peer = -1;
+            agent::responder peer;
             {
                 std::lock_guard<std::mutex> g(_mutex);
                 auto it = _waiting.find(m.id);
                 if (it != _waiting.end()) {
-                    peer = it->second.peer_fd;
+                    peer = std::move(it->second.peer);
                     _waiting.erase(it);
                     ++_stats.answers;
                 }
             }
             // Two small writes on local sockets whose readers wait for them: no thread needed.
-            if (peer >= 0) answer(peer, m.status, m.text, std::move(m.payload));
-            answer(fd, peer >= 0 ? PMIX_SUCCESS : PMIX_ERR_NOT_FOUND, peer >= 0 ? "" : "nobody waits for it any more");
+            if (peer.valid()) answer(peer, m.status, m.text, std::move(m.payload));
+            answer(fd, peer.valid() ? PMIX_SUCCESS : PMIX_ERR_NOT_FOUND, peer.valid() ? "" : "nobody waits for it any more");
             return;
         }
         }
@@ -347,7 +347,7 @@ void router::submit(int fd, std::vector<uint8_t> body) {
     answer(fd, PMIX_ERR_BAD_PARAM, "cross-step: unknown operation");
 }
 
-bool router::other_running_step(int fd, const std::string &ns, const char *what) {
+bool router::other_running_step(const agent::responder &fd, const std::string &ns, const char *what) {
     if (ns == _nspace) {
         answer(fd, PMIX_ERR_BAD_PARAM, std::string("cross-step ") + what + " of our own namespace " + _nspace);
         return false;
@@ -359,7 +359,7 @@ bool router::other_running_step(int fd, const std::string &ns, const char *what)
     return true;
 }
 
-void router::forward_get(int fd, message m, std::vector<uint8_t> body) {
+void router::forward_get(agent::responder fd, message m, std::vector<uint8_t> body) {
     if (!other_running_step(fd, m.nspace, "get")) return;
     {
         std::lock_guard<std::mutex> g(_mutex);
@@ -374,11 +374,11 @@ void router::forward_get(int fd, message m, std::vector<uint8_t> body) {
         answer(fd, code == PMIX_ERR_TIMEOUT ? PMIX_ERR_TIMEOUT : PMIX_ERR_NOT_FOUND, why);
         return;
     }
-    Status sent = agent_io::send_reply_bytes_and_close(fd, reply.value());
+    Status sent = fd.send_encoded(reply.value());
     if (!sent.ok()) PMIXCPP_LOG_VERBOSE("%s: cross-step get: %s", _nspace.c_str(), sent.message().c_str());
 }
 
-void router::forward_event(int fd, message m, std::vector<uint8_t> body) {
+void router::forward_event(agent::responder fd, message m, std::vector<uint8_t> body) {
     std::vector<std::string> targets = m.nspaces;
     if (targets.empty()) targets = session::registered_steps(_dir);  // every other running step of the job
     int reached = 0;
@@ -395,14 +395,14 @@ void router::forward_event(int fd, message m, std::vector<uint8_t> body) {
     answer(fd, PMIX_SUCCESS, "reached " + std::to_string(reached) + " other step(s)");
 }
 
-void router::forward_jobctl(int fd, message m, std::vector<uint8_t> body) {
+void router::forward_jobctl(agent::responder fd, message m, std::vector<uint8_t> body) {
     if (!other_running_step(fd, m.nspace, "job control")) return;
     auto reply = call_peer(socket_path(_dir, m.nspace), body, 5000, &_stopping);
     if (!reply.ok()) {
         answer(fd, PMIX_ERR_NOT_FOUND, "step " + m.nspace + " is gone: " + reply.status().message());
         return;
     }
-    Status sent = agent_io::send_reply_bytes_and_close(fd, reply.value());  // the other step's verdict
+    Status sent = fd.send_encoded(reply.value());  // the other step's verdict
     if (!sent.ok()) PMIXCPP_LOG_VERBOSE("%s: cross-step job control: %s", _nspace.c_str(), sent.message().c_str());
 }
 
@@ -411,20 +411,20 @@ void router::queue(uint32_t node, std::vector<uint8_t> body, uint64_t id) {
 }
 
 void router::flush(uint32_t node) {
-    int fd = -1;
+    agent::responder fd;
     std::vector<inbox_item> items;
     {
         std::lock_guard<std::mutex> g(_mutex);
         node_box &b = _nodes[node];
-        if (b.inbox_fd < 0 || b.queued.empty()) return;
-        fd = b.inbox_fd;
-        b.inbox_fd = -1;
+        if (!b.inbox.valid() || b.queued.empty()) return;
+        fd = std::move(b.inbox);
+        b.inbox.reset();
         items.swap(b.queued);
     }
     auto body = encode_items(items);
-    Status st = body.ok() ? agent_io::send_reply_bytes_and_close(fd, reply_bytes(PMIX_SUCCESS, {}, std::move(body.value())))
+    Status st = body.ok() ? fd.send_encoded(reply_bytes(PMIX_SUCCESS, {}, std::move(body.value())))
                           : body.status();
-    if (!body.ok()) close(fd);
+    if (!body.ok()) fd.reset();  // its call is failed
     if (!st.ok())
         PMIXCPP_LOG_ERROR("%s: %zu cross-step message(s) for node %u lost: %s", _nspace.c_str(), items.size(), node,
                           st.message().c_str());
@@ -448,12 +448,12 @@ void router::run() {
         }
         // Gets whose node never answered (its server is gone): answer them ourselves.
         auto now = clock_type::now();
-        std::vector<int> expired;
+        std::vector<agent::responder> expired;
         {
             std::lock_guard<std::mutex> g(_mutex);
             for (auto it = _waiting.begin(); it != _waiting.end();) {
                 if (it->second.deadline <= now) {
-                    expired.push_back(it->second.peer_fd);
+                    expired.push_back(std::move(it->second.peer));
                     it = _waiting.erase(it);
                     ++_stats.expired;
                 } else {
@@ -461,28 +461,30 @@ void router::run() {
                 }
             }
         }
-        for (int fd : expired) answer(fd, PMIX_ERR_TIMEOUT, "step " + _nspace + ": the node did not answer in time");
+        for (auto &fd : expired) answer(fd, PMIX_ERR_TIMEOUT, "step " + _nspace + ": the node did not answer in time");
     }
 }
 
-void router::serve_peer(int fd) {
+void router::serve_peer(int raw) {
     ucred cred{};
     socklen_t len = sizeof(cred);
-    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || cred.uid != getuid()) {
+    if (getsockopt(raw, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || cred.uid != getuid()) {
         PMIXCPP_LOG_ERROR("%s: cross-step router: refusing a peer (uid %u), not the job's user", _nspace.c_str(),
                           static_cast<unsigned>(cred.uid));
-        close(fd);
+        close(raw);
         return;
     }
-    auto f = agent_io::read_frame(fd, agent::kMaxPayload, clock_type::now() + std::chrono::seconds(5), &_stopping);
+    auto f = agent_io::read_frame(raw, agent::kMaxPayload, clock_type::now() + std::chrono::seconds(5), &_stopping);
     message m;
     Status st = f.ok() ? decode(f->payload, &m) : f.status();
     if (st.ok() && f->type != static_cast<uint16_t>(agent::service::xstep)) st = Status(PMIX_ERR_UNPACK_FAILURE, "unexpected frame type");
     if (!st.ok()) {
         PMIXCPP_LOG_ERROR("%s: cross-step router: dropped a message: %s", _nspace.c_str(), st.message().c_str());
-        close(fd);
+        close(raw);
         return;
     }
+    // The other srun's one call on this connection: answered through `fd`, which closes it.
+    agent::responder fd = agent::responder::on_fd(raw, f->id);
     if (m.what == op::event) {
         {
             std::lock_guard<std::mutex> g(_mutex);

@@ -28,6 +28,7 @@
 #include <thread>
 #include <vector>
 
+#include "../agent/proto/responder.h"
 #include "../agent/stepd/workers.h"
 #include "status.h"
 
@@ -96,9 +97,9 @@ public:
     ~router();  // stop()
     router(const router &) = delete;
     router &operator=(const router &) = delete;
-    // An agent call of one of our step's servers (is_xstep_body): takes `fd` and answers on it.
+    // An agent call of one of our step's servers (is_xstep_body): answers it through `answer`.
     // Returns at once; blocking work runs on threads of its own.
-    void submit(int fd, std::vector<uint8_t> body);
+    void submit(agent::responder answer, std::vector<uint8_t> body);
     // Stop listening, remove the socket, fail what waits (the step ended). Idempotent.
     void stop();
 
@@ -112,12 +113,12 @@ private:
     void serve_peer(int fd);                             // a message of another step's srun
     void queue(uint32_t node, std::vector<uint8_t> body, uint64_t id);  // under _mutex
     void flush(uint32_t node);                           // answer a waiting inbox (not under _mutex)
-    void forward_get(int fd, message m, std::vector<uint8_t> body);
-    void forward_event(int fd, message m, std::vector<uint8_t> body);
-    void forward_jobctl(int fd, message m, std::vector<uint8_t> body);
+    void forward_get(agent::responder to, message m, std::vector<uint8_t> body);
+    void forward_event(agent::responder to, message m, std::vector<uint8_t> body);
+    void forward_jobctl(agent::responder to, message m, std::vector<uint8_t> body);
     // `ns` is another running step of the job; otherwise answers `fd` (our own: BAD_PARAM, not
     // registered: NOT_FOUND) and returns false.
-    bool other_running_step(int fd, const std::string &ns, const char *what);
+    bool other_running_step(const agent::responder &to, const std::string &ns, const char *what);
     Status spawn(std::function<void()> fn);  // on a thread of _workers, or why not
 
     std::string _dir, _nspace, _socket;
@@ -129,12 +130,12 @@ private:
 
     std::mutex _mutex;  // everything below
     struct node_box {
-        int inbox_fd = -1;  // a waiting inbox call of that node's server
+        agent::responder inbox;  // a waiting inbox call of that node's server
         std::vector<inbox_item> queued;
     };
     std::vector<node_box> _nodes;
     struct waiting_get {
-        int peer_fd;  // the other srun's connection, answered with the node's answer
+        agent::responder peer;  // the other srun's call, answered with the node's answer
         std::chrono::steady_clock::time_point deadline;
     };
     std::map<uint64_t, waiting_get> _waiting;

@@ -292,16 +292,12 @@ Result<uint32_t> alloc_bridge::allocation_job(const std::string &alloc_id) {
     return it->second;
 }
 
-void alloc_bridge::submit(int fd, std::vector<uint8_t> body) {
+void alloc_bridge::submit(agent::responder answer, std::vector<uint8_t> body) {
     {
         std::lock_guard<std::mutex> lock(_mutex);
-        if (!_stopping) {
-            _queue.push_back(incoming{fd, std::move(body)});
-            fd = -1;
-        }
+        if (!_stopping) _queue.push_back(incoming{std::move(answer), std::move(body)});
     }
-    if (fd >= 0) close(fd);
-    _cv.notify_all();
+    _cv.notify_all();  // stopping: `answer` goes unanswered here, so its call is failed
 }
 
 void alloc_bridge::run() {
@@ -350,14 +346,12 @@ void alloc_bridge::run() {
     }
     _owned.clear();
     std::lock_guard<std::mutex> lock(_mutex);
-    for (auto &in : _queue) close(in.fd);
-    _queue.clear();
-    for (auto &[id, fd] : _waiters) close(fd);
+    _queue.clear();    // their calls are failed (agent::responder)
     _waiters.clear();
 }
 
-void alloc_bridge::answer(int fd, const alloc::agent_reply &rep) {
-    if (fd < 0) return;
+void alloc_bridge::answer(const agent::responder &to, const alloc::agent_reply &rep) {
+    if (!to.valid()) return;
     auto bytes = alloc::encode_reply(rep);
     if (!bytes.ok()) {
         alloc::agent_reply small;
@@ -365,11 +359,11 @@ void alloc_bridge::answer(int fd, const alloc::agent_reply &rep) {
         small.message = "cannot encode the answer: " + bytes.status().message();
         bytes = alloc::encode_reply(small);
         if (!bytes.ok()) {
-            close(fd);
+            (void)to.send(agent::reply{bytes.status().code(), bytes.status().message(), {}});
             return;
         }
     }
-    Status st = agent_io::send_reply_and_close(fd, agent::reply{PMIX_SUCCESS, {}, std::move(bytes.value())});
+    Status st = to.send(agent::reply{PMIX_SUCCESS, {}, std::move(bytes.value())});
     if (!st.ok()) PMIXCPP_LOG_VERBOSE("allocation bridge: answer lost: %s", st.message().c_str());
 }
 
@@ -383,10 +377,10 @@ void alloc_bridge::handle(incoming &&in) {
         alloc::agent_reply rep;
         rep.status = PMIX_ERR_UNPACK_FAILURE;
         rep.message = st.message();
-        return answer(in.fd, rep);
+        return answer(in.answer, rep);
     }
-    if (req.op == alloc::agent_op::query) return handle_query(in.fd, std::move(req));
-    handle_allocate(in.fd, std::move(req));
+    if (req.op == alloc::agent_op::query) return handle_query(std::move(in.answer), std::move(req));
+    handle_allocate(std::move(in.answer), std::move(req));
 }
 
 InfoArray alloc_bridge::id_infos(const alloc::request_record &r) {
@@ -396,13 +390,13 @@ InfoArray alloc_bridge::id_infos(const alloc::request_record &r) {
     return b.take();
 }
 
-void alloc_bridge::handle_allocate(int fd, alloc::agent_request &&req) {
+void alloc_bridge::handle_allocate(agent::responder to, alloc::agent_request &&req) {
     auto spec = alloc::parse_spec(req.directive, req.infos.data(), req.infos.size());
     if (!spec.ok()) {
         alloc::agent_reply rep;
         rep.status = spec.status().code();
         rep.message = spec.status().message();
-        return answer(fd, rep);
+        return answer(to, rep);
     }
     const std::string requester = req.nspace + ":" + std::to_string(req.rank);
     if (spec->dir == alloc::directive::cancel && spec->alloc_id.empty() && !spec->request_id.empty()) {
@@ -415,7 +409,7 @@ void alloc_bridge::handle_allocate(int fd, alloc::agent_request &&req) {
         alloc::agent_reply rep;
         rep.status = rec.status().code();
         rep.message = rec.status().message();
-        return answer(fd, rep);
+        return answer(to, rep);
     }
     alloc::request_record &r = *rec.value();
     if (const pmix_info_t *k = alloc::find_info(req.infos, alloc::kAllocKeep)) {
@@ -424,13 +418,13 @@ void alloc_bridge::handle_allocate(int fd, alloc::agent_request &&req) {
             rep.status = PMIX_ERR_BAD_PARAM;
             rep.message = std::string(alloc::kAllocKeep) + " must be a PMIX_BOOL";
             (void)_table.transition(r, alloc::req_state::failed, PMIX_ERR_BAD_PARAM, rep.message);
-            return answer(fd, rep);
+            return answer(to, rep);
         }
         const bool keep = k->value.type == PMIX_UNDEF || k->value.data.flag;
         if (keep && r.what.dir == alloc::directive::new_allocation) _keep.insert(r.id);
     }
     uint64_t waiter = _next_waiter++;
-    _waiters[waiter] = fd;
+    _waiters[waiter] = std::move(to);
     r.waiter = waiter;
     if (const pmix_info_t *t = alloc::find_info(req.infos, PMIX_TIMEOUT)) {
         auto v = value_to_number<int64_t>(t->value);
@@ -947,7 +941,7 @@ bool alloc_bridge::end_with_owner(alloc::request_record &r, const job_snapshot &
 
 // --- queries ----------------------------------------------------------------------------------
 
-void alloc_bridge::handle_query(int fd, alloc::agent_request &&req) {
+void alloc_bridge::handle_query(agent::responder to, alloc::agent_request &&req) {
     const std::string requester = req.nspace + ":" + std::to_string(req.rank);
     alloc::info_builder b;
     std::string message;
@@ -977,7 +971,7 @@ void alloc_bridge::handle_query(int fd, alloc::agent_request &&req) {
     alloc::agent_reply rep;
     rep.message = message;
     rep.results = b.take();
-    answer(fd, rep);
+    answer(to, rep);
 }
 
 }  // namespace pmixcpp

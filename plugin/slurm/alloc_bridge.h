@@ -54,6 +54,7 @@
 
 #include "../common/alloc_request.h"
 #include "../common/alloc_table.h"
+#include "../agent/proto/responder.h"
 #include "../server/alloc.h"
 #include "status.h"
 
@@ -73,8 +74,8 @@ public:
     alloc_bridge(const alloc_bridge &) = delete;
     alloc_bridge &operator=(const alloc_bridge &) = delete;
 
-    // From the agent's thread: one request body; the bridge owns `fd` and answers on it.
-    void submit(int fd, std::vector<uint8_t> body);
+    // From the agent's thread: one request body; the bridge answers it through `answer`.
+    void submit(agent::responder answer, std::vector<uint8_t> body);
     void stop();
 
     // PMIx_Spawn into an allocation (PMIX_SPAWN_TARGET / PMIX_ALLOC_ID): the Slurm job of a NEW
@@ -85,13 +86,13 @@ public:
 private:
     explicit alloc_bridge(job_context ctx);
     struct incoming {
-        int fd = -1;
+        agent::responder answer;
         std::vector<uint8_t> body;
     };
     void run();
     void handle(incoming &&in);
-    void handle_allocate(int fd, alloc::agent_request &&req);
-    void handle_query(int fd, alloc::agent_request &&req);
+    void handle_allocate(agent::responder answer, alloc::agent_request &&req);
+    void handle_query(agent::responder answer, alloc::agent_request &&req);
     void poll_pending();
     void check_pending(alloc::request_record &r);
     void cap_time_limit(alloc::request_record &r, const job_snapshot &pending, const job_snapshot &owner);
@@ -114,12 +115,12 @@ private:
     void grant(alloc::request_record &r, InfoArray &&extra);
     void fail(alloc::request_record &r, pmix_status_t status, const std::string &message,
               alloc::req_state to = alloc::req_state::failed);
-    void answer(int fd, const alloc::agent_reply &rep);
+    void answer(const agent::responder &to, const alloc::agent_reply &rep);
     InfoArray id_infos(const alloc::request_record &r);
 
     job_context _ctx;
     alloc::request_table _table;
-    std::map<uint64_t, int> _waiters;  // waiter id -> connection of the node server waiting
+    std::map<uint64_t, agent::responder> _waiters;  // waiter id -> the node server's call waiting
     uint64_t _next_waiter = 1;
     std::map<std::string, int> _timeouts;  // request id -> pmix.timeout seconds
     std::map<std::string, uint32_t> _spawn_targets;  // granted allocation id -> its Slurm job (under _mutex)

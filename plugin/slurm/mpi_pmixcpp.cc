@@ -658,20 +658,20 @@ static mpi_plugin_client_state_t *client_prelaunch(const slurm_mpi_step_info *jo
         alloc_bridge *bridge = s.bridge.get();
         spawn::spawn_launcher *launcher = s.launcher.get();
         fabric::fabric_service *fabric = s.fabric.get();
-        table.add(service::alloc, [bridge](int fd, std::vector<uint8_t> body) { bridge->submit(fd, std::move(body)); });
-        table.add(service::spawn, [launcher](int fd, std::vector<uint8_t> body) { launcher->submit(fd, std::move(body)); });
+        table.add(service::alloc, [bridge](agent::responder answer, std::vector<uint8_t> body) { bridge->submit(std::move(answer), std::move(body)); });
+        table.add(service::spawn, [launcher](agent::responder answer, std::vector<uint8_t> body) { launcher->submit(std::move(answer), std::move(body)); });
         table.add(service::spawn_watch,
-                  [launcher](int fd, std::vector<uint8_t> body) { launcher->submit_watch(fd, std::move(body)); });
-        table.add(service::fabric, [fabric](int fd, std::vector<uint8_t> body) { fabric->submit(fd, std::move(body)); });
+                  [launcher](agent::responder answer, std::vector<uint8_t> body) { launcher->submit_watch(std::move(answer), std::move(body)); });
+        table.add(service::fabric, [fabric](agent::responder answer, std::vector<uint8_t> body) { fabric->submit(std::move(answer), std::move(body)); });
         table.add(service::fabric_watch,
-                  [fabric](int fd, std::vector<uint8_t> body) { fabric->submit_watch(fd, std::move(body)); });
+                  [fabric](agent::responder answer, std::vector<uint8_t> body) { fabric->submit_watch(std::move(answer), std::move(body)); });
         if (session::job_store *store = s.job_store.get()) {
-            table.add(service::session, [store](int fd, std::vector<uint8_t> body) { store->submit(fd, std::move(body)); });
+            table.add(service::session, [store](agent::responder answer, std::vector<uint8_t> body) { store->submit(std::move(answer), std::move(body)); });
             table.add(service::connect,
-                      [store](int fd, std::vector<uint8_t> body) { store->submit_rendezvous(fd, std::move(body)); });
+                      [store](agent::responder answer, std::vector<uint8_t> body) { store->submit_rendezvous(std::move(answer), std::move(body)); });
         }
         if (xstep::router *router = s.xstep_router.get())
-            table.add(service::xstep, [router](int fd, std::vector<uint8_t> body) { router->submit(fd, std::move(body)); });
+            table.add(service::xstep, [router](agent::responder answer, std::vector<uint8_t> body) { router->submit(std::move(answer), std::move(body)); });
         state().srun = std::move(side);
         return Status::success();
     });

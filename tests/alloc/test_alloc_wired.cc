@@ -43,13 +43,13 @@ TEST(AgentAllocChannel, HandlerGetsTheConnectionAndReportsStillWork) {
     }, auth.keys());
     ASSERT_TRUE(agent.ok());
     std::vector<std::thread> answerers;
-    agent.value()->services().add(agent::service::alloc, [&](int fd, std::vector<uint8_t> body) {
+    agent.value()->services().add(agent::service::alloc, [&](agent::responder answer, std::vector<uint8_t> body) {
         // answer later, from another thread, as the bridge does
-        answerers.emplace_back([fd, body = std::move(body)] {
+        answerers.emplace_back([answer, body = std::move(body)] {
             std::this_thread::sleep_for(std::chrono::milliseconds(50));
             std::vector<uint8_t> out(body);
             out.push_back(0x42);
-            (void)agent_io::send_reply_and_close(fd, agent::reply{PMIX_SUCCESS, {}, out});
+            (void)answer.send(agent::reply{PMIX_SUCCESS, {}, out});
         });
     });
     // several at once: the agent never waits for an answer

@@ -561,7 +561,7 @@ spawn::agent_spawn_reply spawn_through(spawn::spawn_launcher &l, bool child_sep)
     EXPECT_TRUE(body.ok());
     int sv[2];
     EXPECT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);  // as the agent accept4()s
-    l.submit(sv[0], body.value());
+    l.submit(agent::responder::on_fd(sv[0], 1), body.value());  // closed after the answer
     std::vector<uint8_t> got;
     uint8_t buf[4096];
     ssize_t k;
@@ -1320,7 +1320,7 @@ struct call_pair {
     ~call_pair() {
         if (fds[1] >= 0) close(fds[1]);
     }
-    int router_end() { return fds[0]; }  // taken over by the router
+    agent::responder router_end() { return agent::responder::on_fd(fds[0], 1); }  // taken over by the router
 };
 
 std::vector<uint8_t> body_of(const xstep::message &m) {

@@ -44,7 +44,7 @@ shared="shared/value.cc shared/sys.cc shared/wire/codec.cc shared/wire/frame.cc 
         shared/wire/node_messages.cc shared/log.cc shared/hostlist.cc shared/type_traits.cc
         shared/wire/group_messages.cc shared/fabric/fabric_wire.cc shared/fabric/fabric_cost.cc"
 common="plugin/common/xstep.cc plugin/common/mpmd.cc plugin/common/session_store.cc plugin/agent/proto/agent_io.cc
-        plugin/agent/proto/agent_proto.cc plugin/agent/stepd/agent_client.cc plugin/agent/stepd/workers.cc
+        plugin/agent/proto/agent_proto.cc plugin/agent/stepd/agent_client.cc plugin/agent/stepd/agent_link.cc plugin/agent/proto/responder.cc plugin/agent/stepd/workers.cc
         plugin/common/alloc_request.cc
         plugin/common/spawn_request.cc plugin/common/fabric_request.cc
         plugin/net/envelope.cc plugin/server/node_channels.cc plugin/net/handshake.cc plugin/net/identity.cc plugin/coll/coll_message.cc

@@ -187,7 +187,7 @@ TEST(fabric_watch, off_and_ended) {
     {
         fabric_service svc([]() -> Result<std::vector<sched::switch_record>> { return two_leaves(); }, 1);
         ASSERT_EQ(generation_of(svc.watch(0)), 1u);
-        svc.submit_watch(sv[0], encode_watch(1));  // never changes: answered when the service ends
+        svc.submit_watch(agent::responder::on_fd(sv[0], 1), encode_watch(1));  // never changes: answered when the service ends
         std::this_thread::sleep_for(std::chrono::milliseconds(200));
     }
     std::vector<uint8_t> got(4096);
@@ -233,9 +233,9 @@ TEST(fabric_watch, threads_are_bounded_and_joined) {
         ASSERT_EQ(generation_of(svc.watch(0)), 1u);
         for (auto &sv : held) {
             ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, sv.data()), 0);
-            svc.submit_watch(sv[0], encode_watch(1));  // never changes: each holds a thread
+            svc.submit_watch(agent::responder::on_fd(sv[0], 1), encode_watch(1));  // never changes: each holds a thread
         }
-        svc.submit_watch(extra[0], encode_watch(1));
+        svc.submit_watch(agent::responder::on_fd(extra[0], 1), encode_watch(1));
         auto refused = reply_on(extra[1], 5000);
         EXPECT_EQ(refused.status, PMIX_ERR_OUT_OF_RESOURCE) << refused.message;
         EXPECT_NE(refused.message.find("too many fabric watches in flight"), std::string::npos) << refused.message;

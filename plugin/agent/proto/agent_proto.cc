@@ -44,13 +44,17 @@ Status decode_reply(std::span<const uint8_t> bytes, reply *out) {
     return r.expect_end();
 }
 
-Result<std::vector<uint8_t>> request_frame(service s, std::span<const uint8_t> body) {
-    return wire::encode_frame(static_cast<uint16_t>(s), 0, 1, body, kMaxPayload);
+Result<std::vector<uint8_t>> request_frame(service s, std::span<const uint8_t> body, uint32_t id) {
+    return wire::encode_frame(static_cast<uint16_t>(s), 0, id, body, kMaxPayload);
 }
 
-Result<std::vector<uint8_t>> reply_frame(const reply &r) {
+Result<std::vector<uint8_t>> reply_frame(const reply &r, uint32_t id) {
     PMIXCPP_ASSIGN_OR_RETURN(auto bytes, encode_reply(r));
-    return wire::encode_frame(kReplyFrame, 0, 1, bytes, kMaxPayload);
+    return wire::encode_frame(kReplyFrame, 0, id, bytes, kMaxPayload);
+}
+
+Result<std::vector<uint8_t>> reply_frame_of(std::span<const uint8_t> encoded_reply, uint32_t id) {
+    return wire::encode_frame(kReplyFrame, 0, id, encoded_reply, kMaxPayload);
 }
 
 Result<std::vector<uint8_t>> encode_report(const report &rep) {

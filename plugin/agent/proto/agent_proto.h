@@ -5,6 +5,8 @@
 // (plugin/common/*: spawn_request.h, session_store.h, xstep.h, fabric_request.h, alloc_request.h,
 // and the report and rendezvous bodies below). Every answer, whatever the service, is one
 // `kReplyFrame` frame whose payload is one `reply` (i32 status, str message, bytes body). The
+// frame header's id numbers the call: a reply carries its request's id, so one connection holds
+// several calls at once, answered in any order (plugin/agent/stepd/agent_link.h). The
 // connection is authenticated first (plugin/net/handshake.h, purpose agent); srun and
 // slurmstepd are always the same build, so the numbering needs no compatibility beyond it.
 #pragma once
@@ -37,6 +39,9 @@ inline constexpr uint16_t kServiceCount = 11;  // ids are below this
 inline constexpr uint16_t kReplyFrame = 0x100;
 // Largest payload of a request or a reply.
 inline constexpr uint32_t kMaxPayload = 16u << 20;
+// Calls one connection may have in flight at once, on either side (the slurmstepd's own lanes
+// hold fewer: agent_client.h); srun answers one more PMIX_ERR_OUT_OF_RESOURCE at once.
+inline constexpr uint32_t kMaxCallsPerConnection = 1024;
 
 const char *to_string(service s);
 // The service a request frame's type names; nullopt for anything else.
@@ -51,9 +56,11 @@ struct reply {
 Result<std::vector<uint8_t>> encode_reply(const reply &r);
 Status decode_reply(std::span<const uint8_t> bytes, reply *r);
 
-// Whole frames, ready to send.
-Result<std::vector<uint8_t>> request_frame(service s, std::span<const uint8_t> body);
-Result<std::vector<uint8_t>> reply_frame(const reply &r);
+// Whole frames, ready to send; `id` numbers the call (the reply carries the request's).
+Result<std::vector<uint8_t>> request_frame(service s, std::span<const uint8_t> body, uint32_t id = 1);
+Result<std::vector<uint8_t>> reply_frame(const reply &r, uint32_t id = 1);
+// A reply already encoded (encode_reply), e.g. one relayed from another srun.
+Result<std::vector<uint8_t>> reply_frame_of(std::span<const uint8_t> encoded_reply, uint32_t id);
 
 // service::report: slurmstepd tells srun what the user must see and what srun's exit code must
 // say. Body: u16 kind, i32 status, str node, str message. Answered with an empty reply.

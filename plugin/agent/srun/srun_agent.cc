@@ -33,14 +33,16 @@ constexpr int kAcceptBatch = 16;
 }  // namespace
 
 struct srun_agent::conn {
-    int fd = -1;
+    int fd = -1;                                // owned by `out`
+    std::shared_ptr<agent::connection_out> out;  // shared with the responders of its calls
     uint64_t id = 0;
     std::string peer;
     std::optional<net::auth::server_handshake> hs;  // until authenticated
     net::auth::frame_reader hs_reader;
     wire::FrameReader reader{agent::kMaxPayload};
-    // Authenticated: its frame must be complete by then (reports are small).
-    agent_io::clock_type::time_point deadline{};
+    // Authenticated, a frame begun: it must be complete by then. Unset between frames: the
+    // connection carries the slurmstepd's calls until it closes it.
+    std::optional<agent_io::clock_type::time_point> deadline;
 };
 
 namespace {
@@ -128,8 +130,8 @@ Status srun_agent::listen_on(const std::vector<std::string> &bind_addresses) {
 
 srun_agent::~srun_agent() {
     stop();
-    for (auto &[n, c] : _rdv) close(c.first);
-    for (auto &[id, c] : _conns) close(c->fd);
+    for (auto &[n, c] : _rdv) c.first->shut();
+    for (auto &[id, c] : _conns) c->out->shut();  // the descriptors close with their last call
     for (int fd : _listen_fds) close(fd);
     for (int fd : _wake_fd)
         if (fd >= 0) close(fd);
@@ -147,7 +149,7 @@ void srun_agent::drop(uint64_t id, bool close_fd) {
     auto it = _conns.find(id);
     if (it == _conns.end()) return;
     _guard.closed(id);
-    if (close_fd) close(it->second->fd);
+    if (close_fd) it->second->out->shut();
     _conns.erase(it);
 }
 
@@ -169,6 +171,7 @@ void srun_agent::accept_batch() {
             setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
             auto c = std::make_unique<conn>();
             c->fd = fd;
+            c->out = std::make_shared<agent::connection_out>(fd);
             c->id = _next_conn++;
             c->peer = net::peer_address(peer);
             c->hs.emplace(_keys, net::auth::purpose::agent, std::string());
@@ -197,7 +200,7 @@ void srun_agent::run() {
         for (auto &[id, c] : _conns) {
             fds.push_back({c->fd, POLLIN, 0});
             ids.push_back(id);
-            if (!c->hs && (!wake || c->deadline < *wake)) wake = c->deadline;
+            if (!c->hs && c->deadline && (!wake || *c->deadline < *wake)) wake = c->deadline;
         }
         int timeout = -1;
         if (wake)
@@ -226,9 +229,9 @@ void srun_agent::run() {
         for (uint64_t id : _guard.expired(now)) drop(id);
         std::vector<uint64_t> late;
         for (auto &[id, c] : _conns)
-            if (!c->hs && c->deadline <= now) late.push_back(id);
+            if (!c->hs && c->deadline && *c->deadline <= now) late.push_back(id);
         for (uint64_t id : late) {
-            PMIXCPP_LOG_ERROR("srun agent: a reporter sent an incomplete message within %d ms", kServeTimeoutMs);
+            PMIXCPP_LOG_ERROR("srun agent: a slurmstepd sent an incomplete message within %d ms", kServeTimeoutMs);
             drop(id);
         }
     }
@@ -245,10 +248,10 @@ void srun_agent::rendezvous_complete() {
     auto deadline = agent_io::clock_type::now() + std::chrono::milliseconds(kServeTimeoutMs);
     for (auto &[n, c] : _rdv) {
         if (frame.ok()) {
-            Status st = agent_io::send_all(c.first, frame.value(), deadline);
+            Status st = agent_io::send_all(c.first->fd(), frame.value(), deadline);
             if (!st.ok()) PMIXCPP_LOG_ERROR("srun agent: address table to node %u: %s", n, st.message().c_str());
         }
-        close(c.first);
+        c.first->shut();
     }
     PMIXCPP_LOG_DEBUG("srun agent: address table of %u nodes sent", _rdv_nodes);
     _rdv.clear();
@@ -292,7 +295,6 @@ void srun_agent::serve(uint64_t id) {
             if (st.ok() && c.hs->done()) {
                 c.hs.reset();
                 _guard.authenticated(id);
-                c.deadline = agent_io::clock_type::now() + std::chrono::milliseconds(kServeTimeoutMs);
             }
         }
         if (!st.ok()) {
@@ -313,6 +315,9 @@ void srun_agent::serve(uint64_t id) {
             if (handle_frame(c, *frame.value())) return;
             continue;
         }
+        // Between frames the connection may rest; a frame begun must be complete in time.
+        if (c.reader.buffered() == 0) c.deadline.reset();
+        else if (!c.deadline) c.deadline = agent_io::clock_type::now() + std::chrono::milliseconds(kServeTimeoutMs);
         ssize_t n = read(c.fd, buf, sizeof(buf));
         if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
         if (n <= 0) {
@@ -329,7 +334,7 @@ void srun_agent::serve(uint64_t id) {
 
 bool srun_agent::handle_frame(conn &c, const wire::Frame &f) {
     const uint64_t id = c.id;
-    const int fd = c.fd;
+    c.deadline.reset();
     const std::optional<agent::service> what = agent::service_of(f.type);
     if (!what) {
         PMIXCPP_LOG_ERROR("srun agent: dropped a request for unknown service %u", static_cast<unsigned>(f.type));
@@ -351,8 +356,8 @@ bool srun_agent::handle_frame(conn &c, const wire::Frame &f) {
             return true;
         }
         _rdv_nodes = rq.nnodes;
+        _rdv[rq.node] = {c.out, rq.address};
         drop(id, false);
-        _rdv[rq.node] = {fd, rq.address};
         if (_rdv.size() == _rdv_nodes) rendezvous_complete();
         return true;
     }
@@ -367,20 +372,26 @@ bool srun_agent::handle_frame(conn &c, const wire::Frame &f) {
         int expected = 0;
         _exit_code.compare_exchange_strong(expected, rep.status);
         if (_on_report) _on_report(rep);
-        drop(id, false);
-        (void)agent_io::send_reply_and_close(fd, agent::reply{}, kServeTimeoutMs);
-        return true;
+        (void)agent::responder(c.out, f.id).send(agent::reply{}, kServeTimeoutMs);
+        return false;  // the slurmstepd closes it (or sends more)
     }
-    // A service's request: its handler takes the connection and answers when done.
-    drop(id, false);
+    // A service's call: its handler takes the call's responder and answers when done, from a
+    // thread of its own; the connection goes on carrying the slurmstepd's other calls.
+    if (c.out->in_flight.load() >= agent::kMaxCallsPerConnection) {
+        PMIXCPP_LOG_ERROR("srun agent: a slurmstepd has %u calls in flight; refusing one more", agent::kMaxCallsPerConnection);
+        (void)agent::responder(c.out, f.id)
+            .send(agent::reply{PMIX_ERR_OUT_OF_RESOURCE, "srun agent: too many calls in flight", {}}, kServeTimeoutMs);
+        return false;
+    }
+    agent::responder answer(c.out, f.id);
     std::vector<uint8_t> body(f.payload.begin(), f.payload.end());
     if (const agent::service_table::handler *h = _services.find(*what)) {
-        (*h)(fd, std::move(body));
-        return true;
+        (*h)(std::move(answer), std::move(body));
+        return false;
     }
-    (void)agent_io::send_reply_and_close(
-        fd, agent::reply{PMIX_ERR_NOT_SUPPORTED, std::string("no ") + agent::to_string(*what) + " service in srun", {}});
-    return true;
+    (void)answer.send(
+        agent::reply{PMIX_ERR_NOT_SUPPORTED, std::string("no ") + agent::to_string(*what) + " service in srun", {}});
+    return false;
 }
 
 }  // namespace pmixcpp

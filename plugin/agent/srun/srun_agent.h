@@ -16,6 +16,13 @@
 // (start()), not on every interface. One thread serves every connection with poll(): a slow or
 // silent peer holds nobody else up.
 //
+// An authenticated connection carries a slurmstepd's calls for as long as it keeps it open
+// (plugin/agent/stepd/agent_link.h): each request frame's id numbers its call; the handler gets
+// the call's responder (plugin/agent/proto/responder.h) and answers from a thread of its own
+// whenever it is done, while the loop reads the next requests. At most kMaxCallsPerConnection
+// calls in flight per connection (one more is answered PMIX_ERR_OUT_OF_RESOURCE); a frame begun
+// must be complete within 5 s.
+//
 // It is also the rendezvous of the step's node servers: each slurmstepd reports (node id, node
 // count, its node-transport address) on a connection it keeps open; once every node has
 // reported, each gets the full table on that connection. The addresses are signed node records
@@ -93,7 +100,7 @@ private:
     agent::service_table _services;
     std::thread _thread;
     uint32_t _rdv_nodes = 0;
-    std::map<uint32_t, std::pair<int, std::string>> _rdv;  // node id -> (connection, address)
+    std::map<uint32_t, std::pair<std::shared_ptr<agent::connection_out>, std::string>> _rdv;  // node id -> (connection, address)
     std::map<uint64_t, std::unique_ptr<conn>> _conns;
     uint64_t _next_conn = 1;
     net::listener_guard _guard;

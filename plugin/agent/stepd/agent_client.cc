@@ -1,6 +1,8 @@
 #include "agent_client.h"
 
 #include <chrono>
+#include <future>
+#include <memory>
 
 #include "../proto/agent_io.h"
 
@@ -36,11 +38,14 @@ Result<reply> call_agent(const sockaddr_storage &agent_host, uint16_t port, cons
     return r;
 }
 
-client::client(const sockaddr_storage &agent_host, uint16_t port, agent_io::call_credential_fn credential)
-    : _host(agent_host), _port(port), _credential(std::move(credential)) {
-    for (size_t l = 0; l < lane_count; ++l)
-        _lanes[l] = std::make_unique<bounded_workers>(l == lane_rendezvous ? 1 : kMaxInFlight);
-}
+client::client(const sockaddr_storage &agent_host, uint16_t port, agent_io::call_credential_fn credential,
+               call_link::options link_options)
+    : _host(agent_host), _port(port), _credential(std::move(credential)),
+      _link(
+          [this](clock_type::time_point deadline, const std::atomic<bool> *cancel) {
+              return agent_io::connect_authenticated(_host, _port, _credential, deadline, cancel);
+          },
+          link_options) {}
 
 client::~client() { shutdown(); }
 
@@ -65,15 +70,27 @@ const char *client::what_of(service s) {
 
 Result<reply> client::call_sync(service s, std::span<const uint8_t> body, int timeout_ms) {
     if (_stopping.load()) return step_ending();
-    auto r = call_agent(_host, _port, _credential, s, body, timeout_ms, &_stopping);
+    auto answer = std::make_shared<std::promise<Result<reply>>>();
+    auto got = answer->get_future();
+    call(s, std::vector<uint8_t>(body.begin(), body.end()), timeout_ms,
+         [answer](Result<reply> r) { answer->set_value(std::move(r)); });
+    auto r = got.get();  // the link answers every call: a reply, its deadline, the gate
     if (!r.ok() && _stopping.load()) return step_ending();
     return r;
 }
 
 void client::call(service s, std::vector<uint8_t> body, int timeout_ms, done_fn done) {
-    Status st = _lanes[lane_of(s)]->start(
-        [this, s, body = std::move(body), timeout_ms, done] { done(call_sync(s, body, timeout_ms)); }, what_of(s));
-    if (!st.ok()) done(st);
+    if (_stopping.load()) return done(Status(PMIX_ERR_NOT_AVAILABLE, std::string(what_of(s)) + ": the step ends"));
+    std::atomic<size_t> &count = _in_flight[lane_of(s)];
+    if (count.fetch_add(1) >= kMaxInFlight) {
+        --count;
+        return done(Status(PMIX_ERR_OUT_OF_RESOURCE, std::string("too many ") + what_of(s) +
+                                                         " in flight on this node (" + std::to_string(kMaxInFlight) + ")"));
+    }
+    _link.call(s, std::move(body), timeout_ms, [&count, done = std::move(done)](Result<reply> r) {
+        --count;
+        done(std::move(r));
+    });
 }
 
 Status client::report(const agent::report &r, int timeout_ms) {
@@ -88,11 +105,13 @@ Status client::report(const agent::report &r, int timeout_ms) {
 }
 
 void client::rendezvous(uint32_t node, uint32_t nnodes, std::string address, int timeout_ms, table_fn ready) {
-    Status st = _lanes[lane_rendezvous]->start(
+    Status st = _rendezvous.start(
         [this, node, nnodes, address = std::move(address), timeout_ms, ready] {
             auto body = encode_rendezvous({node, nnodes, address});
             if (!body.ok()) return ready(body.status());
-            auto rep = call_sync(service::rendezvous, body.value(), timeout_ms);
+            // A connection of its own: the agent keeps it until every node has reported.
+            auto rep = call_agent(_host, _port, _credential, service::rendezvous, body.value(), timeout_ms, &_stopping);
+            if (!rep.ok() && _stopping.load()) rep = step_ending();
             if (!rep.ok()) {
                 if (rep.status().code() == PMIX_ERR_TIMEOUT)
                     return ready(Status(PMIX_ERR_TIMEOUT, "rendezvous: no address table within " +
@@ -112,7 +131,8 @@ void client::rendezvous(uint32_t node, uint32_t nnodes, std::string address, int
 
 void client::shutdown() {
     _stopping = true;
-    for (auto &l : _lanes) l->close();  // each call polls the gate every 100 ms
+    _link.close(step_ending());
+    _rendezvous.close();  // the rendezvous polls the gate every 100 ms
 }
 
 }  // namespace pmixcpp::agent

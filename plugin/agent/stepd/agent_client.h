@@ -1,14 +1,17 @@
 // slurmstepd's one client of srun's agent (plugin/agent/proto/agent_proto.h). Every call of the
 // node server (allocation, spawn, the job's store, connect, fabric, cross-step), the address
 // rendezvous and the reports go through it:
-//  - call_sync(): one request on a connection of its own (connect, authenticate, send, wait for
-//    the one reply), bounded by its timeout and by the shutdown gate;
-//  - call(): the same on a worker thread, the reply handed to `done` on that thread. Workers are
-//    bounded per lane (allocation, spawn and the store, cross-step: kMaxInFlight each; the
-//    rendezvous: one): a call beyond that is answered PMIX_ERR_OUT_OF_RESOURCE at once.
-//  - shutdown(): the gate. Calls in flight see it within 100 ms and end with
-//    PMIX_ERR_JOB_CANCELED ("the step is ending"), new calls are refused
-//    (PMIX_ERR_NOT_AVAILABLE), every worker is joined. The same for every service.
+//  - call(): one request on the node's one connection to srun's agent (agent_link.h: opened on
+//    first need, authenticated once, many calls at once answered in any order, closed when idle),
+//    the reply handed to `done` on the link's I/O thread: `done` must not block. Calls are
+//    bounded per lane (allocation, spawn and the store, cross-step: kMaxInFlight each): a call
+//    beyond that is answered PMIX_ERR_OUT_OF_RESOURCE at once.
+//  - call_sync(): the same, waited for (from a thread of the caller's own, never the server's
+//    loop nor a `done`).
+//  - rendezvous() and report(): a connection of their own each, as before the link (the
+//    rendezvous waits on it for every node; a report may come after the gate closed).
+//  - shutdown(): the gate. Calls in flight end at once with PMIX_ERR_JOB_CANCELED ("the step is
+//    ending"), new calls are refused (PMIX_ERR_NOT_AVAILABLE), the I/O thread is joined.
 #pragma once
 
 #include <sys/socket.h>
@@ -24,6 +27,7 @@
 
 #include "../proto/agent_io.h"
 #include "../proto/agent_proto.h"
+#include "agent_link.h"
 #include "status.h"
 #include "workers.h"
 
@@ -35,16 +39,20 @@ public:
     using table_fn = std::function<void(Result<std::vector<std::string>>)>;
     static constexpr size_t kMaxInFlight = 256;  // per lane
 
-    // `credential` makes each call's slurmstepd credential (agent_io.h).
-    client(const sockaddr_storage &agent_host, uint16_t port, agent_io::call_credential_fn credential);
+    // `credential` makes each connection's slurmstepd credential (agent_io.h).
+    client(const sockaddr_storage &agent_host, uint16_t port, agent_io::call_credential_fn credential,
+           call_link::options link_options = {});
     ~client();  // shutdown()
     client(const client &) = delete;
     client &operator=(const client &) = delete;
 
     // One request, blocking (from a thread of the caller's own, never the server's loop).
     Result<reply> call_sync(service s, std::span<const uint8_t> body, int timeout_ms);
-    // One request on a worker; `done` runs on that thread, or at once when refused.
+    // One request on the link; `done` runs on its I/O thread (must not block), or at once when
+    // refused.
     void call(service s, std::vector<uint8_t> body, int timeout_ms, done_fn done);
+    // The link's counters (connections opened, idle closes, ...).
+    call_link::counters link_stats() const { return _link.stats(); }
 
     // Deliver a report and wait for srun's acknowledgement (bounded by timeout_ms).
     Status report(const agent::report &r, int timeout_ms = 10000);
@@ -52,7 +60,7 @@ public:
     // (index = node id) to `ready`, on a worker: returns at once.
     void rendezvous(uint32_t node, uint32_t nnodes, std::string address, int timeout_ms, table_fn ready);
 
-    // The gate (idempotent): cancel what is in flight, refuse new calls, join the workers.
+    // The gate (idempotent): cancel what is in flight, refuse new calls, join the threads.
     void shutdown();
     bool stopping() const { return _stopping.load(); }
     const std::atomic<bool> *gate() const { return &_stopping; }
@@ -66,7 +74,9 @@ private:
     uint16_t _port;
     agent_io::call_credential_fn _credential;
     std::atomic<bool> _stopping{false};
-    std::array<std::unique_ptr<bounded_workers>, lane_count> _lanes;
+    std::array<std::atomic<size_t>, lane_count> _in_flight{};
+    bounded_workers _rendezvous{1};
+    call_link _link;
 };
 
 // The blocking call itself, for a peer without a client (tests): `cancel` may be null.
