@@ -470,11 +470,13 @@ accounting_stop() { # after slurmctld: slurmdbd, then the database
 
 # ---------------------------------------------------------------- network namespaces
 # PMIXCPP_NETNS=1: node nK's slurmd runs in the network namespace <prefix>n<K> (so do the
-# slurmstepds it forks and their tasks), with eth0 = <net>.0.(K+1)/16, the far end of a veth pair
+# slurmstepds it forks and their tasks), with <net>.0.(K+1)/16 on the far end of a veth pair
 # whose near end is a port of the bridge <prefix>br (<net>.0.1/16) in the host's namespace, where
 # munged (its socket is a file: reachable from every namespace), slurmctld and srun stay.
-# Node-to-node traffic goes eth0 -> veth -> bridge -> veth -> eth0 through the kernel's IP and
-# bridge code instead of loopback. Where the kernel has netem, each node's eth0 delays what it
+# Node-to-node traffic goes veth -> bridge -> veth through the kernel's IP and bridge code
+# instead of loopback. Both ends of node K's pair are named <prefix>v<K>: the processes in the
+# namespace see the host's sysfs (start_slurmd), and UCX finds its TCP devices in
+# /sys/class/net, where the near end's name stands. Where the kernel has netem, each node's end delays what it
 # sends by PMIXCPP_NETNS_DELAY (one delay per node-to-node hop); where it has none, no delay is
 # added and start says so. Names carry slurmctld's port, so two clusters' beds do not collide;
 # what was made is recorded and stop removes exactly that (and a failed start stops).
@@ -510,20 +512,20 @@ netns_up() { # N
         ns=$(node_netns "$k") veth=${NETNS_PREFIX}v$k
         ip netns add "$ns" || fail_start "cannot create the network namespace $ns"
         netns_record ns "$ns"
-        ip link add "$veth" type veth peer name eth0 netns "$ns" && netns_record veth "$veth" &&
+        ip link add "$veth" type veth peer name "$veth" netns "$ns" && netns_record veth "$veth" &&
             ip link set "$veth" master "$br" up &&
-            ip -n "$ns" addr add "$(node_addr "$k")/16" dev eth0 &&
-            ip -n "$ns" link set eth0 up && ip -n "$ns" link set lo up ||
+            ip -n "$ns" addr add "$(node_addr "$k")/16" dev "$veth" &&
+            ip -n "$ns" link set "$veth" up && ip -n "$ns" link set lo up ||
             fail_start "cannot connect $ns to $br"
         if [ "$NETNS_DELAY" != 0 ]; then
             if [ $k = 1 ]; then
-                if err=$(ip netns exec "$ns" tc qdisc add dev eth0 root netem delay "$NETNS_DELAY" 2>&1); then
+                if err=$(ip netns exec "$ns" tc qdisc add dev "$veth" root netem delay "$NETNS_DELAY" 2>&1); then
                     delay_ok=1
                 else
                     say "netns: this kernel has no netem ($err): no per-hop delay added"
                 fi
             elif [ $delay_ok = 1 ]; then
-                ip netns exec "$ns" tc qdisc add dev eth0 root netem delay "$NETNS_DELAY" ||
+                ip netns exec "$ns" tc qdisc add dev "$veth" root netem delay "$NETNS_DELAY" ||
                     fail_start "tc netem on $ns failed"
             fi
         fi
@@ -560,7 +562,8 @@ netns_down() {
 # the slurmd of node K: in its network namespace alone (nsenter execs it: the recorded pid stays
 # slurmd's). Not `ip netns exec`: it mounts a sysfs of its own in a new mount namespace, without
 # the host's /sys/fs/cgroup, and slurmd's cgroup plugin then fails to start. In the host's sysfs
-# /sys/class/net lists the host's interfaces; the namespace's is named eth0 like the host's.
+# /sys/class/net lists the host's interfaces, among them the near end of the node's veth pair,
+# whose name its far end in the namespace bears too.
 start_slurmd() { # K
     local k=$1
     if [ "$NETNS" = 1 ]; then
