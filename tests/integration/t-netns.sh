@@ -13,7 +13,7 @@ cluster="$PMIXCPP_SRCDIR/contrib/cluster.sh"
 
 skip() { echo "  SKIP: $*"; exit 0; }
 [ "$(id -u)" = 0 ] || skip "not root: no network namespaces"
-[ -z "${PMIXCPP_CHROOT:-}" ] || skip "the namespace bed runs on the host's stack only (PMIXCPP_CHROOT set)"
+[ -z "${PMIXCPP_CHROOT:-}${PMIXCPP_IN_CHROOT:-}" ] || skip "the namespace bed runs on the host's stack only (a chroot lane)"
 command -v ip >/dev/null 2>&1 && command -v nsenter >/dev/null 2>&1 || skip "no ip or nsenter"
 probe=pxcprobe$$
 ip netns add "$probe" 2>/dev/null || skip "cannot create a network namespace here"
@@ -27,6 +27,8 @@ export PMIXCPP_FIRST_JOB_ID=$(( ${PMIXCPP_FIRST_JOB_ID:-1} + 900000 ))
 export PMIXCPP_ACCOUNTING=none PMIXCPP_NETNS=1 PMIXCPP_NETNS_NET=10.78
 prefix=pxc$PMIXCPP_SLURMCTLD_PORT
 ours() { ip netns list 2>/dev/null | grep -c "^${prefix}n"; }
+# between namespaces there is no common loopback: OpenMPI must not be held to lo
+unset OMPI_MCA_btl_tcp_if_include OMPI_MCA_oob_tcp_if_include
 main_conf=$SLURM_CONF
 trap '"$cluster" stop >/dev/null 2>&1; export SLURM_CONF=$main_conf' EXIT
 
