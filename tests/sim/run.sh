@@ -13,7 +13,10 @@
 # tests/sim/pmixcpp_sim), SIM_MODEL_LOG (validate: a model.sh output to use instead of running it),
 # SIM_MODEL_RUNS (validate: model.sh runs, default 3; medians over them),
 # SIM_ARGS (more simulator options, e.g. "--set recv_us=25"), and for validate the cluster's
-# variables as for tests/bench/model.sh (PMIXCPP_CLUSTER_DIR, SLURM_CONF, PMIXCPP_PREFIX).
+# variables as for tests/bench/model.sh (PMIXCPP_CLUSTER_DIR, SLURM_CONF, PMIXCPP_PREFIX). On a
+# PMIXCPP_NETNS=1 cluster (contrib/cluster.sh) validate measures the wire between two nodes'
+# network namespaces (sim_measure --netns) instead of loopback; SIM_LAT_US gives the one-way
+# wire latency instead (e.g. the one tests/bench/netbed.sh measured beside SIM_MODEL_LOG's runs).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../.." && pwd)
@@ -59,9 +62,21 @@ validate)
     b=$(awk "BEGIN { print ($(data2x1 16384) - $(data2x1 1024)) * 1000 / (16384 - 1024) }")
     p=$(model proc_fence_us)
     runs=$(grep -c '^MODEL' "$log")
-    lat=$("$build/tests/sim/sim_measure" | grep -o 'oneway_us [0-9.]*' | cut -d' ' -f2)
+    # the wire: loopback, or on a PMIXCPP_NETNS=1 bed node 1 to node 2 through veth and bridge
+    lat_args=() wire="loopback"
+    rec=${PMIXCPP_CLUSTER_DIR:-/tmp/pmixcpp-cluster}/netns.list
+    if [ -s "$rec" ] && [ "$(grep -c '^ns ' "$rec")" -ge 2 ]; then
+        ns1=$(awk '$1 == "ns" { print $2; exit }' "$rec") ns2=$(awk '$1 == "ns" { if (++k == 2) { print $2; exit } }' "$rec")
+        addr2=$(ip -n "$ns2" -4 -o addr show scope global | awk '{ print $4 }' | cut -d/ -f1)
+        lat_args=(--netns "$ns1" "$ns2" "$addr2") wire="netns $ns1 -> $ns2 ($addr2)"
+    fi
+    if [ -n "${SIM_LAT_US:-}" ]; then
+        lat=$SIM_LAT_US wire="given (SIM_LAT_US)"
+    else
+        lat=$("$build/tests/sim/sim_measure" "${lat_args[@]}" | grep -o 'oneway_us [0-9.]*' | cut -d' ' -f2)
+    fi
     send=$(awk "BEGIN { s = $h - $lat - $p; print (s > 0 ? s : 0) }")
-    echo "# inputs, medians of $runs model.sh runs: c=$c us (1x1), h=$h us (2x1 - c), b=$b ns/B (2x1 slope, 1-16 KiB), p=$p us (1xP slope); loopback one-way $lat us (sim_measure)"
+    echo "# inputs, medians of $runs model.sh runs: c=$c us (1x1), h=$h us (2x1 - c), b=$b ns/B (2x1 slope, 1-16 KiB), p=$p us (1xP slope); $wire one-way $lat us (sim_measure)"
     out=$("$sim" validate --preset host --set client_us="$c" --set recv_us="$p" --set proc_us="$p" \
         --set send_us="$send" --set lat_us="$lat" --set store_ns="$b" ${SIM_ARGS:-})
     echo "$out" | grep '^#'

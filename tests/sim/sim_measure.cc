@@ -6,7 +6,13 @@
 // the other as slurmstepd does (median of 2000), and the credential's length.
 // Prints "rtt_us <median> oneway_us <half> bw_MBps <rate>" and "cred_make_us .. cred_open_us ..
 // cred_bytes .. cred_overhead .."; tests/sim/run.sh feeds them to the simulator.
+// With `--netns FROM TO ADDR` (root, contrib/cluster.sh's PMIXCPP_NETNS=1 bed) the ping-pong and
+// the bulk send go from network namespace FROM to a listener in namespace TO on its address
+// ADDR (names under /run/netns): the kernel's veth and bridge path between two nodes.
+#include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
+#include <sched.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -19,6 +25,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <vector>
 
 namespace {
@@ -35,11 +42,27 @@ bool full_io(int fd, char *buf, size_t n, bool rd) {
     return true;
 }
 
+// where the listener is and the client connects to (loopback unless --netns)
+in_addr g_target{htonl(INADDR_LOOPBACK)};
+
+// this thread (the process: it has one) into the network namespace /run/netns/<name>
+bool enter_netns(const char *name) {
+    const std::string path = std::string("/run/netns/") + name;
+    int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0 || setns(fd, CLONE_NEWNET) != 0) {
+        perror(path.c_str());
+        if (fd >= 0) close(fd);
+        return false;
+    }
+    close(fd);
+    return true;
+}
+
 int listener(uint16_t *port) {
     int ls = socket(AF_INET, SOCK_STREAM, 0);
     sockaddr_in a{};
     a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_addr = g_target;
     if (ls < 0 || bind(ls, reinterpret_cast<sockaddr *>(&a), sizeof(a)) != 0 || listen(ls, 1) != 0) return -1;
     socklen_t len = sizeof(a);
     getsockname(ls, reinterpret_cast<sockaddr *>(&a), &len);
@@ -51,7 +74,7 @@ int connect_to(uint16_t port) {
     int s = socket(AF_INET, SOCK_STREAM, 0);
     sockaddr_in a{};
     a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_addr = g_target;
     a.sin_port = htons(port);
     if (s < 0 || connect(s, reinterpret_cast<sockaddr *>(&a), sizeof(a)) != 0) return -1;
     int one = 1;
@@ -102,14 +125,27 @@ int measure_munge(const char *socket) {
 }  // namespace
 
 int main(int argc, char **argv) {
-    if (argc > 1 && measure_munge(argv[1]) != 0) return 1;
+    const char *from_ns = nullptr, *to_ns = nullptr;
+    if (argc > 1 && std::strcmp(argv[1], "--netns") == 0) {
+        if (argc != 5 || inet_pton(AF_INET, argv[4], &g_target) != 1) {
+            fprintf(stderr, "usage: sim_measure [munged-socket | --netns FROM TO ADDR]\n");
+            return 2;
+        }
+        from_ns = argv[2];
+        to_ns = argv[3];
+    } else if (argc > 1 && measure_munge(argv[1]) != 0) {
+        return 1;
+    }
     const int rounds = 20000;
     uint16_t port = 0;
+    // a socket stays in the namespace it was made in: the listener in TO, the client in FROM
+    if (to_ns && !enter_netns(to_ns)) return 1;
     int ls = listener(&port);
     if (ls < 0) {
         perror("listen");
         return 1;
     }
+    if (from_ns && !enter_netns(from_ns)) return 1;
     pid_t child = fork();
     if (child == 0) {  // echo, then sink
         int c = accept(ls, nullptr, nullptr);
