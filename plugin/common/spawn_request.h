@@ -35,6 +35,10 @@ inline constexpr const char *kParentEnv = "PMIXCPP_SPAWN_PARENT";  // "<nspace>:
 // Set by the parent's server in a spawn of one app: the parent step's size (its process sets
 // across both steps, plugin/server/groups.h).
 inline constexpr const char *kParentSizeEnv = "PMIXCPP_SPAWN_PARENT_SIZE";
+// Set beside it when the parent step has other spawned steps still running: their namespaces
+// and sizes, "<nspace>:<size>[,<nspace>:<size>...]" in the order they were spawned (members of
+// the union set between the parent and the child, plugin/server/groups.h).
+inline constexpr const char *kPeersEnv = "PMIXCPP_SPAWN_PEERS";
 // How long the launcher waits for the new step to exist.
 inline constexpr int kStepStartTimeoutSec = 120;
 

@@ -192,7 +192,14 @@ void server_impl::handle_notify(connection &c, const wire::Frame &f) {
     xstep::message out;
     out.what = xstep::op::event;
     bool cross = false;
-    if (_opts.agent && reaches_other_steps(m, _step.nspace, &out.nspaces)) {
+    // A spawn's process sets are the servers' to announce to other steps (server_impl::adopt_pset_event):
+    // a client's event of that kind stays in its step.
+    const pmix_info_t *pset = (m.status == PMIX_PROCESS_SET_DEFINE || m.status == PMIX_PROCESS_SET_DELETE)
+                                  ? find_info(m.infos, PMIX_PSET_NAME)
+                                  : nullptr;
+    const bool ours = pset != nullptr && pset->value.type == PMIX_STRING && pset->value.data.string != nullptr &&
+                      strncmp(pset->value.data.string, "pmixcpp://", 10) == 0;
+    if (_opts.agent && !ours && reaches_other_steps(m, _step.nspace, &out.nspaces)) {
         wire::Writer w;
         cross = wire::encode(w, m).ok();
         out.payload = w.data();

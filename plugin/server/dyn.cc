@@ -726,6 +726,8 @@ void dyn_service::on_spawn(uint64_t conn, uint32_t rank, uint32_t request_id, st
         static_cast<uint32_t>(req.request.apps[0].maxprocs) <= kMaxSpawnPsetStep && _step.ntasks <= kMaxSpawnPsetStep) {
         child_size = static_cast<uint32_t>(req.request.apps[0].maxprocs);
         req.request.apps[0].env.push_back(std::string(spawn::kParentSizeEnv) + "=" + std::to_string(_step.ntasks));
+        if (std::string peers = _ops.spawn_peers ? _ops.spawn_peers() : std::string(); !peers.empty())
+            req.request.apps[0].env.push_back(std::string(spawn::kPeersEnv) + "=" + peers);
     }
     if (grow > 0) return grow_then_spawn(conn, rank, request_id, std::move(req), child_size, grow, grow_timeout);
     start_spawn(conn, rank, request_id, std::move(req), child_size, "");

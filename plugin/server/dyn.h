@@ -68,6 +68,9 @@ struct dyn_ops {
     // A spawn of one app succeeded: `child_size` processes in `child_nspace` (the process sets of
     // the spawn, groups.h).
     std::function<void(const std::string &child_nspace, uint32_t child_size)> spawned;
+    // The step's spawned steps still running, in spawn order (members of a new spawn's union set,
+    // groups.h), as kPeersEnv carries them to the child; "" when none. Empty = none.
+    std::function<std::string()> spawn_peers;
     // PMIX_JOB_CTRL_CHECKPOINT of local ranks: each told by the method it registered (jctrl.h).
     // Empty = checkpoint requests are refused (PMIX_ERR_NOT_SUPPORTED).
     std::function<void(const std::vector<uint32_t> &ranks)> checkpoint_local;

@@ -42,6 +42,7 @@ dyn_ops server_impl::make_dyn_ops() {
     }
     // A spawn of one app succeeded: its two process sets, here and on the step's other nodes.
     ops.spawned = [this](const std::string &child, uint32_t child_size) { spawn_psets(child, child_size, true); };
+    ops.spawn_peers = [this] { return format_spawn_peers(spawn_peers_now("")); };
     // A spawned step ended: PMIX_EVENT_JOB_END to the rank that spawned it (custom range), with
     // the child namespace as affected proc; non-default, so a default handler (OpenMPI's aborts
     // on events) does not take it.
@@ -156,19 +157,147 @@ void server_impl::spawn_psets(const std::string &child, uint32_t child_size, boo
                 if (n != _step.node_id && !node_is_lost(n)) send_node(n, node_channel::spawn_psets, w.data());
     }
     const bool define = child_size > 0;
+    // The union's peers: the step's other spawned steps still running (groups.h).
+    std::vector<spawn_peer> peers;
+    if (define) {
+        if (_spawn_peers_of.count(child)) return;  // already defined
+        peers = spawn_peers_now(child);
+        _spawn_peers_of[child] = peers;
+        _spawn_children.push_back({child, child_size});
+    } else {
+        auto it = _spawn_peers_of.find(child);
+        if (it != _spawn_peers_of.end()) {
+            peers = std::move(it->second);
+            _spawn_peers_of.erase(it);
+        }
+        std::erase_if(_spawn_children, [&child](const spawn_peer &c) { return c.nspace == child; });
+    }
     const std::vector<uint32_t> &local = _step.local_ranks();
     for (bool with_parent : {false, true}) {
         const std::string name = with_parent ? union_pset_name(child) : spawned_pset_name(child);
         std::vector<pmix_proc_t> members;
         if (define) {
-            members = spawn_pset_members(_step.nspace, _step.ntasks, child, child_size, with_parent);
+            members = spawn_pset_members(_step.nspace, _step.ntasks, child, child_size, with_parent, peers);
             if (!_groups->define_job_pset(name, members)) continue;
         } else if (!_groups->delete_job_pset(name)) {
             continue;
         }
         PMIXCPP_LOG_VERBOSE("%s: process set %s %s", _step.nspace.c_str(), name.c_str(), define ? "defined" : "deleted");
         if (!local.empty()) raise_pset_event(name, members, define, local.front());
+        if (broadcast && !peers.empty()) pset_to_peers(name, members, define, peers);
     }
+}
+
+std::vector<spawn_peer> server_impl::spawn_peers_now(const std::string &child) const {
+    std::vector<spawn_peer> peers;
+    uint64_t total = 0;
+    for (const auto &c : _spawn_children) {
+        if (c.nspace == child) continue;
+        peers.push_back(c);
+        total += c.size;
+    }
+    if (peers.size() > kMaxSpawnPeers || total > kMaxSpawnPsetStep) {
+        PMIXCPP_LOG_WARNING("%s: %zu spawned steps of %llu processes running: a new spawn's union set names none of them",
+                            _step.nspace.c_str(), peers.size(), static_cast<unsigned long long>(total));
+        peers.clear();
+    }
+    return peers;
+}
+
+// PMIX_PROCESS_SET_DEFINE / _DELETE to every process of the peers (range custom: their
+// namespaces), through the job's cross-step relay; each peer's servers define the set too
+// (adopt_pset_event) and raise the event to their local processes.
+void server_impl::pset_to_peers(const std::string &name, const std::vector<pmix_proc_t> &members, bool defined,
+                                const std::vector<spawn_peer> &peers) {
+    if (!_opts.agent || !_xstep) return;
+    wire::event_notification ev;
+    ev.status = defined ? PMIX_PROCESS_SET_DEFINE : PMIX_PROCESS_SET_DELETE;
+    ev.range = PMIX_RANGE_CUSTOM;
+    memcpy(ev.source.nspace, _step.nspace.c_str(), std::min(_step.nspace.size(), size_t(PMIX_MAX_NSLEN)));
+    ev.source.rank = _step.local_ranks().empty() ? 0 : _step.local_ranks().front();
+    std::vector<pmix_proc_t> range;
+    xstep::message out;
+    out.what = xstep::op::event;
+    for (const auto &p : peers) {
+        pmix_proc_t all{};
+        memcpy(all.nspace, p.nspace.c_str(), std::min(p.nspace.size(), size_t(PMIX_MAX_NSLEN)));
+        all.rank = PMIX_RANK_WILDCARD;
+        range.push_back(all);
+        out.nspaces.push_back(p.nspace);
+    }
+    std::vector<pmix_info_t> infos;
+    infos.push_back(make_info(PMIX_PSET_NAME, name.c_str(), PMIX_STRING));
+    pmix_data_array_t da{};
+    da.type = PMIX_PROC;
+    if (defined) {
+        da.size = members.size();
+        da.array = const_cast<pmix_proc_t *>(members.data());
+        pmix_data_array_t *dp = &da;
+        infos.push_back(make_info(PMIX_PSET_MEMBERS, dp, PMIX_DATA_ARRAY));
+    }
+    pmix_data_array_t ra{};
+    ra.type = PMIX_PROC;
+    ra.size = range.size();
+    ra.array = range.data();
+    pmix_data_array_t *rp = &ra;
+    infos.push_back(make_info(PMIX_EVENT_CUSTOM_RANGE, rp, PMIX_DATA_ARRAY));
+    bool yes = true;
+    infos.push_back(make_info(PMIX_EVENT_NON_DEFAULT, &yes, PMIX_BOOL));
+    ev.infos = to_array(infos);
+    if (ev.infos.size() == 0) return;
+    wire::Writer w;
+    if (!wire::encode(w, ev).ok()) return;
+    out.payload = w.data();
+    _xstep->send(std::move(out), "process set");
+}
+
+void server_impl::adopt_pset_event(std::span<const uint8_t> payload) {
+    wire::event_notification ev;
+    if (!wire::decode_payload(payload, &ev).ok()) return;
+    if (ev.status != PMIX_PROCESS_SET_DEFINE && ev.status != PMIX_PROCESS_SET_DELETE) return;
+    const pmix_info_t *ni = find_info(ev.infos, PMIX_PSET_NAME);
+    if (ni == nullptr || ni->value.type != PMIX_STRING || ni->value.data.string == nullptr) return;
+    const std::string name = ni->value.data.string;
+    // only a spawn's sets of this job, from another step's server
+    const std::string job_prefix = "slurm." + std::to_string(_step.job_id) + ".";
+    const std::string src(ev.source.nspace, strnlen(ev.source.nspace, PMIX_MAX_NSLEN + 1));
+    std::string child;
+    bool is_union = false;
+    for (const char *prefix : {"pmixcpp://union/", "pmixcpp://spawned/"})
+        if (name.rfind(prefix, 0) == 0) {
+            child = name.substr(strlen(prefix));
+            is_union = prefix[10] == 'u';
+        }
+    if (child.rfind(job_prefix, 0) != 0 || src.rfind(job_prefix, 0) != 0 || src == _step.nspace) return;
+    if (ev.status == PMIX_PROCESS_SET_DELETE) {
+        auto it = _adopted_sets.find(name);
+        if (it == _adopted_sets.end()) return;  // only what was adopted
+        _adopted_procs -= it->second;
+        _adopted_sets.erase(it);
+        _groups->delete_job_pset(name);
+        PMIXCPP_LOG_VERBOSE("%s: process set %s of step %s deleted", _step.nspace.c_str(), name.c_str(), src.c_str());
+        return;
+    }
+    const pmix_info_t *mi = find_info(ev.infos, PMIX_PSET_MEMBERS);
+    std::vector<pmix_proc_t> members = mi ? procs_of(mi->value) : std::vector<pmix_proc_t>{};
+    // the union names our processes; the spawned set the children only (we asked for them)
+    bool ours = false, children_only = !members.empty();
+    for (const auto &p : members) {
+        ours = ours || strncmp(p.nspace, _step.nspace.c_str(), PMIX_MAX_NSLEN) == 0;
+        children_only = children_only && strncmp(p.nspace, child.c_str(), PMIX_MAX_NSLEN) == 0;
+    }
+    if (is_union ? !ours : !children_only) return;
+    if (_adopted_procs + members.size() > kMaxAdoptedPsetProcs) {
+        PMIXCPP_LOG_WARNING("%s: process set %s of step %s not defined here: %zu members of other steps' sets already",
+                            _step.nspace.c_str(), name.c_str(), src.c_str(), _adopted_procs);
+        return;
+    }
+    const size_t n = members.size();
+    if (!_groups->define_job_pset(name, std::move(members))) return;
+    _adopted_procs += n;
+    _adopted_sets[name] = n;
+    PMIXCPP_LOG_VERBOSE("%s: process set %s of step %s defined (%zu members)", _step.nspace.c_str(), name.c_str(),
+                        src.c_str(), n);
 }
 
 void server_impl::raise_pset_event(const std::string &name, const std::vector<pmix_proc_t> &members, bool defined,
@@ -349,7 +478,10 @@ xstep_relay_ops server_impl::make_xstep_ops() {
         if (_rank_state[rank] == rank_state::finalized) return "finalized";
         return {};
     };
-    o.event = [this](std::span<const uint8_t> payload) { return _events->from_remote(payload); };
+    o.event = [this](std::span<const uint8_t> payload) {
+        adopt_pset_event(payload);
+        return _events->from_remote(payload);
+    };
     o.job_control = [this](const std::vector<uint32_t> &ranks, int signal, bool terminate) {
         _dyn->job_control_of_other_step(ranks, signal, terminate);
     };

@@ -95,7 +95,8 @@ std::string spawned_pset_name(const std::string &child_nspace) { return "pmixcpp
 std::string union_pset_name(const std::string &child_nspace) { return "pmixcpp://union/" + child_nspace; }
 
 std::vector<pmix_proc_t> spawn_pset_members(const std::string &parent_nspace, uint32_t parent_size,
-                                            const std::string &child_nspace, uint32_t child_size, bool with_parent) {
+                                            const std::string &child_nspace, uint32_t child_size, bool with_parent,
+                                            const std::vector<spawn_peer> &peers) {
     std::vector<pmix_proc_t> out;
     auto add = [&out](const std::string &ns, uint32_t n) {
         for (uint32_t r = 0; r < n; ++r) {
@@ -105,8 +106,51 @@ std::vector<pmix_proc_t> spawn_pset_members(const std::string &parent_nspace, ui
             out.push_back(p);
         }
     };
-    if (with_parent) add(parent_nspace, parent_size);
+    if (with_parent) {
+        add(parent_nspace, parent_size);
+        for (const auto &p : peers) add(p.nspace, p.size);
+    }
     add(child_nspace, child_size);
+    return out;
+}
+
+std::optional<std::vector<spawn_peer>> parse_spawn_peers(const std::string &value, const std::string &job_prefix,
+                                                         const std::string &parent, const std::string &child) {
+    std::vector<spawn_peer> out;
+    if (value.empty()) return out;
+    uint64_t total = 0;
+    size_t at = 0;
+    while (at <= value.size()) {
+        size_t end = value.find(',', at);
+        if (end == std::string::npos) end = value.size();
+        const std::string item = value.substr(at, end - at);
+        const size_t colon = item.rfind(':');
+        if (colon == std::string::npos || out.size() >= kMaxSpawnPeers) return std::nullopt;
+        spawn_peer p;
+        p.nspace = item.substr(0, colon);
+        const std::string n = item.substr(colon + 1);
+        if (n.empty() || n.size() > 9 || n.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+        const unsigned long size = strtoul(n.c_str(), nullptr, 10);
+        // "slurm.<job>.<step>": this job's, a step number of digits
+        const std::string step = p.nspace.size() > job_prefix.size() ? p.nspace.substr(job_prefix.size()) : "";
+        if (p.nspace.rfind(job_prefix, 0) != 0 || step.empty() || step.size() > 10 ||
+            step.find_first_not_of("0123456789") != std::string::npos || p.nspace.size() > PMIX_MAX_NSLEN ||
+            p.nspace == parent || p.nspace == child || size == 0 || size > kMaxSpawnPsetStep)
+            return std::nullopt;
+        for (const auto &q : out)
+            if (q.nspace == p.nspace) return std::nullopt;
+        total += size;
+        if (total > kMaxSpawnPsetStep) return std::nullopt;
+        p.size = static_cast<uint32_t>(size);
+        out.push_back(std::move(p));
+        at = end + 1;
+    }
+    return out;
+}
+
+std::string format_spawn_peers(const std::vector<spawn_peer> &peers) {
+    std::string out;
+    for (const auto &p : peers) out += (out.empty() ? "" : ",") + p.nspace + ":" + std::to_string(p.size);
     return out;
 }
 
@@ -131,6 +175,7 @@ void group_service::define_spawned_step_psets() {
     };
     auto parent = env(spawn::kParentEnv);
     auto size = env(spawn::kParentSizeEnv);
+    auto peers_value = env(spawn::kPeersEnv);
     if (!parent || !size) return;
     // The environment is the user's: "<nspace>:<rank>" of a step of this job, a size in
     // 1..kMaxSpawnPsetStep.
@@ -145,9 +190,15 @@ void group_service::define_spawned_step_psets() {
                             spawn::kParentEnv, spawn::kParentSizeEnv, parent->c_str(), size->c_str());
         return;
     }
+    auto peers = parse_spawn_peers(peers_value.value_or(""), job_prefix, pns, _step.nspace);
+    if (!peers) {
+        PMIXCPP_LOG_WARNING("%s: no process sets of the spawn: bad %s (%s)", _step.nspace.c_str(), spawn::kPeersEnv,
+                            peers_value->c_str());
+        return;
+    }
     define_job_pset(spawned_pset_name(_step.nspace), spawn_pset_members(pns, 0, _step.nspace, _step.ntasks, false));
     define_job_pset(union_pset_name(_step.nspace),
-                    spawn_pset_members(pns, static_cast<uint32_t>(n), _step.nspace, _step.ntasks, true));
+                    spawn_pset_members(pns, static_cast<uint32_t>(n), _step.nspace, _step.ntasks, true, *peers));
 }
 
 std::vector<pmix_proc_t> group_service::members_of(const std::string &name) const {

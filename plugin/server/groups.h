@@ -33,10 +33,14 @@
 //
 // Sets across steps (a spawn's): when a step spawns one app, the parent step and the child step
 // both define two sets, known on every node of both: spawned_pset_name(child) = the children, and
-// union_pset_name(child) = every rank of the parent step followed by the children. The parent's
-// servers define them when the spawn succeeds (the spawner's node tells the others) and delete
-// them when the child step has ended; the child's from its environment (spawn::kParentEnv and
-// kParentSizeEnv, set by the parent's server).
+// union_pset_name(child) = every rank of the parent step, then every rank of the parent's earlier
+// spawned steps still running ("peers", in the order they were spawned: a program that grows in
+// steps spawns from a communicator over all of them), then the children. The parent's servers
+// define them when the spawn succeeds (the spawner's node tells the others, and the peers'
+// servers through the job's cross-step relay: a PMIX_PROCESS_SET_DEFINE event of the parent's
+// server, which defines them there too) and delete them when the child step has ended; the
+// child's from its environment (spawn::kParentEnv, kParentSizeEnv and kPeersEnv, set by the
+// parent's server).
 #pragma once
 
 #include <cstdint>
@@ -88,9 +92,28 @@ inline constexpr uint32_t kMaxSpawnPsetStep = 1u << 16;
 // The names of a spawn's two sets (see above).
 std::string spawned_pset_name(const std::string &child_nspace);
 std::string union_pset_name(const std::string &child_nspace);
-// The members of both: the parent's ranks 0..parent_size-1, then the child's 0..child_size-1.
+// A running spawned step of the parent: a member of the later spawns' union sets.
+struct spawn_peer {
+    std::string nspace;
+    uint32_t size = 0;
+    bool operator==(const spawn_peer &) const = default;
+};
+// At most this many peers in a union set, and kMaxSpawnPsetStep processes of them in all.
+inline constexpr size_t kMaxSpawnPeers = 64;
+// A step's servers hold at most this many members of the sets other steps' servers defined for it
+// (the peers' side of a union, 260 bytes each).
+inline constexpr size_t kMaxAdoptedPsetProcs = 4 * size_t(kMaxSpawnPsetStep);
+// The members of both: the parent's ranks 0..parent_size-1 and then every rank of each peer
+// (with_parent: the union), then the child's 0..child_size-1.
 std::vector<pmix_proc_t> spawn_pset_members(const std::string &parent_nspace, uint32_t parent_size,
-                                            const std::string &child_nspace, uint32_t child_size, bool with_parent);
+                                            const std::string &child_nspace, uint32_t child_size, bool with_parent,
+                                            const std::vector<spawn_peer> &peers = {});
+// kPeersEnv's value as spawn_pset_members takes it; "" is none. Every namespace a step of the job
+// (`job_prefix`, "slurm.<job>."), none twice nor `parent` or `child`, sizes 1..kMaxSpawnPsetStep,
+// kMaxSpawnPsetStep in all, at most kMaxSpawnPeers: else nullopt.
+std::optional<std::vector<spawn_peer>> parse_spawn_peers(const std::string &value, const std::string &job_prefix,
+                                                         const std::string &parent, const std::string &child);
+std::string format_spawn_peers(const std::vector<spawn_peer> &peers);
 
 struct group_pset {
     std::vector<uint32_t> ranks;
@@ -126,8 +149,8 @@ public:
     // a heterogeneous step; the lines of --multi-prog), named "<nspace>.app<N>".
     void define_step_psets();
 
-    // A spawned step's two sets, from its environment (spawn::kParentEnv, kParentSizeEnv); nothing
-    // when they are absent or malformed (logged).
+    // A spawned step's two sets, from its environment (spawn::kParentEnv, kParentSizeEnv,
+    // kPeersEnv); nothing when they are absent or malformed (logged).
     void define_spawned_step_psets();
     // Define (true: it is new) a set whose members may be of several steps.
     bool define_job_pset(const std::string &name, std::vector<pmix_proc_t> members);

@@ -530,6 +530,21 @@ private:
     std::unique_ptr<group_service> _groups;  // PMIx groups and the process sets they define (groups.h)
     group_ops make_group_ops();
     void spawn_psets(const std::string &child, uint32_t child_size, bool broadcast);
+    // The step's spawned steps still running (one app each), in spawn order, and the peers each
+    // one's union set named (groups.h); the same on every node of the step.
+    std::vector<spawn_peer> _spawn_children;
+    std::map<std::string, std::vector<spawn_peer>> _spawn_peers_of;
+    // The peers of a new spawn: the running children, none when beyond kMaxSpawnPeers or
+    // kMaxSpawnPsetStep processes (logged).
+    std::vector<spawn_peer> spawn_peers_now(const std::string &child) const;
+    // A spawn's set defined or deleted: tell the peers' servers (the job's cross-step relay).
+    void pset_to_peers(const std::string &name, const std::vector<pmix_proc_t> &members, bool defined,
+                       const std::vector<spawn_peer> &peers);
+    // A PMIX_PROCESS_SET_DEFINE / _DELETE of a spawn's set from another step's server, whose
+    // members include ours: define or delete it here too (bounded: kMaxAdoptedPsetProcs).
+    void adopt_pset_event(std::span<const uint8_t> payload);
+    size_t _adopted_procs = 0;
+    std::map<std::string, size_t> _adopted_sets;  // name -> members
     // PMIX_PROCESS_SET_DEFINE (with the members) or _DELETE of `name`, raised as from local rank
     // `from`; non-default. To this node's processes (range LOCAL), or with `members_only` to this
     // node's members of the set alone (range CUSTOM over them): a group's set concerns its members,

@@ -443,6 +443,59 @@ TEST(Groups, ASpawnedStepDefinesTheSpawnsTwoSetsFromItsEnvironment) {
     }
 }
 
+TEST(Groups, ASpawnOfAGrownJobNamesTheRunningSpawnedStepsInItsUnion) {
+    // The parent slurm.7.0 (2 ranks) spawned slurm.7.1 (2 ranks), still running; now slurm.7.2
+    // (4 ranks) from a communicator over both: the union is 7.0, then 7.1, then 7.2.
+    step_info s;
+    s.nspace = "slurm.7.2";
+    s.job_id = 7;
+    s.ntasks = 4;
+    s.node_names = {"n0"};
+    s.node_ranks = {{0, 1, 2, 3}};
+    s.job_env = {"PMIXCPP_SPAWN_PARENT=slurm.7.0:0", "PMIXCPP_SPAWN_PARENT_SIZE=2",
+                 "PMIXCPP_SPAWN_PEERS=slurm.7.1:2"};
+    group_service g(s, {0, 0, 0, 0}, group_ops{}, 300);
+    g.define_spawned_step_psets();
+    ASSERT_EQ(g.job_psets().size(), 2u);
+    EXPECT_EQ(g.job_psets().at(spawned_pset_name("slurm.7.2")).size(), 4u);
+    const auto &all = g.job_psets().at(union_pset_name("slurm.7.2"));
+    ASSERT_EQ(all.size(), 8u);
+    EXPECT_STREQ(all[1].nspace, "slurm.7.0");
+    EXPECT_STREQ(all[2].nspace, "slurm.7.1");
+    EXPECT_EQ(all[3].rank, 1u);
+    EXPECT_STREQ(all[4].nspace, "slurm.7.2");
+    EXPECT_EQ(all[7].rank, 3u);
+
+    // The parent's side computes the same members.
+    auto same = spawn_pset_members("slurm.7.0", 2, "slurm.7.2", 4, true, {{"slurm.7.1", 2}});
+    ASSERT_EQ(same.size(), all.size());
+    for (size_t i = 0; i < same.size(); ++i) {
+        EXPECT_STREQ(same[i].nspace, all[i].nspace);
+        EXPECT_EQ(same[i].rank, all[i].rank);
+    }
+    EXPECT_EQ(format_spawn_peers({{"slurm.7.1", 2}, {"slurm.7.4", 8}}), "slurm.7.1:2,slurm.7.4:8");
+    auto two = parse_spawn_peers("slurm.7.1:2,slurm.7.4:8", "slurm.7.", "slurm.7.0", "slurm.7.5");
+    ASSERT_TRUE(two.has_value());
+    EXPECT_EQ(*two, (std::vector<spawn_peer>{{"slurm.7.1", 2}, {"slurm.7.4", 8}}));
+    EXPECT_TRUE(parse_spawn_peers("", "slurm.7.", "slurm.7.0", "slurm.7.5")->empty());
+
+    // The environment is the user's: another job's step, the parent or the child itself, one
+    // twice, a step that is no number, sizes that are no number, zero, too large (alone or in
+    // all), too many peers, or no size define no sets at all.
+    std::string many;
+    for (int i = 10; i < 10 + int(kMaxSpawnPeers) + 1; ++i) many += (many.empty() ? "" : ",") + ("slurm.7." + std::to_string(i) + ":1");
+    for (const std::string &bad : std::vector<std::string>{
+             "slurm.8.1:2", "slurm.7.0:2", "slurm.7.2:2", "slurm.7.1:2,slurm.7.1:2", "slurm.7.x:2", "slurm.7.:2",
+             "slurm.7.1:2x", "slurm.7.1:0", "slurm.7.1:65537", "slurm.7.1:40000,slurm.7.3:40000", "slurm.7.1",
+             "slurm.7.1:", ",", "slurm.7.1:2,", many}) {
+        EXPECT_FALSE(parse_spawn_peers(bad, "slurm.7.", "slurm.7.0", "slurm.7.2").has_value()) << bad;
+        s.job_env = {"PMIXCPP_SPAWN_PARENT=slurm.7.0:0", "PMIXCPP_SPAWN_PARENT_SIZE=2", "PMIXCPP_SPAWN_PEERS=" + bad};
+        group_service none(s, {0, 0, 0, 0}, group_ops{}, 300);
+        none.define_spawned_step_psets();
+        EXPECT_TRUE(none.job_psets().empty()) << bad;
+    }
+}
+
 TEST(Groups, BootstrapLearnsTheMembershipFromTheLeaders) {
     cluster c;
     // Leaders 1 (node 0) and 4 (node 2); 1 names 2 and 3, 4 names 5; rank 0 stays out.
