@@ -71,7 +71,8 @@ blocker=$(sbatch --parsable -N5 --exclusive -t 10 -o /dev/null --wrap 'sleep 600
 for _ in $(seq 30); do [ "$(squeue -h -j "$blocker" -o %T)" = RUNNING ] && break; sleep 1; done
 expect_eq "the other 5 nodes are held" RUNNING "$(squeue -h -j "$blocker" -o %T)"
 run_job "" "extend 2 4;two-phase 2 4;grow-spawn 2 4 /usr/bin/printenv SLURMD_NODENAME;SLURM_PMIXCPP_ALLOCTIMEOUT=3 extend 2 0;SLURM_PMIXCPP_ALLOCTIMEOUT=3 new 2 0 0" -N1 --exclusive
-# The job's time limit while a grow waits: root shortens it to 1 minute (under 60 s left): the
+# The job's time limit while a grow waits: root shortens it to 3 minutes (the pending helper job's
+# limit is lowered to the 2 whole minutes left), then to 1 minute (under 60 s left): the
 # pending request is refused and its helper job cancelled at once, long before its own timeout.
 o="$work/out.limit"
 touch "$o"
@@ -83,6 +84,19 @@ for _ in $(seq 60); do
     sleep 0.5
 done
 expect_eq "time limit: the grow is pending in Slurm" 1 "$pend"
+# First root shortens the job to 3 minutes: the pending helper job's limit follows it (lowered to
+# the job's whole minutes left, 2) within the bridge's next checks, and the grow stays pending.
+helper=$(squeue -h -u root -t PD -o '%i %j' | awk -v j="$jid_limit" 'index($2, "pmixcpp-expand." j ".") == 1 {print $1; exit}')
+limit_before=$(squeue -h -j "$helper" -o %l 2>/dev/null)
+scontrol update JobId="$jid_limit" TimeLimit=3
+limit_after=""
+for _ in $(seq 50); do
+    limit_after=$(squeue -h -j "$helper" -o %l 2>/dev/null)
+    [ "$limit_after" = "2:00" ] && break
+    sleep 0.1
+done
+expect_eq "time limit: a pending grow's Slurm job follows the job's shorter limit ($limit_before, job now 3 min)" "2:00" "$limit_after"
+expect_eq "time limit: the grow is still pending" PENDING "$(squeue -h -j "$helper" -o %T 2>/dev/null)"
 t_limit=$(date +%s%N)
 scontrol update JobId="$jid_limit" TimeLimit=1
 # how long until the helper job is gone from Slurm
