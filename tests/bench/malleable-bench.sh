@@ -14,6 +14,10 @@
 #           launch (RESTART-MS)
 # Prints every run's line, then medians and ranges in ms.
 # usage: tests/bench/malleable-bench.sh
+# On the Debian 13 stack (after contrib/test-debian13.sh has built _install13), from the checkout:
+#   contrib/debian13-root.sh run bash -c 'export PMIXCPP_PREFIX=$PWD/_install13
+#     PMIXCPP_PLUGIN_DIR=$PWD/_install13/lib/slurm; contrib/cluster.sh restart 8 >/dev/null &&
+#     eval "$(contrib/cluster.sh env)" && tests/bench/malleable-bench.sh; contrib/cluster.sh stop'
 set -uo pipefail
 src=$(cd "$(dirname "$0")/../.." && pwd)
 : "${PMIXCPP_PREFIX:?set PMIXCPP_PREFIX}"
