@@ -16,15 +16,25 @@ if cc -O1 -o "$work/native_group_leave" "$progs/native_group_leave.c" $(pkg-conf
 else
     fail "cc native_group_leave: $(cat "$work/cc.err")"; t_done; exit 0
 fi
+# OpenPMIx 5.0 to 6.1's own PMIx_Group_leave crashes in the client whenever it is in any group,
+# whatever the server answers: PMIx_Group_leave_nb never sets the tracker's group name, and the
+# reply's callback (destruct_cbfunc) compares that NULL name with each group's. 4.2's and 7.0's
+# clients do not. There only our library's row runs.
+case $(pkg-config --modversion pmix) in
+    5.* | 6.*) native_rows="" ;;
+    *) native_rows="2 4,1 3" ;;
+esac
+[ -n "$native_rows" ] || echo "  SKIP: OpenPMIx $(pkg-config --modversion pmix)'s PMIx_Group_leave crashes in its own client (a NULL group name in its reply callback): its rows are not run"
 export SLURM_PMIXCPP_CLIENTLIB=native
-for shape in "2 4" "1 3"; do
+IFS=, read -r -a shapes <<< "$native_rows"
+for shape in "${shapes[@]}"; do
     set -- $shape
     run_srun 90 --mpi=pmixcpp -N"$1" -n"$2" "$work/native_group_leave"
     expect_eq "-N$1 -n$2: exit status" 0 "$rc"
     expect_eq "-N$1 -n$2: every rank passed (the leaver and the members that destructed without it)" "$2" \
         "$(echo "$out" | grep -c '^LEAVE-OK rank')"
     expect_eq "-N$1 -n$2: leaving a group one is not in fails at every rank" "$2" \
-        "$(echo "$out" | grep -c 'leaving a group it is not in: NOT-FOUND')"
+        "$(echo "$out" | grep -Ec 'leaving a group it is not in: (NOT-FOUND|PMIX_ERR_NOT_FOUND)')"
     echo "$out" | grep 'LEAVE-FAIL' | head -3 | sed 's/^/    /'
 done
 # The same program on pmixcpp's own library: its members drop the leaver the same way.
