@@ -18,7 +18,13 @@ PMIXCPP_SLURM_DEBUG=debug PMIXCPP_NODE_ADDRS=distinct PMIXCPP_SLURM_CONF_EXTRA="
     "$PMIXCPP_SRCDIR/contrib/cluster.sh" restart 4 >/dev/null 2>&1 || fail "cluster restart with reserved ports"
 eval "$("$PMIXCPP_SRCDIR/contrib/cluster.sh" env)"
 logs="$PMIXCPP_CLUSTER_DIR/log"
-restore() { "$PMIXCPP_SRCDIR/contrib/cluster.sh" restart >/dev/null 2>&1 || fail "cluster restart without reserved ports"; }
+# Slurm 22.05 reserves ports for every step once MpiParams sets them; 24.11 only for a step that
+# asks (srun --resv-ports, or SLURM_RESV_PORTS in its environment).
+export SLURM_RESV_PORTS=1
+restore() {
+    unset SLURM_RESV_PORTS
+    "$PMIXCPP_SRCDIR/contrib/cluster.sh" restart >/dev/null 2>&1 || fail "cluster restart without reserved ports"
+}
 
 # per-node: how many slurmd logs (of the 4) since MARK say REGEX
 nodes_saying() { logs_since "$1" | grep -c -- "$2"; }
