@@ -424,10 +424,17 @@ void router::flush(uint32_t node) {
     auto body = encode_items(items);
     Status st = body.ok() ? fd.send_encoded(reply_bytes(PMIX_SUCCESS, {}, std::move(body.value())))
                           : body.status();
-    if (!body.ok()) fd.reset();  // its call is failed
-    if (!st.ok())
+    if (!body.ok()) {
+        fd.reset();  // its call is failed
         PMIXCPP_LOG_ERROR("%s: %zu cross-step message(s) for node %u lost: %s", _nspace.c_str(), items.size(), node,
                           st.message().c_str());
+    } else if (!st.ok()) {
+        // The node's slurmstepd closed its connection while its inbox call waited: its part of
+        // the step ended (a message that crossed a step's end, e.g. the deletion of a set the
+        // two steps shared), or its link broke and it asks again. Nothing to deliver it to.
+        PMIXCPP_LOG_VERBOSE("%s: %zu cross-step message(s) for node %u not delivered: %s", _nspace.c_str(),
+                            items.size(), node, st.message().c_str());
+    }
 }
 
 void router::run() {
