@@ -66,15 +66,6 @@ bool same_proc(const pmix_proc_t &a, const pmix_proc_t &b) {
 
 
 
-pmix_info_t membership_info(const char *key, const std::vector<pmix_proc_t> &procs) {
-    pmix_data_array_t da{};
-    da.type = PMIX_PROC;
-    da.size = procs.size();
-    da.array = const_cast<pmix_proc_t *>(procs.data());
-    pmix_data_array_t *p = &da;
-    return make_info(key, p, PMIX_DATA_ARRAY);
-}
-
 // Raise an event for this process's own handlers: those registered for its code (not the
 // default handlers, often error handlers).
 void local_event(pmix_status_t code, const pmix_proc_t &source, std::vector<pmix_info_t> infos) {
@@ -206,7 +197,7 @@ Status send_group(Client &c, role r, const std::string &name, std::vector<pmix_p
                 size_t cid = static_cast<size_t>(rep.context_id);
                 results.push_back(make_info(PMIX_GROUP_CONTEXT_ID, &cid, PMIX_SIZE));
             }
-            results.push_back(membership_info(PMIX_GROUP_MEMBERSHIP, joined));
+            results.push_back(procs_info(PMIX_GROUP_MEMBERSHIP, joined));
             // The events of the outcome, for this process's own handlers.
             auto base = [&](std::vector<pmix_info_t> extra) {
                 extra.insert(extra.begin(), make_info(PMIX_GROUP_ID, name.c_str(), PMIX_STRING));
@@ -225,7 +216,7 @@ Status send_group(Client &c, role r, const std::string &name, std::vector<pmix_p
                     local_event(PMIX_GROUP_MEMBER_FAILED, p, base({make_info(PMIX_EVENT_AFFECTED_PROC, &p, PMIX_PROC)}));
             } else if (r == role::join_accept) {
                 std::vector<pmix_info_t> extra;
-                extra.push_back(membership_info(PMIX_GROUP_MEMBERSHIP, joined));
+                extra.push_back(procs_info(PMIX_GROUP_MEMBERSHIP, joined));
                 if (rep.context_id != 0) {
                     size_t cid = static_cast<size_t>(rep.context_id);
                     extra.push_back(make_info(PMIX_GROUP_CONTEXT_ID, &cid, PMIX_SIZE));
@@ -313,8 +304,8 @@ Status start_invite(Client &c, const char *grp, const pmix_proc_t procs[], size_
     if (!invitees.empty()) {
         std::vector<pmix_info_t> ev;
         ev.push_back(make_info(PMIX_GROUP_ID, grp, PMIX_STRING));
-        ev.push_back(membership_info(PMIX_EVENT_CUSTOM_RANGE, invitees));
-        ev.push_back(membership_info(PMIX_GROUP_MEMBERSHIP, members));
+        ev.push_back(procs_info(PMIX_EVENT_CUSTOM_RANGE, invitees));
+        ev.push_back(procs_info(PMIX_GROUP_MEMBERSHIP, members));
         bool t = true;
         ev.push_back(make_info(PMIX_EVENT_NON_DEFAULT, &t, PMIX_BOOL));
         InfoArray a = to_array(ev);
@@ -363,7 +354,7 @@ Status do_leave(Client &c, const char *grp) {
     if (others.empty()) return Status::success();
     std::vector<pmix_info_t> ev;
     ev.push_back(make_info(PMIX_GROUP_ID, grp, PMIX_STRING));
-    ev.push_back(membership_info(PMIX_EVENT_CUSTOM_RANGE, others));
+    ev.push_back(procs_info(PMIX_EVENT_CUSTOM_RANGE, others));
     pmix_proc_t self = c.self();
     ev.push_back(make_info(PMIX_EVENT_AFFECTED_PROC, &self, PMIX_PROC));
     bool yes = true;

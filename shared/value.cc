@@ -842,6 +842,15 @@ Status info_array_copy(const pmix_info_t *src, size_t count, InfoArray *out) {
     return Status::success();
 }
 
+pmix_info_t procs_info(const char *key, const std::vector<pmix_proc_t> &procs) {
+    pmix_data_array_t da{};
+    da.type = PMIX_PROC;
+    da.size = procs.size();
+    da.array = const_cast<pmix_proc_t *>(procs.data());
+    pmix_data_array_t *p = &da;
+    return make_info(key, p, PMIX_DATA_ARRAY);
+}
+
 std::vector<pmix_proc_t> procs_of(const pmix_value_t &v) {
     std::vector<pmix_proc_t> out;
     if (v.type == PMIX_PROC && v.data.proc != nullptr) {

@@ -172,6 +172,8 @@ bool info_flag(const pmix_info_t *infos, size_t count, const char *key);
 inline bool info_flag(const InfoArray &a, const char *key) { return info_flag(a.data(), a.size(), key); }
 // An info with `key` and the value value_load makes of `data` (PMIX_UNDEF if it cannot).
 pmix_info_t make_info(const char *key, const void *data, pmix_data_type_t type);
+// An info whose value is the procs as a PMIX_DATA_ARRAY of PMIX_PROC (copied).
+pmix_info_t procs_info(const char *key, const std::vector<pmix_proc_t> &procs);
 // The infos as one array; their contents move into it (`infos` ends empty). Out of memory: the
 // infos are destructed and the array is empty.
 InfoArray to_array(std::vector<pmix_info_t> &infos);

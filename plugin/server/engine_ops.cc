@@ -227,20 +227,8 @@ void server_impl::pset_to_peers(const std::string &name, const std::vector<pmix_
     }
     std::vector<pmix_info_t> infos;
     infos.push_back(make_info(PMIX_PSET_NAME, name.c_str(), PMIX_STRING));
-    pmix_data_array_t da{};
-    da.type = PMIX_PROC;
-    if (defined) {
-        da.size = members.size();
-        da.array = const_cast<pmix_proc_t *>(members.data());
-        pmix_data_array_t *dp = &da;
-        infos.push_back(make_info(PMIX_PSET_MEMBERS, dp, PMIX_DATA_ARRAY));
-    }
-    pmix_data_array_t ra{};
-    ra.type = PMIX_PROC;
-    ra.size = range.size();
-    ra.array = range.data();
-    pmix_data_array_t *rp = &ra;
-    infos.push_back(make_info(PMIX_EVENT_CUSTOM_RANGE, rp, PMIX_DATA_ARRAY));
+    if (defined) infos.push_back(procs_info(PMIX_PSET_MEMBERS, members));
+    infos.push_back(procs_info(PMIX_EVENT_CUSTOM_RANGE, range));
     bool yes = true;
     infos.push_back(make_info(PMIX_EVENT_NON_DEFAULT, &yes, PMIX_BOOL));
     ev.infos = to_array(infos);
@@ -317,22 +305,8 @@ void server_impl::raise_pset_event(const std::string &name, const std::vector<pm
     ev.source.rank = from;
     std::vector<pmix_info_t> infos;
     infos.push_back(make_info(PMIX_PSET_NAME, name.c_str(), PMIX_STRING));
-    if (defined) {
-        pmix_data_array_t da{};
-        da.type = PMIX_PROC;
-        da.size = members.size();
-        da.array = const_cast<pmix_proc_t *>(members.data());
-        pmix_data_array_t *dp = &da;
-        infos.push_back(make_info(PMIX_PSET_MEMBERS, dp, PMIX_DATA_ARRAY));
-    }
-    if (members_only) {
-        pmix_data_array_t range{};
-        range.type = PMIX_PROC;
-        range.size = here.size();
-        range.array = here.data();
-        pmix_data_array_t *rp = &range;
-        infos.push_back(make_info(PMIX_EVENT_CUSTOM_RANGE, rp, PMIX_DATA_ARRAY));
-    }
+    if (defined) infos.push_back(procs_info(PMIX_PSET_MEMBERS, members));
+    if (members_only) infos.push_back(procs_info(PMIX_EVENT_CUSTOM_RANGE, here));
     // Non-default: handlers registered for every event (often error handlers) do not see it.
     bool yes = true;
     infos.push_back(make_info(PMIX_EVENT_NON_DEFAULT, &yes, PMIX_BOOL));

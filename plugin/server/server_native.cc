@@ -534,17 +534,12 @@ bool server_impl::native_message(connection &c) {
                 native_send(c, h.tag, native::encode_status_reply(f, others.ok() ? PMIX_SUCCESS : others.status().code()));
                 return find(id) != nullptr;
             }
-            pmix_data_array_t range{};
-            range.type = PMIX_PROC;
-            range.size = others.value().size();
-            range.array = others.value().data();
-            pmix_data_array_t *rp = &range;
             bool yes = true;
             wire::event_notification m;
             m.status = PMIX_GROUP_LEFT;
             m.range = PMIX_RANGE_CUSTOM;
             std::vector<pmix_info_t> infos{make_info(PMIX_GROUP_ID, name.c_str(), PMIX_STRING),
-                                           make_info(PMIX_EVENT_CUSTOM_RANGE, rp, PMIX_DATA_ARRAY),
+                                           procs_info(PMIX_EVENT_CUSTOM_RANGE, others.value()),
                                            make_info(PMIX_EVENT_AFFECTED_PROC, &self, PMIX_PROC),
                                            make_info(PMIX_EVENT_NON_DEFAULT, &yes, PMIX_BOOL)};
             m.infos = to_array(infos);
