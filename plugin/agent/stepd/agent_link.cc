@@ -94,6 +94,14 @@ void call_link::close(Status why) {
     for (auto &p : queued) p.done(why);
 }
 
+void call_link::broke(const Status &why, finished_list *finished) {
+    {
+        std::lock_guard<std::mutex> g(_mutex);
+        ++_stats.broken;
+    }
+    disconnect(why, finished);
+}
+
 void call_link::disconnect(const Status &why, finished_list *finished) {
     if (_fd >= 0) ::close(_fd);
     _fd = -1;
@@ -132,11 +140,7 @@ bool call_link::on_frame(const wire::Frame &f, finished_list *finished) {
     }
     if (!bad.ok()) {
         PMIXCPP_LOG_ERROR("srun agent: closing the connection: it sent %s", bad.message().c_str());
-        {
-            std::lock_guard<std::mutex> g(_mutex);
-            ++_stats.broken;
-        }
-        disconnect(Status(PMIX_ERR_UNPACK_FAILURE, "srun agent: malformed reply (" + bad.message() + ")"), finished);
+        broke(Status(PMIX_ERR_UNPACK_FAILURE, "srun agent: malformed reply (" + bad.message() + ")"), finished);
         return false;
     }
     finished->emplace_back(std::move(it->second.done), std::move(r));
@@ -248,11 +252,7 @@ void call_link::run() {
                 }
             } else if (k < 0 && errno != EAGAIN && errno != EINTR) {
                 PMIXCPP_LOG_VERBOSE("srun agent: the connection broke: %m");
-                {
-                    std::lock_guard<std::mutex> g(_mutex);
-                    ++_stats.broken;
-                }
-                disconnect(sys_error("srun agent: send", errno, PMIX_ERR_UNREACH), &finished);
+                broke(sys_error("srun agent: send", errno, PMIX_ERR_UNREACH), &finished);
             }
         }
         if (n > 0 && _fd >= 0 && (fds[1].revents & (POLLIN | POLLHUP | POLLERR))) {
@@ -264,11 +264,7 @@ void call_link::run() {
                     const bool quiet = _calls.empty();
                     if (quiet) PMIXCPP_LOG_DEBUG("srun agent: closed the idle connection");
                     else PMIXCPP_LOG_VERBOSE("srun agent: the connection closed with %zu call(s) in flight", _calls.size());
-                    {
-                        std::lock_guard<std::mutex> g(_mutex);
-                        ++_stats.broken;
-                    }
-                    disconnect(Status(PMIX_ERR_UNREACH, "srun agent closed the connection without an answer"), &finished);
+                    broke(Status(PMIX_ERR_UNREACH, "srun agent closed the connection without an answer"), &finished);
                     break;
                 }
                 taken += static_cast<size_t>(k);
@@ -276,11 +272,7 @@ void call_link::run() {
                 if (!_reader.feed(buf.data(), static_cast<size_t>(k)).ok()) {
                     PMIXCPP_LOG_ERROR("srun agent: closing the connection: malformed frame: %s",
                                       _reader.error().message().c_str());
-                    {
-                        std::lock_guard<std::mutex> g(_mutex);
-                        ++_stats.broken;
-                    }
-                    disconnect(Status(PMIX_ERR_UNPACK_FAILURE, "srun agent: malformed frame (" + _reader.error().message() + ")"),
+                    broke(Status(PMIX_ERR_UNPACK_FAILURE, "srun agent: malformed frame (" + _reader.error().message() + ")"),
                                &finished);
                     break;
                 }
@@ -289,11 +281,7 @@ void call_link::run() {
                     if (!f.ok()) {
                         PMIXCPP_LOG_ERROR("srun agent: closing the connection: malformed frame: %s",
                                           f.status().message().c_str());
-                        {
-                            std::lock_guard<std::mutex> g(_mutex);
-                            ++_stats.broken;
-                        }
-                        disconnect(Status(PMIX_ERR_UNPACK_FAILURE, "srun agent: malformed frame (" + f.status().message() + ")"),
+                        broke(Status(PMIX_ERR_UNPACK_FAILURE, "srun agent: malformed frame (" + f.status().message() + ")"),
                                    &finished);
                         break;
                     }

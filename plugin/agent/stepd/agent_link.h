@@ -83,6 +83,8 @@ private:
     void run();
     // The connection is gone: its calls end with `why`, the descriptor is closed.
     void disconnect(const Status &why, std::vector<std::pair<done_fn, Result<reply>>> *finished);
+    // The same for a connection that broke (counted in stats().broken).
+    void broke(const Status &why, std::vector<std::pair<done_fn, Result<reply>>> *finished);
     // One whole frame read: false if it broke the connection's rules (already closed then).
     bool on_frame(const wire::Frame &f, std::vector<std::pair<done_fn, Result<reply>>> *finished);
 
