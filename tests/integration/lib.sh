@@ -102,8 +102,8 @@ wait_idle() {
 # wait_lines FILE REGEX COUNT PID SECONDS: true once FILE has COUNT lines matching REGEX; gives up
 # when PID (the srun that writes FILE) ended or SECONDS passed
 wait_lines() {
-    local i
-    for i in $(seq $(($5 * 10))); do
+    local end=$((SECONDS + $5))
+    while [ $SECONDS -lt $end ]; do
         [ "$(grep -c -- "$2" "$1")" -ge "$3" ] && return 0
         kill -0 "$4" 2>/dev/null || break
         sleep 0.1
@@ -119,10 +119,14 @@ start_ready() {
     local log=$1 count=$2 nodes=$3 try rc
     shift 3
     for try in 1 2; do
+        local t0=$SECONDS
         "$@" >"$log" 2>&1 &
         srun_pid=$!
         wait_lines "$log" '^READY' "$count" "$srun_pid" 150 && return 0
-        kill -0 "$srun_pid" 2>/dev/null && return 1
+        if kill -0 "$srun_pid" 2>/dev/null; then
+            echo "    srun still running after $((SECONDS - t0)) s with $(grep -c '^READY' "$log") of $count ranks ready ($(wc -l < "$log") lines of output)"
+            return 1
+        fi
         wait "$srun_pid"; rc=$?
         echo "    srun ended with status $rc before $count ranks were ready, after $(wc -l < "$log") lines of output"
         [ -s "$log" ] && return 1

@@ -102,8 +102,10 @@ void call_link::broke(const Status &why, finished_list *finished) {
     disconnect(why, finished);
 }
 
+// The state and the counters change before the descriptor is closed: whoever sees the close (srun,
+// or a test playing it) then sees them too.
 void call_link::disconnect(const Status &why, finished_list *finished) {
-    if (_fd >= 0) ::close(_fd);
+    const int fd = _fd;
     _fd = -1;
     _connected = false;
     _out.clear();
@@ -113,8 +115,10 @@ void call_link::disconnect(const Status &why, finished_list *finished) {
     {
         std::lock_guard<std::mutex> g(_mutex);
         _count -= _calls.size();
+        if (why.ok() && fd >= 0) ++_stats.idle_closes;
     }
     _calls.clear();
+    if (fd >= 0) ::close(fd);
 }
 
 bool call_link::on_frame(const wire::Frame &f, finished_list *finished) {
@@ -294,9 +298,7 @@ void call_link::run() {
         if (_fd >= 0 && _calls.empty() && _out_off == _out.size() && now >= _last_activity + _opts.idle_close) {
             PMIXCPP_LOG_DEBUG("srun agent: connection idle for %lld ms: closed",
                               static_cast<long long>(_opts.idle_close.count()));
-            disconnect(Status::success(), &finished);
-            std::lock_guard<std::mutex> g(_mutex);
-            ++_stats.idle_closes;
+            disconnect(Status::success(), &finished);  // counted there, as an idle close
         }
         for (auto &[d, r] : finished) d(std::move(r));
     }
