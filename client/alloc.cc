@@ -1,5 +1,5 @@
 // PMIx_Allocation_request(_nb): checked here for shape (the server checks the attributes, see
-// plugin/common/alloc_request.h), sent to the node's server, which has srun's side ask slurmctld
+// plugin/services/alloc/alloc_codec.h), sent to the node's server, which has srun's side ask slurmctld
 // with the user's own credential. The answer may take as long as Slurm keeps the request pending.
 #include <pmix.h>
 

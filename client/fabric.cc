@@ -1,5 +1,5 @@
 // PMIx_Fabric_register / _update / _deregister (and _nb) in an application process: the matrix
-// comes from the step's server, which asks srun's side (plugin/common/fabric_request.h); it is
+// comes from the step's server, which asks srun's side (plugin/services/fabric/fabric_codec.h); it is
 // the same cost matrix over the same vertices as the scheduler API (client/sched). The fabric's
 // memory (info, module) is ours until PMIx_Fabric_deregister. In a process initialised with
 // PMIx_server_init(PMIX_SERVER_SCHEDULER) and no client connection, the calls go to the

@@ -1,5 +1,5 @@
 // PMIx_Spawn(_nb): the apps and job infos go to the node's server, which has srun's side of the
-// step start them as a new Slurm step of the same job (plugin/common/spawn_request.h). The reply
+// step start them as a new Slurm step of the same job (plugin/services/spawn/spawn_srun.h). The reply
 // names the children's namespace.
 #include <pmix.h>
 

@@ -9,7 +9,7 @@
 #include <mutex>
 #include <optional>
 
-#include "../common/alloc_request.h"
+#include "../services/alloc/alloc_codec.h"
 #include "proc_table.h"
 #include "log.h"
 #include "pmix_strings.h"

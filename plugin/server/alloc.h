@@ -1,6 +1,6 @@
 // Allocation requests and queries in the server (PROTOCOL.md: alloc, query).
 //
-// PMIx_Allocation_request: the infos are checked here (plugin/common/alloc_request.h: a bad type
+// PMIx_Allocation_request: the infos are checked here (plugin/services/alloc/alloc_codec.h: a bad type
 // or value is PMIX_ERR_BAD_PARAM, a required attribute Slurm cannot honour PMIX_ERR_NOT_SUPPORTED)
 // before anything leaves the node; then the request goes, encoded, to the host's `alloc_host`,
 // which carries it to the srun-side bridge (plugin/slurm/alloc_bridge.h). The bridge talks to

@@ -9,7 +9,7 @@
 #include "value.h"
 #include "wire/codec.h"
 #include "wire/node_messages.h"
-#include "../common/xstep.h"
+#include "../services/xstep/xstep_codec.h"
 
 namespace pmixcpp::server {
 

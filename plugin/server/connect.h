@@ -1,7 +1,7 @@
 // PMIx_Connect / PMIx_Disconnect, and PMIx_Fence over procs of several namespaces (OpenMPI's
 // MPI_Comm_disconnect), between the steps of one job. No I/O here: the node's server hands the
 // requests in; `connect_ops` carries a node's contribution to the job's rendezvous beside srun
-// (plugin/common/session_store.h, "Connect" in shared/PROTOCOL.md) and back.
+// (plugin/services/sessions/session_srun.h, "Connect" in shared/PROTOCOL.md) and back.
 //
 // One collective = (operation, the participant set, a sequence number per set). The set is
 // canonical: a namespace listed with all of its ranks is the namespace as PMIX_RANK_WILDCARD,
@@ -23,7 +23,7 @@
 #include <string>
 #include <vector>
 
-#include "../common/session_store.h"
+#include "../services/sessions/session_codec.h"
 #include "fence_tracker.h"
 #include "kvs.h"
 #include "../common/step_info.h"
@@ -54,7 +54,7 @@ struct connect_ops {
     std::function<void(std::vector<uint8_t> body, int timeout_ms, done_fn done)> rendezvous;
     // Data of one of our ranks (PMIX_RANK_WILDCARD = job level) as seen under `rel`.
     std::function<Result<InfoArray>(uint32_t rank, relation rel)> data_of;
-    // Direct modex of another step's proc (plugin/common/xstep.h): carry an encoded xstep get to
+    // Direct modex of another step's proc (plugin/services/xstep/xstep_codec.h): carry an encoded xstep get to
     // srun's side; `done` runs on the loop thread, its body the proc's data (info[]). Empty = a
     // Get of another namespace is answered from what the connect brought only.
     std::function<void(std::vector<uint8_t> body, int timeout_ms, done_fn done)> xstep;

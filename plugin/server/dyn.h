@@ -18,7 +18,7 @@
 
 #include "../agent/proto/agent_proto.h"
 #include "../common/process_ref.h"
-#include "../common/spawn_request.h"
+#include "../services/spawn/spawn_srun.h"
 #include "connect.h"
 #include "node_channels.h"
 #include "pubsub.h"
@@ -60,7 +60,7 @@ struct dyn_ops {
     std::function<Result<InfoArray>(uint32_t rank, relation rel)> data_of;
     uint32_t connect_timeout_sec = 300;  // a connect without PMIX_TIMEOUT
     uint32_t grow_timeout_sec = kSpawnGrowTimeoutSec;  // a pmixcpp.spawn.grow without PMIX_TIMEOUT (0: no limit)
-    // Messages to the other steps of the job (plugin/common/xstep.h), as `session`. Empty = a Get
+    // Messages to the other steps of the job (plugin/services/xstep/xstep_codec.h), as `session`. Empty = a Get
     // of another namespace is answered from what PMIx_Connect brought only.
     std::function<void(std::vector<uint8_t> body, int timeout_ms, session_done done)> xstep;
     // A step this node's rank `spawner` spawned ended (its srun's exit code): raise the event.

@@ -92,7 +92,7 @@ struct event_stats {
     uint64_t replayed = 0;     // cached events sent at connect
 };
 
-// Does a client's event reach the other steps of the job (plugin/common/xstep.h)? SESSION and
+// Does a client's event reach the other steps of the job (plugin/services/xstep/xstep_codec.h)? SESSION and
 // GLOBAL: every other running step (`nspaces` left empty); CUSTOM: the other namespaces that
 // PMIX_EVENT_CUSTOM_RANGE names (into `nspaces`). LOCAL, NAMESPACE, UNDEF, RM: no. There, each
 // node's server delivers it to its own ranks in range, as an event from another node of ours.
@@ -123,7 +123,7 @@ public:
     // Node `node` of the step is lost (`why` for the text message): PMIX_ERR_NODE_DOWN to this
     // node's processes, cached for handlers registered later.
     void node_down(uint32_t node, const std::string &why);
-    // Slurm's switch topology changed (plugin/common/fabric_request.h, watch): PMIX_FABRIC_UPDATED
+    // Slurm's switch topology changed (plugin/services/fabric/fabric_codec.h, watch): PMIX_FABRIC_UPDATED
     // with PMIX_FABRIC_PLANE to this node's processes; their fabrics show the change once they
     // call PMIx_Fabric_update.
     void fabric_updated(const std::string &plane);

@@ -2,7 +2,7 @@
 
 #include <memory>
 
-#include "../common/fabric_request.h"
+#include "../services/fabric/fabric_codec.h"
 #include "dyn.h"  // kWatchTimeoutMs
 #include "log.h"
 #include "wire/codec.h"

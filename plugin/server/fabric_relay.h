@@ -1,5 +1,5 @@
 // PMIx_Fabric_register/update of the clients: srun's side has the topology and computes the
-// matrix (plugin/common/fabric_request.h); its answer is relayed to the client as it is. From the
+// matrix (plugin/services/fabric/fabric_codec.h); its answer is relayed to the client as it is. From the
 // first successful registration on, one watch at srun's side is always open; a new generation of
 // the fabric raises PMIX_FABRIC_UPDATED (ops.updated). No I/O of its own; the loop never waits.
 #pragma once

@@ -5,8 +5,8 @@
 #include <cstring>
 
 #include "../coll/coll_message.h"
-#include "../common/mpmd.h"
-#include "../common/spawn_request.h"
+#include "../services/spawn/mpmd.h"
+#include "../services/spawn/spawn_srun.h"
 #include "log.h"
 
 namespace pmixcpp::server {

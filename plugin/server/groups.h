@@ -145,7 +145,7 @@ public:
     std::optional<server_clock::time_point> next_deadline() const;
 
     // The process sets the step itself defines: one per app of a step of several apps (a spawn
-    // of several apps, plugin/common/mpmd.h, read from the step's environment; the components of
+    // of several apps, plugin/services/spawn/mpmd.h, read from the step's environment; the components of
     // a heterogeneous step; the lines of --multi-prog), named "<nspace>.app<N>".
     void define_step_psets();
 

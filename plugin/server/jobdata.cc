@@ -1,7 +1,7 @@
 #include "jobdata.h"
 
-#include "../common/mpmd.h"
-#include "../common/spawn_request.h"
+#include "../services/spawn/mpmd.h"
+#include "../services/spawn/spawn_srun.h"
 #include "../common/step_env.h"
 #include "process_mapping.h"
 
@@ -184,7 +184,7 @@ Result<std::vector<wire::jobdata_entry>> build_jobdata(const step_info &step, co
     }
 
     // The apps: the components of a heterogeneous step or the lines of --multi-prog
-    // (step.app_of_rank), else a spawned step of several apps (plugin/common/mpmd.h), else one.
+    // (step.app_of_rank), else a spawned step of several apps (plugin/services/spawn/mpmd.h), else one.
     std::vector<uint32_t> app_of(step.ntasks, 0);
     size_t napps = 1;
     if (step.app_of_rank.size() == step.ntasks && step.ntasks > 0) {

@@ -33,7 +33,7 @@
 #include <thread>
 
 #include "../coll/fence_manager.h"
-#include "../common/fabric_request.h"
+#include "../services/fabric/fabric_codec.h"
 #include "../common/step_env.h"
 #include "../native/requests.h"
 #include "../native/session.h"

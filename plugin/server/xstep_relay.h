@@ -1,4 +1,4 @@
-// The server's side of the messages between the steps of a job (plugin/common/xstep.h): what
+// The server's side of the messages between the steps of a job (plugin/services/xstep/xstep_codec.h): what
 // the other steps ask of this node (direct modex of a local rank, an event for the local ranks,
 // job control of local ranks) and what goes to them (answers, events raised here). No I/O of
 // its own: messages leave through ops.send (server_options::xstep, srun's router); the Gets of
@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "../common/xstep.h"
+#include "../services/xstep/xstep_codec.h"
 #include "get_waits.h"
 #include "kvs.h"
 #include "../common/step_info.h"

@@ -52,8 +52,8 @@
 #include <thread>
 #include <vector>
 
-#include "../common/alloc_request.h"
-#include "../common/alloc_table.h"
+#include "../services/alloc/alloc_codec.h"
+#include "../services/alloc/alloc_srun.h"
 #include "../agent/proto/responder.h"
 #include "../server/alloc.h"
 #include "status.h"

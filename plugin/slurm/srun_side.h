@@ -16,11 +16,11 @@
 
 #include "../agent/srun/srun_agent.h"
 #include "plugin_config.h"
-#include "../common/fabric_request.h"
-#include "../common/session_store.h"
-#include "../common/spawn_request.h"
+#include "../services/fabric/fabric_srun.h"
+#include "../services/sessions/session_srun.h"
+#include "../services/spawn/spawn_srun.h"
 #include "../common/step_env.h"
-#include "../common/xstep.h"
+#include "../services/xstep/xstep_srun.h"
 #include "alloc_bridge.h"
 #include "log.h"
 

@@ -42,7 +42,7 @@ enum class msg_type : uint16_t {
     lookup = 21,     // c->s: PMIx_Lookup(_nb)
     unpublish = 22,  // c->s: PMIx_Unpublish(_nb)
     spawn = 23,      // c->s: PMIx_Spawn(_nb)
-    fabric = 24,     // c->s: PMIx_Fabric_register/update(_nb) (plugin/common/fabric_request.h)
+    fabric = 24,     // c->s: PMIx_Fabric_register/update(_nb) (plugin/services/fabric/fabric_codec.h)
     xconnect = 25,     // c->s: PMIx_Connect(_nb): payload as fence_request, reply connect_data
     xdisconnect = 26,  // c->s: PMIx_Disconnect(_nb): payload as fence_request
     group = 27,        // c->s: PMIx_Group_*: group_request, reply group_reply (wire/group_messages.h)

@@ -1,4 +1,4 @@
-// Allocation requests without Slurm: attribute checks (plugin/common/alloc_request.h), the
+// Allocation requests without Slurm: attribute checks (plugin/services/alloc/alloc_codec.h), the
 // request state machine and leases (alloc_table.h), the agent messages and channel
 // (plugin/agent/: agent_proto.h, agent_client.h), the wire messages alloc/query, and the server's alloc_service with a fake host.
 #include <arpa/inet.h>
@@ -13,8 +13,8 @@
 #include "plugin/agent/proto/agent_io.h"
 #include "plugin/agent/stepd/agent_client.h"
 #include "tests/net/test_credentials.h"
-#include "plugin/common/alloc_request.h"
-#include "plugin/common/alloc_table.h"
+#include "plugin/services/alloc/alloc_codec.h"
+#include "plugin/services/alloc/alloc_srun.h"
 #include "plugin/server/alloc.h"
 #include "wire/frame.h"
 #include "wire/messages.h"

@@ -12,7 +12,7 @@
 #include "../../plugin/agent/proto/agent_io.h"
 #include "../../plugin/agent/stepd/agent_client.h"
 #include "../net/test_credentials.h"
-#include "../../plugin/common/alloc_request.h"
+#include "../../plugin/services/alloc/alloc_codec.h"
 #include "../../plugin/agent/srun/srun_agent.h"
 #include "../../plugin/common/step_env.h"
 #include "../../plugin/server/server.h"

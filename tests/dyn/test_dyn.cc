@@ -20,7 +20,7 @@
 #include <sys/socket.h>
 
 #include "plugin/agent/proto/agent_io.h"
-#include "plugin/common/xstep.h"
+#include "plugin/services/xstep/xstep_srun.h"
 #include "plugin/server/events.h"
 #include "plugin/server/dyn.h"
 #include "plugin/server/pubsub.h"
@@ -345,8 +345,8 @@ TEST(DynService, BadNodeMessagesAreDropped) {
 }
 
 // --- spawn: the srun command line, attribute handling, executable check, agent messages ---------
-#include "plugin/common/spawn_request.h"
-#include "plugin/common/mpmd.h"
+#include "plugin/services/spawn/spawn_srun.h"
+#include "plugin/services/spawn/mpmd.h"
 
 namespace {
 spawn::agent_spawn_request spawn_req(int maxprocs) {
@@ -683,7 +683,7 @@ TEST(DynService, SpawnWithoutAgentIsNotSupported) {
     EXPECT_EQ(t.replies[0][0].status, PMIX_ERR_NOT_SUPPORTED);
 }
 
-#include "plugin/common/alloc_request.h"
+#include "plugin/services/alloc/alloc_codec.h"
 
 namespace {
 // One node's dyn_service whose srun agent records what it is asked (and answers nothing).
@@ -769,7 +769,7 @@ TEST(Spawn, GrowAskedThroughTheAppsEnvironment) {
 }
 
 // --- the job's session store (srun side) ----------------------------------------------------------
-#include "plugin/common/session_store.h"
+#include "plugin/services/sessions/session_srun.h"
 
 namespace {
 session::agent_request sreq(wire::msg_type t, const std::string &ns, uint32_t rank, std::vector<uint8_t> payload) {
@@ -1296,7 +1296,7 @@ TEST(SessionStore, DirectoryRemovedByAnotherStepIsCreatedAgain) {
     std::filesystem::remove_all(dir);
 }
 
-// --- between the steps of a job (plugin/common/xstep.h) ---------------------------------------
+// --- between the steps of a job (plugin/services/xstep/xstep_codec.h) ---------------------------------------
 
 namespace {
 

@@ -11,7 +11,7 @@
 #   fuzz_snapshot       modex snapshot and job data files, the job layout (shared/wire/snapshot.h, jobdata.h, job_layout.h)
 #   fuzz_node           node frame envelope, collective messages (plugin/net, plugin/coll)
 #   fuzz_node_bodies    node message bodies (shared/wire/node_messages.h)
-#   fuzz_agent          cross-step messages, inbox items, MPMD app table (plugin/common/xstep.h, mpmd.h)
+#   fuzz_agent          cross-step messages, inbox items, MPMD app table (plugin/services/xstep/xstep_codec.h, spawn/mpmd.h)
 #   fuzz_agent_replies  allocation, spawn, session-store and fabric messages of srun's agent channel
 #   fuzz_fabric         fabric requests and result infos -> cost matrix (shared/fabric/fabric_wire.h)
 #   fuzz_group          group requests, replies and node contributions (shared/wire/group_messages.h)
@@ -43,10 +43,10 @@ fi
 shared="shared/value.cc shared/sys.cc shared/wire/codec.cc shared/wire/frame.cc shared/wire/messages.cc shared/wire/snapshot.cc shared/wire/jobdata.cc shared/wire/job_layout.cc
         shared/wire/node_messages.cc shared/log.cc shared/hostlist.cc shared/type_traits.cc
         shared/wire/group_messages.cc shared/fabric/fabric_wire.cc shared/fabric/fabric_cost.cc"
-common="plugin/common/xstep.cc plugin/common/mpmd.cc plugin/common/session_store.cc plugin/agent/proto/agent_io.cc
-        plugin/agent/proto/agent_proto.cc plugin/agent/stepd/agent_client.cc plugin/agent/stepd/agent_link.cc plugin/agent/proto/responder.cc plugin/agent/stepd/workers.cc
-        plugin/common/alloc_request.cc
-        plugin/common/spawn_request.cc plugin/common/fabric_request.cc
+common="plugin/services/xstep/xstep_codec.cc plugin/services/xstep/xstep_srun.cc plugin/services/xstep/xstep_stepd.cc plugin/services/spawn/mpmd.cc plugin/services/sessions/session_codec.cc plugin/services/sessions/session_srun.cc plugin/agent/proto/agent_io.cc
+        plugin/agent/proto/agent_proto.cc plugin/agent/stepd/agent_client.cc plugin/agent/stepd/agent_link.cc plugin/agent/proto/responder.cc plugin/common/workers.cc
+        plugin/services/alloc/alloc_codec.cc
+        plugin/services/spawn/spawn_srun.cc plugin/services/fabric/fabric_codec.cc plugin/services/fabric/fabric_srun.cc
         plugin/net/envelope.cc plugin/server/node_channels.cc plugin/net/handshake.cc plugin/net/identity.cc plugin/coll/coll_message.cc
         plugin/native/bfrops.cc plugin/native/bfrops_pack.cc plugin/native/connection.cc plugin/native/requests.cc plugin/native/requests_grp.cc"
 

@@ -1,6 +1,6 @@
 // libFuzzer target: arbitrary bytes as the srun-agent channel's input: a cross-step message
-// (plugin/common/xstep.h, from another step's srun or a node server), the items of an inbox
-// reply, the MPMD app table of a spawned step (plugin/common/mpmd.h, from the environment), and
+// (plugin/services/xstep/xstep_codec.h, from another step's srun or a node server), the items of an inbox
+// reply, the MPMD app table of a spawned step (plugin/services/spawn/mpmd.h, from the environment), and
 // the channel's own codecs (plugin/agent/proto/agent_proto.h): the one reply, a report, a
 // rendezvous request, the address table, and a whole request frame as srun's agent reads it.
 // The first byte picks the target. Nothing may crash, leak or read out of bounds; what decodes
@@ -12,8 +12,8 @@
 #include <string_view>
 
 #include "plugin/agent/proto/agent_proto.h"
-#include "plugin/common/mpmd.h"
-#include "plugin/common/xstep.h"
+#include "plugin/services/spawn/mpmd.h"
+#include "plugin/services/xstep/xstep_codec.h"
 #include "wire/codec.h"
 #include "wire/frame.h"
 

@@ -1,5 +1,5 @@
 // libFuzzer target: arbitrary bytes as what crosses srun's agent channel besides the cross-step
-// messages (fuzz_agent): allocation requests and replies (plugin/common/alloc_request.h), spawn
+// messages (fuzz_agent): allocation requests and replies (plugin/services/alloc/alloc_codec.h), spawn
 // requests and replies (spawn_request.h), session-store requests, replies, connect rendezvous and
 // its pieces (session_store.h), fabric requests and watches (fabric_request.h), the request frame
 // around them (plugin/agent/proto/agent_proto.h) and the node groups of the environment. The first byte picks the
@@ -12,10 +12,10 @@
 #include <string>
 
 #include "plugin/agent/proto/agent_proto.h"
-#include "plugin/common/alloc_request.h"
-#include "plugin/common/fabric_request.h"
-#include "plugin/common/session_store.h"
-#include "plugin/common/spawn_request.h"
+#include "plugin/services/alloc/alloc_codec.h"
+#include "plugin/services/fabric/fabric_codec.h"
+#include "plugin/services/sessions/session_codec.h"
+#include "plugin/services/spawn/spawn_srun.h"
 #include "wire/frame.h"
 
 using namespace pmixcpp;

@@ -1,4 +1,4 @@
-// bounded_workers (plugin/agent/stepd/workers.h): at most `limit` threads at once, a request beyond
+// bounded_workers (plugin/common/workers.h): at most `limit` threads at once, a request beyond
 // is refused with PMIX_ERR_OUT_OF_RESOURCE without starting a thread, finished threads free
 // their place, close() refuses new work and joins.
 #include <gtest/gtest.h>
@@ -9,7 +9,7 @@
 #include <mutex>
 #include <thread>
 
-#include "plugin/agent/stepd/workers.h"
+#include "plugin/common/workers.h"
 
 using namespace pmixcpp;
 

@@ -1,4 +1,4 @@
-// The step's fabric for application processes (plugin/common/fabric_request.h): the request
+// The step's fabric for application processes (plugin/services/fabric/fabric_codec.h): the request
 // codec, srun's side answering from a loader (no Slurm), the matrix as result infos and back,
 // and the node groups that shape the tree fence.
 #include <gtest/gtest.h>
@@ -10,7 +10,7 @@
 #include <atomic>
 #include <thread>
 
-#include "plugin/common/fabric_request.h"
+#include "plugin/services/fabric/fabric_srun.h"
 #include "shared/fabric/fabric_wire.h"
 #include "wire/frame.h"
 #include "wire/messages.h"

@@ -29,7 +29,7 @@
 #include "../proto/agent_proto.h"
 #include "agent_link.h"
 #include "status.h"
-#include "workers.h"
+#include "../../common/workers.h"
 
 namespace pmixcpp::agent {
 

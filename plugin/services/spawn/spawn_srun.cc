@@ -1,5 +1,5 @@
-#include "spawn_request.h"
-#include "session_store.h"
+#include "spawn_srun.h"
+#include "../sessions/session_codec.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -15,7 +15,7 @@
 #include <chrono>
 #include <cstring>
 
-#include "../agent/proto/agent_io.h"
+#include "../../agent/proto/agent_io.h"
 #include "hostlist.h"
 #include "mpmd.h"
 #include "log.h"

@@ -1,4 +1,4 @@
-#include "alloc_table.h"
+#include "alloc_srun.h"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "alloc_request.h"
+#include "alloc_codec.h"
 
 #include <cstdlib>
 #include <cstring>

@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "alloc_request.h"
+#include "alloc_codec.h"
 #include "status.h"
 
 namespace pmixcpp::alloc {

@@ -1,4 +1,4 @@
-// pmixcpp-mpmd: the command of a spawned step that runs several apps (plugin/common/mpmd.h).
+// pmixcpp-mpmd: the command of a spawned step that runs several apps (plugin/services/spawn/mpmd.h).
 // Picks this task's app by SLURM_PROCID from PMIXCPP_MPMD_APPS, adds the app's environment,
 // changes to its directory and execs its command. Any failure is one line on stderr and exit
 // status 127 (as a shell reports a command it cannot run).

@@ -20,9 +20,9 @@
 #include <thread>
 #include <vector>
 
-#include "../agent/stepd/workers.h"
-#include "../agent/proto/agent_proto.h"
-#include "../agent/proto/responder.h"
+#include "../../common/workers.h"
+#include "../../agent/proto/agent_proto.h"
+#include "../../agent/proto/responder.h"
 #include "status.h"
 #include "wire/messages.h"
 
