@@ -13,7 +13,7 @@
 #include "log.h"
 #include "../services/alloc/alloc_codec.h"
 #include "../services/sessions/session_codec.h"
-#include "../services/spawn/spawn_srun.h"
+#include "../services/spawn/spawn_codec.h"
 #include "../services/xstep/xstep_codec.h"
 #include "value.h"
 #include "wire/codec.h"

@@ -18,7 +18,7 @@
 
 #include "../agent/proto/agent_proto.h"
 #include "../common/process_ref.h"
-#include "../services/spawn/spawn_srun.h"
+#include "../services/spawn/spawn_codec.h"
 #include "connect.h"
 #include "node_channels.h"
 #include "pubsub.h"

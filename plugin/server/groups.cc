@@ -6,7 +6,7 @@
 
 #include "../coll/coll_message.h"
 #include "../services/spawn/mpmd.h"
-#include "../services/spawn/spawn_srun.h"
+#include "../services/spawn/spawn_codec.h"
 #include "log.h"
 
 namespace pmixcpp::server {

@@ -1,7 +1,7 @@
 #include "jobdata.h"
 
 #include "../services/spawn/mpmd.h"
-#include "../services/spawn/spawn_srun.h"
+#include "../services/spawn/spawn_codec.h"
 #include "../common/step_env.h"
 #include "process_mapping.h"
 

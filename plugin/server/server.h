@@ -57,7 +57,7 @@ struct server_options {
     multinode_options multinode;
     // Cross-node events (events.h); nullptr = events reach this node's processes only.
     remote_events *event_forwarder = nullptr;
-    // srun's side (host.h agent_port): PMIx_Spawn and spawn watches (plugin/services/spawn/spawn_srun.h),
+    // srun's side (host.h agent_port): PMIx_Spawn and spawn watches (plugin/services/spawn/spawn_codec.h),
     // the job's store and connect rendezvous (session_store.h), PMIx_Fabric_register/update
     // (fabric_request.h), messages to the other steps of the job (xstep.h: direct modex of their
     // procs, events of range SESSION/GLOBAL/CUSTOM; what comes from them is handed in with
@@ -103,7 +103,7 @@ public:
     // Run `fn` on the loop thread (thread safe). Dropped if the server is stopping.
     void post(std::function<void()> fn);
 
-    // Messages of other steps for this node (the inbox of plugin/services/xstep/xstep_codec.h), any thread:
+    // Messages of other steps for this node (the inbox of plugin/services/xstep/xstep_stepd.h), any thread:
     // direct-modex requests for local ranks (answered through options.xstep) and events.
     void from_other_steps(std::vector<xstep::inbox_item> items);
 

@@ -15,7 +15,7 @@
 #include "plugin/services/alloc/alloc_codec.h"
 #include "plugin/services/fabric/fabric_codec.h"
 #include "plugin/services/sessions/session_codec.h"
-#include "plugin/services/spawn/spawn_srun.h"
+#include "plugin/services/spawn/spawn_codec.h"
 #include "wire/frame.h"
 
 using namespace pmixcpp;

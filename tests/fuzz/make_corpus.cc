@@ -15,7 +15,7 @@
 #include "plugin/services/fabric/fabric_codec.h"
 #include "plugin/services/spawn/mpmd.h"
 #include "plugin/services/sessions/session_codec.h"
-#include "plugin/services/spawn/spawn_srun.h"
+#include "plugin/services/spawn/spawn_codec.h"
 #include "plugin/services/xstep/xstep_codec.h"
 #include "plugin/net/envelope.h"
 #include "plugin/server/node_channels.h"
