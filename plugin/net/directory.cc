@@ -138,33 +138,27 @@ void directory::handle(const std::vector<uint8_t> &bytes) {
         PMIXCPP_LOG_ERROR("directory: message refused: %s", st.message().c_str());
         return;
     }
-    bool have;
+    // Every message's record is checked, also of a node known already: nothing unchecked
+    // is acted on (an ask is answered only once its record passed).
+    auto r = _opts.verify(m.from_node, m.record);
+    bool fresh = false;
     {
         std::lock_guard<std::mutex> lk(_mu);
-        have = _known[m.from_node];
-    }
-    if (!have) {
-        auto r = _opts.verify(m.from_node, m.record);
-        bool fresh = false;
-        {
-            std::lock_guard<std::mutex> lk(_mu);
-            if (!r.ok()) {
-                ++_stats.refused;
-                PMIXCPP_LOG_ERROR("directory: %s claiming %s refused: %s", wire::to_string(m.kind),
-                                  name(m.from_node).c_str(), r.status().message().c_str());
-                return;
-            }
-            if (!_known[m.from_node]) {
-                _known[m.from_node] = fresh = true;
-                ++_stats.learned;
-                PMIXCPP_LOG_DEBUG("directory: %s of %s: %s", wire::to_string(m.kind), name(m.from_node).c_str(),
-                                  r->address.c_str());
-            }
-            // It is up: what waits for it to start goes now (it may not have ours yet).
-            if (auto it = _out.find(m.from_node); it != _out.end()) it->second.due = clock_type::now();
+        if (!r.ok()) {
+            ++_stats.refused;
+            PMIXCPP_LOG_ERROR("directory: %s claiming %s refused: %s", wire::to_string(m.kind), name(m.from_node).c_str(),
+                              r.status().message().c_str());
+            return;
         }
-        if (fresh) _opts.learned(m.from_node, r->address, r->node_key);
+        if (!_known[m.from_node]) {
+            _known[m.from_node] = fresh = true;
+            ++_stats.learned;
+            PMIXCPP_LOG_DEBUG("directory: %s of %s: %s", wire::to_string(m.kind), name(m.from_node).c_str(), r->address.c_str());
+        }
+        // It is up: what waits for it to start goes now (it may not have ours yet).
+        if (auto it = _out.find(m.from_node); it != _out.end()) it->second.due = clock_type::now();
     }
+    if (fresh) _opts.learned(m.from_node, r->address, r->node_key);
     if (m.kind == wire::directory_kind::ask) {
         std::lock_guard<std::mutex> lk(_mu);
         queue(m.from_node, wire::directory_kind::tell);
