@@ -62,6 +62,16 @@ Result<std::unique_ptr<directory_socket>> directory_socket::open(const std::stri
     if (s->_dir_fd < 0) return Status(PMIX_ERROR, std::string("directory socket: dup: ") + strerror(errno));
     s->_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (s->_fd < 0) return Status(PMIX_ERROR, std::string("directory socket: socket: ") + strerror(errno));
+    // A socket of that name is one a slurmstepd of an earlier step with the same job and step
+    // ids left when it was killed (only root makes entries here; live steps' names differ):
+    // removed. Anything else of that name is refused.
+    struct stat old_sb {};
+    if (fstatat(s->_dir_fd, name.c_str(), &old_sb, AT_SYMLINK_NOFOLLOW) == 0) {
+        if (!S_ISSOCK(old_sb.st_mode) || old_sb.st_uid != geteuid())
+            return Status(PMIX_ERR_EXISTS, "directory socket: " + s->_path + " exists and is not a socket of ours");
+        PMIXCPP_LOG_VERBOSE("directory socket %s: removing a stale one (a killed step's)", s->_path.c_str());
+        unlinkat(s->_dir_fd, name.c_str(), 0);
+    }
     // bind() creates the file with the mode the umask leaves; nobody may connect before the
     // fchmod below: the socket is bound with umask 0177 (the file is 0600 from the start).
     std::strncpy(a.sun_path, s->_path.c_str(), sizeof(a.sun_path) - 1);
@@ -73,7 +83,7 @@ Result<std::unique_ptr<directory_socket>> directory_socket::open(const std::stri
     s->_made = true;  // ours to remove from here on (never a file we did not make)
     struct stat sb {};
     if (fstatat(s->_dir_fd, name.c_str(), &sb, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISSOCK(sb.st_mode) ||
-        fchmodat(s->_dir_fd, name.c_str(), 0600, 0) != 0) {
+        (s->_ino = sb.st_ino, fchmodat(s->_dir_fd, name.c_str(), 0600, 0) != 0)) {
         err = errno;
         return Status(PMIX_ERROR, "directory socket: mode of " + s->_path + ": " + strerror(err));
     }
@@ -98,7 +108,9 @@ directory_socket::~directory_socket() {
     if (_thread.joinable()) _thread.join();
     if (_fd >= 0) close(_fd);
     if (_dir_fd >= 0) {
-        if (_made) unlinkat(_dir_fd, _name.c_str(), 0);
+        struct stat sb {};  // ours only: not one a later socket of the same name replaced
+        if (_made && fstatat(_dir_fd, _name.c_str(), &sb, AT_SYMLINK_NOFOLLOW) == 0 && sb.st_ino == _ino)
+            unlinkat(_dir_fd, _name.c_str(), 0);
         close(_dir_fd);
     }
     for (int w : _wake)

@@ -50,6 +50,7 @@ private:
     std::string _dir, _name, _path;
     int _dir_fd = -1, _fd = -1, _wake[2] = {-1, -1};
     bool _made = false;  // we bound the socket's name: removed when we go
+    ino_t _ino = 0;      // (if it is still ours)
     std::vector<uid_t> _trusted;
     size_t _max = 0;
     std::function<void(std::vector<uint8_t>)> _deliver;

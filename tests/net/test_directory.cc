@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -264,7 +265,22 @@ TEST(DirectorySocket, TakesOnlyTrustedUidsThatAgree) {
         ASSERT_EQ(stat(s.value()->path().c_str(), &sb), 0);
         EXPECT_TRUE(S_ISSOCK(sb.st_mode));
         EXPECT_EQ(sb.st_mode & 0777, 0600u);
-        EXPECT_FALSE(directory_socket::open(dir, "step.sock", {me}, 64, deliver).ok()) << "an existing name is refused";
+        {  // a stale socket of that name is replaced; a file of that name is refused
+            ASSERT_EQ(mkdir((dir + "/stale").c_str(), 0700), 0);
+            auto first = directory_socket::open(dir + "/stale", "s", {me}, 64, deliver);
+            ASSERT_TRUE(first.ok());
+            auto second = directory_socket::open(dir + "/stale", "s", {me}, 64, deliver);
+            EXPECT_TRUE(second.ok()) << second.status().message();
+            first.value().reset();  // must not remove the second's socket
+            EXPECT_EQ(access((dir + "/stale/s").c_str(), F_OK), 0);
+            second.value().reset();
+            EXPECT_NE(access((dir + "/stale/s").c_str(), F_OK), 0);
+            ASSERT_EQ(rmdir((dir + "/stale").c_str()), 0);
+            int f = open((dir + "/plain").c_str(), O_CREAT | O_WRONLY, 0600);
+            close(f);
+            EXPECT_FALSE(directory_socket::open(dir, "plain", {me}, 64, deliver).ok());
+            unlink((dir + "/plain").c_str());
+        }
         EXPECT_FALSE(directory_socket::open(dir, "../x", {me}, 64, deliver).ok());
 
         int fd = connect_to(s.value()->path());
