@@ -14,7 +14,7 @@
 #include "munge_credentials.h"
 #include "srun_side.h"
 #include "../net/listener_guard.h"
-#include "../net/directory_socket.h"
+#include "../common/directory_socket.h"
 #include "../net/static_route.h"
 #include "directory_route.h"
 #include "wire/directory_messages.h"
@@ -90,7 +90,7 @@ struct plugin_state {
     std::unique_ptr<server::server_host> host;
     std::unique_ptr<server::pmix_server> server;
     std::unique_ptr<xstep::inbox> xstep_inbox;    // what other steps send this node (xstep.h)
-    std::unique_ptr<net::directory_socket> directory_socket;  // directory wire-up (directory_route.h)
+    std::unique_ptr<pmixcpp::directory_socket> directory_socket;  // directory wire-up (directory_route.h)
 };
 
 plugin_state &state() {
@@ -341,7 +341,7 @@ void directory_route(const stepd_step_rec_t *job, const step_info &step, const p
         return slurm_glue::forward_to_nodes(names, address, nodes, message);
     };
     mo.directory_listen = [place = place.value()](std::function<void(std::vector<uint8_t>)> deliver) -> Status {
-        auto sock = net::directory_socket::open(place.local_dir, place.name, {0, slurm_conf.slurm_user_id},
+        auto sock = directory_socket::open(place.local_dir, place.name, {0, slurm_conf.slurm_user_id},
                                                 wire::kMaxDirectoryRecord + 64, std::move(deliver));
         PMIXCPP_RETURN_IF_ERROR(sock);
         state().directory_socket = std::move(sock.value());

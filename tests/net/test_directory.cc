@@ -16,7 +16,7 @@
 #include <thread>
 
 #include "plugin/net/directory.h"
-#include "plugin/net/directory_socket.h"
+#include "plugin/common/directory_socket.h"
 #include "wire/directory_messages.h"
 
 using namespace pmixcpp;

@@ -14,10 +14,10 @@
 #include <chrono>
 #include <cstring>
 
-#include "../common/safe_fs.h"
+#include "safe_fs.h"
 #include "log.h"
 
-namespace pmixcpp::net {
+namespace pmixcpp {
 
 namespace {
 constexpr auto kMessageDeadline = std::chrono::seconds(2);
@@ -161,4 +161,4 @@ void directory_socket::serve(int fd) {
     _deliver(std::move(msg));
 }
 
-}  // namespace pmixcpp::net
+}  // namespace pmixcpp

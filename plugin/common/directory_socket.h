@@ -1,4 +1,4 @@
-// The receiving end of the directory route (directory.h) on one node: a Unix socket of the step,
+// The receiving end of the directory route (plugin/net/directory.h) on one node: a Unix socket of the step,
 // to which slurmd connects when another node's slurmstepd calls slurm_forward_data (slurmd's
 // _rpc_forward_data: it connects as the sending user and writes u32 uid, u32 length, the data, in
 // network order, then closes).
@@ -25,7 +25,7 @@
 
 #include "status.h"
 
-namespace pmixcpp::net {
+namespace pmixcpp {
 
 struct directory_socket_stats {
     uint64_t taken = 0, refused = 0;
@@ -58,4 +58,4 @@ private:
     std::thread _thread;
 };
 
-}  // namespace pmixcpp::net
+}  // namespace pmixcpp
