@@ -19,6 +19,15 @@ const char *to_string(fence_algo a) {
     return "?";
 }
 
+const char *to_string(wireup_kind w) {
+    switch (w) {
+    case wireup_kind::automatic: return "auto";
+    case wireup_kind::srun: return "srun";
+    case wireup_kind::directory: return "directory";
+    }
+    return "?";
+}
+
 const char *to_string(transport_kind t) { return t == transport_kind::ucx ? "ucx" : "tcp"; }
 
 const char *to_string(client_lib_mode m) {
@@ -106,6 +115,16 @@ const std::vector<key_def> &key_defs() {
              return Status::success();
          },
          [](const plugin_config &c) { return std::string(to_string(c.transport)); }},
+        {"PMIxCppWireup",
+         [](plugin_config &c, const std::string &k, const std::string &v) -> Status {
+             std::string l = lower(v);
+             if (l == "auto") c.wireup = wireup_kind::automatic;
+             else if (l == "srun") c.wireup = wireup_kind::srun;
+             else if (l == "directory") c.wireup = wireup_kind::directory;
+             else return bad(k, v, "auto, srun or directory");
+             return Status::success();
+         },
+         [](const plugin_config &c) { return std::string(to_string(c.wireup)); }},
         {"PMIxCppUcxTls",
          [](plugin_config &c, const std::string &k, const std::string &v) { return parse_word(k, v, c.ucx_tls); },
          [](const plugin_config &c) { return c.ucx_tls; }, "(UCX default)", kRootTransport},

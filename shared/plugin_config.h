@@ -15,6 +15,12 @@ namespace pmixcpp {
 
 enum class fence_algo { automatic, tree, ring, direct };
 enum class transport_kind { ucx, tcp };
+// PMIxCppWireup: how the node servers of a multi-node step learn each other's addresses.
+// srun: the static route where slurm.conf reserves ports (TCP), else the rendezvous through srun's
+// agent (every node sends its record to srun, srun answers with the whole table); directory: the
+// directory route through slurmd's forwarding (plugin/net/directory.h), no table; auto: the static
+// route where it applies, else the directory route where it can be taken, else the rendezvous.
+enum class wireup_kind { automatic, srun, directory };
 // PMIxCppClientLib: the PMIx client libraries a step's tasks may use. ours: pmixcpp's
 // libpmix.so.2 first in LD_LIBRARY_PATH, served on the step's Unix socket; native: the
 // application's own OpenPMIx, served over OpenPMIx's wire protocol on a loopback TCP port
@@ -27,6 +33,7 @@ constexpr bool includes(client_lib_mode set, client_lib_mode m) {
 
 const char *to_string(fence_algo a);
 const char *to_string(transport_kind t);
+const char *to_string(wireup_kind w);
 const char *to_string(client_lib_mode m);
 
 struct plugin_config {
@@ -34,6 +41,7 @@ struct plugin_config {
     uint32_t timeout_sec = 300;           // PMIxCppTimeout: collectives and remote Gets
     std::string tmpdir_base;              // PMIxCppTmpDirBase: empty = the node's TmpFS
     transport_kind transport = transport_kind::ucx;  // PMIxCppTransport
+    wireup_kind wireup = wireup_kind::srun;          // PMIxCppWireup
     std::string ucx_tls;                  // PMIxCppUcxTls: UCX_TLS for the node transport
     std::string ucx_devices;              // PMIxCppUcxDevices: UCX_NET_DEVICES
     fence_algo fence = fence_algo::automatic;  // PMIxCppFence

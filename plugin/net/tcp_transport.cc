@@ -36,6 +36,7 @@
 #include <poll.h>
 
 #include "conn_lru.h"
+#include "tcp_conn.h"
 #include "handshake.h"
 #include "identity.h"
 #include "listener_guard.h"
@@ -46,198 +47,7 @@
 
 namespace pmixcpp::net {
 
-namespace {
-
-struct event_deleter {
-    void operator()(event *e) const { event_free(e); }
-};
-using event_ptr = std::unique_ptr<event, event_deleter>;
-
-class tcp_transport;
-
-// A sealed node frame (handshake.h) inside a frame of its own: the inner frame, its trailer.
-constexpr uint16_t kSealedNodeFrameType = 0x101;
-constexpr uint32_t kMaxSealedPayload = kMaxNodePayload + wire::kFrameHeaderSize + 64 + auth::kSealSize;
-
-Result<std::vector<uint8_t>> sealed_tcp_frame(const auth::key &k, const std::vector<uint8_t> &inner, uint32_t src,
-                                              uint32_t dst, uint64_t seq) {
-    auto sealed = auth::seal_frame(k, inner, src, dst, seq);
-    PMIXCPP_RETURN_IF_ERROR(sealed);
-    return wire::encode_frame(kSealedNodeFrameType, 0, 0, sealed.value(), kMaxSealedPayload);
-}
-
-// Open one sealed frame of a connection from/to `peer` whose last number was `*last`.
-Status open_tcp_frame(const wire::Frame &fr, const auth::key &k, uint32_t me, uint32_t peer, uint64_t *last,
-                      std::span<const uint8_t> *inner) {
-    if (fr.type != kSealedNodeFrameType)
-        return Status(PMIX_ERR_NO_PERMISSIONS, "frame type " + std::to_string(fr.type) + " without a MAC");
-    uint32_t src = 0;
-    uint64_t seq = 0;
-    PMIXCPP_RETURN_IF_ERROR(auth::open_sealed_frame(k, fr.payload, me, inner, &src, &seq));
-    if (src != peer)
-        return Status(PMIX_ERR_NO_PERMISSIONS, "frame of node " + std::to_string(src) + " on node " +
-                                                   std::to_string(peer) + "'s connection");
-    if (seq <= *last) return Status(PMIX_ERR_NO_PERMISSIONS, "replayed frame " + std::to_string(seq));
-    *last = seq;
-    return Status::success();
-}
-
-// How long a connecting side waits for the listener's challenge, and how often it retries a
-// handshake the listener dropped (it sheds unauthenticated connections under a flood).
-constexpr auto kClientHandshakeTimeout = std::chrono::seconds(10);
-constexpr int kHandshakeRetries = 3;
-constexpr timeval kSweepPeriod{1, 0};
-// After a link with a peer was closed for the cap, the peer may leave while we have none: its
-// goodbye then comes on the link it opens to say so, maybe after our own new link failed.
-constexpr std::chrono::milliseconds kUnlinkedGrace{1000};
-// Static wire-up: a peer's slurmstepd may start after ours, so until we first reached it, a
-// refused or dropped connection is tried again (50 ms, doubling to 1 s) for this long before the
-// usual rules (liveness.h) take it as gone.
-constexpr std::chrono::seconds kStaticStartWindow{60};
-constexpr std::chrono::milliseconds kStaticRetryFirst{50}, kStaticRetryMax{1000};
-
-// What waits to be written on one connection: whole frames, each held once however many
-// connections it goes out on (a fan-out's children share it), written with one sendmsg.
-class send_queue {
-public:
-    using chunk = std::shared_ptr<const std::vector<uint8_t>>;
-
-    bool empty() const { return _chunks.empty(); }
-    size_t pending() const { return _bytes - _off; }
-    void push_back(chunk c) {
-        if (!c || c->empty()) return;
-        _bytes += c->size();
-        _chunks.push_back(std::move(c));
-    }
-    // Before everything not yet written (the handshake's response, once the listener proved it).
-    void push_front(std::vector<uint8_t> bytes) {
-        if (bytes.empty()) return;
-        if (_off > 0) {  // the unwritten rest of a frame begun on an earlier connection stays next
-            auto rest = std::make_shared<const std::vector<uint8_t>>(_chunks.front()->begin() + static_cast<std::ptrdiff_t>(_off),
-                                                                     _chunks.front()->end());
-            _bytes -= _chunks.front()->size();
-            _chunks.pop_front();
-            _off = 0;
-            _bytes += rest->size();
-            _chunks.push_front(std::move(rest));
-        }
-        _bytes += bytes.size();
-        _chunks.push_front(std::make_shared<const std::vector<uint8_t>>(std::move(bytes)));
-    }
-    void clear() {
-        _chunks.clear();
-        _off = 0;
-        _bytes = 0;
-    }
-    // Write what the socket takes now: 0 when all is written, EAGAIN when it would block, else
-    // the errno of the failure.
-    int write_to(int fd) {
-        while (!_chunks.empty()) {
-            iovec iov[16];
-            int n = 0;
-            size_t off = _off;
-            for (auto it = _chunks.begin(); it != _chunks.end() && n < 16; ++it, off = 0)
-                iov[n++] = {const_cast<uint8_t *>((*it)->data()) + off, (*it)->size() - off};
-            msghdr m{};
-            m.msg_iov = iov;
-            m.msg_iovlen = static_cast<size_t>(n);
-            ssize_t w = ::sendmsg(fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
-            if (w < 0) {
-                if (errno == EINTR) continue;
-                return errno == EWOULDBLOCK ? EAGAIN : errno;
-            }
-            consume(static_cast<size_t>(w));
-        }
-        return 0;
-    }
-
-private:
-    void consume(size_t n) {
-        while (n > 0 && !_chunks.empty()) {
-            size_t left = _chunks.front()->size() - _off;
-            if (n < left) {
-                _off += n;
-                return;
-            }
-            n -= left;
-            _bytes -= _chunks.front()->size();
-            _chunks.pop_front();
-            _off = 0;
-        }
-    }
-
-    std::deque<chunk> _chunks;
-    size_t _off = 0;    // written of the first chunk
-    size_t _bytes = 0;  // of all chunks
-};
-
-struct out_conn {
-    int fd = -1;
-    bool connected = false;
-    bool authenticated = false;  // the listener proved the link key; our messages may go
-    auth::key link_key;          // of the link from us into this node (from its verified record)
-    bool have_key = false;
-    uint64_t send_seq = 0, recv_seq = 0;
-    std::optional<auth::client_handshake> hs;
-    auth::frame_reader hs_reader;
-    std::chrono::steady_clock::time_point hs_deadline{};
-    int hs_failures = 0;
-    event_ptr ev_retry;
-    event_ptr ev_read;  // EOF / reset of the peer, its goodbye
-    wire::FrameReader reader{kMaxSealedPayload};
-    sockaddr_in addr{};
-    bool have_addr = false;
-    bool ever_reached = false;    // a handshake of ours with it succeeded once
-    bool record_refused = false;  // static wire-up: its listener's record failed the check
-    int start_waits = 0;          // static wire-up: retries while it may not have started yet
-    send_queue queue;
-    std::vector<std::vector<uint8_t>> pending_plain;  // before the node's key is known
-    event_ptr ev;
-    tcp_transport *owner = nullptr;
-    uint32_t node = 0;
-};
-
-struct in_conn {
-    int fd = -1;
-    event_ptr ev;
-    // Until authenticated: the handshake, read byte-exactly into its fixed buffer.
-    std::optional<auth::server_handshake> hs;
-    auth::frame_reader hs_reader;
-    wire::FrameReader reader{kMaxSealedPayload};  // afterwards
-    auth::key link_key;                           // of the link from its node into us
-    uint64_t send_seq = 0, recv_seq = 0;
-    tcp_transport *owner = nullptr;
-    uint64_t id = 0;
-    std::string peer;            // its address, for log lines
-    uint32_t node = UINT32_MAX;  // known from its handshake
-    bool idle_close = false;     // its node said it closes the connection for the cap: EOF is no loss
-};
-
-// Every node socket: no Nagle; keepalive so that a peer host that vanished without a reset is
-// noticed in about 20 s; unacknowledged data fails the connection after 20 s.
-void set_node_socket_options(int fd) {
-    int one = 1, idle = 10, intvl = 2, cnt = 5;
-    unsigned int user_timeout_ms = 20000;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
-    setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
-    setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl));
-    setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
-    setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout_ms, sizeof(user_timeout_ms));
-}
-
-// Write all of `q` to a non-blocking socket, waiting until `deadline` (poll clock ms).
-bool write_until(int fd, send_queue &q, std::chrono::steady_clock::time_point deadline) {
-    for (;;) {
-        int err = q.write_to(fd);
-        if (err == 0) return true;
-        if (err != EAGAIN) return false;
-        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-        if (left.count() <= 0) return false;
-        pollfd p{fd, POLLOUT, 0};
-        if (poll(&p, 1, static_cast<int>(left.count())) <= 0) return false;
-    }
-}
+namespace tcp {
 
 class tcp_transport : public node_transport {
 public:
@@ -340,22 +150,72 @@ public:
 
     // tcp:<ipv4>:<port> for every node.
     Status take_addresses(const std::vector<std::string> &addresses) {
-        for (uint32_t i = 0; i < addresses.size(); ++i) {
-            const std::string &a = addresses[i];
-            size_t c1 = a.find(':'), c2 = a.rfind(':');
-            if (a.rfind("tcp:", 0) != 0 || c1 == c2)
-                return Status(PMIX_ERR_BAD_PARAM, "node " + _opts.node_names[i] + " has no TCP address (" + a + ")");
-            std::string host = a.substr(c1 + 1, c2 - c1 - 1);
-            unsigned long port = strtoul(a.c_str() + c2 + 1, nullptr, 10);
-            sockaddr_in sa{};
-            sa.sin_family = AF_INET;
-            sa.sin_port = htons(static_cast<uint16_t>(port));
-            if (port == 0 || port > 65535 || inet_pton(AF_INET, host.c_str(), &sa.sin_addr) != 1)
-                return Status(PMIX_ERR_BAD_PARAM, "node " + _opts.node_names[i] + ": bad address " + a);
-            _out[i].addr = sa;
-            _out[i].have_addr = true;
+        for (uint32_t i = 0; i < addresses.size(); ++i) PMIXCPP_RETURN_IF_ERROR(take_address(i, addresses[i]));
+        return Status::success();
+    }
+    Status take_address(uint32_t i, const std::string &a) {
+        size_t c1 = a.find(':'), c2 = a.rfind(':');
+        if (a.rfind("tcp:", 0) != 0 || c1 == c2)
+            return Status(PMIX_ERR_BAD_PARAM, "node " + _opts.node_names[i] + " has no TCP address (" + a + ")");
+        std::string host = a.substr(c1 + 1, c2 - c1 - 1);
+        unsigned long port = strtoul(a.c_str() + c2 + 1, nullptr, 10);
+        sockaddr_in sa{};
+        sa.sin_family = AF_INET;
+        sa.sin_port = htons(static_cast<uint16_t>(port));
+        if (port == 0 || port > 65535 || inet_pton(AF_INET, host.c_str(), &sa.sin_addr) != 1)
+            return Status(PMIX_ERR_BAD_PARAM, "node " + _opts.node_names[i] + ": bad address " + a);
+        _out[i].addr = sa;
+        _out[i].have_addr = true;
+        return Status::success();
+    }
+
+    // Directory wire-up (transport.h): no table; each peer comes with add_peer.
+    Status start_directory(std::function<void(uint32_t node)> need) override {
+        if (_have_peers) return Status(PMIX_ERR_BAD_PARAM, "the peers are known already");
+        if (!need) return Status(PMIX_ERR_BAD_PARAM, "directory wire-up without a way to ask");
+        _need = std::move(need);
+        _asked.assign(_out.size(), false);
+        _directory = true;
+        _have_peers = true;
+        for (auto &o : _out)
+            if (!o.pending_plain.empty()) ask(o.node);
+        _live.start();
+        return Status::success();
+    }
+
+    Status add_peer(uint32_t node, const std::string &address, const auth::key &node_key) override {
+        if (!_directory) return Status(PMIX_ERR_BAD_PARAM, "a peer added without the directory wire-up");
+        if (node >= _out.size() || node == _opts.node_id)
+            return Status(PMIX_ERR_BAD_PARAM, "peer node " + std::to_string(node) + " of " + std::to_string(_out.size()));
+        out_conn &o = _out[node];
+        if (o.have_key) return Status::success();  // known already
+        PMIXCPP_RETURN_IF_ERROR(take_address(node, address));
+        auto k = link_key(node_key, "tcp", _opts.node_id);
+        PMIXCPP_RETURN_IF_ERROR(k);
+        o.link_key = k.value();
+        o.have_key = true;
+        for (auto &f : o.pending_plain) {
+            auto sealed = sealed_tcp_frame(o.link_key, f, _opts.node_id, o.node, ++o.send_seq);
+            if (sealed.ok()) o.queue.push_back(std::make_shared<const std::vector<uint8_t>>(std::move(sealed.value())));
+        }
+        o.pending_plain.clear();
+        if (!_live.alive(node)) {
+            o.queue.clear();
+            return Status::success();
+        }
+        if ((_opts.eager_connect || !o.queue.empty()) && o.fd < 0 && !o.ev_retry) {
+            start_connect(o);
+            if (o.fd >= 0 || o.ev_retry) _lru.touch(node);
+            enforce_cap({&node, 1});
         }
         return Status::success();
+    }
+
+    // Directory wire-up: the first message to a node we have no address for asks for it.
+    void ask(uint32_t node) {
+        if (!_directory || node >= _asked.size() || _asked[node]) return;
+        _asked[node] = true;
+        _need(node);
     }
 
     // No table: the addresses are known, each node's key comes with its listener's record in the
@@ -471,6 +331,8 @@ public:
                 if (_static) {  // static wire-up: its record comes with the first connection
                     if (o.fd < 0 && !o.ev_retry) start_connect(o);
                     if (o.fd >= 0 || o.ev_retry) _lru.touch(node);
+                } else if (_directory) {  // directory wire-up: asked for on first need
+                    ask(node);
                 }
                 continue;
             }
@@ -1057,6 +919,9 @@ private:
     std::string _own_record;     // static wire-up: presented in our challenges
     record_check _check;         // static wire-up: a listener's record -> its node key
     std::chrono::steady_clock::time_point _static_deadline{};
+    bool _directory = false;                   // directory wire-up (start_directory)
+    std::function<void(uint32_t node)> _need;  // directory wire-up: ask for a node's record
+    std::vector<bool> _asked;
     std::vector<out_conn> _out;
     conn_lru _lru;  // our open connections, by last use (the cap)
     uint64_t _idle_in = 0;  // connections to us that their node closed as idle
@@ -1066,10 +931,10 @@ private:
     peer_liveness _live;  // declared last: its operations use the connections above
 };
 
-}  // namespace
+}  // namespace tcp
 
 Result<std::unique_ptr<node_transport>> make_tcp_transport(event_base *base, transport_options opts) {
-    auto t = std::make_unique<tcp_transport>(base, std::move(opts));
+    auto t = std::make_unique<tcp::tcp_transport>(base, std::move(opts));
     PMIXCPP_RETURN_IF_ERROR(t->listen_on());
     return std::unique_ptr<node_transport>(std::move(t));
 }

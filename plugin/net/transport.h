@@ -14,7 +14,10 @@
 // Slurm configuration, so set_static_peers() gets the addresses without keys and no table is
 // exchanged; each peer's listener presents its signed record in the handshake's challenge, which
 // the connecting side checks (record_check) before it takes the node key from it, once per peer
-// (kept for its later connections). Messages
+// (kept for its later connections). Directory wire-up (TCP and UCX, directory.h): no table and no
+// reserved port; each node's signed record reaches the nodes that need it through Slurm's slurmd
+// forwarding (our tree and ring neighbours at start, any other node on first need), and
+// add_peer() takes them one by one. Messages
 // sent before that are queued. Delivery is best effort: a peer that cannot be reached is logged
 // and its messages dropped.
 //
@@ -112,6 +115,21 @@ public:
                                     record_check check) {
         (void)addresses, (void)own_record, (void)check;
         return Status(PMIX_ERR_NOT_SUPPORTED, std::string(kind()) + " transport: no static wire-up");
+    }
+    // Directory wire-up (directory.h; TCP and UCX): no table at all. Peers come one by one
+    // (add_peer, with a verified record's address and node key); the first message to a node we
+    // have no address for waits in its queue and `need(node)` is called (on the loop, once per
+    // node) so that the caller asks for the node's record. The ring neighbours are greeted at once
+    // (their greetings wait for their addresses like any message).
+    virtual Status start_directory(std::function<void(uint32_t node)> need) {
+        (void)need;
+        return Status(PMIX_ERR_NOT_SUPPORTED, std::string(kind()) + " transport: no directory wire-up");
+    }
+    // A verified peer (directory wire-up; on the loop): what waits for it goes out. A peer known
+    // already is left as it is.
+    virtual Status add_peer(uint32_t node, const std::string &address, const auth::key &node_key) {
+        (void)node, (void)address, (void)node_key;
+        return Status(PMIX_ERR_NOT_SUPPORTED, std::string(kind()) + " transport: no directory wire-up");
     }
     virtual bool has_peers() const = 0;
     virtual void send(uint32_t node, channel_id chan, std::span<const uint8_t> body) = 0;

@@ -205,17 +205,7 @@ public:
             return Status(PMIX_ERR_BAD_PARAM, "address table has " + std::to_string(addresses.size()) +
                                                   " entries for " + std::to_string(_eps.size()) + " nodes");
         std::vector<std::vector<uint8_t>> peers(addresses.size());
-        for (uint32_t i = 0; i < addresses.size(); ++i) {
-            if (addresses[i].rfind("ucx:", 0) != 0 || addresses[i].size() > 4 + 2 * kMaxUcxAddress ||
-                !from_hex(addresses[i].substr(4), &peers[i]))
-                return Status(PMIX_ERR_BAD_PARAM, "node " + _opts.node_names[i] + " has no UCX address (" +
-                                                      addresses[i].substr(0, 16) + "...): all nodes must use the same transport");
-            if (Status st = check_ucx_address(peers[i], _own_addr); !st.ok())
-                return st.with_context("address of node " + _opts.node_names[i]);
-            // ucp_ep_create reads the address without a length: a zeroed tail keeps a short read
-            // inside our buffer.
-            peers[i].resize(peers[i].size() + kAddressPad, 0);
-        }
+        for (uint32_t i = 0; i < addresses.size(); ++i) PMIXCPP_RETURN_IF_ERROR(parse_peer(i, addresses[i], &peers[i]));
         _peer_addr = std::move(peers);
         _out_keys.resize(_eps.size());
         for (uint32_t i = 0; i < _eps.size(); ++i) {
@@ -237,6 +227,67 @@ public:
         _live.start();  // endpoints to both ring neighbours, greeted so that they are wired up and watched
         progress();
         return Status::success();
+    }
+
+    // A peer's "ucx:<hex>" address, checked, with kAddressPad zero bytes after it.
+    Status parse_peer(uint32_t i, const std::string &address, std::vector<uint8_t> *out) const {
+        if (address.rfind("ucx:", 0) != 0 || address.size() > 4 + 2 * kMaxUcxAddress || !from_hex(address.substr(4), out))
+            return Status(PMIX_ERR_BAD_PARAM, "node " + _opts.node_names[i] + " has no UCX address (" +
+                                                  address.substr(0, 16) + "...): all nodes must use the same transport");
+        if (Status st = check_ucx_address(*out, _own_addr); !st.ok())
+            return st.with_context("address of node " + _opts.node_names[i]);
+        // ucp_ep_create reads the address without a length: a zeroed tail keeps a short read
+        // inside our buffer.
+        out->resize(out->size() + kAddressPad, 0);
+        return Status::success();
+    }
+
+    // Directory wire-up (transport.h): no table; each peer comes with add_peer.
+    Status start_directory(std::function<void(uint32_t node)> need) override {
+        if (_have_peers) return Status(PMIX_ERR_BAD_PARAM, "the peers are known already");
+        if (!need) return Status(PMIX_ERR_BAD_PARAM, "directory wire-up without a way to ask");
+        _need = std::move(need);
+        _asked.assign(_eps.size(), false);
+        _known.assign(_eps.size(), false);
+        _peer_addr.resize(_eps.size());
+        _out_keys.resize(_eps.size());
+        _directory = true;
+        _have_peers = true;
+        for (uint32_t i = 0; i < _eps.size(); ++i)
+            if (!_queued[i].empty()) ask(i);
+        _live.start();  // greetings to both ring neighbours: they wait for their addresses
+        progress();
+        return Status::success();
+    }
+
+    Status add_peer(uint32_t node, const std::string &address, const auth::key &node_key) override {
+        if (!_directory) return Status(PMIX_ERR_BAD_PARAM, "a peer added without the directory wire-up");
+        if (node >= _eps.size() || node == _opts.node_id)
+            return Status(PMIX_ERR_BAD_PARAM, "peer node " + std::to_string(node) + " of " + std::to_string(_eps.size()));
+        if (_known[node]) return Status::success();
+        std::vector<uint8_t> addr;
+        PMIXCPP_RETURN_IF_ERROR(parse_peer(node, address, &addr));
+        auto k = link_key(node_key, "ucx", _opts.node_id);
+        PMIXCPP_RETURN_IF_ERROR(k, "ucx transport");
+        _peer_addr[node] = std::move(addr);
+        _out_keys[node] = k.value();
+        _known[node] = true;
+        auto q = std::move(_queued[node]);
+        _queued[node].clear();
+        if (!_live.alive(node)) return Status::success();
+        if (_opts.eager_connect || !q.empty()) connect(node);
+        for (auto &f : q) {
+            auto sealed = auth::seal_frame(_out_keys[node], std::move(f), _opts.node_id, node, ++_send_seq);
+            if (sealed.ok()) post_send(node, std::move(sealed.value()));
+        }
+        progress();
+        return Status::success();
+    }
+
+    void ask(uint32_t node) {
+        if (!_directory || node >= _asked.size() || _asked[node]) return;
+        _asked[node] = true;
+        _need(node);
     }
 
     void forget(uint32_t node) override { _live.forget(node); }
@@ -292,8 +343,9 @@ public:
             return;
         }
         auto plain = encode_node_frame(_opts.id, _opts.node_id, chan, body);
-        if (plain.ok() && !_have_peers) {  // sealed once the node's record is verified (set_peers)
-            _queued[node].push_back(std::move(plain.value()));
+        if (plain.ok() && (!_have_peers || (_directory && !_known[node]))) {  // sealed once the node's
+            _queued[node].push_back(std::move(plain.value()));  // record is verified (set_peers, add_peer)
+            ask(node);
             return;
         }
         auto frame = plain.ok() ? auth::seal_frame(_out_keys[node], std::move(plain.value()), _opts.node_id, node, ++_send_seq)
@@ -588,6 +640,9 @@ private:
     std::string _address;
     event_ptr _ev, _ev_progress, _ev_grace;
     bool _have_peers = false;
+    bool _directory = false;                   // directory wire-up (start_directory)
+    std::function<void(uint32_t node)> _need;  // directory wire-up: ask for a node's record
+    std::vector<bool> _asked, _known;
     bool _in_progress = false;
     long _inflight = 0;
     std::vector<ucp_ep_h> _eps;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "../coll/engines.h"
 #include "fence_tracker.h"  // server_clock
 #include "log.h"
 
@@ -107,11 +108,89 @@ void static_wire_up(const step_info &step, const multinode_options &mo, net::nod
                         mo.static_addresses.size(), static_cast<unsigned>(mo.static_port));
 }
 
+// Directory wire-up: our record to our tree and ring neighbours, any other node's on first need
+// (the transport asks), each checked on the directory's thread and handed to the transport on
+// the loop.
+std::shared_ptr<net::directory> directory_wire_up(const step_info &step, const multinode_options &mo,
+                                                  net::node_transport &net,
+                                                  const std::function<void(std::function<void()>)> &post,
+                                                  const std::function<void(const std::string &message)> &failed) {
+    const std::string &ns = step.nspace;
+    auto fail = [&](const std::string &why) {
+        PMIXCPP_LOG_ERROR("%s: directory wire-up: %s", ns.c_str(), why.c_str());
+        failed(why);
+        return nullptr;
+    };
+    if (!mo.identity) return fail("no node identity");
+    if (!mo.directory_send || !mo.directory_listen) return fail("no way to reach the other nodes' slurmd");
+    auto record = mo.identity->sign(net.address());
+    if (!record.ok()) return fail(record.status().message());
+    const uint32_t n = static_cast<uint32_t>(step.node_names.size());
+    std::vector<uint32_t> all(n);
+    for (uint32_t i = 0; i < n; ++i) all[i] = i;
+    // The neighbours the fence tree and the liveness ring talk to first.
+    coll::tree_links l = coll::tree_links_of(all, step.node_id, coll::tree_width_for(mo.tree_width, n), mo.node_groups);
+    std::vector<uint32_t> nb = l.children;
+    if (l.parent != UINT32_MAX) nb.push_back(l.parent);
+    nb.push_back((step.node_id + 1) % n);
+    nb.push_back((step.node_id + n - 1) % n);
+    std::sort(nb.begin(), nb.end());
+    nb.erase(std::unique(nb.begin(), nb.end()), nb.end());
+    nb.erase(std::remove(nb.begin(), nb.end(), step.node_id), nb.end());
+
+    net::directory_options o;
+    o.self = step.node_id;
+    o.nnodes = n;
+    o.own_record = record.value();
+    o.neighbours = nb;
+    o.node_names = step.node_names;
+    o.send = mo.directory_send;
+    o.give_up = std::chrono::milliseconds(uint64_t(std::max<uint32_t>(mo.timeout_sec, 1)) * 1000);
+    o.verify = [identity = mo.identity](uint32_t node, std::string_view rec) -> Result<net::directory_options::checked> {
+        auto r = identity->verify_record(rec, node);
+        PMIXCPP_RETURN_IF_ERROR(r);
+        return net::directory_options::checked{r->address, r->node_key};
+    };
+    auto t0 = server_clock::now();
+    o.learned = [post, &net, ns, t0](uint32_t node, const std::string &address, const net::auth::key &key) {
+        post([&net, node, address, key, ns, t0] {
+            Status st = net.add_peer(node, address, key);
+            double ms = std::chrono::duration<double, std::milli>(server_clock::now() - t0).count();
+            if (!st.ok())
+                PMIXCPP_LOG_ERROR("%s: directory: node %u refused: %s", ns.c_str(), node, st.message().c_str());
+            else
+                PMIXCPP_LOG_DEBUG("%s: directory: node %u in use after %.1f ms", ns.c_str(), node, ms);
+        });
+    };
+    auto d = net::directory::create(std::move(o));
+    if (!d.ok()) return fail(d.status().message());
+    std::shared_ptr<net::directory> dir = std::move(d.value());
+    std::weak_ptr<net::directory> weak = dir;
+    Status st = mo.directory_listen([weak](std::vector<uint8_t> m) {
+        if (auto p = weak.lock()) p->receive(std::move(m));
+    });
+    if (!st.ok()) return fail(st.message());
+    st = net.start_directory([weak](uint32_t node) {
+        if (auto p = weak.lock()) p->need(node);
+    });
+    if (!st.ok()) return fail(st.message());
+    st = dir->begin();
+    if (!st.ok()) return fail(st.message());
+    PMIXCPP_LOG_VERBOSE("%s: directory wire-up: %zu neighbours told, other nodes asked on first need, no address table",
+                        ns.c_str(), nb.size());
+    return dir;
+}
+
 }  // namespace
 
 void exchange_addresses(const step_info &step, const multinode_options &mo, net::node_transport &net,
                         std::function<void(std::function<void()>)> post,
-                        std::function<void(const std::string &message)> failed) {
+                        std::function<void(const std::string &message)> failed,
+                        std::shared_ptr<net::directory> *directory) {
+    if (mo.directory) {
+        *directory = directory_wire_up(step, mo, net, post, failed);
+        return;
+    }
     if (!mo.bootstrap) {
         std::string why = "no bootstrap to learn the other nodes' addresses";
         PMIXCPP_LOG_ERROR("%s: %s", step.nspace.c_str(), why.c_str());

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "../coll/fence_manager.h"
+#include "../net/directory.h"
 #include "../net/transport.h"
 #include "server.h"
 #include "../common/step_info.h"
@@ -32,8 +33,11 @@ coll::manager_options fence_options(const step_info &step, const multinode_optio
 // loop thread (`post`); `failed(message)` runs there when that did not work. Call on the loop thread.
 // With mo.static_addresses (static wire-up) nothing is exchanged: `net` gets the addresses and
 // our signed record at once and checks each peer's record when it first connects to it.
+// With mo.directory: the directory route (net/directory.h); `*directory` gets the directory,
+// which the caller stops before the transport goes.
 void exchange_addresses(const step_info &step, const multinode_options &mo, net::node_transport &net,
                         std::function<void(std::function<void()>)> post,
-                        std::function<void(const std::string &message)> failed);
+                        std::function<void(const std::string &message)> failed,
+                        std::shared_ptr<net::directory> *directory);
 
 }  // namespace pmixcpp::server

@@ -133,6 +133,7 @@ void server_impl::stop() {
     // This node's last rows (exit codes, states) for the other nodes' process tables: they go
     // out with the goodbye below.
     if (_net && _proc_table) guarded("final process table", [this] { _proc_table->send_final(); });
+    if (_directory) _directory->stop();  // nothing more for the transport
     if (_net) _net->leave(500);  // our closing connections are a normal end, not a lost node
     _net.reset();  // before the event base its events live in
     _finalized.clear();  // their events live in the base
@@ -854,7 +855,7 @@ Status server_impl::setup_multinode() {
 void server_impl::start_bootstrap() {
     exchange_addresses(
         _step, _opts.multinode, *_net, [this](std::function<void()> fn) { post(std::move(fn)); },
-        [this](const std::string &message) { fail_multinode(message); });
+        [this](const std::string &message) { fail_multinode(message); }, &_directory);
 }
 
 // Every node channel's handler (node_channels.h): each service registers its own; the shell

@@ -48,6 +48,15 @@ struct multinode_options {
     // once on the loop thread; must return at once and call `ready` exactly once, from any thread.
     using table_fn = std::function<void(Result<std::vector<std::string>>)>;
     std::function<void(const std::string &address, table_fn ready)> bootstrap;
+    // Directory wire-up (net/directory.h): set, the nodes learn each other's addresses through
+    // slurmd's forwarding instead of `bootstrap` (and of the static route). `directory_send`
+    // delivers a message to nodes (blocking; returns those not reached); `directory_listen`
+    // opens this node's socket of the step, handing each message to `deliver` (any thread, never
+    // blocks). If it cannot, this node's wire-up fails: the others take the same route.
+    bool directory = false;
+    std::function<std::vector<uint32_t>(const std::vector<uint32_t> &nodes, const std::vector<uint8_t> &message)>
+        directory_send;
+    std::function<Status(std::function<void(std::vector<uint8_t>)> deliver)> directory_listen;
 };
 
 struct server_options {

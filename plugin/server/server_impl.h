@@ -38,6 +38,7 @@
 #include "../native/requests.h"
 #include "../native/session.h"
 #include "../net/listener_guard.h"
+#include "../net/directory.h"
 #include "../net/transport.h"
 #include "dmodex.h"
 #include "dyn.h"
@@ -506,6 +507,7 @@ private:
     event_backend _event_backend{this};
     bool _multinode;
     std::unique_ptr<net::node_transport> _net;
+    std::shared_ptr<net::directory> _directory;  // directory wire-up (multinode.h)
     std::unique_ptr<coll::fence_manager> _coll;
     // Collectives that completed while the fence tracker was inside enter() (a fence whose other
     // nodes were all early): finished once enter() has returned, never re-entrantly.

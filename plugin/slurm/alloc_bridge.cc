@@ -13,6 +13,7 @@
 #include <set>
 
 #include "../agent/proto/agent_io.h"
+#include "../services/alloc/alloc_plan.h"
 #include "hostlist.h"
 #include "log.h"
 #include "pmix_strings.h"
@@ -205,9 +206,7 @@ std::optional<uint32_t> minutes_left(uint32_t job_id, uint32_t time_limit) {
     return static_cast<uint32_t>(std::max<long>(1, left / 60));
 }
 
-// Slurm's time limits are whole minutes: a grow needs at least one of the job's minutes left, so
-// that what it adds (a NEW allocation's limit, nodes merged into the job) ends no later than the job.
-constexpr long kMinGrowSec = 60;
+using alloc::kMinGrowSec;
 
 bool has_time_limit(const job_snapshot &job) {
     return job.time_limit != INFINITE && job.time_limit != NO_VAL && job.end_time > 0;
@@ -913,20 +912,21 @@ void alloc_bridge::cap_time_limit(alloc::request_record &r, const job_snapshot &
 // job, it is lowered to end with the job (whole minutes, rounded down); with less than a minute
 // left it is given back and the request fails. False: failed (answered).
 bool alloc_bridge::end_with_owner(alloc::request_record &r, const job_snapshot &started, const job_snapshot &owner) {
-    if (!has_time_limit(owner) || (has_time_limit(started) && started.end_time <= owner.end_time)) return true;
-    const long span = static_cast<long>(owner.end_time - started.start_time);
-    if (span < kMinGrowSec) {
+    alloc::started_alloc s;
+    s.job_id = r.slurm_job;
+    s.start_time = started.start_time;
+    s.end_time = has_time_limit(started) ? started.end_time : 0;
+    const alloc::end_plan plan = alloc::end_with_owner(s, owner.job_id, has_time_limit(owner) ? owner.end_time : 0);
+    if (plan.what == alloc::end_plan::keep) return true;
+    if (plan.what == alloc::end_plan::give_back) {
         slurm_kill_job(r.slurm_job, SIGKILL, 0);
-        fail(r, PMIX_ERR_OUT_OF_RESOURCE,
-             "Slurm started job " + std::to_string(r.slurm_job) + " " + std::to_string(std::max(0L, span)) +
-                 " s before job " + std::to_string(owner.job_id) +
-                 " ends (its time limit): too late to be used, given back");
+        fail(r, PMIX_ERR_OUT_OF_RESOURCE, plan.reason);
         return false;
     }
     job_desc_msg_t d;
     slurm_init_job_desc_msg(&d);
     d.job_id = r.slurm_job;
-    d.time_limit = static_cast<uint32_t>(span / 60);
+    d.time_limit = plan.minutes;
     if (slurm_update_job(&d) != SLURM_SUCCESS) {
         Status st = slurm_failure("end job " + std::to_string(r.slurm_job) + " with job " + std::to_string(owner.job_id));
         slurm_kill_job(r.slurm_job, SIGKILL, 0);

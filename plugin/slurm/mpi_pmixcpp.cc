@@ -14,7 +14,10 @@
 #include "munge_credentials.h"
 #include "srun_side.h"
 #include "../net/listener_guard.h"
+#include "../common/directory_socket.h"
 #include "../net/static_route.h"
+#include "directory_route.h"
+#include "wire/directory_messages.h"
 #include "../common/step_env.h"
 #include "../server/server.h"
 #include "../common/step_info.h"
@@ -87,6 +90,7 @@ struct plugin_state {
     std::unique_ptr<server::server_host> host;
     std::unique_ptr<server::pmix_server> server;
     std::unique_ptr<xstep::inbox> xstep_inbox;    // what other steps send this node (xstep.h)
+    std::unique_ptr<pmixcpp::directory_socket> directory_socket;  // directory wire-up (directory_route.h)
 };
 
 plugin_state &state() {
@@ -311,6 +315,40 @@ bool static_route(char **env, const step_info &step, server::multinode_options &
     return true;
 }
 
+// slurmstepd: the directory route (net/directory.h), where it can be taken on every node alike:
+// a spool directory, not a heterogeneous step (its components are steps of their own), and for
+// TCP a listening address of the node's own (a record of "tcp:*" names no host). Else, with
+// PMIxCppWireup=auto, the rendezvous; with =directory, the same, with a warning.
+void directory_route(const stepd_step_rec_t *job, const step_info &step, const plugin_config &cfg,
+                     server::multinode_options &mo) {
+    auto place = slurm_glue::directory_place_of(job->step_id.job_id, job->step_id.step_id, job->node_name);
+    std::string why;
+    if (!place.ok()) why = place.status().message();
+    else if (is_het_step(job)) why = "a heterogeneous step";
+    else if (!mo.ucx && mo.bind_address.empty()) why = "no address of this node to listen on";
+    if (!why.empty()) {
+        if (cfg.wireup == wireup_kind::directory)
+            PMIXCPP_LOG_WARNING("%s: directory wire-up not taken (%s); using the address rendezvous", step.nspace.c_str(),
+                                why.c_str());
+        else
+            PMIXCPP_LOG_VERBOSE("%s: directory wire-up not taken (%s)", step.nspace.c_str(), why.c_str());
+        return;
+    }
+    mo.static_addresses.clear();
+    mo.directory = true;
+    mo.directory_send = [names = step.node_names, address = place->address](const std::vector<uint32_t> &nodes,
+                                                                            const std::vector<uint8_t> &message) {
+        return slurm_glue::forward_to_nodes(names, address, nodes, message);
+    };
+    mo.directory_listen = [place = place.value()](std::function<void(std::vector<uint8_t>)> deliver) -> Status {
+        auto sock = directory_socket::open(place.local_dir, place.name, {0, slurm_conf.slurm_user_id},
+                                                wire::kMaxDirectoryRecord + 64, std::move(deliver));
+        PMIXCPP_RETURN_IF_ERROR(sock);
+        state().directory_socket = std::move(sock.value());
+        return Status::success();
+    };
+}
+
 // Take the agent's address from the step environment (and hide it from the tasks).
 void take_agent_address(const stepd_step_rec_t *job, char ***env) {
     plugin_state &st = state();
@@ -464,7 +502,10 @@ Status prefork(const stepd_step_rec_t *job, char ***env) {
     // address cannot be).
     // Not for a heterogeneous step: each component has ports of its own, reserved on its own
     // nodes only, and srun hands every component the list of all of them.
-    if (mo.enabled && !mo.ucx && !is_het_step(job)) (void)static_route(*env, *step, mo);
+    bool is_static = false;
+    if (mo.enabled && !mo.ucx && !is_het_step(job) && cfg.wireup != wireup_kind::directory)
+        is_static = static_route(*env, *step, mo);
+    if (mo.enabled && !is_static && cfg.wireup != wireup_kind::srun) directory_route(job, *step, cfg, mo);
     mo.ucx_tls = cfg.ucx_tls;
     mo.ucx_devices = cfg.ucx_devices;
     mo.eager_connect = cfg.eager_connect;
@@ -560,6 +601,7 @@ PMIXCPP_EXPORT slurm_fini_result fini(void) {
         // ends within 100 ms and its worker is joined, before the server its answers go to.
         if (st.agent_client) st.agent_client->shutdown();
         st.xstep_inbox.reset();  // its call ended with the gate
+        st.directory_socket.reset();  // no more messages of the directory route; the socket is removed
         if (st.server) {
             st.server->stop();  // joins the loop thread, removes the socket
             // Nodes of the step were lost: their tasks will never be reported to srun, which

@@ -15,6 +15,7 @@
 #include "tests/net/test_credentials.h"
 #include "plugin/services/alloc/alloc_codec.h"
 #include "plugin/services/alloc/alloc_srun.h"
+#include "plugin/services/alloc/alloc_plan.h"
 #include "plugin/server/alloc.h"
 #include "wire/frame.h"
 #include "wire/messages.h"
@@ -828,4 +829,39 @@ TEST(AllocService, MixedQueriesGoToTheHostAndReportPartialSuccess) {
     h.svc.query(1, 7, 2, std::move(none));
     ASSERT_EQ(h.replies.size(), 2u);
     EXPECT_EQ(h.replies[1].status, PMIX_ERR_NOT_FOUND);
+}
+
+// A NEW allocation that Slurm starts late, against the job that asked for it (the bridge's plan;
+// the race that leads here cannot be placed by an integration test).
+TEST(AllocTime, ANewAllocationStartedLateEndsWithItsJob) {
+    const time_t now = 1'800'000'000;
+    started_alloc s;
+    s.job_id = 77;
+    s.start_time = now;
+    // The job has no time limit: nothing to bound.
+    s.end_time = now + 3600;
+    EXPECT_EQ(end_with_owner(s, 5, 0).what, end_plan::keep);
+    // It ends before the job: kept as Slurm started it.
+    EXPECT_EQ(end_with_owner(s, 5, now + 3600).what, end_plan::keep);
+    EXPECT_EQ(end_with_owner(s, 5, now + 7200).what, end_plan::keep);
+    // It would outlive the job: lowered to the job's whole minutes left from its start.
+    auto p = end_with_owner(s, 5, now + 10 * 60 + 59);
+    EXPECT_EQ(p.what, end_plan::lower);
+    EXPECT_EQ(p.minutes, 10u);
+    // No time limit of its own (unlimited) while the job has one: lowered too.
+    s.end_time = 0;
+    p = end_with_owner(s, 5, now + 119);
+    EXPECT_EQ(p.what, end_plan::lower);
+    EXPECT_EQ(p.minutes, 1u);
+    // Exactly a minute left: one minute.
+    p = end_with_owner(s, 5, now + kMinGrowSec);
+    EXPECT_EQ(p.what, end_plan::lower);
+    EXPECT_EQ(p.minutes, 1u);
+    // Less than a minute, or started after the job's end: given back, with the reason.
+    p = end_with_owner(s, 5, now + 59);
+    EXPECT_EQ(p.what, end_plan::give_back);
+    EXPECT_NE(p.reason.find("Slurm started job 77 59 s before job 5 ends"), std::string::npos) << p.reason;
+    p = end_with_owner(s, 5, now - 30);
+    EXPECT_EQ(p.what, end_plan::give_back);
+    EXPECT_NE(p.reason.find(" 0 s before job 5 ends"), std::string::npos) << p.reason;
 }

@@ -16,6 +16,7 @@
 #   fuzz_fabric         fabric requests and result infos -> cost matrix (shared/fabric/fabric_wire.h)
 #   fuzz_group          group requests, replies and node contributions (shared/wire/group_messages.h)
 #   fuzz_native         OpenPMIx's buffer encoding, both integer flavours, framing and handshake, the requests served by translation (plugin/native/: also queries, logging and groups)
+#   fuzz_directory      directory-route messages (shared/wire/directory_messages.h)
 #   fuzz_handshake      the handshake of the node listeners and srun's agent, node frame MACs, signed records (plugin/net/handshake.h, identity.h)
 set -u
 src=$1
@@ -42,7 +43,7 @@ fi
 
 shared="shared/value.cc shared/sys.cc shared/wire/codec.cc shared/wire/frame.cc shared/wire/messages.cc shared/wire/snapshot.cc shared/wire/jobdata.cc shared/wire/job_layout.cc
         shared/wire/node_messages.cc shared/log.cc shared/hostlist.cc shared/type_traits.cc
-        shared/wire/group_messages.cc shared/fabric/fabric_wire.cc shared/fabric/fabric_cost.cc"
+        shared/wire/group_messages.cc shared/wire/directory_messages.cc shared/fabric/fabric_wire.cc shared/fabric/fabric_cost.cc"
 common="plugin/services/xstep/xstep_codec.cc plugin/services/xstep/xstep_srun.cc plugin/services/xstep/xstep_stepd.cc plugin/services/spawn/mpmd.cc plugin/services/sessions/session_codec.cc plugin/services/sessions/session_srun.cc plugin/agent/proto/agent_io.cc
         plugin/agent/proto/agent_proto.cc plugin/agent/stepd/agent_client.cc plugin/agent/stepd/agent_link.cc plugin/agent/proto/responder.cc plugin/common/workers.cc
         plugin/services/alloc/alloc_codec.cc
@@ -71,7 +72,7 @@ done
 for p in $pids; do wait "$p" || rc=1; done
 [ $rc -eq 0 ] || { echo "build-fuzz: compiling the sources failed"; exit 1; }
 
-for t in fuzz_codec fuzz_messages fuzz_snapshot fuzz_node fuzz_node_bodies fuzz_agent fuzz_agent_replies fuzz_fabric fuzz_handshake fuzz_group fuzz_native fuzz_replies; do
+for t in fuzz_codec fuzz_messages fuzz_snapshot fuzz_node fuzz_node_bodies fuzz_agent fuzz_agent_replies fuzz_fabric fuzz_handshake fuzz_group fuzz_native fuzz_replies fuzz_directory; do
     # shellcheck disable=SC2086
     if ! "$cxx" $base $san $includes "$src/tests/fuzz/$t.cc" $objs -lsodium -lpthread -o "$out/$t"; then
         echo "build-fuzz: build of $t failed"

@@ -30,7 +30,7 @@ fi
 [ $rc -eq 0 ] || exit 1
 
 cd "$work" || exit 1
-for t in fuzz_codec fuzz_messages fuzz_snapshot fuzz_node fuzz_node_bodies fuzz_agent fuzz_agent_replies fuzz_fabric fuzz_handshake fuzz_group fuzz_native fuzz_replies; do
+for t in fuzz_codec fuzz_messages fuzz_snapshot fuzz_node fuzz_node_bodies fuzz_agent fuzz_agent_replies fuzz_fabric fuzz_handshake fuzz_group fuzz_native fuzz_replies fuzz_directory; do
     # Copy the seeds: the source tree may be read-only (distcheck) and libFuzzer writes new inputs.
     mkdir -p "corpus/$t"
     cp "$srcdir/tests/fuzz/corpus/$t"/* "corpus/$t/" 2>/dev/null || true

@@ -193,7 +193,7 @@ TEST(AgentLink, ABrokenConnectionFailsItsCallsAndTheNextCallReconnects) {
     auto t0 = clock_type::now();
     shutdown(fd, SHUT_RDWR);  // srun goes away mid-call
     auto ra = a.get(), rb = b.get();
-    EXPECT_LT(clock_type::now() - t0, 2s) << "failed at once, not at the deadline";
+    EXPECT_LT(clock_type::now() - t0, 5s) << "failed at once, not at the deadline";
     ASSERT_FALSE(ra.ok());
     EXPECT_EQ(ra.status().code(), PMIX_ERR_UNREACH);
     ASSERT_FALSE(rb.ok());
@@ -383,7 +383,7 @@ TEST(AgentLink, CloseEndsEveryCallAndRefusesNewOnes) {
     auto t0 = clock_type::now();
     l.close(Status(PMIX_ERR_JOB_CANCELED, "the step is ending"));
     auto ra = a.get(0ms), rb = b.get(0ms);
-    EXPECT_LT(clock_type::now() - t0, 1s);
+    EXPECT_LT(clock_type::now() - t0, 3s) << "at once, not at the 60 s deadline";
     ASSERT_FALSE(ra.ok());
     EXPECT_EQ(ra.status().code(), PMIX_ERR_JOB_CANCELED);
     ASSERT_FALSE(rb.ok());
@@ -472,8 +472,8 @@ TEST(AgentLink, TheClientsGateCancelsCallsInFlight) {
     std::this_thread::sleep_for(100ms);
     auto t0 = clock_type::now();
     c.shutdown();
-    auto ra = a.get(1s);
-    EXPECT_LT(clock_type::now() - t0, 1s);
+    auto ra = a.get(5s);
+    EXPECT_LT(clock_type::now() - t0, 3s) << "at once, not at the 60 s deadline";
     ASSERT_FALSE(ra.ok());
     EXPECT_EQ(ra.status().code(), PMIX_ERR_JOB_CANCELED);
     outcome b;

@@ -42,6 +42,8 @@ TEST(PluginConfig, BadValuesNameTheKeyAndChangeNothing) {
     EXPECT_FALSE(c.set("PMIxCppTimeout", "12x").ok());
     EXPECT_FALSE(c.set("PMIxCppTimeout", "").ok());
     EXPECT_FALSE(c.set("PMIxCppTransport", "carrier-pigeon").ok());
+    EXPECT_FALSE(c.set("PMIxCppWireup", "table").ok());
+    EXPECT_EQ(c.wireup, wireup_kind::srun);
     EXPECT_FALSE(c.set("PMIxCppTmpDirBase", "relative/dir").ok());
     EXPECT_FALSE(c.set("PMIxCppUcxTls", "tcp self").ok());
     EXPECT_FALSE(c.set("PMIxCppEagerConnect", "maybe").ok());
@@ -161,4 +163,17 @@ TEST(PluginConfig, ClientLibOverrideOnlyNarrows) {
         EXPECT_EQ(o.client_lib, client_lib_mode::ours);
     }
     EXPECT_TRUE(o.apply_env_overrides({"SLURM_PMIXCPP_CLIENTLIB=ours"}).ok());
+}
+
+TEST(Config, Wireup) {
+    plugin_config c;
+    EXPECT_EQ(c.wireup, wireup_kind::srun);  // the static route or srun's rendezvous, as before
+    ASSERT_TRUE(c.set("PMIxCppWireup", "Directory").ok());
+    EXPECT_EQ(c.wireup, wireup_kind::directory);
+    ASSERT_TRUE(c.set("PMIxCppWireup", "auto").ok());
+    EXPECT_EQ(c.wireup, wireup_kind::automatic);
+    ASSERT_TRUE(c.apply_env_overrides({"SLURM_PMIXCPP_WIREUP=directory"}).ok());
+    EXPECT_EQ(c.wireup, wireup_kind::directory);
+    EXPECT_FALSE(c.apply_env_overrides({"SLURM_PMIXCPP_WIREUP=nowhere"}).ok());
+    EXPECT_EQ(c.wireup, wireup_kind::directory);
 }
