@@ -241,9 +241,12 @@ int connect_to(const std::string &path) {
     return fd;
 }
 void send_slurmd_message(int fd, uint32_t uid, const std::string &data, uint32_t claimed_len = 0) {
+    // Header and data in one write: a socket that refuses the header closes at once, and a
+    // second write would then end the test with SIGPIPE.
     uint32_t head[2] = {htonl(uid), htonl(claimed_len ? claimed_len : static_cast<uint32_t>(data.size()))};
-    ASSERT_EQ(write(fd, head, sizeof(head)), static_cast<ssize_t>(sizeof(head)));
-    ASSERT_EQ(write(fd, data.data(), data.size()), static_cast<ssize_t>(data.size()));
+    std::string msg(reinterpret_cast<const char *>(head), sizeof(head));
+    msg += data;
+    ASSERT_EQ(send(fd, msg.data(), msg.size(), MSG_NOSIGNAL), static_cast<ssize_t>(msg.size()));
 }
 }  // namespace
 
