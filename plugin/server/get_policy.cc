@@ -107,14 +107,6 @@ void server_impl::fail_get(const get_waiter &w, pmix_status_t status, const std:
     send_reply(w.conn, w.request_id, status, message);
 }
 
-relation server_impl::relation_of(uint32_t requester, uint32_t target) const {
-    if (requester == target) return relation::self;
-    if (target == PMIX_RANK_WILDCARD) return relation::same_node;
-    if (target < _node_of.size() && requester < _node_of.size() && _node_of[target] == _node_of[requester])
-        return relation::same_node;
-    return relation::other_node;
-}
-
 // The modex snapshot of the node's data as it is now, with its file's descriptor: asked for by a
 // client's Get after a collecting fence whose reply it could not use (no snapshot made, or the
 // file's descriptor did not reach it).
@@ -158,13 +150,6 @@ dmodex_ops server_impl::make_dmodex_ops() {
     };
     // The requests of one round of client messages go out together, one message per node.
     o.defer = [this](std::function<void()> fn) { post(std::move(fn)); };
-    o.has = [this](uint32_t requester, uint32_t rank, const std::string &key) {
-        return key.empty() ? _kvs.has_committed(rank) : _kvs.has(rank, key, relation_of(requester, rank));
-    };
-    o.encode_ranks = [this](const std::vector<uint32_t> &ranks) { return encode_ranks(ranks); };
-    o.store = [this](uint32_t from, const std::vector<wire::rank_data_entry> &entries, std::vector<uint32_t> *ranks) {
-        return store_ranks(from, entries, ranks);
-    };
     o.gone = [this](uint32_t rank) -> std::string {
         if (rank >= _rank_state.size()) return {};
         if (_rank_state[rank] == rank_state::died) return "died";

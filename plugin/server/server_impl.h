@@ -57,6 +57,7 @@
 #include "node_channels.h"
 #include "node_liveness.h"
 #include "proc_table.h"
+#include "rank_store.h"
 #include "time_alert.h"
 #include "topology.h"
 #include "xstep_relay.h"
@@ -264,7 +265,8 @@ public:
         _groups = std::make_unique<group_service>(step, _node_of, make_group_ops(), opts.multinode.timeout_sec);
         _groups->define_step_psets();
         _groups->define_spawned_step_psets();
-        _dmodex = std::make_unique<dmodex_engine>(make_dmodex_config(), make_dmodex_ops());
+        _rank_store = std::make_unique<kvs_rank_store>(_kvs, _node_of);
+        _dmodex = std::make_unique<dmodex_engine>(make_dmodex_config(), make_dmodex_ops(), *_rank_store);
         _fabric = std::make_unique<fabric_relay>(step.nspace, make_fabric_ops());
         _xstep = std::make_unique<xstep_relay>(step, opts.multinode.timeout_sec, make_xstep_ops());
     }
@@ -379,7 +381,7 @@ private:
     void topology_made(Result<std::string> xml);
     void answer_topology(const get_waiter &w);
     void rank_left(uint32_t rank, bool died);
-    relation relation_of(uint32_t requester, uint32_t target) const;
+    relation relation_of(uint32_t requester, uint32_t target) const { return _rank_store->relation_of(requester, target); }
     bool is_local(uint32_t rank) const { return rank < _local_index.size() && _local_index[rank] != UINT32_MAX; }
     void remove_cleanup_paths();
     // handle_connect's two halves, shared with the native route: why a connection may not be
@@ -475,12 +477,9 @@ private:
     std::unique_ptr<dmodex_engine> _dmodex;
     dmodex_config make_dmodex_config() const;
     dmodex_ops make_dmodex_ops();
-    // since > 0: only what was committed after that generation of the store.
-    Result<std::vector<uint8_t>> encode_ranks(const std::vector<uint32_t> &ranks, uint64_t since = 0) const;
-    Status check_ranks(uint32_t from_node, const std::vector<wire::rank_data_entry> &entries) const;
-    Status store_ranks(uint32_t from_node, std::span<const uint8_t> bytes, std::vector<uint32_t> *ranks);
-    Status store_ranks(uint32_t from_node, const std::vector<wire::rank_data_entry> &entries,
-                       std::vector<uint32_t> *ranks);
+    // The rank data that crosses nodes, read from and written to _kvs (rank_store.h): direct
+    // modex's only way to the store, and the remote fences' data.
+    std::unique_ptr<kvs_rank_store> _rank_store;
     // Lost nodes (node_liveness.h): which nodes are lost, probes, queries, node-down messages.
     // What the server does when a node is lost: raise PMIX_ERR_NODE_DOWN for the local ranks,
     // fail the fences and Gets that need it.
