@@ -827,23 +827,20 @@ Status server_impl::setup_multinode() {
     co.send_to = [this](std::span<const uint32_t> nodes, std::span<const uint8_t> body) {
         _net->send_to(nodes, id_of(node_channel::coll), body);
     };
+    // A collective's completion is posted (README.md, "Re-entrancy"): it may come inside the
+    // call that started it (a fence whose other nodes were all early completes inside the fence
+    // tracker's enter(), a group's inside the group service's start).
     co.on_done = [this](uint64_t instance, std::vector<coll::node_blob> &&result) {
-        if (instance & kGroupInstanceBit) {
-            // A group collective: completed from the loop, never inside the group service's start.
-            auto held = std::make_shared<std::vector<coll::node_blob>>(std::move(result));
-            post([this, instance, held] {
-                std::vector<std::pair<uint32_t, std::span<const uint8_t>>> blobs;
-                for (const auto &b : *held) blobs.emplace_back(b.node, std::span<const uint8_t>(b.data));
-                _groups->collective_done(instance, blobs);
-                rearm_timer();
-            });
-            return;
-        }
-        // Never re-entrantly into the fence tracker (it may be inside start()).
-        if (_in_fence_entry)
-            _done_in_entry.emplace_back(instance, std::move(result));
-        else
-            finish_remote_fence(instance, std::move(result));
+        auto held = std::make_shared<std::vector<coll::node_blob>>(std::move(result));
+        post([this, instance, held] {
+            if (!(instance & kGroupInstanceBit)) {
+                finish_remote_fence(instance, std::move(*held));
+                return;
+            }
+            std::vector<std::pair<uint32_t, std::span<const uint8_t>>> blobs;
+            for (const auto &b : *held) blobs.emplace_back(b.node, std::span<const uint8_t>(b.data));
+            _groups->collective_done(instance, blobs);
+        });
     };
     _coll = std::make_unique<coll::fence_manager>(std::move(co));
     PMIXCPP_RETURN_IF_ERROR(add_node_channels());

@@ -506,10 +506,6 @@ private:
     bool _multinode;
     std::unique_ptr<net::node_transport> _net;
     std::unique_ptr<coll::fence_manager> _coll;
-    // Collectives that completed while the fence tracker was inside enter() (a fence whose other
-    // nodes were all early): finished once enter() has returned, never re-entrantly.
-    bool _in_fence_entry = false;
-    std::vector<std::pair<uint64_t, std::vector<coll::node_blob>>> _done_in_entry;
     std::string _net_error;  // set when the transport or the bootstrap failed
 
     // Loop-thread state.
