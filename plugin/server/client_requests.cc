@@ -89,59 +89,6 @@ void server_impl::handle_abort(connection &c, const wire::Frame &f) {
     send_reply(c.id, f.id, st.ok() ? PMIX_SUCCESS : st.code(), st.message());
 }
 
-void server_impl::handle_commit(connection &c, const wire::Frame &f) {
-    DECODE_OR_CLOSE(wire::commit_request, "commit");
-    if (m.scopes.size() != m.infos.size()) {
-        close_connection(c.id, "malformed commit payload: scope count differs from value count");
-        return;
-    }
-    const uint32_t rank = c.rank;
-    Status st = _kvs.commit(rank, m.scopes.data(), m.infos.data(), m.infos.size());
-    if (!st.ok()) {
-        PMIXCPP_LOG_ERROR("%s: commit of rank %u refused: %s", _step.nspace.c_str(), rank, st.message().c_str());
-        send_reply(c.id, f.id, st.code(), st.message());
-        return;
-    }
-    PMIXCPP_LOG_TRACE("%s: rank %u committed %zu keys", _step.nspace.c_str(), rank, m.infos.size());
-    send_reply(c.id, f.id, PMIX_SUCCESS, {});
-    auto ready = _gets.take_ready(rank, [&](const get_waiter &w) {
-        return w.key.empty() || _kvs.has(rank, w.key, relation_of(w.requester, rank));
-    });
-    for (const auto &w : ready) answer_get(w);
-    _dmodex->rank_committed(rank);
-    _xstep->rank_committed(rank);
-}
-
-void server_impl::handle_fence(connection &c, const wire::Frame &f) {
-    DECODE_OR_CLOSE(wire::fence_request, "fence");
-    std::vector<uint32_t> ranks;
-    for (const auto &p : m.procs) {
-        if (strncmp(p.nspace, _step.nspace.c_str(), sizeof(p.nspace)) != 0) {
-            // Procs of other steps of the job (OpenMPI's MPI_Comm_disconnect): a barrier through
-            // the job's rendezvous (connect.h); data is not collected across namespaces.
-            _dyn->on_connect(c.id, c.rank, f.id, connect_op::fence, f.payload);
-            return;
-        }
-        ranks.push_back(p.rank);
-    }
-    auto participants = _fences.normalise(ranks);
-    if (!participants.ok()) {
-        send_reply(c.id, f.id, participants.status().code(), participants.status().message());
-        return;
-    }
-    if (c.fences >= kMaxFencesInFlight) {
-        send_reply(c.id, f.id, PMIX_ERR_OUT_OF_RESOURCE,
-                   "too many fences in flight (" + std::to_string(kMaxFencesInFlight) + " per client)");
-        return;
-    }
-    ++c.fences;
-    fence_waiter w{c.id, f.id, c.rank};
-    auto deadline = info_deadline(m.infos);
-    if (_multinode) deadline = remote_deadline(deadline);
-    // A multi-node fence's completion never comes inside enter() (it is posted: README.md).
-    send_fence_outcomes(_fences.enter(participants.value(), w, info_flag(m.infos, PMIX_COLLECT_DATA), deadline));
-}
-
 void server_impl::handle_log(connection &c, const wire::Frame &f) {
     DECODE_OR_CLOSE(wire::log_request, "log");
     size_t forwarded = 0, dropped = 0;

@@ -20,12 +20,6 @@ void server_impl::fail_multinode(const std::string &message) {
     rearm_timer();
 }
 
-std::optional<server_clock::time_point> server_impl::remote_deadline(std::optional<server_clock::time_point> asked) const {
-    auto limit = server_clock::now() + std::chrono::seconds(_opts.multinode.timeout_sec);
-    if (!asked || *asked > limit) return limit;
-    return asked;
-}
-
 Status server_impl::start_remote_fence(uint64_t instance, const std::vector<uint32_t> &participants, bool collect) {
     if (!_net || !_coll || !_net_error.empty())
         return Status(PMIX_ERR_NOT_SUPPORTED, "the node transport is not running" +
