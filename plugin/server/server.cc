@@ -62,7 +62,8 @@ Status server_impl::setup(const node_topology &topo) {
     _ev_listen.reset(event_new(_base.get(), _listen_fd.get(), EV_READ | EV_PERSIST, on_accept, this));
     _ev_wake.reset(event_new(_base.get(), _wake_rd.get(), EV_READ | EV_PERSIST, on_wake, this));
     _ev_timer.reset(evtimer_new(_base.get(), on_timer, this));
-    if (!_ev_listen || !_ev_wake || !_ev_timer) return Status(PMIX_ERROR, "event_new failed");
+    _ev_deferred.reset(event_new(_base.get(), -1, 0, on_deferred, this));
+    if (!_ev_listen || !_ev_wake || !_ev_timer || !_ev_deferred) return Status(PMIX_ERROR, "event_new failed");
     if (event_add(_ev_listen.get(), nullptr) != 0 || event_add(_ev_wake.get(), nullptr) != 0)
         return Status(PMIX_ERROR, "event_add failed");
     if (_multinode) PMIXCPP_RETURN_IF_ERROR(setup_multinode());
@@ -97,7 +98,9 @@ void server_impl::loop_main() {
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, nullptr);
     PMIXCPP_LOG_DEBUG("%s: server loop running on %s", _step.nspace.c_str(), _step.server_socket.c_str());
+    _loop_thread = std::this_thread::get_id();
     event_base_dispatch(_base.get());
+    _loop_thread = std::thread::id();
     PMIXCPP_LOG_DEBUG("%s: server loop stopped", _step.nspace.c_str());
 }
 
@@ -110,6 +113,26 @@ void server_impl::post(std::function<void()> fn) {
     char b = 1;
     ssize_t n = write(_wake_wr.get(), &b, 1);
     (void)n;  // a full pipe already means "wake up"
+}
+
+void server_impl::defer(std::function<void()> fn) {
+    if (!_ev_deferred || std::this_thread::get_id() != _loop_thread.load()) return post(std::move(fn));
+    _deferred.push_back(std::move(fn));
+    if (_deferred_armed) return;
+    _deferred_armed = true;
+    event_active(_ev_deferred.get(), EV_TIMEOUT, 1);
+}
+
+void server_impl::on_deferred(evutil_socket_t, short, void *arg) {
+    auto *self = static_cast<server_impl *>(arg);
+    guarded("deferred work", [&] {
+        // Work deferred by what runs here waits for the next activation (armed again below).
+        std::vector<std::function<void()>> work;
+        work.swap(self->_deferred);
+        self->_deferred_armed = false;
+        for (auto &fn : work) fn();
+        self->rearm_timer();
+    });
 }
 
 void server_impl::stop() {
@@ -141,6 +164,8 @@ void server_impl::stop() {
     _native_fd.reset();
     _ev_listen.reset();
     _ev_wake.reset();
+    _ev_deferred.reset();
+    _deferred.clear();
     _ev_timer.reset();
     _base.reset();
     _listen_fd.reset();
@@ -826,7 +851,7 @@ Status server_impl::setup_multinode() {
     // tracker's enter(), a group's inside the group service's start).
     co.on_done = [this](uint64_t instance, std::vector<coll::node_blob> &&result) {
         auto held = std::make_shared<std::vector<coll::node_blob>>(std::move(result));
-        post([this, instance, held] {
+        defer([this, instance, held] {
             if (!(instance & kGroupInstanceBit)) {
                 finish_remote_fence(instance, std::move(*held));
                 return;

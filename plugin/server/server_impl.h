@@ -24,6 +24,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <atomic>
 #include <deque>
 #include <filesystem>
 #include <map>
@@ -267,6 +268,10 @@ public:
     Status launch();
     void stop();
     void post(std::function<void()> fn);
+    // The same on the loop thread, without the wake-up pipe: `fn` runs after the current
+    // callback has returned, in this turn of the loop (event_active). Off the loop thread, or
+    // before the loop runs, it is post().
+    void defer(std::function<void()> fn);
     const std::string &jobdata_path() const { return _jobdata_path; }
     std::vector<std::string> lost_nodes() const {
         std::vector<std::string> out;
@@ -279,6 +284,7 @@ private:
     // --- libevent callbacks (C boundary: nothing throws out of them) ---
     static void on_accept(evutil_socket_t, short, void *arg);
     static void on_wake(evutil_socket_t, short, void *arg);
+    static void on_deferred(evutil_socket_t, short, void *arg);
     static void on_timer(evutil_socket_t, short, void *arg);
     static void on_read(evutil_socket_t, short, void *arg);
     static void on_write(evutil_socket_t, short, void *arg);
@@ -578,6 +584,10 @@ private:
     unique_fd _wake_rd, _wake_wr;
     base_ptr _base;
     event_ptr _ev_listen, _ev_wake, _ev_timer;
+    event_ptr _ev_deferred;  // active while _deferred holds work (loop thread only)
+    std::vector<std::function<void()>> _deferred;
+    bool _deferred_armed = false;
+    std::atomic<std::thread::id> _loop_thread{};  // while the loop runs
     unique_fd _native_fd;
     event_ptr _ev_native;
     uint16_t _native_port = 0;
