@@ -51,12 +51,18 @@ export HWLOC_COMPONENTS=${HWLOC_COMPONENTS:--pci}
 passed=0
 failed=0
 for t in $tests; do
-    if (cd "$build" && "./$t" --gtest_brief=1 >"$t.asan.log" 2>&1); then
+    (cd "$build" && "./$t" --gtest_brief=1 >"$t.asan.log" 2>&1)
+    rc=$?
+    if [ $rc -eq 0 ]; then
         passed=$((passed + 1))
         echo "PASS: $t (ASan+UBSan)"
     else
         failed=$((failed + 1))
-        echo "FAIL: $t (ASan+UBSan), log $build/$t.asan.log:"
+        # a test killed by a signal prints nothing of its own (SIGPIPE, an abort outside ASan)
+        how="exit status $rc"
+        [ $rc -gt 128 ] && how="killed by signal $((rc - 128)) ($(kill -l $((rc - 128)) 2>/dev/null))"
+        echo "FAIL: $t (ASan+UBSan), $how, log $build/$t.asan.log:"
+        tail -n 5 "$build/$t.asan.log"
         grep -E -A30 "ERROR: (AddressSanitizer|LeakSanitizer)|runtime error|FAILED" "$build/$t.asan.log" | head -n 60
     fi
 done

@@ -18,7 +18,8 @@ Status dmodex_engine::add_channels(node_channels &table) {
     });
 }
 
-dmodex_engine::dmodex_engine(dmodex_config config, dmodex_ops ops) : _cfg(std::move(config)), _ops(std::move(ops)) {
+dmodex_engine::dmodex_engine(dmodex_config config, dmodex_ops ops, rank_data_store &store)
+    : _cfg(std::move(config)), _ops(std::move(ops)), _store(store) {
     _local.assign(_cfg.node_of.size(), false);
     for (uint32_t r : _cfg.local_ranks)
         if (r < _local.size()) _local[r] = true;
@@ -140,7 +141,7 @@ void dmodex_engine::on_reply(uint32_t from, std::span<const uint8_t> body, time_
     std::vector<uint32_t> ranks;
     if (st.ok() && (target >= ntasks || _cfg.node_of[target] != from))
         st = Status(PMIX_ERR_BAD_PARAM, "reply about rank " + std::to_string(target) + ", not hosted there");
-    if (st.ok() && status == PMIX_SUCCESS) st = _ops.store(from, m.data, &ranks);
+    if (st.ok() && status == PMIX_SUCCESS) st = _store.store(from, m.data, &ranks);
     if (!st.ok()) {
         PMIXCPP_LOG_ERROR("%s: malformed dmodex reply from node %s dropped: %s", _cfg.nspace.c_str(),
                           name_of(from).c_str(), st.message().c_str());
@@ -188,7 +189,7 @@ void dmodex_engine::ask_again(uint32_t target, time_point now, bool own_request)
 }
 
 void dmodex_engine::answer_ready(uint32_t rank) {
-    auto ready = _waiting.take_ready(rank, [&](const get_waiter &w) { return _ops.has(w.requester, rank, w.key); });
+    auto ready = _waiting.take_ready(rank, [&](const get_waiter &w) { return _store.has(w.requester, rank, w.key); });
     for (const auto &w : ready) _ops.answer(w);
 }
 
@@ -242,7 +243,7 @@ void dmodex_engine::serve_item(uint32_t from, uint32_t id, uint32_t target, cons
                      "rank " + std::to_string(target) + " is not served by node " + name_of(_cfg.self_node));
         return;
     }
-    if (_ops.has(PMIX_RANK_UNDEF, target, key)) {
+    if (_store.has(PMIX_RANK_UNDEF, target, key)) {
         if (std::find(ready->begin(), ready->end(), target) == ready->end()) ready->push_back(target);
         return;
     }
@@ -274,8 +275,8 @@ void dmodex_engine::reply(uint32_t node, uint32_t request_id, uint32_t target, p
 }
 
 void dmodex_engine::reply_data(uint32_t node, uint32_t request_id, uint32_t target, const std::vector<uint32_t> &ranks) {
-    auto data = _ops.encode_ranks(_cfg.whole_node ? _cfg.local_ranks : ranks);
-    if (_cfg.whole_node && data.ok() && data->size() > _cfg.whole_node_max_bytes) data = _ops.encode_ranks(ranks);
+    auto data = _store.encode(_cfg.whole_node ? _cfg.local_ranks : ranks);
+    if (_cfg.whole_node && data.ok() && data->size() > _cfg.whole_node_max_bytes) data = _store.encode(ranks);
     if (!data.ok()) {
         reply(node, request_id, target, data.status().code(), data.status().message());
         return;
@@ -295,7 +296,7 @@ void dmodex_engine::fail_serving(const get_waiter &w, pmix_status_t status, cons
 
 void dmodex_engine::rank_committed(uint32_t rank) {
     auto ready = _serving.take_ready(rank, [&](const get_waiter &w) {
-        return w.key.empty() || _ops.has(PMIX_RANK_UNDEF, rank, w.key);
+        return w.key.empty() || _store.has(PMIX_RANK_UNDEF, rank, w.key);
     });
     for (const auto &w : ready) reply(static_cast<uint32_t>(w.conn), w.request_id, w.target, PMIX_SUCCESS, {});
 }

@@ -1,8 +1,9 @@
 // Direct modex: one rank's data fetched from the node that hosts it when a Get asks for it. No
 // I/O: the engine is driven by the server's calls (a Get, a commit, a rank or node gone), by the
 // node messages it is handed (channels dmodex_request / dmodex_reply, shared/wire/node_messages.h)
-// and by timer ticks; it answers through `dmodex_ops` (send a node message, complete a Get,
-// the key-value store).
+// and by timer ticks; it reads and writes the node's key-value store directly, through the narrow
+// interface it is given (rank_store.h: has, encode, store), and answers through `dmodex_ops`
+// (send a node message, complete a Get, a local rank's state, the loop's post).
 //
 // Both sides of the exchange live here:
 //  - requesting: a Get of a local client for a remote rank waits here; one request per target
@@ -30,6 +31,7 @@
 #include <vector>
 
 #include "get_waits.h"
+#include "rank_store.h"
 #include "node_channels.h"
 #include "status.h"
 #include "wire/node_messages.h"
@@ -55,16 +57,6 @@ struct dmodex_ops {
     // failed.
     std::function<void(const get_waiter &w)> answer;
     std::function<void(const get_waiter &w, pmix_status_t status, const std::string &message)> fail;
-    // The store. Whether `rank` holds `key` for `requester` (PMIX_RANK_UNDEF: another node);
-    // an empty key: whether it committed anything.
-    std::function<bool(uint32_t requester, uint32_t rank, const std::string &key)> has;
-    // Serving: the data of `ranks` as other nodes see it, encoded as rank data.
-    std::function<Result<std::vector<uint8_t>>(const std::vector<uint32_t> &ranks)> encode_ranks;
-    // Requesting: store what `from` sent (every rank checked to be hosted by `from` before
-    // anything is stored); `ranks` gets the ranks stored.
-    std::function<Status(uint32_t from, const std::vector<wire::rank_data_entry> &entries,
-                         std::vector<uint32_t> *ranks)>
-        store;
     // Serving: "died" or "finalized" for a local rank that will never commit again, else empty.
     std::function<std::string(uint32_t rank)> gone;
     // Requesting: run `fn` once the loop has handled what is ready now (the server's post). When
@@ -77,7 +69,8 @@ class dmodex_engine {
 public:
     using time_point = server_clock::time_point;
 
-    dmodex_engine(dmodex_config config, dmodex_ops ops);
+    // `store` must outlive the engine.
+    dmodex_engine(dmodex_config config, dmodex_ops ops, rank_data_store &store);
 
     // The latest deadline a remote Get may have: `asked`, at most the timeout from `now`.
     time_point deadline(std::optional<time_point> asked, time_point now) const;
@@ -141,6 +134,7 @@ private:
 
     dmodex_config _cfg;
     dmodex_ops _ops;
+    rank_data_store &_store;
     std::vector<bool> _local;  // by rank
     get_waits _waiting;  // local clients' Gets of remote ranks (conn = the client's connection)
     get_waits _serving;  // other nodes' requests for local ranks (conn = the node)

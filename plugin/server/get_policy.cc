@@ -1,118 +1,53 @@
-// The Get policy of pmixcpp's clients: what a Get is answered with, when and from where (the
-// store, a local rank's commit it waits for, the node's topology, direct modex from another node,
-// the data of another step); the modex snapshot a client asks for again; the ops of direct modex
-// (dmodex.h), whose waiting Gets are answered here. Part of the server's class (server_impl.h).
+// The Get policy's wiring: the protocol engine's configuration and routes (engine.h: the policy
+// itself, what a Get is answered with, when and from where), the modex snapshot a client asks
+// for again, and the ops of direct modex (dmodex.h), whose waiting Gets the engine answers. Part
+// of the server's class (server_impl.h).
 #include "server_impl.h"
 
 namespace pmixcpp::server {
 
-// A client may have kMaxWaitingGets Gets waiting; the next one fails at once.
-bool server_impl::room_for_get(const get_waiter &w) {
-    if (_gets.count_of(w.conn) + _dmodex->waiting_of(w.conn) < kMaxWaitingGets) return true;
-    fail_get(w, PMIX_ERR_OUT_OF_RESOURCE,
-             "too many Gets waiting (" + std::to_string(kMaxWaitingGets) + " per client)");
-    return false;
+engine_config server_impl::make_engine_config() const {
+    engine_config c;
+    c.nspace = _step.nspace;
+    c.ntasks = _step.ntasks;
+    c.node_names = _step.node_names;
+    c.node_of = _node_of;
+    c.local_ranks = _step.local_ranks();
+    c.max_procs = max_procs();
+    c.multinode = _multinode;
+    c.remote_timeout_sec = _opts.multinode.timeout_sec;
+    return c;
 }
 
-void server_impl::handle_get(connection &c, const wire::Frame &f) {
-    DECODE_OR_CLOSE(wire::get_request, "get");
-    const char *ns = _step.nspace.c_str();
-    get_waiter w;
-    w.conn = c.id;
-    w.request_id = f.id;
-    w.requester = c.rank;
-    w.target = m.proc.rank;
-    w.key = m.key;
-    w.deadline = info_deadline(m.infos);
-    const bool immediate = info_flag(m.infos, PMIX_OPTIONAL) || info_flag(m.infos, PMIX_IMMEDIATE);
-    const std::string what = m.key.empty() ? std::string("(all data)") : m.key;
-
-    if (strncmp(m.proc.nspace, _step.nspace.c_str(), sizeof(m.proc.nspace)) != 0) {
-        // What PMIx_Connect brought, else direct modex from the proc's step (connect.h).
-        _dyn->foreign_get(c.id, f.id, m.proc, m.key, m.infos);
-        return;
-    }
-    if (w.target == PMIX_RANK_WILDCARD && m.key == PMIX_LOCAL_TOPO) {
-        get_topology(w);
-        return;
-    }
-    if (w.target == PMIX_RANK_WILDCARD) {  // job-level data: present or not, never waits
-        if (m.key.empty() || _kvs.has(PMIX_RANK_WILDCARD, m.key, relation::same_node))
-            answer_get(w);
-        else
-            fail_get(w, PMIX_ERR_NOT_FOUND, "no job-level key " + m.key + " in " + _step.nspace);
-        return;
-    }
-    if (w.target >= _step.ntasks) {
-        fail_get(w, PMIX_ERR_NOT_FOUND,
-                 "rank " + std::to_string(w.target) + " is not in " + _step.nspace + " (" +
-                     std::to_string(_step.ntasks) + " ranks)");
-        return;
-    }
-    relation rel = relation_of(w.requester, w.target);
-    if (m.key.empty() || _kvs.has(w.target, m.key, rel)) {
-        answer_get(w);
-        return;
-    }
-    if (immediate) {
-        fail_get(w, PMIX_ERR_NOT_FOUND, "rank " + std::to_string(w.target) + " has no " + what);
-        return;
-    }
-    if (is_local(w.target)) {
-        rank_state rs = _rank_state[w.target];
-        if (rs == rank_state::finalized || rs == rank_state::died) {
-            fail_get(w, PMIX_ERR_NOT_FOUND,
-                     "rank " + std::to_string(w.target) + (rs == rank_state::died ? " died" : " finalized") +
-                         " without committing " + what);
-            return;
-        }
-        if (!room_for_get(w)) return;
-        PMIXCPP_LOG_TRACE("%s: rank %u waits for %s of rank %u", ns, w.requester, what.c_str(), w.target);
-        _gets.add(std::move(w));
-        return;
-    }
-    // The data lives on another node: direct modex. Also for a new key of a rank whose earlier
-    // data came with a collecting fence: what we hold may be older than what it committed since.
-    if (!_multinode || !_net || !_net_error.empty()) {
-        fail_get(w, _net_error.empty() ? PMIX_ERR_NOT_SUPPORTED : PMIX_ERR_UNREACH,
-                 "rank " + std::to_string(w.target) + " is on another node and the node transport is not running" +
-                     (_net_error.empty() ? std::string() : ": " + _net_error));
-        return;
-    }
-    uint32_t target_node = _node_of[w.target];
-    if (node_is_lost(target_node)) {
-        fail_get(w, PMIX_ERR_NODE_DOWN,
-                 "rank " + std::to_string(w.target) + " is on node " + _step.node_names.at(target_node) + ", which is lost");
-        return;
-    }
-    if (!room_for_get(w)) return;
-    PMIXCPP_LOG_TRACE("%s: rank %u waits for %s of remote rank %u", ns, w.requester, what.c_str(), w.target);
-    _dmodex->get(std::move(w), server_clock::now());
-}
-
-void server_impl::answer_get(const get_waiter &w) {
-    relation rel = relation_of(w.requester, w.target);
-    uint32_t data_rank = w.target;
-    auto data = _kvs.visible_data(data_rank, rel);
-    if (!data.ok()) {
-        fail_get(w, data.status().code(), data.status().message());
-        return;
-    }
-    send_reply(w.conn, w.request_id, PMIX_SUCCESS, {}, [&](wire::Writer &wr) {
-        return wire::encode_info_array(wr, data->data(), data->size());
-    });
-}
-
-void server_impl::fail_get(const get_waiter &w, pmix_status_t status, const std::string &message) {
-    send_reply(w.conn, w.request_id, status, message);
-}
-
-relation server_impl::relation_of(uint32_t requester, uint32_t target) const {
-    if (requester == target) return relation::self;
-    if (target == PMIX_RANK_WILDCARD) return relation::same_node;
-    if (target < _node_of.size() && requester < _node_of.size() && _node_of[target] == _node_of[requester])
-        return relation::same_node;
-    return relation::other_node;
+// The routes of the protocol engine (engine.h) to the rest of the server.
+engine_routes server_impl::make_engine_routes() {
+    engine_routes r;
+    // What PMIx_Connect brought, else direct modex from the proc's step (connect.h).
+    r.foreign_get = [this](uint64_t conn, uint32_t id, const pmix_proc_t &proc, const std::string &key,
+                           const InfoArray &infos) { _dyn->foreign_get(conn, id, proc, key, infos); };
+    r.foreign_fence = [this](uint64_t conn, uint32_t rank, uint32_t id, std::span<const uint8_t> payload) {
+        _dyn->on_connect(conn, rank, id, connect_op::fence, payload);
+    };
+    r.topology = [this](const get_waiter &w) { get_topology(w); };
+    r.remote_state = [this]() -> Status {
+        if (!_net_error.empty()) return Status(PMIX_ERR_UNREACH, _net_error);
+        if (!_multinode || !_net) return Status(PMIX_ERR_NOT_SUPPORTED, "no node transport");
+        return Status::success();
+    };
+    r.node_lost = [this](uint32_t node) { return node_is_lost(node); };
+    r.remote_get = [this](get_waiter w) { _dmodex->get(std::move(w), server_clock::now()); };
+    r.remote_waiting = [this](uint64_t conn) { return _dmodex->waiting_of(conn); };
+    r.gone = [this](uint32_t rank) -> std::string {
+        if (rank >= _rank_state.size()) return {};
+        if (_rank_state[rank] == rank_state::died) return "died";
+        if (_rank_state[rank] == rank_state::finalized) return "finalized";
+        return {};
+    };
+    r.committed = [this](uint32_t rank) {
+        _dmodex->rank_committed(rank);
+        _xstep->rank_committed(rank);
+    };
+    return r;
 }
 
 // The modex snapshot of the node's data as it is now, with its file's descriptor: asked for by a
@@ -158,13 +93,6 @@ dmodex_ops server_impl::make_dmodex_ops() {
     };
     // The requests of one round of client messages go out together, one message per node.
     o.defer = [this](std::function<void()> fn) { post(std::move(fn)); };
-    o.has = [this](uint32_t requester, uint32_t rank, const std::string &key) {
-        return key.empty() ? _kvs.has_committed(rank) : _kvs.has(rank, key, relation_of(requester, rank));
-    };
-    o.encode_ranks = [this](const std::vector<uint32_t> &ranks) { return encode_ranks(ranks); };
-    o.store = [this](uint32_t from, const std::vector<wire::rank_data_entry> &entries, std::vector<uint32_t> *ranks) {
-        return store_ranks(from, entries, ranks);
-    };
     o.gone = [this](uint32_t rank) -> std::string {
         if (rank >= _rank_state.size()) return {};
         if (_rank_state[rank] == rank_state::died) return "died";

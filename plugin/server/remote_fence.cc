@@ -1,7 +1,6 @@
 // The remote-fence backend: a fence whose ranks span nodes goes through the node collectives
 // (plugin/coll) with this node's contribution, and its result comes back to the fence tracker;
-// the rank data that fences and direct modex carry between nodes (encoded, checked, stored); a
-// node transport that cannot work. Part of the server's class (server_impl.h).
+// a node transport that cannot work. (The rank data a fence carries: rank_store.h.) Part of the server's class (server_impl.h).
 #include "server_impl.h"
 
 namespace pmixcpp::server {
@@ -19,59 +18,6 @@ void server_impl::fail_multinode(const std::string &message) {
     for (uint32_t n = 0; n < _step.node_names.size(); ++n)
         if (n != _step.node_id) (void)_dmodex->node_lost(n, text);
     rearm_timer();
-}
-
-std::optional<server_clock::time_point> server_impl::remote_deadline(std::optional<server_clock::time_point> asked) const {
-    auto limit = server_clock::now() + std::chrono::seconds(_opts.multinode.timeout_sec);
-    if (!asked || *asked > limit) return limit;
-    return asked;
-}
-
-Result<std::vector<uint8_t>> server_impl::encode_ranks(const std::vector<uint32_t> &ranks, uint64_t since) const {
-    std::vector<wire::rank_data_entry> entries;
-    for (uint32_t r : ranks) {
-        if (!_kvs.has_committed(r)) continue;
-        auto data = _kvs.visible_data(r, relation::other_node, false, since);
-        PMIXCPP_RETURN_IF_ERROR(data);
-        if (data->empty()) continue;
-        entries.push_back({r, std::move(data.value())});
-    }
-    wire::Writer w;
-    PMIXCPP_RETURN_IF_ERROR(wire::encode_rank_data(w, entries));
-    return w.take();
-}
-
-// Every rank checked before anything is stored: a bad message leaves no trace.
-Status server_impl::check_ranks(uint32_t from_node, const std::vector<wire::rank_data_entry> &entries) const {
-    for (const auto &e : entries)
-        if (e.rank >= _step.ntasks || _node_of[e.rank] != from_node)
-            return Status(PMIX_ERR_BAD_PARAM, "data of rank " + std::to_string(e.rank) + " from node " +
-                                                  std::to_string(from_node) + ", which does not host it");
-    return Status::success();
-}
-
-// A fence's data: decoded once, and the decoded values go into the store as they are.
-Status server_impl::store_ranks(uint32_t from_node, std::span<const uint8_t> bytes, std::vector<uint32_t> *ranks) {
-    if (bytes.empty()) return Status::success();  // a fence without data
-    std::vector<wire::rank_data_entry> entries;
-    PMIXCPP_RETURN_IF_ERROR(wire::decode_rank_data(bytes, _step.ntasks, &entries));
-    PMIXCPP_RETURN_IF_ERROR(check_ranks(from_node, entries));
-    for (auto &e : entries) {
-        PMIXCPP_RETURN_IF_ERROR(_kvs.commit_adopting(e.rank, e.infos));
-        if (ranks) ranks->push_back(e.rank);
-    }
-    return Status::success();
-}
-
-Status server_impl::store_ranks(uint32_t from_node, const std::vector<wire::rank_data_entry> &entries,
-                                std::vector<uint32_t> *ranks) {
-    PMIXCPP_RETURN_IF_ERROR(check_ranks(from_node, entries));
-    for (const auto &e : entries) {
-        std::vector<uint8_t> scopes(e.infos.size(), PMIX_GLOBAL);
-        PMIXCPP_RETURN_IF_ERROR(_kvs.commit(e.rank, scopes.data(), e.infos.data(), e.infos.size()));
-        if (ranks) ranks->push_back(e.rank);
-    }
-    return Status::success();
 }
 
 Status server_impl::start_remote_fence(uint64_t instance, const std::vector<uint32_t> &participants, bool collect) {
@@ -99,7 +45,7 @@ Status server_impl::start_remote_fence(uint64_t instance, const std::vector<uint
     std::vector<uint8_t> blob;
     const uint64_t generation = _kvs.generation();
     if (collect) {
-        auto b = encode_ranks(local, whole_step ? _whole_step_base : 0);
+        auto b = _rank_store->encode(local, whole_step ? _whole_step_base : 0);
         PMIXCPP_RETURN_IF_ERROR(b, "fence contribution");
         blob = std::move(b.value());
     }
@@ -128,7 +74,7 @@ void server_impl::finish_remote_fence(uint64_t instance, std::vector<coll::node_
     std::vector<uint32_t> ranks;
     for (const auto &b : result) {
         if (b.node == _step.node_id) continue;
-        Status st = store_ranks(b.node, b.data, &ranks);
+        Status st = _rank_store->store_encoded(b.node, b.data, &ranks);
         if (!st.ok()) {
             status = st.code() == PMIX_SUCCESS ? PMIX_ERROR : st.code();
             message = "data from node " + _step.node_names.at(b.node) + ": " + st.message();

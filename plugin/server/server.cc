@@ -62,7 +62,8 @@ Status server_impl::setup(const node_topology &topo) {
     _ev_listen.reset(event_new(_base.get(), _listen_fd.get(), EV_READ | EV_PERSIST, on_accept, this));
     _ev_wake.reset(event_new(_base.get(), _wake_rd.get(), EV_READ | EV_PERSIST, on_wake, this));
     _ev_timer.reset(evtimer_new(_base.get(), on_timer, this));
-    if (!_ev_listen || !_ev_wake || !_ev_timer) return Status(PMIX_ERROR, "event_new failed");
+    _ev_deferred.reset(event_new(_base.get(), -1, 0, on_deferred, this));
+    if (!_ev_listen || !_ev_wake || !_ev_timer || !_ev_deferred) return Status(PMIX_ERROR, "event_new failed");
     if (event_add(_ev_listen.get(), nullptr) != 0 || event_add(_ev_wake.get(), nullptr) != 0)
         return Status(PMIX_ERROR, "event_add failed");
     if (_multinode) PMIXCPP_RETURN_IF_ERROR(setup_multinode());
@@ -97,7 +98,9 @@ void server_impl::loop_main() {
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, nullptr);
     PMIXCPP_LOG_DEBUG("%s: server loop running on %s", _step.nspace.c_str(), _step.server_socket.c_str());
+    _loop_thread = std::this_thread::get_id();
     event_base_dispatch(_base.get());
+    _loop_thread = std::thread::id();
     PMIXCPP_LOG_DEBUG("%s: server loop stopped", _step.nspace.c_str());
 }
 
@@ -110,6 +113,26 @@ void server_impl::post(std::function<void()> fn) {
     char b = 1;
     ssize_t n = write(_wake_wr.get(), &b, 1);
     (void)n;  // a full pipe already means "wake up"
+}
+
+void server_impl::defer(std::function<void()> fn) {
+    if (!_ev_deferred || std::this_thread::get_id() != _loop_thread.load()) return post(std::move(fn));
+    _deferred.push_back(std::move(fn));
+    if (_deferred_armed) return;
+    _deferred_armed = true;
+    event_active(_ev_deferred.get(), EV_TIMEOUT, 1);
+}
+
+void server_impl::on_deferred(evutil_socket_t, short, void *arg) {
+    auto *self = static_cast<server_impl *>(arg);
+    guarded("deferred work", [&] {
+        // Work deferred by what runs here waits for the next activation (armed again below).
+        std::vector<std::function<void()>> work;
+        work.swap(self->_deferred);
+        self->_deferred_armed = false;
+        for (auto &fn : work) fn();
+        self->rearm_timer();
+    });
 }
 
 void server_impl::stop() {
@@ -141,6 +164,8 @@ void server_impl::stop() {
     _native_fd.reset();
     _ev_listen.reset();
     _ev_wake.reset();
+    _ev_deferred.reset();
+    _deferred.clear();
     _ev_timer.reset();
     _base.reset();
     _listen_fd.reset();
@@ -150,7 +175,7 @@ void server_impl::stop() {
     }
     remove_cleanup_paths();
     PMIXCPP_LOG_DEBUG("%s: server stopped (%zu connections closed, %zu fences and %zu gets pending)",
-                      _step.nspace.c_str(), nconn, _fences.pending(), _gets.size() + _dmodex->size() + _xstep->size());
+                      _step.nspace.c_str(), nconn, _fences.pending(), _engine->waiting() + _dmodex->size() + _xstep->size());
 }
 
 // ------------------------------------------------------------------------------------------
@@ -464,7 +489,7 @@ void server_impl::close_connection(uint64_t conn_id, const std::string &reason) 
         PMIXCPP_LOG_ERROR("%s: closing the connection of pid %d before connect: %s", ns, static_cast<int>(c->pid),
                           reason.c_str());
     }
-    _gets.drop_connection(conn_id);
+    _engine->drop_connection(conn_id);
     _dmodex->drop_connection(conn_id);
     std::erase_if(_topology_waiters, [&](const get_waiter &w) { return w.conn == conn_id; });
     if (c->rank < _rank_conn.size() && _rank_conn[c->rank] == conn_id) {
@@ -524,14 +549,12 @@ void server_impl::rank_left(uint32_t rank, bool died) {
     _groups->rank_left(rank);
     _dmodex->rank_left(rank, died);
     _xstep->rank_left(rank, died);
-    for (const auto &w : _gets.take_target(rank))
-        fail_get(w, PMIX_ERR_NOT_FOUND,
-                 "rank " + std::to_string(rank) + (died ? " died" : " finalized") + " without committing " + w.key);
+    _engine->rank_left(rank, died);
 }
 
 void server_impl::rearm_timer() {
     std::optional<server_clock::time_point> next = _fences.next_deadline();
-    auto g = _gets.next_deadline();
+    auto g = _engine->next_deadline();
     if (g && (!next || *g < *next)) next = g;
     auto d = _dyn->next_deadline();
     if (d && (!next || *d < *next)) next = d;
@@ -589,12 +612,7 @@ void server_impl::expire_deadlines() {
     _proc_table->expire(now);
     if (_native_guard)
         for (uint64_t id : _native_guard->expired()) close_connection(id, "refused");  // logged by the guard
-    for (const auto &w : _gets.take_expired(now)) {
-        // A Get that times out is an answer the application asked for, not a server error.
-        PMIXCPP_LOG_DEBUG("%s: get of %s of rank %u by rank %u timed out", _step.nspace.c_str(),
-                          w.key.empty() ? "(all data)" : w.key.c_str(), w.target, w.requester);
-        fail_get(w, PMIX_ERR_TIMEOUT, "timed out waiting for rank " + std::to_string(w.target) + " to commit " + w.key);
-    }
+    _engine->expire(now);
 }
 
 // ------------------------------------------------------------------------------------------
@@ -743,9 +761,9 @@ bool server_impl::dispatch(connection &c, const wire::Frame &f) {
     case wire::msg_type::connect: handle_connect(c, f); break;
     case wire::msg_type::finalize: handle_finalize(c, f); break;
     case wire::msg_type::abort: handle_abort(c, f); break;
-    case wire::msg_type::commit: handle_commit(c, f); break;
-    case wire::msg_type::fence: handle_fence(c, f); break;
-    case wire::msg_type::get: handle_get(c, f); break;
+    case wire::msg_type::commit: _engine->commit(client_of(c), f.id, f.payload); break;
+    case wire::msg_type::fence: _engine->fence(client_of(c), f.id, f.payload); break;
+    case wire::msg_type::get: _engine->get(client_of(c), f.id, f.payload); break;
     case wire::msg_type::job_control: handle_job_control(c, f); break;
     case wire::msg_type::monitor: handle_monitor(c, f); break;
     case wire::msg_type::log: handle_log(c, f); break;
@@ -828,23 +846,20 @@ Status server_impl::setup_multinode() {
     co.send_to = [this](std::span<const uint32_t> nodes, std::span<const uint8_t> body) {
         _net->send_to(nodes, id_of(node_channel::coll), body);
     };
+    // A collective's completion is posted (README.md, "Re-entrancy"): it may come inside the
+    // call that started it (a fence whose other nodes were all early completes inside the fence
+    // tracker's enter(), a group's inside the group service's start).
     co.on_done = [this](uint64_t instance, std::vector<coll::node_blob> &&result) {
-        if (instance & kGroupInstanceBit) {
-            // A group collective: completed from the loop, never inside the group service's start.
-            auto held = std::make_shared<std::vector<coll::node_blob>>(std::move(result));
-            post([this, instance, held] {
-                std::vector<std::pair<uint32_t, std::span<const uint8_t>>> blobs;
-                for (const auto &b : *held) blobs.emplace_back(b.node, std::span<const uint8_t>(b.data));
-                _groups->collective_done(instance, blobs);
-                rearm_timer();
-            });
-            return;
-        }
-        // Never re-entrantly into the fence tracker (it may be inside start()).
-        if (_in_fence_entry)
-            _done_in_entry.emplace_back(instance, std::move(result));
-        else
-            finish_remote_fence(instance, std::move(result));
+        auto held = std::make_shared<std::vector<coll::node_blob>>(std::move(result));
+        defer([this, instance, held] {
+            if (!(instance & kGroupInstanceBit)) {
+                finish_remote_fence(instance, std::move(*held));
+                return;
+            }
+            std::vector<std::pair<uint32_t, std::span<const uint8_t>>> blobs;
+            for (const auto &b : *held) blobs.emplace_back(b.node, std::span<const uint8_t>(b.data));
+            _groups->collective_done(instance, blobs);
+        });
     };
     _coll = std::make_unique<coll::fence_manager>(std::move(co));
     PMIXCPP_RETURN_IF_ERROR(add_node_channels());

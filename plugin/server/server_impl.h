@@ -24,6 +24,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <atomic>
 #include <deque>
 #include <filesystem>
 #include <map>
@@ -42,6 +43,7 @@
 #include "../net/transport.h"
 #include "dmodex.h"
 #include "dyn.h"
+#include "engine.h"
 #include "fabric_relay.h"
 #include "groups.h"
 #include "events.h"
@@ -58,6 +60,7 @@
 #include "node_channels.h"
 #include "node_liveness.h"
 #include "proc_table.h"
+#include "rank_store.h"
 #include "time_alert.h"
 #include "topology.h"
 #include "xstep_relay.h"
@@ -85,15 +88,6 @@ using safe_fs::unique_fd;
 
 
 
-// pmix.timeout in seconds; absent or <= 0 = no deadline.
-inline std::optional<server_clock::time_point> info_deadline(const InfoArray &infos) {
-    const pmix_info_t *i = find_info(infos, PMIX_TIMEOUT);
-    if (!i) return std::nullopt;
-    auto n = value_to_number<int64_t>(i->value);
-    if (!n.ok() || n.value() <= 0) return std::nullopt;
-    return server_clock::now() + std::chrono::seconds(std::min<int64_t>(n.value(), 365LL * 86400));
-}
-
 inline std::string value_text(const pmix_value_t &v) {
     switch (v.type) {
     case PMIX_STRING: return v.data.string ? v.data.string : "";
@@ -117,16 +111,13 @@ inline const char *to_string(conn_state s) {
 // What one client connection may cost the server (SECURITY.md, "Decoders and queues"):
 // - output it does not read: beyond kMaxReplyBacklog bytes or kMaxQueuedReplies replies not yet
 //   sent, the connection is closed (one log line);
-// - Gets waiting for data: kMaxWaitingGets, fences entered and not complete: kMaxFencesInFlight;
-//   beyond that PMIX_ERR_OUT_OF_RESOURCE at once;
+// - Gets waiting for data and fences entered and not complete: engine.h;
 // - before its connect is accepted: frames of at most kConnectMaxPayload bytes, and at most
 //   kMaxPendingConnects such connections at a time (others are closed at accept).
 constexpr size_t kMaxReplyBacklog = 64u << 20;
 constexpr size_t kMaxQueuedReplies = 16384;
 constexpr size_t kMaxQueuedDescriptors = 4;  // modex snapshots queued for one client
-constexpr size_t kMaxWaitingGets = 4096;
 constexpr size_t kMaxTopologyWaiters = 16;  // a client's Gets of PMIX_LOCAL_TOPO before it is made
-constexpr size_t kMaxFencesInFlight = 1024;  // fences a client entered that have not completed
 constexpr uint32_t kConnectMaxPayload = 4096;
 constexpr size_t kMaxPendingConnects = 256;
 // accept() failing for want of descriptors (EMFILE/ENFILE): accepts pause this long.
@@ -265,7 +256,10 @@ public:
         _groups = std::make_unique<group_service>(step, _node_of, make_group_ops(), opts.multinode.timeout_sec);
         _groups->define_step_psets();
         _groups->define_spawned_step_psets();
-        _dmodex = std::make_unique<dmodex_engine>(make_dmodex_config(), make_dmodex_ops());
+        _rank_store = std::make_unique<kvs_rank_store>(_kvs, _node_of);
+        _engine = std::make_unique<protocol_engine>(make_engine_config(), make_engine_routes(), _kvs, *_rank_store,
+                                                    _fences, _sink);
+        _dmodex = std::make_unique<dmodex_engine>(make_dmodex_config(), make_dmodex_ops(), *_rank_store);
         _fabric = std::make_unique<fabric_relay>(step.nspace, make_fabric_ops());
         _xstep = std::make_unique<xstep_relay>(step, opts.multinode.timeout_sec, make_xstep_ops());
     }
@@ -274,6 +268,10 @@ public:
     Status launch();
     void stop();
     void post(std::function<void()> fn);
+    // The same on the loop thread, without the wake-up pipe: `fn` runs after the current
+    // callback has returned, in this turn of the loop (event_active). Off the loop thread, or
+    // before the loop runs, it is post().
+    void defer(std::function<void()> fn);
     const std::string &jobdata_path() const { return _jobdata_path; }
     std::vector<std::string> lost_nodes() const {
         std::vector<std::string> out;
@@ -286,6 +284,7 @@ private:
     // --- libevent callbacks (C boundary: nothing throws out of them) ---
     static void on_accept(evutil_socket_t, short, void *arg);
     static void on_wake(evutil_socket_t, short, void *arg);
+    static void on_deferred(evutil_socket_t, short, void *arg);
     static void on_timer(evutil_socket_t, short, void *arg);
     static void on_read(evutil_socket_t, short, void *arg);
     static void on_write(evutil_socket_t, short, void *arg);
@@ -334,11 +333,7 @@ private:
     void handle_connect(connection &c, const wire::Frame &f);
     void handle_finalize(connection &c, const wire::Frame &f);
     void handle_abort(connection &c, const wire::Frame &f);
-    void handle_commit(connection &c, const wire::Frame &f);
-    void handle_fence(connection &c, const wire::Frame &f);
     void handle_snapshot(connection &c, const wire::Frame &f);
-    void handle_get(connection &c, const wire::Frame &f);
-    bool room_for_get(const get_waiter &w);
     // Most procs a client's request may name: the step's ranks and up to kMaxForeignProcs of
     // other namespaces (connect, fences and job control across steps).
     static constexpr uint32_t kMaxForeignProcs = 65536;
@@ -372,15 +367,17 @@ private:
     void send_snapshot_reply(uint64_t conn_id, uint32_t request_id, const modex_snapshot *snapshot,
                              bool resend = false);
     void send_fence_outcomes(const std::vector<fence_outcome> &outcomes);
-    void answer_get(const get_waiter &w);
-    void fail_get(const get_waiter &w, pmix_status_t status, const std::string &message);
+    void answer_get(const get_waiter &w) { _engine->answer(w); }
+    void fail_get(const get_waiter &w, pmix_status_t status, const std::string &message) {
+        _engine->fail(w, status, message);
+    }
     // PMIX_LOCAL_TOPO (topology.h): made by a thread of its own when first asked for, then
     // answered from here.
     void get_topology(const get_waiter &w);
     void topology_made(Result<std::string> xml);
     void answer_topology(const get_waiter &w);
     void rank_left(uint32_t rank, bool died);
-    relation relation_of(uint32_t requester, uint32_t target) const;
+    relation relation_of(uint32_t requester, uint32_t target) const { return _rank_store->relation_of(requester, target); }
     bool is_local(uint32_t rank) const { return rank < _local_index.size() && _local_index[rank] != UINT32_MAX; }
     void remove_cleanup_paths();
     // handle_connect's two halves, shared with the native route: why a connection may not be
@@ -476,12 +473,28 @@ private:
     std::unique_ptr<dmodex_engine> _dmodex;
     dmodex_config make_dmodex_config() const;
     dmodex_ops make_dmodex_ops();
-    // since > 0: only what was committed after that generation of the store.
-    Result<std::vector<uint8_t>> encode_ranks(const std::vector<uint32_t> &ranks, uint64_t since = 0) const;
-    Status check_ranks(uint32_t from_node, const std::vector<wire::rank_data_entry> &entries) const;
-    Status store_ranks(uint32_t from_node, std::span<const uint8_t> bytes, std::vector<uint32_t> *ranks);
-    Status store_ranks(uint32_t from_node, const std::vector<wire::rank_data_entry> &entries,
-                       std::vector<uint32_t> *ranks);
+    // The rank data that crosses nodes, read from and written to _kvs (rank_store.h): direct
+    // modex's only way to the store, and the remote fences' data.
+    std::unique_ptr<kvs_rank_store> _rank_store;
+    // The protocol engine (engine.h): commit, fence and Get, answering through _sink.
+    class shell_sink : public reply_sink {
+    public:
+        explicit shell_sink(server_impl *s) : _s(s) {}
+        void reply(uint64_t conn, uint32_t request_id, pmix_status_t status, const std::string &message,
+                   const std::function<Status(wire::Writer &)> &body) override {
+            _s->send_reply(conn, request_id, status, message, body);
+        }
+        void fence_outcomes(const std::vector<fence_outcome> &outcomes) override { _s->send_fence_outcomes(outcomes); }
+        void refuse(uint64_t conn, const std::string &reason) override { _s->close_connection(conn, reason); }
+
+    private:
+        server_impl *_s;
+    };
+    shell_sink _sink{this};
+    std::unique_ptr<protocol_engine> _engine;
+    engine_config make_engine_config() const;
+    engine_routes make_engine_routes();
+    static client_ref client_of(connection &c) { return {c.id, c.rank, &c.fences}; }
     // Lost nodes (node_liveness.h): which nodes are lost, probes, queries, node-down messages.
     // What the server does when a node is lost: raise PMIX_ERR_NODE_DOWN for the local ranks,
     // fail the fences and Gets that need it.
@@ -497,7 +510,6 @@ private:
     // What the local ranks committed up to this generation is on every node: a collecting fence of
     // every rank of the step completed with it.
     uint64_t _whole_step_base = 0;
-    std::optional<server_clock::time_point> remote_deadline(std::optional<server_clock::time_point> asked) const;
 
     step_info _step;
     server_host *_host;
@@ -509,16 +521,11 @@ private:
     std::unique_ptr<net::node_transport> _net;
     std::shared_ptr<net::directory> _directory;  // directory wire-up (multinode.h)
     std::unique_ptr<coll::fence_manager> _coll;
-    // Collectives that completed while the fence tracker was inside enter() (a fence whose other
-    // nodes were all early): finished once enter() has returned, never re-entrantly.
-    bool _in_fence_entry = false;
-    std::vector<std::pair<uint64_t, std::vector<coll::node_blob>>> _done_in_entry;
     std::string _net_error;  // set when the transport or the bootstrap failed
 
     // Loop-thread state.
     kv_store _kvs;
     fence_tracker _fences;
-    get_waits _gets;
     std::unique_ptr<event_engine> _events;
     std::unique_ptr<alloc_service> _alloc;
     // The process table (proc_table.h): this node's rows; the others' gathered on a query.
@@ -577,6 +584,10 @@ private:
     unique_fd _wake_rd, _wake_wr;
     base_ptr _base;
     event_ptr _ev_listen, _ev_wake, _ev_timer;
+    event_ptr _ev_deferred;  // active while _deferred holds work (loop thread only)
+    std::vector<std::function<void()>> _deferred;
+    bool _deferred_armed = false;
+    std::atomic<std::thread::id> _loop_thread{};  // while the loop runs
     unique_fd _native_fd;
     event_ptr _ev_native;
     uint16_t _native_port = 0;

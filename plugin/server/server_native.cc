@@ -443,7 +443,7 @@ bool server_impl::native_message(connection &c) {
     case native::command::fencenb: {
         native::fence_data d;
         if (Status st = native::decode_fence(up, &d, max_procs()); !st.ok()) return malformed("fence", st);
-        // Procs of other namespaces (after a connect): handle_fence hands them to the connect service.
+        // Procs of other namespaces (after a connect): the protocol engine hands them to the connect service.
         // A group made by invitation stands for its members.
         wire::fence_request m;
         for (const pmix_proc_t &p : d.procs) {
@@ -475,7 +475,7 @@ bool server_impl::native_message(connection &c) {
             native_send(c, h.tag, r.ok() ? r.value() : native::encode_status_reply(f, r.status().code()));
             return find(id) != nullptr;
         }
-        // Another namespace's proc: handle_get asks the connect service (foreign_get).
+        // Another namespace's proc: the protocol engine asks the connect service (foreign_get).
         wire::get_request m;
         m.proc = d.proc;
         m.key = std::move(d.key);

@@ -34,7 +34,19 @@ struct outcome {
 
 // One node: its engine and its store (rank -> key -> value; its own ranks' commits and what it
 // stored from other nodes).
+struct cluster;
+
+// A node's store as direct modex sees it (rank_store.h), over the node's map.
+struct map_store final : rank_data_store {
+    cluster *c = nullptr;
+    uint32_t self = 0;
+    bool has(uint32_t requester, uint32_t rank, const std::string &key) const override;
+    Result<std::vector<uint8_t>> encode(const std::vector<uint32_t> &ranks) const override;
+    Status store(uint32_t from, const std::vector<wire::rank_data_entry> &entries, std::vector<uint32_t> *ranks) override;
+};
+
 struct node {
+    map_store data;
     std::unique_ptr<dmodex_engine> engine;
     std::map<uint32_t, std::map<std::string, int>> store;
     std::map<uint32_t, std::string> gone;  // local rank -> "died" / "finalized"
@@ -70,7 +82,9 @@ struct cluster {
             for (uint32_t k = 0; k < per_node; ++k) c.local_ranks.push_back(i * per_node + k);
             c.timeout_sec = timeout_sec;
             c.whole_node = whole_node;
-            nodes[i].engine = std::make_unique<dmodex_engine>(std::move(c), ops_of(i));
+            nodes[i].data.c = this;
+            nodes[i].data.self = i;
+            nodes[i].engine = std::make_unique<dmodex_engine>(std::move(c), ops_of(i), nodes[i].data);
         }
     }
 
@@ -92,34 +106,6 @@ struct cluster {
         };
         o.fail = [this, self](const get_waiter &w, pmix_status_t st, const std::string &m) {
             nodes[self].done.push_back({w, st, m});
-        };
-        o.has = [this, self](uint32_t, uint32_t rank, const std::string &key) { return has(self, rank, key); };
-        o.encode_ranks = [this, self](const std::vector<uint32_t> &ranks) -> Result<std::vector<uint8_t>> {
-            std::vector<wire::rank_data_entry> entries;
-            for (uint32_t r : ranks) {
-                auto it = nodes[self].store.find(r);
-                if (it == nodes[self].store.end() || it->second.empty()) continue;
-                wire::rank_data_entry e;
-                e.rank = r;
-                e.infos = make_infos(it->second.size());
-                size_t i = 0;
-                for (const auto &[k, v] : it->second) set_info(e.infos[i++], k.c_str(), &v, PMIX_INT);
-                entries.push_back(std::move(e));
-            }
-            wire::Writer w;
-            PMIXCPP_RETURN_IF_ERROR(wire::encode_rank_data(w, entries));
-            return w.take();
-        };
-        o.store = [this, self](uint32_t from, const std::vector<wire::rank_data_entry> &entries,
-                               std::vector<uint32_t> *ranks) -> Status {
-            for (const auto &e : entries)
-                if (e.rank / per_node != from) return Status(PMIX_ERR_BAD_PARAM, "not hosted there");
-            for (const auto &e : entries) {
-                for (size_t i = 0; i < e.infos.size(); ++i)
-                    nodes[self].store[e.rank][e.infos[i].key] = e.infos[i].value.data.integer;
-                ranks->push_back(e.rank);
-            }
-            return Status::success();
         };
         o.gone = [this, self](uint32_t rank) {
             auto it = nodes[self].gone.find(rank);
@@ -195,6 +181,36 @@ struct cluster {
         return true;
     }
 };
+
+bool map_store::has(uint32_t, uint32_t rank, const std::string &key) const { return c->has(self, rank, key); }
+
+Result<std::vector<uint8_t>> map_store::encode(const std::vector<uint32_t> &ranks) const {
+    std::vector<wire::rank_data_entry> entries;
+    for (uint32_t r : ranks) {
+        auto it = c->nodes[self].store.find(r);
+        if (it == c->nodes[self].store.end() || it->second.empty()) continue;
+        wire::rank_data_entry e;
+        e.rank = r;
+        e.infos = make_infos(it->second.size());
+        size_t i = 0;
+        for (const auto &[k, v] : it->second) set_info(e.infos[i++], k.c_str(), &v, PMIX_INT);
+        entries.push_back(std::move(e));
+    }
+    wire::Writer w;
+    PMIXCPP_RETURN_IF_ERROR(wire::encode_rank_data(w, entries));
+    return w.take();
+}
+
+Status map_store::store(uint32_t from, const std::vector<wire::rank_data_entry> &entries, std::vector<uint32_t> *ranks) {
+    for (const auto &e : entries)
+        if (e.rank / c->per_node != from) return Status(PMIX_ERR_BAD_PARAM, "not hosted there");
+    for (const auto &e : entries) {
+        for (size_t i = 0; i < e.infos.size(); ++i)
+            c->nodes[self].store[e.rank][e.infos[i].key] = e.infos[i].value.data.integer;
+        ranks->push_back(e.rank);
+    }
+    return Status::success();
+}
 
 const outcome *find_done(const node &n, uint32_t request_id) {
     for (const auto &o : n.done)

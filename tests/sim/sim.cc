@@ -547,6 +547,56 @@ fence_result run_tree_pattern(const net_params &p, const fence_setup &s) {
 
 // ------------------------------------------------------------------------------------ dmodex
 
+// One node's store as direct modex sees it (plugin/server/rank_store.h): rank -> (key -> bytes).
+class sim_store final : public server::rank_data_store {
+public:
+    using map = std::map<uint32_t, std::map<std::string, std::vector<uint8_t>>>;
+    sim_store(map *m, const std::vector<uint32_t> *node_of) : _m(m), _node_of(node_of) {}
+    bool has(uint32_t, uint32_t rank, const std::string &key) const override {
+        auto it = _m->find(rank);
+        if (it == _m->end()) return false;
+        return key.empty() ? !it->second.empty() : it->second.count(key) > 0;
+    }
+    Result<std::vector<uint8_t>> encode(const std::vector<uint32_t> &ranks) const override {
+        std::vector<wire::rank_data_entry> entries;
+        for (uint32_t r : ranks) {
+            auto it = _m->find(r);
+            if (it == _m->end()) continue;
+            wire::rank_data_entry e;
+            e.rank = r;
+            e.infos = InfoArray(static_cast<pmix_info_t *>(calloc(it->second.size(), sizeof(pmix_info_t))), it->second.size());
+            size_t i = 0;
+            for (const auto &[k, v] : it->second) {
+                pmix_byte_object_t bo{const_cast<char *>(reinterpret_cast<const char *>(v.data())), v.size()};
+                strncpy(e.infos[i].key, k.c_str(), PMIX_MAX_KEYLEN);
+                PMIXCPP_RETURN_IF_ERROR(value_load(&e.infos[i].value, &bo, PMIX_BYTE_OBJECT));
+                ++i;
+            }
+            entries.push_back(std::move(e));
+        }
+        wire::Writer wr;
+        PMIXCPP_RETURN_IF_ERROR(wire::encode_rank_data(wr, entries));
+        return wr.take();
+    }
+    Status store(uint32_t from, const std::vector<wire::rank_data_entry> &entries, std::vector<uint32_t> *ranks) override {
+        for (const auto &e : entries)
+            if (e.rank >= _node_of->size() || (*_node_of)[e.rank] != from) return Status(PMIX_ERR_BAD_PARAM, "rank not hosted there");
+        for (const auto &e : entries) {
+            for (size_t i = 0; i < e.infos.size(); ++i) {
+                const auto &v = e.infos[i].value;
+                (*_m)[e.rank][e.infos[i].key] =
+                    v.type == PMIX_BYTE_OBJECT ? std::vector<uint8_t>(v.data.bo.bytes, v.data.bo.bytes + v.data.bo.size) : std::vector<uint8_t>();
+            }
+            ranks->push_back(e.rank);
+        }
+        return Status::success();
+    }
+
+private:
+    map *_m;
+    const std::vector<uint32_t> *_node_of;
+};
+
 dmodex_result run_dmodex(const net_params &p, uint32_t nodes, uint32_t ppn, uint64_t bytes_per_rank, bool batched) {
     using namespace server;
     dmodex_result res;
@@ -566,6 +616,7 @@ dmodex_result run_dmodex(const net_params &p, uint32_t nodes, uint32_t ppn, uint
         store[1][own_node * ppn + k]["app.addr"] = std::vector<uint8_t>(bytes_per_rank, uint8_t(k));
     std::vector<get_waiter> answered;
     std::vector<std::string> failed;
+    std::unique_ptr<sim_store> stores[2];  // before the engines that use them
     std::unique_ptr<dmodex_engine> eng[2];
     auto slot = [&](uint32_t node) { return node == req_node ? 0 : 1; };
     // The sends of the handler running now.
@@ -628,47 +679,9 @@ dmodex_result run_dmodex(const net_params &p, uint32_t nodes, uint32_t ppn, uint
         if (batched) o.defer = [&](std::function<void()> fn) { deferred.push_back(std::move(fn)); };
         o.answer = [&](const get_waiter &gw) { answered.push_back(gw); };
         o.fail = [&](const get_waiter &, pmix_status_t, const std::string &m) { failed.push_back(m); };
-        o.has = [&, me](uint32_t, uint32_t rank, const std::string &key) {
-            auto it = store[me].find(rank);
-            if (it == store[me].end()) return false;
-            return key.empty() ? !it->second.empty() : it->second.count(key) > 0;
-        };
-        o.encode_ranks = [&, me](const std::vector<uint32_t> &ranks) -> Result<std::vector<uint8_t>> {
-            std::vector<wire::rank_data_entry> entries;
-            for (uint32_t r : ranks) {
-                auto it = store[me].find(r);
-                if (it == store[me].end()) continue;
-                wire::rank_data_entry e;
-                e.rank = r;
-                e.infos = InfoArray(static_cast<pmix_info_t *>(calloc(it->second.size(), sizeof(pmix_info_t))), it->second.size());
-                size_t i = 0;
-                for (const auto &[k, v] : it->second) {
-                    pmix_byte_object_t bo{const_cast<char *>(reinterpret_cast<const char *>(v.data())), v.size()};
-                    strncpy(e.infos[i].key, k.c_str(), PMIX_MAX_KEYLEN);
-                    PMIXCPP_RETURN_IF_ERROR(value_load(&e.infos[i].value, &bo, PMIX_BYTE_OBJECT));
-                    ++i;
-                }
-                entries.push_back(std::move(e));
-            }
-            wire::Writer wr;
-            PMIXCPP_RETURN_IF_ERROR(wire::encode_rank_data(wr, entries));
-            return wr.take();
-        };
-        o.store = [&, me](uint32_t from, const std::vector<wire::rank_data_entry> &entries, std::vector<uint32_t> *ranks) -> Status {
-            for (const auto &e : entries)
-                if (e.rank >= ntasks || node_of[e.rank] != from) return Status(PMIX_ERR_BAD_PARAM, "rank not hosted there");
-            for (const auto &e : entries) {
-                for (size_t i = 0; i < e.infos.size(); ++i) {
-                    const auto &v = e.infos[i].value;
-                    store[me][e.rank][e.infos[i].key] =
-                        v.type == PMIX_BYTE_OBJECT ? std::vector<uint8_t>(v.data.bo.bytes, v.data.bo.bytes + v.data.bo.size) : std::vector<uint8_t>();
-                }
-                ranks->push_back(e.rank);
-            }
-            return Status::success();
-        };
         o.gone = [](uint32_t) { return std::string(); };
-        eng[me] = std::make_unique<dmodex_engine>(std::move(c), std::move(o));
+        stores[me] = std::make_unique<sim_store>(&store[me], &node_of);
+        eng[me] = std::make_unique<dmodex_engine>(std::move(c), std::move(o), *stores[me]);
     }
 
     // A client of the requesting node asks for a key of a rank on the owner's node.
