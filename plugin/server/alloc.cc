@@ -1,5 +1,6 @@
 #include "alloc.h"
 
+#include <algorithm>
 #include <strings.h>
 #include <unistd.h>
 

@@ -5,6 +5,8 @@
 // class (server_impl.h).
 #include "server_impl.h"
 
+#include <algorithm>
+
 namespace pmixcpp::server {
 
 std::string server_impl::rank_claim_refusal(const connection &c, uint32_t rank) {

@@ -3,6 +3,8 @@
 // a node transport that cannot work. (The rank data a fence carries: rank_store.h.) Part of the server's class (server_impl.h).
 #include "server_impl.h"
 
+#include <algorithm>
+
 namespace pmixcpp::server {
 
 void server_impl::fail_multinode(const std::string &message) {

@@ -6,6 +6,8 @@
 // the services' ops in engine_ops.cc.
 #include "server_impl.h"
 
+#include <algorithm>
+
 namespace pmixcpp::server {
 
 // ------------------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 #include "fabric_codec.h"
 
+#include <algorithm>
 #include <climits>
 #include <cstdlib>
 

@@ -1,5 +1,7 @@
 #include "spawn_codec.h"
 
+#include <algorithm>
+
 #include "log.h"
 #include "value.h"
 
