@@ -120,6 +120,9 @@ start_ready() {
     shift 3
     for try in 1 2; do
         local t0=$SECONDS
+        # emptied here, not only by the child's redirection: until the forked child has opened
+        # it, the log still holds the previous run's READY lines, and the wait would count them
+        : >"$log"
         "$@" >"$log" 2>&1 &
         srun_pid=$!
         wait_lines "$log" '^READY' "$count" "$srun_pid" 150 && return 0

@@ -38,6 +38,7 @@ current_step() {
 }
 
 # 1. USR1 then TERM, handlers registered
+: >"$log"  # emptied here too: until the child opens it, the wait would count the last run's lines
 SLURM_PMIXCPP_SIGNALEVENTS=USR1,USR2,TERM timeout -k 5 90 \
     srun --mpi=pmixcpp -N2 --ntasks-per-node=2 -w n[1-2] "$prog" signal handler 60 >"$log" 2>&1 &
 srun_pid=$!
@@ -60,6 +61,7 @@ expect_eq "handler: srun exit status" 0 "$rc"
 for mpi in none pmixcpp; do
     cmd=("$prog" signal none 30)
     [ $mpi = none ] && cmd=(sleep 30)  # (the PMIx program needs a PMIx server)
+    : >"$log"  # emptied here too: until the child opens it, the wait would count the last run's lines
     SLURM_PMIXCPP_SIGNALEVENTS=USR1,USR2,TERM timeout -k 5 60 \
         srun --mpi=$mpi -N2 --ntasks-per-node=2 -w n[1-2] "${cmd[@]}" >"$log" 2>&1 &
     srun_pid=$!
@@ -75,6 +77,7 @@ expect_eq "no handler: tasks ended by SIGUSR1 as with --mpi=none" "$msg_none" "$
 expect_no_match "no handler: no event delivered" '^SIGNAL-EVENT' "$(cat "$log")"
 
 # 3. scancel of the job: Slurm's SIGTERM becomes PMIX_ERR_JOB_CANCELED
+: >"$log"  # emptied here too: until the child opens it, the wait would count the last run's lines
 SLURM_PMIXCPP_SIGNALEVENTS=TERM timeout -k 5 90 \
     srun --mpi=pmixcpp -N2 --ntasks-per-node=2 -w n[1-2] "$prog" signal handler 60 >"$log" 2>&1 &
 srun_pid=$!
@@ -115,6 +118,7 @@ int main(int argc, char **argv) {
 C
     mpicc -o "$work/mpi_wait" "$work/mpi_wait.c" && chmod 755 "$work" "$work/mpi_wait"
     for sig in USR1 TERM; do
+        : >"$log"  # emptied here too: until the child opens it, the wait would count the last run's lines
         SLURM_PMIXCPP_SIGNALEVENTS=USR1,USR2,TERM OMPI_MCA_btl=self,tcp timeout -k 5 60 \
             srun --mpi=pmixcpp -N1 -n1 -w n1 "$work/mpi_wait" >"$log" 2>&1 &
         srun_pid=$!
