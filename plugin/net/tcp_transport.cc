@@ -136,16 +136,22 @@ public:
         }
         _have_peers = true;
         for (auto &o : _out) {
-            for (auto &f : o.pending_plain) {
-                auto sealed = sealed_tcp_frame(o.link_key, f, _opts.node_id, o.node, ++o.send_seq);
-                if (sealed.ok()) o.queue.push_back(std::make_shared<const std::vector<uint8_t>>(std::move(sealed.value())));
-            }
-            o.pending_plain.clear();
+            seal_pending(o);
         }
         for (uint32_t i = 0; i < _out.size(); ++i)
             if (i != _opts.node_id && (_opts.eager_connect || !_out[i].queue.empty())) start_connect(_out[i]);
         _live.start();  // our successor in the ring (an accepted connection watches the predecessor)
         return Status::success();
+    }
+
+    // The frames that waited for the node's key (set_peers, add_peer, or the static route's
+    // handshake), sealed into its queue in order.
+    void seal_pending(out_conn &o) {
+        for (auto &f : o.pending_plain) {
+            auto sealed = sealed_tcp_frame(o.link_key, f, _opts.node_id, o.node, ++o.send_seq);
+            if (sealed.ok()) o.queue.push_back(std::make_shared<const std::vector<uint8_t>>(std::move(sealed.value())));
+        }
+        o.pending_plain.clear();
     }
 
     // tcp:<ipv4>:<port> for every node.
@@ -194,11 +200,7 @@ public:
         PMIXCPP_RETURN_IF_ERROR(k);
         o.link_key = k.value();
         o.have_key = true;
-        for (auto &f : o.pending_plain) {
-            auto sealed = sealed_tcp_frame(o.link_key, f, _opts.node_id, o.node, ++o.send_seq);
-            if (sealed.ok()) o.queue.push_back(std::make_shared<const std::vector<uint8_t>>(std::move(sealed.value())));
-        }
-        o.pending_plain.clear();
+        seal_pending(o);
         if (!_live.alive(node)) {
             o.queue.clear();
             return Status::success();
@@ -627,11 +629,7 @@ private:
                     // later connections; what waited for it is sealed now.
                     o.link_key = o.hs->session_key();
                     o.have_key = true;
-                    for (auto &f : o.pending_plain) {
-                        auto sealed = sealed_tcp_frame(o.link_key, f, _opts.node_id, o.node, ++o.send_seq);
-                        if (sealed.ok()) o.queue.push_back(std::make_shared<const std::vector<uint8_t>>(std::move(sealed.value())));
-                    }
-                    o.pending_plain.clear();
+                    seal_pending(o);
                 }
                 if (st.ok()) {
                     o.queue.push_front(std::move(response.value()));
