@@ -214,19 +214,23 @@ public:
             _out_keys[i] = k.value();
         }
         _have_peers = true;
-        for (uint32_t i = 0; i < _eps.size(); ++i) {
-            if (i == _opts.node_id) continue;
-            if (_opts.eager_connect || !_queued[i].empty()) connect(i);
-            auto q = std::move(_queued[i]);
-            _queued[i].clear();
-            for (auto &f : q) {
-                auto sealed = auth::seal_frame(_out_keys[i], std::move(f), _opts.node_id, i, ++_send_seq);
-                if (sealed.ok()) post_send(i, std::move(sealed.value()));
-            }
-        }
+        for (uint32_t i = 0; i < _eps.size(); ++i)
+            if (i != _opts.node_id) flush_queued(i);
         _live.start();  // endpoints to both ring neighbours, greeted so that they are wired up and watched
         progress();
         return Status::success();
+    }
+
+    // A node whose address and key are known now: connected to (eagerly, or because messages
+    // wait), and what waited for its key sealed and sent in order.
+    void flush_queued(uint32_t i) {
+        auto q = std::move(_queued[i]);
+        _queued[i].clear();
+        if (_opts.eager_connect || !q.empty()) connect(i);
+        for (auto &f : q) {
+            auto sealed = auth::seal_frame(_out_keys[i], std::move(f), _opts.node_id, i, ++_send_seq);
+            if (sealed.ok()) post_send(i, std::move(sealed.value()));
+        }
     }
 
     // A peer's "ucx:<hex>" address, checked, with kAddressPad zero bytes after it.
@@ -272,14 +276,11 @@ public:
         _peer_addr[node] = std::move(addr);
         _out_keys[node] = k.value();
         _known[node] = true;
-        auto q = std::move(_queued[node]);
-        _queued[node].clear();
-        if (!_live.alive(node)) return Status::success();
-        if (_opts.eager_connect || !q.empty()) connect(node);
-        for (auto &f : q) {
-            auto sealed = auth::seal_frame(_out_keys[node], std::move(f), _opts.node_id, node, ++_send_seq);
-            if (sealed.ok()) post_send(node, std::move(sealed.value()));
+        if (!_live.alive(node)) {
+            _queued[node].clear();
+            return Status::success();
         }
+        flush_queued(node);
         progress();
         return Status::success();
     }
