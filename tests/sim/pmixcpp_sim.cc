@@ -24,7 +24,8 @@
 //   --fences F     fences in a row (validate: 20, scale: 1; the figure is the last one's; the
 //                  node connections are open before, as in a benchmark's loop)
 //   --set name=value   override one cost (lat_us, bw_Bps, send_us, recv_us, byte_ns, client_us,
-//                  proc_us, client_cpu_us, store_ns, cpus, cpu_share, cred_make_us, cred_open_us, cred_overhead, connect_us)
+//                  proc_us, client_cpu_us, store_ns, cpus, cpu_share, cred_make_us, cred_open_us, cred_overhead, connect_us,
+//                  forward_us)
 // Output: a table for people, and one "SIM key=value ..." line per row for scripts.
 #include <cmath>
 #include <cstdio>
@@ -70,15 +71,16 @@ bool set_param(net_params &p, const std::string &kv) {
     else if (k == "cred_open_us") p.cred_open_us = v;
     else if (k == "cred_overhead") p.cred_overhead = size_t(v);
     else if (k == "connect_us") p.connect_us = v;
+    else if (k == "forward_us") p.forward_us = v;
     else return false;
     return true;
 }
 
 void print_params(const net_params &p) {
     printf("# costs (%s): lat_us=%.2f bw_Bps=%.3g send_us=%.2f recv_us=%.2f byte_ns=%.2f store_ns=%.1f client_us=%.2f proc_us=%.2f "
-           "client_cpu_us=%.1f cpus=%u cpu_share=%.2f cred_make_us=%.1f cred_open_us=%.1f cred_overhead=%zu connect_us=%.1f\n",
+           "client_cpu_us=%.1f cpus=%u cpu_share=%.2f cred_make_us=%.1f cred_open_us=%.1f cred_overhead=%zu connect_us=%.1f forward_us=%.1f\n",
            p.name.c_str(), p.lat_us, p.bw_Bps, p.send_us, p.recv_us, p.byte_ns, p.store_ns, p.client_us, p.proc_us, p.client_cpu_us, p.cpus, p.cpu_share,
-           p.cred_make_us, p.cred_open_us, p.cred_overhead, p.connect_us);
+           p.cred_make_us, p.cred_open_us, p.cred_overhead, p.connect_us, p.forward_us);
 }
 
 std::string human_bytes(double b) {
@@ -263,6 +265,11 @@ int main(int argc, char **argv) {
         printf("  wire-up, static route (MODELLED, reserved ports: no table, no srun): %s  [a node opens %u records; "
                "srun holds %u connections]\n",
                human_us(sw.total_us).c_str(), sw.peers, sw.srun_connections);
+        directory_wireup_result dw = run_directory_wireup(p, n, width);
+        printf("  wire-up, directory route (MODELLED, through slurmd: no table, no srun): %s  [its %u neighbours hold its "
+               "record at %s, it holds its parent's at %s; %u messages of %s per node; srun holds %u connections]\n",
+               human_us(dw.total_us).c_str(), dw.tells, human_us(dw.children_know_us).c_str(), human_us(dw.parent_known_us).c_str(),
+               dw.messages_per_node, human_bytes(double(dw.message_bytes)).c_str(), dw.srun_connections);
 
         fence_setup s;
         s.nodes = n;
@@ -369,14 +376,14 @@ int main(int argc, char **argv) {
                "dmodex_cold_us=%.1f dmodex_warm_us=%.1f jobdata_bytes=%llu jobdata_extrapolated=%d node_table_bytes=%llu "
                "node_mem_bytes=%.0f modex_node_bytes=%.0f srun_mem_bytes=%llu srun_out_bytes=%llu srun_conns=%u "
                "node_peers_tree_max=%u empty_fence_max_msg_bytes=%llu node_loss_us=%.1f node_loss_conns=%u "
-               "static_wireup_us=%.1f static_records=%u ok=%d\n",
+               "static_wireup_us=%.1f static_records=%u directory_wireup_us=%.1f directory_messages=%u ok=%d\n",
                p.name.c_str(), n, ppn, static_cast<unsigned long long>(bytes), wu.total_us, wu.srun_collect_us, wu.srun_send_us,
                wu.verify_us, engines ? 1 : 0, e.max_us, dt.max_us, ring_us, ring_real ? 1 : 0, dm.cold_us, dm.warm_us,
                static_cast<unsigned long long>(jd.file_bytes), jd.extrapolated ? 1 : 0,
                static_cast<unsigned long long>(wu.table_bytes), node_mem, modex_node,
                static_cast<unsigned long long>(wu.srun_mem_bytes), static_cast<unsigned long long>(wu.srun_bytes_out),
                wu.srun_connections, e.max_peers, static_cast<unsigned long long>(e.max_message_bytes), nl.all_told_us,
-               nl.new_connections, sw.total_us, sw.peers, ok ? 1 : 0);
+               nl.new_connections, sw.total_us, sw.peers, dw.total_us, dw.messages_per_node, ok ? 1 : 0);
         fflush(stdout);
     }
     return all_ok ? 0 : 1;

@@ -56,6 +56,9 @@ net_params host_preset() {
     p.cred_open_us = 42;
     p.cred_overhead = 101;
     p.connect_us = 4 * 6.2 + 2 * 19;  // SYN/SYN-ACK and the handshake's round trip, two wake-ups
+    // sim_measure: slurmd's fork to connect as the sender and pass the descriptor back, from a
+    // process of slurmd's size (9 MB), median of 500: 493-503 us at load 6.
+    p.forward_us = 500;
     return p;
 }
 
@@ -82,6 +85,7 @@ net_params fabric_preset() {
     p.cred_open_us = 42;
     p.cred_overhead = 101;
     p.connect_us = 3 * 2 * 1.5 + 2 * 17.8;
+    p.forward_us = 500;  // slurmd's fork as measured here: the same software on every node
     return p;
 }
 
@@ -897,76 +901,6 @@ node_loss_result run_node_loss(const net_params &p, uint32_t nodes, uint32_t wid
     }
     if (told[lost] != 0 && res.error.empty()) res.error = "the lost node was told";
     res.ok = res.error.empty();
-    return res;
-}
-
-// ------------------------------------------------------------------------------------ wire-up
-
-wireup_result run_wireup(const net_params &p, uint32_t nodes) {
-    wireup_result res;
-    // A node record as slurmstepd signs it (identity.h), with a TCP transport's address.
-    net::node_record rec;
-    rec.job_id = 4000000;
-    rec.step_id = 0;
-    rec.nspace = "slurm.4000000.0";
-    rec.nnodes = nodes;
-    rec.node = nodes - 1;
-    rec.address = "tcp:10.131.255.254:40123";
-    const size_t payload = net::encode_node_record(rec).size();
-    // munge: "MUNGE:" + base64(header + payload + MAC), cred_overhead bytes before base64.
-    res.record_bytes = 6 + (payload + p.cred_overhead + 2) / 3 * 4 + 1;
-    const std::string record(res.record_bytes, 'A');
-
-    agent::rendezvous_request rq{nodes - 1, nodes, record};
-    auto req = agent::encode_rendezvous(rq);
-    const uint64_t req_bytes = req.ok() ? req->size() : 0;
-    {
-        std::vector<std::string> table(nodes, record);
-        auto t = agent::encode_table(table);
-        res.table_bytes = t.ok() ? t->size() : 0;
-    }
-    res.srun_connections = nodes;
-    res.srun_bytes_out = res.table_bytes * nodes;
-    // srun_agent holds every report (node -> (fd, record)) and then the table's frame.
-    res.srun_mem_bytes = uint64_t(nodes) * (res.record_bytes + sizeof(std::string) + 48) + res.table_bytes;
-    // A node: the table, then the verified records (node_record each, its address and nspace).
-    res.node_mem_bytes = res.table_bytes + uint64_t(nodes) * (sizeof(net::node_record) + rec.address.size() + rec.nspace.size() + 2);
-
-    // srun's agent: one thread; every node connects at t = 0 (the last slurmstepd started),
-    // srun opens its agent credential (handshake), reads the request; then sends the table to
-    // each node in turn (send_all, blocking) and closes the connection.
-    double srun = 0;
-    const double arrive = p.cred_make_us + p.connect_us + p.lat_us + double(req_bytes) / p.bw_Bps * 1e6;
-    for (uint32_t i = 0; i < nodes; ++i) srun = std::max(srun, arrive) + p.recv_us + p.cred_open_us;
-    res.srun_collect_us = srun;
-    double last_table = 0;
-    for (uint32_t i = 0; i < nodes; ++i) {
-        srun += p.send_us + double(res.table_bytes) / p.bw_Bps * 1e6;
-        last_table = srun + p.lat_us;
-    }
-    res.srun_send_us = srun;
-    // The last node verifies every peer's record: one credential opened after the other.
-    res.verify_us = double(nodes - 1) * p.cred_open_us + double(res.table_bytes) * p.byte_ns * 1e-3;
-    res.total_us = last_table + p.recv_us + res.verify_us;
-    return res;
-}
-
-static_wireup_result run_static_wireup(const net_params &p, uint32_t nodes, uint32_t width) {
-    static_wireup_result res;
-    wireup_result sizes = run_wireup(p, 2);  // a record's size does not depend on N
-    // The last node: the root of the tree has the most links (width children, no parent).
-    const uint32_t tree = std::min<uint32_t>(nodes - 1, width + 1), ring = std::min<uint32_t>(nodes - 1, 2);
-    res.peers = std::min<uint32_t>(nodes - 1, tree + ring);
-    // Sign, then for each peer: a connection (our CPU), hello out, the challenge with the record
-    // back (a round trip and the record's bytes), the record opened on our loop (one after the
-    // other), our response out: the last response leaves after the last record is opened.
-    const double rtt = 2 * p.lat_us + double(sizes.record_bytes + 200) / p.bw_Bps * 1e6;
-    double cpu = p.cred_make_us + res.peers * (p.connect_us + p.send_us);
-    const double first_challenge = cpu + rtt;
-    for (uint32_t i = 0; i < res.peers; ++i) cpu = std::max(cpu, first_challenge) + p.recv_us + p.cred_open_us + p.send_us;
-    res.total_us = cpu + p.lat_us + p.recv_us;
-    res.node_mem_bytes = uint64_t(res.peers) * (sizeof(net::node_record) + 64);
-    res.srun_connections = 0;
     return res;
 }
 

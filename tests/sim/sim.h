@@ -53,6 +53,9 @@ struct net_params {
     double cred_open_us = 0;  // open one munge credential (a round trip to munged)
     size_t cred_overhead = 0; // bytes a munge credential adds to its payload before base64
     double connect_us = 0;    // a new node connection before its first message (TCP + handshake)
+    double forward_us = 0;    // slurmd's own work to hand on one slurm_forward_data: a fork that
+                              // connects to the step's socket as the sender and passes the
+                              // descriptor back (slurmd's _connect_as_other), the write
 };
 // This host's loopback (measured: tests/sim/sim_measure, docs/cost-model.md's inputs), all
 // nodes sharing 2 CPUs: for the validation against the local cluster.
@@ -174,6 +177,25 @@ struct static_wireup_result {
     uint32_t srun_connections = 0;
 };
 static_wireup_result run_static_wireup(const net_params &p, uint32_t nodes, uint32_t width);
+
+// The directory route (plugin/net/directory.h): no table, srun not involved, the records travel
+// node to node through slurmd (slurm_forward_data). The last node to start signs its record and
+// tells its tree and ring neighbours in one call; the neighbours that tried it earlier failed and
+// wait for their backoff, so it asks its tree parent on first need (the next call of its one
+// worker), whose answer is a tell. Modelled from the code's message pattern, with the real
+// message encoding's size and Slurm's RPC around it.
+struct directory_wireup_result {
+    double children_know_us = 0;  // the last node's record checked by every node it told
+    double parent_known_us = 0;   // the last node holds its parent's checked record (ask, answer)
+    double total_us = 0;          // and the connection to the parent is open
+    uint32_t tells = 0;           // nodes told at start (tree children and ring of the busiest)
+    uint32_t messages_per_node = 0;
+    uint32_t slurmd_forwards = 0; // forks of the busiest node's slurmd for the step's wire-up
+    uint64_t message_bytes = 0;   // one directory message (real encoding)
+    uint64_t node_mem_bytes = 0;  // the records a node learnt
+    uint32_t srun_connections = 0;
+};
+directory_wireup_result run_directory_wireup(const net_params &p, uint32_t nodes, uint32_t width);
 
 struct jobdata_result {
     uint64_t file_bytes = 0;   // the encoded job data one node writes and every client maps

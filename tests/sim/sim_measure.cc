@@ -4,8 +4,9 @@
 // With a munged socket as the first argument, also the credential costs a node record pays:
 // munge_encode and munge_decode of a 160-byte payload (the size of a node record), one after
 // the other as slurmstepd does (median of 2000), and the credential's length.
-// Prints "rtt_us <median> oneway_us <half> bw_MBps <rate>" and "cred_make_us .. cred_open_us ..
-// cred_bytes .. cred_overhead .."; tests/sim/run.sh feeds them to the simulator.
+// Also slurmd's part of forwarding one message to a step's socket (measure_forward).
+// Prints "rtt_us <median> oneway_us <half> bw_MBps <rate>", "forward_us ..", and "cred_make_us ..
+// cred_open_us .. cred_bytes .. cred_overhead .."; tests/sim/run.sh feeds them to the simulator.
 // With `--netns FROM TO ADDR` (root, contrib/cluster.sh's PMIXCPP_NETNS=1 bed) the ping-pong and
 // the bulk send go from network namespace FROM to a listener in namespace TO on its address
 // ADDR (names under /run/netns): the kernel's veth and bridge path between two nodes.
@@ -15,6 +16,8 @@
 #include <sched.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -122,6 +125,79 @@ int measure_munge(const char *socket) {
     return 0;
 }
 
+// slurmd's part of one slurm_forward_data (req.c, _connect_as_other): from a process of slurmd's
+// size (9 MB touched), fork; the child drops to another uid, connects to a Unix socket and passes
+// the descriptor back over a socketpair; the parent takes it and reaps the child. The median of
+// 500, without the write of the payload (a few hundred bytes on a Unix socket).
+double measure_forward() {
+    std::vector<char> heap(9 << 20);
+    for (size_t i = 0; i < heap.size(); i += 4096) heap[i] = char(i);
+    char dir[] = "/tmp/sim-forward-XXXXXX";
+    if (!mkdtemp(dir)) return -1;
+    const std::string path = std::string(dir) + "/s";
+    int ls = socket(AF_UNIX, SOCK_STREAM, 0);
+    sockaddr_un a{};
+    a.sun_family = AF_UNIX;
+    snprintf(a.sun_path, sizeof(a.sun_path), "%s", path.c_str());
+    if (ls < 0 || bind(ls, reinterpret_cast<sockaddr *>(&a), sizeof(a)) != 0 || listen(ls, 64) != 0) return -1;
+    chmod(dir, 0755);
+    chmod(path.c_str(), 0777);
+    std::vector<double> t;
+    for (int i = 0; i < 500; ++i) {
+        int sp[2];
+        if (socketpair(AF_UNIX, SOCK_STREAM, 0, sp) != 0) return -1;
+        auto t0 = clk::now();
+        pid_t pid = fork();
+        if (pid == 0) {
+            close(sp[0]);
+            if (getuid() == 0 && (setgid(65534) != 0 || setuid(65534) != 0)) _exit(1);
+            int c = socket(AF_UNIX, SOCK_STREAM, 0);
+            if (c < 0 || connect(c, reinterpret_cast<sockaddr *>(&a), sizeof(a)) != 0) _exit(1);
+            char byte = 0;
+            iovec iov{&byte, 1};
+            alignas(cmsghdr) char ctl[CMSG_SPACE(sizeof(int))] = {};
+            msghdr mh{};
+            mh.msg_iov = &iov;
+            mh.msg_iovlen = 1;
+            mh.msg_control = ctl;
+            mh.msg_controllen = sizeof(ctl);
+            cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+            cm->cmsg_level = SOL_SOCKET;
+            cm->cmsg_type = SCM_RIGHTS;
+            cm->cmsg_len = CMSG_LEN(sizeof(int));
+            memcpy(CMSG_DATA(cm), &c, sizeof(int));
+            _exit(sendmsg(sp[1], &mh, 0) == 1 ? 0 : 1);
+        }
+        close(sp[1]);
+        char byte;
+        iovec iov{&byte, 1};
+        alignas(cmsghdr) char ctl[CMSG_SPACE(sizeof(int))] = {};
+        msghdr mh{};
+        mh.msg_iov = &iov;
+        mh.msg_iovlen = 1;
+        mh.msg_control = ctl;
+        mh.msg_controllen = sizeof(ctl);
+        const bool got = recvmsg(sp[0], &mh, 0) == 1;
+        int status = 0;
+        waitpid(pid, &status, 0);
+        const double us = std::chrono::duration<double, std::micro>(clk::now() - t0).count();
+        close(sp[0]);
+        cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+        if (!got || !cm || cm->cmsg_type != SCM_RIGHTS) return -1;
+        int fd;
+        memcpy(&fd, CMSG_DATA(cm), sizeof(int));
+        close(fd);
+        int peer = accept(ls, nullptr, nullptr);
+        if (peer >= 0) close(peer);
+        t.push_back(us);
+    }
+    close(ls);
+    unlink(path.c_str());
+    rmdir(dir);
+    std::sort(t.begin(), t.end());
+    return t[t.size() / 2];
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -136,6 +212,7 @@ int main(int argc, char **argv) {
     } else if (argc > 1 && measure_munge(argv[1]) != 0) {
         return 1;
     }
+    if (!from_ns) printf("forward_us %.1f\n", measure_forward());
     const int rounds = 20000;
     uint16_t port = 0;
     // a socket stays in the namespace it was made in: the listener in TO, the client in FROM

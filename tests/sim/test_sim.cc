@@ -96,6 +96,23 @@ TEST(Sim, WireupAndJobDataSizesGrowAsTheCodeDoes) {
     EXPECT_NEAR(double(x.file_bytes), double(real.file_bytes), 0.02 * double(real.file_bytes));
 }
 
+TEST(Sim, DirectoryWireupDoesNotGrowWithTheNodeCount) {
+    const net_params p = fabric_preset();
+    directory_wireup_result small = run_directory_wireup(p, 1024, 8), big = run_directory_wireup(p, 65536, 8);
+    // the same neighbours at any size: node 1's tree parent (node 0, also a ring neighbour), its
+    // 8 children (9-16), the other ring neighbour (node 2); then one ask
+    EXPECT_EQ(small.tells, 10u);
+    EXPECT_EQ(big.tells, small.tells);
+    EXPECT_EQ(big.messages_per_node, small.tells + 1);
+    EXPECT_DOUBLE_EQ(big.total_us, small.total_us);
+    EXPECT_EQ(big.srun_connections, 0u);
+    // the parent's record comes back after the tells' call and a round trip of two forwards
+    EXPECT_GT(big.parent_known_us, big.children_know_us + 2 * p.forward_us);
+    EXPECT_GT(big.message_bytes, 200u);
+    // a small step tells fewer nodes
+    EXPECT_EQ(run_directory_wireup(p, 3, 8).tells, 2u);
+}
+
 TEST(Sim, NodeLossReachesEveryLiveNodeOnce) {
     for (uint32_t n : {3u, 9u, 10u, 100u}) {
         node_loss_result real = run_node_loss(fabric_preset(), n, 8, 1000);
