@@ -267,9 +267,10 @@ int main(int argc, char **argv) {
                human_us(sw.total_us).c_str(), sw.peers, sw.srun_connections);
         directory_wireup_result dw = run_directory_wireup(p, n, width);
         printf("  wire-up, directory route (MODELLED, through slurmd: no table, no srun): %s  [its %u neighbours hold its "
-               "record at %s, it holds its parent's at %s; %u messages of %s per node; srun holds %u connections]\n",
+               "record at %s, it holds its parent's at %s; %u messages of %s per node; srun holds %u connections%s%s]\n",
                human_us(dw.total_us).c_str(), dw.tells, human_us(dw.children_know_us).c_str(), human_us(dw.parent_known_us).c_str(),
-               dw.messages_per_node, human_bytes(double(dw.message_bytes)).c_str(), dw.srun_connections);
+               dw.messages_per_node, human_bytes(double(dw.message_bytes)).c_str(), dw.srun_connections,
+               p.cpus ? "; every node's messages on the shared CPUs: " : "", p.cpus ? human_us(dw.host_cpu_us).c_str() : "");
 
         fence_setup s;
         s.nodes = n;

@@ -175,6 +175,7 @@ struct static_wireup_result {
     uint32_t peers = 0;         // records a node opens for a first fence
     uint64_t node_mem_bytes = 0;  // those peers' verified records
     uint32_t srun_connections = 0;
+    double host_cpu_us = 0;       // shared CPUs (cpus > 0): every node's record checks on them
 };
 static_wireup_result run_static_wireup(const net_params &p, uint32_t nodes, uint32_t width);
 
@@ -194,6 +195,7 @@ struct directory_wireup_result {
     uint64_t message_bytes = 0;   // one directory message (real encoding)
     uint64_t node_mem_bytes = 0;  // the records a node learnt
     uint32_t srun_connections = 0;
+    double host_cpu_us = 0;       // shared CPUs (cpus > 0): every node's wire-up work on them
 };
 directory_wireup_result run_directory_wireup(const net_params &p, uint32_t nodes, uint32_t width);
 

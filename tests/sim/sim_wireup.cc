@@ -75,6 +75,11 @@ static_wireup_result run_static_wireup(const net_params &p, uint32_t nodes, uint
     const double first_challenge = cpu + rtt;
     for (uint32_t i = 0; i < res.peers; ++i) cpu = std::max(cpu, first_challenge) + p.recv_us + p.cred_open_us + p.send_us;
     res.total_us = cpu + p.lat_us + p.recv_us;
+    if (p.cpus > 0) {  // every node's record checks on the host's shared CPUs
+        res.host_cpu_us = double(nodes) * res.peers * (p.connect_us + p.send_us + p.recv_us + p.cred_open_us) /
+                          (double(p.cpus) * p.cpu_share);
+        res.total_us = std::max(res.total_us, res.host_cpu_us + p.lat_us + p.recv_us);
+    }
     res.node_mem_bytes = uint64_t(res.peers) * (sizeof(net::node_record) + 64);
     res.srun_connections = 0;
     return res;
@@ -145,6 +150,15 @@ directory_wireup_result run_directory_wireup(const net_params &p, uint32_t nodes
     res.parent_known_us = parent_record;
     res.total_us = std::max(tells_delivered, parent_record) + p.connect_us + p.lat_us + p.recv_us;
     res.messages_per_node = res.tells + 1;  // the tells, one ask (and an ask's answer elsewhere)
+    // All nodes on a few shared CPUs (the host preset): every node's messages are CPU on the
+    // same CPUs at about the same time (credentials, slurmd's fork, the checks), so the
+    // wire-up ends no sooner than that work is done.
+    if (p.cpus > 0) {
+        const double per_message = p.cred_make_us + p.send_us + p.recv_us + p.cred_open_us + p.forward_us + p.cred_make_us +
+                                   p.recv_us + p.cred_open_us + p.recv_us + p.cred_open_us;
+        res.host_cpu_us = double(nodes) * double(res.messages_per_node + 1) * per_message / (double(p.cpus) * p.cpu_share);
+        res.total_us = std::max(res.total_us, res.host_cpu_us + p.connect_us + p.lat_us + p.recv_us);
+    }
     // A node: the records it learnt (its neighbours and the node it asked), no table.
     res.node_mem_bytes = uint64_t(res.tells + 1) * (sizeof(net::node_record) + 64);
     // slurmd's forks on the busiest node: every neighbour's tell and its own node's messages.
