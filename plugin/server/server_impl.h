@@ -88,16 +88,6 @@ using safe_fs::unique_fd;
 
 
 
-inline std::string value_text(const pmix_value_t &v) {
-    switch (v.type) {
-    case PMIX_STRING: return v.data.string ? v.data.string : "";
-    case PMIX_BYTE_OBJECT:
-        if (!v.data.bo.bytes) return {};
-        return std::string(v.data.bo.bytes, strnlen(v.data.bo.bytes, v.data.bo.size));
-    default: return {};
-    }
-}
-
 enum class conn_state { awaiting_connect, active, finalized };
 inline const char *to_string(conn_state s) {
     switch (s) {
