@@ -18,6 +18,7 @@
 
 #include <pmix_common.h>
 
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -170,6 +171,16 @@ inline const pmix_info_t *find_info(const InfoArray &a, const char *key) { retur
 // A flag directive: absent = false; PMIX_UNDEF (no value) or a true bool = true; a number = != 0.
 bool info_flag(const pmix_info_t *infos, size_t count, const char *key);
 inline bool info_flag(const InfoArray &a, const char *key) { return info_flag(a.data(), a.size(), key); }
+// The text of a string or byte-object value (a byte object up to its first NUL); "" for other types.
+inline std::string value_text(const pmix_value_t &v) {
+    switch (v.type) {
+    case PMIX_STRING: return v.data.string ? v.data.string : "";
+    case PMIX_BYTE_OBJECT:
+        if (!v.data.bo.bytes) return {};
+        return std::string(v.data.bo.bytes, strnlen(v.data.bo.bytes, v.data.bo.size));
+    default: return {};
+    }
+}
 // An info with `key` and the value value_load makes of `data` (PMIX_UNDEF if it cannot).
 pmix_info_t make_info(const char *key, const void *data, pmix_data_type_t type);
 // An info whose value is the procs as a PMIX_DATA_ARRAY of PMIX_PROC (copied).

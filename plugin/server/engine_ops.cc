@@ -85,7 +85,7 @@ dyn_ops server_impl::make_dyn_ops() {
     ops.connect_timeout_sec = _opts.multinode.timeout_sec;
     ops.grow_timeout_sec = _opts.alloc_timeout_sec;
     ops.checkpoint_local = [this](const std::vector<uint32_t> &ranks) {
-        checkpoint_local(ranks, "checkpoint requested");
+        _jctrl->checkpoint(ranks, "checkpoint requested");
     };
     ops.process_of = [this](uint32_t rank) -> process_handle {
         if (rank >= _rank_conn.size()) return nullptr;
@@ -421,18 +421,118 @@ void server_impl::on_node_lost(uint32_t node, const std::string &why) {
     _groups->node_lost(node);
     _proc_table->node_lost(node);
     std::string text = "node " + name + " is lost: " + why;
-    std::vector<uint64_t> failed;
-    for (const auto &[instance, fence] : _remote_fence_nodes)
-        if (std::binary_search(fence.nodes.begin(), fence.nodes.end(), node)) failed.push_back(instance);
-    for (uint64_t instance : failed) {
-        _remote_fence_nodes.erase(instance);
-        if (_coll) _coll->cancel(instance);
-        send_fence_outcomes(_fences.remote_done(instance, PMIX_ERR_NODE_DOWN, text));
-    }
+    const size_t failed = _remote_fence->node_lost(node, text);
     size_t gets = _dmodex->node_lost(node, text);  // the Gets of its ranks wait there
-    if (!failed.empty() || gets > 0)
-        PMIXCPP_LOG_VERBOSE("%s: %zu fences and %zu gets failed with node %s", _step.nspace.c_str(), failed.size(),
+    if (failed > 0 || gets > 0)
+        PMIXCPP_LOG_VERBOSE("%s: %zu fences and %zu gets failed with node %s", _step.nspace.c_str(), failed,
                             gets, name.c_str());
+    rearm_timer();
+}
+
+remote_fence_config server_impl::make_remote_fence_config() const {
+    remote_fence_config c;
+    c.nspace = _step.nspace;
+    c.ntasks = _step.ntasks;
+    c.node_id = _step.node_id;
+    c.node_names = _step.node_names;
+    c.node_of = _node_of;
+    return c;
+}
+
+remote_fence_ops server_impl::make_remote_fence_ops() {
+    remote_fence_ops o;
+    o.transport = [this]() -> Status {
+        if (!_net || !_coll || !_net_error.empty())
+            return Status(PMIX_ERR_NOT_SUPPORTED, "the node transport is not running" +
+                                                      (_net_error.empty() ? std::string() : ": " + _net_error));
+        return Status::success();
+    };
+    o.start_collective = [this](uint64_t instance, uint64_t signature, std::vector<uint32_t> nodes,
+                                std::vector<uint8_t> blob, bool collect) {
+        _coll->start(instance, signature, std::move(nodes), std::move(blob), collect);
+    };
+    o.cancel_collective = [this](uint64_t instance) {
+        if (_coll) _coll->cancel(instance);
+    };
+    o.missing = [this](uint64_t instance) { return _coll ? _coll->missing(instance) : std::vector<uint32_t>(); };
+    o.transport_note = [this]() -> std::string {
+        if (!_coll) return {};
+        if (!_net_error.empty()) return "node transport: " + _net_error;
+        if (_net && !_net->has_peers()) return "node addresses never arrived";
+        return {};
+    };
+    // Asked inside the fence tracker's expiry: the probe runs from the loop.
+    o.probe = [this](std::vector<uint32_t> nodes) {
+        if (_liveness) post([this, nodes = std::move(nodes)] { _liveness->probe(nodes, server_clock::now()); });
+    };
+    o.node_lost = [this](uint32_t node) { return node_is_lost(node); };
+    o.data_stored = [this](uint32_t rank) { _dmodex->data_stored(rank); };
+    return o;
+}
+
+job_control_config server_impl::make_job_control_config() const {
+    job_control_config c;
+    c.nspace = _step.nspace;
+    c.ntasks = _step.ntasks;
+    c.step_dir = _step.step_dir;
+    c.max_procs = max_procs();
+    return c;
+}
+
+job_control_ops server_impl::make_job_control_ops() {
+    job_control_ops o;
+    o.actions = [this](uint64_t conn, uint32_t rank, uint32_t id, const wire::job_control_request &m) {
+        return _dyn->job_control(conn, rank, id, m);
+    };
+    // Only through the pidfd of the rank's connection: never a pid that may have been reused.
+    o.signal_rank = [this](uint32_t rank, int signal) -> Status {
+        connection *c = rank < _rank_conn.size() ? find(_rank_conn[rank]) : nullptr;
+        if (c == nullptr || !c->proc) return Status(PMIX_ERR_UNREACH, "not connected");
+        if (c->proc->send_signal(signal) != 0) return Status(PMIX_ERROR, strerror(errno));
+        return Status::success();
+    };
+    o.checkpoint_event = [this](uint32_t rank, pmix_status_t code, const std::string &why) {
+        _events->checkpoint_requested(rank, code, why);
+    };
+    o.remove_beneath = [this](const std::string &relpath) {
+        return _step.dirs->user.remove_beneath(relpath, _step.uid);  // only the user's entries
+    };
+    return o;
+}
+
+monitor_ops server_impl::make_monitor_ops() {
+    monitor_ops o;
+    o.tripped = [this](const heartbeat_alert &a) { _events->monitor_tripped(a.rank, a.code, a.id, a.silent_sec); };
+    return o;
+}
+
+// PMIX_LOCAL_TOPO is made by a thread of its own (hwloc's discovery of the I/O devices takes a
+// while); what it made is posted to the loop. stop() joins it.
+topology_ops server_impl::make_topology_ops() {
+    topology_ops o;
+    o.make = [this](std::function<void(Result<std::string>)> done) -> Status {
+        if (_topology_thread.joinable()) return Status(PMIX_ERR_BAD_PARAM, "the node's topology is made only once");
+        try {
+            _topology_thread = std::thread([this, done = std::move(done)] {
+                auto xml = export_node_topology_xml();
+                post([done, xml = std::move(xml)]() mutable { done(std::move(xml)); });
+            });
+        } catch (const std::exception &e) {
+            return Status(PMIX_ERR_OUT_OF_RESOURCE, std::string("cannot start a thread: ") + e.what());
+        }
+        return Status::success();
+    };
+    return o;
+}
+
+// The node transport cannot work for this step: every remote fence and Get fails now, and every
+// later one at once (the ops above and the Get policy see _net_error).
+void server_impl::fail_multinode(const std::string &message) {
+    _net_error = message;
+    const std::string text = "the node transport failed: " + message;
+    _remote_fence->transport_failed(text);
+    for (uint32_t n = 0; n < _step.node_names.size(); ++n)
+        if (n != _step.node_id) (void)_dmodex->node_lost(n, text);
     rearm_timer();
 }
 

@@ -86,6 +86,8 @@ public:
     std::optional<server_clock::time_point> next_deadline() const;
 
     size_t pending() const { return _instances.size(); }
+    // The backend of the remote parts, when it is made after the tracker (before any fence).
+    void set_remote(remote_fences *remote) { _remote = remote; }
 
     // Fail everything (server shutdown).
     std::vector<fence_outcome> fail_all(pmix_status_t status, const std::string &message);

@@ -28,7 +28,7 @@ engine_routes server_impl::make_engine_routes() {
     r.foreign_fence = [this](uint64_t conn, uint32_t rank, uint32_t id, std::span<const uint8_t> payload) {
         _dyn->on_connect(conn, rank, id, connect_op::fence, payload);
     };
-    r.topology = [this](const get_waiter &w) { get_topology(w); };
+    r.topology = [this](const get_waiter &w) { _topology->get(w); };
     r.remote_state = [this]() -> Status {
         if (!_net_error.empty()) return Status(PMIX_ERR_UNREACH, _net_error);
         if (!_multinode || !_net) return Status(PMIX_ERR_NOT_SUPPORTED, "no node transport");

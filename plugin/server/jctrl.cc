@@ -18,7 +18,7 @@ std::optional<int64_t> integer_of(const pmix_value_t &v) {
 
 }  // namespace
 
-Status job_controls::set_checkpoint_method(uint32_t rank, const pmix_value_t &v) {
+Status checkpoint_methods::set_checkpoint_method(uint32_t rank, const pmix_value_t &v) {
     if (rank >= _ranks.size()) return Status(PMIX_ERR_BAD_PARAM, "no such rank");
     if (v.type == PMIX_UNDEF)
         return Status(PMIX_ERR_NOT_FOUND, "no method given");  // informational: not an error
@@ -53,23 +53,23 @@ Status job_controls::set_checkpoint_method(uint32_t rank, const pmix_value_t &v)
     return Status::success();
 }
 
-const checkpoint_method *job_controls::method_of(uint32_t rank) const {
+const checkpoint_method *checkpoint_methods::method_of(uint32_t rank) const {
     if (rank >= _ranks.size() || !_ranks[rank].method.any()) return nullptr;
     return &_ranks[rank].method;
 }
 
-void job_controls::set_preemptible(uint32_t rank, bool on) {
+void checkpoint_methods::set_preemptible(uint32_t rank, bool on) {
     if (rank < _ranks.size()) _ranks[rank].preemptible = on;
 }
 
-Status job_controls::add_heartbeat(uint32_t rank, const std::string &id, uint32_t period_sec, uint32_t drops,
+Status heartbeat_monitors::add_heartbeat(uint32_t rank, const std::string &id, uint32_t period_sec, uint32_t drops,
                                    pmix_status_t code, server_clock::time_point now) {
     if (rank >= _ranks.size()) return Status(PMIX_ERR_BAD_PARAM, "no such rank");
     if (period_sec == 0 || period_sec > kMaxPeriodSec)
         return Status(PMIX_ERR_BAD_PARAM,
                       "PMIX_MONITOR_HEARTBEAT_TIME must be 1.." + std::to_string(kMaxPeriodSec) + " s");
     if (drops > 1000) return Status(PMIX_ERR_BAD_PARAM, "PMIX_MONITOR_HEARTBEAT_DROPS must be at most 1000");
-    auto &beats = _ranks[rank].beats;
+    auto &beats = _ranks[rank];
     auto it = std::find_if(beats.begin(), beats.end(), [&](const heartbeat &h) { return h.id == id; });
     if (it == beats.end()) {
         if (beats.size() >= kMaxMonitorsPerRank)
@@ -88,18 +88,18 @@ Status job_controls::add_heartbeat(uint32_t rank, const std::string &id, uint32_
     return Status::success();
 }
 
-bool job_controls::beat(uint32_t rank, server_clock::time_point now) {
-    if (rank >= _ranks.size() || _ranks[rank].beats.empty()) return false;
-    for (auto &h : _ranks[rank].beats) {
+bool heartbeat_monitors::beat(uint32_t rank, server_clock::time_point now) {
+    if (rank >= _ranks.size() || _ranks[rank].empty()) return false;
+    for (auto &h : _ranks[rank]) {
         h.last = now;
         h.tripped = false;
     }
     return true;
 }
 
-size_t job_controls::cancel(uint32_t rank, const std::string &id) {
+size_t heartbeat_monitors::cancel(uint32_t rank, const std::string &id) {
     if (rank >= _ranks.size()) return 0;
-    auto &beats = _ranks[rank].beats;
+    auto &beats = _ranks[rank];
     size_t before = beats.size();
     beats.erase(std::remove_if(beats.begin(), beats.end(),
                                [&](const heartbeat &h) { return id.empty() || h.id == id; }),
@@ -108,26 +108,30 @@ size_t job_controls::cancel(uint32_t rank, const std::string &id) {
     return before - beats.size();
 }
 
-void job_controls::rank_gone(uint32_t rank) {
+void heartbeat_monitors::rank_gone(uint32_t rank) {
     if (rank >= _ranks.size()) return;
-    _monitors -= _ranks[rank].beats.size();
-    _ranks[rank] = rank_controls{};
+    _monitors -= _ranks[rank].size();
+    _ranks[rank].clear();
 }
 
-std::optional<server_clock::time_point> job_controls::next_deadline() const {
+void checkpoint_methods::rank_gone(uint32_t rank) {
+    if (rank < _ranks.size()) _ranks[rank] = rank_controls{};
+}
+
+std::optional<server_clock::time_point> heartbeat_monitors::next_deadline() const {
     std::optional<server_clock::time_point> next;
     if (_monitors == 0) return next;
     for (const auto &r : _ranks)
-        for (const auto &h : r.beats)
+        for (const auto &h : r)
             if (!h.tripped && (!next || h.deadline() < *next)) next = h.deadline();
     return next;
 }
 
-std::vector<heartbeat_alert> job_controls::expire(server_clock::time_point now) {
+std::vector<heartbeat_alert> heartbeat_monitors::expire(server_clock::time_point now) {
     std::vector<heartbeat_alert> out;
     if (_monitors == 0) return out;
     for (uint32_t rank = 0; rank < _ranks.size(); ++rank)
-        for (auto &h : _ranks[rank].beats) {
+        for (auto &h : _ranks[rank]) {
             if (h.tripped || now < h.deadline()) continue;
             h.tripped = true;
             auto silent = std::chrono::duration_cast<std::chrono::seconds>(now - h.last).count();

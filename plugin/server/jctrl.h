@@ -36,12 +36,10 @@ struct heartbeat_alert {
     uint32_t silent_sec = 0;  // since the last beat (or the monitor's start)
 };
 
-class job_controls {
+// What each process said of itself through job control: its checkpoint method, preemptible.
+class checkpoint_methods {
 public:
-    static constexpr size_t kMaxMonitorsPerRank = 16;
-    static constexpr uint32_t kMaxPeriodSec = 86400;
-
-    explicit job_controls(uint32_t ntasks) : _ranks(ntasks) {}
+    explicit checkpoint_methods(uint32_t ntasks) : _ranks(ntasks) {}
 
     // The value of PMIX_JOB_CTRL_CHECKPOINT_METHOD: a PMIX_DATA_ARRAY of PMIX_INFO with
     // PMIX_JOB_CTRL_CHECKPOINT_SIGNAL (int, 1..64) and/or PMIX_JOB_CTRL_CHECKPOINT_EVENT (status).
@@ -49,6 +47,23 @@ public:
     const checkpoint_method *method_of(uint32_t rank) const;
     void set_preemptible(uint32_t rank, bool on);
     bool preemptible(uint32_t rank) const { return rank < _ranks.size() && _ranks[rank].preemptible; }
+    void rank_gone(uint32_t rank);
+
+private:
+    struct rank_controls {
+        checkpoint_method method;
+        bool preemptible = false;
+    };
+    std::vector<rank_controls> _ranks;
+};
+
+// The heartbeat monitors of the processes.
+class heartbeat_monitors {
+public:
+    static constexpr size_t kMaxMonitorsPerRank = 16;
+    static constexpr uint32_t kMaxPeriodSec = 86400;
+
+    explicit heartbeat_monitors(uint32_t ntasks) : _ranks(ntasks) {}
 
     // A heartbeat monitor (a second one with the same id replaces the first).
     Status add_heartbeat(uint32_t rank, const std::string &id, uint32_t period_sec, uint32_t drops,
@@ -74,12 +89,7 @@ private:
         bool tripped = false;
         server_clock::time_point deadline() const { return last + period * (drops + 1); }
     };
-    struct rank_controls {
-        checkpoint_method method;
-        bool preemptible = false;
-        std::vector<heartbeat> beats;
-    };
-    std::vector<rank_controls> _ranks;
+    std::vector<std::vector<heartbeat>> _ranks;  // by rank
     size_t _monitors = 0;  // heartbeat monitors of all ranks (none: nothing to scan)
 };
 

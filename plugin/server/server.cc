@@ -2,8 +2,8 @@
 // the engines (kv_store, fence_tracker, get_waits, dmodex_engine, node_liveness, ...); this file
 // reads, dispatches and replies. The class is in server_impl.h; the native listener (OpenPMIx's
 // own clients) is in server_native.cc, the handlers of the requests in client_requests.cc,
-// get_policy.cc, jctrl_requests.cc and monitor.cc, the remote-fence backend in remote_fence.cc,
-// the services' ops in engine_ops.cc.
+// get_policy.cc and the engines (engine.h, jctrl_engine.h, monitor_engine.h, topology_engine.h,
+// remote_fence.h), the services' and engines' ops in engine_ops.cc.
 #include "server_impl.h"
 
 #include <algorithm>
@@ -175,7 +175,7 @@ void server_impl::stop() {
         if (Status st = _step.dirs->root.remove("server.sock"); !st.ok())
             PMIXCPP_LOG_WARNING("%s: server socket not removed: %s", _step.nspace.c_str(), st.message().c_str());
     }
-    remove_cleanup_paths();
+    _jctrl->remove_cleanups();
     PMIXCPP_LOG_DEBUG("%s: server stopped (%zu connections closed, %zu fences and %zu gets pending)",
                       _step.nspace.c_str(), nconn, _fences.pending(), _engine->waiting() + _dmodex->size() + _xstep->size());
 }
@@ -493,7 +493,7 @@ void server_impl::close_connection(uint64_t conn_id, const std::string &reason) 
     }
     _engine->drop_connection(conn_id);
     _dmodex->drop_connection(conn_id);
-    std::erase_if(_topology_waiters, [&](const get_waiter &w) { return w.conn == conn_id; });
+    _topology->drop_connection(conn_id);
     if (c->rank < _rank_conn.size() && _rank_conn[c->rank] == conn_id) {
         _rank_conn[c->rank] = 0;
         if (c->state == conn_state::active) {
@@ -547,7 +547,8 @@ void server_impl::rank_left(uint32_t rank, bool died) {
     _rank_state[rank] = died ? rank_state::died : rank_state::finalized;
     send_fence_outcomes(_fences.rank_gone(rank, died ? PMIX_ERR_PROC_ABORTED : PMIX_ERR_LOST_CONNECTION));
     _dyn->rank_left(rank);
-    _jctrl.rank_gone(rank);
+    _jctrl->rank_gone(rank);
+    _monitors->rank_gone(rank);
     _groups->rank_left(rank);
     _dmodex->rank_left(rank, died);
     _xstep->rank_left(rank, died);
@@ -564,7 +565,7 @@ void server_impl::rearm_timer() {
     if (gr && (!next || *gr < *next)) next = gr;
     auto ta = _time_alert.next_deadline();
     if (ta && (!next || *ta < *next)) next = ta;
-    auto hb = _jctrl.next_deadline();
+    auto hb = _monitors->next_deadline();
     if (hb && (!next || *hb < *next)) next = hb;
     auto dm = _dmodex->next_deadline();
     if (dm && (!next || *dm < *next)) next = dm;
@@ -605,10 +606,10 @@ void server_impl::expire_deadlines() {
         // The RM's one warning before the end: ranks that registered a checkpoint method use it.
         std::vector<uint32_t> ckpt;
         for (uint32_t r : _step.local_ranks())
-            if (_jctrl.method_of(r) != nullptr) ckpt.push_back(r);
-        if (!ckpt.empty()) checkpoint_local(ckpt, "the job reaches its time limit in " + std::to_string(*left) + " s");
+            if (_jctrl->has_checkpoint_method(r)) ckpt.push_back(r);
+        if (!ckpt.empty()) _jctrl->checkpoint(ckpt, "the job reaches its time limit in " + std::to_string(*left) + " s");
     }
-    for (const auto &a : _jctrl.expire(now)) _events->monitor_tripped(a.rank, a.code, a.id, a.silent_sec);
+    _monitors->expire(now);
     _dmodex->expire(now);
     _xstep->expire(now);
     _proc_table->expire(now);
@@ -766,8 +767,11 @@ bool server_impl::dispatch(connection &c, const wire::Frame &f) {
     case wire::msg_type::commit: _engine->commit(client_of(c), f.id, f.payload); break;
     case wire::msg_type::fence: _engine->fence(client_of(c), f.id, f.payload); break;
     case wire::msg_type::get: _engine->get(client_of(c), f.id, f.payload); break;
-    case wire::msg_type::job_control: handle_job_control(c, f); break;
-    case wire::msg_type::monitor: handle_monitor(c, f); break;
+    case wire::msg_type::job_control: _jctrl->request(c.id, c.rank, f.id, f.payload); break;
+    case wire::msg_type::monitor:
+        _monitors->request(c.id, c.rank, f.id, f.payload, server_clock::now());
+        rearm_timer();  // a monitor added or cancelled
+        break;
     case wire::msg_type::log: handle_log(c, f); break;
     case wire::msg_type::notify: handle_notify(c, f); break;
     case wire::msg_type::alloc: handle_alloc(c, f); break;
@@ -855,7 +859,7 @@ Status server_impl::setup_multinode() {
         auto held = std::make_shared<std::vector<coll::node_blob>>(std::move(result));
         defer([this, instance, held] {
             if (!(instance & kGroupInstanceBit)) {
-                finish_remote_fence(instance, std::move(*held));
+                _remote_fence->finish(instance, std::move(*held));
                 return;
             }
             std::vector<std::pair<uint32_t, std::span<const uint8_t>>> blobs;

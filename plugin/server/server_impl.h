@@ -1,10 +1,10 @@
 // The server's I/O shell as one class (server_impl), shared by the files that implement it:
 // server.cc (sockets, frames, the loop thread, replies, the dispatch, the node transport's setup),
 // server_native.cc (the native listener: OpenPMIx's own clients), client_requests.cc (the
-// shell's own request handlers), get_policy.cc (the Get policy), jctrl_requests.cc (job control,
-// its root-side clean-up), monitor.cc (monitors), topology_thread.cc (PMIX_LOCAL_TOPO's thread),
-// remote_fence.cc (the remote-fence backend) and engine_ops.cc (the services' ops). Private to
-// plugin/server: pmix_server (server.h) is the interface.
+// shell's own request handlers), get_policy.cc (the Get policy) and engine_ops.cc (the ops the
+// services and engines are built with: the remote-fence backend's, job control's, the monitors',
+// the topology's).
+// Private to plugin/server: pmix_server (server.h) is the interface.
 #pragma once
 
 #include "server.h"
@@ -48,11 +48,12 @@
 #include "groups.h"
 #include "events.h"
 #include "get_waits.h"
-#include "jctrl.h"
+#include "jctrl_engine.h"
 #include "jobdata.h"
 #include "kvs.h"
 #include "log.h"
 #include "log_gate.h"
+#include "monitor_engine.h"
 #include "multinode.h"
 #include "native_dyn.h"
 #include "native_grp.h"
@@ -61,8 +62,10 @@
 #include "node_liveness.h"
 #include "proc_table.h"
 #include "rank_store.h"
+#include "remote_fence.h"
 #include "time_alert.h"
 #include "topology.h"
+#include "topology_engine.h"
 #include "xstep_relay.h"
 #include "wire/frame.h"
 #include "wire/messages.h"
@@ -88,16 +91,6 @@ using safe_fs::unique_fd;
 
 
 
-inline std::string value_text(const pmix_value_t &v) {
-    switch (v.type) {
-    case PMIX_STRING: return v.data.string ? v.data.string : "";
-    case PMIX_BYTE_OBJECT:
-        if (!v.data.bo.bytes) return {};
-        return std::string(v.data.bo.bytes, strnlen(v.data.bo.bytes, v.data.bo.size));
-    default: return {};
-    }
-}
-
 enum class conn_state { awaiting_connect, active, finalized };
 inline const char *to_string(conn_state s) {
     switch (s) {
@@ -117,7 +110,6 @@ inline const char *to_string(conn_state s) {
 constexpr size_t kMaxReplyBacklog = 64u << 20;
 constexpr size_t kMaxQueuedReplies = 16384;
 constexpr size_t kMaxQueuedDescriptors = 4;  // modex snapshots queued for one client
-constexpr size_t kMaxTopologyWaiters = 16;  // a client's Gets of PMIX_LOCAL_TOPO before it is made
 constexpr uint32_t kConnectMaxPayload = 4096;
 constexpr size_t kMaxPendingConnects = 256;
 // accept() failing for want of descriptors (EMFILE/ENFILE): accepts pause this long.
@@ -180,13 +172,6 @@ enum class rank_state { not_connected, connected, finalized, died };
 
 // Bodies of the node messages (direct modex, rank data of a fence, lost nodes): shared/wire/node_messages.h.
 
-// A path registered with PMIX_REGISTER_CLEANUP(_DIR), relative to the user's step directory.
-struct cleanup_entry {
-    std::string relpath;
-    bool dir = false;
-    bool recursive = false;
-};
-constexpr size_t kMaxCleanups = 4096;
 
 }  // namespace shell_detail
 using namespace shell_detail;
@@ -194,11 +179,9 @@ using namespace shell_detail;
 class server_impl {
 public:
     server_impl(const step_info &step, server_host *host, server_options opts)
-        : _step(step), _host(host), _opts(opts), _remote_default(), _backend(this),
+        : _step(step), _host(host), _opts(opts), _remote_default(),
           _multinode(opts.multinode.enabled && step.node_names.size() > 1),
-          _fences(step.nspace, step.ntasks, step.local_ranks(),
-                  opts.remote ? opts.remote : _multinode ? static_cast<remote_fences *>(&_backend) : &_remote_default),
-          _jctrl(step.ntasks) {
+          _fences(step.nspace, step.ntasks, step.local_ranks(), opts.remote ? opts.remote : &_remote_default) {
         _local_index.assign(step.ntasks, UINT32_MAX);
         const auto &local = step.local_ranks();
         for (uint32_t i = 0; i < local.size(); ++i)
@@ -257,6 +240,13 @@ public:
         _groups->define_step_psets();
         _groups->define_spawned_step_psets();
         _rank_store = std::make_unique<kvs_rank_store>(_kvs, _node_of);
+        _remote_fence = std::make_unique<remote_fence_backend>(make_remote_fence_config(), make_remote_fence_ops(),
+                                                               _kvs, *_rank_store, _fences, _sink);
+        if (!opts.remote && _multinode) _fences.set_remote(_remote_fence.get());
+        _jctrl = std::make_unique<job_control_engine>(make_job_control_config(), make_job_control_ops(), _sink);
+        _monitors = std::make_unique<monitor_engine>(monitor_config{step.nspace, step.ntasks, max_procs()},
+                                                     make_monitor_ops(), _sink);
+        _topology = std::make_unique<topology_engine>(step.nspace, make_topology_ops(), _sink);
         _engine = std::make_unique<protocol_engine>(make_engine_config(), make_engine_routes(), _kvs, *_rank_store,
                                                     _fences, _sink);
         _dmodex = std::make_unique<dmodex_engine>(make_dmodex_config(), make_dmodex_ops(), *_rank_store);
@@ -338,11 +328,6 @@ private:
     // other namespaces (connect, fences and job control across steps).
     static constexpr uint32_t kMaxForeignProcs = 65536;
     uint32_t max_procs() const { return _step.ntasks + kMaxForeignProcs; }
-    void handle_job_control(connection &c, const wire::Frame &f);
-    void handle_monitor(connection &c, const wire::Frame &f);
-    // Tell local `ranks` to checkpoint, each by its registered method (jctrl.h); `why` for the
-    // event's text and the log.
-    void checkpoint_local(const std::vector<uint32_t> &ranks, const std::string &why);
     void handle_log(connection &c, const wire::Frame &f);
     void handle_notify(connection &c, const wire::Frame &f);  // events: see events.h
     void handle_alloc(connection &c, const wire::Frame &f);   // allocation requests: see alloc.h
@@ -371,15 +356,9 @@ private:
     void fail_get(const get_waiter &w, pmix_status_t status, const std::string &message) {
         _engine->fail(w, status, message);
     }
-    // PMIX_LOCAL_TOPO (topology.h): made by a thread of its own when first asked for, then
-    // answered from here.
-    void get_topology(const get_waiter &w);
-    void topology_made(Result<std::string> xml);
-    void answer_topology(const get_waiter &w);
     void rank_left(uint32_t rank, bool died);
     relation relation_of(uint32_t requester, uint32_t target) const { return _rank_store->relation_of(requester, target); }
     bool is_local(uint32_t rank) const { return rank < _local_index.size() && _local_index[rank] != UINT32_MAX; }
-    void remove_cleanup_paths();
     // handle_connect's two halves, shared with the native route: why a connection may not be
     // `rank` ("" = it may), and the rank's admission (the caller replies, then tells the events).
     std::string rank_claim_refusal(const connection &c, uint32_t rank);
@@ -417,29 +396,6 @@ private:
     void native_note_group(connection &c, pmix_status_t status, const InfoArray &infos);
 
     // Multi-node: transport, collectives, direct modex.
-    class coll_backend : public remote_fences {
-    public:
-        explicit coll_backend(server_impl *s) : _s(s) {}
-        Status start(uint64_t instance, const std::vector<uint32_t> &participants, bool collect) override {
-            return _s->start_remote_fence(instance, participants, collect);
-        }
-        std::string describe_missing(uint64_t instance) override {
-            // A fence timed out on these nodes: are their servers still there? (node_liveness::probe; from
-            // the loop, not inside the fence tracker's expiry)
-            if (_s->_coll && _s->_liveness)
-                _s->post([s = _s, nodes = _s->_coll->missing(instance)] {
-                    s->_liveness->probe(nodes, server_clock::now());
-                });
-            return _s->missing_nodes(instance);
-        }
-        void cancel(uint64_t instance) override {
-            if (_s->_coll) _s->_coll->cancel(instance);
-            _s->_remote_fence_nodes.erase(instance);
-        }
-
-    private:
-        server_impl *_s;
-    };
     // Events leave the node over the node transport (channel event); the receiving server
     // delivers them to its own ranks and never forwards again.
     class event_backend : public remote_events {
@@ -457,9 +413,10 @@ private:
     // The node transport cannot work for this step (the address table was refused or never came):
     // every remote fence and Get fails now, and every later one at once.
     void fail_multinode(const std::string &message);
-    Status start_remote_fence(uint64_t instance, const std::vector<uint32_t> &participants, bool collect);
-    std::string missing_nodes(uint64_t instance) const;
-    void finish_remote_fence(uint64_t instance, std::vector<coll::node_blob> &&result);
+    // The remote-fence backend (remote_fence.h): the multi-node part of a fence, through _coll.
+    std::unique_ptr<remote_fence_backend> _remote_fence;
+    remote_fence_config make_remote_fence_config() const;
+    remote_fence_ops make_remote_fence_ops();
     // The node channels (node_channels.h): the table every service registers its handlers in,
     // before the transport delivers anything; what arrives goes through it.
     node_channels _channels;
@@ -502,20 +459,11 @@ private:
     node_liveness_ops make_liveness_ops();
     void on_node_lost(uint32_t node, const std::string &why);
     bool node_is_lost(uint32_t node) const { return _liveness && _liveness->is_lost(node); }
-    struct remote_fence {
-        std::vector<uint32_t> nodes;
-        uint64_t whole_step_generation = 0;  // a collecting fence of every rank: the store's generation it sent
-    };
-    std::map<uint64_t, remote_fence> _remote_fence_nodes;  // remote fence -> its nodes
-    // What the local ranks committed up to this generation is on every node: a collecting fence of
-    // every rank of the step completed with it.
-    uint64_t _whole_step_base = 0;
 
     step_info _step;
     server_host *_host;
     server_options _opts;
     no_remote_fences _remote_default;
-    coll_backend _backend;
     event_backend _event_backend{this};
     bool _multinode;
     std::unique_ptr<net::node_transport> _net;
@@ -535,7 +483,15 @@ private:
     proc_table_ops make_proc_table_ops();
     std::vector<proc_row> local_proc_rows();
     std::unique_ptr<dyn_service> _dyn;  // publish/lookup, job control actions (dyn.h)
-    job_controls _jctrl;                // checkpoint methods, heartbeat monitors (jctrl.h)
+    // Job control (jctrl_engine.h): what the processes say of themselves, clean-up paths,
+    // checkpoint requests; monitors (monitor_engine.h); PMIX_LOCAL_TOPO (topology_engine.h).
+    std::unique_ptr<job_control_engine> _jctrl;
+    job_control_config make_job_control_config() const;
+    job_control_ops make_job_control_ops();
+    std::unique_ptr<monitor_engine> _monitors;
+    monitor_ops make_monitor_ops();
+    std::unique_ptr<topology_engine> _topology;
+    topology_ops make_topology_ops();
     std::unique_ptr<group_service> _groups;  // PMIx groups and the process sets they define (groups.h)
     group_ops make_group_ops();
     void spawn_psets(const std::string &child, uint32_t child_size, bool broadcast);
@@ -570,17 +526,13 @@ private:
     time_alert _time_alert{_opts.job_end_time, _opts.time_limit_alert_sec};
     std::vector<rank_state> _rank_state;
     std::vector<uint64_t> _rank_conn;
-    std::vector<cleanup_entry> _cleanups;
     log_gate _log_gate;  // PMIx_Log into slurmd's log: cut, escaped, rate-limited
 
     std::string _jobdata_path;
     uint64_t _jobdata_size = 0;
     unique_fd _listen_fd;
-    // PMIX_LOCAL_TOPO: the thread making it (joined in stop()), the Gets waiting for it, and what
-    // it made (loop thread only).
+    // The thread making PMIX_LOCAL_TOPO for _topology (joined in stop()).
     std::thread _topology_thread;
-    std::vector<get_waiter> _topology_waiters;
-    std::optional<Result<std::string>> _topology_xml;
     unique_fd _wake_rd, _wake_wr;
     base_ptr _base;
     event_ptr _ev_listen, _ev_wake, _ev_timer;

@@ -414,7 +414,7 @@ bool server_impl::native_message(connection &c) {
     const native::int_flavour f = nl.session.flavour();
     if (h.tag == native::kTagHeartbeat && payload.empty()) {
         // PMIx_Heartbeat: OpenPMIx's client sends an empty message on this tag, one way
-        if (!_jctrl.beat(c.rank, server_clock::now()))
+        if (!_monitors->beat(c.rank, server_clock::now()))
             PMIXCPP_LOG_DEBUG("%s: rank %u: a heartbeat without a heartbeat monitor", _step.nspace.c_str(), c.rank);
         return true;
     }

@@ -517,7 +517,7 @@ TEST(JobData, RejectsBrokenMaps) {
     EXPECT_FALSE(build_jobdata(s, {}).ok());
 }
 
-// --- job_controls ---------------------------------------------------------------------------
+// --- checkpoint_methods, heartbeat_monitors -------------------------------------------------
 
 namespace {
 
@@ -545,7 +545,7 @@ pmix_info_t int_info(const char *key, int n, pmix_data_type_t type) {
 }  // namespace
 
 TEST(JobControls, CheckpointMethods) {
-    job_controls j(4);
+    checkpoint_methods j(4);
     EXPECT_EQ(j.method_of(1), nullptr);
     std::vector<pmix_info_t> sig{int_info(PMIX_JOB_CTRL_CHECKPOINT_SIGNAL, 12, PMIX_INT)};
     ASSERT_TRUE(j.set_checkpoint_method(1, method_value(sig)).ok());
@@ -579,7 +579,7 @@ TEST(JobControls, CheckpointMethods) {
 }
 
 TEST(JobControls, HeartbeatTripsOnceAndRearms) {
-    job_controls j(3);
+    heartbeat_monitors j(3);
     auto t0 = server_clock::now();
     EXPECT_FALSE(j.next_deadline());
     EXPECT_FALSE(j.beat(0, t0));  // no monitor
@@ -617,15 +617,15 @@ TEST(JobControls, HeartbeatTripsOnceAndRearms) {
 }
 
 TEST(JobControls, HeartbeatLimits) {
-    job_controls j(1);
+    heartbeat_monitors j(1);
     auto t0 = server_clock::now();
     EXPECT_EQ(j.add_heartbeat(0, "x", 0, 0, PMIX_SUCCESS, t0).code(), PMIX_ERR_BAD_PARAM);
-    EXPECT_EQ(j.add_heartbeat(0, "x", job_controls::kMaxPeriodSec + 1, 0, PMIX_SUCCESS, t0).code(), PMIX_ERR_BAD_PARAM);
+    EXPECT_EQ(j.add_heartbeat(0, "x", heartbeat_monitors::kMaxPeriodSec + 1, 0, PMIX_SUCCESS, t0).code(), PMIX_ERR_BAD_PARAM);
     EXPECT_EQ(j.add_heartbeat(1, "x", 1, 0, PMIX_SUCCESS, t0).code(), PMIX_ERR_BAD_PARAM);
-    for (size_t i = 0; i < job_controls::kMaxMonitorsPerRank; ++i)
+    for (size_t i = 0; i < heartbeat_monitors::kMaxMonitorsPerRank; ++i)
         ASSERT_TRUE(j.add_heartbeat(0, "m" + std::to_string(i), 1, 0, PMIX_SUCCESS, t0).ok());
     EXPECT_EQ(j.add_heartbeat(0, "one-more", 1, 0, PMIX_SUCCESS, t0).code(), PMIX_ERR_OUT_OF_RESOURCE);
     ASSERT_TRUE(j.add_heartbeat(0, "m0", 5, 0, PMIX_SUCCESS, t0).ok());  // same id: replaced
-    EXPECT_EQ(j.monitors(), job_controls::kMaxMonitorsPerRank);
-    EXPECT_EQ(j.cancel(0, ""), job_controls::kMaxMonitorsPerRank);
+    EXPECT_EQ(j.monitors(), heartbeat_monitors::kMaxMonitorsPerRank);
+    EXPECT_EQ(j.cancel(0, ""), heartbeat_monitors::kMaxMonitorsPerRank);
 }
