@@ -133,6 +133,9 @@ public:
         (void)node, (void)address, (void)node_key;
         return Status(PMIX_ERR_NOT_SUPPORTED, std::string(kind()) + " transport: no directory wire-up");
     }
+    // Directory wire-up: `node`'s record never came and the node was not reached (directory.h,
+    // "never"; on the loop): it is lost (on_peer_lost with `why`), what waited for it dropped.
+    virtual void never_known(uint32_t node, const std::string &why) { (void)node, (void)why; }
     virtual bool has_peers() const = 0;
     virtual void send(uint32_t node, channel_id chan, std::span<const uint8_t> body) = 0;
     // The same message to several nodes (a fan-out): a transport whose frames do not name their

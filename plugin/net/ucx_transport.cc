@@ -305,6 +305,12 @@ public:
         return Status::success();
     }
 
+    void never_known(uint32_t node, const std::string &why) override {
+        if (!_directory || node >= _eps.size() || node == _opts.node_id || _known[node]) return;
+        _queued[node].clear();
+        _live.never_reached(node, why);
+    }
+
     void ask(uint32_t node) {
         if (!_directory || node >= _asked.size() || _asked[node]) return;
         _asked[node] = true;
