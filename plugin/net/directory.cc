@@ -2,6 +2,7 @@
 #include "directory.h"
 
 #include <algorithm>
+#include <cstdio>
 
 #include "log.h"
 
@@ -50,7 +51,7 @@ Result<std::unique_ptr<directory>> directory::create(directory_options opts) {
 }
 
 directory::directory(directory_options opts)
-    : _opts(std::move(opts)), _known(_opts.nnodes, false), _asked(_opts.nnodes, false) {
+    : _opts(std::move(opts)), _known(_opts.nnodes, false), _asked(_opts.nnodes, false), _given_up(_opts.nnodes, false) {
     _known[_opts.self] = true;
 }
 
@@ -82,7 +83,7 @@ void directory::queue(uint32_t node, wire::directory_kind kind) {
 void directory::need(uint32_t node) {
     {
         std::lock_guard<std::mutex> lk(_mu);
-        if (node >= _opts.nnodes || _known[node] || _asked[node] || _stop) return;
+        if (node >= _opts.nnodes || _known[node] || _asked[node] || _given_up[node] || _stop) return;
         _asked[node] = true;
         queue(node, wire::directory_kind::ask);
     }
@@ -197,14 +198,27 @@ void directory::send_due(std::unique_lock<std::mutex> &lk) {
     _stats.tells_sent += tells.size();
     _stats.asks_sent += asks.size();
     now = clock_type::now();
+    std::vector<std::pair<uint32_t, std::string>> never;  // given up, record never came
     for (uint32_t n : failed) {
         auto it = sent.find(n);
         if (it == sent.end()) continue;
         pending p = it->second;
         if (now - p.first > _opts.give_up) {
-            PMIXCPP_LOG_ERROR("directory: %s not reached with a %s in %lld ms: given up", name(n).c_str(),
-                              wire::to_string(p.kind),
-                              static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(now - p.first).count()));
+            const double s = std::chrono::duration<double>(now - p.first).count();
+            char secs[32];
+            snprintf(secs, sizeof(secs), "%.1f", s);
+            if (_known[n]) {  // it reached us: it is up, only our message to it did not get there
+                PMIXCPP_LOG_ERROR("directory: %s not reached with a %s in %s s: given up", name(n).c_str(),
+                                  wire::to_string(p.kind), secs);
+                continue;
+            }
+            std::string why = "node " + std::to_string(n) + " (" + name(n) + ") never answered the directory " +
+                              wire::to_string(p.kind) + " after " + secs + " s (" + std::to_string(p.attempt + 1) +
+                              " tries through slurmd's forwarding)";
+            PMIXCPP_LOG_ERROR("directory: %s", why.c_str());
+            ++_stats.given_up;
+            _given_up[n] = true;
+            never.emplace_back(n, std::move(why));
             continue;
         }
         auto wait = std::min<std::chrono::milliseconds>(_opts.max_retry, _opts.first_retry * (1u << std::min(p.attempt, 10u)));
@@ -216,6 +230,12 @@ void directory::send_due(std::unique_lock<std::mutex> &lk) {
         auto [at, fresh] = _out.try_emplace(n, p);
         if (!fresh && p.kind == wire::directory_kind::ask) at->second.kind = p.kind;  // queued again meanwhile
     }
+    if (never.empty() || !_opts.unreachable) return;
+    _busy = true;
+    lk.unlock();
+    for (const auto &[n, why] : never) _opts.unreachable(n, why);
+    lk.lock();
+    _busy = false;
 }
 
 void directory::run() {

@@ -12,6 +12,12 @@
 //          tell to us and the asker is learnt too. What is learnt is kept.
 //   in:    a tell or an ask whose record passes the same check as a record of srun's table, for
 //          the slot of the node it claims; an ask is answered with a tell.
+//   never: a node not reached (its slurmstepd died before it listened, its slurmd refused) is
+//          tried again, 0.1 s doubling to 2 s, until give_up since the first try; then, unless its
+//          record came meanwhile, it is given up with one error line ("node N (host) never
+//          answered the directory ask after T s") and `unreachable` is called: the server takes
+//          it for lost, so what waits for it (messages, fences, Gets) fails with that reason
+//          instead of waiting for ever.
 //
 // No Slurm and no I/O here: the sending function and the record check are given (unit tests:
 // tests/net/test_directory.cc). Everything blocking (the sends, munge's checks) runs on the
@@ -43,6 +49,7 @@ struct directory_stats {
     uint64_t send_calls = 0;                 // calls of the sending function
     uint64_t retries = 0;                    // destinations sent to again after a failure
     uint64_t learned = 0, refused = 0, dropped = 0;
+    uint64_t given_up = 0;                   // nodes given up (never reached, record never came)
 };
 
 struct directory_options {
@@ -61,6 +68,9 @@ struct directory_options {
     std::function<Result<checked>(uint32_t node, std::string_view record)> verify;
     // A node's checked address and key, once per node, from the worker thread.
     std::function<void(uint32_t node, const std::string &address, const auth::key &node_key)> learned;
+    // A node whose record never came and that was not reached within give_up (see above), once
+    // per node, from the worker thread; `why` names the node and the time. May be empty.
+    std::function<void(uint32_t node, const std::string &why)> unreachable;
     std::chrono::milliseconds first_retry{100};
     std::chrono::milliseconds max_retry{2000};
     // A destination not reached within this time since its first try is given up (logged).
@@ -112,7 +122,7 @@ private:
     std::condition_variable _cv, _idle_cv;
     std::vector<std::vector<uint8_t>> _inbox;
     std::map<uint32_t, pending> _out;  // by destination; an ask also tells, so it wins
-    std::vector<bool> _known, _asked;
+    std::vector<bool> _known, _asked, _given_up;
     directory_stats _stats;
     bool _stop = false, _busy = false;
     std::thread _worker;

@@ -124,6 +124,13 @@ void peer_liveness::tick(clock::time_point now) {
         if (_state[node] == peer_state::left) declare_lost(node, why + " (no goodbye followed)");
 }
 
+// No address of it ever came (the directory route gave up on it): it cannot have left, as it
+// never ran with us; lost, reported once.
+void peer_liveness::never_reached(uint32_t node, const std::string &why) {
+    if (!valid(node) || _state[node] == peer_state::lost) return;
+    declare_lost(node, why);
+}
+
 void peer_liveness::forget(uint32_t node) {
     if (!valid(node) || _state[node] == peer_state::lost) return;
     _state[node] = peer_state::lost;

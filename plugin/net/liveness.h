@@ -70,6 +70,7 @@ public:
     void connect_failed(uint32_t node, const std::string &why, clock::time_point now);  // could not reach it
     void broken(uint32_t node, const std::string &why, clock::time_point now);  // a link to it broke
     void forget(uint32_t node);     // the server took it for lost
+    void never_reached(uint32_t node, const std::string &why);  // its address never came: lost
     void tick(clock::time_point now);  // the grace of broken links
 
     // Views.

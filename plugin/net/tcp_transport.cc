@@ -213,6 +213,12 @@ public:
         return Status::success();
     }
 
+    void never_known(uint32_t node, const std::string &why) override {
+        if (!_directory || node >= _out.size() || node == _opts.node_id || _out[node].have_key) return;
+        _out[node].pending_plain.clear();
+        _live.never_reached(node, why);
+    }
+
     // Directory wire-up: the first message to a node we have no address for asks for it.
     void ask(uint32_t node) {
         if (!_directory || node >= _asked.size() || _asked[node]) return;

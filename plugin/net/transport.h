@@ -87,12 +87,14 @@ struct transport_options {
     // After a loss: a peer we never reached is gone, dead or finished (see above); on the loop
     // thread, at most once per node. The transport already treats it as left.
     std::function<void(uint32_t node, const std::string &why)> on_peer_unreachable;
-    // At most this many of our connections to other nodes stay open (0: no cap; TCP only, see
+    // At most this many of our connections (UCX: endpoints) to other nodes stay open (0: no cap;
     // conn_lru.h): once more are open, the least recently used idle ones are closed (with a
-    // `link` idle message first, so the peer takes the EOF for no loss) and opened again on the
-    // next message to their node. Never closed: one with a handshake or bytes not yet written,
-    // the ring neighbour it watches, or one to a node `busy` names (requests of ours outstanding
-    // there). Answers travel on the answering node's own connection, so closing ours loses none.
+    // `link` idle message first, so the peer takes the EOF or endpoint error for no loss) and
+    // opened again on the next message to their node. Never closed: one with a handshake or
+    // bytes not yet written (UCX: sends in flight), the ring neighbour it watches, or one to a
+    // node `busy` names (requests of ours outstanding there). Answers travel on the answering
+    // node's own connection (UCX: its own endpoint; a send of its that fails because we closed
+    // ours is posted again once), so closing ours loses none.
     size_t max_connections = 0;
     std::function<bool(uint32_t node)> busy;
 };
@@ -131,6 +133,9 @@ public:
         (void)node, (void)address, (void)node_key;
         return Status(PMIX_ERR_NOT_SUPPORTED, std::string(kind()) + " transport: no directory wire-up");
     }
+    // Directory wire-up: `node`'s record never came and the node was not reached (directory.h,
+    // "never"; on the loop): it is lost (on_peer_lost with `why`), what waited for it dropped.
+    virtual void never_known(uint32_t node, const std::string &why) { (void)node, (void)why; }
     virtual bool has_peers() const = 0;
     virtual void send(uint32_t node, channel_id chan, std::span<const uint8_t> body) = 0;
     // The same message to several nodes (a fan-out): a transport whose frames do not name their

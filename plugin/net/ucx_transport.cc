@@ -14,6 +14,15 @@
 // caused on our endpoint (different lanes), so the error alone proves nothing yet.
 // UCX's keepalive (every 2 s here) notices a silent peer. UCX itself is loaded by the first
 // transport made (ucx_api.h).
+// The cap on our endpoints (transport_options::max_connections, conn_lru.h), as TCP's on its
+// connections: once more are open, the least recently used idle one (no send of ours in flight
+// or waiting, not a watched ring neighbour, no requests of ours outstanding there) is told
+// `link idle` and closed in flush mode (the close request completes in a later progress, never
+// waited for on the loop); the next message to its node makes a new endpoint. A peer that got
+// the idle notice takes the error its endpoint may then see for no loss (it closes its own and
+// makes a new one on its next message), and a send of its that fails on such an endpoint is
+// posted again, once, on a new one (a frame that did arrive after all is a replay to the
+// receiver, dropped there).
 // Authentication: UCX has no connection of ours to open with a handshake, so every frame is sealed
 // (handshake.h: source, destination, a per-sender sequence number and an HMAC under the link key
 // from the source into the destination, identity.h); a frame whose MAC fails, that is addressed
@@ -28,6 +37,7 @@
 #include <deque>
 #include <tuple>
 
+#include "conn_lru.h"
 #include "handshake.h"
 #include "identity.h"
 #include "listener_guard.h"
@@ -84,6 +94,7 @@ struct send_req {
     std::vector<uint8_t> frame;
     ucx_transport *owner;
     uint32_t node;
+    bool retry = true;  // posted again once if it fails (see above)
 };
 
 struct recv_req {
@@ -102,6 +113,7 @@ class ucx_transport : public node_transport {
 public:
     ucx_transport(event_base *base, transport_options opts)
         : _base(base), _opts(std::move(opts)), _refusals("ucx transport (" + _opts.id.nspace + ")"),
+          _lru(_opts.max_connections),
           _live(liveness_options{"ucx", _opts.node_id, _opts.node_names, _opts.watch_neighbours, false, kByeGrace},
                 liveness_ops{[this](uint32_t node) { close_ep(node); },
                              [this](uint32_t node) {
@@ -114,6 +126,8 @@ public:
         _eps.assign(_opts.node_names.size(), nullptr);
         _peer_addr.resize(_opts.node_names.size());
         _queued.resize(_opts.node_names.size());
+        _inflight_to.assign(_opts.node_names.size(), 0);
+        _idle_from.assign(_opts.node_names.size(), false);
     }
 
     ~ucx_transport() override {
@@ -121,6 +135,12 @@ public:
         _ev_progress.reset();
         _ev_grace.reset();
         if (_worker) {
+            for (ucs_status_ptr_t r : _closing) {
+                for (int i = 0; i < 10000 && U().request_check_status(r) == UCS_INPROGRESS; ++i)
+                    U().worker_progress(_worker);
+                U().request_free(r);
+            }
+            _closing.clear();
             for (auto &ep : _eps) {
                 if (!ep) continue;
                 ucp_request_param_t p{};
@@ -285,6 +305,12 @@ public:
         return Status::success();
     }
 
+    void never_known(uint32_t node, const std::string &why) override {
+        if (!_directory || node >= _eps.size() || node == _opts.node_id || _known[node]) return;
+        _queued[node].clear();
+        _live.never_reached(node, why);
+    }
+
     void ask(uint32_t node) {
         if (!_directory || node >= _asked.size() || _asked[node]) return;
         _asked[node] = true;
@@ -298,6 +324,7 @@ public:
 
     void leave(int budget_ms) override {
         if (!_have_peers) return;
+        _leaving = true;  // the goodbyes may open endpoints over the cap: none is closed now
         size_t told = 0;
         uint8_t bye = static_cast<uint8_t>(link_kind::bye);
         // Sends still unfinished now (e.g. to a node whose step already ended) may never finish:
@@ -331,7 +358,15 @@ public:
             U().request_free(r);
         }
         PMIXCPP_LOG_DEBUG("ucx transport: said goodbye to %zu nodes (%zu not confirmed)", told, pending);
+        PMIXCPP_LOG_VERBOSE("ucx transport: our node connections: at most %zu open (cap %zu), %llu closed idle and "
+                            "reopened on need; peers closed %llu idle connections to us",
+                            _lru.peak(), _lru.cap(), static_cast<unsigned long long>(_lru.evictions()),
+                            static_cast<unsigned long long>(_idle_in));
     }
+
+    size_t open_connections() const override { return _lru.open(); }
+    size_t peak_connections() const override { return _lru.peak(); }
+    uint64_t idle_closes() const override { return _lru.evictions(); }
 
     void send(uint32_t node, channel_id chan, std::span<const uint8_t> body) override {
         if (node >= _eps.size() || node == _opts.node_id) {
@@ -357,6 +392,7 @@ public:
             return;
         }
         post_send(node, std::move(frame.value()));
+        enforce_cap(node);
         progress();
     }
 
@@ -383,12 +419,14 @@ private:
             _live.connect_failed(node, std::string("endpoint: ") + U().status_string(s), std::chrono::steady_clock::now());  // (e.g. TCP refused)
             return false;
         }
+        _lru.touch(node);
         return true;
     }
 
-    void post_send(uint32_t node, std::vector<uint8_t> &&frame) {
+    void post_send(uint32_t node, std::vector<uint8_t> &&frame, bool retry = true) {
         if (!connect(node)) return;
-        auto *req = new send_req{std::move(frame), this, node};
+        _lru.touch(node);
+        auto *req = new send_req{std::move(frame), this, node, retry};
         ucp_request_param_t p{};
         // Eager for every size: the receiver gets whole messages in its callback, no rendezvous
         // round trips (node messages are modest; collectives pipeline them).
@@ -405,9 +443,49 @@ private:
                               U().status_string(UCS_PTR_STATUS(r)));
             delete req;
         } else {
+            // The callback owns `req` and frees the request: a request freed before it completes
+            // gets no callback (UCX: "no further notifications or callbacks").
             ++_inflight;
-            U().request_free(r);  // the callback still runs; it owns `req`
+            ++_inflight_to[node];
         }
+    }
+
+    // More endpoints of ours open than the cap: close the least recently used idle ones;
+    // `using_now` was just sent to.
+    void enforce_cap(uint32_t using_now) {
+        if (_leaving || _lru.cap() == 0 || _lru.open() <= _lru.cap()) return;
+        auto victims = _lru.evict([&](uint32_t node) {
+            if (node == using_now) return true;
+            if (!_eps[node]) return false;  // nothing open to close
+            if (_inflight_to[node] > 0 || !_queued[node].empty()) return true;
+            if (_live.watched(node)) return true;
+            return _opts.busy && _opts.busy(node);
+        });
+        for (uint32_t node : victims) close_idle(node);
+    }
+
+    // Close an idle endpoint of ours: the peer is told first (link idle, flushed by the close)
+    // so that an error its endpoint sees is no loss to it; the next message makes a new one.
+    void close_idle(uint32_t node) {
+        ucp_ep_h ep = _eps[node];
+        if (!ep) return;
+        uint8_t idle = static_cast<uint8_t>(link_kind::idle);
+        auto plain = encode_node_frame(_opts.id, _opts.node_id, kLinkChannel, {&idle, 1});
+        auto frame = plain.ok() ? auth::seal_frame(_out_keys[node], std::move(plain.value()), _opts.node_id, node, ++_send_seq)
+                                : plain.status();
+        if (frame.ok()) post_send(node, std::move(frame.value()), false);
+        _lru.closed(node);  // post_send touched it again
+        _eps[node] = nullptr;
+        ucp_request_param_t p{};  // flush mode: what was sent on it (the idle notice) goes first
+        ucs_status_ptr_t r = U().ep_close_nbx(ep, &p);
+        if (UCS_PTR_IS_PTR(r))
+            _closing.push_back(r);  // completes in a later progress
+        else if (UCS_PTR_IS_ERR(r))
+            PMIXCPP_LOG_DEBUG("ucx transport: closing the idle endpoint to node %s: %s", _opts.node_names[node].c_str(),
+                              U().status_string(UCS_PTR_STATUS(r)));
+        _live.unlinked(node);
+        PMIXCPP_LOG_DEBUG("ucx transport: closed the idle endpoint to node %s (%zu of at most %zu open)",
+                          _opts.node_names[node].c_str(), _lru.open(), _lru.cap());
     }
 
     // From inside ucp_worker_progress: queued, handled in order by progress().
@@ -427,6 +505,7 @@ private:
         ucp_ep_h ep = _eps[node];
         if (!ep) return;
         _eps[node] = nullptr;
+        _lru.closed(node);
         ucp_request_param_t p{};
         p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
         p.flags = UCP_EP_CLOSE_FLAG_FORCE;
@@ -441,6 +520,13 @@ private:
         while (node < _eps.size() && _eps[node] != ep) ++node;
         if (node == _eps.size()) return;  // already closed
         close_ep(node);
+        if (_idle_from[node]) {  // the peer closed its idle endpoint to us: no loss
+            _idle_from[node] = false;
+            _live.unlinked(node);
+            PMIXCPP_LOG_DEBUG("ucx transport: endpoint to node %s closed after its idle close (%s); a new one on need",
+                              _opts.node_names[node].c_str(), U().status_string(status));
+            return;
+        }
         _live.broken(node, std::string("endpoint error: ") + U().status_string(status), std::chrono::steady_clock::now());
         if (_live.waiting_for_goodbyes()) {
             timeval tv{0, 100 * 1000};
@@ -473,12 +559,19 @@ private:
         }
     }
 
-    static void on_sent(void *, ucs_status_t status, void *user) {
+    static void on_sent(void *request, ucs_status_t status, void *user) {
+        U().request_free(request);
         std::unique_ptr<send_req> req(static_cast<send_req *>(user));
         --req->owner->_inflight;
+        --req->owner->_inflight_to[req->node];
         guarded("send completion", [&] {
-            if (status != UCS_OK && status != UCS_ERR_CANCELED)
-                PMIXCPP_LOG_DEBUG("ucx transport: send failed: %s", U().status_string(status));
+            if (status != UCS_OK && status != UCS_ERR_CANCELED) {
+                PMIXCPP_LOG_DEBUG("ucx transport: send to node %s failed: %s",
+                                  req->owner->_opts.node_names[req->node].c_str(), U().status_string(status));
+                // Posted again once after the endpoint errors are handled (progress), if the
+                // node is still alive then (an idle close of the peer's, not a loss).
+                if (req->retry) req->owner->_resend.emplace_back(req->node, std::move(req->frame));
+            }
             if (status == UCS_OK) req->owner->_live.reached(req->node);
         });
     }
@@ -526,8 +619,7 @@ private:
                 } else {
                     ++self->_inflight;
                     ++self->_inflight_recv;
-                    (void)req.release();  // on_rndv_done owns it
-                    U().request_free(r);
+                    (void)req.release();  // on_rndv_done owns it and frees the request
                 }
                 return;
             }
@@ -542,7 +634,8 @@ private:
         return UCS_OK;
     }
 
-    static void on_rndv_done(void *, ucs_status_t status, size_t, void *user) {
+    static void on_rndv_done(void *request, ucs_status_t status, size_t, void *user) {
+        U().request_free(request);
         std::unique_ptr<recv_req> req(static_cast<recv_req *>(user));
         ucx_transport *self = req->owner;
         --self->_inflight;
@@ -610,6 +703,12 @@ private:
                 }
                 _live.heard(env.src_node);
                 if (env.chan == kLinkChannel) {
+                    if (env.body.size() == 1 && env.body[0] == static_cast<uint8_t>(link_kind::idle)) {
+                        _idle_from[env.src_node] = true;  // an error on our endpoint there follows, or not
+                        ++_idle_in;
+                        PMIXCPP_LOG_DEBUG("ucx transport: node %s closed its idle endpoint to us",
+                                          _opts.node_names[env.src_node].c_str());
+                    }
                     _live.link_message(env.src_node, env.body);
                     continue;
                 }
@@ -618,11 +717,23 @@ private:
                 }
             }
             if (stopped_early) continue;
+            if (!_resend.empty()) {
+                auto again = std::move(_resend);
+                _resend.clear();
+                for (auto &[node, frame] : again)
+                    if (_live.alive(node)) post_send(node, std::move(frame), false);
+                continue;
+            }
+            std::erase_if(_closing, [](ucs_status_ptr_t r) {
+                if (U().request_check_status(r) == UCS_INPROGRESS) return false;
+                U().request_free(r);
+                return true;
+            });
             ucs_status_t s = U().worker_arm(_worker);
             if (s == UCS_ERR_BUSY) continue;
             break;
         }
-        if (_inflight > 0) {
+        if (_inflight > 0 || !_closing.empty()) {
             timeval tv{0, 200};
             evtimer_add(_ev_progress.get(), &tv);
         }
@@ -654,6 +765,13 @@ private:
     long _inflight_recv = 0;                       // rendezvous receives in flight
     std::vector<std::vector<std::vector<uint8_t>>> _queued;
     std::deque<inbound> _received;
+    conn_lru _lru;                                  // our open endpoints, by last use (the cap)
+    std::vector<uint32_t> _inflight_to;             // our sends in flight, by node
+    std::vector<bool> _idle_from;                   // the node told us it closed its idle endpoint
+    uint64_t _idle_in = 0;                          // idle closes peers told us of
+    std::vector<ucs_status_ptr_t> _closing;         // idle endpoints' close requests
+    std::vector<std::pair<uint32_t, std::vector<uint8_t>>> _resend;  // failed sends, posted again once
+    bool _leaving = false;
     peer_liveness _live;  // declared last: its operations use the endpoints above
 };
 

@@ -145,7 +145,9 @@ std::shared_ptr<net::directory> directory_wire_up(const step_info &step, const m
     o.neighbours = nb;
     o.node_names = step.node_names;
     o.send = mo.directory_send;
-    o.give_up = std::chrono::milliseconds(uint64_t(std::max<uint32_t>(mo.timeout_sec, 1)) * 1000);
+    // Half the collectives' timeout: a node never reached fails the fences with the reason
+    // before they time out.
+    o.give_up = std::chrono::milliseconds(uint64_t(std::max<uint32_t>(mo.timeout_sec, 2)) * 500);
     o.verify = [identity = mo.identity](uint32_t node, std::string_view rec) -> Result<net::directory_options::checked> {
         auto r = identity->verify_record(rec, node);
         PMIXCPP_RETURN_IF_ERROR(r);
@@ -161,6 +163,10 @@ std::shared_ptr<net::directory> directory_wire_up(const step_info &step, const m
             else
                 PMIXCPP_LOG_DEBUG("%s: directory: node %u in use after %.1f ms", ns.c_str(), node, ms);
         });
+    };
+    // A node never reached whose record never came: lost, with the directory's reason.
+    o.unreachable = [post, &net](uint32_t node, const std::string &why) {
+        post([&net, node, why] { net.never_known(node, why); });
     };
     auto d = net::directory::create(std::move(o));
     if (!d.ok()) return fail(d.status().message());

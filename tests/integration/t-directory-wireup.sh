@@ -5,7 +5,9 @@
 # that every node took the route and none got a table. Attacks: nobody connecting to a step's
 # socket, and nobody's own slurm_forward_data to it (slurmd connects as nobody), are refused by
 # the socket's mode; a message that passes the socket (written by root) with a record nobody
-# signed, or one signed for another step, is refused by the record check and logged.
+# signed, or one signed for another step, is refused by the record check and logged. A node whose
+# record never comes (its socket path taken) is given up by the others and taken for lost: the
+# step's fences fail with the reason instead of waiting.
 # Requires: make install; root; python3, munge; user nobody; mpicc for the OpenMPI part.
 . "$(dirname "$0")/lib.sh"
 prog="${PMIXCPP_PREFIX:?set PMIXCPP_PREFIX}/libexec/pmixcpp/tests/pmix_multinode"
@@ -51,6 +53,35 @@ if mpi_build mpi_hello mpi_allreduce; then
             [ "$rc" -eq 0 ] || echo "$out" | head -20 | sed 's/^/    /'
         done
     done
+fi
+
+# A node whose record never comes: the step's socket path on n4 is taken (a directory), so n4's
+# server cannot listen and every forward to n4 fails. The others try it again with backoff, give
+# it up after half of PMIxCppTimeout (20 s here) naming it, and take it for lost: their fences
+# fail with PMIX_ERR_NODE_DOWN and the reason within seconds, and srun shows it.
+spool=$(sed -n 's/^SlurmdSpoolDir=//p' "$SLURM_CONF")
+job=$(salloc -N4 --ntasks-per-node=2 --no-shell 2>&1 | sed -n 's/.*Granted job allocation \([0-9]*\).*/\1/p')
+if [ -n "$job" ]; then
+    taken=$(echo "$spool" | sed 's/%n/n4/')/pmixcpp.dir.$job.0
+    mkdir -p "$taken"
+    mark=$(log_mark)
+    t0=$(date +%s)
+    out=$(SLURM_PMIXCPP_TRANSPORT=tcp SLURM_PMIXCPP_TIMEOUT=20 timeout -k 5 60 \
+        srun --jobid="$job" --mpi=pmixcpp -N4 --ntasks-per-node=2 "$prog" 1 2>&1)
+    rc=$? took=$(($(date +%s) - t0))
+    rmdir "$taken"
+    scancel "$job"
+    echo "  never-answering node: srun ended with $rc after $took s"
+    expect_eq "never answered: srun did not hang (not killed by timeout)" 1 "$([ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && [ "$rc" -ne 137 ] && echo 1 || echo 0)"
+    expect_match "never answered: a node gave n4 up, naming it" \
+        'directory: node 3 \(n4\) never answered the directory (ask|tell) after [0-9.]+ s' "$(logs_since "$mark")"
+    expect_match "never answered: srun's user sees why" \
+        'node n4 is lost: .*node 3 \(n4\) never answered the directory' "$out"
+    expect_match "never answered: the other nodes' fences failed with node down" \
+        '^FAIL rank [0-5]: PMIx_Fence.*PMIX_(ERR|EVENT)_NODE_DOWN' "$out"
+    expect_no_match "never answered: no fence timed out instead" 'failed: timed out' "$out"
+else
+    fail "never answered: no allocation"
 fi
 
 if ! id nobody >/dev/null 2>&1; then

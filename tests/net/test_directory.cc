@@ -13,7 +13,9 @@
 #include <atomic>
 #include <cstring>
 #include <mutex>
+#include <set>
 #include <thread>
+#include <tuple>
 
 #include "plugin/net/directory.h"
 #include "plugin/common/directory_socket.h"
@@ -83,6 +85,12 @@ struct fake_step {
         o.neighbours = std::move(neighbours);
         o.first_retry = std::chrono::milliseconds(10);
         o.max_retry = std::chrono::milliseconds(40);
+        o.give_up = give_up;
+        for (uint32_t k = 0; k < dirs.size(); ++k) o.node_names.push_back("n" + std::to_string(k));
+        o.unreachable = [this, i](uint32_t node, const std::string &why) {
+            std::lock_guard<std::mutex> lk(mu);
+            never.emplace_back(i, node, why);
+        };
         o.send = [this, i](const std::vector<uint32_t> &nodes, const std::vector<uint8_t> &msg) {
             std::vector<uint32_t> failed;
             for (uint32_t n : nodes) {
@@ -129,6 +137,12 @@ struct fake_step {
     std::mutex mu;
     std::vector<std::vector<bool>> learned;
     std::atomic<uint64_t> sends[16] = {};
+    std::chrono::milliseconds give_up{300000};
+    std::vector<std::tuple<uint32_t, uint32_t, std::string>> never;  // who gave up on whom, why
+    size_t nevers() {
+        std::lock_guard<std::mutex> lk(mu);
+        return never.size();
+    }
 };
 
 std::vector<uint32_t> ring_of(uint32_t i, uint32_t n) { return {(i + 1) % n, (i + n - 1) % n}; }
@@ -181,11 +195,74 @@ TEST(Directory, RetriesANeighbourThatStartsLate) {
         EXPECT_TRUE(s.eventually([&] { return s.knows(i, 2); }));
         EXPECT_TRUE(s.eventually([&] { return s.knows(2, i); }));
     }
+    EXPECT_EQ(s.nevers(), 0u) << "a node that starts late is no loss";
     // Once reached, no more retries.
     ASSERT_TRUE(s.eventually([&] { return s.dirs[1]->wait_idle(std::chrono::milliseconds(100)); }));
     auto r = s.dirs[1]->stats().retries;
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
     EXPECT_EQ(s.dirs[1]->stats().retries, r);
+}
+
+// A node that never comes up (its slurmstepd died before it listened, or its slurmd refuses):
+// the nodes that ask for it or tell it try again with backoff until give_up, then give it up
+// once each with a reason naming it; nothing more is sent to it, and nobody is given up whose
+// record did come (only our messages to it failed).
+TEST(Directory, GivesUpANodeThatNeverAnswers) {
+    constexpr uint32_t n = 4;
+    fake_step s(n);
+    s.give_up = std::chrono::milliseconds(300);
+    for (uint32_t i = 0; i < n; ++i)
+        if (i != 2) s.start(i, ring_of(i, n));
+    s.dirs[0]->need(2);  // node 0 needs it (an ask); nodes 1 and 3 tell it (ring neighbours)
+    ASSERT_TRUE(s.eventually([&] { return s.nevers() == 3; }));
+    for (uint32_t i : {0u, 1u, 3u}) ASSERT_TRUE(s.dirs[i]->wait_idle(std::chrono::seconds(30)));
+    {
+        std::lock_guard<std::mutex> lk(s.mu);
+        ASSERT_EQ(s.never.size(), 3u);
+        std::set<uint32_t> who;
+        for (const auto &[i, node, why] : s.never) {
+            who.insert(i);
+            EXPECT_EQ(node, 2u);
+            const std::string kind = i == 0 ? "ask" : "tell";
+            EXPECT_EQ(why.rfind("node 2 (n2) never answered the directory " + kind + " after ", 0), 0u) << why;
+            EXPECT_NE(why.find(" s ("), std::string::npos) << why;
+        }
+        EXPECT_EQ(who, (std::set<uint32_t>{0, 1, 3}));
+    }
+    for (uint32_t i : {0u, 1u, 3u}) {
+        EXPECT_EQ(s.dirs[i]->stats().given_up, 1u);
+        EXPECT_GE(s.dirs[i]->stats().retries, 2u) << "tried again before giving up";
+        EXPECT_FALSE(s.knows(i, 2));
+    }
+    // Given up: no more tries, and a new need sends nothing.
+    const uint64_t sent = s.sends[0];
+    s.dirs[0]->need(2);
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    ASSERT_TRUE(s.dirs[0]->wait_idle(std::chrono::seconds(30)));
+    EXPECT_EQ(s.sends[0].load(), sent);
+    EXPECT_EQ(s.nevers(), 3u);
+}
+
+TEST(Directory, DoesNotGiveUpANodeWhoseRecordCame) {
+    constexpr uint32_t n = 4;
+    fake_step s(n);
+    s.give_up = std::chrono::milliseconds(300);
+    s.start(2, {0, 1, 3});
+    s.up[2] = false;  // it reaches the others, they never reach it
+    for (uint32_t i = 0; i < n; ++i)
+        if (i != 2) s.start(i, {(i + 1) % n, (i + n - 1) % n, 2});
+    for (uint32_t i : {0u, 1u, 3u}) ASSERT_TRUE(s.eventually([&] { return s.knows(i, 2); }));
+    // Each gives up its tell to node 2 after give_up (logged): its retries stop (they come every
+    // 40 ms at most before), but node 2 is no loss.
+    for (uint32_t i : {0u, 1u, 3u}) {
+        ASSERT_TRUE(s.eventually([&] {
+            const uint64_t r = s.dirs[i]->stats().retries;
+            std::this_thread::sleep_for(std::chrono::milliseconds(150));
+            return r > 0 && s.dirs[i]->stats().retries == r;
+        }));
+    }
+    EXPECT_EQ(s.nevers(), 0u);
+    for (uint32_t i : {0u, 1u, 3u}) EXPECT_EQ(s.dirs[i]->stats().given_up, 0u);
 }
 
 TEST(Directory, RefusesForgedAndMalformed) {
