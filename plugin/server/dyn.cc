@@ -32,7 +32,7 @@ dyn_service::dyn_service(const step_info &step, std::vector<uint32_t> node_of, d
     c.reply = _ops.reply;
     if (_ops.agent) {
         c.rendezvous = [this](std::vector<uint8_t> body, int timeout_ms, connect_ops::done_fn done) {
-            _ops.agent(agent::service::connect, std::move(body), timeout_ms, std::move(done));
+            _ops.agent(services::service::connect, std::move(body), timeout_ms, std::move(done));
         };
         // Another namespace's size: the key its srun published in the job's store.
         c.ns_size = [this](const std::string &nspace, connect_ops::size_fn done) {
@@ -49,7 +49,7 @@ dyn_service::dyn_service(const step_info &step, std::vector<uint32_t> node_of, d
                 body = session::encode_request(req);
             }
             if (!body.ok()) return done(std::nullopt);
-            _ops.agent(agent::service::session, std::move(body.value()), 10000,
+            _ops.agent(services::service::session, std::move(body.value()), 10000,
                          [done, nspace](int status, const std::string &, std::vector<uint8_t> reply) {
                              wire::lookup_reply r;
                              if (status != PMIX_SUCCESS || !wire::decode_payload(reply, &r).ok() || r.data.size() != 1)
@@ -92,7 +92,7 @@ void dyn_service::rank_left(uint32_t rank) {
         req.rank = rank;
         auto body = session::encode_request(req);
         if (body.ok())
-            _ops.agent(agent::service::session, std::move(body.value()), 10000,
+            _ops.agent(services::service::session, std::move(body.value()), 10000,
                          [](int, const std::string &, std::vector<uint8_t>) {});
     }
     if (_step.node_id == 0) {

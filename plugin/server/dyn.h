@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "../agent/proto/agent_proto.h"
 #include "../common/process_ref.h"
+#include "../services/service_ids.h"
 #include "../services/spawn/spawn_codec.h"
 #include "connect.h"
 #include "node_channels.h"
@@ -54,7 +54,7 @@ struct dyn_ops {
     // rendezvous); `done` runs on the loop thread. Empty = spawn is refused
     // (PMIX_ERR_NOT_SUPPORTED) and session data stays in the step's store.
     using session_done = std::function<void(int status, const std::string &message, std::vector<uint8_t> body)>;
-    std::function<void(agent::service s, std::vector<uint8_t> body, int timeout_ms, session_done done)> agent;
+    std::function<void(services::service s, std::vector<uint8_t> body, int timeout_ms, session_done done)> agent;
     // PMIx_Connect: our ranks' data as another namespace sees it (connect.h). Empty = connect
     // carries no data.
     std::function<Result<InfoArray>(uint32_t rank, relation rel)> data_of;

@@ -282,7 +282,7 @@ bool dyn_service::to_session(uint64_t conn, uint32_t rank, uint16_t type, uint32
         if (_session_publishers.size() < _step.ntasks) _session_publishers.resize(_step.ntasks, false);
         if (rank < _session_publishers.size()) _session_publishers[rank] = true;
     }
-    _ops.agent(agent::service::session, std::move(body.value()), timeout_ms,
+    _ops.agent(services::service::session, std::move(body.value()), timeout_ms,
                  [this, conn, request_id](int status, const std::string &message, std::vector<uint8_t> reply) {
                      _ops.reply(conn, request_id, status, message, reply);
                  });

@@ -169,7 +169,7 @@ void dyn_service::grow_then_spawn(uint64_t conn, uint32_t rank, uint32_t request
                         _step.nspace.c_str(), rank, static_cast<unsigned long long>(nodes), timeout_sec);
     auto held = std::make_shared<spawn::agent_spawn_request>(std::move(req));
     // The bridge answers at the request's PMIX_TIMEOUT; the transport waits a little longer.
-    _ops.agent(agent::service::alloc, std::move(body.value()), timeout_sec > 0 ? (timeout_sec + 30) * 1000 : kWatchTimeoutMs,
+    _ops.agent(services::service::alloc, std::move(body.value()), timeout_sec > 0 ? (timeout_sec + 30) * 1000 : kWatchTimeoutMs,
                [this, conn, request_id, rank, child_size, nodes, held](int status, const std::string &message,
                                                                       std::vector<uint8_t> reply) {
         alloc::agent_reply rep;
@@ -236,7 +236,7 @@ void dyn_service::fail_spawn(uint64_t conn, uint32_t rank, uint32_t request_id, 
     }
     PMIXCPP_LOG_VERBOSE("%s: rank %u: spawn onto %s failed; giving the nodes back", _step.nspace.c_str(), rank,
                         grown.c_str());
-    _ops.agent(agent::service::alloc, std::move(body.value()), 60 * 1000,
+    _ops.agent(services::service::alloc, std::move(body.value()), 60 * 1000,
                [this, conn, request_id, status, message, grown](int st, const std::string &msg,
                                                                 std::vector<uint8_t> reply) {
         alloc::agent_reply rep;
@@ -271,7 +271,7 @@ void dyn_service::start_spawn(uint64_t conn, uint32_t rank, uint32_t request_id,
         return;
     }
     PMIXCPP_LOG_VERBOSE("%s: rank %u spawns %zu app(s)", _step.nspace.c_str(), rank, req.request.apps.size());
-    _ops.agent(agent::service::spawn, std::move(body.value()), (spawn::kStepStartTimeoutSec + 30) * 1000,
+    _ops.agent(services::service::spawn, std::move(body.value()), (spawn::kStepStartTimeoutSec + 30) * 1000,
                [this, conn, request_id, rank, child_size, grown](int status, const std::string &message,
                                                                  std::vector<uint8_t> reply) {
         spawn::agent_spawn_reply rep;
@@ -303,7 +303,7 @@ void dyn_service::watch_child(const std::string &child, uint32_t spawner) {
     if (!_ops.agent || !_ops.child_ended) return;
     auto body = spawn::encode_watch(child);
     if (!body.ok()) return;
-    _ops.agent(agent::service::spawn_watch, std::move(body.value()), kWatchTimeoutMs,
+    _ops.agent(services::service::spawn_watch, std::move(body.value()), kWatchTimeoutMs,
                  [this, child, spawner](int status, const std::string &message, std::vector<uint8_t> reply) {
                      int32_t code = -1;
                      wire::Reader r(reply.data(), reply.size());

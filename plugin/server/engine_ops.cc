@@ -22,7 +22,7 @@ dyn_ops server_impl::make_dyn_ops() {
     };
     if (_opts.agent) {
         // The answers come on other threads: back to the loop with them.
-        ops.agent = [this](agent::service s, std::vector<uint8_t> body, int timeout_ms, dyn_ops::session_done done) {
+        ops.agent = [this](services::service s, std::vector<uint8_t> body, int timeout_ms, dyn_ops::session_done done) {
             _opts.agent->call(s, std::move(body), timeout_ms,
                               [this, done](int status, const std::string &message, std::vector<uint8_t> reply) {
                                   auto held = std::make_shared<std::vector<uint8_t>>(std::move(reply));
@@ -33,7 +33,7 @@ dyn_ops server_impl::make_dyn_ops() {
     ops.data_of = [this](uint32_t rank, relation rel) { return _kvs.visible_data(rank, rel); };
     if (_opts.agent) {
         ops.xstep = [this](std::vector<uint8_t> body, int timeout_ms, dyn_ops::session_done done) {
-            _opts.agent->call(agent::service::xstep, std::move(body), timeout_ms,
+            _opts.agent->call(services::service::xstep, std::move(body), timeout_ms,
                               [this, done](int status, const std::string &message, std::vector<uint8_t> reply) {
                                   auto held = std::make_shared<std::vector<uint8_t>>(std::move(reply));
                                   post([done, status, message, held] { done(status, message, std::move(*held)); });
@@ -328,7 +328,7 @@ void server_impl::on_spawn_psets(uint32_t from, std::span<const uint8_t> body) {
 fabric_relay_ops server_impl::make_fabric_ops() {
     fabric_relay_ops o;
     if (_opts.agent)
-        o.request = [this](agent::service service, std::vector<uint8_t> body, int timeout_ms,
+        o.request = [this](services::service service, std::vector<uint8_t> body, int timeout_ms,
                            fabric_relay_ops::done_fn done) { _opts.agent->call(service, std::move(body), timeout_ms, std::move(done)); };
     o.post = [this](std::function<void()> fn) { post(std::move(fn)); };
     o.reply = [this](uint64_t conn, uint32_t id, pmix_status_t status, const std::string &message,
@@ -440,7 +440,7 @@ xstep_relay_ops server_impl::make_xstep_ops() {
     xstep_relay_ops o;
     if (_opts.agent)
         o.send = [this](std::vector<uint8_t> body, int timeout_ms, xstep_relay_ops::done_fn done) {
-            _opts.agent->call(agent::service::xstep, std::move(body), timeout_ms, std::move(done));
+            _opts.agent->call(services::service::xstep, std::move(body), timeout_ms, std::move(done));
         };
     o.has = [this](uint32_t rank, const std::string &key, relation rel) {
         return key.empty() ? _kvs.has_committed(rank) : _kvs.has(rank, key, rel);

@@ -691,7 +691,7 @@ struct grow_harness {
     step_info step;
     std::unique_ptr<dyn_service> svc;
     std::vector<reply_rec> replies;
-    std::vector<std::pair<agent::service, std::vector<uint8_t>>> asked;
+    std::vector<std::pair<services::service, std::vector<uint8_t>>> asked;
     explicit grow_harness(uint32_t grow_timeout) {
         step.nspace = "slurm.1.0";
         step.ntasks = 2;
@@ -703,7 +703,7 @@ struct grow_harness {
                            std::span<const uint8_t> body) {
             replies.push_back({conn, id, st, m, std::vector<uint8_t>(body.begin(), body.end())});
         };
-        ops.agent = [this](agent::service s, std::vector<uint8_t> body, int, dyn_ops::session_done) {
+        ops.agent = [this](services::service s, std::vector<uint8_t> body, int, dyn_ops::session_done) {
             asked.emplace_back(s, std::move(body));
         };
         ops.grow_timeout_sec = grow_timeout;
@@ -727,7 +727,7 @@ TEST(Spawn, GrowAskedThroughTheAppsEnvironment) {
     h.spawn({"A=1", std::string(kSpawnGrowEnv) + "=3"});
     ASSERT_TRUE(h.replies.empty()) << h.replies[0].message;
     ASSERT_EQ(h.asked.size(), 1u);
-    EXPECT_EQ(h.asked[0].first, agent::service::alloc) << "the job grows first";
+    EXPECT_EQ(h.asked[0].first, services::service::alloc) << "the job grows first";
     alloc::agent_request r;
     wire::Reader rd(h.asked[0].second.data(), h.asked[0].second.size());
     ASSERT_TRUE(alloc::decode(rd, &r).ok());
@@ -940,7 +940,7 @@ TEST(DynService, SessionRangeGoesToTheJobStore) {
     ops.send_node = [&](uint32_t to, node_channel chan, std::span<const uint8_t> body) {
         t.wire_q.emplace_back(1, to, chan, std::vector<uint8_t>(body.begin(), body.end()));
     };
-    ops.agent = [&](agent::service, std::vector<uint8_t> body, int, dyn_ops::session_done done) {
+    ops.agent = [&](services::service, std::vector<uint8_t> body, int, dyn_ops::session_done done) {
         sent.push_back(std::move(body));
         done(PMIX_SUCCESS, {}, {});
     };

@@ -63,7 +63,7 @@ public:
 
     // Queue one call; `done` runs once, on the link's thread (or at once, on the caller's, when
     // refused). Never blocks.
-    void call(service s, std::vector<uint8_t> body, int timeout_ms, done_fn done);
+    void call(service_id s, std::vector<uint8_t> body, int timeout_ms, done_fn done);
     // End every call with `why`, refuse new ones, close the connection, join the thread
     // (idempotent; within about 100 ms even while connecting). Not from a `done`.
     void close(Status why);
@@ -73,7 +73,7 @@ public:
 
 private:
     struct pending {
-        service what;
+        service_id what = 0;
         std::vector<uint8_t> body;  // until sent
         bool sent = false;
         clock_type::time_point deadline;
