@@ -5,7 +5,9 @@
 //    link's one I/O thread, which also sends the requests, reads the replies and runs each
 //    call's `done`; no thread per call. Closed after `idle_close` without a call in flight, so
 //    that srun holds no connection for a node that has nothing to ask; the next call opens a
-//    new one.
+//    new one. (A node whose cross-step inbox waits, a long poll, always has a call in flight:
+//    that connection stays open for the step, by design, ../README.md "The inbox and the idle
+//    close".)
 //  - Everything srun sends is untrusted input to root: a frame is at most kMaxPayload; a frame
 //    that is not a reply, a reply for a call never made on this connection or one that does not
 //    decode closes the connection with a log line saying why. A connection that closes or
