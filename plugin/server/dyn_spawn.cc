@@ -1,36 +1,25 @@
-// dyn_service: PMIx_Spawn through srun's spawn launcher (plugin/services/spawn/), a grow-spawn
+// spawn_service: PMIx_Spawn through srun's spawn launcher (plugin/services/spawn/), a grow-spawn
 // through srun's allocation bridge, the watch of a spawned step's end.
-#include "dyn.h"
-#include "dyn_detail.h"
-
-#include <signal.h>
+#include "dyn_spawn.h"
 
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
-#include <map>
-#include <set>
+#include <memory>
+#include <optional>
 
 #include "groups.h"
 #include "hostlist.h"
 #include "log.h"
 #include "../services/alloc/alloc_codec.h"
-#include "../services/sessions/session_codec.h"
-#include "../services/spawn/spawn_codec.h"
-#include "../services/xstep/xstep_codec.h"
 #include "value.h"
 #include "wire/codec.h"
 #include "wire/messages.h"
-#include "wire/node_messages.h"
 
 namespace pmixcpp::server {
 
-using namespace dyn_detail;
+spawn_service::spawn_service(const step_info &step, spawn_ops ops) : _step(step), _ops(std::move(ops)) {}
 
-// ------------------------------------------------------------------------------------------
-// Spawn
-
-void dyn_service::on_spawn(uint64_t conn, uint32_t rank, uint32_t request_id, std::span<const uint8_t> payload) {
+void spawn_service::on_spawn(uint64_t conn, uint32_t rank, uint32_t request_id, std::span<const uint8_t> payload) {
     spawn::agent_spawn_request req;
     if (Status st = wire::decode_payload(payload, &req.request); !st.ok()) {
         _ops.reply(conn, request_id, PMIX_ERR_UNPACK_FAILURE, "malformed spawn: " + st.message(), {});
@@ -156,7 +145,7 @@ alloc::agent_request step_alloc_request(const std::string &nspace, const std::st
 
 }  // namespace
 
-void dyn_service::grow_then_spawn(uint64_t conn, uint32_t rank, uint32_t request_id, spawn::agent_spawn_request &&req,
+void spawn_service::grow_then_spawn(uint64_t conn, uint32_t rank, uint32_t request_id, spawn::agent_spawn_request &&req,
                                   uint32_t child_size, uint64_t nodes, int timeout_sec) {
     auto body = alloc::encode_request(step_alloc_request(
         _step.nspace, _step.node_name(), rank, PMIX_ALLOC_EXTEND,
@@ -220,7 +209,7 @@ void dyn_service::grow_then_spawn(uint64_t conn, uint32_t rank, uint32_t request
     });
 }
 
-void dyn_service::fail_spawn(uint64_t conn, uint32_t rank, uint32_t request_id, pmix_status_t status,
+void spawn_service::fail_spawn(uint64_t conn, uint32_t rank, uint32_t request_id, pmix_status_t status,
                              const std::string &message, const std::string &grown) {
     if (grown.empty()) {
         _ops.reply(conn, request_id, status, message, {});
@@ -263,7 +252,7 @@ void dyn_service::fail_spawn(uint64_t conn, uint32_t rank, uint32_t request_id, 
     });
 }
 
-void dyn_service::start_spawn(uint64_t conn, uint32_t rank, uint32_t request_id, spawn::agent_spawn_request &&req,
+void spawn_service::start_spawn(uint64_t conn, uint32_t rank, uint32_t request_id, spawn::agent_spawn_request &&req,
                               uint32_t child_size, const std::string &grown) {
     auto body = spawn::encode_request(req);
     if (!body.ok()) {
@@ -299,7 +288,7 @@ void dyn_service::start_spawn(uint64_t conn, uint32_t rank, uint32_t request_id,
 
 // The parent's srun knows when the child step's srun ends: ask it to tell us, then raise
 // PMIX_EVENT_JOB_END at the spawning rank.
-void dyn_service::watch_child(const std::string &child, uint32_t spawner) {
+void spawn_service::watch_child(const std::string &child, uint32_t spawner) {
     if (!_ops.agent || !_ops.child_ended) return;
     auto body = spawn::encode_watch(child);
     if (!body.ok()) return;

@@ -3,7 +3,7 @@
 #include <memory>
 
 #include "../services/fabric/fabric_codec.h"
-#include "dyn.h"  // kWatchTimeoutMs
+#include "dyn_spawn.h"  // kWatchTimeoutMs
 #include "log.h"
 #include "wire/codec.h"
 
