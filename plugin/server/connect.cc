@@ -116,6 +116,43 @@ connect_service::connect_service(const step_info &step, std::vector<uint32_t> no
                                  uint32_t default_timeout_sec)
     : _step(step), _node_of(std::move(node_of)), _ops(std::move(ops)), _default_timeout_sec(default_timeout_sec) {}
 
+std::function<void(const std::string &, connect_ops::size_fn)> namespace_size_lookup(std::string own_nspace,
+                                                                                     job_store_fn job_store) {
+    return [own_nspace = std::move(own_nspace), job_store = std::move(job_store)](const std::string &nspace,
+                                                                                  connect_ops::size_fn done) {
+        wire::lookup_request lk;
+        lk.keys.push_back(std::string(kNamespaceSizeKey) + nspace);
+        wire::Writer w;
+        session::agent_request req;
+        req.type = static_cast<uint8_t>(wire::msg_type::lookup);
+        req.nspace = own_nspace;
+        req.rank = PMIX_RANK_WILDCARD;
+        Result<std::vector<uint8_t>> body = Status(PMIX_ERROR, "");
+        if (wire::encode(w, lk).ok()) {
+            req.payload = w.data();
+            body = session::encode_request(req);
+        }
+        if (!body.ok()) return done(std::nullopt);
+        job_store(std::move(body.value()), 10000, [done](int status, const std::string &, std::vector<uint8_t> reply) {
+            wire::lookup_reply r;
+            if (status != PMIX_SUCCESS || !wire::decode_payload(reply, &r).ok() || r.data.size() != 1)
+                return done(std::nullopt);
+            auto n = value_to_number<uint32_t>(r.data[0].value);
+            done(n.ok() ? std::optional<uint32_t>(n.value()) : std::nullopt);
+        });
+    };
+}
+
+void connect_service::on_frame(uint64_t conn, uint32_t rank, uint32_t request_id, connect_op op,
+                               std::span<const uint8_t> payload) {
+    wire::fence_request m;
+    if (Status st = wire::decode_payload(payload, &m); !st.ok()) {
+        _ops.reply(conn, request_id, PMIX_ERR_UNPACK_FAILURE, std::string("malformed ") + to_string(op) + ": " + st.message(), {});
+        return;
+    }
+    on_request(conn, rank, request_id, op, m.procs, m.infos);
+}
+
 void connect_service::on_request(uint64_t conn, uint32_t rank, uint32_t request_id, connect_op op,
                                  const std::vector<pmix_proc_t> &procs, const InfoArray &infos) {
     enter(conn, rank, request_id, op, procs, timeout_ms_of(infos, _default_timeout_sec));

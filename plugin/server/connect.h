@@ -64,12 +64,22 @@ struct connect_ops {
     std::function<void(const std::string &nspace, size_fn done)> ns_size;
 };
 
+// connect_ops::ns_size over the job's store beside srun: a lookup of kNamespaceSizeKey + the
+// namespace, asked in the name of `own_nspace` through `job_store` (a call of srun's store
+// service, session_codec.h; its `done` on the loop thread).
+using job_store_fn = std::function<void(std::vector<uint8_t> body, int timeout_ms, connect_ops::done_fn done)>;
+std::function<void(const std::string &nspace, connect_ops::size_fn done)> namespace_size_lookup(std::string own_nspace,
+                                                                                                job_store_fn job_store);
+
 class connect_service {
 public:
     connect_service(const step_info &step, std::vector<uint32_t> node_of, connect_ops ops,
                     uint32_t default_timeout_sec);
 
-    // A connect / disconnect / multi-namespace fence of a local client.
+    // A connect / disconnect / multi-namespace fence frame of a local client (a fence_request);
+    // a malformed one is answered PMIX_ERR_UNPACK_FAILURE.
+    void on_frame(uint64_t conn, uint32_t rank, uint32_t request_id, connect_op op, std::span<const uint8_t> payload);
+    // The same, decoded.
     void on_request(uint64_t conn, uint32_t rank, uint32_t request_id, connect_op op,
                     const std::vector<pmix_proc_t> &procs, const InfoArray &infos);
 

@@ -1,4 +1,4 @@
-// Helpers shared by the files of dyn_service (dyn.cc, dyn_publish.cc, dyn_jctrl.cc, dyn_spawn.cc):
+// Helpers shared by the dynamic services (dyn_publish.cc, dyn_jctrl.cc, dyn_spawn.cc):
 // reading the numeric and boolean directives of a request. Private to those files.
 #pragma once
 

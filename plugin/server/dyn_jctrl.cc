@@ -1,36 +1,29 @@
-// dyn_service: PMIx_Job_control's kill, terminate, signal and checkpoint of the step's ranks on
-// every node, and of other steps' ranks through srun (plugin/services/xstep/).
-#include "dyn.h"
-#include "dyn_detail.h"
-
-#include <signal.h>
+// job_control_service: PMIx_Job_control's kill, terminate, signal and checkpoint of the step's
+// ranks on every node, and of other steps' ranks through srun (plugin/services/xstep/).
+#include "dyn_jctrl.h"
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <set>
 
-#include "groups.h"
-#include "hostlist.h"
+#include "dyn_detail.h"
 #include "log.h"
-#include "../services/alloc/alloc_codec.h"
-#include "../services/sessions/session_codec.h"
-#include "../services/spawn/spawn_codec.h"
 #include "../services/xstep/xstep_codec.h"
 #include "value.h"
 #include "wire/codec.h"
-#include "wire/messages.h"
 #include "wire/node_messages.h"
 
 namespace pmixcpp::server {
 
 using namespace dyn_detail;
 
-// ------------------------------------------------------------------------------------------
-// Job control
+job_control_service::job_control_service(const step_info &step, std::vector<uint32_t> node_of, job_control_service_ops ops)
+    : _step(step), _node_of(std::move(node_of)), _ops(std::move(ops)) {}
 
-bool dyn_service::job_control(uint64_t conn, uint32_t rank, uint32_t request_id, const wire::job_control_request &m) {
+bool job_control_service::job_control(uint64_t conn, uint32_t rank, uint32_t request_id, const wire::job_control_request &m) {
     int sig = 0;
     bool terminate = false;
     bool checkpoint = false;
@@ -153,7 +146,7 @@ bool dyn_service::job_control(uint64_t conn, uint32_t rank, uint32_t request_id,
     return true;
 }
 
-void dyn_service::signal_step(const std::vector<bool> &chosen, int sig, bool terminate, bool checkpoint) {
+void job_control_service::signal_step(const std::vector<bool> &chosen, int sig, bool terminate, bool checkpoint) {
     std::vector<std::vector<uint32_t>> by_node(_step.node_names.size());
     for (uint32_t r = 0; r < _step.ntasks && r < chosen.size(); ++r)
         if (chosen[r] && r < _node_of.size() && _node_of[r] < by_node.size()) by_node[_node_of[r]].push_back(r);
@@ -166,7 +159,7 @@ void dyn_service::signal_step(const std::vector<bool> &chosen, int sig, bool ter
     if (_step.node_id < by_node.size()) signal_local(by_node[_step.node_id], sig, terminate, checkpoint);
 }
 
-void dyn_service::job_control_of_other_step(const std::vector<uint32_t> &ranks, int sig, bool terminate) {
+void job_control_service::job_control_of_other_step(const std::vector<uint32_t> &ranks, int sig, bool terminate) {
     std::vector<uint32_t> mine;
     for (uint32_t r : _step.local_ranks())
         if (ranks.empty() || std::find(ranks.begin(), ranks.end(), r) != ranks.end()) mine.push_back(r);
@@ -174,7 +167,7 @@ void dyn_service::job_control_of_other_step(const std::vector<uint32_t> &ranks, 
     signal_local(mine, sig, terminate);
 }
 
-void dyn_service::signal_local(const std::vector<uint32_t> &ranks, int sig, bool terminate, bool checkpoint) {
+void job_control_service::signal_local(const std::vector<uint32_t> &ranks, int sig, bool terminate, bool checkpoint) {
     if (checkpoint) {
         if (_ops.checkpoint_local) _ops.checkpoint_local(ranks);
         return;
@@ -196,7 +189,7 @@ void dyn_service::signal_local(const std::vector<uint32_t> &ranks, int sig, bool
     }
 }
 
-void dyn_service::on_job_control(uint32_t from, std::span<const uint8_t> body) {
+void job_control_service::on_job_control(uint32_t from, std::span<const uint8_t> body) {
     wire::job_control_forward m;
     Status st = wire::decode(body, _step.ntasks, &m);
     for (size_t i = 0; st.ok() && i < m.ranks.size(); ++i)
@@ -208,6 +201,29 @@ void dyn_service::on_job_control(uint32_t from, std::span<const uint8_t> body) {
         return;
     }
     signal_local(m.ranks, m.signal, m.terminate, m.checkpoint);
+}
+
+Status job_control_service::add_channels(node_channels &table) {
+    return table.add(node_channel::job_control, "job control",
+                     [this](uint32_t from, std::span<const uint8_t> body) { on_job_control(from, body); });
+}
+
+void job_control_service::expire(server_clock::time_point now) {
+    for (auto it = _kills.begin(); it != _kills.end();) {
+        if (it->when <= now) {
+            if (_ops.signal(*it->proc, 0) == 0) _ops.signal(*it->proc, SIGKILL);
+            it = _kills.erase(it);
+        } else {
+            ++it;
+        }
+    }
+}
+
+std::optional<server_clock::time_point> job_control_service::next_deadline() const {
+    std::optional<server_clock::time_point> next;
+    for (const auto &k : _kills)
+        if (!next || k.when < *next) next = k.when;
+    return next;
 }
 
 }  // namespace pmixcpp::server

@@ -1,23 +1,12 @@
-// dyn_service: PMIx_Publish / Lookup / Unpublish (the step's store on node 0, pubsub.h; the
+// publish_service: PMIx_Publish / Lookup / Unpublish (the step's store on node 0, pubsub.h; the
 // job's store beside srun for the session range, plugin/services/sessions/).
-#include "dyn.h"
-#include "dyn_detail.h"
+#include "dyn_publish.h"
 
-#include <signal.h>
-
-#include <algorithm>
-#include <cerrno>
 #include <cstring>
-#include <map>
-#include <set>
 
-#include "groups.h"
-#include "hostlist.h"
+#include "dyn_detail.h"
 #include "log.h"
-#include "../services/alloc/alloc_codec.h"
 #include "../services/sessions/session_codec.h"
-#include "../services/spawn/spawn_codec.h"
-#include "../services/xstep/xstep_codec.h"
 #include "value.h"
 #include "wire/codec.h"
 #include "wire/messages.h"
@@ -27,10 +16,10 @@ namespace pmixcpp::server {
 
 using namespace dyn_detail;
 
-// ------------------------------------------------------------------------------------------
-// Publish / lookup / unpublish
+publish_service::publish_service(const step_info &step, std::vector<uint32_t> node_of, publish_ops ops)
+    : _step(step), _node_of(std::move(node_of)), _ops(std::move(ops)) {}
 
-void dyn_service::on_client(uint64_t conn, uint32_t rank, uint16_t type, uint32_t request_id,
+void publish_service::on_client(uint64_t conn, uint32_t rank, uint16_t type, uint32_t request_id,
                             std::span<const uint8_t> payload) {
     if (to_session(conn, rank, type, request_id, payload)) return;
     pubsub_requester who{_step.node_id, conn, request_id, rank};
@@ -58,7 +47,7 @@ void dyn_service::on_client(uint64_t conn, uint32_t rank, uint16_t type, uint32_
     _ops.send_node(0, node_channel::pubsub_request, w.data());
 }
 
-void dyn_service::answer(const pubsub_requester &to, pmix_status_t status, const std::string &message,
+void publish_service::answer(const pubsub_requester &to, pmix_status_t status, const std::string &message,
                          std::span<const uint8_t> body) {
     if (to.node == _step.node_id) {
         _ops.reply(to.conn, to.request_id, status, message, body);
@@ -76,7 +65,7 @@ void dyn_service::answer(const pubsub_requester &to, pmix_status_t status, const
     _ops.send_node(to.node, node_channel::pubsub_reply, w.data());
 }
 
-void dyn_service::answer_lookup(const lookup_answer &a) {
+void publish_service::answer_lookup(const lookup_answer &a) {
     if (a.status != PMIX_SUCCESS) {
         answer(a.to, a.status, a.message, {});
         return;
@@ -95,7 +84,7 @@ void dyn_service::answer_lookup(const lookup_answer &a) {
     answer(a.to, PMIX_SUCCESS, {}, w.data());
 }
 
-void dyn_service::handle_pubsub(const pubsub_requester &who, uint8_t type, std::span<const uint8_t> payload) {
+void publish_service::handle_pubsub(const pubsub_requester &who, uint8_t type, std::span<const uint8_t> payload) {
     const char *ns = _step.nspace.c_str();
     switch (static_cast<wire::msg_type>(type)) {
     case wire::msg_type::publish: {
@@ -196,7 +185,7 @@ void dyn_service::handle_pubsub(const pubsub_requester &who, uint8_t type, std::
     }
 }
 
-void dyn_service::on_pubsub_request(uint32_t from, std::span<const uint8_t> body) {
+void publish_service::on_pubsub_request(uint32_t from, std::span<const uint8_t> body) {
     const char *ns = _step.nspace.c_str();
     wire::pubsub_forward m;
     Status st = wire::decode(body, &m);
@@ -219,7 +208,7 @@ void dyn_service::on_pubsub_request(uint32_t from, std::span<const uint8_t> body
     handle_pubsub(who, type, payload);
 }
 
-void dyn_service::on_pubsub_reply(uint32_t from, std::span<const uint8_t> body) {
+void publish_service::on_pubsub_reply(uint32_t from, std::span<const uint8_t> body) {
     wire::pubsub_answer m;
     Status st = wire::decode(body, &m);
     if (!st.ok() || from != 0) {
@@ -232,9 +221,9 @@ void dyn_service::on_pubsub_reply(uint32_t from, std::span<const uint8_t> body) 
 
 // Requests whose range is the session (PMIX_RANGE_SESSION, GLOBAL, UNDEF, or none: the default)
 // go to the job's store beside srun, when the step has one. True if sent there.
-bool dyn_service::to_session(uint64_t conn, uint32_t rank, uint16_t type, uint32_t request_id,
+bool publish_service::to_session(uint64_t conn, uint32_t rank, uint16_t type, uint32_t request_id,
                              std::span<const uint8_t> payload) {
-    if (!_ops.agent) return false;
+    if (!_ops.job_store) return false;
     const InfoArray *dirs = nullptr;
     wire::publish_request pub;
     wire::lookup_request lk;
@@ -282,11 +271,50 @@ bool dyn_service::to_session(uint64_t conn, uint32_t rank, uint16_t type, uint32
         if (_session_publishers.size() < _step.ntasks) _session_publishers.resize(_step.ntasks, false);
         if (rank < _session_publishers.size()) _session_publishers[rank] = true;
     }
-    _ops.agent(agent::service::session, std::move(body.value()), timeout_ms,
-                 [this, conn, request_id](int status, const std::string &message, std::vector<uint8_t> reply) {
-                     _ops.reply(conn, request_id, status, message, reply);
-                 });
+    _ops.job_store(std::move(body.value()), timeout_ms,
+                   [this, conn, request_id](int status, const std::string &message, std::vector<uint8_t> reply) {
+                       _ops.reply(conn, request_id, status, message, reply);
+                   });
     return true;
 }
+
+void publish_service::rank_left(uint32_t rank) {
+    if (_ops.job_store && rank < _session_publishers.size() && _session_publishers[rank]) {
+        _session_publishers[rank] = false;
+        session::agent_request req;
+        req.type = 0;
+        req.nspace = _step.nspace;
+        req.rank = rank;
+        auto body = session::encode_request(req);
+        if (body.ok()) _ops.job_store(std::move(body.value()), 10000, [](int, const std::string &, std::vector<uint8_t>) {});
+    }
+    if (_step.node_id == 0) {
+        size_t n = _store.rank_left(rank);
+        if (n > 0) PMIXCPP_LOG_DEBUG("%s: %zu published key(s) of rank %u removed", _step.nspace.c_str(), n, rank);
+        return;
+    }
+    // Only a rank that published into the step's store has anything to remove there: no node
+    // traffic at every rank's exit (the peer's server may be ending too).
+    if (!_ops.send_node || _step_publishers.erase(rank) == 0) return;
+    wire::Writer w;
+    wire::pubsub_forward left;
+    left.type = kRankLeft;
+    left.rank = rank;
+    if (!wire::encode(w, left).ok()) return;
+    _ops.send_node(0, node_channel::pubsub_request, w.data());
+}
+
+Status publish_service::add_channels(node_channels &table) {
+    PMIXCPP_RETURN_IF_ERROR(table.add(node_channel::pubsub_request, "pubsub request",
+                                      [this](uint32_t from, std::span<const uint8_t> body) { on_pubsub_request(from, body); }));
+    return table.add(node_channel::pubsub_reply, "pubsub reply",
+                     [this](uint32_t from, std::span<const uint8_t> body) { on_pubsub_reply(from, body); });
+}
+
+void publish_service::expire(server_clock::time_point now) {
+    for (const auto &a : _store.expire(now)) answer_lookup(a);
+}
+
+std::optional<server_clock::time_point> publish_service::next_deadline() const { return _store.next_deadline(); }
 
 }  // namespace pmixcpp::server

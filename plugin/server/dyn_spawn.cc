@@ -1,36 +1,25 @@
-// dyn_service: PMIx_Spawn through srun's spawn launcher (plugin/services/spawn/), a grow-spawn
+// spawn_service: PMIx_Spawn through srun's spawn launcher (plugin/services/spawn/), a grow-spawn
 // through srun's allocation bridge, the watch of a spawned step's end.
-#include "dyn.h"
-#include "dyn_detail.h"
-
-#include <signal.h>
+#include "dyn_spawn.h"
 
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
-#include <map>
-#include <set>
+#include <memory>
+#include <optional>
 
 #include "groups.h"
 #include "hostlist.h"
 #include "log.h"
 #include "../services/alloc/alloc_codec.h"
-#include "../services/sessions/session_codec.h"
-#include "../services/spawn/spawn_codec.h"
-#include "../services/xstep/xstep_codec.h"
 #include "value.h"
 #include "wire/codec.h"
 #include "wire/messages.h"
-#include "wire/node_messages.h"
 
 namespace pmixcpp::server {
 
-using namespace dyn_detail;
+spawn_service::spawn_service(const step_info &step, spawn_ops ops) : _step(step), _ops(std::move(ops)) {}
 
-// ------------------------------------------------------------------------------------------
-// Spawn
-
-void dyn_service::on_spawn(uint64_t conn, uint32_t rank, uint32_t request_id, std::span<const uint8_t> payload) {
+void spawn_service::on_spawn(uint64_t conn, uint32_t rank, uint32_t request_id, std::span<const uint8_t> payload) {
     spawn::agent_spawn_request req;
     if (Status st = wire::decode_payload(payload, &req.request); !st.ok()) {
         _ops.reply(conn, request_id, PMIX_ERR_UNPACK_FAILURE, "malformed spawn: " + st.message(), {});
@@ -156,7 +145,7 @@ alloc::agent_request step_alloc_request(const std::string &nspace, const std::st
 
 }  // namespace
 
-void dyn_service::grow_then_spawn(uint64_t conn, uint32_t rank, uint32_t request_id, spawn::agent_spawn_request &&req,
+void spawn_service::grow_then_spawn(uint64_t conn, uint32_t rank, uint32_t request_id, spawn::agent_spawn_request &&req,
                                   uint32_t child_size, uint64_t nodes, int timeout_sec) {
     auto body = alloc::encode_request(step_alloc_request(
         _step.nspace, _step.node_name(), rank, PMIX_ALLOC_EXTEND,
@@ -169,7 +158,7 @@ void dyn_service::grow_then_spawn(uint64_t conn, uint32_t rank, uint32_t request
                         _step.nspace.c_str(), rank, static_cast<unsigned long long>(nodes), timeout_sec);
     auto held = std::make_shared<spawn::agent_spawn_request>(std::move(req));
     // The bridge answers at the request's PMIX_TIMEOUT; the transport waits a little longer.
-    _ops.agent(agent::service::alloc, std::move(body.value()), timeout_sec > 0 ? (timeout_sec + 30) * 1000 : kWatchTimeoutMs,
+    _ops.agent(services::service::alloc, std::move(body.value()), timeout_sec > 0 ? (timeout_sec + 30) * 1000 : kWatchTimeoutMs,
                [this, conn, request_id, rank, child_size, nodes, held](int status, const std::string &message,
                                                                       std::vector<uint8_t> reply) {
         alloc::agent_reply rep;
@@ -220,7 +209,7 @@ void dyn_service::grow_then_spawn(uint64_t conn, uint32_t rank, uint32_t request
     });
 }
 
-void dyn_service::fail_spawn(uint64_t conn, uint32_t rank, uint32_t request_id, pmix_status_t status,
+void spawn_service::fail_spawn(uint64_t conn, uint32_t rank, uint32_t request_id, pmix_status_t status,
                              const std::string &message, const std::string &grown) {
     if (grown.empty()) {
         _ops.reply(conn, request_id, status, message, {});
@@ -236,7 +225,7 @@ void dyn_service::fail_spawn(uint64_t conn, uint32_t rank, uint32_t request_id, 
     }
     PMIXCPP_LOG_VERBOSE("%s: rank %u: spawn onto %s failed; giving the nodes back", _step.nspace.c_str(), rank,
                         grown.c_str());
-    _ops.agent(agent::service::alloc, std::move(body.value()), 60 * 1000,
+    _ops.agent(services::service::alloc, std::move(body.value()), 60 * 1000,
                [this, conn, request_id, status, message, grown](int st, const std::string &msg,
                                                                 std::vector<uint8_t> reply) {
         alloc::agent_reply rep;
@@ -263,7 +252,7 @@ void dyn_service::fail_spawn(uint64_t conn, uint32_t rank, uint32_t request_id, 
     });
 }
 
-void dyn_service::start_spawn(uint64_t conn, uint32_t rank, uint32_t request_id, spawn::agent_spawn_request &&req,
+void spawn_service::start_spawn(uint64_t conn, uint32_t rank, uint32_t request_id, spawn::agent_spawn_request &&req,
                               uint32_t child_size, const std::string &grown) {
     auto body = spawn::encode_request(req);
     if (!body.ok()) {
@@ -271,7 +260,7 @@ void dyn_service::start_spawn(uint64_t conn, uint32_t rank, uint32_t request_id,
         return;
     }
     PMIXCPP_LOG_VERBOSE("%s: rank %u spawns %zu app(s)", _step.nspace.c_str(), rank, req.request.apps.size());
-    _ops.agent(agent::service::spawn, std::move(body.value()), (spawn::kStepStartTimeoutSec + 30) * 1000,
+    _ops.agent(services::service::spawn, std::move(body.value()), (spawn::kStepStartTimeoutSec + 30) * 1000,
                [this, conn, request_id, rank, child_size, grown](int status, const std::string &message,
                                                                  std::vector<uint8_t> reply) {
         spawn::agent_spawn_reply rep;
@@ -299,11 +288,11 @@ void dyn_service::start_spawn(uint64_t conn, uint32_t rank, uint32_t request_id,
 
 // The parent's srun knows when the child step's srun ends: ask it to tell us, then raise
 // PMIX_EVENT_JOB_END at the spawning rank.
-void dyn_service::watch_child(const std::string &child, uint32_t spawner) {
+void spawn_service::watch_child(const std::string &child, uint32_t spawner) {
     if (!_ops.agent || !_ops.child_ended) return;
     auto body = spawn::encode_watch(child);
     if (!body.ok()) return;
-    _ops.agent(agent::service::spawn_watch, std::move(body.value()), kWatchTimeoutMs,
+    _ops.agent(services::service::spawn_watch, std::move(body.value()), kWatchTimeoutMs,
                  [this, child, spawner](int status, const std::string &message, std::vector<uint8_t> reply) {
                      int32_t code = -1;
                      wire::Reader r(reply.data(), reply.size());

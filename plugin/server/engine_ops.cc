@@ -6,40 +6,54 @@
 
 namespace pmixcpp::server {
 
-dyn_ops server_impl::make_dyn_ops() {
-    dyn_ops ops;
-    ops.reply = [this](uint64_t conn, uint32_t request_id, pmix_status_t status, const std::string &message,
-                       std::span<const uint8_t> body) {
+// A reply to a local client: the header, then `body` as it is (the dynamic services' replies).
+server_impl::raw_reply_fn server_impl::raw_reply() {
+    return [this](uint64_t conn, uint32_t request_id, pmix_status_t status, const std::string &message,
+                  std::span<const uint8_t> body) {
         std::vector<uint8_t> bytes(body.begin(), body.end());
         send_reply(conn, request_id, status, message, [bytes](wire::Writer &w) {
             w.put_raw(bytes.data(), bytes.size());
             return Status::success();
         });
     };
-    ops.send_node = [this](uint32_t node, node_channel channel, std::span<const uint8_t> body) {
+}
+
+// A call of srun's side for service `s`; its answer comes on another thread: back to the loop
+// with it. Empty without srun's agent.
+server_impl::agent_call_fn server_impl::agent_call(services::service s) {
+    if (!_opts.agent) return nullptr;
+    return [this, s](std::vector<uint8_t> body, int timeout_ms, agent_done_fn done) {
+        _opts.agent->call(s, std::move(body), timeout_ms,
+                          [this, done](int status, const std::string &message, std::vector<uint8_t> reply) {
+                              auto held = std::make_shared<std::vector<uint8_t>>(std::move(reply));
+                              post([done, status, message, held] { done(status, message, std::move(*held)); });
+                          });
+    };
+}
+
+// A message to another node's server on one of the dynamic services' channels.
+server_impl::node_send_fn server_impl::node_sender() {
+    return [this](uint32_t node, node_channel channel, std::span<const uint8_t> body) {
         if (_net) _net->send(node, id_of(channel), body);
         else PMIXCPP_LOG_ERROR("%s: no node transport for a message to node %u", _step.nspace.c_str(), node);
     };
-    if (_opts.agent) {
-        // The answers come on other threads: back to the loop with them.
-        ops.agent = [this](agent::service s, std::vector<uint8_t> body, int timeout_ms, dyn_ops::session_done done) {
-            _opts.agent->call(s, std::move(body), timeout_ms,
-                              [this, done](int status, const std::string &message, std::vector<uint8_t> reply) {
-                                  auto held = std::make_shared<std::vector<uint8_t>>(std::move(reply));
-                                  post([done, status, message, held] { done(status, message, std::move(*held)); });
-                              });
+}
+
+publish_ops server_impl::make_publish_ops() {
+    publish_ops ops;
+    ops.reply = raw_reply();
+    ops.send_node = node_sender();
+    ops.job_store = agent_call(services::service::session);
+    return ops;
+}
+
+spawn_ops server_impl::make_spawn_ops() {
+    spawn_ops ops;
+    ops.reply = raw_reply();
+    if (_opts.agent)
+        ops.agent = [this](services::service s, std::vector<uint8_t> body, int timeout_ms, spawn_ops::done_fn done) {
+            agent_call(s)(std::move(body), timeout_ms, std::move(done));
         };
-    }
-    ops.data_of = [this](uint32_t rank, relation rel) { return _kvs.visible_data(rank, rel); };
-    if (_opts.agent) {
-        ops.xstep = [this](std::vector<uint8_t> body, int timeout_ms, dyn_ops::session_done done) {
-            _opts.agent->call(agent::service::xstep, std::move(body), timeout_ms,
-                              [this, done](int status, const std::string &message, std::vector<uint8_t> reply) {
-                                  auto held = std::make_shared<std::vector<uint8_t>>(std::move(reply));
-                                  post([done, status, message, held] { done(status, message, std::move(*held)); });
-                              });
-        };
-    }
     // A spawn of one app succeeded: its two process sets, here and on the step's other nodes.
     ops.spawned = [this](const std::string &child, uint32_t child_size) { spawn_psets(child, child_size, true); };
     ops.spawn_peers = [this] { return format_spawn_peers(spawn_peers_now("")); };
@@ -82,8 +96,15 @@ dyn_ops server_impl::make_dyn_ops() {
         // the spawn's process sets end with the children (PMIX_PROCESS_SET_DELETE)
         spawn_psets(child, 0, true);
     };
-    ops.connect_timeout_sec = _opts.multinode.timeout_sec;
     ops.grow_timeout_sec = _opts.alloc_timeout_sec;
+    return ops;
+}
+
+job_control_service_ops server_impl::make_job_control_service_ops() {
+    job_control_service_ops ops;
+    ops.reply = raw_reply();
+    ops.send_node = node_sender();
+    ops.xstep = agent_call(services::service::xstep);
     ops.checkpoint_local = [this](const std::vector<uint32_t> &ranks) {
         _jctrl->checkpoint(ranks, "checkpoint requested");
     };
@@ -92,6 +113,18 @@ dyn_ops server_impl::make_dyn_ops() {
         connection *c = find(_rank_conn[rank]);
         return c ? c->proc : nullptr;
     };
+    return ops;
+}
+
+connect_ops server_impl::make_connect_ops() {
+    connect_ops ops;
+    ops.reply = raw_reply();
+    if (_opts.agent) {
+        ops.rendezvous = agent_call(services::service::connect);
+        ops.ns_size = namespace_size_lookup(_step.nspace, agent_call(services::service::session));
+        ops.xstep = agent_call(services::service::xstep);
+    }
+    ops.data_of = [this](uint32_t rank, relation rel) { return _kvs.visible_data(rank, rel); };
     return ops;
 }
 
@@ -328,7 +361,7 @@ void server_impl::on_spawn_psets(uint32_t from, std::span<const uint8_t> body) {
 fabric_relay_ops server_impl::make_fabric_ops() {
     fabric_relay_ops o;
     if (_opts.agent)
-        o.request = [this](agent::service service, std::vector<uint8_t> body, int timeout_ms,
+        o.request = [this](services::service service, std::vector<uint8_t> body, int timeout_ms,
                            fabric_relay_ops::done_fn done) { _opts.agent->call(service, std::move(body), timeout_ms, std::move(done)); };
     o.post = [this](std::function<void()> fn) { post(std::move(fn)); };
     o.reply = [this](uint64_t conn, uint32_t id, pmix_status_t status, const std::string &message,
@@ -540,7 +573,7 @@ xstep_relay_ops server_impl::make_xstep_ops() {
     xstep_relay_ops o;
     if (_opts.agent)
         o.send = [this](std::vector<uint8_t> body, int timeout_ms, xstep_relay_ops::done_fn done) {
-            _opts.agent->call(agent::service::xstep, std::move(body), timeout_ms, std::move(done));
+            _opts.agent->call(services::service::xstep, std::move(body), timeout_ms, std::move(done));
         };
     o.has = [this](uint32_t rank, const std::string &key, relation rel) {
         return key.empty() ? _kvs.has_committed(rank) : _kvs.has(rank, key, rel);

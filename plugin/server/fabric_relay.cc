@@ -3,7 +3,7 @@
 #include <memory>
 
 #include "../services/fabric/fabric_codec.h"
-#include "dyn.h"  // kWatchTimeoutMs
+#include "dyn_spawn.h"  // kWatchTimeoutMs
 #include "log.h"
 #include "wire/codec.h"
 
@@ -22,7 +22,7 @@ Status fabric_relay::on_client(uint64_t conn, uint32_t id, std::span<const uint8
         return Status::success();
     }
     const bool registration = req.op == fabric::fabric_op::registration;
-    _ops.request(agent::service::fabric, std::move(body.value()), 60000,
+    _ops.request(services::service::fabric, std::move(body.value()), 60000,
                  [this, conn, id, registration](int status, const std::string &message, std::vector<uint8_t> reply) {
                      auto held = std::make_shared<std::vector<uint8_t>>(std::move(reply));
                      _ops.post([this, conn, id, status, message, held, registration] {
@@ -36,7 +36,7 @@ Status fabric_relay::on_client(uint64_t conn, uint32_t id, std::span<const uint8
 
 void fabric_relay::watch() {
     _watching = true;
-    _ops.request(agent::service::fabric_watch, fabric::encode_watch(_generation), kWatchTimeoutMs,
+    _ops.request(services::service::fabric_watch, fabric::encode_watch(_generation), kWatchTimeoutMs,
                  [this](int status, const std::string &message, std::vector<uint8_t> reply) {
                      auto held = std::make_shared<std::vector<uint8_t>>(std::move(reply));
                      _ops.post([this, status, message, held] {

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "../agent/proto/agent_proto.h"
+#include "../services/service_ids.h"
 #include "status.h"
 
 namespace pmixcpp::server {
@@ -22,7 +22,7 @@ struct fabric_relay_ops {
     // may run on any thread. Empty:
     // requests are refused with PMIX_ERR_NOT_SUPPORTED.
     using done_fn = std::function<void(int status, const std::string &message, std::vector<uint8_t> body)>;
-    std::function<void(agent::service service, std::vector<uint8_t> body, int timeout_ms, done_fn done)> request;
+    std::function<void(services::service service, std::vector<uint8_t> body, int timeout_ms, done_fn done)> request;
     // Run on the loop thread.
     std::function<void(std::function<void()>)> post;
     // The reply to a client's request (body: only with PMIX_SUCCESS).

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "../agent/proto/agent_proto.h"
+#include "../services/service_ids.h"
 #include "status.h"
 
 namespace pmixcpp::server {
@@ -51,7 +51,7 @@ class agent_port {
 public:
     using done_fn = std::function<void(int status, const std::string &message, std::vector<uint8_t> body)>;
     virtual ~agent_port() = default;
-    virtual void call(agent::service s, std::vector<uint8_t> body, int timeout_ms, done_fn done) = 0;
+    virtual void call(services::service s, std::vector<uint8_t> body, int timeout_ms, done_fn done) = 0;
 };
 
 }  // namespace pmixcpp::server

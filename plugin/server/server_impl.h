@@ -235,7 +235,11 @@ public:
         _rank_exe.assign(step.ntasks, std::string());
         _proc_table = std::make_unique<proc_table_engine>(step.node_id, step.node_ranks, step.node_names,
                                                           make_proc_table_ops());
-        _dyn = std::make_unique<dyn_service>(step, _node_of, make_dyn_ops());
+        _dyn = std::make_unique<dyn_services>(
+            std::make_unique<publish_service>(step, _node_of, make_publish_ops()),
+            std::make_unique<spawn_service>(step, make_spawn_ops()),
+            std::make_unique<job_control_service>(step, _node_of, make_job_control_service_ops()),
+            std::make_unique<connect_service>(step, _node_of, make_connect_ops(), opts.multinode.timeout_sec));
         _groups = std::make_unique<group_service>(step, _node_of, make_group_ops(), opts.multinode.timeout_sec);
         _groups->define_step_psets();
         _groups->define_spawned_step_psets();
@@ -482,7 +486,7 @@ private:
     std::vector<std::string> _rank_exe;    // per rank: its executable, once known
     proc_table_ops make_proc_table_ops();
     std::vector<proc_row> local_proc_rows();
-    std::unique_ptr<dyn_service> _dyn;  // publish/lookup, job control actions (dyn.h)
+    std::unique_ptr<dyn_services> _dyn;  // publish/lookup, spawn, job control actions, connect (dyn.h)
     // Job control (jctrl_engine.h): what the processes say of themselves, clean-up paths,
     // checkpoint requests; monitors (monitor_engine.h); PMIX_LOCAL_TOPO (topology_engine.h).
     std::unique_ptr<job_control_engine> _jctrl;
@@ -517,7 +521,19 @@ private:
     void raise_pset_event(const std::string &name, const std::vector<pmix_proc_t> &members, bool defined,
                           uint32_t from, bool members_only = false);
     void handle_group(connection &c, const wire::Frame &f);
-    dyn_ops make_dyn_ops();
+    // The dynamic services' ops (engine_ops.cc), each with what its service needs.
+    publish_ops make_publish_ops();
+    spawn_ops make_spawn_ops();
+    job_control_service_ops make_job_control_service_ops();
+    connect_ops make_connect_ops();
+    using raw_reply_fn = std::function<void(uint64_t conn, uint32_t request_id, pmix_status_t status,
+                                            const std::string &message, std::span<const uint8_t> body)>;
+    raw_reply_fn raw_reply();
+    using node_send_fn = std::function<void(uint32_t node, node_channel channel, std::span<const uint8_t> body)>;
+    node_send_fn node_sender();
+    using agent_done_fn = std::function<void(int status, const std::string &message, std::vector<uint8_t> body)>;
+    using agent_call_fn = std::function<void(std::vector<uint8_t> body, int timeout_ms, agent_done_fn done)>;
+    agent_call_fn agent_call(services::service s);
     std::map<uint64_t, std::unique_ptr<connection>> _conns;
     uint64_t _next_conn = 1;
     std::vector<uint32_t> _local_index;  // rank -> local rank, UINT32_MAX if remote

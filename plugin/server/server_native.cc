@@ -366,7 +366,7 @@ void server_impl::native_spawned(uint64_t conn_id, uint32_t tag, const std::stri
     m.timeout_ms = kTimeoutMs;
     auto body = xstep::encode(m);
     if (!body.ok()) return answer({}, body.status().message());
-    _opts.agent->call(agent::service::xstep, std::move(body.value()), static_cast<int>(kTimeoutMs) + 10000,
+    _opts.agent->call(services::service::xstep, std::move(body.value()), static_cast<int>(kTimeoutMs) + 10000,
                       [this, answer](int status, const std::string &message, std::vector<uint8_t> reply) {
                           auto held = std::make_shared<std::vector<uint8_t>>(std::move(reply));
                           post([answer, status, message, held] {

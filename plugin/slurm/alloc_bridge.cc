@@ -14,6 +14,7 @@
 
 #include "../agent/proto/agent_io.h"
 #include "../services/alloc/alloc_plan.h"
+#include "../services/service_ids.h"
 #include "hostlist.h"
 #include "log.h"
 #include "pmix_strings.h"
@@ -289,6 +290,11 @@ Result<uint32_t> alloc_bridge::allocation_job(const std::string &alloc_id) {
                                               std::to_string(_ctx.job_id) + "." + std::to_string(_ctx.step_id) +
                                               " (or was given back)");
     return it->second;
+}
+
+Status alloc_bridge::register_in(agent::service_table &table) {
+    return table.add(services::id_of(services::service::alloc),
+                     [this](agent::responder answer, std::vector<uint8_t> body) { submit(std::move(answer), std::move(body)); });
 }
 
 void alloc_bridge::submit(agent::responder answer, std::vector<uint8_t> body) {

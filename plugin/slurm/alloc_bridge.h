@@ -55,6 +55,7 @@
 #include "../services/alloc/alloc_codec.h"
 #include "../services/alloc/alloc_srun.h"
 #include "../agent/proto/responder.h"
+#include "../agent/srun/service_table.h"
 #include "../server/alloc.h"
 #include "status.h"
 
@@ -76,6 +77,8 @@ public:
 
     // From the agent's thread: one request body; the bridge answers it through `answer`.
     void submit(agent::responder answer, std::vector<uint8_t> body);
+    // Its handler in srun's agent's service table, under its id (services/service_ids.h).
+    Status register_in(agent::service_table &table);
     void stop();
 
     // PMIx_Spawn into an allocation (PMIX_SPAWN_TARGET / PMIX_ALLOC_ID): the Slurm job of a NEW

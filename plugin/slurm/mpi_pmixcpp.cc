@@ -7,6 +7,7 @@
 #include "server_ports.h"
 #include "plugin_config.h"
 #include "../services/fabric/fabric_srun.h"
+#include "../services/service_ids.h"
 #include "../services/spawn/mpmd.h"
 #include "../services/sessions/session_srun.h"
 #include "../services/spawn/spawn_srun.h"
@@ -369,10 +370,13 @@ void take_agent_address(const stepd_step_rec_t *job, char ***env) {
     // Each call to srun's agent opens with a fresh credential of this slurmstepd (root) that only
     // the job's user can open: srun checks who signed it and for which step (net/identity.h).
     if (st.have_agent)
-        st.agent_client = std::make_unique<agent::client>(st.agent_host, st.agent_port, [] {
-            plugin_state &ps = state();
-            return net::make_agent_credential(*ps.creds, ps.cred_nspace, ps.cred_node);
-        });
+        st.agent_client = std::make_unique<agent::client>(
+            st.agent_host, st.agent_port,
+            [] {
+                plugin_state &ps = state();
+                return net::make_agent_credential(*ps.creds, ps.cred_nspace, ps.cred_node);
+            },
+            &services::names());
 }
 
 // Tell srun (and so the user) what went wrong; srun exits with `status`.
@@ -694,26 +698,19 @@ static mpi_plugin_client_state_t *client_prelaunch(const slurm_mpi_step_info *jo
         PMIXCPP_RETURN_IF_ERROR(cfg.apply_env_overrides(env_vector(environ)));
         PMIXCPP_ASSIGN_OR_RETURN(auto side, srun_side::start(job, cfg, ns_job, nspace, &step_env));
         srun_side &s = *side;
-        // The services srun's agent dispatches the node servers' requests to (plugin/agent/).
-        using agent::service;
+        // The services srun's agent dispatches the node servers' requests to: each registers its
+        // handlers under its ids (plugin/services/service_ids.h).
         agent::service_table &table = s.agent->services();
-        alloc_bridge *bridge = s.bridge.get();
-        spawn::spawn_launcher *launcher = s.launcher.get();
-        fabric::fabric_service *fabric = s.fabric.get();
-        table.add(service::alloc, [bridge](agent::responder answer, std::vector<uint8_t> body) { bridge->submit(std::move(answer), std::move(body)); });
-        table.add(service::spawn, [launcher](agent::responder answer, std::vector<uint8_t> body) { launcher->submit(std::move(answer), std::move(body)); });
-        table.add(service::spawn_watch,
-                  [launcher](agent::responder answer, std::vector<uint8_t> body) { launcher->submit_watch(std::move(answer), std::move(body)); });
-        table.add(service::fabric, [fabric](agent::responder answer, std::vector<uint8_t> body) { fabric->submit(std::move(answer), std::move(body)); });
-        table.add(service::fabric_watch,
-                  [fabric](agent::responder answer, std::vector<uint8_t> body) { fabric->submit_watch(std::move(answer), std::move(body)); });
-        if (session::job_store *store = s.job_store.get()) {
-            table.add(service::session, [store](agent::responder answer, std::vector<uint8_t> body) { store->submit(std::move(answer), std::move(body)); });
-            table.add(service::connect,
-                      [store](agent::responder answer, std::vector<uint8_t> body) { store->submit_rendezvous(std::move(answer), std::move(body)); });
+        table.set_names(&services::names());
+        PMIXCPP_RETURN_IF_ERROR(s.bridge->register_in(table));
+        PMIXCPP_RETURN_IF_ERROR(s.launcher->register_in(table));
+        PMIXCPP_RETURN_IF_ERROR(s.fabric->register_in(table));
+        if (s.job_store) {
+            PMIXCPP_RETURN_IF_ERROR(s.job_store->register_in(table));
         }
-        if (xstep::router *router = s.xstep_router.get())
-            table.add(service::xstep, [router](agent::responder answer, std::vector<uint8_t> body) { router->submit(std::move(answer), std::move(body)); });
+        if (s.xstep_router) {
+            PMIXCPP_RETURN_IF_ERROR(s.xstep_router->register_in(table));
+        }
         state().srun = std::move(side);
         return Status::success();
     });

@@ -17,7 +17,7 @@ public:
     // Set options.agent and options.alloc to this.
     void wire(server::server_options &options);
 
-    void call(service s, std::vector<uint8_t> body, int timeout_ms, done_fn done) override;
+    void call(services::service s, std::vector<uint8_t> body, int timeout_ms, done_fn done) override;
     // Allocation requests may wait long in Slurm: pmix.timeout (+ a margin for the bridge to
     // answer first), else a week. The answer is the bridge's (alloc_request.h).
     void forward_alloc(std::vector<uint8_t> request, int timeout_sec, reply_fn done) override;

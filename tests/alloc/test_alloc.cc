@@ -16,6 +16,7 @@
 #include "plugin/services/alloc/alloc_codec.h"
 #include "plugin/services/alloc/alloc_srun.h"
 #include "plugin/services/alloc/alloc_plan.h"
+#include "plugin/services/service_ids.h"
 #include "plugin/server/alloc.h"
 #include "wire/frame.h"
 #include "wire/messages.h"
@@ -347,7 +348,7 @@ TEST(AllocAgent, CallAndAnswerOverTcp) {
                 f = std::move(nx.value());
             }
             ASSERT_TRUE(f.has_value());
-            EXPECT_EQ(f->type, static_cast<uint16_t>(agent::service::alloc));
+            EXPECT_EQ(f->type, static_cast<uint16_t>(services::id_of(services::service::alloc)));
             std::vector<uint8_t> rev(f->payload.rbegin(), f->payload.rend());
             EXPECT_TRUE(agent_io::send_reply_and_close(fd, agent::reply{PMIX_SUCCESS, "done", rev}).ok());
         }
@@ -355,11 +356,11 @@ TEST(AllocAgent, CallAndAnswerOverTcp) {
     sockaddr_storage host{};
     memcpy(&host, &a, sizeof(a));
     std::vector<uint8_t> body = {1, 2, 3};
-    auto r = agent::call_agent(host, port, auth.client(), agent::service::alloc, body, 5000);
+    auto r = agent::call_agent(host, port, auth.client(), services::id_of(services::service::alloc), body, 5000);
     ASSERT_TRUE(r.ok()) << r.status().message();
     EXPECT_EQ(r->body, (std::vector<uint8_t>{3, 2, 1}));
     EXPECT_EQ(r->message, "done");
-    auto wrong = agent::call_agent(host, port, forger.client(), agent::service::alloc, body, 5000);
+    auto wrong = agent::call_agent(host, port, forger.client(), services::id_of(services::service::alloc), body, 5000);
     EXPECT_FALSE(wrong.ok());  // refused at the hello: the caller tries again until its deadline
     agent.join();
 
@@ -370,7 +371,7 @@ TEST(AllocAgent, CallAndAnswerOverTcp) {
         client.shutdown();
     });
     auto t0 = std::chrono::steady_clock::now();
-    auto c = client.call_sync(agent::service::alloc, body, 60000);  // connects (backlog), no answer
+    auto c = client.call_sync(services::id_of(services::service::alloc), body, 60000);  // connects (backlog), no answer
     stopper.join();
     ASSERT_FALSE(c.ok());
     EXPECT_EQ(c.status().code(), PMIX_ERR_JOB_CANCELED);

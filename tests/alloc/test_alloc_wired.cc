@@ -13,6 +13,7 @@
 #include "../../plugin/agent/stepd/agent_client.h"
 #include "../net/test_credentials.h"
 #include "../../plugin/services/alloc/alloc_codec.h"
+#include "../../plugin/services/service_ids.h"
 #include "../../plugin/agent/srun/srun_agent.h"
 #include "../../plugin/common/step_env.h"
 #include "../../plugin/server/server.h"
@@ -42,8 +43,9 @@ TEST(AgentAllocChannel, HandlerGetsTheConnectionAndReportsStillWork) {
         reports.push_back(r);
     }, auth.keys());
     ASSERT_TRUE(agent.ok());
+    agent.value()->services().set_names(&services::names());
     std::vector<std::thread> answerers;
-    agent.value()->services().add(agent::service::alloc, [&](agent::responder answer, std::vector<uint8_t> body) {
+    ASSERT_TRUE(agent.value()->services().add(services::id_of(services::service::alloc), [&](agent::responder answer, std::vector<uint8_t> body) {
         // answer later, from another thread, as the bridge does
         answerers.emplace_back([answer, body = std::move(body)] {
             std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -51,24 +53,24 @@ TEST(AgentAllocChannel, HandlerGetsTheConnectionAndReportsStillWork) {
             out.push_back(0x42);
             (void)answer.send(agent::reply{PMIX_SUCCESS, {}, out});
         });
-    });
+    }).ok());
     // several at once: the agent never waits for an answer
     std::vector<std::thread> callers;
     std::atomic<int> ok{0};
     for (int i = 0; i < 8; ++i)
         callers.emplace_back([&, i] {
             std::vector<uint8_t> body = {static_cast<uint8_t>(i)};
-            auto r = agent::call_agent(loopback(), agent.value()->port(), auth.client(), agent::service::alloc,
+            auto r = agent::call_agent(loopback(), agent.value()->port(), auth.client(), services::id_of(services::service::alloc),
                                        body, 5000);
             if (r.ok() && r->body == std::vector<uint8_t>{static_cast<uint8_t>(i), 0x42}) ++ok;
         });
     for (auto &t : callers) t.join();
     EXPECT_EQ(ok.load(), 8);
-    auto wrong = agent::call_agent(loopback(), agent.value()->port(), forger.client(), agent::service::alloc,
+    auto wrong = agent::call_agent(loopback(), agent.value()->port(), forger.client(), services::id_of(services::service::alloc),
                                    std::vector<uint8_t>{1}, 5000);
     EXPECT_FALSE(wrong.ok());
     // A service nobody registered: answered PMIX_ERR_NOT_SUPPORTED, the agent keeps serving.
-    auto none = agent::call_agent(loopback(), agent.value()->port(), auth.client(), agent::service::fabric,
+    auto none = agent::call_agent(loopback(), agent.value()->port(), auth.client(), services::id_of(services::service::fabric),
                                   std::vector<uint8_t>{1}, 5000);
     ASSERT_TRUE(none.ok()) << none.status().message();
     EXPECT_EQ(none->status, PMIX_ERR_NOT_SUPPORTED);

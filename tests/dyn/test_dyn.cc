@@ -1,5 +1,7 @@
 // Dynamic processes without Slurm: pubsub_store semantics (ranges, persistence, waits, timeouts),
-// two dyn_service instances (node 0 and node 1) wired back to back, and the wire messages.
+// the publish/lookup and spawn wire messages, srun's sides (spawn plans and launcher, the job's
+// store, the cross-step routers) and connect across namespaces through a real job store. The
+// node server's dynamic services on their own: tests/server/test_dyn_services.cc.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -22,7 +24,7 @@
 #include "plugin/agent/proto/agent_io.h"
 #include "plugin/services/xstep/xstep_srun.h"
 #include "plugin/server/events.h"
-#include "plugin/server/dyn.h"
+#include "plugin/server/connect.h"
 #include "plugin/server/pubsub.h"
 #include "wire/messages.h"
 
@@ -48,6 +50,22 @@ InfoArray infos(std::vector<pmix_info_t> v) {
     auto *p = static_cast<pmix_info_t *>(calloc(v.size() ? v.size() : 1, sizeof(pmix_info_t)));
     for (size_t i = 0; i < v.size(); ++i) p[i] = v[i];  // ownership moves
     return InfoArray(p, v.size());
+}
+
+std::vector<uint8_t> publish_payload(const char *key, const char *value) {
+    wire::publish_request p;
+    p.data = infos({info_str(key, value)});
+    wire::Writer w;
+    EXPECT_TRUE(wire::encode(w, p).ok());
+    return w.data();
+}
+std::vector<uint8_t> lookup_payload(std::vector<std::string> keys, std::vector<pmix_info_t> dirs) {
+    wire::lookup_request l;
+    l.keys = std::move(keys);
+    l.directives = infos(std::move(dirs));
+    wire::Writer w;
+    EXPECT_TRUE(wire::encode(w, l).ok());
+    return w.data();
 }
 
 pubsub_entry entry(const std::string &key, uint32_t owner, uint32_t node, uint8_t range = PMIX_RANGE_SESSION,
@@ -170,179 +188,6 @@ TEST(DynMessages, RoundTrip) {
     EXPECT_STREQ(r2.data[0].key, "svc");
 }
 
-// Two nodes' dyn_services wired back to back: node-1 requests are forwarded to node 0.
-namespace {
-
-struct reply_rec {
-    uint64_t conn;
-    uint32_t request_id;
-    pmix_status_t status;
-    std::string message;
-    std::vector<uint8_t> body;
-};
-
-struct two_nodes {
-    step_info step[2];
-    std::unique_ptr<dyn_service> svc[2];
-    node_channels channels[2];  // by node: what its service registered
-    std::vector<reply_rec> replies[2];
-    std::deque<std::tuple<uint32_t, uint32_t, node_channel, std::vector<uint8_t>>> wire_q;  // from, to, chan, body
-    std::vector<std::pair<pid_t, int>> signals[2];
-
-    two_nodes() {
-        for (uint32_t n = 0; n < 2; ++n) {
-            step[n].nspace = "slurm.1.0";
-            step[n].ntasks = 4;
-            step[n].node_id = n;
-            step[n].node_names = {"n1", "n2"};
-            step[n].node_ranks = {{0, 1}, {2, 3}};
-            dyn_ops ops;
-            ops.reply = [this, n](uint64_t conn, uint32_t id, pmix_status_t st, const std::string &m,
-                                  std::span<const uint8_t> body) {
-                replies[n].push_back({conn, id, st, m, std::vector<uint8_t>(body.begin(), body.end())});
-            };
-            ops.send_node = [this, n](uint32_t to, node_channel chan, std::span<const uint8_t> body) {
-                wire_q.emplace_back(n, to, chan, std::vector<uint8_t>(body.begin(), body.end()));
-            };
-            ops.process_of = [](uint32_t rank) -> process_handle {
-                if (rank == 1) return nullptr;
-                return std::make_shared<const process_ref>(-1, static_cast<pid_t>(1000 + rank));
-            };
-            ops.signal = [this, n](const process_ref &p, int sig) {
-                signals[n].emplace_back(p.pid(), sig);
-                return 0;
-            };
-            svc[n] = std::make_unique<dyn_service>(step[n], std::vector<uint32_t>{0, 0, 1, 1}, std::move(ops));
-            EXPECT_TRUE(svc[n]->add_channels(channels[n]).ok());
-        }
-    }
-    void pump() {
-        while (!wire_q.empty()) {
-            auto [from, to, chan, body] = wire_q.front();
-            wire_q.pop_front();
-            EXPECT_TRUE(channels[to].dispatch(from, id_of(chan), body));
-        }
-    }
-};
-
-std::vector<uint8_t> publish_payload(const char *key, const char *value) {
-    wire::publish_request p;
-    p.data = infos({info_str(key, value)});
-    wire::Writer w;
-    EXPECT_TRUE(wire::encode(w, p).ok());
-    return w.data();
-}
-std::vector<uint8_t> lookup_payload(std::vector<std::string> keys, std::vector<pmix_info_t> dirs) {
-    wire::lookup_request l;
-    l.keys = std::move(keys);
-    l.directives = infos(std::move(dirs));
-    wire::Writer w;
-    EXPECT_TRUE(wire::encode(w, l).ok());
-    return w.data();
-}
-
-}  // namespace
-
-TEST(DynService, LookupOnNode1WaitsForPublishOnNode0) {
-    two_nodes t;
-    const auto lk = static_cast<uint16_t>(wire::msg_type::lookup);
-    const auto pub = static_cast<uint16_t>(wire::msg_type::publish);
-    t.svc[1]->on_client(5, 2, lk, 11, lookup_payload({"svc"}, {info_num<int>(PMIX_WAIT, 0, PMIX_INT)}));
-    t.pump();
-    EXPECT_TRUE(t.replies[1].empty());
-    EXPECT_EQ(t.svc[0]->store().waiting(), 1u);
-    t.svc[0]->on_client(6, 0, pub, 12, publish_payload("svc", "tcp://x"));
-    t.pump();
-    ASSERT_EQ(t.replies[0].size(), 1u);
-    EXPECT_EQ(t.replies[0][0].status, PMIX_SUCCESS);
-    ASSERT_EQ(t.replies[1].size(), 1u);
-    EXPECT_EQ(t.replies[1][0].conn, 5u);
-    EXPECT_EQ(t.replies[1][0].request_id, 11u);
-    ASSERT_EQ(t.replies[1][0].status, PMIX_SUCCESS);
-    wire::lookup_reply r;
-    ASSERT_TRUE(wire::decode_payload(t.replies[1][0].body, &r).ok());
-    ASSERT_EQ(r.owners.size(), 1u);
-    EXPECT_EQ(r.owners[0].rank, 0u);
-    EXPECT_STREQ(r.data[0].value.data.string, "tcp://x");
-
-    // Publisher on node 1 (rank 3) leaves: its PROC data is removed on node 0.
-    t.svc[1]->on_client(7, 3, pub, 13, publish_payload("svc3", "v"));
-    t.pump();
-    EXPECT_EQ(t.svc[0]->store().size(), 2u);
-    t.svc[1]->rank_left(3);
-    t.pump();
-    EXPECT_EQ(t.svc[0]->store().size(), 1u);
-    // Unpublish of a key the rank does not own: not found.
-    wire::unpublish_request u;
-    u.keys = {"svc"};
-    wire::Writer w;
-    ASSERT_TRUE(wire::encode(w, u).ok());
-    t.svc[1]->on_client(8, 2, static_cast<uint16_t>(wire::msg_type::unpublish), 14, w.data());
-    t.pump();
-    EXPECT_EQ(t.replies[1].back().status, PMIX_ERR_NOT_FOUND);
-}
-
-TEST(DynService, LookupTimesOut) {
-    two_nodes t;
-    t.svc[0]->on_client(5, 0, static_cast<uint16_t>(wire::msg_type::lookup), 1,
-                        lookup_payload({"never"}, {info_num<bool>(PMIX_WAIT, true, PMIX_BOOL),
-                                                   info_num<int>(PMIX_TIMEOUT, 1, PMIX_INT)}));
-    ASSERT_TRUE(t.svc[0]->next_deadline().has_value());
-    t.svc[0]->expire(server_clock::now() + std::chrono::seconds(2));
-    ASSERT_EQ(t.replies[0].size(), 1u);
-    EXPECT_EQ(t.replies[0][0].status, PMIX_ERR_TIMEOUT);
-}
-
-TEST(DynService, JobControlSignalsAcrossNodes) {
-    two_nodes t;
-    wire::job_control_request m;
-    pmix_proc_t p{};
-    strcpy(p.nspace, "slurm.1.0");
-    p.rank = 0;
-    m.targets.push_back(p);
-    p.rank = 3;
-    m.targets.push_back(p);
-    m.infos = infos({info_num<int>(PMIX_JOB_CTRL_SIGNAL, SIGUSR1, PMIX_INT)});
-    ASSERT_TRUE(t.svc[0]->job_control(9, 0, 1, m));
-    t.pump();
-    ASSERT_EQ(t.replies[0].size(), 1u);
-    EXPECT_EQ(t.replies[0][0].status, PMIX_SUCCESS);
-    ASSERT_EQ(t.signals[0].size(), 1u);
-    EXPECT_EQ(t.signals[0][0], std::make_pair(pid_t(1000), SIGUSR1));
-    ASSERT_EQ(t.signals[1].size(), 1u);
-    EXPECT_EQ(t.signals[1][0], std::make_pair(pid_t(1003), SIGUSR1));
-
-    // Terminate the whole namespace: SIGTERM now, SIGKILL after the grace (rank 1 has no pid).
-    wire::job_control_request all;
-    all.infos = infos({info_num<bool>(PMIX_JOB_CTRL_TERMINATE, true, PMIX_BOOL)});
-    ASSERT_TRUE(t.svc[1]->job_control(9, 2, 2, all));
-    t.pump();
-    EXPECT_EQ(t.signals[1].size(), 3u);  // + ranks 2, 3
-    EXPECT_EQ(t.signals[0].size(), 2u);  // + rank 0
-    t.svc[1]->expire(server_clock::now() + std::chrono::seconds(kTerminateGraceSec + 1));
-    EXPECT_EQ(t.signals[1].back().second, SIGKILL);
-
-    // Another namespace, a bad rank, no action.
-    wire::job_control_request other;
-    strcpy(p.nspace, "other");
-    other.targets.push_back(p);
-    other.infos = infos({info_num<bool>(PMIX_JOB_CTRL_KILL, true, PMIX_BOOL)});
-    ASSERT_TRUE(t.svc[0]->job_control(9, 0, 3, other));
-    EXPECT_EQ(t.replies[0].back().status, PMIX_ERR_NOT_SUPPORTED);
-    wire::job_control_request none;
-    EXPECT_FALSE(t.svc[0]->job_control(9, 0, 4, none));
-}
-
-TEST(DynService, BadNodeMessagesAreDropped) {
-    two_nodes t;
-    std::vector<uint8_t> junk = {1, 2, 3};
-    EXPECT_TRUE(t.channels[0].dispatch(1, id_of(node_channel::pubsub_request), junk));
-    EXPECT_TRUE(t.channels[1].dispatch(0, id_of(node_channel::pubsub_reply), junk));
-    EXPECT_TRUE(t.channels[1].dispatch(0, id_of(node_channel::job_control), junk));
-    EXPECT_TRUE(t.replies[0].empty());
-    EXPECT_TRUE(t.replies[1].empty());
-    EXPECT_TRUE(t.signals[1].empty());
-}
 
 // --- spawn: the srun command line, attribute handling, executable check, agent messages ---------
 #include "plugin/services/spawn/spawn_srun.h"
@@ -672,102 +517,6 @@ TEST(Spawn, AgentMessagesRoundTrip) {
     EXPECT_EQ(rep2.nspace, "slurm.7.3");
 }
 
-TEST(DynService, SpawnWithoutAgentIsNotSupported) {
-    two_nodes t;
-    wire::spawn_request s;
-    s.apps.push_back(wire::spawn_app{"/bin/true", {"/bin/true"}, {}, {}, 1, InfoArray()});
-    wire::Writer w;
-    ASSERT_TRUE(wire::encode(w, s).ok());
-    t.svc[0]->on_spawn(3, 0, 1, w.data());
-    ASSERT_EQ(t.replies[0].size(), 1u);
-    EXPECT_EQ(t.replies[0][0].status, PMIX_ERR_NOT_SUPPORTED);
-}
-
-#include "plugin/services/alloc/alloc_codec.h"
-
-namespace {
-// One node's dyn_service whose srun agent records what it is asked (and answers nothing).
-struct grow_harness {
-    step_info step;
-    std::unique_ptr<dyn_service> svc;
-    std::vector<reply_rec> replies;
-    std::vector<std::pair<agent::service, std::vector<uint8_t>>> asked;
-    explicit grow_harness(uint32_t grow_timeout) {
-        step.nspace = "slurm.1.0";
-        step.ntasks = 2;
-        step.node_id = 0;
-        step.node_names = {"n1"};
-        step.node_ranks = {{0, 1}};
-        dyn_ops ops;
-        ops.reply = [this](uint64_t conn, uint32_t id, pmix_status_t st, const std::string &m,
-                           std::span<const uint8_t> body) {
-            replies.push_back({conn, id, st, m, std::vector<uint8_t>(body.begin(), body.end())});
-        };
-        ops.agent = [this](agent::service s, std::vector<uint8_t> body, int, dyn_ops::session_done) {
-            asked.emplace_back(s, std::move(body));
-        };
-        ops.grow_timeout_sec = grow_timeout;
-        svc = std::make_unique<dyn_service>(step, std::vector<uint32_t>{0, 0}, std::move(ops));
-    }
-    // A spawn of /bin/true whose app environment is `env` (and app info PMIX_HOST if `host`).
-    void spawn(std::vector<std::string> env, const char *host = nullptr, bool attribute = false) {
-        wire::spawn_request s;
-        s.apps.push_back(wire::spawn_app{"/bin/true", {"/bin/true"}, std::move(env), {}, 1, InfoArray()});
-        if (host) s.apps[0].info = infos({info_str(PMIX_HOST, host)});
-        if (attribute) s.job_info = infos({info_num<uint64_t>(kSpawnGrow, 2, PMIX_UINT64)});
-        wire::Writer w;
-        ASSERT_TRUE(wire::encode(w, s).ok());
-        svc->on_spawn(3, 0, static_cast<uint32_t>(replies.size() + asked.size() + 1), w.data());
-    }
-};
-}  // namespace
-
-TEST(Spawn, GrowAskedThroughTheAppsEnvironment) {
-    grow_harness h(45);
-    h.spawn({"A=1", std::string(kSpawnGrowEnv) + "=3"});
-    ASSERT_TRUE(h.replies.empty()) << h.replies[0].message;
-    ASSERT_EQ(h.asked.size(), 1u);
-    EXPECT_EQ(h.asked[0].first, agent::service::alloc) << "the job grows first";
-    alloc::agent_request r;
-    wire::Reader rd(h.asked[0].second.data(), h.asked[0].second.size());
-    ASSERT_TRUE(alloc::decode(rd, &r).ok());
-    EXPECT_EQ(r.directive, PMIX_ALLOC_EXTEND);
-    auto nodes = value_to_number<int64_t>(alloc::find_info(r.infos, PMIX_ALLOC_NUM_NODES)->value);
-    EXPECT_EQ(nodes.value(), 3);
-    auto timeout = value_to_number<int64_t>(alloc::find_info(r.infos, PMIX_TIMEOUT)->value);
-    EXPECT_EQ(timeout.value(), 45) << "no PMIX_TIMEOUT in the spawn: the server's default";
-
-    // Several apps may repeat the same value; anything else is refused before srun is asked.
-    for (auto bad : std::vector<std::vector<std::string>>{
-             {"PMIXCPP_SPAWN_GROW=0"}, {"PMIXCPP_SPAWN_GROW=65537"}, {"PMIXCPP_SPAWN_GROW=-2"},
-             {"PMIXCPP_SPAWN_GROW=2 "}, {"PMIXCPP_SPAWN_GROW=0x2"}, {"PMIXCPP_SPAWN_GROW="},
-             {"PMIXCPP_SPAWN_GROW=18446744073709551617"}, {"PMIXCPP_SPAWN_GROW=1", "PMIXCPP_SPAWN_GROW=2"}}) {
-        grow_harness b(45);
-        b.spawn(bad);
-        ASSERT_EQ(b.replies.size(), 1u) << bad[0];
-        EXPECT_EQ(b.replies[0].status, PMIX_ERR_BAD_PARAM) << bad[0];
-        EXPECT_TRUE(b.asked.empty()) << bad[0];
-    }
-    grow_harness host(45);
-    host.spawn({"PMIXCPP_SPAWN_GROW=1"}, "n1");
-    ASSERT_EQ(host.replies.size(), 1u);
-    EXPECT_EQ(host.replies[0].status, PMIX_ERR_BAD_PARAM) << "the grow places the processes";
-    grow_harness both(45);
-    both.spawn({"PMIXCPP_SPAWN_GROW=2"}, nullptr, true);
-    ASSERT_EQ(both.replies.size(), 1u);
-    EXPECT_EQ(both.replies[0].status, PMIX_ERR_BAD_PARAM) << "the variable and the attribute: one of them";
-    EXPECT_TRUE(host.asked.empty() && both.asked.empty());
-
-    // PMIxCppAllocTimeout=0: the grow waits as long as Slurm keeps it pending.
-    grow_harness unlimited(0);
-    unlimited.spawn({"PMIXCPP_SPAWN_GROW=1"});
-    ASSERT_EQ(unlimited.asked.size(), 1u);
-    alloc::agent_request u;
-    wire::Reader ru(unlimited.asked[0].second.data(), unlimited.asked[0].second.size());
-    ASSERT_TRUE(alloc::decode(ru, &u).ok());
-    EXPECT_EQ(value_to_number<int64_t>(alloc::find_info(u.infos, PMIX_TIMEOUT)->value).value(), 0);
-}
-
 // --- the job's session store (srun side) ----------------------------------------------------------
 #include "plugin/services/sessions/session_srun.h"
 
@@ -928,55 +677,6 @@ TEST(SessionStore, RefusesADirectoryOthersCanRead) {
     chmod(dir, 0755);
     EXPECT_EQ(session::job_store::open(1, getuid(), "c", dir).status().code(), PMIX_ERR_NO_PERMISSIONS);
     rmdir(dir);
-}
-
-TEST(DynService, SessionRangeGoesToTheJobStore) {
-    two_nodes t;
-    std::vector<std::vector<uint8_t>> sent;
-    dyn_ops ops;
-    ops.reply = [&](uint64_t conn, uint32_t id, pmix_status_t st, const std::string &m, std::span<const uint8_t> body) {
-        t.replies[1].push_back({conn, id, st, m, std::vector<uint8_t>(body.begin(), body.end())});
-    };
-    ops.send_node = [&](uint32_t to, node_channel chan, std::span<const uint8_t> body) {
-        t.wire_q.emplace_back(1, to, chan, std::vector<uint8_t>(body.begin(), body.end()));
-    };
-    ops.agent = [&](agent::service, std::vector<uint8_t> body, int, dyn_ops::session_done done) {
-        sent.push_back(std::move(body));
-        done(PMIX_SUCCESS, {}, {});
-    };
-    dyn_service svc(t.step[1], {0, 0, 1, 1}, std::move(ops));
-    const auto pub = static_cast<uint16_t>(wire::msg_type::publish);
-    svc.on_client(5, 2, pub, 1, publish_payload("s", "v"));  // no range: the session
-    ASSERT_EQ(sent.size(), 1u);
-    session::agent_request r;
-    ASSERT_TRUE(session::decode_request(sent[0], &r).ok());
-    EXPECT_EQ(r.nspace, "slurm.1.0");
-    EXPECT_EQ(r.rank, 2u);
-    ASSERT_EQ(t.replies[1].size(), 1u);
-    EXPECT_EQ(t.replies[1][0].status, PMIX_SUCCESS);
-    // PMIX_RANGE_NAMESPACE: the step's store on node 0.
-    wire::publish_request p;
-    p.data = infos({info_str("n", "v")});
-    p.directives = infos({info_num<pmix_data_range_t>(PMIX_RANGE, PMIX_RANGE_NAMESPACE, PMIX_DATA_RANGE)});
-    wire::Writer w;
-    ASSERT_TRUE(wire::encode(w, p).ok());
-    svc.on_client(5, 2, pub, 2, w.data());
-    EXPECT_EQ(sent.size(), 1u);
-    ASSERT_EQ(t.wire_q.size(), 1u);
-    EXPECT_EQ(std::get<2>(t.wire_q.front()), node_channel::pubsub_request);
-    // A range value the standard does not define (OpenMPI 5.0's MPI_Lookup_name sends one): the
-    // default, the session, where OpenMPI's MPI_Publish_name put the name.
-    wire::lookup_request lk;
-    lk.keys.push_back("s");
-    lk.directives = infos({info_num<pmix_data_range_t>(PMIX_RANGE, 0x5a, PMIX_DATA_RANGE)});
-    wire::Writer lw;
-    ASSERT_TRUE(wire::encode(lw, lk).ok());
-    svc.on_client(5, 3, static_cast<uint16_t>(wire::msg_type::lookup), 3, lw.data());
-    EXPECT_EQ(sent.size(), 2u);
-    EXPECT_EQ(t.wire_q.size(), 1u);
-    // The session publisher leaves: the job store hears it.
-    svc.rank_left(2);
-    EXPECT_EQ(sent.size(), 3u);
 }
 
 // --- PMIx_Connect across namespaces (plugin/server/connect.h) through a real job store ---------

@@ -46,7 +46,7 @@ shared="shared/value.cc shared/sys.cc shared/wire/codec.cc shared/wire/frame.cc 
         shared/wire/group_messages.cc shared/wire/directory_messages.cc shared/fabric/fabric_wire.cc shared/fabric/fabric_cost.cc"
 common="plugin/services/xstep/xstep_codec.cc plugin/services/xstep/xstep_srun.cc plugin/services/xstep/xstep_stepd.cc plugin/services/spawn/mpmd.cc plugin/services/sessions/session_codec.cc plugin/services/sessions/session_srun.cc plugin/agent/proto/agent_io.cc
         plugin/agent/proto/agent_proto.cc plugin/agent/stepd/agent_client.cc plugin/agent/stepd/agent_link.cc plugin/agent/proto/responder.cc plugin/common/workers.cc
-        plugin/services/alloc/alloc_codec.cc
+        plugin/services/alloc/alloc_codec.cc plugin/services/service_ids.cc
         plugin/services/spawn/spawn_codec.cc plugin/services/spawn/spawn_plan.cc plugin/services/spawn/spawn_srun.cc plugin/services/fabric/fabric_codec.cc plugin/services/fabric/fabric_srun.cc
         plugin/net/envelope.cc plugin/server/node_channels.cc plugin/net/handshake.cc plugin/net/identity.cc plugin/coll/coll_message.cc
         plugin/native/bfrops.cc plugin/native/bfrops_pack.cc plugin/native/connection.cc plugin/native/requests.cc plugin/native/requests_grp.cc"

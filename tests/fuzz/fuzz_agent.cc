@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "plugin/agent/proto/agent_proto.h"
+#include "plugin/services/service_ids.h"
 #include "plugin/services/spawn/mpmd.h"
 #include "plugin/services/xstep/xstep_codec.h"
 #include "wire/codec.h"
@@ -90,9 +91,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         for (;;) {
             auto f = reader.next();
             if (!f.ok() || !f.value()) break;
-            auto s = agent::service_of(f.value()->type);
-            if (s && static_cast<uint16_t>(*s) != f.value()->type) abort();
-            if (s && agent::to_string(*s) == nullptr) abort();
+            const uint16_t type = f.value()->type;
+            const bool known = agent::is_service(&services::names(), type);
+            if (known && agent::service_name(&services::names(), type) == std::string("unknown")) abort();
+            if (!known && agent::service_name(&services::names(), type) != std::string("unknown")) abort();
         }
         break;
     }

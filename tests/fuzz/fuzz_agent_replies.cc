@@ -12,6 +12,7 @@
 #include <string>
 
 #include "plugin/agent/proto/agent_proto.h"
+#include "plugin/services/service_ids.h"
 #include "plugin/services/alloc/alloc_codec.h"
 #include "plugin/services/fabric/fabric_codec.h"
 #include "plugin/services/sessions/session_codec.h"
@@ -99,9 +100,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (!reader.feed(body.data(), body.size()).ok()) break;
         auto f = reader.next();
         if (!f.ok() || !f.value()) break;
-        auto s = agent::service_of(f.value()->type);
-        if (!s || f.value()->flags != 0 || f.value()->id != 1) break;  // request_frame writes these
-        same(agent::request_frame(*s, f.value()->payload), body.first(wire::kFrameHeaderSize + f.value()->payload.size()));
+        const uint16_t s = f.value()->type;
+        if (!agent::is_service(&services::names(), s) || f.value()->flags != 0 || f.value()->id != 1) break;  // request_frame writes these
+        same(agent::request_frame(s, f.value()->payload), body.first(wire::kFrameHeaderSize + f.value()->payload.size()));
         break;
     }
     case 11: {

@@ -11,6 +11,7 @@
 #include "../unit/sample_values.h"
 #include "plugin/coll/coll_message.h"
 #include "plugin/agent/proto/agent_proto.h"
+#include "plugin/services/service_ids.h"
 #include "plugin/services/alloc/alloc_codec.h"
 #include "plugin/services/fabric/fabric_codec.h"
 #include "plugin/services/spawn/mpmd.h"
@@ -315,7 +316,7 @@ void agent_seeds() {
     seed(t, "rendezvous", 5, agent::encode_rendezvous({1, 4, "tcp:*:4242"}));
     seed(t, "table", 6, agent::encode_table({"tcp:10.0.0.1:1", "ucx:abcd", "tcp:10.0.0.3:3"}));
     auto xs = xstep::encode(get);
-    if (xs.ok()) seed(t, "request-frame", 7, agent::request_frame(agent::service::xstep, xs.value()));
+    if (xs.ok()) seed(t, "request-frame", 7, agent::request_frame(services::id_of(services::service::xstep), xs.value()));
 
     const std::string r = "fuzz_agent_replies";
     alloc::agent_request areq;
@@ -350,7 +351,7 @@ void agent_seeds() {
     seed(r, "fabric-request", 8, fabric::encode_agent_request(fr));
     write_seed(r, "fabric-watch", 9, fabric::encode_watch(5));
     const uint8_t abc[] = {'a', 'b', 'c'};
-    seed(r, "request-frame", 10, agent::request_frame(agent::service::alloc, abc));
+    seed(r, "request-frame", 10, agent::request_frame(services::id_of(services::service::alloc), abc));
     std::string groups = fabric::encode_node_groups({0, 0, 1, 1, 2, 2, 3, 3, 0, 0, 1, 1, 2, 2, 3, 3});
     write_seed(r, "node-groups", 11,
                std::span<const uint8_t>(reinterpret_cast<const uint8_t *>(groups.data()), groups.size()));

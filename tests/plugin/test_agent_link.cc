@@ -5,6 +5,7 @@
 // tests run the real srun agent and client over TCP with the test credential service.
 #include "plugin/agent/proto/agent_io.h"
 #include "plugin/agent/proto/agent_proto.h"
+#include "plugin/services/service_ids.h"
 #include "plugin/agent/srun/srun_agent.h"
 #include "plugin/agent/stepd/agent_client.h"
 #include "plugin/agent/stepd/agent_link.h"
@@ -30,9 +31,19 @@ using namespace pmixcpp;
 using namespace std::chrono_literals;
 using agent::call_link;
 using agent::reply;
-using agent::service;
 
 namespace {
+
+// The services' ids (plugin/services/service_ids.h) by their names.
+namespace service {
+constexpr agent::service_id alloc = services::id_of(services::service::alloc);
+constexpr agent::service_id spawn = services::id_of(services::service::spawn);
+constexpr agent::service_id spawn_watch = services::id_of(services::service::spawn_watch);
+constexpr agent::service_id session = services::id_of(services::service::session);
+constexpr agent::service_id connect = services::id_of(services::service::connect);
+constexpr agent::service_id fabric = services::id_of(services::service::fabric);
+constexpr agent::service_id xstep = services::id_of(services::service::xstep);
+}  // namespace service
 
 using clock_type = agent_io::clock_type;
 
@@ -414,22 +425,23 @@ TEST(AgentLink, ASlowServiceDoesNotHoldUpTheOthers) {
     pmixcpp::testing::agent_auth auth;
     auto agent = srun_agent::start(nullptr, auth.keys());
     ASSERT_TRUE(agent.ok()) << agent.status().message();
+    agent.value()->services().set_names(&services::names());
     std::promise<void> release;
     std::shared_future<void> released = release.get_future().share();
     std::vector<std::thread> threads;
     std::mutex tm;
-    agent.value()->services().add(service::spawn, [&](agent::responder answer, std::vector<uint8_t>) {
+    (void)agent.value()->services().add(service::spawn, [&](agent::responder answer, std::vector<uint8_t>) {
         std::lock_guard<std::mutex> g(tm);
         threads.emplace_back([answer, released] {
             released.wait();
             (void)answer.send(reply{PMIX_SUCCESS, "spawned", {}});
         });
     });
-    agent.value()->services().add(service::session, [](agent::responder answer, std::vector<uint8_t> body) {
+    (void)agent.value()->services().add(service::session, [](agent::responder answer, std::vector<uint8_t> body) {
         (void)answer.send(reply{PMIX_SUCCESS, "", std::move(body)});
     });
     // A handler that drops its call: the caller still gets an answer.
-    agent.value()->services().add(service::fabric, [](agent::responder, std::vector<uint8_t>) {});
+    (void)agent.value()->services().add(service::fabric, [](agent::responder, std::vector<uint8_t>) {});
     agent::client c(loopback(), agent.value()->port(), auth.client());
     outcome slow;
     c.call(service::spawn, bytes_of("spawn"), 10000, slow.done());
@@ -459,9 +471,10 @@ TEST(AgentLink, TheClientsGateCancelsCallsInFlight) {
     pmixcpp::testing::agent_auth auth;
     auto agent = srun_agent::start(nullptr, auth.keys());
     ASSERT_TRUE(agent.ok());
+    agent.value()->services().set_names(&services::names());
     std::vector<agent::responder> parked;
     std::mutex pm;
-    agent.value()->services().add(service::alloc, [&](agent::responder answer, std::vector<uint8_t>) {
+    (void)agent.value()->services().add(service::alloc, [&](agent::responder answer, std::vector<uint8_t>) {
         std::lock_guard<std::mutex> g(pm);
         parked.push_back(std::move(answer));
     });
@@ -483,4 +496,49 @@ TEST(AgentLink, TheClientsGateCancelsCallsInFlight) {
     EXPECT_EQ(rb.status().code(), PMIX_ERR_NOT_AVAILABLE);
     std::lock_guard<std::mutex> g(pm);
     parked.clear();  // answered into a closed connection: nothing breaks
+}
+
+// The lanes of the layer above's services: allocations that wait (here: never answered) fill
+// their own lane only; a call of another service still goes through.
+TEST(AgentLink, AFullLaneRefusesOnlyItsOwnService) {
+    pmixcpp::testing::agent_auth auth;
+    auto agent = srun_agent::start(nullptr, auth.keys());
+    ASSERT_TRUE(agent.ok());
+    agent.value()->services().set_names(&services::names());
+    std::vector<agent::responder> parked;
+    std::mutex pm;
+    ASSERT_TRUE(agent.value()
+                    ->services()
+                    .add(service::alloc,
+                         [&](agent::responder answer, std::vector<uint8_t>) {
+                             std::lock_guard<std::mutex> g(pm);
+                             parked.push_back(std::move(answer));
+                         })
+                    .ok());
+    ASSERT_TRUE(agent.value()
+                    ->services()
+                    .add(service::session,
+                         [](agent::responder answer, std::vector<uint8_t> body) {
+                             (void)answer.send(reply{PMIX_SUCCESS, "", std::move(body)});
+                         })
+                    .ok());
+    agent::client c(loopback(), agent.value()->port(), auth.client(), &services::names());
+    std::vector<std::unique_ptr<outcome>> waiting;
+    for (size_t i = 0; i < agent::client::kMaxInFlight; ++i) {
+        waiting.push_back(std::make_unique<outcome>());
+        c.call(service::alloc, bytes_of("grow"), 60000, waiting.back()->done());
+    }
+    outcome over;
+    c.call(service::alloc, bytes_of("one more"), 60000, over.done());
+    auto ro = over.get(0ms);
+    ASSERT_FALSE(ro.ok());
+    EXPECT_EQ(ro.status().code(), PMIX_ERR_OUT_OF_RESOURCE);
+    EXPECT_NE(ro.status().message().find("allocation"), std::string::npos) << ro.status().message();
+    auto lookup = c.call_sync(service::session, bytes_of("lookup"), 10000);
+    ASSERT_TRUE(lookup.ok()) << lookup.status().message();
+    EXPECT_EQ(text_of(lookup->body), "lookup");
+    c.shutdown();
+    for (auto &w : waiting) EXPECT_EQ(w->get(5s).status().code(), PMIX_ERR_JOB_CANCELED);
+    std::lock_guard<std::mutex> g(pm);
+    parked.clear();
 }

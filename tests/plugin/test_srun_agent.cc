@@ -1,5 +1,6 @@
 #include "plugin/agent/srun/srun_agent.h"
 #include "plugin/agent/stepd/agent_client.h"
+#include "plugin/services/service_ids.h"
 #include "tests/net/test_credentials.h"
 
 #include <arpa/inet.h>
@@ -76,4 +77,63 @@ TEST(SrunAgent, RefusesForgedCredentialsAndGarbage) {
     EXPECT_EQ(calls, 1);
     agent.value()->stop();
     EXPECT_FALSE(agent::client(loopback(), agent.value()->port(), auth.client()).report(r, 1000).ok());
+}
+
+// The table takes a handler only for an id the layer above names, once.
+TEST(ServiceTable, RegistersOnlyNamedServicesOnce) {
+    agent::service_table t;
+    auto h = [](agent::responder, std::vector<uint8_t>) {};
+    const agent::service_id spawn = services::id_of(services::service::spawn);
+    EXPECT_FALSE(t.add(spawn, h).ok()) << "no names: the agent knows no service of the layer above";
+    t.set_names(&services::names());
+    EXPECT_FALSE(t.add(agent::kReport, h).ok()) << "the agent's own";
+    EXPECT_FALSE(t.add(agent::kRendezvous, h).ok()) << "the agent's own";
+    EXPECT_FALSE(t.add(40, h).ok()) << "an id nobody names";
+    EXPECT_FALSE(t.add(spawn, nullptr).ok());
+    EXPECT_EQ(t.find(spawn), nullptr);
+    ASSERT_TRUE(t.add(spawn, h).ok());
+    EXPECT_NE(t.find(spawn), nullptr);
+    EXPECT_EQ(t.add(spawn, h).code(), PMIX_ERR_EXISTS);
+    EXPECT_EQ(t.find(services::id_of(services::service::spawn_watch)), nullptr);
+    EXPECT_EQ(t.find(0xffff), nullptr);
+}
+
+// Names for log lines: the agent's own, the layer above's, "unknown" for the rest.
+TEST(ServiceTable, NamesComeFromTheLayerAbove) {
+    const agent::service_names *n = &services::names();
+    EXPECT_STREQ(agent::service_name(n, agent::kReport), "report");
+    EXPECT_STREQ(agent::service_name(nullptr, agent::kRendezvous), "rendezvous");
+    EXPECT_STREQ(agent::service_name(n, services::id_of(services::service::xstep)), "cross-step");
+    EXPECT_STREQ(agent::service_name(nullptr, services::id_of(services::service::xstep)), "unknown");
+    EXPECT_STREQ(agent::service_name(n, 40), "unknown");
+    EXPECT_TRUE(agent::is_service(nullptr, agent::kReport));
+    EXPECT_FALSE(agent::is_service(nullptr, services::id_of(services::service::alloc)));
+    EXPECT_TRUE(agent::is_service(n, services::id_of(services::service::alloc)));
+    EXPECT_FALSE(agent::is_service(n, 0));
+    EXPECT_FALSE(agent::is_service(n, 40));
+    EXPECT_FALSE(agent::is_service(n, agent::kReplyFrame));
+}
+
+// A named service nobody registered is answered PMIX_ERR_NOT_SUPPORTED; an id nobody names is a
+// malformed request: the connection is closed without an answer, and the agent serves on.
+TEST(SrunAgent, UnknownServiceIdClosesTheConnection) {
+    pmixcpp::testing::agent_auth auth;
+    auto agent = srun_agent::start(nullptr, auth.keys());
+    ASSERT_TRUE(agent.ok());
+    agent.value()->services().set_names(&services::names());
+    const std::vector<uint8_t> body{1};
+    auto none = agent::call_agent(loopback(), agent.value()->port(), auth.client(),
+                                  services::id_of(services::service::fabric), body, 5000);
+    ASSERT_TRUE(none.ok()) << none.status().message();
+    EXPECT_EQ(none->status, PMIX_ERR_NOT_SUPPORTED);
+    EXPECT_NE(none->message.find("fabric"), std::string::npos) << none->message;
+    auto unknown = agent::call_agent(loopback(), agent.value()->port(), auth.client(), 40, body, 5000);
+    ASSERT_FALSE(unknown.ok());
+    EXPECT_EQ(unknown.status().code(), PMIX_ERR_UNREACH) << unknown.status().message();
+    agent::report r;
+    r.what = agent::report::kind::abort;
+    r.status = 3;
+    r.node = "n1";
+    EXPECT_TRUE(agent::client(loopback(), agent.value()->port(), auth.client()).report(r).ok());
+    EXPECT_EQ(agent.value()->exit_code(), 3);
 }

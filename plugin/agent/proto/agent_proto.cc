@@ -5,25 +5,16 @@
 
 namespace pmixcpp::agent {
 
-const char *to_string(service s) {
-    switch (s) {
-    case service::report: return "report";
-    case service::rendezvous: return "rendezvous";
-    case service::alloc: return "allocation";
-    case service::spawn: return "spawn";
-    case service::spawn_watch: return "spawn watch";
-    case service::session: return "job store";
-    case service::connect: return "connect rendezvous";
-    case service::fabric: return "fabric";
-    case service::fabric_watch: return "fabric watch";
-    case service::xstep: return "cross-step";
-    }
-    return "unknown";
+const char *service_name(const service_names *above, service_id id) {
+    if (id == kReport) return "report";
+    if (id == kRendezvous) return "rendezvous";
+    const char *name = above && id >= kFirstServiceAbove && id <= kMaxServiceId ? above->name_of(id) : nullptr;
+    return name ? name : "unknown";
 }
 
-std::optional<service> service_of(uint16_t frame_type) {
-    if (frame_type == 0 || frame_type >= kServiceCount) return std::nullopt;
-    return static_cast<service>(frame_type);
+bool is_service(const service_names *above, uint16_t frame_type) {
+    if (frame_type == kReport || frame_type == kRendezvous) return true;
+    return above && frame_type >= kFirstServiceAbove && frame_type <= kMaxServiceId && above->name_of(frame_type) != nullptr;
 }
 
 Result<std::vector<uint8_t>> encode_reply(const reply &r) {
@@ -44,8 +35,8 @@ Status decode_reply(std::span<const uint8_t> bytes, reply *out) {
     return r.expect_end();
 }
 
-Result<std::vector<uint8_t>> request_frame(service s, std::span<const uint8_t> body, uint32_t id) {
-    return wire::encode_frame(static_cast<uint16_t>(s), 0, id, body, kMaxPayload);
+Result<std::vector<uint8_t>> request_frame(service_id s, std::span<const uint8_t> body, uint32_t id) {
+    return wire::encode_frame(s, 0, id, body, kMaxPayload);
 }
 
 Result<std::vector<uint8_t>> reply_frame(const reply &r, uint32_t id) {

@@ -335,13 +335,13 @@ void srun_agent::serve(uint64_t id) {
 bool srun_agent::handle_frame(conn &c, const wire::Frame &f) {
     const uint64_t id = c.id;
     c.deadline.reset();
-    const std::optional<agent::service> what = agent::service_of(f.type);
-    if (!what) {
+    const agent::service_id what = f.type;
+    if (!agent::is_service(_services.names(), what)) {
         PMIXCPP_LOG_ERROR("srun agent: dropped a request for unknown service %u", static_cast<unsigned>(f.type));
         drop(id);
         return true;
     }
-    if (*what == agent::service::rendezvous) {
+    if (what == agent::kRendezvous) {
         agent::rendezvous_request rq;
         Status st = agent::decode_rendezvous(f.payload, &rq);
         if (!st.ok()) {
@@ -361,7 +361,7 @@ bool srun_agent::handle_frame(conn &c, const wire::Frame &f) {
         if (_rdv.size() == _rdv_nodes) rendezvous_complete();
         return true;
     }
-    if (*what == agent::service::report) {
+    if (what == agent::kReport) {
         agent::report rep;
         Status st = agent::decode_report(f.payload, &rep);
         if (!st.ok()) {
@@ -385,12 +385,12 @@ bool srun_agent::handle_frame(conn &c, const wire::Frame &f) {
     }
     agent::responder answer(c.out, f.id);
     std::vector<uint8_t> body(f.payload.begin(), f.payload.end());
-    if (const agent::service_table::handler *h = _services.find(*what)) {
+    if (const agent::service_table::handler *h = _services.find(what)) {
         (*h)(std::move(answer), std::move(body));
         return false;
     }
     (void)answer.send(
-        agent::reply{PMIX_ERR_NOT_SUPPORTED, std::string("no ") + agent::to_string(*what) + " service in srun", {}});
+        agent::reply{PMIX_ERR_NOT_SUPPORTED, std::string("no ") + agent::service_name(_services.names(), what) + " service in srun", {}});
     return false;
 }
 

@@ -14,7 +14,7 @@ namespace {
 Status step_ending() { return Status(PMIX_ERR_JOB_CANCELED, "the step is ending"); }
 }  // namespace
 
-Result<reply> call_agent(const sockaddr_storage &agent_host, uint16_t port, const agent_io::call_credential_fn &credential, service s,
+Result<reply> call_agent(const sockaddr_storage &agent_host, uint16_t port, const agent_io::call_credential_fn &credential, service_id s,
                          std::span<const uint8_t> body, int timeout_ms, const std::atomic<bool> *cancel) {
     auto deadline = clock_type::now() + std::chrono::milliseconds(timeout_ms);
     auto frame = request_frame(s, body);
@@ -39,8 +39,8 @@ Result<reply> call_agent(const sockaddr_storage &agent_host, uint16_t port, cons
 }
 
 client::client(const sockaddr_storage &agent_host, uint16_t port, agent_io::call_credential_fn credential,
-               call_link::options link_options)
-    : _host(agent_host), _port(port), _credential(std::move(credential)),
+               const service_names *names, call_link::options link_options)
+    : _names(names), _host(agent_host), _port(port), _credential(std::move(credential)),
       _link(
           [this](clock_type::time_point deadline, const std::atomic<bool> *cancel) {
               return agent_io::connect_authenticated(_host, _port, _credential, deadline, cancel);
@@ -49,26 +49,13 @@ client::client(const sockaddr_storage &agent_host, uint16_t port, agent_io::call
 
 client::~client() { shutdown(); }
 
-client::lane client::lane_of(service s) {
-    switch (s) {
-    case service::alloc: return lane_alloc;
-    case service::xstep: return lane_xstep;
-    case service::rendezvous: return lane_rendezvous;
-    default: return lane_calls;
-    }
+size_t client::lane_of(service_id s) const {
+    if (s == kReport || s == kRendezvous) return kOwnLane;
+    const unsigned lane = _names ? _names->lane_of(s) : 0;
+    return lane < kOwnLane ? lane : 0;
 }
 
-const char *client::what_of(service s) {
-    switch (s) {
-    case service::alloc: return "allocation requests";
-    case service::spawn: return "spawn requests";
-    case service::xstep: return "cross-step calls";
-    case service::rendezvous: return "rendezvous";
-    default: return "calls to srun's agent";
-    }
-}
-
-Result<reply> client::call_sync(service s, std::span<const uint8_t> body, int timeout_ms) {
+Result<reply> client::call_sync(service_id s, std::span<const uint8_t> body, int timeout_ms) {
     if (_stopping.load()) return step_ending();
     auto answer = std::make_shared<std::promise<Result<reply>>>();
     auto got = answer->get_future();
@@ -79,13 +66,15 @@ Result<reply> client::call_sync(service s, std::span<const uint8_t> body, int ti
     return r;
 }
 
-void client::call(service s, std::vector<uint8_t> body, int timeout_ms, done_fn done) {
-    if (_stopping.load()) return done(Status(PMIX_ERR_NOT_AVAILABLE, std::string(what_of(s)) + ": the step ends"));
+void client::call(service_id s, std::vector<uint8_t> body, int timeout_ms, done_fn done) {
+    if (_stopping.load())
+        return done(Status(PMIX_ERR_NOT_AVAILABLE, std::string(service_name(_names, s)) + " calls: the step ends"));
     std::atomic<size_t> &count = _in_flight[lane_of(s)];
     if (count.fetch_add(1) >= kMaxInFlight) {
         --count;
-        return done(Status(PMIX_ERR_OUT_OF_RESOURCE, std::string("too many ") + what_of(s) +
-                                                         " in flight on this node (" + std::to_string(kMaxInFlight) + ")"));
+        return done(Status(PMIX_ERR_OUT_OF_RESOURCE, std::string("too many ") + service_name(_names, s) +
+                                                         " calls in flight on this node (" + std::to_string(kMaxInFlight) +
+                                                         " in its lane)"));
     }
     _link.call(s, std::move(body), timeout_ms, [&count, done = std::move(done)](Result<reply> r) {
         --count;
@@ -95,7 +84,7 @@ void client::call(service s, std::vector<uint8_t> body, int timeout_ms, done_fn 
 
 Status client::report(const agent::report &r, int timeout_ms) {
     PMIXCPP_ASSIGN_OR_RETURN(auto body, encode_report(r));
-    auto rep = call_agent(_host, _port, _credential, service::report, body, timeout_ms, nullptr);
+    auto rep = call_agent(_host, _port, _credential, kReport, body, timeout_ms, nullptr);
     if (!rep.ok()) {
         if (rep.status().code() == PMIX_ERR_TIMEOUT) return Status(PMIX_ERR_TIMEOUT, "srun agent: no acknowledgement");
         return rep.status();
@@ -110,7 +99,7 @@ void client::rendezvous(uint32_t node, uint32_t nnodes, std::string address, int
             auto body = encode_rendezvous({node, nnodes, address});
             if (!body.ok()) return ready(body.status());
             // A connection of its own: the agent keeps it until every node has reported.
-            auto rep = call_agent(_host, _port, _credential, service::rendezvous, body.value(), timeout_ms, &_stopping);
+            auto rep = call_agent(_host, _port, _credential, kRendezvous, body.value(), timeout_ms, &_stopping);
             if (!rep.ok() && _stopping.load()) rep = step_ending();
             if (!rep.ok()) {
                 if (rep.status().code() == PMIX_ERR_TIMEOUT)
@@ -125,7 +114,7 @@ void client::rendezvous(uint32_t node, uint32_t nnodes, std::string address, int
             if (!ts.ok()) return ready(ts);
             ready(std::move(table));
         },
-        what_of(service::rendezvous));
+        "rendezvous");
     if (!st.ok()) ready(st.code() == PMIX_ERR_OUT_OF_RESOURCE ? Status(PMIX_ERROR, "rendezvous started twice") : st);
 }
 

@@ -4,8 +4,9 @@
 //  - call(): one request on the node's one connection to srun's agent (agent_link.h: opened on
 //    first need, authenticated once, many calls at once answered in any order, closed when idle),
 //    the reply handed to `done` on the link's I/O thread: `done` must not block. Calls are
-//    bounded per lane (allocation, spawn and the store, cross-step: kMaxInFlight each): a call
-//    beyond that is answered PMIX_ERR_OUT_OF_RESOURCE at once.
+//    bounded per lane (the lane of a service its `service_names` gives: allocation, cross-step,
+//    every other; kMaxInFlight each): a call beyond that is answered PMIX_ERR_OUT_OF_RESOURCE at
+//    once.
 //  - call_sync(): the same, waited for (from a thread of the caller's own, never the server's
 //    loop nor a `done`).
 //  - rendezvous() and report(): a connection of their own each, as before the link (the
@@ -39,18 +40,20 @@ public:
     using table_fn = std::function<void(Result<std::vector<std::string>>)>;
     static constexpr size_t kMaxInFlight = 256;  // per lane
 
-    // `credential` makes each connection's slurmstepd credential (agent_io.h).
+    // `credential` makes each connection's slurmstepd credential (agent_io.h); `names` (the
+    // layer above's services, may be null: every call in one lane) says each service's lane
+    // and its name in errors.
     client(const sockaddr_storage &agent_host, uint16_t port, agent_io::call_credential_fn credential,
-           call_link::options link_options = {});
+           const service_names *names = nullptr, call_link::options link_options = {});
     ~client();  // shutdown()
     client(const client &) = delete;
     client &operator=(const client &) = delete;
 
     // One request, blocking (from a thread of the caller's own, never the server's loop).
-    Result<reply> call_sync(service s, std::span<const uint8_t> body, int timeout_ms);
+    Result<reply> call_sync(service_id s, std::span<const uint8_t> body, int timeout_ms);
     // One request on the link; `done` runs on its I/O thread (must not block), or at once when
     // refused.
-    void call(service s, std::vector<uint8_t> body, int timeout_ms, done_fn done);
+    void call(service_id s, std::vector<uint8_t> body, int timeout_ms, done_fn done);
     // The link's counters (connections opened, idle closes, ...).
     call_link::counters link_stats() const { return _link.stats(); }
 
@@ -66,21 +69,23 @@ public:
     const std::atomic<bool> *gate() const { return &_stopping; }
 
 private:
-    enum lane : size_t { lane_alloc, lane_calls, lane_xstep, lane_rendezvous, lane_count };
-    static lane lane_of(service s);
-    static const char *what_of(service s);
+    // The layer above's lanes, then one of the agent's own services.
+    static constexpr size_t kOwnLane = service_names::kLanes;
+    size_t lane_of(service_id s) const;
+
+    const service_names *_names;
 
     sockaddr_storage _host;
     uint16_t _port;
     agent_io::call_credential_fn _credential;
     std::atomic<bool> _stopping{false};
-    std::array<std::atomic<size_t>, lane_count> _in_flight{};
+    std::array<std::atomic<size_t>, kOwnLane + 1> _in_flight{};
     bounded_workers _rendezvous{1};
     call_link _link;
 };
 
 // The blocking call itself, for a peer without a client (tests): `cancel` may be null.
-Result<reply> call_agent(const sockaddr_storage &agent_host, uint16_t port, const agent_io::call_credential_fn &credential, service s,
+Result<reply> call_agent(const sockaddr_storage &agent_host, uint16_t port, const agent_io::call_credential_fn &credential, service_id s,
                          std::span<const uint8_t> body, int timeout_ms, const std::atomic<bool> *cancel = nullptr);
 
 }  // namespace pmixcpp::agent

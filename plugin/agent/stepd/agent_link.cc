@@ -39,7 +39,7 @@ call_link::counters call_link::stats() const {
     return _stats;
 }
 
-void call_link::call(service s, std::vector<uint8_t> body, int timeout_ms, done_fn done) {
+void call_link::call(service_id s, std::vector<uint8_t> body, int timeout_ms, done_fn done) {
     Status refused;
     {
         std::lock_guard<std::mutex> g(_mutex);

@@ -5,7 +5,9 @@
 //    link's one I/O thread, which also sends the requests, reads the replies and runs each
 //    call's `done`; no thread per call. Closed after `idle_close` without a call in flight, so
 //    that srun holds no connection for a node that has nothing to ask; the next call opens a
-//    new one.
+//    new one. (A node whose cross-step inbox waits, a long poll, always has a call in flight:
+//    that connection stays open for the step, by design, ../README.md "The inbox and the idle
+//    close".)
 //  - Everything srun sends is untrusted input to root: a frame is at most kMaxPayload; a frame
 //    that is not a reply, a reply for a call never made on this connection or one that does not
 //    decode closes the connection with a log line saying why. A connection that closes or
@@ -63,7 +65,7 @@ public:
 
     // Queue one call; `done` runs once, on the link's thread (or at once, on the caller's, when
     // refused). Never blocks.
-    void call(service s, std::vector<uint8_t> body, int timeout_ms, done_fn done);
+    void call(service_id s, std::vector<uint8_t> body, int timeout_ms, done_fn done);
     // End every call with `why`, refuse new ones, close the connection, join the thread
     // (idempotent; within about 100 ms even while connecting). Not from a `done`.
     void close(Status why);
@@ -73,7 +75,7 @@ public:
 
 private:
     struct pending {
-        service what;
+        service_id what = 0;
         std::vector<uint8_t> body;  // until sent
         bool sent = false;
         clock_type::time_point deadline;

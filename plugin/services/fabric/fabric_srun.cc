@@ -7,6 +7,7 @@
 #include <map>
 
 #include "../../agent/proto/agent_io.h"
+#include "../service_ids.h"
 #include "log.h"
 #include "wire/messages.h"
 
@@ -168,6 +169,14 @@ void fabric_service::start(agent::responder answer, std::vector<uint8_t> body, b
         is_watch ? "fabric watches" : "fabric requests");
     if (!started.ok())
         (void)answer.send(session::agent_reply{started.code(), started.message(), {}});
+}
+
+Status fabric_service::register_in(agent::service_table &table) {
+    PMIXCPP_RETURN_IF_ERROR(table.add(
+        services::id_of(services::service::fabric),
+        [this](agent::responder answer, std::vector<uint8_t> body) { submit(std::move(answer), std::move(body)); }));
+    return table.add(services::id_of(services::service::fabric_watch),
+                     [this](agent::responder answer, std::vector<uint8_t> body) { submit_watch(std::move(answer), std::move(body)); });
 }
 
 }  // namespace pmixcpp::fabric

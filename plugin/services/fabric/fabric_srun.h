@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "../../agent/proto/responder.h"
+#include "../../agent/srun/service_table.h"
 #include "../../common/workers.h"
 #include "../sessions/session_codec.h"
 #include "fabric/fabric_cost.h"
@@ -41,6 +42,8 @@ public:
     // (service fabric) or a watch (service fabric_watch).
     void submit(agent::responder answer, std::vector<uint8_t> body);
     void submit_watch(agent::responder answer, std::vector<uint8_t> body);
+    // Its handlers in srun's agent's service table, under its ids (../service_ids.h).
+    Status register_in(agent::service_table &table);
     // The answer to one request (also for tests).
     session::agent_reply handle(const fabric_request &r);
     // The switch records: loaded on first use; `reload` asks Slurm again.

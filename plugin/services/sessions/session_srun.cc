@@ -14,6 +14,7 @@
 #include <optional>
 
 #include "../../agent/proto/agent_io.h"
+#include "../service_ids.h"
 #include "log.h"
 #include "sys.h"
 #include "value.h"
@@ -438,6 +439,14 @@ void job_store::remove_orphaned_rendezvous() {
     if (!registered_steps(_dir).empty()) return;
     for (const char *prefix : {".xc.", ".xr."})
         for (const auto &n : names_with_prefix(_dir, prefix)) unlink((_dir + "/" + n).c_str());
+}
+
+Status job_store::register_in(agent::service_table &table) {
+    PMIXCPP_RETURN_IF_ERROR(table.add(
+        services::id_of(services::service::session),
+        [this](agent::responder answer, std::vector<uint8_t> body) { submit(std::move(answer), std::move(body)); }));
+    return table.add(services::id_of(services::service::connect),
+                     [this](agent::responder answer, std::vector<uint8_t> body) { submit_rendezvous(std::move(answer), std::move(body)); });
 }
 
 }  // namespace pmixcpp::session

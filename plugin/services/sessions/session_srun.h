@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "../../agent/proto/responder.h"
+#include "../../agent/srun/service_table.h"
 #include "../../common/workers.h"
 #include "session_codec.h"
 #include "status.h"
@@ -47,6 +48,8 @@ public:
     // a request of the store (service session) or a connect rendezvous (service connect).
     void submit(agent::responder answer, std::vector<uint8_t> body);
     void submit_rendezvous(agent::responder answer, std::vector<uint8_t> body);
+    // Its handlers in srun's agent's service table, under its ids (../service_ids.h).
+    Status register_in(agent::service_table &table);
     // The step `nspace` started / ended (a namespace registry for PMIx_Connect). At the end its
     // data that does not outlive it (PROC, APP) goes.
     void step_started(const std::string &nspace);

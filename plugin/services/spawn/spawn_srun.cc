@@ -17,6 +17,7 @@
 #include <cstring>
 
 #include "../../agent/proto/agent_io.h"
+#include "../service_ids.h"
 #include "log.h"
 #include "sys.h"
 #include "value.h"
@@ -294,6 +295,14 @@ agent_spawn_reply spawn_launcher::launch(const agent_spawn_request &r) {
     return fail(Status(code == 127 ? PMIX_ERR_JOB_EXE_NOT_FOUND : PMIX_ERR_JOB_FAILED_TO_LAUNCH,
                        "srun of the spawned step ended with status " + std::to_string(code) +
                            " before the step started (see srun's messages)"));
+}
+
+Status spawn_launcher::register_in(agent::service_table &table) {
+    PMIXCPP_RETURN_IF_ERROR(table.add(
+        services::id_of(services::service::spawn),
+        [this](agent::responder answer, std::vector<uint8_t> body) { submit(std::move(answer), std::move(body)); }));
+    return table.add(services::id_of(services::service::spawn_watch),
+                     [this](agent::responder answer, std::vector<uint8_t> body) { submit_watch(std::move(answer), std::move(body)); });
 }
 
 }  // namespace pmixcpp::spawn

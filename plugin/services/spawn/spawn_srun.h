@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "../../agent/proto/responder.h"
+#include "../../agent/srun/service_table.h"
 #include "../../common/workers.h"
 #include "spawn_codec.h"
 #include "spawn_plan.h"
@@ -49,6 +50,8 @@ public:
     // (service spawn) or of a watch (service spawn_watch).
     void submit(agent::responder answer, std::vector<uint8_t> body);
     void submit_watch(agent::responder answer, std::vector<uint8_t> body);
+    // Its handlers in srun's agent's service table, under its ids (../service_ids.h).
+    Status register_in(agent::service_table &table);
     // Terminate the spawned steps still running that were not spawned with
     // PMIX_SPAWN_CHILD_SEP=true, as the standard asks when the parent job ends: after `settle_ms`
     // SIGTERM to the step, after `term_ms` SIGKILL, after `kill_ms` SIGKILL to its srun.

@@ -10,6 +10,7 @@
 #include <cstring>
 #include "../../agent/proto/agent_io.h"
 #include "../sessions/session_srun.h"
+#include "../service_ids.h"
 #include "log.h"
 #include "sys.h"
 #include "wire/codec.h"
@@ -56,7 +57,7 @@ Result<std::vector<uint8_t>> call_peer(const std::string &path, std::span<const 
     auto deadline = clock_type::now() + std::chrono::milliseconds(timeout_ms);
     PMIXCPP_ASSIGN_OR_RETURN(auto fd, connect_unix(path));
     agent_io::fd_guard guard{fd};
-    auto frame = agent::request_frame(agent::service::xstep, body);
+    auto frame = agent::request_frame(services::id_of(services::service::xstep), body);
     PMIXCPP_RETURN_IF_ERROR(frame);
     PMIXCPP_RETURN_IF_ERROR(agent_io::send_all(fd, frame.value(), deadline, cancel));
     auto f = agent_io::read_frame(fd, agent::kMaxPayload, deadline, cancel);
@@ -342,7 +343,7 @@ void router::serve_peer(int raw) {
     auto f = agent_io::read_frame(raw, agent::kMaxPayload, clock_type::now() + std::chrono::seconds(5), &_stopping);
     message m;
     Status st = f.ok() ? decode(f->payload, &m) : f.status();
-    if (st.ok() && f->type != static_cast<uint16_t>(agent::service::xstep)) st = Status(PMIX_ERR_UNPACK_FAILURE, "unexpected frame type");
+    if (st.ok() && f->type != static_cast<uint16_t>(services::id_of(services::service::xstep))) st = Status(PMIX_ERR_UNPACK_FAILURE, "unexpected frame type");
     if (!st.ok()) {
         PMIXCPP_LOG_ERROR("%s: cross-step router: dropped a message: %s", _nspace.c_str(), st.message().c_str());
         close(raw);
@@ -414,6 +415,11 @@ void router::serve_peer(int raw) {
         queue(node, f->payload, id);
     }
     flush(node);
+}
+
+Status router::register_in(agent::service_table &table) {
+    return table.add(services::id_of(services::service::xstep),
+                     [this](agent::responder answer, std::vector<uint8_t> body) { submit(std::move(answer), std::move(body)); });
 }
 
 }  // namespace pmixcpp::xstep

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "../../agent/proto/responder.h"
+#include "../../agent/srun/service_table.h"
 #include "../../common/workers.h"
 #include "status.h"
 #include "xstep_codec.h"
@@ -47,6 +48,8 @@ public:
     // An agent call of one of our step's servers (is_xstep_body): answers it through `answer`.
     // Returns at once; blocking work runs on threads of its own.
     void submit(agent::responder answer, std::vector<uint8_t> body);
+    // Its handlers in srun's agent's service table, under its ids (../service_ids.h).
+    Status register_in(agent::service_table &table);
     // Stop listening, remove the socket, fail what waits (the step ended). Idempotent.
     void stop();
 

@@ -4,6 +4,7 @@
 
 #include "../../agent/proto/agent_io.h"
 #include "../../agent/stepd/agent_client.h"
+#include "../service_ids.h"
 #include "log.h"
 
 namespace pmixcpp::xstep {
@@ -38,7 +39,7 @@ void inbox::run() {
     if (!body.ok()) return;
     int failures = 0;
     while (!_cancel) {
-        auto rep = _agent->call_sync(agent::service::xstep, body.value(), kInboxCallMs);
+        auto rep = _agent->call_sync(services::id_of(services::service::xstep), body.value(), kInboxCallMs);
         if (_cancel || _agent->stopping()) return;
         Status st = rep.status();
         std::vector<inbox_item> items;

@@ -18,7 +18,9 @@ class client;
 namespace pmixcpp::xstep {
 
 // slurmstepd side: keeps one inbox call open to srun's agent on a thread of its own and hands
-// every item to `deliver` (on that thread). The agent client's shutdown gate ends the call: shut
+// every item to `deliver` (on that thread). A long poll: srun can push to a node server only by
+// answering a call the node made, so the node's connection to srun's agent stays open for the
+// step (plugin/agent/README.md, "The inbox and the idle close"). The agent client's shutdown gate ends the call: shut
 // the client down before destroying the inbox.
 class inbox {
 public:
