@@ -82,6 +82,8 @@ struct client_ref {
     uint64_t conn = 0;
     uint32_t rank = PMIX_RANK_UNDEF;
     size_t *fences = nullptr;  // its fences in flight: counted up here, down when their replies go
+    int pid = 0;               // the process that connected (SO_PEERCRED), for log lines
+    unsigned uid = 0;
 };
 
 class protocol_engine {

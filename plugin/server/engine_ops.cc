@@ -131,8 +131,8 @@ connect_ops server_impl::make_connect_ops() {
 group_ops server_impl::make_group_ops() {
     group_ops o;
     o.reply = [this](uint64_t conn, uint32_t id, pmix_status_t st, const std::string &msg, const wire::group_reply *r) {
-        if (st != PMIX_SUCCESS || r == nullptr) return send_reply(conn, id, st, msg);
-        send_reply(conn, id, st, msg, [r](wire::Writer &w) { return wire::encode(w, *r); });
+        if (st != PMIX_SUCCESS || r == nullptr) return _sink.reply(conn, id, st, msg);
+        _sink.reply(conn, id, st, msg, [r](wire::Writer &w) { return wire::encode(w, *r); });
     };
     o.start_collective = [this](uint64_t instance, uint64_t signature, std::vector<uint32_t> nodes,
                                 std::vector<uint8_t> blob) -> Status {
@@ -366,8 +366,8 @@ fabric_relay_ops server_impl::make_fabric_ops() {
     o.post = [this](std::function<void()> fn) { post(std::move(fn)); };
     o.reply = [this](uint64_t conn, uint32_t id, pmix_status_t status, const std::string &message,
                      std::span<const uint8_t> body) {
-        if (status != PMIX_SUCCESS) return send_reply(conn, id, status, message);
-        send_reply(conn, id, status, message, [body](wire::Writer &w) {
+        if (status != PMIX_SUCCESS) return _sink.reply(conn, id, status, message);
+        _sink.reply(conn, id, status, message, [body](wire::Writer &w) {
             w.put_raw(body.data(), body.size());
             return Status::success();
         });

@@ -1,6 +1,5 @@
 // The Get policy's wiring: the protocol engine's configuration and routes (engine.h: the policy
-// itself, what a Get is answered with, when and from where), the modex snapshot a client asks
-// for again, and the ops of direct modex (dmodex.h), whose waiting Gets the engine answers. Part
+// itself, what a Get is answered with, when and from where), and the ops of direct modex (dmodex.h), whose waiting Gets the engine answers. Part
 // of the server's class (server_impl.h).
 #include "server_impl.h"
 
@@ -48,23 +47,6 @@ engine_routes server_impl::make_engine_routes() {
         _xstep->rank_committed(rank);
     };
     return r;
-}
-
-// The modex snapshot of the node's data as it is now, with its file's descriptor: asked for by a
-// client's Get after a collecting fence whose reply it could not use (no snapshot made, or the
-// file's descriptor did not reach it).
-void server_impl::handle_snapshot(connection &c, const wire::Frame &f) {
-    if (!f.payload.empty()) {
-        close_connection(c.id, "malformed snapshot request: unexpected payload");
-        return;
-    }
-    auto made = _snapshots->write(_kvs);
-    if (!made.ok()) {
-        PMIXCPP_LOG_WARNING("%s: %s", _step.nspace.c_str(), made.status().message().c_str());
-        send_reply(c.id, f.id, made.status().code(), made.status().message());
-        return;
-    }
-    send_snapshot_reply(c.id, f.id, &made.value(), /*resend=*/true);
 }
 
 dmodex_config server_impl::make_dmodex_config() const {

@@ -1,9 +1,10 @@
 // The I/O shell of the server: sockets, frames, the loop thread. The protocol decisions live in
 // the engines (kv_store, fence_tracker, get_waits, dmodex_engine, node_liveness, ...); this file
 // reads, dispatches and replies. The class is in server_impl.h; the native listener (OpenPMIx's
-// own clients) is in server_native.cc, the handlers of the requests in client_requests.cc,
-// get_policy.cc and the engines (engine.h, jctrl_engine.h, monitor_engine.h, topology_engine.h,
-// remote_fence.h), the services' and engines' ops in engine_ops.cc.
+// own clients) is in server_native.cc; the requests of the clients go to the engines: the
+// protocol engine (engine.h, wired in get_policy.cc), the request engine (requests.h, wired in
+// client_requests.cc), jctrl_engine.h, monitor_engine.h, topology_engine.h, remote_fence.h; the
+// services' and engines' ops are in engine_ops.cc.
 #include "server_impl.h"
 
 #include <algorithm>
@@ -761,9 +762,9 @@ bool server_impl::dispatch(connection &c, const wire::Frame &f) {
     PMIXCPP_LOG_TRACE("%s: rank %u (%s): %s request %u (%zu bytes)", _step.nspace.c_str(), c.rank,
                       to_string(c.state), wire::to_string(type), f.id, f.payload.size());
     switch (type) {
-    case wire::msg_type::connect: handle_connect(c, f); break;
-    case wire::msg_type::finalize: handle_finalize(c, f); break;
-    case wire::msg_type::abort: handle_abort(c, f); break;
+    case wire::msg_type::connect: _requests->connect(client_of(c), f.id, f.payload); break;
+    case wire::msg_type::finalize: _requests->finalize(client_of(c), f.id, f.payload); break;
+    case wire::msg_type::abort: _requests->abort(client_of(c), f.id, f.payload); break;
     case wire::msg_type::commit: _engine->commit(client_of(c), f.id, f.payload); break;
     case wire::msg_type::fence: _engine->fence(client_of(c), f.id, f.payload); break;
     case wire::msg_type::get: _engine->get(client_of(c), f.id, f.payload); break;
@@ -772,19 +773,19 @@ bool server_impl::dispatch(connection &c, const wire::Frame &f) {
         _monitors->request(c.id, c.rank, f.id, f.payload, server_clock::now());
         rearm_timer();  // a monitor added or cancelled
         break;
-    case wire::msg_type::log: handle_log(c, f); break;
-    case wire::msg_type::notify: handle_notify(c, f); break;
-    case wire::msg_type::alloc: handle_alloc(c, f); break;
-    case wire::msg_type::query: handle_query(c, f); break;
+    case wire::msg_type::log: _requests->log(client_of(c), f.id, f.payload); break;
+    case wire::msg_type::notify: _requests->notify(client_of(c), f.id, f.payload); break;
+    case wire::msg_type::alloc: _requests->alloc(client_of(c), f.id, f.payload); break;
+    case wire::msg_type::query: _requests->query(client_of(c), f.id, f.payload); break;
     case wire::msg_type::publish:
     case wire::msg_type::lookup:
     case wire::msg_type::unpublish: _dyn->on_client(c.id, c.rank, f.type, f.id, f.payload); break;
     case wire::msg_type::spawn: _dyn->on_spawn(c.id, c.rank, f.id, f.payload); break;
-    case wire::msg_type::fabric: handle_fabric(c, f); break;
+    case wire::msg_type::fabric: _requests->fabric(client_of(c), f.id, f.payload); break;
     case wire::msg_type::xconnect: _dyn->on_connect(c.id, c.rank, f.id, connect_op::connect, f.payload); break;
     case wire::msg_type::xdisconnect: _dyn->on_connect(c.id, c.rank, f.id, connect_op::disconnect, f.payload); break;
-    case wire::msg_type::group: handle_group(c, f); break;
-    case wire::msg_type::snapshot: handle_snapshot(c, f); break;
+    case wire::msg_type::group: _requests->group(client_of(c), f.id, f.payload); break;
+    case wire::msg_type::snapshot: _requests->snapshot(client_of(c), f.id, f.payload); break;
     default: close_connection(id, "unexpected message type " + std::to_string(f.type)); break;
     }
     connection *still = find(id);

@@ -1,7 +1,7 @@
 // The server's I/O shell as one class (server_impl), shared by the files that implement it:
 // server.cc (sockets, frames, the loop thread, replies, the dispatch, the node transport's setup),
-// server_native.cc (the native listener: OpenPMIx's own clients), client_requests.cc (the
-// shell's own request handlers), get_policy.cc (the Get policy) and engine_ops.cc (the ops the
+// server_native.cc (the native listener: OpenPMIx's own clients), client_requests.cc (a
+// rank's admission, the request engine's routes), get_policy.cc (the Get policy) and engine_ops.cc (the ops the
 // services and engines are built with: the remote-fence backend's, job control's, the monitors',
 // the topology's).
 // Private to plugin/server: pmix_server (server.h) is the interface.
@@ -63,6 +63,7 @@
 #include "proc_table.h"
 #include "rank_store.h"
 #include "remote_fence.h"
+#include "requests.h"
 #include "time_alert.h"
 #include "topology.h"
 #include "topology_engine.h"
@@ -202,7 +203,7 @@ public:
         _events->set_normal_termination_events(opts.normal_termination_events);
         alloc_ops aops;
         aops.reply = [this](uint64_t conn, uint32_t id, pmix_status_t st, const std::string &msg, InfoArray &&r) {
-            send_reply(conn, id, st, msg, [&r](wire::Writer &w) {
+            _sink.reply(conn, id, st, msg, [&r](wire::Writer &w) {
                 wire::info_reply rep;
                 rep.results = std::move(r);
                 return wire::encode(w, rep);
@@ -256,6 +257,8 @@ public:
         _dmodex = std::make_unique<dmodex_engine>(make_dmodex_config(), make_dmodex_ops(), *_rank_store);
         _fabric = std::make_unique<fabric_relay>(step.nspace, make_fabric_ops());
         _xstep = std::make_unique<xstep_relay>(step, opts.multinode.timeout_sec, make_xstep_ops());
+        _requests = std::make_unique<request_engine>(make_request_config(), make_request_routes(), _kvs,
+                                                     *_snapshots, _sink);
     }
 
     Status setup(const node_topology &topo);
@@ -324,19 +327,10 @@ private:
 
     // Protocol.
     bool dispatch(connection &c, const wire::Frame &f);  // false: the connection was closed
-    void handle_connect(connection &c, const wire::Frame &f);
-    void handle_finalize(connection &c, const wire::Frame &f);
-    void handle_abort(connection &c, const wire::Frame &f);
-    void handle_snapshot(connection &c, const wire::Frame &f);
     // Most procs a client's request may name: the step's ranks and up to kMaxForeignProcs of
     // other namespaces (connect, fences and job control across steps).
     static constexpr uint32_t kMaxForeignProcs = 65536;
     uint32_t max_procs() const { return _step.ntasks + kMaxForeignProcs; }
-    void handle_log(connection &c, const wire::Frame &f);
-    void handle_notify(connection &c, const wire::Frame &f);  // events: see events.h
-    void handle_alloc(connection &c, const wire::Frame &f);   // allocation requests: see alloc.h
-    void handle_query(connection &c, const wire::Frame &f);
-    void handle_fabric(connection &c, const wire::Frame &f);
     std::unique_ptr<fabric_relay> _fabric;  // PMIx_Fabric_register/update (fabric_relay.h)
     fabric_relay_ops make_fabric_ops();
     // Another step of the job (xstep_relay.h): what it asks of this node, what goes to it.
@@ -363,8 +357,9 @@ private:
     void rank_left(uint32_t rank, bool died);
     relation relation_of(uint32_t requester, uint32_t target) const { return _rank_store->relation_of(requester, target); }
     bool is_local(uint32_t rank) const { return rank < _local_index.size() && _local_index[rank] != UINT32_MAX; }
-    // handle_connect's two halves, shared with the native route: why a connection may not be
-    // `rank` ("" = it may), and the rank's admission (the caller replies, then tells the events).
+    // A connect's two halves (the request engine's routes), shared with the native route: why a
+    // connection may not be `rank` ("" = it may), and the rank's admission (the caller replies,
+    // then tells the events).
     std::string rank_claim_refusal(const connection &c, uint32_t rank);
     void admit_rank(connection &c, uint32_t rank);
 
@@ -442,10 +437,18 @@ private:
     public:
         explicit shell_sink(server_impl *s) : _s(s) {}
         void reply(uint64_t conn, uint32_t request_id, pmix_status_t status, const std::string &message,
-                   const std::function<Status(wire::Writer &)> &body) override {
+                   const std::function<Status(wire::Writer &)> &body = {}) override {
             _s->send_reply(conn, request_id, status, message, body);
         }
         void fence_outcomes(const std::vector<fence_outcome> &outcomes) override { _s->send_fence_outcomes(outcomes); }
+        void snapshot(uint64_t conn, uint32_t request_id, const modex_snapshot *snapshot, bool resend) override {
+            _s->send_snapshot_reply(conn, request_id, snapshot, resend);
+        }
+        void reply_and_close(uint64_t conn, uint32_t request_id, pmix_status_t status,
+                             const std::string &message) override {
+            if (connection *c = _s->find(conn)) c->close_after_flush = true;
+            _s->send_reply(conn, request_id, status, message);
+        }
         void refuse(uint64_t conn, const std::string &reason) override { _s->close_connection(conn, reason); }
 
     private:
@@ -455,7 +458,14 @@ private:
     std::unique_ptr<protocol_engine> _engine;
     engine_config make_engine_config() const;
     engine_routes make_engine_routes();
-    static client_ref client_of(connection &c) { return {c.id, c.rank, &c.fences}; }
+    // The request engine (requests.h): connect, finalize, abort, log, notify, the snapshot asked
+    // for again, and the requests handed to a service, answering through _sink.
+    std::unique_ptr<request_engine> _requests;
+    request_config make_request_config() const;
+    request_routes make_request_routes();
+    static client_ref client_of(connection &c) {
+        return {c.id, c.rank, &c.fences, static_cast<int>(c.pid), static_cast<unsigned>(c.uid)};
+    }
     // Lost nodes (node_liveness.h): which nodes are lost, probes, queries, node-down messages.
     // What the server does when a node is lost: raise PMIX_ERR_NODE_DOWN for the local ranks,
     // fail the fences and Gets that need it.
@@ -520,7 +530,6 @@ private:
     // and a node's other processes must not be flooded by groups they are not in.
     void raise_pset_event(const std::string &name, const std::vector<pmix_proc_t> &members, bool defined,
                           uint32_t from, bool members_only = false);
-    void handle_group(connection &c, const wire::Frame &f);
     // The dynamic services' ops (engine_ops.cc), each with what its service needs.
     publish_ops make_publish_ops();
     spawn_ops make_spawn_ops();
@@ -542,7 +551,6 @@ private:
     time_alert _time_alert{_opts.job_end_time, _opts.time_limit_alert_sec};
     std::vector<rank_state> _rank_state;
     std::vector<uint64_t> _rank_conn;
-    log_gate _log_gate;  // PMIx_Log into slurmd's log: cut, escaped, rate-limited
 
     std::string _jobdata_path;
     uint64_t _jobdata_size = 0;
@@ -573,7 +581,7 @@ private:
     bool _stopped = false;
 };
 
-// In a request handler (connection &c, const wire::Frame &f): decode the payload into `m` or
+// In the shell's request handlers (connection &c, const wire::Frame &f): decode the payload into `m` or
 // close the connection with the reason.
 #define DECODE_OR_CLOSE(msg_struct, what)                                                            \
     msg_struct m;                                                                                    \

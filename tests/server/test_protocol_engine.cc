@@ -9,6 +9,7 @@
 
 #include "../../plugin/server/engine.h"
 #include "client_util.h"
+#include "sink_util.h"
 #include "wire/messages.h"
 
 using namespace pmixcpp;
@@ -16,40 +17,12 @@ using namespace pmixcpp::server;
 using pmixcpp::testing::make_infos;
 using pmixcpp::testing::make_proc;
 using pmixcpp::testing::set_info;
+using reply_record = pmixcpp::testing::sunk_reply;
+using vector_sink = pmixcpp::testing::recording_sink;
 
 namespace {
 
 const char *kNs = "engine.0";
-
-struct reply_record {
-    uint64_t conn = 0;
-    uint32_t id = 0;
-    pmix_status_t status = PMIX_SUCCESS;
-    std::string message;
-    std::vector<uint8_t> body;  // what the body writer wrote
-};
-
-// The test's reply sink: what the shell would write to the sockets, kept in vectors.
-struct vector_sink final : reply_sink {
-    std::vector<reply_record> replies;
-    std::vector<fence_outcome> outcomes;
-    std::vector<std::pair<uint64_t, std::string>> refused;
-
-    void reply(uint64_t conn, uint32_t request_id, pmix_status_t status, const std::string &message,
-               const std::function<Status(wire::Writer &)> &body) override {
-        reply_record r{conn, request_id, status, message, {}};
-        if (body) {
-            wire::Writer w;
-            EXPECT_TRUE(body(w).ok());
-            r.body = w.take();
-        }
-        replies.push_back(std::move(r));
-    }
-    void fence_outcomes(const std::vector<fence_outcome> &o) override {
-        outcomes.insert(outcomes.end(), o.begin(), o.end());
-    }
-    void refuse(uint64_t conn, const std::string &reason) override { refused.emplace_back(conn, reason); }
-};
 
 template <typename M>
 std::vector<uint8_t> payload_of(const M &m) {
