@@ -1,8 +1,9 @@
 // The request engine's wiring (requests.h: connect, finalize, abort, log, notify, the snapshot
 // asked for again, the requests handed to a service): its configuration, its routes into the
 // shell and the services, and a rank's admission (shared with the native route). Commit, fence
-// and Get are the protocol engine's (engine.h, get_policy.cc), job control jctrl_requests.cc's,
-// monitoring monitor.cc's. Part of the server's class (server_impl.h).
+// and Get are the protocol engine's (engine.h, get_policy.cc), job control the job-control
+// engine's (jctrl_engine.h), monitoring the monitor engine's (monitor_engine.h). Part of the
+// server's class (server_impl.h).
 #include "server_impl.h"
 
 #include <algorithm>
