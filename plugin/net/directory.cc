@@ -156,8 +156,14 @@ void directory::handle(const std::vector<uint8_t> &bytes) {
             ++_stats.learned;
             PMIXCPP_LOG_DEBUG("directory: %s of %s: %s", wire::to_string(m.kind), name(m.from_node).c_str(), r->address.c_str());
         }
-        // It is up: what waits for it to start goes now (it may not have ours yet).
-        if (auto it = _out.find(m.from_node); it != _out.end()) it->second.due = clock_type::now();
+        // It is up: what waits for it to start goes now (it may not have ours yet); an ask of
+        // ours that got there is answered.
+        if (auto it = _out.find(m.from_node); it != _out.end()) {
+            if (it->second.delivered)
+                _out.erase(it);
+            else
+                it->second.due = clock_type::now();
+        }
     }
     if (fresh) _opts.learned(m.from_node, r->address, r->node_key);
     if (m.kind == wire::directory_kind::ask) {
@@ -176,6 +182,14 @@ void directory::send_due(std::unique_lock<std::mutex> &lk) {
         if (it->second.due > now) {
             ++it;
             continue;
+        }
+        if (it->second.delivered) {
+            if (_known[it->first]) {  // answered meanwhile
+                it = _out.erase(it);
+                continue;
+            }
+            ++_stats.asked_again;
+            PMIXCPP_LOG_DEBUG("directory: %s took our ask but has not answered: asked again", name(it->first).c_str());
         }
         (it->second.kind == wire::directory_kind::ask ? asks : tells).push_back(it->first);
         sent.insert(*it);
@@ -199,21 +213,43 @@ void directory::send_due(std::unique_lock<std::mutex> &lk) {
     _stats.asks_sent += asks.size();
     now = clock_type::now();
     std::vector<std::pair<uint32_t, std::string>> never;  // given up, record never came
+    auto secs_since = [&now](clock_type::time_point t) {
+        char b[32];
+        snprintf(b, sizeof(b), "%.1f", std::chrono::duration<double>(now - t).count());
+        return std::string(b);
+    };
+    // The asks that got there wait for their answer (a tell); asked again if it does not come.
+    for (uint32_t n : asks) {
+        if (std::find(failed.begin(), failed.end(), n) != failed.end() || _known[n]) continue;
+        pending p = sent.at(n);
+        if (now - p.first > _opts.give_up) {
+            std::string why = "node " + std::to_string(n) + " (" + name(n) + ") took the directory ask but never answered it in " +
+                              secs_since(p.first) + " s (" + std::to_string(p.attempt + 1) + " asks through slurmd's forwarding)";
+            PMIXCPP_LOG_ERROR("directory: %s", why.c_str());
+            ++_stats.given_up;
+            _given_up[n] = true;
+            never.emplace_back(n, std::move(why));
+            continue;
+        }
+        ++p.attempt;
+        p.due = now + _opts.answer_wait;
+        p.delivered = true;
+        _out.try_emplace(n, p);  // queued again meanwhile (a need): that one goes
+    }
     for (uint32_t n : failed) {
         auto it = sent.find(n);
         if (it == sent.end()) continue;
         pending p = it->second;
+        p.delivered = false;
         if (now - p.first > _opts.give_up) {
-            const double s = std::chrono::duration<double>(now - p.first).count();
-            char secs[32];
-            snprintf(secs, sizeof(secs), "%.1f", s);
+            const std::string secs = secs_since(p.first);
             if (_known[n]) {  // it reached us: it is up, only our message to it did not get there
                 PMIXCPP_LOG_ERROR("directory: %s not reached with a %s in %s s: given up", name(n).c_str(),
-                                  wire::to_string(p.kind), secs);
+                                  wire::to_string(p.kind), secs.c_str());
                 continue;
             }
             std::string why = "node " + std::to_string(n) + " (" + name(n) + ") never answered the directory " +
-                              wire::to_string(p.kind) + " after " + secs + " s (" + std::to_string(p.attempt + 1) +
+                               wire::to_string(p.kind) + " after " + secs + " s (" + std::to_string(p.attempt + 1) +
                               " tries through slurmd's forwarding)";
             PMIXCPP_LOG_ERROR("directory: %s", why.c_str());
             ++_stats.given_up;

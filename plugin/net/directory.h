@@ -50,6 +50,7 @@ struct directory_stats {
     uint64_t retries = 0;                    // destinations sent to again after a failure
     uint64_t learned = 0, refused = 0, dropped = 0;
     uint64_t given_up = 0;                   // nodes given up (never reached, record never came)
+    uint64_t asked_again = 0;                // asks that got there, sent again for want of an answer
 };
 
 struct directory_options {
@@ -71,6 +72,9 @@ struct directory_options {
     // A node whose record never came and that was not reached within give_up (see above), once
     // per node, from the worker thread; `why` names the node and the time. May be empty.
     std::function<void(uint32_t node, const std::string &why)> unreachable;
+    // An ask that got there (slurmd delivered it) but whose answer has not come is asked again
+    // after this long, until give_up: the target may have died after taking it in.
+    std::chrono::milliseconds answer_wait{2000};
     std::chrono::milliseconds first_retry{100};
     std::chrono::milliseconds max_retry{2000};
     // A destination not reached within this time since its first try is given up (logged).
@@ -109,6 +113,7 @@ private:
         wire::directory_kind kind;
         uint32_t attempt = 0;
         std::chrono::steady_clock::time_point due, first;
+        bool delivered = false;  // an ask that got there, waiting for its answer
     };
     void run();
     void handle(const std::vector<uint8_t> &message);

@@ -86,6 +86,7 @@ struct fake_step {
         o.first_retry = std::chrono::milliseconds(10);
         o.max_retry = std::chrono::milliseconds(40);
         o.give_up = give_up;
+        o.answer_wait = answer_wait;
         for (uint32_t k = 0; k < dirs.size(); ++k) o.node_names.push_back("n" + std::to_string(k));
         o.unreachable = [this, i](uint32_t node, const std::string &why) {
             std::lock_guard<std::mutex> lk(mu);
@@ -99,7 +100,7 @@ struct fake_step {
                     failed.push_back(n);
                     continue;
                 }
-                dirs[n]->receive(msg);
+                if (dirs[n]) dirs[n]->receive(msg);  // up without a directory: taken in, never answered
             }
             return failed;
         };
@@ -138,6 +139,7 @@ struct fake_step {
     std::vector<std::vector<bool>> learned;
     std::atomic<uint64_t> sends[16] = {};
     std::chrono::milliseconds give_up{300000};
+    std::chrono::milliseconds answer_wait{2000};
     std::vector<std::tuple<uint32_t, uint32_t, std::string>> never;  // who gave up on whom, why
     size_t nevers() {
         std::lock_guard<std::mutex> lk(mu);
@@ -241,6 +243,55 @@ TEST(Directory, GivesUpANodeThatNeverAnswers) {
     ASSERT_TRUE(s.dirs[0]->wait_idle(std::chrono::seconds(30)));
     EXPECT_EQ(s.sends[0].load(), sent);
     EXPECT_EQ(s.nevers(), 3u);
+}
+
+// An ask that slurmd delivered but that is never answered (the target's slurmstepd died, or hangs,
+// after taking it in): asked again every answer_wait, then given up with a reason that says so.
+TEST(Directory, AsksAgainWhenAnAskThatGotThereIsNotAnswered) {
+    constexpr uint32_t n = 4;
+    fake_step s(n);
+    s.give_up = std::chrono::milliseconds(300);
+    s.answer_wait = std::chrono::milliseconds(20);
+    s.up[2] = true;  // its socket takes messages, nobody answers them
+    for (uint32_t i : {0u, 1u, 3u}) s.start(i, {});
+    s.dirs[0]->need(2);
+    ASSERT_TRUE(s.eventually([&] { return s.nevers() == 1; }));
+    ASSERT_TRUE(s.dirs[0]->wait_idle(std::chrono::seconds(30)));
+    auto st = s.dirs[0]->stats();
+    EXPECT_GE(st.asked_again, 2u);
+    EXPECT_EQ(st.asks_sent, st.asked_again + 1);
+    EXPECT_EQ(st.retries, 0u) << "every ask got there";
+    EXPECT_EQ(st.given_up, 1u);
+    {
+        std::lock_guard<std::mutex> lk(s.mu);
+        const auto &[who, node, why] = s.never.front();
+        EXPECT_EQ(who, 0u);
+        EXPECT_EQ(node, 2u);
+        EXPECT_EQ(why.rfind("node 2 (n2) took the directory ask but never answered it in ", 0), 0u) << why;
+    }
+    // Given up: nothing more goes to it.
+    const uint64_t sent = s.sends[0];
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    EXPECT_EQ(s.sends[0].load(), sent);
+}
+
+// An ask answered in time is not asked again, even when the answer comes after our send returned.
+TEST(Directory, AnAnsweredAskIsNotAskedAgain) {
+    constexpr uint32_t n = 4;
+    fake_step s(n);
+    s.answer_wait = std::chrono::milliseconds(20);
+    for (uint32_t i = 0; i < n; ++i) s.start(i, {});
+    s.dirs[0]->need(2);
+    ASSERT_TRUE(s.eventually([&] { return s.knows(0, 2); }));
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // several answer_waits
+    ASSERT_TRUE(s.dirs[0]->wait_idle(std::chrono::seconds(30)));
+    auto st = s.dirs[0]->stats();
+    // one ask, and at most the asks sent before the answer was handled (a loaded machine)
+    EXPECT_EQ(st.asks_sent, st.asked_again + 1);
+    const uint64_t asks = st.asks_sent;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    EXPECT_EQ(s.dirs[0]->stats().asks_sent, asks) << "asked again after the answer";
+    EXPECT_EQ(s.nevers(), 0u);
 }
 
 TEST(Directory, DoesNotGiveUpANodeWhoseRecordCame) {
