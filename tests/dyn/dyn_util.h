@@ -1,5 +1,5 @@
-// Helpers of the dynamic-process tests (test_dyn.cc, test_xstep.cc): info entries and arrays,
-// process lists.
+// Helpers of the dynamic-process tests (test_dyn.cc, test_xstep.cc, tests/server/
+// test_dyn_services.cc): info entries and arrays, process lists, publish and lookup payloads.
 #pragma once
 
 #include <pmix_common.h>
@@ -14,6 +14,8 @@
 #include <gtest/gtest.h>
 
 #include "value.h"
+#include "wire/codec.h"
+#include "wire/messages.h"
 
 namespace pmixcpp::dyn_test {
 
@@ -45,6 +47,23 @@ inline std::vector<pmix_proc_t> procs(std::vector<std::pair<std::string, uint32_
         out.push_back(p);
     }
     return out;
+}
+
+// The payloads of a publish of one string and of a lookup (wire/messages.h).
+inline std::vector<uint8_t> publish_payload(const char *key, const char *value) {
+    wire::publish_request p;
+    p.data = infos({info_str(key, value)});
+    wire::Writer w;
+    EXPECT_TRUE(wire::encode(w, p).ok());
+    return w.data();
+}
+inline std::vector<uint8_t> lookup_payload(std::vector<std::string> keys, std::vector<pmix_info_t> dirs) {
+    wire::lookup_request l;
+    l.keys = std::move(keys);
+    l.directives = infos(std::move(dirs));
+    wire::Writer w;
+    EXPECT_TRUE(wire::encode(w, l).ok());
+    return w.data();
 }
 
 // A reply a connect_service sent.

@@ -35,21 +35,6 @@ using namespace pmixcpp::dyn_test;
 
 namespace {
 
-std::vector<uint8_t> publish_payload(const char *key, const char *value) {
-    wire::publish_request p;
-    p.data = infos({info_str(key, value)});
-    wire::Writer w;
-    EXPECT_TRUE(wire::encode(w, p).ok());
-    return w.data();
-}
-std::vector<uint8_t> lookup_payload(std::vector<std::string> keys, std::vector<pmix_info_t> dirs) {
-    wire::lookup_request l;
-    l.keys = std::move(keys);
-    l.directives = infos(std::move(dirs));
-    wire::Writer w;
-    EXPECT_TRUE(wire::encode(w, l).ok());
-    return w.data();
-}
 
 pubsub_entry entry(const std::string &key, uint32_t owner, uint32_t node, uint8_t range = PMIX_RANGE_SESSION,
                    uint8_t persist = PMIX_PERSIST_PROC) {

@@ -17,35 +17,14 @@
 #include "plugin/server/dyn.h"
 #include "plugin/services/alloc/alloc_codec.h"
 #include "plugin/services/sessions/session_codec.h"
+#include "tests/dyn/dyn_util.h"
 #include "value.h"
 #include "wire/codec.h"
 #include "wire/messages.h"
 
 using namespace pmixcpp;
 using namespace pmixcpp::server;
-
-namespace {
-
-pmix_info_t info_str(const char *key, const char *v) {
-    pmix_info_t i{};
-    strncpy(i.key, key, PMIX_MAX_KEYLEN);
-    EXPECT_TRUE(value_load(&i.value, v, PMIX_STRING).ok());
-    return i;
-}
-template <typename T>
-pmix_info_t info_num(const char *key, T v, pmix_data_type_t type) {
-    pmix_info_t i{};
-    strncpy(i.key, key, PMIX_MAX_KEYLEN);
-    EXPECT_TRUE(value_load(&i.value, &v, type).ok());
-    return i;
-}
-InfoArray infos(std::vector<pmix_info_t> v) {
-    auto *p = static_cast<pmix_info_t *>(calloc(v.size() ? v.size() : 1, sizeof(pmix_info_t)));
-    for (size_t i = 0; i < v.size(); ++i) p[i] = v[i];  // ownership moves
-    return InfoArray(p, v.size());
-}
-
-}  // namespace
+using namespace pmixcpp::dyn_test;
 
 // Two nodes' publish and job-control services wired back to back: node-1 requests are forwarded
 // to node 0.
@@ -111,21 +90,6 @@ struct two_nodes {
     }
 };
 
-std::vector<uint8_t> publish_payload(const char *key, const char *value) {
-    wire::publish_request p;
-    p.data = infos({info_str(key, value)});
-    wire::Writer w;
-    EXPECT_TRUE(wire::encode(w, p).ok());
-    return w.data();
-}
-std::vector<uint8_t> lookup_payload(std::vector<std::string> keys, std::vector<pmix_info_t> dirs) {
-    wire::lookup_request l;
-    l.keys = std::move(keys);
-    l.directives = infos(std::move(dirs));
-    wire::Writer w;
-    EXPECT_TRUE(wire::encode(w, l).ok());
-    return w.data();
-}
 
 }  // namespace
 
