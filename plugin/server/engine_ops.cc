@@ -137,8 +137,7 @@ group_ops server_impl::make_group_ops() {
     o.start_collective = [this](uint64_t instance, uint64_t signature, std::vector<uint32_t> nodes,
                                 std::vector<uint8_t> blob) -> Status {
         if (!_net || !_coll)
-            return Status(PMIX_ERR_NOT_SUPPORTED, "the node transport is not running" +
-                                                      (_net_error.empty() ? std::string() : ": " + _net_error));
+            return transport_not_running();
         for (uint32_t n : nodes)
             if (node_is_lost(n))
                 return Status(PMIX_ERR_NODE_DOWN, "node " + _step.node_names.at(n) + " of the group is lost");
@@ -153,8 +152,7 @@ group_ops server_impl::make_group_ops() {
     };
     o.send_node = [this](uint32_t node, node_channel chan, std::vector<uint8_t> body) -> Status {
         if (!_net)
-            return Status(PMIX_ERR_NOT_SUPPORTED, "the node transport is not running" +
-                                                      (_net_error.empty() ? std::string() : ": " + _net_error));
+            return transport_not_running();
         if (node_is_lost(node))
             return Status(PMIX_ERR_NODE_DOWN, "node " + _step.node_names.at(node) + " is lost");
         _net->send(node, id_of(chan), body);
@@ -476,8 +474,7 @@ remote_fence_ops server_impl::make_remote_fence_ops() {
     remote_fence_ops o;
     o.transport = [this]() -> Status {
         if (!_net || !_coll || !_net_error.empty())
-            return Status(PMIX_ERR_NOT_SUPPORTED, "the node transport is not running" +
-                                                      (_net_error.empty() ? std::string() : ": " + _net_error));
+            return transport_not_running();
         return Status::success();
     };
     o.start_collective = [this](uint64_t instance, uint64_t signature, std::vector<uint32_t> nodes,

@@ -473,6 +473,11 @@ private:
     node_liveness_ops make_liveness_ops();
     void on_node_lost(uint32_t node, const std::string &why);
     bool node_is_lost(uint32_t node) const { return _liveness && _liveness->is_lost(node); }
+    // The refusal of what needs the node transport while it is not running (with why it failed).
+    Status transport_not_running() const {
+        return Status(PMIX_ERR_NOT_SUPPORTED,
+                      "the node transport is not running" + (_net_error.empty() ? std::string() : ": " + _net_error));
+    }
 
     step_info _step;
     server_host *_host;

@@ -125,6 +125,22 @@ int measure_munge(const char *socket) {
     return 0;
 }
 
+// One byte and room for one descriptor (SCM_RIGHTS), to send or to receive.
+struct fd_message {
+    char byte = 0;
+    iovec iov{&byte, 1};
+    alignas(cmsghdr) char ctl[CMSG_SPACE(sizeof(int))] = {};
+    msghdr mh{};
+    fd_message() {
+        mh.msg_iov = &iov;
+        mh.msg_iovlen = 1;
+        mh.msg_control = ctl;
+        mh.msg_controllen = sizeof(ctl);
+    }
+    fd_message(const fd_message &) = delete;
+    fd_message &operator=(const fd_message &) = delete;
+};
+
 // slurmd's part of one slurm_forward_data (req.c, _connect_as_other): from a process of slurmd's
 // size (9 MB touched), fork; the child drops to another uid, connects to a Unix socket and passes
 // the descriptor back over a socketpair; the parent takes it and reaps the child. The median of
@@ -153,36 +169,22 @@ double measure_forward() {
             if (getuid() == 0 && (setgid(65534) != 0 || setuid(65534) != 0)) _exit(1);
             int c = socket(AF_UNIX, SOCK_STREAM, 0);
             if (c < 0 || connect(c, reinterpret_cast<sockaddr *>(&a), sizeof(a)) != 0) _exit(1);
-            char byte = 0;
-            iovec iov{&byte, 1};
-            alignas(cmsghdr) char ctl[CMSG_SPACE(sizeof(int))] = {};
-            msghdr mh{};
-            mh.msg_iov = &iov;
-            mh.msg_iovlen = 1;
-            mh.msg_control = ctl;
-            mh.msg_controllen = sizeof(ctl);
-            cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+            fd_message m;
+            cmsghdr *cm = CMSG_FIRSTHDR(&m.mh);
             cm->cmsg_level = SOL_SOCKET;
             cm->cmsg_type = SCM_RIGHTS;
             cm->cmsg_len = CMSG_LEN(sizeof(int));
             memcpy(CMSG_DATA(cm), &c, sizeof(int));
-            _exit(sendmsg(sp[1], &mh, 0) == 1 ? 0 : 1);
+            _exit(sendmsg(sp[1], &m.mh, 0) == 1 ? 0 : 1);
         }
         close(sp[1]);
-        char byte;
-        iovec iov{&byte, 1};
-        alignas(cmsghdr) char ctl[CMSG_SPACE(sizeof(int))] = {};
-        msghdr mh{};
-        mh.msg_iov = &iov;
-        mh.msg_iovlen = 1;
-        mh.msg_control = ctl;
-        mh.msg_controllen = sizeof(ctl);
-        const bool got = recvmsg(sp[0], &mh, 0) == 1;
+        fd_message m;
+        const bool got = recvmsg(sp[0], &m.mh, 0) == 1;
         int status = 0;
         waitpid(pid, &status, 0);
         const double us = std::chrono::duration<double, std::micro>(clk::now() - t0).count();
         close(sp[0]);
-        cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+        cmsghdr *cm = CMSG_FIRSTHDR(&m.mh);
         if (!got || !cm || cm->cmsg_type != SCM_RIGHTS) return -1;
         int fd;
         memcpy(&fd, CMSG_DATA(cm), sizeof(int));
