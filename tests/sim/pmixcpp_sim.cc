@@ -162,7 +162,7 @@ int other_modes(int argc, char **argv) {
             fence_result e = engines ? run_fence(p, s) : run_tree_pattern(p, s);
             s.collect = true;
             s.bytes_per_rank = bytes;
-            s.real_blob_bytes = engines && n <= 4096 ? 8 : 0;
+            s.real_blob_bytes = engines && n <= 4096 ? 8 : 1;  // at least a byte: an empty blob travels as nothing
             fence_result d = engines ? run_fence(p, s) : run_tree_pattern(p, s);
             uint32_t depth = 0;
             for (uint64_t reach = 1, level = 1; reach < n; ++depth) level *= k, reach += level;
@@ -291,7 +291,7 @@ int main(int argc, char **argv) {
         s.collect = true;
         s.bytes_per_rank = bytes;
         s.fences = 1;
-        s.real_blob_bytes = n <= 4096 ? 8 : 0;  // ids checked; above, origins only (memory)
+        s.real_blob_bytes = n <= 4096 ? 8 : 1;  // ids checked; above, a byte (memory; an empty blob travels as nothing)
         s.algo = coll::algorithm::tree;
         fence_result dt = engines ? run_fence(p, s) : run_tree_pattern(p, s);
         printf("  modex fence, tree (%s, blobs charged at %s per node): %s  [a node takes in %s; largest "
