@@ -99,6 +99,11 @@ fence_result run_fence(const net_params &p, const fence_setup &s);
 // node passes it on; sizes are the real encoding's (17 + 8 + data per blob). The same costs as
 // run_fence; test_sim checks that both give the same times and message counts.
 fence_result run_tree_pattern(const net_params &p, const fence_setup &s);
+// The same for the dissemination barrier (a fence without data, coll::dissemination_engine):
+// log2 N rounds, in each one message out and one in per node, a node sending round r once it
+// has heard round r - 1; the real message's size, run_fence's costs and event order (test_sim
+// checks both give the same times). One fence, nodes with their own CPUs (the fabric preset).
+fence_result run_dissemination_pattern(const net_params &p, const fence_setup &s);
 
 struct dmodex_result {
     bool ok = false;
