@@ -2,7 +2,7 @@
 // process (no threads, no sockets), on a simulated network with virtual time and an event queue.
 //
 // What runs for real (the project's own code, unchanged):
-//  - the fence collectives: one coll::fence_manager per node with its tree, ring and direct
+//  - the fence collectives: one coll::fence_manager per node with its tree, ring, direct and dissemination
 //    engines and the real message codec (plugin/coll/); every byte they send is the real
 //    encoding, delivered to the real decoder of the receiving node's manager;
 //  - direct modex: two server::dmodex_engine (the requesting node and the owner), configured
