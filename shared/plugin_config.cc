@@ -15,6 +15,7 @@ const char *to_string(fence_algo a) {
     case fence_algo::tree: return "tree";
     case fence_algo::ring: return "ring";
     case fence_algo::direct: return "direct";
+    case fence_algo::dissemination: return "dissemination";
     }
     return "?";
 }
@@ -143,7 +144,8 @@ const std::vector<key_def> &key_defs() {
              else if (l == "tree") c.fence = fence_algo::tree;
              else if (l == "ring") c.fence = fence_algo::ring;
              else if (l == "direct") c.fence = fence_algo::direct;
-             else return bad(k, v, "auto, tree, ring or direct");
+             else if (l == "dissemination") c.fence = fence_algo::dissemination;
+             else return bad(k, v, "auto, tree, ring, direct or dissemination");
              return Status::success();
          },
          [](const plugin_config &c) { return std::string(to_string(c.fence)); }},

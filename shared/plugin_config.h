@@ -13,7 +13,7 @@
 
 namespace pmixcpp {
 
-enum class fence_algo { automatic, tree, ring, direct };
+enum class fence_algo { automatic, tree, ring, direct, dissemination };
 enum class transport_kind { ucx, tcp };
 // PMIxCppWireup: how the node servers of a multi-node step learn each other's addresses.
 // srun: the static route where slurm.conf reserves ports (TCP), else the rendezvous through srun's

@@ -16,6 +16,7 @@ const char *to_string(msg_kind k) {
     case msg_kind::tree_down: return "tree fan-out";
     case msg_kind::ring: return "ring";
     case msg_kind::direct: return "direct";
+    case msg_kind::dissemination: return "dissemination";
     }
     return "unknown";
 }
@@ -30,6 +31,7 @@ std::vector<uint8_t> encode(const coll_message &m) {
         w.put_u32(b.node);
         (void)w.put_bytes(b.data.data(), b.data.size());  // a node's blob: far below 4 GiB, never null with a size
     }
+    if (m.kind == msg_kind::dissemination) w.put_u8(m.round);
     return w.take();
 }
 
@@ -39,7 +41,7 @@ Status decode(std::span<const uint8_t> bytes, uint32_t nnodes, coll_message *out
     uint32_t n = 0;
     coll_message m;
     PMIXCPP_RETURN_IF_ERROR(r.get_u8(&kind));
-    if (kind < 1 || kind > 4) return Status(PMIX_ERR_BAD_PARAM, "unknown collective message kind " + std::to_string(kind));
+    if (kind < 1 || kind > 5) return Status(PMIX_ERR_BAD_PARAM, "unknown collective message kind " + std::to_string(kind));
     m.kind = static_cast<msg_kind>(kind);
     PMIXCPP_RETURN_IF_ERROR(r.get_u64(&m.key.signature));
     PMIXCPP_RETURN_IF_ERROR(r.get_u32(&m.key.seq));
@@ -47,6 +49,17 @@ Status decode(std::span<const uint8_t> bytes, uint32_t nnodes, coll_message *out
     if (n > nnodes) return Status(PMIX_ERR_BAD_PARAM, "collective message with " + std::to_string(n) + " blobs");
     if ((m.kind == msg_kind::ring || m.kind == msg_kind::direct) && n != 1)
         return Status(PMIX_ERR_BAD_PARAM, std::string(to_string(m.kind)) + " message without exactly one blob");
+    if (m.kind == msg_kind::dissemination) {  // a barrier: no data, a round the step's size allows
+        if (n != 0) return Status(PMIX_ERR_BAD_PARAM, "dissemination message with " + std::to_string(n) + " blobs");
+        PMIXCPP_RETURN_IF_ERROR(r.get_u8(&m.round));
+        if (m.round >= dissemination_rounds(nnodes))
+            return Status(PMIX_ERR_BAD_PARAM, "dissemination round " + std::to_string(m.round) + " beyond " +
+                                                  std::to_string(nnodes) + " nodes' " +
+                                                  std::to_string(dissemination_rounds(nnodes)));
+        PMIXCPP_RETURN_IF_ERROR(r.expect_end());
+        *out = std::move(m);
+        return Status::success();
+    }
     // a blob takes at least 8 bytes (origin node + length); the node bitmap is charged too
     PMIXCPP_RETURN_IF_ERROR(r.take_count(n, 8, sizeof(node_blob), "collective blobs"));
     PMIXCPP_RETURN_IF_ERROR(r.charge(nnodes / 8 + 1, "collective origin set"));

@@ -292,4 +292,80 @@ std::vector<uint32_t> direct_engine::missing() const {
     return out;
 }
 
+// ---------------------------------------------------------------- dissemination
+
+dissemination_engine::dissemination_engine(coll_key key, std::vector<uint32_t> nodes, uint32_t self_node)
+    : _key(key), _nodes(std::move(nodes)), _self(self_node) {
+    const uint32_t i = index_of(_nodes, _self);
+    _pos = i == UINT32_MAX ? 0 : i;
+    _rounds = dissemination_rounds(_nodes.size());
+    _heard.assign(_rounds, false);
+}
+
+uint32_t dissemination_engine::send_to(uint32_t round) const {
+    const size_t m = _nodes.size();
+    return _nodes[(_pos + (size_t(1) << round) % m) % m];
+}
+
+uint32_t dissemination_engine::hear_from(uint32_t round) const {
+    const size_t m = _nodes.size();
+    return _nodes[(_pos + m - (size_t(1) << round) % m) % m];
+}
+
+void dissemination_engine::start(blob local, actions &out) {
+    (void)local;  // empty: the manager's choice (fence_manager.cc)
+    if (_state != engine_state::waiting) return;
+    _state = engine_state::started;
+    advance(out);
+}
+
+void dissemination_engine::advance(actions &out) {
+    if (_state != engine_state::started) return;
+    while (_round < _rounds) {
+        if (!_sent) {
+            coll_message m;
+            m.kind = msg_kind::dissemination;
+            m.key = _key;
+            m.round = static_cast<uint8_t>(_round);
+            out.sends.push_back({send_to(_round), std::move(m)});
+            _sent = true;
+        }
+        if (!_heard[_round]) return;
+        ++_round;
+        _sent = false;
+    }
+    _state = engine_state::done;
+    out.done = true;  // a barrier: no contributions in the result
+}
+
+Status dissemination_engine::receive(uint32_t from, coll_message &&m, actions &out) {
+    if (m.kind != msg_kind::dissemination)
+        return Status(PMIX_ERR_BAD_PARAM, std::string(to_string(m.kind)) + " message given to a dissemination engine");
+    if (_state == engine_state::done) return Status(PMIX_ERR_BAD_PARAM, "dissemination message after completion");
+    if (!m.blobs.empty()) return Status(PMIX_ERR_BAD_PARAM, "dissemination message with data");
+    if (m.round >= _rounds)
+        return Status(PMIX_ERR_BAD_PARAM, "dissemination round " + std::to_string(m.round) + " of " +
+                                              std::to_string(_rounds));
+    if (from != hear_from(m.round))
+        return Status(PMIX_ERR_BAD_PARAM, "dissemination round " + std::to_string(m.round) + " from node " +
+                                              std::to_string(from) + ", not from node " +
+                                              std::to_string(hear_from(m.round)));
+    if (_heard[m.round])
+        return Status(PMIX_ERR_BAD_PARAM, "second dissemination round " + std::to_string(m.round) + " from node " +
+                                              std::to_string(from));
+    _heard[m.round] = true;  // a later round's message before its round: kept as heard
+    advance(out);
+    return Status::success();
+}
+
+std::vector<uint32_t> dissemination_engine::missing() const {
+    std::vector<uint32_t> out;
+    if (_state == engine_state::done) return out;
+    for (uint32_t r = 0; r < _rounds; ++r)
+        if (!_heard[r]) out.push_back(hear_from(r));
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return out;
+}
+
 }  // namespace pmixcpp::coll

@@ -10,6 +10,10 @@
 //               m-1 hops of one contribution each; best for large payloads (no root hot spot).
 //  direct_engine  every node sends its contribution to every other node: one message hop,
 //               m-1 messages out and in per node; best for few nodes.
+//  dissemination_engine  a barrier without data: ceil(log2 m) rounds, in each one message out
+//               and one in per node; where the tree's parents take their k children's messages
+//               one after another (2 * depth levels of k receives), every node here takes
+//               log2 m, one per round. Only for fences whose contributions are all empty.
 #pragma once
 
 #include <cstdint>
@@ -136,6 +140,40 @@ private:
     uint32_t _self;
     engine_state _state = engine_state::waiting;
     std::map<uint32_t, blob> _have;  // origin node -> data (also what came before start)
+};
+
+// The dissemination barrier over the m nodes of `nodes` (sorted step node ids; position i is
+// node nodes[i]): in round r a node sends to position (i + 2^r) mod m once it has heard round
+// r - 1, and waits for (i - 2^r) mod m; after round ceil(log2 m) - 1 every node has heard,
+// directly or not, from every other one. It carries nothing: its result is empty. Messages of
+// later rounds may come before their round (kept); one for a round already heard, or from a node
+// other than that round's sender, is refused.
+class dissemination_engine {
+public:
+    dissemination_engine(coll_key key, std::vector<uint32_t> nodes, uint32_t self_node);
+    // `local` must be empty (the manager picks this engine only for a fence without data).
+    void start(blob local, actions &out);
+    Status receive(uint32_t from, coll_message &&m, actions &out);
+    // The senders of the rounds not heard yet.
+    std::vector<uint32_t> missing() const;
+    engine_state state() const { return _state; }
+
+    uint32_t rounds() const { return _rounds; }
+    uint32_t send_to(uint32_t round) const;    // step node id
+    uint32_t hear_from(uint32_t round) const;  // step node id
+
+private:
+    void advance(actions &out);
+
+    coll_key _key;
+    std::vector<uint32_t> _nodes;
+    uint32_t _self;
+    size_t _pos = 0;
+    uint32_t _rounds = 0;
+    uint32_t _round = 0;             // the round we send next (or wait in)
+    bool _sent = false;              // the message of _round left
+    std::vector<bool> _heard;        // by round
+    engine_state _state = engine_state::waiting;
 };
 
 }  // namespace pmixcpp::coll

@@ -236,6 +236,8 @@ void node_seeds() {
     write_seed("fuzz_node", "coll-tree-up", 2, coll::encode(up));
     coll::coll_message ring{coll::msg_kind::ring, {0x99, 2}, {{3, {9, 9, 9}}}};
     write_seed("fuzz_node", "coll-ring", 2, coll::encode(ring));
+    coll::coll_message barrier{coll::msg_kind::dissemination, {0x77, 3}, {}, 2};
+    write_seed("fuzz_node", "coll-dissemination", 2, coll::encode(barrier));
 
     const std::string t = "fuzz_node_bodies";
     std::vector<rank_data_entry> rd;

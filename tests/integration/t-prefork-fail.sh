@@ -48,7 +48,7 @@ chmod 1777 "$tmpfs"
 # 3. A bad override that only the step sees (--export) is refused by slurmstepd.
 run_srun 60 --mpi=pmixcpp --export=ALL,SLURM_PMIXCPP_FENCE=sideways -N1 -n1 true
 expect_eq "srun exits with status 1 on a bad exported override" 1 "$rc"
-expect_match "srun shows why" 'PMIxCppFence=sideways is invalid: expected auto, tree, ring or direct' "$out"
+expect_match "srun shows why" 'PMIxCppFence=sideways is invalid: expected auto, tree, ring, direct or dissemination' "$out"
 
 # 4. The cluster is healthy afterwards: no stuck step, the next step runs.
 expect_eq "no step left running" "" "$(steps_left 30)"

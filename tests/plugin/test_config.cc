@@ -25,6 +25,11 @@ TEST(PluginConfig, SetsValidValuesCaseInsensitively) {
     EXPECT_EQ(c.timeout_sec, 42u);
     EXPECT_EQ(c.fence, fence_algo::ring);
     EXPECT_TRUE(c.eager_connect);
+    plugin_config b;
+    ASSERT_TRUE(b.set("PMIxCppFence", "Dissemination").ok());
+    EXPECT_EQ(b.fence, fence_algo::dissemination);
+    EXPECT_STREQ(to_string(b.fence), "dissemination");
+    EXPECT_FALSE(b.set("PMIxCppFence", "barrier").ok());
     EXPECT_EQ(c.tmpdir_base, "/var/tmp");
     auto nd = c.non_default();
     ASSERT_EQ(nd.size(), 4u);

@@ -6,6 +6,9 @@
 //   pmixcpp_sim width    [options]   the tree fence (empty and 1 KiB per rank) at each fan-out of
 //                                    --widths (default 2,4,8,16,32,64) at the --nodes counts: the
 //                                    table behind PMIxCppTreeWidth=auto (coll::default_tree_width)
+//   pmixcpp_sim barrier  [options]   the empty fence by the tree (PMIxCppTreeWidth=auto) and by
+//                                    the dissemination barrier at the --nodes counts: the table
+//                                    behind PMIxCppFence=auto's choice (coll::kDisseminationMinNodes)
 //   pmixcpp_sim conns    [options]   connections per node server: a tree fence, the watched ring
 //                                    neighbour and direct-modex fetches from --peers other nodes
 //                                    each (default 1024), without a cap and with --cap (default
@@ -151,7 +154,50 @@ int loss_mode(int argc, char **argv) {
     return all_ok ? 0 : 1;
 }
 
-// width and conns (see the top).
+// barrier (see the top): the empty fence by the tree (auto's width) and by the barrier.
+int barrier_mode(const net_params &p, const std::vector<uint32_t> &nodes, uint32_t ppn, uint32_t real_max) {
+    print_params(p);
+    printf("%6s %5s | %12s %12s | %12s %12s | %9s %9s | %s\n", "nodes", "width", "tree", "barrier", "tree cold",
+           "barrier cold", "tree msgs", "barr msgs", "how");
+    bool all_ok = true;
+    for (uint32_t n : nodes) {
+        fence_setup s;
+        s.nodes = n;
+        s.ppn = ppn;
+        s.real_blob_bytes = 0;
+        s.width = coll::default_tree_width(n);
+        const bool engines = n <= real_max;
+        s.algo = coll::algorithm::tree;
+        fence_result t = engines ? run_fence(p, s) : run_tree_pattern(p, s);
+        s.algo = coll::algorithm::dissemination;
+        fence_result d = engines ? run_fence(p, s) : run_dissemination_pattern(p, s);
+        // The first fence of a step, its node connections not open yet (real engines only): the
+        // tree opens one to the parent and each child, the barrier one per round.
+        fence_result tc, dc;
+        if (engines) {
+            s.cold = true;
+            dc = run_fence(p, s);
+            s.algo = coll::algorithm::tree;
+            tc = run_fence(p, s);
+        }
+        const bool ok = t.ok && d.ok && (!engines || (tc.ok && dc.ok));
+        all_ok = all_ok && ok;
+        printf("%6u %5u | %12s %12s | %12s %12s | %9llu %9llu | %s%s\n", n, s.width, human_us(t.max_us).c_str(),
+               human_us(d.max_us).c_str(), engines ? human_us(tc.max_us).c_str() : "-",
+               engines ? human_us(dc.max_us).c_str() : "-", static_cast<unsigned long long>(t.messages),
+               static_cast<unsigned long long>(d.messages), engines ? "real engines" : "patterns",
+               ok ? "" : (" FAILED: " + (t.ok ? d.error : t.error)).c_str());
+        printf("SIM mode=barrier preset=%s nodes=%u ppn=%u width=%u tree_us=%.1f barrier_us=%.1f tree_cold_us=%.1f "
+               "barrier_cold_us=%.1f tree_msgs=%llu barrier_msgs=%llu real=%d ok=%d\n",
+               p.name.c_str(), n, ppn, s.width, t.max_us, d.max_us, tc.max_us, dc.max_us,
+               static_cast<unsigned long long>(t.messages),
+               static_cast<unsigned long long>(d.messages), engines ? 1 : 0, ok ? 1 : 0);
+        fflush(stdout);
+    }
+    return all_ok ? 0 : 1;
+}
+
+// width, conns and barrier (see the top).
 int other_modes(int argc, char **argv) {
     const bool width_mode = strcmp(argv[1], "width") == 0;
     net_params p = fabric_preset();
@@ -175,6 +221,7 @@ int other_modes(int argc, char **argv) {
     }
     for (const auto &kv : sets)
         if (!set_param(p, kv)) return fail("bad --set", kv);
+    if (strcmp(argv[1], "barrier") == 0) return barrier_mode(p, nodes, ppn, real_max);
     if (!width_mode) {
         printf("%6s %6s %5s | %8s %8s %8s %9s | %9s %9s %8s | %s\n", "nodes", "peers", "cap", "out max", "in max",
                "total", "opened", "closes", "out mean", "host s", "");
@@ -232,7 +279,8 @@ int main(int argc, char **argv) {
         return 0;
     }
     if (argc >= 2 && strcmp(argv[1], "loss") == 0) return loss_mode(argc, argv);
-    if (argc >= 2 && (strcmp(argv[1], "width") == 0 || strcmp(argv[1], "conns") == 0)) return other_modes(argc, argv);
+    if (argc >= 2 && (strcmp(argv[1], "width") == 0 || strcmp(argv[1], "conns") == 0 || strcmp(argv[1], "barrier") == 0))
+        return other_modes(argc, argv);
     if (argc < 2 || (strcmp(argv[1], "scale") != 0 && strcmp(argv[1], "validate") != 0)) {
         fprintf(stderr, "usage: pmixcpp_sim scale|validate [--preset host|fabric] [--nodes a,b] [--ppn P] [--bytes S] "
                         "[--width k] [--ring-max N] [--real-max N] [--jobdata-max-ranks R] [--fences F] [--set name=value]...\n");
@@ -324,12 +372,15 @@ int main(int argc, char **argv) {
         s.ppn = ppn;
         s.width = width;
         s.fences = fences;
-        const bool engines = n <= real_max;  // above: the tree's pattern (run_tree_pattern)
-        const char *how = engines ? "REAL fence_manager" : "MODELLED: the tree's pattern, equal to the real engines where both run";
-        fence_result e = engines ? run_fence(p, s) : run_tree_pattern(p, s);
+        const bool engines = n <= real_max;  // above: the pattern of what auto picks (run_*_pattern)
+        const bool barrier = n >= coll::kDisseminationMinNodes;  // auto's choice for a fence without data
+        const char *how = engines   ? "REAL fence_manager"
+                          : barrier ? "MODELLED: the barrier's pattern, equal to the real engines where both run"
+                                    : "MODELLED: the tree's pattern, equal to the real engines where both run";
+        fence_result e = engines ? run_fence(p, s) : barrier ? run_dissemination_pattern(p, s) : run_tree_pattern(p, s);
         printf("  empty fence (%s, auto: %s): %s  [%llu messages, "
                "largest %s, a node takes in up to %s; peers per node max %u mean %.1f; host %.1f s] %s\n",
-               how, n > 2 ? "tree" : "ring", human_us(e.max_us).c_str(),
+               how, barrier ? "dissemination" : n > 2 ? "tree" : "ring", human_us(e.max_us).c_str(),
                static_cast<unsigned long long>(e.messages / fences), human_bytes(double(e.max_message_bytes)).c_str(),
                human_bytes(double(e.max_node_in_bytes)).c_str(), e.max_peers, e.mean_peers, e.host_seconds,
                e.ok ? "ok" : e.error.c_str());
@@ -411,9 +462,9 @@ int main(int argc, char **argv) {
                human_bytes(double(dm.per_node_bytes)).c_str(), human_bytes(double(nl.per_node_bytes)).c_str(), human_bytes(node_mem).c_str(), human_bytes(modex_node).c_str());
         printf("  srun: %u connections, holds %s, sends %s in all\n", wu.srun_connections,
                human_bytes(double(wu.srun_mem_bytes)).c_str(), human_bytes(double(wu.srun_bytes_out)).c_str());
-        printf("  connections per node server: %u node links at most in a tree fence (mean %.1f), %u in the ring, + 1 "
-               "per peer node fetched by direct modex (no cap), + %u local clients\n",
-               e.max_peers, e.mean_peers, ring_real ? dr.max_peers : 2u, ppn);
+        printf("  connections per node server: %u node links at most in a tree fence (mean %.1f), %u in the empty "
+               "fence, %u in the ring, + 1 per peer node fetched by direct modex (no cap), + %u local clients\n",
+               dt.max_peers, dt.mean_peers, e.max_peers, ring_real ? dr.max_peers : 2u, ppn);
         const bool ok = e.ok && dt.ok && dr.ok && dm.ok && dm1.ok && nl.ok;
         all_ok = all_ok && ok;
         printf("SIM mode=scale preset=%s nodes=%u ppn=%u bytes=%llu wireup_us=%.1f srun_collect_us=%.1f srun_send_us=%.1f "

@@ -2,7 +2,7 @@
 // process (no threads, no sockets), on a simulated network with virtual time and an event queue.
 //
 // What runs for real (the project's own code, unchanged):
-//  - the fence collectives: one coll::fence_manager per node with its tree, ring and direct
+//  - the fence collectives: one coll::fence_manager per node with its tree, ring, direct and dissemination
 //    engines and the real message codec (plugin/coll/); every byte they send is the real
 //    encoding, delivered to the real decoder of the receiving node's manager;
 //  - direct modex: two server::dmodex_engine (the requesting node and the owner), configured
@@ -99,6 +99,11 @@ fence_result run_fence(const net_params &p, const fence_setup &s);
 // node passes it on; sizes are the real encoding's (17 + 8 + data per blob). The same costs as
 // run_fence; test_sim checks that both give the same times and message counts.
 fence_result run_tree_pattern(const net_params &p, const fence_setup &s);
+// The same for the dissemination barrier (a fence without data, coll::dissemination_engine):
+// log2 N rounds, in each one message out and one in per node, a node sending round r once it
+// has heard round r - 1; the real message's size, run_fence's costs and event order (test_sim
+// checks both give the same times). One fence, nodes with their own CPUs (the fabric preset).
+fence_result run_dissemination_pattern(const net_params &p, const fence_setup &s);
 
 struct dmodex_result {
     bool ok = false;

@@ -169,3 +169,42 @@ TEST(Sim, TreePatternMatchesTheRealEngines) {
         }
     }
 }
+
+TEST(Sim, DisseminationPatternMatchesTheRealEngine) {
+    // As the tree's: the barrier's pattern stands in above the real engines' sizes.
+    const net_params p = fabric_preset();
+    for (uint32_t n : {1u, 2u, 3u, 9u, 64u, 100u, 1000u}) {
+        SCOPED_TRACE("nodes " + std::to_string(n));
+        fence_setup s;
+        s.nodes = n;
+        s.ppn = 16;
+        s.real_blob_bytes = 0;
+        s.algo = coll::algorithm::dissemination;
+        fence_result real = run_fence(p, s), model = run_dissemination_pattern(p, s);
+        ASSERT_TRUE(real.ok) << real.error;
+        ASSERT_TRUE(model.ok) << model.error;
+        EXPECT_EQ(model.messages, real.messages);
+        EXPECT_EQ(model.messages, uint64_t(n) * coll::dissemination_rounds(n));
+        EXPECT_EQ(model.wire_bytes, real.wire_bytes);
+        EXPECT_EQ(model.max_message_bytes, real.max_message_bytes);
+        EXPECT_EQ(model.max_node_in_bytes, real.max_node_in_bytes);
+        EXPECT_NEAR(model.max_us, real.max_us, 1e-6 * real.max_us + 1e-9);
+        EXPECT_NEAR(model.median_us, real.median_us, 1e-6 * real.median_us + 1e-9);
+        EXPECT_EQ(model.max_peers, real.max_peers);
+    }
+}
+
+TEST(Sim, AutoTakesTheBarrierForEmptyFencesAtScale) {
+    const net_params p = fabric_preset();
+    fence_setup s;
+    s.nodes = coll::kDisseminationMinNodes;
+    s.ppn = 4;
+    s.real_blob_bytes = 0;
+    fence_result r = run_fence(p, s);
+    ASSERT_TRUE(r.ok) << r.error;
+    EXPECT_EQ(r.messages, uint64_t(s.nodes) * coll::dissemination_rounds(s.nodes));
+    s.nodes -= 1;  // below: the tree, one message up and one down per edge
+    r = run_fence(p, s);
+    ASSERT_TRUE(r.ok) << r.error;
+    EXPECT_EQ(r.messages, 2u * (s.nodes - 1));
+}
