@@ -57,9 +57,10 @@ void heap_links(const std::vector<uint32_t> &members, size_t i, uint32_t width, 
 // A level of the tree costs its parent one receive per child going up and a send per child
 // coming down (tens of microseconds of software each), and adds a wire latency and a wake-up;
 // the fewer children the more levels. The simulator's real engines (docs/simulator.md, "Tree
-// width") put the empty fence's optimum at 4 from 8 to 4096 nodes (5-10% below 8), and at 8 from
-// 16k nodes on, where the fence's O(N) bytes make every extra level cost more than the wider
-// fan-out; the collecting fence is flat between 4 and 16 everywhere.
+// width") put the empty fence's optimum at 4 at every size (its messages are 17 bytes), and the
+// collecting fence's within 5% between 4 and 16, 8 being best from 4096 nodes on. The tree takes
+// the empty fences of steps under 64 nodes (from 64 on the dissemination barrier does) and the
+// collecting fences of every size: 4 for the first, 8 where only the second runs at that size.
 uint32_t default_tree_width(size_t nodes) { return nodes <= 4096 ? 4 : 8; }
 
 tree_links tree_links_of(const std::vector<uint32_t> &nodes, uint32_t self, uint32_t width,
