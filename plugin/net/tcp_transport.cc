@@ -213,6 +213,13 @@ public:
         return Status::success();
     }
 
+    size_t awaiting_address() const override {
+        size_t n = 0;
+        for (const auto &o : _out)
+            if (_directory && !o.have_key && !o.pending_plain.empty() && _live.alive(o.node)) ++n;
+        return n;
+    }
+
     void never_known(uint32_t node, const std::string &why) override {
         if (!_directory || node >= _out.size() || node == _opts.node_id || _out[node].have_key) return;
         _out[node].pending_plain.clear();

@@ -150,6 +150,10 @@ public:
     // for alive (neither lost nor left).
     virtual bool said_goodbye(uint32_t node) const = 0;
     virtual bool peer_alive(uint32_t node) const = 0;
+    // Live nodes that messages of ours wait for because their address is not known yet (the
+    // directory route's ask is under way). A step that ends here keeps its loop running a little
+    // for them: the peer may be waiting for exactly these (the release of a fence it is in).
+    virtual size_t awaiting_address() const { return 0; }
     // The step ends normally on this node: say goodbye on every connection, waiting at most
     // `budget_ms` for the bytes to leave. Called once the loop thread has stopped.
     virtual void leave(int budget_ms) = 0;

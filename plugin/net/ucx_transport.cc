@@ -305,6 +305,14 @@ public:
         return Status::success();
     }
 
+    size_t awaiting_address() const override {
+        size_t n = 0;
+        if (!_directory) return 0;
+        for (uint32_t i = 0; i < _eps.size(); ++i)
+            if (!_known[i] && !_queued[i].empty() && _live.alive(i)) ++n;
+        return n;
+    }
+
     void never_known(uint32_t node, const std::string &why) override {
         if (!_directory || node >= _eps.size() || node == _opts.node_id || _known[node]) return;
         _queued[node].clear();

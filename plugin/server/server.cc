@@ -8,6 +8,7 @@
 #include "server_impl.h"
 
 #include <algorithm>
+#include <future>
 
 namespace pmixcpp::server {
 
@@ -138,8 +139,38 @@ void server_impl::on_deferred(evutil_socket_t, short, void *arg) {
     });
 }
 
+// At the step's end here, messages of ours may still wait for a peer's address (the directory
+// route asks for it on the first message to a node): a fence's release to a child that has not
+// told us its record yet, say. The peer waits for them, so the loop runs on until they left or
+// kAddressDrain passed, never longer (a peer whose record never comes).
+void server_impl::drain_awaiting_addresses() {
+    constexpr auto kAddressDrain = std::chrono::seconds(5);
+    if (!_net || !_thread.joinable() || std::this_thread::get_id() == _loop_thread.load()) return;
+    const auto start = std::chrono::steady_clock::now();
+    size_t waiting = 0;
+    for (bool first = true;; first = false) {
+        auto answer = std::make_shared<std::promise<size_t>>();
+        auto got = answer->get_future();
+        post([this, answer] { answer->set_value(_net ? _net->awaiting_address() : 0); });
+        if (got.wait_for(std::chrono::seconds(1)) != std::future_status::ready) return;  // the loop is stuck or gone
+        waiting = got.get();
+        if (waiting == 0) {
+            if (!first)
+                PMIXCPP_LOG_VERBOSE("%s: step end: the messages that waited for nodes' addresses left after %.0f ms",
+                                    _step.nspace.c_str(),
+                                    std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+            return;
+        }
+        if (std::chrono::steady_clock::now() - start >= kAddressDrain) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    PMIXCPP_LOG_WARNING("%s: step end: messages for %zu node(s) never left: their addresses did not come within %lld s",
+                        _step.nspace.c_str(), waiting, static_cast<long long>(kAddressDrain.count()));
+}
+
 void server_impl::stop() {
     if (_stopped) return;
+    drain_awaiting_addresses();
     _stopped = true;
     {
         std::lock_guard<std::mutex> lock(_post_mutex);

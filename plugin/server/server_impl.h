@@ -265,6 +265,7 @@ public:
     Status launch();
     void stop();
     void post(std::function<void()> fn);
+    void drain_awaiting_addresses();  // stop(): messages still waiting for a peer's address
     // The same on the loop thread, without the wake-up pipe: `fn` runs after the current
     // callback has returned, in this turn of the loop (event_active). Off the loop thread, or
     // before the loop runs, it is post().
