@@ -59,6 +59,14 @@ net_params host_preset() {
     // sim_measure: slurmd's fork to connect as the sender and pass the descriptor back, from a
     // process of slurmd's size (9 MB), median of 500: 493-503 us at load 6.
     p.forward_us = 500;
+    // tests/bench/wireup.sh with WIREUP_CPU=1 at 4 x 1, 35 steps a route in 5 rounds: the CPU of
+    // every process of the cluster per directory message beyond the static route's step, 1.8 ms
+    // (1.57-2.01 by round; slurmd 0.5-1.1 ms, its fork 0.24-0.53, the steps 0.1-0.9, munged
+    // 0.14-0.18); the tells start 27 ms apart first to last (9 ms a node), and 73% of the
+    // forwards come after the last server started.
+    p.dir_msg_cpu_us = 1800;
+    p.start_gap_us = 9000;
+    p.dir_window_share = 0.73;
     return p;
 }
 
