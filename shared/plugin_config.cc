@@ -125,6 +125,11 @@ const std::vector<key_def> &key_defs() {
              return Status::success();
          },
          [](const plugin_config &c) { return std::string(to_string(c.wireup)); }},
+        {"PMIxCppDirectoryNodes",
+         [](plugin_config &c, const std::string &k, const std::string &v) {
+             return parse_uint(k, v, 2, 1u << 24, c.directory_nodes);
+         },
+         [](const plugin_config &c) { return std::to_string(c.directory_nodes); }},
         {"PMIxCppUcxTls",
          [](plugin_config &c, const std::string &k, const std::string &v) { return parse_word(k, v, c.ucx_tls); },
          [](const plugin_config &c) { return c.ucx_tls; }, "(UCX default)", kRootTransport},
@@ -254,6 +259,11 @@ Status plugin_config::set(const std::string &key, const std::string &value) {
         return Status::success();
     }
     return Status(PMIX_ERR_BAD_PARAM, "mpi.conf: unknown key " + key);
+}
+
+bool wants_directory_route(const plugin_config &c, size_t nodes) {
+    if (c.wireup == wireup_kind::directory) return true;
+    return c.wireup == wireup_kind::automatic && nodes >= c.directory_nodes;
 }
 
 bool admin_only_key(const std::string &key) {

@@ -18,8 +18,9 @@ enum class transport_kind { ucx, tcp };
 // PMIxCppWireup: how the node servers of a multi-node step learn each other's addresses.
 // srun: the static route where slurm.conf reserves ports (TCP), else the rendezvous through srun's
 // agent (every node sends its record to srun, srun answers with the whole table); directory: the
-// directory route through slurmd's forwarding (plugin/net/directory.h), no table; auto: the static
-// route where it applies, else the directory route where it can be taken, else the rendezvous.
+// directory route through slurmd's forwarding (plugin/net/directory.h), no table; auto (the
+// default): the static route where it applies, else for a step of PMIxCppDirectoryNodes nodes or
+// more the directory route where it can be taken, else the rendezvous.
 enum class wireup_kind { automatic, srun, directory };
 // PMIxCppClientLib: the PMIx client libraries a step's tasks may use. ours: pmixcpp's
 // libpmix.so.2 first in LD_LIBRARY_PATH, served on the step's Unix socket; native: the
@@ -41,7 +42,8 @@ struct plugin_config {
     uint32_t timeout_sec = 300;           // PMIxCppTimeout: collectives and remote Gets
     std::string tmpdir_base;              // PMIxCppTmpDirBase: empty = the node's TmpFS
     transport_kind transport = transport_kind::ucx;  // PMIxCppTransport
-    wireup_kind wireup = wireup_kind::srun;          // PMIxCppWireup
+    wireup_kind wireup = wireup_kind::automatic;     // PMIxCppWireup
+    uint32_t directory_nodes = 64;        // PMIxCppDirectoryNodes: auto's smallest step on the directory route
     std::string ucx_tls;                  // PMIxCppUcxTls: UCX_TLS for the node transport
     std::string ucx_devices;              // PMIxCppUcxDevices: UCX_NET_DEVICES
     fence_algo fence = fence_algo::automatic;  // PMIxCppFence
@@ -75,6 +77,13 @@ struct plugin_config {
     // (what slurmd hands on to slurmstepd).
     std::vector<std::pair<std::string, std::string>> non_default() const;
 };
+
+// Whether a step of `nodes` nodes that the static route does not serve asks for the directory
+// route (PMIxCppWireup directory, or auto and at least PMIxCppDirectoryNodes nodes). Below that
+// size srun's rendezvous is the cheaper one: a single round trip to srun, where the directory
+// route pays slurmd's forwarding (a fork and two credentials a message) for every neighbour; from
+// it on srun would hold a connection from every node and send N tables of N records.
+bool wants_directory_route(const plugin_config &c, size_t nodes);
 
 // The mpi.conf keys this plugin owns (all start with "PMIxCpp", so they never
 // collide with mpi/pmix's "PMIx*" keys).

@@ -1,7 +1,8 @@
 // Fence collective engines: no I/O. Each engine runs one fence instance among the nodes that
 // host its participants (`nodes`, sorted step node ids). It is fed the local contribution
 // (start) and the peers' messages (receive) and answers with actions: messages to send and,
-// once complete, every participating node's contribution.
+// once complete, every participating node's contribution (the tree leaves out empty ones: a
+// node that contributed nothing is simply absent from its messages and its result).
 //
 //  tree_engine  k-ary tree rooted at nodes[0]: fan-in of contributions, fan-out of the union.
 //               2 * depth message hops; best for small payloads.
@@ -36,7 +37,7 @@ std::vector<uint32_t> destinations(const send_action &s);
 struct actions {
     std::vector<send_action> sends;
     bool done = false;
-    std::vector<node_blob> result;  // when done: one blob per participating node
+    std::vector<node_blob> result;  // when done: one blob per participating node (tree: per non-empty one)
 };
 
 enum class engine_state { waiting, started, done };

@@ -2,15 +2,54 @@
 
 #include <pmix_common.h>
 
+#include <algorithm>
+
 #include "log.h"
-#include "wire/node_messages.h"
 
 namespace pmixcpp::server {
 
 node_liveness::node_liveness(std::string nspace, uint32_t self, std::vector<std::string> node_names,
-                             node_liveness_ops ops)
-    : _nspace(std::move(nspace)), _self(self), _names(std::move(node_names)), _ops(std::move(ops)) {
+                             node_liveness_ops ops, uint32_t tree_width)
+    : _nspace(std::move(nspace)),
+      _self(self),
+      _names(std::move(node_names)),
+      _ops(std::move(ops)),
+      _width(std::clamp(tree_width, wire::kMinNodeDownWidth, wire::kMaxNodeDownWidth)) {
     _lost.assign(_names.size(), false);
+}
+
+std::vector<uint32_t> node_liveness::tree_children(uint32_t root, uint32_t node, uint32_t width, uint32_t nodes) {
+    std::vector<uint32_t> out;
+    if (nodes == 0 || root >= nodes || node >= nodes) return out;
+    const uint64_t first = ((uint64_t(node) + nodes - root) % nodes) * width + 1;
+    for (uint64_t i = first; i < first + width && i < nodes; ++i) out.push_back(uint32_t((i + root) % nodes));
+    return out;
+}
+
+void node_liveness::send_below(relay &r, uint32_t node) {
+    std::vector<uint32_t> todo = tree_children(r.msg.node, node, r.msg.width, uint32_t(_lost.size()));
+    std::vector<uint32_t> to;
+    for (size_t i = 0; i < todo.size(); ++i) {  // todo grows: a subtree at a time, no recursion
+        const uint32_t c = todo[i];
+        if (c == _self && r.forwarded) continue;
+        if (c == _self || _lost[c]) {
+            if (c == _self) r.forwarded = true;
+            for (uint32_t g : tree_children(r.msg.node, c, r.msg.width, uint32_t(_lost.size()))) todo.push_back(g);
+            continue;
+        }
+        to.push_back(c);
+    }
+    if (to.empty()) return;
+    wire::Writer w;
+    if (Status st = wire::encode(w, r.msg); !st.ok()) {
+        PMIXCPP_LOG_ERROR("%s: node-down message about node %s not sent: %s", _nspace.c_str(),
+                          name_of(r.msg.node).c_str(), st.message().c_str());
+        return;
+    }
+    for (uint32_t c : to) {
+        r.sent.push_back(c);
+        _ops.send(c, node_channel::node_down, w.data());
+    }
 }
 
 const std::string &node_liveness::name_of(uint32_t node) const {
@@ -32,12 +71,14 @@ void node_liveness::node_lost(uint32_t node, const std::string &why, bool notice
     _queries.erase(node);
     PMIXCPP_LOG_ERROR("%s: node %s is lost: %s", _nspace.c_str(), name_of(node).c_str(), why.c_str());
     _ops.forget(node);
+    // What we passed on to it may have gone no further: its children in those trees.
+    for (auto &[about, r] : _relays)
+        if (std::find(r.sent.begin(), r.sent.end(), node) != r.sent.end()) send_below(r, node);
     if (noticed_here) {
-        // The others may have no connection to it.
-        wire::Writer w;
-        (void)wire::encode(w, wire::node_down_message{node, why.substr(0, 1024)});
-        for (uint32_t n = 0; n < _lost.size(); ++n)
-            if (n != _self && !_lost[n]) _ops.send(n, node_channel::node_down, w.data());
+        // The others may have no connection to it: told through its tree, from its children down.
+        relay &r = _relays[node];
+        r.msg = wire::node_down_message{node, why.substr(0, 1024), _self, _width};
+        send_below(r, node);
     }
     _ops.lost(node, why);
     settle_queries();  // its answer is no longer due
@@ -109,9 +150,8 @@ Status node_liveness::add_channels(node_channels &table) {
 
 void node_liveness::on_node_down(uint32_t from, std::span<const uint8_t> body) {
     wire::node_down_message m;
-    Status st = wire::decode(body, &m);
-    if (st.ok() && (m.node >= _lost.size() || m.node == from))
-        st = Status(PMIX_ERR_BAD_PARAM, "about node " + std::to_string(m.node));
+    Status st = wire::decode(body, uint32_t(_lost.size()), &m);
+    if (st.ok() && m.node == from) st = Status(PMIX_ERR_BAD_PARAM, "about the sender itself");
     if (!st.ok()) {
         PMIXCPP_LOG_ERROR("%s: malformed node-down message from node %u dropped: %s", _nspace.c_str(), from,
                           st.message().c_str());
@@ -122,7 +162,18 @@ void node_liveness::on_node_down(uint32_t from, std::span<const uint8_t> body) {
                             m.why.c_str());
         return;
     }
-    node_lost(m.node, "noticed by node " + name_of(from) + ": " + m.why, false);
+    auto [it, fresh] = _relays.try_emplace(m.node);
+    if (fresh) it->second.msg = m;
+    if (!_lost[m.node]) {
+        std::string how = "noticed by node " + name_of(m.origin);
+        if (from != m.origin) how += " (told through node " + name_of(from) + ")";
+        node_lost(m.node, how + ": " + m.why, false);
+    }
+    // Once per lost node, whether it was known here or not: our subtree may wait for it.
+    relay &r = _relays[m.node];
+    if (r.forwarded) return;
+    r.forwarded = true;
+    send_below(r, _self);
 }
 
 void node_liveness::probe(const std::vector<uint32_t> &nodes, time_point now) {

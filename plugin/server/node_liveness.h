@@ -14,6 +14,22 @@
 //          or left meanwhile count as no), or no answer within kQueryTimeout: it is lost.
 //  lost    once per node: the transport forgets it, the others are told (when noticed here),
 //          then ops.lost; a probe or query about it ends.
+//  told    through a tree, never by the noticer to every node: the `width`-ary tree over the
+//          step's nodes rooted at the lost node L (heap order of the node index relative to L:
+//          node (L + i) % N's children are (L + i k + 1 .. i k + k) % N). The noticer sends
+//          node_down to L's children, each node taking it forwards it to its own children once
+//          per lost node (also one that knew already: it noticed the loss itself, or was told by
+//          another noticer), and drops any later copy. A child known lost here is skipped by
+//          sending to its children instead (recursively). Rooting the tree at L, not at the
+//          noticer, makes it one tree for every noticer: the peers of a dead server usually
+//          notice it at about the same time (its tree and ring neighbours, direct-modex peers),
+//          and one forward per node per lost node then still reaches everyone.
+//  relay lost at the same moment: a node that sent L's node-down to a node R (R's message
+//          may never have gone on) and later takes R for lost (noticed itself, or told through
+//          R's own tree) sends L's node-down to R's children too. No timer: R's loss is noticed
+//          by its own neighbours like any other and told through R's tree; fences that need R
+//          fail node-down. Until the repair, a node below R learns of L as it would untold (its
+//          own link to L breaking, a fence's timeout and its probe).
 #pragma once
 
 #include <chrono>
@@ -28,6 +44,7 @@
 
 #include "fence_tracker.h"  // server_clock
 #include "node_channels.h"
+#include "wire/node_messages.h"
 
 namespace pmixcpp::server {
 
@@ -49,7 +66,10 @@ public:
     static constexpr auto kProbeTimeout = std::chrono::seconds(5);
     static constexpr auto kQueryTimeout = std::chrono::seconds(2);
 
-    node_liveness(std::string nspace, uint32_t self, std::vector<std::string> node_names, node_liveness_ops ops);
+    // tree_width: the fan-out of the tree losses are told through (the fence's, PMIxCppTreeWidth
+    // or coll::default_tree_width; every node of the step uses the same).
+    node_liveness(std::string nspace, uint32_t self, std::vector<std::string> node_names, node_liveness_ops ops,
+                  uint32_t tree_width);
 
     bool is_lost(uint32_t node) const { return node < _lost.size() && _lost[node]; }
     std::vector<uint32_t> lost_nodes() const;
@@ -68,6 +88,10 @@ public:
     void on_probe(uint32_t from, std::span<const uint8_t> body);
     void on_query(uint32_t from, std::span<const uint8_t> body);
 
+    // The children of `node` in the `width`-ary tree over `nodes` nodes rooted at `root`.
+    static std::vector<uint32_t> tree_children(uint32_t root, uint32_t node, uint32_t width, uint32_t nodes);
+    uint32_t tree_width() const { return _width; }
+
     // Timer: probes and queries past their deadline.
     void expire(time_point now);
     std::optional<time_point> next_deadline() const;
@@ -75,6 +99,15 @@ public:
     size_t queries() const { return _queries.size(); }
 
 private:
+    // A lost node's node-down as it is passed on here.
+    struct relay {
+        wire::node_down_message msg;
+        bool forwarded = false;      // to our own children in its tree
+        std::vector<uint32_t> sent;  // every node it went to from here
+    };
+    // Sends r.msg to the live nodes right below `node` in its tree (lost ones skipped to their
+    // children; this node's own place: its own children, once).
+    void send_below(relay &r, uint32_t node);
     void settle_queries();
     const std::string &name_of(uint32_t node) const;
 
@@ -82,7 +115,9 @@ private:
     uint32_t _self;
     std::vector<std::string> _names;
     node_liveness_ops _ops;
+    uint32_t _width;
     std::vector<bool> _lost;                     // by node
+    std::map<uint32_t, relay> _relays;           // by lost node
     std::map<uint32_t, time_point> _probes;      // node -> answer deadline
     struct query {
         time_point deadline;

@@ -847,7 +847,8 @@ Status server_impl::setup_multinode() {
     auto t = open_node_transport(_base.get(), _step, _opts.multinode, std::move(to));
     PMIXCPP_RETURN_IF_ERROR(t);
     _net = std::move(t.value());
-    _liveness = std::make_unique<node_liveness>(_step.nspace, _step.node_id, _step.node_names, make_liveness_ops());
+    _liveness = std::make_unique<node_liveness>(_step.nspace, _step.node_id, _step.node_names, make_liveness_ops(),
+                                                coll::tree_width_for(_opts.multinode.tree_width, _step.node_names.size()));
     coll::manager_options co = fence_options(_step, _opts.multinode);
     co.send = [this](uint32_t node, std::span<const uint8_t> body) { _net->send(node, id_of(node_channel::coll), body); };
     co.send_to = [this](std::span<const uint32_t> nodes, std::span<const uint8_t> body) {

@@ -5,6 +5,7 @@
 
 #include "hostlist.h"
 #include "log.h"
+#include "munge_credentials.h"
 #include "slurm_api.h"
 
 namespace pmixcpp::slurm_glue {
@@ -37,6 +38,11 @@ std::vector<uint32_t> forward_to_nodes(const std::vector<std::string> &node_name
     char *list = xstrdup(pmixcpp::hostlist::compress(names).c_str());
     std::vector<char> addr(address.begin(), address.end());
     addr.push_back('\0');
+    // Slurm signs the forwarding request with munge as whoever we are at that moment: not in a
+    // moment when slurmstepd runs as the job's user (the target slurmd would then connect to the
+    // root-only socket as the user and fail, and the answer would be sealed for the user). A
+    // call that overlaps such a moment anyway fails and is sent again by the directory's backoff.
+    wait_for_root_euid();
     int rc = slurm_forward_data(&list, addr.data(), static_cast<uint32_t>(message.size()),
                                 reinterpret_cast<const char *>(message.data()));
     std::vector<uint32_t> failed;

@@ -319,7 +319,8 @@ bool static_route(char **env, const step_info &step, server::multinode_options &
 // slurmstepd: the directory route (net/directory.h), where it can be taken on every node alike:
 // a spool directory, not a heterogeneous step (its components are steps of their own), and for
 // TCP a listening address of the node's own (a record of "tcp:*" names no host). Else, with
-// PMIxCppWireup=auto, the rendezvous; with =directory, the same, with a warning.
+// PMIxCppWireup=auto (a step of PMIxCppDirectoryNodes nodes or more), the rendezvous; with
+// =directory, the same, with a warning.
 void directory_route(const stepd_step_rec_t *job, const step_info &step, const plugin_config &cfg,
                      server::multinode_options &mo) {
     auto place = slurm_glue::directory_place_of(job->step_id.job_id, job->step_id.step_id, job->node_name);
@@ -509,7 +510,8 @@ Status prefork(const stepd_step_rec_t *job, char ***env) {
     bool is_static = false;
     if (mo.enabled && !mo.ucx && !is_het_step(job) && cfg.wireup != wireup_kind::directory)
         is_static = static_route(*env, *step, mo);
-    if (mo.enabled && !is_static && cfg.wireup != wireup_kind::srun) directory_route(job, *step, cfg, mo);
+    if (mo.enabled && !is_static && wants_directory_route(cfg, step->node_names.size()))
+        directory_route(job, *step, cfg, mo);
     mo.ucx_tls = cfg.ucx_tls;
     mo.ucx_devices = cfg.ucx_devices;
     mo.eager_connect = cfg.eager_connect;

@@ -43,7 +43,8 @@ void pause_ms(long ms) {
     }
 }
 
-// In a root process: wait (bounded) until the effective uid is root's again.
+}  // namespace
+
 bool wait_for_root_euid() {
     if (!is_root_process()) return true;
     for (int i = 0; i < kEuidAttempts; ++i) {
@@ -52,8 +53,6 @@ bool wait_for_root_euid() {
     }
     return geteuid() == 0;
 }
-
-}  // namespace
 
 Result<std::string> munge_credentials::make(std::span<const uint8_t> payload, readers who) {
     auto ctx = context(_socket);

@@ -28,6 +28,12 @@ private:
     uid_t _job_uid;
 };
 
+// In a root process (slurmstepd): wait, up to a second, until the effective uid is root's again.
+// slurmstepd lowers it to the job's user for moments (launching the tasks), for every thread at
+// once; whatever authenticates by it meanwhile (a munge credential, a connection slurmd checks)
+// would go as the user. True when it is root's (or the process is not root).
+bool wait_for_root_euid();
+
 // munged's socket named in Slurm's AuthInfo ("socket=<path>[,...]", or a bare path of old), or "".
 std::string munge_socket_of(const char *authinfo);
 

@@ -103,14 +103,35 @@ Status decode(std::span<const uint8_t> body, uint32_t ntasks, dmodex_reply *m) {
 
 // --- lost nodes ------------------------------------------------------------------------------
 
+namespace {
+Status check_node_down(const node_down_message &m, uint32_t nodes) {
+    if (m.node >= nodes || m.origin >= nodes)
+        return bad("node-down: node " + std::to_string(m.node) + " noticed by node " + std::to_string(m.origin) +
+                   " in a step of " + std::to_string(nodes) + " nodes");
+    if (m.origin == m.node) return bad("node-down: node " + std::to_string(m.node) + " noticed its own loss");
+    if (m.width < kMinNodeDownWidth || m.width > kMaxNodeDownWidth)
+        return bad("node-down: tree width " + std::to_string(m.width) + " outside " +
+                   std::to_string(kMinNodeDownWidth) + ".." + std::to_string(kMaxNodeDownWidth));
+    return Status::success();
+}
+}  // namespace
+
 Status encode(Writer &w, const node_down_message &m) {
+    PMIXCPP_RETURN_IF_ERROR(check_node_down(m, UINT32_MAX));
     w.put_u32(m.node);
+    w.put_u32(m.origin);
+    w.put_u8(uint8_t(m.width));
     return w.put_string(m.why.substr(0, kMaxReason));
 }
 
-Status decode(std::span<const uint8_t> body, node_down_message *m) {
+Status decode(std::span<const uint8_t> body, uint32_t nodes, node_down_message *m) {
     Reader r(body);
     PMIXCPP_RETURN_IF_ERROR(r.get_u32(&m->node));
+    PMIXCPP_RETURN_IF_ERROR(r.get_u32(&m->origin));
+    uint8_t width = 0;
+    PMIXCPP_RETURN_IF_ERROR(r.get_u8(&width));
+    m->width = width;
+    PMIXCPP_RETURN_IF_ERROR(check_node_down(*m, nodes));
     PMIXCPP_RETURN_IF_ERROR(r.get_string(&m->why, kMaxReason), "node-down reason");
     return r.expect_end();
 }

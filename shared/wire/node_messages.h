@@ -64,13 +64,18 @@ Status encode_head(Writer &w, const dmodex_reply &m);
 Status decode(std::span<const uint8_t> body, uint32_t ntasks, dmodex_reply *m);
 
 // Lost nodes (channels node_down, node_probe, node_query).
-//   node_down   u32 node, str reason
+//   node_down   u32 node, u32 origin, u8 width, str reason: `node` is lost, noticed by `origin`;
+//               told through a `width`-ary tree rooted at `node` (plugin/server/node_liveness.h)
 //   node_probe  u8 1 = ping, 2 = pong
 //   node_query  u8 1 = ask, 2 = answer; u32 node; an answer then u8 1 = it said goodbye here
 struct node_down_message {
     uint32_t node = 0;
     std::string why;
+    uint32_t origin = 0;  // the node that noticed
+    uint32_t width = 2;   // the relay tree's fan-out
 };
+// The relay tree's fan-out on the wire: PMIxCppTreeWidth's range.
+inline constexpr uint32_t kMinNodeDownWidth = 2, kMaxNodeDownWidth = 64;
 enum class probe_kind : uint8_t { ping = 1, pong = 2 };
 struct node_query_message {
     uint8_t kind = 1;
@@ -78,7 +83,8 @@ struct node_query_message {
     bool said_goodbye = false;  // answers only
 };
 Status encode(Writer &w, const node_down_message &m);
-Status decode(std::span<const uint8_t> body, node_down_message *m);
+// node and origin < nodes and different, width in [kMinNodeDownWidth, kMaxNodeDownWidth].
+Status decode(std::span<const uint8_t> body, uint32_t nodes, node_down_message *m);
 Status encode(Writer &w, probe_kind m);
 Status decode(std::span<const uint8_t> body, probe_kind *m);
 Status encode(Writer &w, const node_query_message &m);

@@ -28,6 +28,7 @@ shapes=${*:-"16 32"}
 runs=${BENCH_RUNS:-5}
 prefix=${PMIXCPP_PREFIX:-$src/_install}
 export PMIXCPP_PLUGIN_DIR=${PMIXCPP_PLUGIN_DIR:-$prefix/lib/slurm}
+export PMIXCPP_CLUSTER_DIR=${PMIXCPP_CLUSTER_DIR:-/tmp/pmixcpp-cluster}  # contrib/cluster.sh's default
 work=$(mktemp -d /tmp/pmixcpp-wireup.XXXXXX)
 trap '[ -n "${cg:-}" ] && { cg_release; cg_remove; }; rm -rf "$work"' EXIT
 inc=$(pkg-config --cflags pmix 2>/dev/null)

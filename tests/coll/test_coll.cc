@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <memory>
 #include <random>
 
 #include "plugin/coll/fence_manager.h"
@@ -272,4 +273,50 @@ TEST(fence_manager, missing_and_cancel) {
     m.cancel(7);
     EXPECT_EQ(m.active(), 0u);
     EXPECT_TRUE(m.missing(7).empty());
+}
+
+// A fence without data: the tree's messages carry no entry per node (17 bytes at any size), and
+// the result is empty on every node; a mix keeps exactly the non-empty contributions.
+TEST(tree_engine, empty_contributions_travel_as_nothing) {
+    for (uint32_t count : {2u, 9u, 40u}) {
+        std::vector<uint32_t> nodes(count);
+        for (uint32_t i = 0; i < count; ++i) nodes[i] = i;
+        std::map<uint32_t, std::unique_ptr<tree_engine>> eng;
+        for (uint32_t n : nodes) eng[n] = std::make_unique<tree_engine>(coll_key{7, 1}, nodes, n, 4);
+        std::deque<std::pair<uint32_t, send_action>> q;
+        std::map<uint32_t, std::vector<node_blob>> done;
+        size_t largest = 0;
+        auto take = [&](uint32_t from, actions &a) {
+            for (auto &s : a.sends) {
+                largest = std::max(largest, encode(s.msg).size());
+                for (uint32_t n : destinations(s)) q.emplace_back(from, send_action{n, s.msg, {}});
+            }
+            if (a.done) done[from] = std::move(a.result);
+        };
+        for (uint32_t n : nodes) {
+            actions a;
+            eng[n]->start(n % 3 == 1 ? bytes_of(n) : blob{}, a);  // every third node has data
+            take(n, a);
+        }
+        while (!q.empty()) {
+            auto [from, s] = std::move(q.front());
+            q.pop_front();
+            actions a;
+            ASSERT_TRUE(eng[s.node]->receive(from, std::move(s.msg), a).ok());
+            take(s.node, a);
+        }
+        ASSERT_EQ(done.size(), nodes.size());
+        std::vector<uint32_t> with_data;
+        for (uint32_t n : nodes)
+            if (n % 3 == 1) with_data.push_back(n);
+        for (auto &[n, r] : done) expect_full(r, with_data);
+        EXPECT_LE(largest, 17u + with_data.size() * (8 + 3)) << count << " nodes";
+    }
+    // All empty: every message is the 17-byte header.
+    std::vector<uint32_t> nodes{0, 1, 2, 3, 4, 5};
+    tree_engine root(coll_key{7, 2}, nodes, 0, 4), leaf(coll_key{7, 2}, nodes, 5, 4);
+    actions a;
+    leaf.start({}, a);
+    ASSERT_EQ(a.sends.size(), 1u);
+    EXPECT_EQ(encode(a.sends[0].msg).size(), 17u);
 }

@@ -17,6 +17,7 @@ using namespace pmixcpp::wire;
 
 namespace {
 constexpr uint32_t kTasks = 64;
+constexpr uint32_t kNodes = 16;
 
 void same(const Writer &w, std::span<const uint8_t> body) {
     if (w.data() != std::vector<uint8_t>(body.begin(), body.end())) abort();
@@ -53,7 +54,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     case 3: {
         node_down_message m;
-        if (!decode(body, &m).ok()) break;
+        if (!decode(body, kNodes, &m).ok()) break;
+        if (m.node >= kNodes || m.origin >= kNodes || m.origin == m.node || m.width < kMinNodeDownWidth ||
+            m.width > kMaxNodeDownWidth)
+            abort();
         if (!encode(w, m).ok()) abort();
         same(w, body);
         break;

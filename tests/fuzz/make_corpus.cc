@@ -253,7 +253,8 @@ void node_seeds() {
              PMIXCPP_RETURN_IF_ERROR(encode_head(w, rep));
              return encode_rank_data(w, rd);
          }));
-    seed(t, "node-down", 3, written([&](Writer &w) { return encode(w, node_down_message{2, "gone"}); }));
+    seed(t, "node-down", 3, written([&](Writer &w) { return encode(w, node_down_message{2, "gone", 5, 4}); }));
+    seed(t, "node-down-relayed", 3, written([&](Writer &w) { return encode(w, node_down_message{15, "reset", 0, 64}); }));
     write_seed(t, "probe", 4, std::vector<uint8_t>{1});
     seed(t, "probe-pong", 4, written([&](Writer &w) { return encode(w, probe_kind::pong); }));
     seed(t, "node-query-ask", 5, written([&](Writer &w) { return encode(w, node_query_message{1, 3, false}); }));

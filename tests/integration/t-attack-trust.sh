@@ -16,6 +16,8 @@ here="$(cd "$(dirname "$0")" && pwd)"
 command -v cc >/dev/null && command -v python3 >/dev/null || { echo "  skip: no cc or python3"; exit 0; }
 id nobody >/dev/null 2>&1 || { echo "  skip: no user nobody"; exit 0; }
 as_nobody() { runuser -u nobody -- env SLURM_CONF="$SLURM_CONF" "$@"; }
+# The route whose table passes through srun (the directory route's records never do).
+export SLURM_PMIXCPP_WIREUP=srun
 
 work=$(mktemp -d /tmp/pmixcpp-trust.XXXXXX)
 chmod 755 "$work"

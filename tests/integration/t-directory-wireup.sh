@@ -1,4 +1,5 @@
-# Directory wire-up (PMIxCppWireup=directory): the node servers learn each other's addresses
+# Directory wire-up (PMIxCppWireup=directory, and auto from PMIxCppDirectoryNodes nodes on): the
+# node servers learn each other's addresses
 # through slurmd's forwarding (slurm_forward_data to a root-only Unix socket of the step in each
 # node's spool directory), with no address table from srun. pmix_multinode (fences, direct modex)
 # and OpenMPI (hello, allreduce) across 4 nodes over TCP and over UCX, the slurmd logs saying
@@ -54,6 +55,24 @@ if mpi_build mpi_hello mpi_allreduce; then
         done
     done
 fi
+
+# PMIxCppWireup=auto (the default) chooses by size: the directory route from PMIxCppDirectoryNodes
+# nodes on, srun's rendezvous below (4 here, 64 by default).
+for n in 3 4; do
+    mark=$(log_mark)
+    out=$(SLURM_PMIXCPP_WIREUP=auto SLURM_PMIXCPP_DIRECTORYNODES=4 SLURM_PMIXCPP_TRANSPORT=tcp SLURM_PMIXCPP_DEBUG=4 \
+        timeout -k 5 90 srun --mpi=pmixcpp -N$n --ntasks-per-node=2 "$prog" 1 2>&1)
+    expect_eq "auto at $n nodes: exit status" 0 "$?"
+    expect_eq "auto at $n nodes: all ranks passed" $((2 * n)) "$(echo "$out" | grep -c '^RESULT-PASS rank')"
+    if [ "$n" -ge 4 ]; then
+        check_route "auto at $n nodes"
+    else
+        expect_eq "auto at $n nodes: no node took the directory route" 0 \
+            "$(nodes_saying "$mark" 'directory wire-up: .* neighbours told')"
+        expect_eq "auto at $n nodes: every node got srun's table" "$n" \
+            "$(nodes_saying "$mark" 'signed records of .* nodes verified')"
+    fi
+done
 
 # A node whose record never comes: the step's socket path on n4 is taken (a directory), so n4's
 # server cannot listen and every forward to n4 fails. The others try it again with backoff, give

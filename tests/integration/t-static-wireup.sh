@@ -27,6 +27,9 @@ logs="$PMIXCPP_CLUSTER_DIR/log"
 # Slurm 22.05 reserves ports for every step once MpiParams sets them; 24.11 only for a step that
 # asks (srun --resv-ports, or SLURM_RESV_PORTS in its environment).
 export SLURM_RESV_PORTS=1
+# Where the static route does not apply this test expects srun's rendezvous (PMIxCppWireup=srun),
+# not the directory route auto takes for large steps.
+export SLURM_PMIXCPP_WIREUP=srun
 restore() {
     unset SLURM_RESV_PORTS
     "$PMIXCPP_SRCDIR/contrib/cluster.sh" restart >/dev/null 2>&1 || fail "cluster restart without reserved ports"

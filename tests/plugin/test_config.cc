@@ -43,7 +43,7 @@ TEST(PluginConfig, BadValuesNameTheKeyAndChangeNothing) {
     EXPECT_FALSE(c.set("PMIxCppTimeout", "").ok());
     EXPECT_FALSE(c.set("PMIxCppTransport", "carrier-pigeon").ok());
     EXPECT_FALSE(c.set("PMIxCppWireup", "table").ok());
-    EXPECT_EQ(c.wireup, wireup_kind::srun);
+    EXPECT_EQ(c.wireup, wireup_kind::automatic);
     EXPECT_FALSE(c.set("PMIxCppTmpDirBase", "relative/dir").ok());
     EXPECT_FALSE(c.set("PMIxCppUcxTls", "tcp self").ok());
     EXPECT_FALSE(c.set("PMIxCppEagerConnect", "maybe").ok());
@@ -167,7 +167,8 @@ TEST(PluginConfig, ClientLibOverrideOnlyNarrows) {
 
 TEST(Config, Wireup) {
     plugin_config c;
-    EXPECT_EQ(c.wireup, wireup_kind::srun);  // the static route or srun's rendezvous, as before
+    EXPECT_EQ(c.wireup, wireup_kind::automatic);
+    EXPECT_EQ(c.directory_nodes, 64u);
     ASSERT_TRUE(c.set("PMIxCppWireup", "Directory").ok());
     EXPECT_EQ(c.wireup, wireup_kind::directory);
     ASSERT_TRUE(c.set("PMIxCppWireup", "auto").ok());
@@ -176,4 +177,22 @@ TEST(Config, Wireup) {
     EXPECT_EQ(c.wireup, wireup_kind::directory);
     EXPECT_FALSE(c.apply_env_overrides({"SLURM_PMIXCPP_WIREUP=nowhere"}).ok());
     EXPECT_EQ(c.wireup, wireup_kind::directory);
+}
+
+TEST(Config, DirectoryRouteBySize) {
+    plugin_config c;  // auto: the rendezvous below PMIxCppDirectoryNodes, the directory route from it on
+    EXPECT_FALSE(wants_directory_route(c, 2));
+    EXPECT_FALSE(wants_directory_route(c, 63));
+    EXPECT_TRUE(wants_directory_route(c, 64));
+    EXPECT_TRUE(wants_directory_route(c, 16384));
+    ASSERT_TRUE(c.apply_env_overrides({"SLURM_PMIXCPP_DIRECTORYNODES=4"}).ok());
+    EXPECT_FALSE(wants_directory_route(c, 3));
+    EXPECT_TRUE(wants_directory_route(c, 4));
+    ASSERT_TRUE(c.set("PMIxCppWireup", "srun").ok());
+    EXPECT_FALSE(wants_directory_route(c, 16384));
+    ASSERT_TRUE(c.set("PMIxCppWireup", "directory").ok());
+    EXPECT_TRUE(wants_directory_route(c, 2));
+    EXPECT_FALSE(c.set("PMIxCppDirectoryNodes", "1").ok());
+    EXPECT_FALSE(c.set("PMIxCppDirectoryNodes", "many").ok());
+    EXPECT_EQ(c.directory_nodes, 4u);
 }

@@ -10,6 +10,9 @@
 //                                    neighbour and direct-modex fetches from --peers other nodes
 //                                    each (default 1024), without a cap and with --cap (default
 //                                    PMIxCppNodeConnections' 128)
+//   pmixcpp_sim loss     [options]   a lost node told to every live node (the real liveness
+//                                    engines, receivers' handling modelled above --real-max,
+//                                    default 4096) at the --nodes counts, alone
 //   pmixcpp_sim validate [options]   the empty and the 1 KiB collecting fence at N x 1 on the
 //                                    host preset (2 shared CPUs), for the local cluster's figures
 //   pmixcpp_sim wireup   [options]   the wire-up routes alone at --nodes (default 4,8,16,32, host
@@ -113,6 +116,49 @@ int fail(const char *what, const std::string &why) {
     return 1;
 }
 
+void print_node_loss(const node_loss_result &nl) {
+    printf("  a node lost (REAL node_liveness on the noticing node%s; told through the lost node's tree): every node "
+           "told after %s  [%llu node-down messages; the noticer sends %u and opens %u connections; at most %u "
+           "messages and %u new connections from one node] %s\n",
+           nl.receivers_real ? " and every receiver" : "; receivers' handling modelled", human_us(nl.all_told_us).c_str(),
+           static_cast<unsigned long long>(nl.messages), nl.noticer_sends, nl.noticer_connections, nl.max_sends,
+           nl.max_new_connections, nl.ok ? "ok" : nl.error.c_str());
+}
+
+// loss (see the top): the lost-node run alone.
+int loss_mode(int argc, char **argv) {
+    net_params p = fabric_preset();
+    std::vector<uint32_t> nodes{1024, 4096, 16384, 65536};
+    uint32_t width = 0, real_max = 4096;
+    for (int i = 2; i < argc; ++i) {
+        std::string a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : "";
+        if (a == "--preset") p = strcmp(v, "host") == 0 ? host_preset() : fabric_preset(), ++i;
+        else if (a == "--nodes") nodes = parse_list(v), ++i;
+        else if (a == "--width") width = uint32_t(atoi(v)), ++i;
+        else if (a == "--real-max") real_max = uint32_t(atoi(v)), ++i;
+        else if (a == "--set") {
+            if (!set_param(p, v)) return fail("bad --set", v);
+            ++i;
+        } else return fail("unknown option", a);
+    }
+    print_params(p);
+    bool all_ok = true;
+    for (uint32_t n : nodes) {
+        const uint32_t k = width ? width : coll::default_tree_width(n);
+        printf("\n== %u nodes, tree width %u\n", n, k);
+        node_loss_result nl = run_node_loss(p, n, k, real_max);
+        print_node_loss(nl);
+        printf("SIM mode=loss nodes=%u width=%u real=%d node_loss_us=%.1f messages=%llu noticer_sends=%u "
+               "noticer_conns=%u max_sends=%u max_conns=%u ok=%d\n",
+               n, k, nl.receivers_real ? 1 : 0, nl.all_told_us, static_cast<unsigned long long>(nl.messages),
+               nl.noticer_sends, nl.noticer_connections, nl.max_sends, nl.max_new_connections, nl.ok ? 1 : 0);
+        fflush(stdout);
+        all_ok = all_ok && nl.ok;
+    }
+    return all_ok ? 0 : 1;
+}
+
 // width and conns (see the top).
 int other_modes(int argc, char **argv) {
     const bool width_mode = strcmp(argv[1], "width") == 0;
@@ -170,7 +216,7 @@ int other_modes(int argc, char **argv) {
             fence_result e = engines ? run_fence(p, s) : run_tree_pattern(p, s);
             s.collect = true;
             s.bytes_per_rank = bytes;
-            s.real_blob_bytes = engines && n <= 4096 ? 8 : 0;
+            s.real_blob_bytes = engines && n <= 4096 ? 8 : 1;  // at least a byte: an empty blob travels as nothing
             fence_result d = engines ? run_fence(p, s) : run_tree_pattern(p, s);
             uint32_t depth = 0;
             for (uint64_t reach = 1, level = 1; reach < n; ++depth) level *= k, reach += level;
@@ -193,6 +239,7 @@ int main(int argc, char **argv) {
         printf("codec_ns_per_byte %.3f\n", measure_codec_ns());
         return 0;
     }
+    if (argc >= 2 && strcmp(argv[1], "loss") == 0) return loss_mode(argc, argv);
     if (argc >= 2 && (strcmp(argv[1], "width") == 0 || strcmp(argv[1], "conns") == 0)) return other_modes(argc, argv);
     if (argc < 2 || (strcmp(argv[1], "scale") != 0 && strcmp(argv[1], "validate") != 0 && strcmp(argv[1], "wireup") != 0)) {
         fprintf(stderr, "usage: pmixcpp_sim scale|validate|wireup [--preset host|fabric] [--nodes a,b] [--ppn P] [--bytes S] "
@@ -315,7 +362,7 @@ int main(int argc, char **argv) {
         s.collect = true;
         s.bytes_per_rank = bytes;
         s.fences = 1;
-        s.real_blob_bytes = n <= 4096 ? 8 : 0;  // ids checked; above, origins only (memory)
+        s.real_blob_bytes = n <= 4096 ? 8 : 1;  // ids checked; above, a byte (memory; an empty blob travels as nothing)
         s.algo = coll::algorithm::tree;
         fence_result dt = engines ? run_fence(p, s) : run_tree_pattern(p, s);
         printf("  modex fence, tree (%s, blobs charged at %s per node): %s  [a node takes in %s; largest "
@@ -377,10 +424,7 @@ int main(int argc, char **argv) {
                dm1.ok ? "ok" : dm1.error.c_str());
 
         node_loss_result nl = run_node_loss(p, n, width, 4096);
-        printf("  a node lost (REAL node_liveness on the noticing node%s): every node told after %s  [%llu "
-               "node-down messages from one node, %u new connections opened by it] %s\n",
-               nl.receivers_real ? " and every receiver" : "; receivers' handling modelled", human_us(nl.all_told_us).c_str(),
-               static_cast<unsigned long long>(nl.messages), nl.new_connections, nl.ok ? "ok" : nl.error.c_str());
+        print_node_loss(nl);
 
         jobdata_result jd = run_jobdata(n, ppn, jobdata_max);
         const double modex_node = double(ranks) * double(bytes);
@@ -400,7 +444,7 @@ int main(int argc, char **argv) {
                "verify_us=%.1f fence_real=%d fence_empty_us=%.1f fence_tree_us=%.1f fence_ring_us=%.1f ring_real=%d "
                "dmodex_cold_us=%.1f dmodex_warm_us=%.1f jobdata_bytes=%llu jobdata_extrapolated=%d node_table_bytes=%llu "
                "node_mem_bytes=%.0f modex_node_bytes=%.0f srun_mem_bytes=%llu srun_out_bytes=%llu srun_conns=%u "
-               "node_peers_tree_max=%u empty_fence_max_msg_bytes=%llu node_loss_us=%.1f node_loss_conns=%u "
+               "node_peers_tree_max=%u empty_fence_max_msg_bytes=%llu node_loss_us=%.1f node_loss_conns=%u node_loss_sends=%u "
                "static_wireup_us=%.1f static_records=%u directory_wireup_us=%.1f directory_messages=%u ok=%d\n",
                p.name.c_str(), n, ppn, static_cast<unsigned long long>(bytes), wu.total_us, wu.srun_collect_us, wu.srun_send_us,
                wu.verify_us, engines ? 1 : 0, e.max_us, dt.max_us, ring_us, ring_real ? 1 : 0, dm.cold_us, dm.warm_us,
@@ -408,7 +452,7 @@ int main(int argc, char **argv) {
                static_cast<unsigned long long>(wu.table_bytes), node_mem, modex_node,
                static_cast<unsigned long long>(wu.srun_mem_bytes), static_cast<unsigned long long>(wu.srun_bytes_out),
                wu.srun_connections, e.max_peers, static_cast<unsigned long long>(e.max_message_bytes), nl.all_told_us,
-               nl.new_connections, sw.total_us, sw.peers, dw.total_us, dw.messages_per_node, ok ? 1 : 0);
+               nl.max_new_connections, nl.max_sends, sw.total_us, sw.peers, dw.total_us, dw.messages_per_node, ok ? 1 : 0);
         fflush(stdout);
     }
     return all_ok ? 0 : 1;

@@ -59,14 +59,8 @@ net_params host_preset() {
     // sim_measure: slurmd's fork to connect as the sender and pass the descriptor back, from a
     // process of slurmd's size (9 MB), median of 500: 493-503 us at load 6.
     p.forward_us = 500;
-    // tests/bench/wireup.sh with WIREUP_CPU=1 at 4 x 1, 35 steps a route in 5 rounds: the CPU of
-    // every process of the cluster per directory message beyond the static route's step, 1.8 ms
-    // (1.57-2.01 by round; slurmd 0.5-1.1 ms, its fork 0.24-0.53, the steps 0.1-0.9, munged
-    // 0.14-0.18); the tells start 27 ms apart first to last (9 ms a node), and 73% of the
-    // forwards come after the last server started.
-    p.dir_msg_cpu_us = 1800;
-    p.start_gap_us = 9000;
-    p.dir_window_share = 0.73;
+    // WIREUP_CPU=1 tests/bench/wireup.sh at 4 x 1 (docs/simulator.md, "The directory route's model")
+    p.dir_msg_cpu_us = 1800, p.start_gap_us = 9000, p.dir_window_share = 0.73;
     return p;
 }
 
@@ -360,8 +354,10 @@ fence_result run_fence(const net_params &p, const fence_setup &s) {
             }
             ++done_count[instance];
             ++res.completions;
-            // Every node's contribution, once, with its content.
-            if (result.size() != n && res.error.empty())
+            // Every node's contribution, once, with its content (a fence without data: none; the
+            // tree leaves empty contributions out, the ring and direct engines carry them).
+            const bool complete = result.size() == n || (rblob == 0 && result.empty());
+            if (!complete && res.error.empty())
                 res.error = "node " + std::to_string(i) + ": fence " + std::to_string(instance) + " completed with " +
                             std::to_string(result.size()) + " of " + std::to_string(n) + " contributions";
             uint64_t id_sum = 0;
@@ -378,7 +374,7 @@ fence_result run_fence(const net_params &p, const fence_setup &s) {
                     if (res.error.empty()) res.error = "node " + std::to_string(i) + ": contribution of node " + std::to_string(b.node) + " altered";
                 }
             }
-            if (id_sum != uint64_t(n) * (n - 1) / 2 && res.error.empty()) res.error = "node " + std::to_string(i) + ": contributions missing";
+            if (!result.empty() && id_sum != uint64_t(n) * (n - 1) / 2 && res.error.empty()) res.error = "node " + std::to_string(i) + ": contributions missing";
         };
         st[i].fm = std::make_unique<coll::fence_manager>(std::move(o));
     }
@@ -462,7 +458,8 @@ fence_result run_tree_pattern(const net_params &p, const fence_setup &s) {
         st[i].parent = l.parent;
         st[i].children = std::move(l.children);
     }
-    auto size_of = [&](uint64_t nblobs) { return 17 + nblobs * (8 + vblob); };
+    // Empty contributions travel as nothing (coll/engines.cc): a fence without data is 17 bytes.
+    auto size_of = [&](uint64_t nblobs) { return 17 + (s.collect ? nblobs * (8 + vblob) : 0); };
     struct send {
         uint32_t to;
         bool down;
@@ -839,69 +836,81 @@ node_loss_result run_node_loss(const net_params &p, uint32_t nodes, uint32_t wid
     const uint32_t lost = nodes - 1;
     std::vector<uint32_t> all(nodes);
     for (uint32_t i = 0; i < nodes; ++i) all[i] = i;
-    const coll::tree_links lost_links = coll::tree_links_of(all, lost, width);
-    const uint32_t noticer = lost_links.parent;
-    const coll::tree_links links = coll::tree_links_of(all, noticer, width);
-    std::set<uint32_t> open(links.children.begin(), links.children.end());  // tree links are open
-    if (links.parent != UINT32_MAX) open.insert(links.parent);
+    const uint32_t noticer = coll::tree_links_of(all, lost, width).parent;
     res.receivers_real = nodes <= real_max;
     std::vector<std::string> names(nodes);
     for (uint32_t i = 0; i < nodes; ++i) names[i] = "node" + std::to_string(i);
     res.per_node_bytes = uint64_t(nodes) * sizeof(std::string) + (nodes + 7) / 8;
-    std::vector<uint32_t> told(nodes, 0);
+    std::vector<uint32_t> told(nodes, 0), sends(nodes, 0), opened(nodes, 0);
     std::vector<double> told_at(nodes, -1);
-    struct out_msg {
-        uint32_t to;
-        std::vector<uint8_t> body;
+    // A node's open links: its fence tree's (parent, children), then what it opened.
+    std::map<uint32_t, std::set<uint32_t>> open;
+    auto links_of = [&](uint32_t n) -> std::set<uint32_t> & {
+        auto [it, fresh] = open.try_emplace(n);
+        const coll::tree_links l = fresh ? coll::tree_links_of(all, n, width) : coll::tree_links{};
+        it->second.insert(l.children.begin(), l.children.end());
+        if (fresh && l.parent != UINT32_MAX) it->second.insert(l.parent);
+        return it->second;
     };
-    std::vector<out_msg> outbox;
-    std::map<uint32_t, std::unique_ptr<node_liveness>> eng;
+    std::vector<std::pair<uint32_t, std::vector<uint8_t>>> outbox;  // (to, body)
     auto make = [&](uint32_t self) {
         node_liveness_ops o;
         o.send = [&](uint32_t to, node_channel c, std::vector<uint8_t> body) {
-            if (c == node_channel::node_down) outbox.push_back({to, std::move(body)});
+            if (c == node_channel::node_down) outbox.emplace_back(to, std::move(body));
         };
         o.said_goodbye = [](uint32_t) { return false; };
         o.peer_alive = [lost](uint32_t n) { return n != lost; };
         o.forget = [](uint32_t) {};
-        o.lost = [&, self](uint32_t node, const std::string &) {
-            if (node == lost) ++told[self];
-        };
-        eng[self] = std::make_unique<node_liveness>("sim.0", self, names, std::move(o));
+        o.lost = [&, self](uint32_t node, const std::string &) { told[self] += node == lost; };
+        return std::make_unique<node_liveness>("sim.0", self, names, std::move(o), width);
     };
-    make(noticer);
-    // The noticing node's loop: node_lost, then its sends in order (a connection first where none is open).
-    eng[noticer]->node_lost(lost, "connection reset by peer", true);
-    told_at[noticer] = 0;
-    double t = p.recv_us;
-    auto sends = std::move(outbox);
-    outbox.clear();
-    for (auto &m : sends) {
-        t = w.cpu(noticer, t, p.send_us);
-        double arrive = w.nic(noticer, t, double(m.body.size())) + p.lat_us;
-        if (open.insert(m.to).second) {
-            arrive += p.connect_us;
-            ++res.new_connections;
+    // The noticer keeps its engine (it knows the loss and may be told again in its own place);
+    // a receiver's is made for its message and dropped after (each holds the node names).
+    std::unique_ptr<node_liveness> noticing = make(noticer);
+    // Node `from`'s loop sends what its engine left in the outbox, in order, from time t (a
+    // connection first where none is open); each arrival runs the receiver.
+    std::function<void(uint32_t, double)> send_all = [&](uint32_t from, double t) {
+        auto batch = std::move(outbox);
+        outbox.clear();
+        for (auto &[to, body] : batch) {
+            t = w.cpu(from, t, p.send_us);
+            const bool connect = links_of(from).insert(to).second;
+            const double arrive = w.nic(from, t, double(body.size())) + p.lat_us + (connect ? p.connect_us : 0);
+            opened[from] += connect;
+            ++res.messages;
+            ++sends[from];
+            auto b = std::make_shared<std::vector<uint8_t>>(std::move(body));
+            const uint32_t sender = from;
+            w.at(arrive, [&, to, sender, b] {
+                const double end = w.cpu(to, w.now(), p.recv_us + double(b->size()) * p.byte_ns * 1e-3);
+                if (to == noticer) {
+                    noticing->on_node_down(sender, *b);
+                } else if (res.receivers_real) {
+                    make(to)->on_node_down(sender, *b);
+                } else {
+                    // Modelled: what the engine does with a first message, by the same tree.
+                    wire::node_down_message dm;
+                    if (wire::decode(*b, nodes, &dm).ok() && dm.node == lost) {
+                        ++told[to];
+                        for (uint32_t c : node_liveness::tree_children(dm.node, to, dm.width, nodes))
+                            if (c != lost) outbox.emplace_back(c, *b);
+                    }
+                }
+                if (told_at[to] < 0) told_at[to] = end;
+                send_all(to, end);
+            });
         }
-        ++res.messages;
-        auto b = std::make_shared<std::vector<uint8_t>>(std::move(m.body));
-        const uint32_t to = m.to;
-        w.at(arrive, [&, to, b] {
-            const double end = w.cpu(to, w.now(), p.recv_us);
-            if (res.receivers_real) {
-                make(to);
-                eng[to]->on_node_down(noticer, *b);
-                eng.erase(to);  // one at a time: each holds the node names
-            } else {
-                wire::node_down_message dm;
-                if (wire::decode(*b, &dm).ok() && dm.node == lost) ++told[to];
-            }
-            told_at[to] = end;
-        });
-    }
+    };
+    noticing->node_lost(lost, "connection reset by peer", true);
+    told_at[noticer] = 0;
+    send_all(noticer, p.recv_us);
     w.run();
     set_log_sink({});
+    res.noticer_sends = sends[noticer];
+    res.noticer_connections = opened[noticer];
     for (uint32_t i = 0; i < nodes; ++i) {
+        res.max_sends = std::max(res.max_sends, sends[i]);
+        res.max_new_connections = std::max(res.max_new_connections, opened[i]);
         if (i == lost) continue;
         if (told[i] != 1 && res.error.empty())
             res.error = "node " + std::to_string(i) + " told " + std::to_string(told[i]) + " times";

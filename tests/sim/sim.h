@@ -150,14 +150,20 @@ conn_result run_connections(uint32_t nodes, uint32_t width, uint32_t peers, uint
 struct node_loss_result {
     bool ok = false;
     std::string error;
-    double all_told_us = 0;        // from the loss noticed to the last live node told
-    uint64_t messages = 0;         // node-down messages
-    uint32_t new_connections = 0;  // connections the noticing node had to open
-    bool receivers_real = false;   // the receivers' engines ran (else their handling is modelled)
-    uint64_t per_node_bytes = 0;   // what one node's liveness engine holds (names, lost flags)
+    double all_told_us = 0;            // from the loss noticed to the last live node told
+    uint64_t messages = 0;             // node-down messages, all nodes
+    uint32_t noticer_sends = 0;        // node-down messages from the noticing node
+    uint32_t noticer_connections = 0;  // connections the noticing node had to open
+    uint32_t max_sends = 0;            // most node-down messages from one node
+    uint32_t max_new_connections = 0;  // most connections one node had to open
+    bool receivers_real = false;       // the receivers' engines ran (else their handling is modelled)
+    uint64_t per_node_bytes = 0;       // what one node's liveness engine holds (names, lost flags)
 };
-// A node's slurmstepd dies; its tree parent notices (the real node_liveness engine: node_lost)
-// and tells every other node. Receivers run the real engine up to `real_max` nodes.
+// A node's slurmstepd dies; its fence-tree parent notices (the real node_liveness engine:
+// node_lost) and the loss is told through the tree rooted at the lost node: each receiver takes
+// it and passes it on to its children there. Receivers run the real engine up to `real_max`
+// nodes; above, their handling is modelled (decode, the same node_liveness::tree_children).
+// A node's open links are its fence tree's; any other costs a connection first.
 node_loss_result run_node_loss(const net_params &p, uint32_t nodes, uint32_t width, uint32_t real_max);
 
 struct wireup_result {

@@ -134,15 +134,33 @@ TEST(Sim, DirectoryForwardsFollowTheProtocol) {
 }
 
 TEST(Sim, NodeLossReachesEveryLiveNodeOnce) {
-    for (uint32_t n : {3u, 9u, 10u, 100u}) {
-        node_loss_result real = run_node_loss(fabric_preset(), n, 8, 1000);
-        EXPECT_TRUE(real.ok) << real.error;
-        EXPECT_TRUE(real.receivers_real);
-        EXPECT_EQ(real.messages, n - 2u);  // every node but the lost one and the noticing one
-        node_loss_result modelled = run_node_loss(fabric_preset(), n, 8, 0);
-        EXPECT_TRUE(modelled.ok) << modelled.error;
-        EXPECT_EQ(modelled.messages, real.messages);
+    for (uint32_t width : {2u, 4u, 8u}) {
+        for (uint32_t n : {3u, 9u, 10u, 100u, 1000u}) {
+            SCOPED_TRACE("nodes " + std::to_string(n) + " width " + std::to_string(width));
+            node_loss_result real = run_node_loss(fabric_preset(), n, width, 1000);
+            EXPECT_TRUE(real.ok) << real.error;
+            EXPECT_TRUE(real.receivers_real);
+            // through the lost node's tree: every live node once, the noticer too (in its own
+            // place) unless it is one of the lost node's children
+            EXPECT_GE(real.messages, n - 2u);
+            EXPECT_LE(real.messages, n - 1u);
+            EXPECT_LE(real.noticer_sends, width);
+            EXPECT_LE(real.max_sends, width);
+            EXPECT_LE(real.max_new_connections, width);
+            node_loss_result modelled = run_node_loss(fabric_preset(), n, width, 0);
+            EXPECT_TRUE(modelled.ok) << modelled.error;
+            EXPECT_FALSE(modelled.receivers_real);
+            EXPECT_EQ(modelled.messages, real.messages);
+            EXPECT_EQ(modelled.max_sends, real.max_sends);
+            EXPECT_EQ(modelled.max_new_connections, real.max_new_connections);
+            EXPECT_DOUBLE_EQ(modelled.all_told_us, real.all_told_us);
+        }
     }
+    // O(log N) hops, not N sends from one node: 8x the nodes, about one level (of `width`
+    // sends and a hop) more
+    const net_params p = fabric_preset();
+    node_loss_result small = run_node_loss(p, 512, 8, 0), big = run_node_loss(p, 4096, 8, 0);
+    EXPECT_LT(big.all_told_us, small.all_told_us + 8 * (p.send_us + p.connect_us) + p.recv_us + p.lat_us + 1);
 }
 
 TEST(Sim, TreePatternMatchesTheRealEngines) {

@@ -211,8 +211,49 @@ TEST(NodeMessages, HostileCountsFailFast) {
     EXPECT_FALSE(decode(w.data(), &cc).ok());
     probe_kind k;
     EXPECT_FALSE(decode(std::vector<uint8_t>{3}, &k).ok());
+    // a node-down whose reason announces 4 GiB
     node_down_message nd;
-    EXPECT_FALSE(decode(bytes_of({1, 0xfffffff0u}), &nd).ok());
+    Writer d;
+    d.put_u32(1);
+    d.put_u32(0);
+    d.put_u8(4);
+    d.put_u32(0xfffffff0u);
+    EXPECT_FALSE(decode(d.data(), 8, &nd).ok());
+}
+
+TEST(NodeMessages, NodeDownRoundTripAndBounds) {
+    Writer w;
+    ASSERT_TRUE(encode(w, node_down_message{3, "reset", 5, 8}).ok());
+    node_down_message m;
+    ASSERT_TRUE(decode(w.data(), 6, &m).ok());
+    EXPECT_EQ(m.node, 3u);
+    EXPECT_EQ(m.origin, 5u);
+    EXPECT_EQ(m.width, 8u);
+    EXPECT_EQ(m.why, "reset");
+    EXPECT_FALSE(decode(w.data(), 5, &m).ok());  // origin 5 beyond a 5-node step
+    EXPECT_FALSE(decode(w.data(), 3, &m).ok());  // the node too
+    std::vector<uint8_t> longer = w.data();
+    longer.push_back(0);
+    EXPECT_FALSE(decode(longer, 6, &m).ok());  // trailing bytes
+    // The tree's width and the origin, as a hostile sender would write them.
+    auto raw = [](uint32_t node, uint32_t origin, uint8_t width) {
+        Writer r;
+        r.put_u32(node);
+        r.put_u32(origin);
+        r.put_u8(width);
+        EXPECT_TRUE(r.put_string("x").ok());
+        return r.take();
+    };
+    EXPECT_TRUE(decode(raw(1, 0, 2), 4, &m).ok());
+    EXPECT_TRUE(decode(raw(1, 0, 64), 4, &m).ok());
+    for (uint8_t bad_width : {0, 1, 65, 255}) EXPECT_FALSE(decode(raw(1, 0, bad_width), 4, &m).ok()) << int(bad_width);
+    EXPECT_FALSE(decode(raw(1, 1, 4), 4, &m).ok());           // noticed by the lost node itself
+    EXPECT_FALSE(decode(raw(1, 0xffffffffu, 4), 4, &m).ok());  // no such origin
+    // The encoder writes nothing the decoder would refuse.
+    w.clear();
+    EXPECT_FALSE(encode(w, node_down_message{1, "x", 1, 4}).ok());
+    EXPECT_FALSE(encode(w, node_down_message{1, "x", 0, 1}).ok());
+    EXPECT_FALSE(encode(w, node_down_message{1, "x", 0, 65}).ok());
 }
 
 TEST(DecodeBudget, PersistentFlagOnTheWireIsRefused) {
