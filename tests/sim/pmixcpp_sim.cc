@@ -18,6 +18,9 @@
 //                                    default 4096) at the --nodes counts, alone
 //   pmixcpp_sim validate [options]   the empty and the 1 KiB collecting fence at N x 1 on the
 //                                    host preset (2 shared CPUs), for the local cluster's figures
+//   pmixcpp_sim wireup   [options]   the wire-up routes alone at --nodes (default 4,8,16,32, host
+//                                    preset): the static and the directory route, the directory
+//                                    route's messages through slurmd and their CPU
 // options:
 //   --preset host|fabric   the network and CPU costs (default: fabric for scale, host for validate)
 //   --nodes a,b,c  --ppn P  --bytes S (per rank, collecting fence)  --width k (tree fan-out)
@@ -31,7 +34,7 @@
 //                  node connections are open before, as in a benchmark's loop)
 //   --set name=value   override one cost (lat_us, bw_Bps, send_us, recv_us, byte_ns, client_us,
 //                  proc_us, client_cpu_us, store_ns, cpus, cpu_share, cred_make_us, cred_open_us, cred_overhead, connect_us,
-//                  forward_us)
+//                  forward_us, dir_msg_cpu_us, start_gap_us, dir_window_share)
 // Output: a table for people, and one "SIM key=value ..." line per row for scripts.
 #include <cmath>
 #include <cstdio>
@@ -78,15 +81,20 @@ bool set_param(net_params &p, const std::string &kv) {
     else if (k == "cred_overhead") p.cred_overhead = size_t(v);
     else if (k == "connect_us") p.connect_us = v;
     else if (k == "forward_us") p.forward_us = v;
+    else if (k == "dir_msg_cpu_us") p.dir_msg_cpu_us = v;
+    else if (k == "start_gap_us") p.start_gap_us = v;
+    else if (k == "dir_window_share") p.dir_window_share = v > 0 && v <= 1 ? v : 1;
     else return false;
     return true;
 }
 
 void print_params(const net_params &p) {
     printf("# costs (%s): lat_us=%.2f bw_Bps=%.3g send_us=%.2f recv_us=%.2f byte_ns=%.2f store_ns=%.1f client_us=%.2f proc_us=%.2f "
-           "client_cpu_us=%.1f cpus=%u cpu_share=%.2f cred_make_us=%.1f cred_open_us=%.1f cred_overhead=%zu connect_us=%.1f forward_us=%.1f\n",
+           "client_cpu_us=%.1f cpus=%u cpu_share=%.2f cred_make_us=%.1f cred_open_us=%.1f cred_overhead=%zu connect_us=%.1f forward_us=%.1f "
+           "dir_msg_cpu_us=%.1f start_gap_us=%.1f dir_window_share=%.2f\n",
            p.name.c_str(), p.lat_us, p.bw_Bps, p.send_us, p.recv_us, p.byte_ns, p.store_ns, p.client_us, p.proc_us, p.client_cpu_us, p.cpus, p.cpu_share,
-           p.cred_make_us, p.cred_open_us, p.cred_overhead, p.connect_us, p.forward_us);
+           p.cred_make_us, p.cred_open_us, p.cred_overhead, p.connect_us, p.forward_us, p.dir_msg_cpu_us, p.start_gap_us,
+           p.dir_window_share);
 }
 
 std::string human_bytes(double b) {
@@ -281,14 +289,15 @@ int main(int argc, char **argv) {
     if (argc >= 2 && strcmp(argv[1], "loss") == 0) return loss_mode(argc, argv);
     if (argc >= 2 && (strcmp(argv[1], "width") == 0 || strcmp(argv[1], "conns") == 0 || strcmp(argv[1], "barrier") == 0))
         return other_modes(argc, argv);
-    if (argc < 2 || (strcmp(argv[1], "scale") != 0 && strcmp(argv[1], "validate") != 0)) {
-        fprintf(stderr, "usage: pmixcpp_sim scale|validate [--preset host|fabric] [--nodes a,b] [--ppn P] [--bytes S] "
+    if (argc < 2 || (strcmp(argv[1], "scale") != 0 && strcmp(argv[1], "validate") != 0 && strcmp(argv[1], "wireup") != 0)) {
+        fprintf(stderr, "usage: pmixcpp_sim scale|validate|wireup [--preset host|fabric] [--nodes a,b] [--ppn P] [--bytes S] "
                         "[--width k] [--ring-max N] [--real-max N] [--jobdata-max-ranks R] [--fences F] [--set name=value]...\n");
         return 2;
     }
-    const bool validate = strcmp(argv[1], "validate") == 0;
-    net_params p = validate ? host_preset() : fabric_preset();
+    const bool validate = strcmp(argv[1], "validate") == 0, wireup = strcmp(argv[1], "wireup") == 0;
+    net_params p = validate || wireup ? host_preset() : fabric_preset();
     std::vector<uint32_t> nodes = validate ? std::vector<uint32_t>{1, 2, 4, 8, 16, 32}
+                                  : wireup ? std::vector<uint32_t>{4, 8, 16, 32}
                                            : std::vector<uint32_t>{1024, 4096, 16384, 65536};
     uint32_t ppn = validate ? 1 : 128, width = 0, ring_max = 4096, real_max = 16384, fences = validate ? 20 : 1;
     uint64_t bytes = 1024, jobdata_max = 524288;
@@ -315,6 +324,21 @@ int main(int argc, char **argv) {
     print_params(p);
     const uint32_t width_opt = width;  // 0: by node count, as PMIxCppTreeWidth=auto
 
+    if (wireup) {
+        printf("%6s %5s | %10s %10s %10s | %9s %12s\n", "nodes", "width", "static", "directory", "difference", "forwards",
+               "their CPU");
+        for (uint32_t n : nodes) {
+            width = width_opt ? width_opt : coll::default_tree_width(n);
+            static_wireup_result sw = run_static_wireup(p, n, width);
+            directory_wireup_result dw = run_directory_wireup(p, n, width);
+            printf("%6u %5u | %7.1f ms %7.1f ms %7.1f ms | %9.1f %9.1f ms\n", n, width, sw.total_us / 1e3, dw.total_us / 1e3,
+                   (dw.total_us - sw.total_us) / 1e3, dw.forwards, dw.forwards_cpu_us / 1e3);
+            printf("SIM mode=wireup preset=%s nodes=%u width=%u static_wireup_us=%.1f directory_wireup_us=%.1f "
+                   "difference_us=%.1f forwards=%.1f forwards_cpu_us=%.1f\n",
+                   p.name.c_str(), n, width, sw.total_us, dw.total_us, dw.total_us - sw.total_us, dw.forwards, dw.forwards_cpu_us);
+        }
+        return 0;
+    }
     if (validate) {
         width = width_opt ? width_opt : 8;  // the local cluster's runs, whose figures it is checked against
         printf("%6s %6s | %14s %14s | %14s %14s | %s\n", "nodes", "tasks", "empty median", "empty max", "1KiB median",

@@ -59,6 +59,8 @@ net_params host_preset() {
     // sim_measure: slurmd's fork to connect as the sender and pass the descriptor back, from a
     // process of slurmd's size (9 MB), median of 500: 493-503 us at load 6.
     p.forward_us = 500;
+    // WIREUP_CPU=1 tests/bench/wireup.sh at 4 x 1 (docs/simulator.md, "The directory route's model")
+    p.dir_msg_cpu_us = 1800, p.start_gap_us = 9000, p.dir_window_share = 0.73;
     return p;
 }
 

@@ -56,6 +56,16 @@ struct net_params {
     double forward_us = 0;    // slurmd's own work to hand on one slurm_forward_data: a fork that
                               // connects to the step's socket as the sender and passes the
                               // descriptor back (slurmd's _connect_as_other), the write
+    // The directory route on shared CPUs (cpus > 0): the CPU of all processes (the sender's call,
+    // slurmd's RPC thread and its fork, munged, the receiver's check) per message beyond what the
+    // static route costs; 0: the sum of the parts above. And the launch: how far apart the nodes'
+    // servers start (the last one (N-1) x start_gap_us after the first), which decides how many
+    // tells find their target not up yet and are tried again.
+    // dir_window_share: the part of those messages the measured wire-up time (from the last
+    // server's start) waits for; the others are sent before it starts.
+    double dir_msg_cpu_us = 0;
+    double start_gap_us = 0;
+    double dir_window_share = 1;
 };
 // This host's loopback (measured: tests/sim/sim_measure, docs/cost-model.md's inputs), all
 // nodes sharing 2 CPUs: for the validation against the local cluster.
@@ -207,8 +217,21 @@ struct directory_wireup_result {
     uint64_t node_mem_bytes = 0;  // the records a node learnt
     uint32_t srun_connections = 0;
     double host_cpu_us = 0;       // shared CPUs (cpus > 0): every node's wire-up work on them
+    // Shared CPUs (cpus > 0): the wire-up's messages through slurmd (directory_forwards): every
+    // node's tells, the tries of a target not up yet and their retries, the tells again once it
+    // is; and their CPU.
+    double forwards = 0;
+    double forwards_cpu_us = 0;
 };
 directory_wireup_result run_directory_wireup(const net_params &p, uint32_t nodes, uint32_t width);
+// The directory route's wire-up messages through slurmd (plugin/net/directory.cc): the nodes
+// send their tells at start (N-1) x start_gap_us apart in a random order, each to its tree and
+// ring neighbours; a tell to a neighbour not up yet (it did not start deliver_us before the
+// tell gets there) fails and is tried again 100 ms later, doubling to 2 s, until the
+// neighbour's own tell comes, upon which it is sent at once. Mean over `orders` start orders
+// (fixed seeds). Not counted: asks (a node that needs a neighbour before its tell came) and the
+// step end's messages.
+double directory_forwards(uint32_t nodes, uint32_t width, double start_gap_us, double deliver_us, unsigned orders = 64);
 
 struct jobdata_result {
     uint64_t file_bytes = 0;   // the encoded job data one node writes and every client maps

@@ -1,6 +1,7 @@
 // The wire-up routes of a step at scale, modelled from the code's message pattern with the real
 // codecs' sizes (sim.h): srun's rendezvous, the static route and the directory route.
 #include <algorithm>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -86,6 +87,46 @@ static_wireup_result run_static_wireup(const net_params &p, uint32_t nodes, uint
 }
 
 
+double directory_forwards(uint32_t nodes, uint32_t width, double start_gap_us, double deliver_us, unsigned orders) {
+    if (nodes < 2 || orders == 0) return 0;
+    double total = 0;
+    std::vector<uint32_t> all(nodes);
+    for (uint32_t i = 0; i < nodes; ++i) all[i] = i;
+    // Every neighbour pair once (the relation is symmetric: tree parent and child, ring).
+    std::vector<std::pair<uint32_t, uint32_t>> pairs;
+    for (uint32_t i = 0; i < nodes; ++i) {
+        const coll::tree_links l = coll::tree_links_of(all, i, width);
+        std::vector<uint32_t> nb(l.children.begin(), l.children.end());
+        if (l.parent != UINT32_MAX) nb.push_back(l.parent);
+        nb.push_back((i + 1) % nodes);
+        nb.push_back((i + nodes - 1) % nodes);
+        for (uint32_t j : nb)
+            if (j > i) pairs.emplace_back(i, j);
+    }
+    std::sort(pairs.begin(), pairs.end());
+    pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
+    std::mt19937 rng(12345);
+    std::vector<double> start(nodes);
+    for (unsigned o = 0; o < orders; ++o) {
+        std::shuffle(all.begin(), all.end(), rng);
+        for (uint32_t k = 0; k < nodes; ++k) start[all[k]] = double(k) * start_gap_us;
+        for (auto [a, b] : pairs) {
+            const double early = std::min(start[a], start[b]), late = std::max(start[a], start[b]);
+            total += 2;  // the first one's tell, the second one's (which gets there)
+            if (late <= early + deliver_us) continue;  // both up in time: one tell each
+            // The first tell failed: tried again after 100 ms, 200, 400, ... 2 s while the other
+            // is not up; sent again at once when the other's tell comes.
+            double at = early, wait = 100e3;
+            while ((at += wait) < late) {
+                total += 1;
+                wait = std::min(2 * wait, 2000e3);
+            }
+            total += 1;
+        }
+    }
+    return total / orders;
+}
+
 // The directory route (plugin/net/directory.h, plugin/slurm/directory_route.cc). Every message is
 // one slurm_forward_data: the sending slurmstepd's Slurm RPC to the target node's slurmd (an auth
 // credential made, a TCP connection, the credential opened by slurmd), slurmd's connection to the
@@ -150,13 +191,24 @@ directory_wireup_result run_directory_wireup(const net_params &p, uint32_t nodes
     res.parent_known_us = parent_record;
     res.total_us = std::max(tells_delivered, parent_record) + p.connect_us + p.lat_us + p.recv_us;
     res.messages_per_node = res.tells + 1;  // the tells, one ask (and an ask's answer elsewhere)
-    // All nodes on a few shared CPUs (the host preset): every node's messages are CPU on the
-    // same CPUs at about the same time (credentials, slurmd's fork, the checks), so the
-    // wire-up ends no sooner than that work is done.
+    // All nodes on a few shared CPUs (the host preset): the messages are CPU on the same CPUs
+    // (credentials, slurmd's RPC and fork, the checks), so the wire-up ends no sooner than that
+    // work is done. With the measured CPU per message (dir_msg_cpu_us): the wire-up's messages
+    // sent after the last server started (dir_window_share of them), beyond the work the static
+    // route does too; else (the first model) every node's tells and one ask at the parts' costs.
     if (p.cpus > 0) {
-        const double per_message = p.cred_make_us + p.send_us + p.recv_us + p.cred_open_us + p.forward_us + p.cred_make_us +
-                                   p.recv_us + p.cred_open_us + p.recv_us + p.cred_open_us;
-        res.host_cpu_us = double(nodes) * double(res.messages_per_node + 1) * per_message / (double(p.cpus) * p.cpu_share);
+        // The wire-up's messages, from the protocol and how far apart the nodes' tells start.
+        res.forwards = directory_forwards(nodes, width, p.start_gap_us, deliver);
+        const double share = double(p.cpus) * p.cpu_share;
+        if (p.dir_msg_cpu_us > 0) {
+            res.forwards_cpu_us = res.forwards * p.dir_msg_cpu_us;
+            res.host_cpu_us = run_static_wireup(p, nodes, width).host_cpu_us + p.dir_window_share * res.forwards_cpu_us / share;
+        } else {
+            const double per_message = p.cred_make_us + p.send_us + p.recv_us + p.cred_open_us + p.forward_us + p.cred_make_us +
+                                       p.recv_us + p.cred_open_us + p.recv_us + p.cred_open_us;
+            res.forwards_cpu_us = res.forwards * per_message;
+            res.host_cpu_us = double(nodes) * double(res.messages_per_node + 1) * per_message / share;
+        }
         res.total_us = std::max(res.total_us, res.host_cpu_us + p.connect_us + p.lat_us + p.recv_us);
     }
     // A node: the records it learnt (its neighbours and the node it asked), no table.

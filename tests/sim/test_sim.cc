@@ -113,6 +113,26 @@ TEST(Sim, DirectoryWireupDoesNotGrowWithTheNodeCount) {
     EXPECT_EQ(run_directory_wireup(p, 3, 8).tells, 2u);
 }
 
+TEST(Sim, DirectoryForwardsFollowTheProtocol) {
+    // 8 nodes, width 4: tree edges 0-1..0-4, 1-5..1-7 (7), ring 8 edges, 0-1 in both: 14 pairs
+    EXPECT_DOUBLE_EQ(directory_forwards(8, 4, 0, 1000), 28);  // all up at once: one tell each way
+    // 20 ms apart: the first tell of every pair fails, the second gets there, the first is sent
+    // again at once; a pair more than 100 ms apart (6 or 7 places apart) also tries again
+    const double apart = directory_forwards(8, 4, 20e3, 1000);
+    EXPECT_GT(apart, 14 * 3);
+    EXPECT_LT(apart, 14 * 4);
+    EXPECT_GT(directory_forwards(32, 4, 20e3, 1000), directory_forwards(32, 4, 5e3, 1000));
+    // the measured CPU per message: the wire-up's messages in the timed window on the shared CPUs
+    net_params p = host_preset();
+    p.dir_msg_cpu_us = 2000;
+    p.start_gap_us = 0;
+    p.dir_window_share = 0.5;
+    directory_wireup_result d = run_directory_wireup(p, 8, 4);
+    EXPECT_DOUBLE_EQ(d.forwards, 28);
+    EXPECT_DOUBLE_EQ(d.forwards_cpu_us, 28 * 2000);
+    EXPECT_NEAR(d.host_cpu_us, run_static_wireup(p, 8, 4).host_cpu_us + 0.5 * 28 * 2000 / (p.cpus * p.cpu_share), 1e-6);
+}
+
 TEST(Sim, NodeLossReachesEveryLiveNodeOnce) {
     for (uint32_t width : {2u, 4u, 8u}) {
         for (uint32_t n : {3u, 9u, 10u, 100u, 1000u}) {
