@@ -51,7 +51,8 @@ Result<std::unique_ptr<directory>> directory::create(directory_options opts) {
 }
 
 directory::directory(directory_options opts)
-    : _opts(std::move(opts)), _known(_opts.nnodes, false), _asked(_opts.nnodes, false), _given_up(_opts.nnodes, false) {
+    : _opts(std::move(opts)), _known(_opts.nnodes, false), _asked(_opts.nnodes, false), _given_up(_opts.nnodes, false),
+      _done(_opts.nnodes, false) {
     _known[_opts.self] = true;
 }
 
@@ -72,6 +73,7 @@ std::string directory::name(uint32_t node) const {
 }
 
 void directory::queue(uint32_t node, wire::directory_kind kind) {
+    if (node < _done.size() && _done[node]) return;
     auto now = clock_type::now();
     auto [it, fresh] = _out.try_emplace(node, pending{kind, 0, now, now});
     if (!fresh) {
@@ -83,11 +85,18 @@ void directory::queue(uint32_t node, wire::directory_kind kind) {
 void directory::need(uint32_t node) {
     {
         std::lock_guard<std::mutex> lk(_mu);
-        if (node >= _opts.nnodes || _known[node] || _asked[node] || _given_up[node] || _stop) return;
+        if (node >= _opts.nnodes || _known[node] || _asked[node] || _given_up[node] || _done[node] || _stop) return;
         _asked[node] = true;
         queue(node, wire::directory_kind::ask);
     }
     _cv.notify_all();
+}
+
+void directory::done_with(uint32_t node) {
+    std::lock_guard<std::mutex> lk(_mu);
+    if (node >= _done.size() || node == _opts.self || _done[node]) return;
+    _done[node] = true;
+    if (_out.erase(node)) ++_stats.dropped_done;
 }
 
 void directory::receive(std::vector<uint8_t> message) {
@@ -220,7 +229,7 @@ void directory::send_due(std::unique_lock<std::mutex> &lk) {
     };
     // The asks that got there wait for their answer (a tell); asked again if it does not come.
     for (uint32_t n : asks) {
-        if (std::find(failed.begin(), failed.end(), n) != failed.end() || _known[n]) continue;
+        if (std::find(failed.begin(), failed.end(), n) != failed.end() || _known[n] || _done[n]) continue;
         pending p = sent.at(n);
         if (now - p.first > _opts.give_up) {
             std::string why = "node " + std::to_string(n) + " (" + name(n) + ") took the directory ask but never answered it in " +
@@ -238,7 +247,7 @@ void directory::send_due(std::unique_lock<std::mutex> &lk) {
     }
     for (uint32_t n : failed) {
         auto it = sent.find(n);
-        if (it == sent.end()) continue;
+        if (it == sent.end() || _done[n]) continue;  // its step ended meanwhile: nothing more for it
         pending p = it->second;
         p.delivered = false;
         if (now - p.first > _opts.give_up) {

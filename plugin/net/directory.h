@@ -51,6 +51,7 @@ struct directory_stats {
     uint64_t learned = 0, refused = 0, dropped = 0;
     uint64_t given_up = 0;                   // nodes given up (never reached, record never came)
     uint64_t asked_again = 0;                // asks that got there, sent again for want of an answer
+    uint64_t dropped_done = 0;               // waiting messages dropped: the node's step ended (done_with)
 };
 
 struct directory_options {
@@ -96,6 +97,9 @@ public:
 
     // The transport needs `node`'s record: ask it, once (any thread, never blocks).
     void need(uint32_t node);
+    // The transport no longer talks to `node` (its step ended there, or it is lost): whatever
+    // waits to go to it is dropped and nothing more is sent to it (any thread, never blocks).
+    void done_with(uint32_t node);
     // A message that arrived (any thread, never blocks): checked and acted on by the worker.
     // Dropped with a log line when max_inbox messages wait already.
     void receive(std::vector<uint8_t> message);
@@ -127,7 +131,7 @@ private:
     std::condition_variable _cv, _idle_cv;
     std::vector<std::vector<uint8_t>> _inbox;
     std::map<uint32_t, pending> _out;  // by destination; an ask also tells, so it wins
-    std::vector<bool> _known, _asked, _given_up;
+    std::vector<bool> _known, _asked, _given_up, _done;
     directory_stats _stats;
     bool _stop = false, _busy = false;
     std::thread _worker;

@@ -48,6 +48,7 @@ void peer_liveness::link_message(uint32_t node, std::span<const uint8_t> body) {
     if (_state[node] != peer_state::alive) return;
     _state[node] = peer_state::left;
     PMIXCPP_LOG_DEBUG("%s transport: node %s left (step ended there)", _opts.kind, name(node));
+    if (_ops.left) _ops.left(node);
 }
 
 // A peer we never talked to may have ended normally before we came (a short step): that is no
@@ -58,6 +59,7 @@ void peer_liveness::gone_untalked(uint32_t node, const std::string &why) {
                       name(node), why.c_str());
     _state[node] = peer_state::left;
     _ops.close(node);
+    if (_ops.left) _ops.left(node);
     if (!_seen_loss) return;
     if (_ops.unreachable) _ops.unreachable(node, why);
     rewatch();
@@ -103,6 +105,7 @@ void peer_liveness::suspect(uint32_t node, const std::string &why, clock::time_p
     // Nothing more is sent to it meanwhile.
     _state[node] = peer_state::left;
     _ops.close(node);
+    if (_ops.left) _ops.left(node);
     _suspects.emplace_back(node, now + grace, why);
     PMIXCPP_LOG_DEBUG("%s transport: node %s: %s; waiting for its goodbye", _opts.kind, name(node), why.c_str());
 }

@@ -53,6 +53,9 @@ struct liveness_ops {
     std::function<bool(uint32_t node)> linked;  // whether a link to `node` of ours is open
     std::function<void(uint32_t node, const std::string &why)> lost;
     std::function<void(uint32_t node, const std::string &why)> unreachable;
+    // `node` is no longer alive here for a reason other than a loss (its goodbye, gone before we
+    // talked, a broken link waiting for its goodbye): once per node at most. May be empty.
+    std::function<void(uint32_t node)> left;
 };
 
 class peer_liveness {

@@ -61,7 +61,7 @@ public:
                                  send(node, kLinkChannel, {&hello, 1});
                              },
                              [this](uint32_t node) { return _out[node].fd >= 0; }, _opts.on_peer_lost,
-                             _opts.on_peer_unreachable}) {
+                             _opts.on_peer_unreachable, _opts.on_peer_left}) {
         _out.resize(_opts.node_names.size());
         for (uint32_t i = 0; i < _out.size(); ++i) {
             _out[i].owner = this;
@@ -211,6 +211,10 @@ public:
             enforce_cap({&node, 1});
         }
         return Status::success();
+    }
+
+    bool knows_address(uint32_t node) const override {
+        return node < _out.size() && (!_directory || _out[node].have_key);
     }
 
     size_t awaiting_address() const override {

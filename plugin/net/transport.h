@@ -87,6 +87,9 @@ struct transport_options {
     // After a loss: a peer we never reached is gone, dead or finished (see above); on the loop
     // thread, at most once per node. The transport already treats it as left.
     std::function<void(uint32_t node, const std::string &why)> on_peer_unreachable;
+    // A peer is no longer alive here for another reason (its goodbye, gone before we talked, a
+    // broken link waiting for its goodbye: liveness.h `left`); on the loop thread. May be empty.
+    std::function<void(uint32_t node)> on_peer_left;
     // At most this many of our connections (UCX: endpoints) to other nodes stay open (0: no cap;
     // conn_lru.h): once more are open, the least recently used idle ones are closed (with a
     // `link` idle message first, so the peer takes the EOF or endpoint error for no loss) and
@@ -154,6 +157,10 @@ public:
     // directory route's ask is under way). A step that ends here keeps its loop running a little
     // for them: the peer may be waiting for exactly these (the release of a fence it is in).
     virtual size_t awaiting_address() const { return 0; }
+    // Whether `node`'s address is known here (every node's on the static route and after the
+    // rendezvous; on the directory route only the nodes told or asked so far): a message to any
+    // other node first costs an ask through slurmd.
+    virtual bool knows_address(uint32_t node) const { return node < UINT32_MAX; }
     // The step ends normally on this node: say goodbye on every connection, waiting at most
     // `budget_ms` for the bytes to leave. Called once the loop thread has stopped.
     virtual void leave(int budget_ms) = 0;

@@ -121,7 +121,7 @@ public:
                                  send(node, kLinkChannel, {&hello, 1});
                              },
                              [this](uint32_t node) { return _eps[node] != nullptr; }, _opts.on_peer_lost,
-                             _opts.on_peer_unreachable}) {
+                             _opts.on_peer_unreachable, _opts.on_peer_left}) {
         _windows.resize(_opts.node_names.size());
         _eps.assign(_opts.node_names.size(), nullptr);
         _peer_addr.resize(_opts.node_names.size());
@@ -303,6 +303,10 @@ public:
         flush_queued(node);
         progress();
         return Status::success();
+    }
+
+    bool knows_address(uint32_t node) const override {
+        return node < _eps.size() && (!_directory || _known[node]);
     }
 
     size_t awaiting_address() const override {

@@ -380,6 +380,7 @@ proc_table_ops server_impl::make_proc_table_ops() {
     o.local_rows = [this] { return local_proc_rows(); };
     o.lost = [this](uint32_t node) { return !_net || node_is_lost(node); };
     o.gone = [this](uint32_t node) { return _net && _net->said_goodbye(node); };
+    o.final_rows_to = [this](uint32_t node) { return _net && _net->knows_address(node); };
     return o;
 }
 
@@ -451,6 +452,7 @@ void server_impl::on_node_lost(uint32_t node, const std::string &why) {
     _events->node_down(node, why);
     _groups->node_lost(node);
     _proc_table->node_lost(node);
+    if (_directory) _directory->done_with(node);  // no more directory messages for it
     std::string text = "node " + name + " is lost: " + why;
     const size_t failed = _remote_fence->node_lost(node, text);
     size_t gets = _dmodex->node_lost(node, text);  // the Gets of its ranks wait there

@@ -169,7 +169,8 @@ void proc_table_engine::send_final() {
     if (!_ops.local_rows) return;
     auto body = encode_proc_reply(0, _ops.local_rows());
     for (uint32_t n = 0; n < _node_ranks.size(); ++n)
-        if (n != _self && !(_ops.lost && _ops.lost(n)) && !(_ops.gone && _ops.gone(n)))
+        if (n != _self && !(_ops.lost && _ops.lost(n)) && !(_ops.gone && _ops.gone(n)) &&
+            (!_ops.final_rows_to || _ops.final_rows_to(n)))
             _ops.send(n, node_channel::proc_table_reply, body);
 }
 

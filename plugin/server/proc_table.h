@@ -5,7 +5,7 @@
 // Protocol (node channels proc_table_request / proc_table_reply, node_channels.h;
 // bodies in shared/wire/node_messages.h): a request "your rows, please" (u64 id), a reply (that
 // id, the rows; id 0: unsolicited, the node's final rows, sent once as its part of the step
-// ends). A reply names only ranks of the node that sent it (else it is dropped whole, logged).
+// ends, to the nodes whose address it holds: final_rows_to below). A reply names only ranks of the node that sent it (else it is dropped whole, logged).
 //
 // gather(): asks every other node that is neither lost nor gone; a node that has ended gives the
 // final rows it sent (if they arrived); the answer comes when every asked node replied, was found
@@ -54,6 +54,12 @@ struct proc_table_ops {
     // Whether a node is out of reach: lost (crashed), or gone (its part of the step ended).
     std::function<bool(uint32_t node)> lost;
     std::function<bool(uint32_t node)> gone;
+    // Whether this node's final rows go to `node` at the step's end: only to nodes whose address
+    // is known here (all on the static route and the rendezvous; on the directory route the
+    // nodes told or talked to), never an ask through slurmd per node: that would be N x N asks
+    // in the step. A node without our final rows answers its queries with our ranks as ended
+    // (PMIX_PROC_STATE_UNDEF). Empty: every node.
+    std::function<bool(uint32_t node)> final_rows_to;
 };
 
 class proc_table_engine {

@@ -872,6 +872,11 @@ Status server_impl::setup_multinode() {
     to.on_peer_unreachable = [this](uint32_t node, const std::string &why) {
         post([this, node, why] { _liveness->unreachable(node, why, server_clock::now()); });
     };
+    // A node whose step ended (or that the transport stopped talking to) needs no more of the
+    // directory route's tells or asks (directory.h; thread-safe).
+    to.on_peer_left = [this](uint32_t node) {
+        if (_directory) _directory->done_with(node);
+    };
     // The cap on our open node connections spares those with direct-modex requests outstanding.
     to.max_connections = _opts.multinode.max_connections;
     to.busy = [this](uint32_t node) { return _dmodex && _dmodex->outstanding_to(node); };

@@ -316,6 +316,26 @@ TEST(Directory, DoesNotGiveUpANodeWhoseRecordCame) {
     for (uint32_t i : {0u, 1u, 3u}) EXPECT_EQ(s.dirs[i]->stats().given_up, 0u);
 }
 
+// A node whose step ended (the transport's goodbye, or lost): the tells that wait for it are
+// dropped, nothing more is sent to it, and a need of it asks nothing.
+TEST(Directory, DoneWithANodeSendsItNothingMore) {
+    constexpr uint32_t n = 3;
+    fake_step s(n);
+    s.start(0, {1, 2});  // 1 and 2 never come up: tried again and again
+    ASSERT_TRUE(s.eventually([&] { return s.dirs[0]->stats().retries >= 4; }));
+    s.dirs[0]->done_with(1);
+    s.dirs[0]->done_with(2);
+    s.dirs[0]->done_with(2);  // once is enough
+    EXPECT_LE(s.dirs[0]->stats().dropped_done, 2u);  // one may have been under way
+    ASSERT_TRUE(s.dirs[0]->wait_idle(std::chrono::seconds(30)));
+    const uint64_t sent = s.sends[0];
+    s.dirs[0]->need(1);
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));  // several retry periods
+    EXPECT_EQ(s.sends[0].load(), sent) << "nothing sent after done_with";
+    EXPECT_EQ(s.dirs[0]->stats().given_up, 0u);
+    EXPECT_EQ(s.nevers(), 0u);
+}
+
 TEST(Directory, RefusesForgedAndMalformed) {
     constexpr uint32_t n = 3;
     fake_step s(n);

@@ -169,7 +169,7 @@ TEST(peer_liveness, ucx_random_orders_find_every_dead_node_and_no_live_one) { de
 // The states, one fact at a time.
 TEST(peer_liveness, transitions) {
     std::vector<std::pair<uint32_t, std::string>> lost, unreachable;
-    std::vector<uint32_t> greeted;
+    std::vector<uint32_t> greeted, left;
     std::set<uint32_t> links;
     liveness_ops ops{[&](uint32_t n) { links.erase(n); },
                      [&](uint32_t n) {
@@ -178,7 +178,8 @@ TEST(peer_liveness, transitions) {
                      },
                      [&](uint32_t n) { return links.count(n) > 0; },
                      [&](uint32_t n, const std::string &w) { lost.emplace_back(n, w); },
-                     [&](uint32_t n, const std::string &w) { unreachable.emplace_back(n, w); }};
+                     [&](uint32_t n, const std::string &w) { unreachable.emplace_back(n, w); },
+                     [&](uint32_t n) { left.push_back(n); }};
     auto now = peer_liveness::clock::now();
     peer_liveness e({"ucx", 0, {"a", "b", "c", "d", "e"}, true, false, std::chrono::milliseconds(500)}, ops);
     e.start();
@@ -198,6 +199,9 @@ TEST(peer_liveness, transitions) {
     e.tick(now + std::chrono::milliseconds(100));
     EXPECT_FALSE(e.waiting_for_goodbyes());
     EXPECT_TRUE(lost.empty());
+    // Each told once as no longer alive (gone untalked; broken, waiting for its goodbye): the
+    // goodbye that followed tells nothing more.
+    EXPECT_EQ(left, (std::vector<uint32_t>{2, 1}));
     EXPECT_TRUE(e.said_goodbye(1));
     // Heard from, link broke, no goodbye within the grace: lost, once; the ring closes.
     e.heard(4);

@@ -144,6 +144,23 @@ TEST(ProcTable, EndedNodeGivesItsFinalRows) {
     EXPECT_NE(got2->silent.find("node n2 has ended"), std::string::npos) << got2->silent;
 }
 
+// On the directory route a node holds only some addresses: its final rows go to those only
+// (no ask through slurmd per node at the step's end), and a node without them answers its
+// query with that node's ranks as ended.
+TEST(ProcTable, FinalRowsGoOnlyWhereTheAddressIsKnown) {
+    cluster c;
+    std::vector<uint32_t> to;
+    for (uint32_t n = 0; n < 3; ++n) {
+        proc_table_ops o;
+        o.send = [&to](uint32_t node, node_channel, std::vector<uint8_t>) { to.push_back(node); };
+        o.local_rows = [] { return std::vector<proc_row>{}; };
+        o.final_rows_to = [](uint32_t node) { return node == 1; };  // n2's address only
+        c.nodes[n] = std::make_unique<proc_table_engine>(n, c.ranks, c.names, std::move(o));
+    }
+    c.nodes[2]->send_final();
+    EXPECT_EQ(to, std::vector<uint32_t>{1});
+}
+
 TEST(ProcTable, SingleNodeAnswersAtOnce) {
     cluster c;
     c.lost[1] = c.lost[2] = true;
