@@ -29,21 +29,26 @@ void expect_full(const std::vector<node_blob> &result, const std::vector<uint32_
     EXPECT_EQ(seen, nodes);
 }
 
-// Drive one engine kind over `nodes` to completion; messages delivered FIFO per run.
-template <typename Make>
-void run_engines(const std::vector<uint32_t> &nodes, Make make) {
+// Drive one engine kind over `nodes` to completion, messages delivered FIFO; node n starts with
+// local(n), and every node's result must hold exactly the contributions of `contributing`.
+// `largest`: the largest message encoded.
+template <typename Make, typename Local>
+void drive_engines(const std::vector<uint32_t> &nodes, Make make, Local local, const std::vector<uint32_t> &contributing,
+                   size_t *largest = nullptr) {
     std::map<uint32_t, decltype(make(0u))> eng;
     for (uint32_t n : nodes) eng[n] = make(n);
     std::deque<std::pair<uint32_t, send_action>> q;  // (from, action)
     std::map<uint32_t, std::vector<node_blob>> done;
     auto take = [&](uint32_t from, actions &a) {
-        for (auto &s : a.sends)
+        for (auto &s : a.sends) {
+            if (largest) *largest = std::max(*largest, encode(s.msg).size());
             for (uint32_t n : destinations(s)) q.emplace_back(from, send_action{n, s.msg, {}});
+        }
         if (a.done) done[from] = std::move(a.result);
     };
     for (uint32_t n : nodes) {
         actions a;
-        eng[n]->start(bytes_of(n), a);
+        eng[n]->start(local(n), a);
         take(n, a);
     }
     while (!q.empty()) {
@@ -54,7 +59,13 @@ void run_engines(const std::vector<uint32_t> &nodes, Make make) {
         take(s.node, a);
     }
     ASSERT_EQ(done.size(), nodes.size());
-    for (auto &[n, r] : done) expect_full(r, nodes);
+    for (auto &[n, r] : done) expect_full(r, contributing);
+}
+
+// Every node contributes.
+template <typename Make>
+void run_engines(const std::vector<uint32_t> &nodes, Make make) {
+    drive_engines(nodes, make, [](uint32_t n) { return bytes_of(n); }, nodes);
 }
 
 }  // namespace
@@ -284,35 +295,13 @@ TEST(tree_engine, empty_contributions_travel_as_nothing) {
     for (uint32_t count : {2u, 9u, 40u}) {
         std::vector<uint32_t> nodes(count);
         for (uint32_t i = 0; i < count; ++i) nodes[i] = i;
-        std::map<uint32_t, std::unique_ptr<tree_engine>> eng;
-        for (uint32_t n : nodes) eng[n] = std::make_unique<tree_engine>(coll_key{7, 1}, nodes, n, 4);
-        std::deque<std::pair<uint32_t, send_action>> q;
-        std::map<uint32_t, std::vector<node_blob>> done;
-        size_t largest = 0;
-        auto take = [&](uint32_t from, actions &a) {
-            for (auto &s : a.sends) {
-                largest = std::max(largest, encode(s.msg).size());
-                for (uint32_t n : destinations(s)) q.emplace_back(from, send_action{n, s.msg, {}});
-            }
-            if (a.done) done[from] = std::move(a.result);
-        };
-        for (uint32_t n : nodes) {
-            actions a;
-            eng[n]->start(n % 3 == 1 ? bytes_of(n) : blob{}, a);  // every third node has data
-            take(n, a);
-        }
-        while (!q.empty()) {
-            auto [from, s] = std::move(q.front());
-            q.pop_front();
-            actions a;
-            ASSERT_TRUE(eng[s.node]->receive(from, std::move(s.msg), a).ok());
-            take(s.node, a);
-        }
-        ASSERT_EQ(done.size(), nodes.size());
-        std::vector<uint32_t> with_data;
+        std::vector<uint32_t> with_data;  // every third node
         for (uint32_t n : nodes)
             if (n % 3 == 1) with_data.push_back(n);
-        for (auto &[n, r] : done) expect_full(r, with_data);
+        size_t largest = 0;
+        drive_engines(
+            nodes, [&](uint32_t n) { return std::make_unique<tree_engine>(coll_key{7, 1}, nodes, n, 4); },
+            [](uint32_t n) { return n % 3 == 1 ? bytes_of(n) : blob{}; }, with_data, &largest);
         EXPECT_LE(largest, 17u + with_data.size() * (8 + 3)) << count << " nodes";
     }
     // All empty: every message is the 17-byte header.
