@@ -22,9 +22,12 @@ stepd_of_node() {
 SLURM_PMIXCPP_TIMEOUT=5 timeout -k 5 90 srun --mpi=pmixcpp -N2 --ntasks-per-node=2 "$prog" timeout > "$PMIXCPP_CLUSTER_DIR/timeout.out" 2>&1 &
 srun_pid=$!
 stopped=
-for i in $(seq 100); do
-    sleep 0.1
-    pid=$(stepd_of_node n2)
+# The slurmstepd is looked for once (slow on a loaded host: every slurmstepd's descriptors),
+# before READY; after READY only the 3 s of the last rank's delay remain to stop it.
+pid=
+for i in $(seq 200); do
+    sleep 0.05
+    [ -n "$pid" ] || pid=$(stepd_of_node n2)
     [ -n "$pid" ] || continue
     grep -q '^READY' "$PMIXCPP_CLUSTER_DIR/timeout.out" 2>/dev/null || continue
     kill -STOP "$pid" && stopped=$pid
