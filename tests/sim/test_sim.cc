@@ -163,6 +163,18 @@ TEST(Sim, NodeLossReachesEveryLiveNodeOnce) {
     EXPECT_LT(big.all_told_us, small.all_told_us + 8 * (p.send_us + p.connect_us) + p.recv_us + p.lat_us + 1);
 }
 
+// A pattern model that stands in for the real engines: the same messages, bytes, times and peers.
+static void expect_model_equals_real(const fence_result &model, const fence_result &real) {
+    ASSERT_TRUE(real.ok) << real.error;
+    ASSERT_TRUE(model.ok) << model.error;
+    EXPECT_EQ(model.messages, real.messages);
+    EXPECT_EQ(model.wire_bytes, real.wire_bytes);
+    EXPECT_EQ(model.max_message_bytes, real.max_message_bytes);
+    EXPECT_NEAR(model.max_us, real.max_us, 1e-6 * real.max_us + 1e-9);
+    EXPECT_NEAR(model.median_us, real.median_us, 1e-6 * real.median_us + 1e-9);
+    EXPECT_EQ(model.max_peers, real.max_peers);
+}
+
 TEST(Sim, TreePatternMatchesTheRealEngines) {
     // The pattern stands in for the engines where they do not fit in memory: at sizes where both
     // run, the same times, messages and bytes.
@@ -177,15 +189,7 @@ TEST(Sim, TreePatternMatchesTheRealEngines) {
             s.bytes_per_rank = 1024;
             s.real_blob_bytes = collect ? 8 : 0;
             s.algo = coll::algorithm::tree;
-            fence_result real = run_fence(p, s), model = run_tree_pattern(p, s);
-            ASSERT_TRUE(real.ok) << real.error;
-            ASSERT_TRUE(model.ok) << model.error;
-            EXPECT_EQ(model.messages, real.messages);
-            EXPECT_EQ(model.wire_bytes, real.wire_bytes);
-            EXPECT_EQ(model.max_message_bytes, real.max_message_bytes);
-            EXPECT_NEAR(model.max_us, real.max_us, 1e-6 * real.max_us + 1e-9);
-            EXPECT_NEAR(model.median_us, real.median_us, 1e-6 * real.median_us + 1e-9);
-            EXPECT_EQ(model.max_peers, real.max_peers);
+            expect_model_equals_real(run_tree_pattern(p, s), run_fence(p, s));
         }
     }
 }
@@ -201,16 +205,9 @@ TEST(Sim, DisseminationPatternMatchesTheRealEngine) {
         s.real_blob_bytes = 0;
         s.algo = coll::algorithm::dissemination;
         fence_result real = run_fence(p, s), model = run_dissemination_pattern(p, s);
-        ASSERT_TRUE(real.ok) << real.error;
-        ASSERT_TRUE(model.ok) << model.error;
-        EXPECT_EQ(model.messages, real.messages);
+        expect_model_equals_real(model, real);
         EXPECT_EQ(model.messages, uint64_t(n) * coll::dissemination_rounds(n));
-        EXPECT_EQ(model.wire_bytes, real.wire_bytes);
-        EXPECT_EQ(model.max_message_bytes, real.max_message_bytes);
         EXPECT_EQ(model.max_node_in_bytes, real.max_node_in_bytes);
-        EXPECT_NEAR(model.max_us, real.max_us, 1e-6 * real.max_us + 1e-9);
-        EXPECT_NEAR(model.median_us, real.median_us, 1e-6 * real.median_us + 1e-9);
-        EXPECT_EQ(model.max_peers, real.max_peers);
     }
 }
 
